@@ -1,0 +1,143 @@
+"""Command line: `irscope FILE`, `irscope dump`, `irscope report`.
+
+Thin on purpose: everything it shows comes from `irscope.core`. Bad input ends in one line on
+stderr that names the problem and the fix, and a non-zero exit; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from .core.errors import IrscopeError, KernelCompileError, UserCodeError
+from .core.model import ALL_STAGES, TARGETS
+
+COMMANDS = ("dump", "report")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a Python file with @triton.jit kernels")
+    parser.add_argument("--kernel", "-k", metavar="NAME", help="which kernel (default: the one the file launches)")
+    parser.add_argument("--target", "-t", metavar="T",
+                        help=f"{', '.join(TARGETS)} (default: this machine's GPU, else sm_90)")
+    parser.add_argument("--config", type=int, metavar="N", help="autotuned kernels: which config (default 0)")
+    parser.add_argument("-D", dest="defines", action="append", metavar="NAME=VALUE",
+                        help="a constexpr or launch option (num_warps, num_stages), e.g. -D BLOCK_SIZE=1024")
+    parser.add_argument("--arg", dest="args", action="append", metavar="NAME=TYPE",
+                        help="an argument's type or value when the file launches nothing, "
+                             "e.g. --arg x_ptr=*fp16 --arg n=4096")
+    parser.add_argument("--no-run", action="store_true",
+                        help="do not run the file's __main__ code; take arguments from -D/--arg")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="irscope",
+        description="See what the Triton compiler makes of a kernel: every stage from source to SASS, "
+                    "compiled exactly as the JIT would for the file's own launch. No GPU needed.",
+        epilog="commands: irscope FILE | irscope dump FILE --stage ptx | irscope report FILE [--json]")
+    parser.add_argument("--version", action="version", version=f"irscope {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    dump = sub.add_parser("dump", help="print one stage of a kernel to stdout")
+    _common(dump)
+    dump.add_argument("--stage", "-s", metavar="STAGE",
+                      help=f"{', '.join(ALL_STAGES)} (default: ptx, or amdgcn for AMD targets)")
+    dump.add_argument("--launch", type=int, default=0, metavar="N",
+                      help="when the file launches the kernel with different specializations, which one")
+    report = sub.add_parser("report", help="summarize every compilation: specialization, registers, stages")
+    _common(report)
+    report.add_argument("--json", action="store_true", help="one JSON document {\"kernels\": [...]}")
+    return parser
+
+
+def _version() -> str:
+    from . import __version__
+    return __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        argv = ["report", *argv]  # `irscope FILE`: the TUI will live here; until then, the report
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return _run(args)
+    except UserCodeError as err:
+        print(f"irscope: error: {err}", file=sys.stderr)
+        for line in err.user_traceback.splitlines():
+            print(f"  your code | {line}", file=sys.stderr)
+        return err.exit_code
+    except IrscopeError as err:
+        print(f"irscope: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()  # `irscope dump ... | head`: the reader left; that is fine
+        return 0
+    except Exception as err:  # pragma: no cover - a bug in irscope itself
+        if os.environ.get("IRSCOPE_DEBUG"):
+            raise
+        print(f"irscope: internal error: {type(err).__name__}: {err} (set IRSCOPE_DEBUG=1 for a traceback "
+              f"and please report it)", file=sys.stderr)
+        return 70
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .core.session import Overrides, open_file, resolve_target
+
+    stage = getattr(args, "stage", None)
+    if stage is not None and stage not in ALL_STAGES:
+        raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
+    resolve_target(args.target)  # reject a bad --target before running the user's file
+    overrides = Overrides.parse(args.defines, args.args)
+    ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides)
+    if ws.run_warning:
+        print(f"irscope: warning: {ws.run_warning}", file=sys.stderr)
+    if args.command == "dump":
+        return _dump(ws, args, stage)
+    return _report(ws, args)
+
+
+def _dump(ws, args, stage: str | None) -> int:
+    kernel = ws.kernel(args.kernel)
+    comps = ws.compile(kernel, config=args.config)
+    if not 0 <= args.launch < len(comps):
+        raise IrscopeError(f"--launch {args.launch}: {kernel.name} has {len(comps)} distinct "
+                           f"specialization(s); choose 0 to {len(comps) - 1}")
+    comp = comps[args.launch]
+    stage = stage or ("ptx" if comp.target.is_nvidia else "amdgcn")
+    if stage != "source" and comp.failure is not None:
+        f = comp.failure
+        raise KernelCompileError(f.message + (f" (in: {f.source_line})" if f.source_line else "")
+                                 + "; fix the kernel and run again", _shown(ws, f.file), f.line, f.source_line)
+    text = comp.stage(stage)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _shown(ws, path: str | None) -> str | None:
+    return ws.user_file.shown if path == ws.user_file.path else path
+
+
+def _report(ws, args) -> int:
+    from .core.report import build_report, format_report
+
+    comps = ws.compile_all(kernel_name=args.kernel, config=args.config)
+    doc = build_report(ws, comps)
+    if args.json:
+        print(json.dumps(doc, indent=2))
+    else:
+        print(format_report(doc))
+    failed = [k for k in doc["kernels"] if k["error"]]
+    for k in failed:
+        err = k["error"]
+        where = f"{ws.user_file.shown}:{err['line']}: " if err["line"] else ""
+        print(f"irscope: error: {where}{k['name']} failed to compile: {err['message']}", file=sys.stderr)
+    return KernelCompileError.exit_code if failed else 0

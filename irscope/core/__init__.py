@@ -1,0 +1,1 @@
+"""The headless core: discover, capture, compile, stages. Never imports Textual."""

@@ -1,0 +1,187 @@
+"""Specialize a launch exactly as the JIT would, compile it offline for a target, expose its stages."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import threading
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from .errors import IrscopeError
+from .model import CompileFailure, Kernel, Launch, Resources, stages_for
+from .toolchain import amdgcn_resources, cubin_resources, disassemble
+from .triton_compat import (Specialized, Target, attrs_by_param, compilation_error_site, compile_specialized,
+                            compiled_asm, compiled_metadata, constexprs_by_param, is_compilation_error, specialize)
+
+# Triton 3.9 warns about a default that changes in 3.10 on every compile; it is not the user's business here.
+warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
+
+_compile_lock = threading.Lock()
+
+
+@dataclass
+class Compilation:
+    """One kernel, compiled for one target with one launch's specialization."""
+
+    kernel: Kernel
+    launch: Launch
+    target: Target
+    spec: Specialized
+    source_text: str
+    asm: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    failure: CompileFailure | None = None
+    _sass: str | None = None
+    _resources: Resources | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        return stages_for(self.target)
+
+    def stage(self, name: str) -> str:
+        """The text of one stage. SASS is disassembled on first use (and cached on disk)."""
+        if name not in self.stage_names:
+            other = "AMD" if self.target.is_nvidia else "NVIDIA"
+            raise IrscopeError(f"stage '{name}' does not exist for target {self.target} (it is an {other} stage); "
+                               f"choose one of: {', '.join(self.stage_names)}")
+        if name == "source":
+            return self.source_text
+        if self.failure is not None:
+            raise IrscopeError(f"{self.kernel.name} did not compile, so it has no {name}: {self.failure.message}")
+        if name == "sass":
+            if self._sass is None:
+                self._sass = disassemble(self.asm["cubin"])
+            return self._sass
+        return self.asm[name]
+
+    @property
+    def resources(self) -> Resources:
+        if self._resources is None:
+            if self.failure is not None:
+                self._resources = Resources()
+            elif self.target.is_nvidia:
+                self._resources = cubin_resources(self.asm["cubin"], self.metadata.get("shared"))
+            else:
+                self._resources = amdgcn_resources(self.asm["amdgcn"], self.metadata.get("shared"))
+        return self._resources
+
+    @property
+    def signature(self) -> dict[str, str]:
+        return dict(self.spec.signature)
+
+    @property
+    def constexprs(self) -> dict[str, Any]:
+        return constexprs_by_param(self.kernel.jit, self.spec.constexprs)
+
+    @property
+    def specialization(self) -> dict[str, str]:
+        """Per parameter, the JIT's specialization in Triton's letters: D = divisible by 16,
+        S = pointer range fits 32 bits (AMD buffer ops), constant = folded into the code."""
+        attrs = attrs_by_param(self.kernel.jit, self.spec.attrs)
+        out = {}
+        for name, kind in self.spec.signature.items():
+            if kind == "constexpr":
+                continue
+            letters = ""
+            for attr, _value in attrs.get(name, []):
+                letters += {"tt.divisibility": "D", "tt.pointer_range": "S"}.get(attr, "")
+            out[name] = letters
+        for name, value in self.constexprs.items():
+            if self.spec.signature.get(name) != "constexpr":
+                out[name] = "constant"  # an int equal to 1 (or None), folded like a constexpr
+        return out
+
+    @property
+    def num_warps(self) -> int:
+        return self.spec.options.num_warps
+
+    @property
+    def num_stages(self) -> int:
+        return self.spec.options.num_stages
+
+
+_memo: dict[tuple, Compilation] = {}
+
+
+def compile_launch(launch: Launch, target: Target, source_text: str) -> Compilation:
+    """Compile one launch for one target. The same specialization is compiled once per process,
+    and Triton's on-disk cache (TRITON_CACHE_DIR) makes a reopen cheap."""
+    jit = launch.kernel.jit
+    spec = specialize(jit, launch.args, launch.kwargs, target)
+    key = (id(jit), target, spec.cache_key())
+    if key in _memo:
+        return _memo[key]
+    comp = Compilation(launch.kernel, launch, target, spec, source_text)
+    with _compile_lock, _stderr_captured() as stderr:
+        try:
+            compiled = compile_specialized(jit, spec, target)
+        except Exception as exc:  # a compile error is a result to show, not a crash
+            comp.failure = _describe_failure(exc, stderr(), launch.kernel, source_text)
+        else:
+            comp.asm = compiled_asm(compiled)
+            comp.metadata = compiled_metadata(compiled)
+    _memo[key] = comp
+    return comp
+
+
+@contextlib.contextmanager
+def _stderr_captured() -> Iterator[Any]:
+    """Collect what Triton's C++ passes print on file descriptor 2 while compiling."""
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        done: list[str] = []
+
+        def read() -> str:
+            if not done:
+                os.dup2(saved, 2)
+                sink.seek(0)
+                done.append(sink.read().decode("utf-8", "replace"))
+            return done[0]
+
+        try:
+            yield read
+        finally:
+            read()
+            os.close(saved)
+
+
+_MLIR_DIAG = re.compile(r"^(?P<file>[^:\n]+\.py):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.MULTILINE)
+
+
+def _describe_failure(exc: Exception, stderr: str, kernel: Kernel, source_text: str) -> CompileFailure:
+    lines = source_text.splitlines()
+
+    def source_line(n: int | None) -> str | None:
+        return lines[n - 1].strip() if n and 0 < n <= len(lines) else None
+
+    if is_compilation_error(exc):
+        src, rel_line, message = compilation_error_site(exc)
+        line = None
+        if rel_line is not None:
+            line = _def_line_of_source(src, kernel, source_text) + rel_line - 1
+        return CompileFailure(message, kernel.file, line, source_line(line))
+    diag = _MLIR_DIAG.search(stderr)
+    if diag:
+        line = int(diag.group("line"))
+        return CompileFailure(diag.group("msg").strip(), diag.group("file"), line, source_line(line))
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return CompileFailure(f"{type(exc).__name__}: {first}", kernel.file, None, None)
+
+
+def _def_line_of_source(src: str | None, kernel: Kernel, source_text: str) -> int:
+    """Where the function whose source is `src` starts its `def` in the file (the kernel or a helper)."""
+    if src:
+        first = src.splitlines()[0].strip()
+        for number, text in enumerate(source_text.splitlines(), start=1):
+            if text.strip() == first:
+                return number
+    return kernel.line

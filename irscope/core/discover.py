@@ -1,0 +1,72 @@
+"""Read a kernel file and find the @triton.jit functions defined in it."""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from types import CodeType
+
+from .errors import IrscopeError
+from .model import Kernel
+from .triton_compat import unwrap_kernel
+
+
+@dataclass
+class UserFile:
+    path: str    # absolute
+    shown: str   # as the user typed it, for messages
+    text: str
+    code: CodeType
+    def_lines: dict[str, int]  # top-level function name -> line of its `def`
+
+
+def read_user_file(path: str) -> UserFile:
+    """Check that `path` is a readable Python file and compile it; one-line errors otherwise."""
+    shown = path
+    if not os.path.exists(path):
+        raise IrscopeError(f"{shown}: no such file; give the path of a Python file with @triton.jit kernels")
+    if os.path.isdir(path):
+        raise IrscopeError(f"{shown} is a directory; give one Python file, e.g. {os.path.join(shown, 'add.py')}")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise IrscopeError(f"{shown}: cannot read it ({exc.strerror}); check its permissions") from None
+    if b"\0" in raw[:8192]:
+        raise IrscopeError(f"{shown} is not a Python file (it holds binary data); give a .py file with kernels")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise IrscopeError(f"{shown} is not a Python file (not UTF-8 text); give a .py file with kernels") from None
+    absolute = os.path.abspath(path)
+    try:
+        tree = ast.parse(text, filename=absolute)
+        code = compile(tree, absolute, "exec")
+    except SyntaxError as exc:
+        where = f"{shown}:{exc.lineno}" if exc.lineno else shown
+        kind = "is not valid Python" if not path.endswith(".py") else "has a syntax error"
+        raise IrscopeError(f"{where}: {kind}: {exc.msg}; fix the file and try again") from None
+    def_lines = {node.name: node.lineno for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    return UserFile(absolute, shown, text, code, def_lines)
+
+
+def find_kernels(namespace: dict, user_file: UserFile) -> list[Kernel]:
+    """Every @triton.jit function defined in the file (autotune/heuristics wrappers peeled off).
+
+    Kernels imported from elsewhere are left out: they are not this file's to show.
+    """
+    kernels: dict[str, Kernel] = {}
+    for value in list(namespace.values()):
+        unwrapped = unwrap_kernel(value)
+        if unwrapped is None:
+            continue
+        jit = unwrapped.jit
+        if os.path.abspath(jit.fn.__code__.co_filename) != user_file.path:
+            continue
+        name = jit.fn.__name__
+        line = user_file.def_lines.get(name, jit.fn.__code__.co_firstlineno)
+        known = kernels.get(name)
+        if known is None or (unwrapped.autotune_configs and not known.autotune_configs):
+            kernels[name] = Kernel(name, user_file.path, line, jit, unwrapped.autotune_configs, unwrapped.heuristics)
+    return sorted(kernels.values(), key=lambda k: k.line)

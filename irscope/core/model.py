@@ -1,0 +1,69 @@
+"""The nouns of irscope: kernels found in a file, launches of them, and their compilations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .triton_compat import JITFunction, Target
+
+IR_STAGES = ("ttir", "ttgir", "llir")
+NVIDIA_STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass")
+AMD_STAGES = ("source", "ttir", "ttgir", "llir", "amdgcn")
+ALL_STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
+TARGETS = ("sm_80", "sm_89", "sm_90", "sm_100", "sm_120", "gfx942", "gfx950")
+DEFAULT_TARGET = "sm_90"
+
+
+def stages_for(target: Target) -> tuple[str, ...]:
+    return NVIDIA_STAGES if target.is_nvidia else AMD_STAGES
+
+
+@dataclass
+class Kernel:
+    """A @triton.jit function defined in the user's file."""
+
+    name: str
+    file: str
+    line: int  # the line of its `def`
+    jit: JITFunction
+    autotune_configs: list[Any] | None = None  # triton.Config objects
+    heuristics: list[str] = field(default_factory=list)
+
+    @property
+    def is_autotuned(self) -> bool:
+        return bool(self.autotune_configs)
+
+
+@dataclass
+class Launch:
+    """One launch of a kernel: the arguments the JIT saw, and where they came from."""
+
+    kernel: Kernel
+    args: tuple
+    kwargs: dict
+    grid: tuple[int, ...] | None
+    origin: str  # "captured" (the file's own launch) or "given" (-D / --arg on the command line)
+    autotune_index: int | None = None
+    autotune_count: int | None = None
+
+
+@dataclass
+class Resources:
+    """Per-thread resources of the compiled kernel, as the hardware will see them."""
+
+    registers: int | None = None       # NVIDIA: REG from the cubin; AMD: VGPRs
+    spills: int | None = None          # NVIDIA: 4-byte words of local memory (the driver's n_spills)
+    local_bytes: int | None = None
+    shared_bytes: int | None = None
+    sgprs: int | None = None           # AMD only
+    vgpr_spills: int | None = None     # AMD only
+    sgpr_spills: int | None = None     # AMD only
+
+
+@dataclass
+class CompileFailure:
+    message: str
+    file: str | None
+    line: int | None
+    source_line: str | None

@@ -1,0 +1,97 @@
+"""The summary of compilations that `irscope report` prints, as plain data (stable field names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .compile import Compilation
+from .session import Workspace
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
+    res = comp.resources
+    entry: dict[str, Any] = {
+        "name": comp.kernel.name,
+        "file": ws.user_file.shown,
+        "line": comp.kernel.line,
+        "target": comp.target.name,
+        "grid": list(comp.launch.grid) if comp.launch.grid else None,
+        "launch": comp.launch.origin,
+        "signature": dict(comp.signature),
+        "specialization": comp.specialization,
+        "constexprs": _jsonable(comp.constexprs),
+        "num_warps": comp.num_warps,
+        "num_stages": comp.num_stages,
+        "registers": res.registers,
+        "spills": res.spills,
+        "local_bytes": res.local_bytes,
+        "shared_bytes": res.shared_bytes,
+        "stages": {},
+        "error": None,
+    }
+    if not comp.target.is_nvidia:
+        entry.update(sgprs=res.sgprs, vgpr_spills=res.vgpr_spills, sgpr_spills=res.sgpr_spills)
+    if comp.kernel.is_autotuned:
+        entry["autotune"] = {"configs": [str(c) for c in comp.kernel.autotune_configs or []],
+                             "selected": comp.launch.autotune_index or 0}
+    if comp.failure is not None:
+        f = comp.failure
+        entry["error"] = {"message": f.message, "file": f.file, "line": f.line, "source_line": f.source_line}
+        entry["stages"] = {"source": {"lines": len(comp.source_text.splitlines())}}
+        return entry
+    for name in comp.stage_names:
+        entry["stages"][name] = {"lines": len(comp.stage(name).splitlines())}
+    return entry
+
+
+def build_report(ws: Workspace, comps: list[Compilation]) -> dict[str, Any]:
+    doc: dict[str, Any] = {"kernels": [compilation_entry(ws, c) for c in comps]}
+    doc["not_launched"] = [{"name": k.name, "line": k.line} for k in ws.not_launched()]
+    if ws.run_warning:
+        doc["warning"] = ws.run_warning
+    return doc
+
+
+def format_report(doc: dict[str, Any]) -> str:
+    """The human-readable report: one block per compilation."""
+    out: list[str] = []
+    for k in doc["kernels"]:
+        grid = "×".join(map(str, k["grid"])) if k["grid"] else "unknown"
+        out.append(f"{k['name']}  ({k['file']}:{k['line']})  target {k['target']}  grid {grid}")
+        if "autotune" in k:
+            configs = k["autotune"]["configs"]
+            out.append(f"  autotune config {k['autotune']['selected']} of {len(configs)}: "
+                       f"{configs[k['autotune']['selected']]}")
+        params = []
+        for name, kind in k["signature"].items():
+            if kind == "constexpr":
+                params.append(f"{name}={k['constexprs'].get(name)}")
+            else:
+                spec = k["specialization"].get(name, "")
+                params.append(f"{name}: {kind}" + (f" [{spec}]" if spec else ""))
+        out.append("  args       " + ", ".join(params))
+        if k["error"]:
+            err = k["error"]
+            where = f" at line {err['line']}: {err['source_line']}" if err["line"] else ""
+            out.append(f"  COMPILE ERROR{where}")
+            out.append(f"    {err['message']}")
+            continue
+        out.append(f"  warps {k['num_warps']}  stages {k['num_stages']}  registers {k['registers']}  "
+                   f"spills {k['spills']}  shared {k['shared_bytes']} B  local {k['local_bytes']} B")
+        out.append("  IR lines   " + "  ".join(f"{s} {v['lines']}" for s, v in k["stages"].items()))
+    if doc.get("not_launched"):
+        names = ", ".join(f"{k['name']} (line {k['line']})" for k in doc["not_launched"])
+        out.append(f"not launched by the file: {names}")
+    out.append("specialization: D = divisible by 16 (aligned), S = fits 32-bit offsets, "
+               "constant = folded into the code")
+    return "\n".join(out)

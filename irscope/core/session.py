@@ -1,0 +1,259 @@
+"""The headless entry point: open a kernel file, learn its launches, compile what the user asks for."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from .capture import run_user_file
+from .compile import Compilation, compile_launch
+from .discover import UserFile, find_kernels, read_user_file
+from .errors import IrscopeError, UserCodeError
+from .model import DEFAULT_TARGET, TARGETS, Kernel, Launch
+from .triton_compat import (RawLaunch, Target, bind_arguments, constexpr_param_names, local_gpu_target,
+                            param_defaults)
+
+
+def resolve_target(name: str | None) -> Target:
+    """`--target`, or the local GPU, or sm_90."""
+    if name is None:
+        return local_gpu_target() or Target(DEFAULT_TARGET)
+    normal = name.strip().lower()
+    if normal.startswith("sm") and not normal.startswith("sm_"):
+        normal = "sm_" + normal[2:]
+    if normal not in TARGETS:
+        raise IrscopeError(f"unknown target '{name}'; choose one of: {', '.join(TARGETS)}")
+    return Target(normal)
+
+
+@dataclass
+class Overrides:
+    """What the command line says about arguments: `-D NAME=VALUE` and `--arg NAME=TYPE`."""
+
+    defines: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, defines: list[str] | None, args: list[str] | None) -> "Overrides":
+        return cls({k: _literal(v) for k, v in map(_split_assignment("-D"), defines or [])},
+                   dict(map(_split_assignment("--arg"), args or [])))
+
+    def __bool__(self) -> bool:
+        return bool(self.defines or self.args)
+
+
+def _split_assignment(flag: str):
+    def split(text: str) -> tuple[str, str]:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise IrscopeError(f"{flag} {text!r} is not NAME=VALUE; write it like {flag} "
+                               f"{'BLOCK_SIZE=1024' if flag == '-D' else 'x_ptr=*fp16'}")
+        return name.strip(), value.strip()
+    return split
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+_TORCH_DTYPES = {
+    "fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64,
+    "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8,
+    "i1": torch.bool, "u1": torch.bool, "fp8e4nv": torch.float8_e4m3fn, "fp8e5": torch.float8_e5m2,
+}
+# A scalar of each type whose value the JIT cannot specialize on (not 1, not a multiple of 16).
+_SCALAR_STANDINS = {"i32": 3, "i64": 2**33 + 3, "u64": 2**63 + 3, "fp32": 1.5, "fp64": 1.5, "u1": False, "i1": False}
+
+
+def _value_for_type(name: str, kind: str) -> Any:
+    """A stand-in argument the JIT specializes the way the type says: pointers are small CPU tensors
+    (16-byte aligned, as every allocator gives), scalars are values with no special divisibility."""
+    if kind.startswith("*"):
+        dtype = _TORCH_DTYPES.get(kind[1:])
+        if dtype is None:
+            raise IrscopeError(f"--arg {name}={kind}: unknown pointer type; use one of "
+                               f"{', '.join('*' + t for t in _TORCH_DTYPES)}")
+        return torch.empty(64, dtype=dtype)
+    if kind in _SCALAR_STANDINS:
+        return _SCALAR_STANDINS[kind]
+    value = _literal(kind)
+    if isinstance(value, (int, float, bool)):
+        return value  # a concrete value: the JIT specializes on it exactly as on a real launch
+    raise IrscopeError(f"--arg {name}={kind}: give a type (*fp32, *fp16, i32, i64, fp32) or a number")
+
+
+@dataclass
+class Workspace:
+    """A kernel file, opened: its kernels, the launches its own code made, and their compilations."""
+
+    user_file: UserFile
+    kernels: list[Kernel]
+    launches: list[Launch]
+    target: Target
+    overrides: Overrides
+    run_warning: str | None = None
+
+    # ---- kernels and launches
+
+    def kernel(self, name: str | None) -> Kernel:
+        if name is None:
+            launched = {launch.kernel.name for launch in self.launches}
+            if len(launched) == 1:
+                return next(k for k in self.kernels if k.name in launched)
+            if len(self.kernels) == 1:
+                return self.kernels[0]
+            names = ", ".join(k.name for k in self.kernels)
+            raise IrscopeError(f"{self.user_file.shown} has several kernels ({names}); pick one with --kernel NAME")
+        for kernel in self.kernels:
+            if kernel.name == name:
+                return kernel
+        names = ", ".join(k.name for k in self.kernels)
+        raise IrscopeError(f"no kernel named '{name}' in {self.user_file.shown}; the kernels there are: {names}")
+
+    def launches_of(self, kernel: Kernel, config: int | None = None) -> list[Launch]:
+        """Launches of a kernel, narrowed to one autotune config (default: the first)."""
+        if kernel.is_autotuned:
+            count = len(kernel.autotune_configs or [])
+            index = 0 if config is None else config
+            if not 0 <= index < count:
+                raise IrscopeError(f"--config {config}: {kernel.name} has {count} autotune configs; "
+                                   f"choose 0 to {count - 1}")
+        elif config not in (None, 0):
+            raise IrscopeError(f"--config {config}: {kernel.name} is not autotuned; leave --config out")
+        found = [launch for launch in self.launches if launch.kernel is kernel]
+        if kernel.is_autotuned:
+            found = [launch for launch in found if launch.autotune_index == (config or 0)]
+        if not found:
+            found = [self._launch_from_overrides(kernel, config)]
+        return found
+
+    def _launch_from_overrides(self, kernel: Kernel, config: int | None) -> Launch:
+        jit = kernel.jit
+        defaults = param_defaults(jit)
+        constexpr_names = set(constexpr_param_names(jit))
+        kwargs: dict[str, Any] = {}
+        for param in jit.params:
+            name = param.name
+            if name in self.overrides.defines:
+                kwargs[name] = self.overrides.defines[name]
+            elif name in self.overrides.args:
+                kwargs[name] = _value_for_type(name, self.overrides.args[name])
+            elif name in defaults:
+                kwargs[name] = defaults[name]
+            elif name in constexpr_names:
+                continue
+            else:
+                kind = param.annotation or ("*fp32" if "ptr" in name.lower() else "i32")
+                kwargs[name] = _value_for_type(name, kind)
+        if kernel.is_autotuned:
+            kwargs.update(_config_kwargs(kernel, config or 0))
+        missing = [n for n in constexpr_param_names(jit) if n not in kwargs]
+        if missing:
+            how = " ".join(f"-D {n}=VALUE" for n in missing)
+            raise IrscopeError(f"{kernel.name} was not launched by {self.user_file.shown}, and its constexpr "
+                               f"{'parameter' if len(missing) == 1 else 'parameters'} {', '.join(missing)} "
+                               f"{'has' if len(missing) == 1 else 'have'} no value; pass {how}")
+        for name, value in self.overrides.defines.items():
+            kwargs.setdefault(name, value)  # launch options: num_warps, num_stages, ...
+        return Launch(kernel, (), kwargs, None, "given", config if kernel.is_autotuned else None,
+                      len(kernel.autotune_configs) if kernel.is_autotuned else None)
+
+    # ---- compiling
+
+    def compile(self, kernel: Kernel, target: Target | None = None, config: int | None = None) -> list[Compilation]:
+        """Every distinct compilation of a kernel's launches, for one target."""
+        target = target or self.target
+        seen: dict[str, Compilation] = {}
+        for launch in self.launches_of(kernel, config):
+            comp = compile_launch(launch, target, self.user_file.text)
+            seen.setdefault(comp.spec.cache_key(), comp)
+        return list(seen.values())
+
+    def compile_all(self, target: Target | None = None, kernel_name: str | None = None,
+                    config: int | None = None) -> list[Compilation]:
+        if kernel_name is not None:
+            return self.compile(self.kernel(kernel_name), target, config)
+        launched = [k for k in self.kernels if any(launch.kernel is k for launch in self.launches)]
+        if not launched:
+            if self.overrides and len(self.kernels) == 1:
+                launched = self.kernels
+            else:
+                names = ", ".join(k.name for k in self.kernels)
+                raise IrscopeError(f"{self.user_file.shown} launches no kernel from its __main__ code; pick one "
+                                   f"with --kernel NAME (kernels: {names}) and give its arguments with -D/--arg")
+        out: list[Compilation] = []
+        for kernel in launched:
+            out.extend(self.compile(kernel, target, config))
+        return out
+
+    def not_launched(self) -> list[Kernel]:
+        return [k for k in self.kernels if not any(launch.kernel is k for launch in self.launches)]
+
+
+def _config_kwargs(kernel: Kernel, index: int) -> dict:
+    from .triton_compat import config_kwargs
+    return config_kwargs((kernel.autotune_configs or [])[index])
+
+
+def open_file(path: str, *, target: str | None = None, run_main: bool = True,
+              overrides: Overrides | None = None) -> Workspace:
+    """Load a kernel file, run its `__main__` to capture launches, and get ready to compile."""
+    user_file = read_user_file(path)
+    resolved = resolve_target(target)
+    local = local_gpu_target()
+    result = run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=resolved)
+    kernels = find_kernels(result.namespace, user_file)
+    if not kernels:
+        if result.error is not None:
+            raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
+        raise IrscopeError(f"{user_file.shown} defines no @triton.jit kernel; open a file that defines one, "
+                           f"e.g. kernels/add.py")
+    by_jit = {id(k.jit): k for k in kernels}
+    overrides = overrides or Overrides()
+    launches = [_launch(raw, by_jit, overrides) for raw in result.launches if id(raw.jit) in by_jit]
+    warning = None
+    if result.error is not None:
+        if not launches:
+            raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
+        warning = (f"{user_file.shown} raised {type(result.error).__name__} after its kernels launched; "
+                   f"showing the {len(launches)} launch(es) captured before that")
+    return Workspace(user_file, kernels, launches, resolved, overrides, warning)
+
+
+def _user_error_line(user_file: UserFile, result) -> str:
+    exc = result.error
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    what = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    return (f"{user_file.shown} raised {what} while irscope ran it (your code's traceback follows); "
+            f"fix it, or pass --no-run and give arguments with -D/--arg")
+
+
+def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> Launch:
+    kernel = by_jit[id(raw.jit)]
+    args, kwargs = raw.args, raw.kwargs
+    if overrides:
+        bound = bind_arguments(raw.jit, args, kwargs)
+        for name, value in overrides.defines.items():
+            bound[name] = value
+        for name, kind in overrides.args.items():
+            if name in bound:
+                bound[name] = _value_for_type(name, kind)
+        args, kwargs = (), bound
+    return Launch(kernel, args, kwargs, _grid_of(raw), "captured", raw.autotune_index, raw.autotune_count)
+
+
+def _grid_of(raw: RawLaunch) -> tuple[int, ...] | None:
+    grid = raw.grid
+    try:
+        if callable(grid):
+            grid = grid(bind_arguments(raw.jit, raw.args, raw.kwargs))
+        grid = tuple(int(g) for g in grid)
+    except Exception:  # a grid irscope cannot evaluate is shown as unknown, not an error
+        return None
+    return grid + (1,) * (3 - len(grid))

@@ -1,0 +1,86 @@
+"""NVIDIA's binary tools (shipped in Triton's wheel) and the resource numbers of compiled kernels."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+
+from .model import Resources
+from .triton_compat import find_tool, triton_cache_dir
+
+# nvdisasm: -c code only; -gi source lines from .debug_line with inlined-at frames.
+NVDISASM_FLAGS = ("-c", "-gi")
+
+
+def _cache_path(kind: str, blob: bytes) -> str:
+    digest = hashlib.sha256(blob + repr(NVDISASM_FLAGS).encode()).hexdigest()
+    return os.path.join(triton_cache_dir(), "irscope", f"{digest}.{kind}")
+
+
+def _run_on_cubin(tool: str, args: tuple[str, ...], cubin: bytes) -> str:
+    path = find_tool(tool)
+    if path is None:
+        raise RuntimeError(f"{tool} not found; it ships with Triton's NVIDIA backend, reinstall triton")
+    with tempfile.TemporaryDirectory(prefix="irscope-") as tmp:
+        cubin_path = os.path.join(tmp, "kernel.cubin")
+        with open(cubin_path, "wb") as f:
+            f.write(cubin)
+        done = subprocess.run([path, *args, cubin_path], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{tool} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def disassemble(cubin: bytes) -> str:
+    """SASS with source-line comments. nvdisasm takes ~0.6 s to start, so results are cached on disk
+    next to Triton's own cache (keyed by the cubin's hash)."""
+    cached = _cache_path("sass", cubin)
+    try:
+        with open(cached, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        pass
+    text = _run_on_cubin("nvdisasm", NVDISASM_FLAGS, cubin)
+    os.makedirs(os.path.dirname(cached), exist_ok=True)
+    partial = f"{cached}.{os.getpid()}.tmp"
+    with open(partial, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(partial, cached)
+    return text
+
+
+_RES_USAGE = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
+
+
+def cubin_resources(cubin: bytes, shared_bytes: int | None) -> Resources:
+    """Registers and local memory from `cuobjdump -res-usage`: the numbers the driver reports.
+
+    Triton's driver reports `n_spills` as local-memory bytes / 4; irscope does the same.
+    `shared_bytes` is Triton's dynamic shared memory, which the cubin's static count does not include.
+    """
+    out = _run_on_cubin("cuobjdump", ("-res-usage",), cubin)
+    match = _RES_USAGE.search(out)
+    if match is None:
+        return Resources(shared_bytes=shared_bytes)
+    reg, _stack, static_shared, local = (int(g) for g in match.groups())
+    return Resources(registers=reg, spills=local // 4, local_bytes=local,
+                     shared_bytes=(shared_bytes or 0) + static_shared)
+
+
+def _amd_field(text: str, name: str) -> int | None:
+    match = re.search(rf"^\s*\.{name}:\s*(\d+)", text, re.MULTILINE)
+    return int(match.group(1)) if match else None
+
+
+def amdgcn_resources(amdgcn: str, shared_bytes: int | None) -> Resources:
+    """VGPRs, SGPRs, spills and scratch from the kernel descriptor metadata in the AMDGCN text."""
+    vgprs = _amd_field(amdgcn, "vgpr_count")
+    vgpr_spills = _amd_field(amdgcn, "vgpr_spill_count")
+    sgpr_spills = _amd_field(amdgcn, "sgpr_spill_count")
+    scratch = _amd_field(amdgcn, "private_segment_fixed_size")
+    spills = None if vgpr_spills is None else vgpr_spills + (sgpr_spills or 0)
+    return Resources(registers=vgprs, spills=spills, local_bytes=scratch, shared_bytes=shared_bytes,
+                     sgprs=_amd_field(amdgcn, "sgpr_count"), vgpr_spills=vgpr_spills, sgpr_spills=sgpr_spills)

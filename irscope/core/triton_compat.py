@@ -1,0 +1,419 @@
+"""Every use of Triton's internals lives here.
+
+irscope compiles a kernel *exactly* as Triton's JIT would, which means borrowing pieces of Triton
+that are not public API: the driver registry, ``JITFunction.run``'s argument binder, the autotuner's
+config list, the interpreter. When a new Triton release moves one of them, this module is the only
+one to change. Supported: Triton 3.6 through the newest (3.9 when this was written).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+# irscope runs the user's file with real JIT functions (we need them to compile), and runs their
+# launches through the interpreter by hand when there is no GPU. Triton reads this at decoration time.
+os.environ["TRITON_INTERPRET"] = "0"
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource, make_backend  # noqa: E402
+from triton.compiler.errors import CompilationError  # noqa: E402
+from triton.runtime.autotuner import Autotuner, Heuristics  # noqa: E402
+from triton.runtime.driver import driver as _driver_registry  # noqa: E402
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
+from triton.runtime.jit import JITFunction  # noqa: E402
+
+TRITON_VERSION = triton.__version__
+_JIT_RUN = JITFunction.run  # the JIT's own launch path, kept before any capture patches it
+
+__all__ = [
+    "TRITON_VERSION", "CompilationError", "JITFunction", "Target", "capture_patches", "compile_specialized",
+    "find_tool", "local_gpu_target", "specialize", "triton_cache_dir", "unwrap_kernel", "install_cpu_driver",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Targets
+
+
+@dataclass(frozen=True)
+class Target:
+    """A compilation target as the user names it (``sm_90``, ``gfx942``)."""
+
+    name: str
+
+    @property
+    def backend(self) -> str:
+        return "hip" if self.name.startswith("gfx") else "cuda"
+
+    @property
+    def is_nvidia(self) -> bool:
+        return self.backend == "cuda"
+
+    def gpu_target(self) -> GPUTarget:
+        if self.is_nvidia:
+            return GPUTarget("cuda", int(self.name.removeprefix("sm_")), 32)
+        return GPUTarget("hip", self.name, 64)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def target_from_gpu_target(gpu_target: GPUTarget) -> Target:
+    if gpu_target.backend == "cuda":
+        return Target(f"sm_{gpu_target.arch}")
+    return Target(str(gpu_target.arch))
+
+
+def local_gpu_target() -> Target | None:
+    """The target of the GPU in this machine, or None when there is none (or it is hidden)."""
+    try:
+        if not (torch.cuda.is_available()):
+            return None
+        return target_from_gpu_target(_driver_registry.default.get_current_target())
+    except Exception:  # no driver, no device, a broken install: all mean "no local GPU"
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# A driver for machines with no GPU
+
+
+class _CpuDriver:
+    """Stands in for Triton's GPU driver where there is none.
+
+    Tutorial-style files ask the driver for the torch device (`get_active_torch_device`); Triton's
+    own JIT asks it for the current target. Both get a CPU answer, so the file runs unchanged on CPU
+    tensors and the compile targets whatever irscope was told to.
+    """
+
+    def __init__(self, target: Target):
+        self.target = target
+
+    def get_active_torch_device(self):
+        return torch.device("cpu")
+
+    def get_current_target(self) -> GPUTarget:
+        return self.target.gpu_target()
+
+    def get_current_device(self):
+        # JITFunction caches its binder per device: one "device" per target keeps them apart.
+        return f"irscope:{self.target.name}"
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def set_current_device(self, device):
+        pass
+
+    def get_device_interface(self):
+        return torch.cpu
+
+    def is_active(self) -> bool:
+        return True
+
+    def get_benchmarker(self):
+        raise RuntimeError("irscope: no GPU here, so nothing can be benchmarked")
+
+
+_driver_lock = threading.RLock()
+
+
+@contextlib.contextmanager
+def _active_driver(driver) -> Iterator[None]:
+    with _driver_lock:
+        previous = _driver_registry._active
+        _driver_registry.set_active(driver)
+        try:
+            yield
+        finally:
+            _driver_registry._active = previous
+
+
+def install_cpu_driver(target: Target) -> None:
+    """Make `triton.runtime.driver.active` answer on a machine with no GPU."""
+    _driver_registry.set_active(_CpuDriver(target))
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels in a user's module
+
+
+@dataclass
+class UnwrappedKernel:
+    jit: JITFunction
+    autotune_configs: list[Any] | None  # triton.Config objects, when @triton.autotune wraps it
+    heuristics: list[str]               # names of values @triton.heuristics fills in
+
+
+def unwrap_kernel(obj: Any) -> UnwrappedKernel | None:
+    """Peel @triton.autotune / @triton.heuristics off a module attribute; None if it is no kernel."""
+    configs = None
+    heuristics: list[str] = []
+    seen = 0
+    while seen < 16:
+        seen += 1
+        if isinstance(obj, JITFunction):
+            return UnwrappedKernel(obj, configs, heuristics)
+        if isinstance(obj, InterpretedFunction):
+            # The file forced TRITON_INTERPRET=1 itself: rebuild the JIT function it would have been.
+            return UnwrappedKernel(JITFunction(obj.fn, **_jit_kwargs(obj.kwargs)), configs, heuristics)
+        if isinstance(obj, Autotuner):
+            configs = list(obj.configs)
+            obj = obj.fn
+        elif isinstance(obj, Heuristics):
+            heuristics.extend(obj.values.keys())
+            obj = obj.fn
+        else:
+            return None
+    return None
+
+
+def _jit_kwargs(kwargs: dict) -> dict:
+    allowed = {"version", "do_not_specialize", "do_not_specialize_on_alignment", "debug", "noinline", "repr",
+               "launch_metadata"}
+    return {k: v for k, v in kwargs.items() if k in allowed}
+
+
+def jit_source_start(jit: JITFunction) -> tuple[str, int]:
+    """(file, first line of the decorated source) of a JIT function."""
+    return jit.fn.__code__.co_filename, jit.starting_line_number
+
+
+def jit_def_source(jit: JITFunction) -> str:
+    """The function's source from `def` on, the text Triton's frontend parses."""
+    return jit.src
+
+
+def config_kwargs(config) -> dict:
+    """A triton.Config as the keyword arguments the autotuner would launch with."""
+    return dict(config.all_kwargs())
+
+
+def config_label(config) -> str:
+    return str(config)
+
+
+# --------------------------------------------------------------------------------------------
+# Capturing launches
+
+
+@dataclass
+class RawLaunch:
+    jit: JITFunction
+    args: tuple
+    kwargs: dict
+    grid: Any
+    autotune_index: int | None
+    autotune_count: int | None
+
+
+class _CaptureState(threading.local):
+    autotune: tuple[int, int] | None = None  # (config index, number of configs)
+    execute: bool = True
+
+
+_state = _CaptureState()
+_interpreted: dict[Callable, InterpretedFunction] = {}
+
+
+def _interpreter_for(jit: JITFunction) -> InterpretedFunction:
+    fn = _interpreted.get(jit.fn)
+    if fn is None:
+        fn = InterpretedFunction(jit.fn, do_not_specialize=jit.do_not_specialize,
+                                 do_not_specialize_on_alignment=jit.do_not_specialize_on_alignment)
+        _interpreted[jit.fn] = fn
+    return fn
+
+
+@contextlib.contextmanager
+def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) -> Iterator[None]:
+    """Record every kernel launch while the user's file runs.
+
+    With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
+    interpreter on CPU tensors; otherwise they run for real on the GPU. An autotuned launch is
+    recorded once per config and executed with the first one, so no benchmarking is needed.
+    """
+    original_run = JITFunction.run
+    original_call = JITFunction.__call__
+    original_autotune_run = Autotuner.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        index, count = _state.autotune or (None, None)
+        record(RawLaunch(self, args, dict(kwargs), grid, index, count))
+        if not _state.execute:
+            return None
+        if use_interpreter:
+            return _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+        return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    def call(self, *args, **kwargs):
+        # A @triton.jit helper called from a kernel that runs in the interpreter.
+        return _interpreter_for(self)(*args, **kwargs)
+
+    def autotune_run(self, *args, **kwargs):
+        grid = kwargs.pop("grid")
+        warmup = kwargs.pop("warmup", False)
+        result = None
+        outer = (_state.autotune, _state.execute)
+        try:
+            for index, config in enumerate(self.configs):
+                _state.autotune = (index, len(self.configs))
+                _state.execute = outer[1] and index == 0
+                merged = {**kwargs, **config_kwargs(config)}
+                if _state.execute and config.pre_hook is not None:
+                    config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
+                out = self.fn.run(*args, grid=grid, warmup=warmup, **merged)
+                if index == 0:
+                    result = out
+        finally:
+            _state.autotune, _state.execute = outer
+        return result
+
+    JITFunction.run = run
+    if use_interpreter:
+        JITFunction.__call__ = call
+    Autotuner.run = autotune_run
+    try:
+        yield
+    finally:
+        JITFunction.run = original_run
+        JITFunction.__call__ = original_call
+        Autotuner.run = original_autotune_run
+
+
+def bind_arguments(jit: JITFunction, args: tuple, kwargs: dict) -> dict:
+    """The kernel's parameters by name, defaults applied (what a grid lambda receives as `meta`)."""
+    params = set(jit.signature.parameters)
+    bound = jit.signature.bind(*args, **{k: v for k, v in kwargs.items() if k in params})
+    bound.apply_defaults()
+    return {**kwargs, **bound.arguments}
+
+
+def kernel_param_names(jit: JITFunction) -> list[str]:
+    return [p.name for p in jit.params]
+
+
+def constexpr_param_names(jit: JITFunction) -> list[str]:
+    return [p.name for p in jit.params if p.is_constexpr]
+
+
+def param_defaults(jit: JITFunction) -> dict[str, Any]:
+    return {p.name: p.default for p in jit.params if p.has_default}
+
+
+# --------------------------------------------------------------------------------------------
+# Specialization and compilation
+
+
+@dataclass
+class Specialized:
+    """What JITFunction.run hands to its compiler for one launch on one target."""
+
+    signature: dict[str, str]
+    constexprs: dict
+    attrs: dict
+    options: Any  # the backend's options dataclass
+
+    def cache_key(self) -> str:
+        return repr((sorted(self.signature.items()), sorted(self.constexprs.items(), key=repr),
+                     sorted(self.attrs.items(), key=repr), sorted(self.options.__dict__.items(), key=repr)))
+
+
+class _SpecializationCaptured(Exception):
+    pass
+
+
+def specialize(jit: JITFunction, args: tuple, kwargs: dict, target: Target) -> Specialized:
+    """Run Triton's own JITFunction.run up to the point where it would compile, and take what it has.
+
+    This is the JIT's code path itself (binder, option parsing, `_pack_args`), so the signature,
+    `tt.divisibility` attributes, constants and options are the ones a real launch would produce.
+    """
+    captured: list[Specialized] = []
+
+    def take(key, signature, device, constexprs, options, attrs, warmup):
+        captured.append(Specialized(signature, constexprs, attrs, options))
+        return None  # run() returns early when the compiler gives it nothing
+
+    with _active_driver(_CpuDriver(target)), _jit_compile_redirected(jit, take):
+        _JIT_RUN(jit, *args, grid=(1, ), warmup=True, **dict(kwargs))
+    if not captured:  # pragma: no cover - only if Triton's run() changes shape
+        raise RuntimeError("irscope could not read the specialization from Triton's JIT")
+    return captured[0]
+
+
+@contextlib.contextmanager
+def _jit_compile_redirected(jit: JITFunction, take) -> Iterator[None]:
+    jit._do_compile = take
+    try:
+        yield
+    finally:
+        del jit._do_compile
+
+
+def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
+    """triton.compile, called the way JITFunction._do_compile calls it. Uses Triton's cache."""
+    src = ASTSource(jit, spec.signature, spec.constexprs, spec.attrs)
+    return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
+
+
+def compiled_asm(kernel) -> dict[str, Any]:
+    return dict(kernel.asm)
+
+
+def compiled_metadata(kernel) -> dict[str, Any]:
+    return dict(kernel.metadata._asdict())
+
+
+def attrs_by_param(jit: JITFunction, attrs: dict) -> dict[str, list]:
+    """Specialization attributes keyed by parameter name (tuple paths flattened as name[i])."""
+    names = kernel_param_names(jit)
+    out: dict[str, list] = {}
+    for path, values in attrs.items():
+        if not values:
+            continue
+        label = names[path[0]] + "".join(f"[{i}]" for i in path[1:])
+        out[label] = [list(v) for v in values]
+    return out
+
+
+def constexprs_by_param(jit: JITFunction, constexprs: dict) -> dict[str, Any]:
+    names = kernel_param_names(jit)
+    out = {}
+    for path, value in constexprs.items():
+        label = names[path[0]] + "".join(f"[{i}]" for i in path[1:])
+        out[label] = value
+    return out
+
+
+def triton_cache_dir() -> str:
+    return triton.knobs.cache.dir
+
+
+def find_tool(name: str) -> str | None:
+    """ptxas, cuobjdump and nvdisasm come with Triton's NVIDIA backend."""
+    bundled = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
+    if os.access(bundled, os.X_OK):
+        return bundled
+    return shutil.which(name)
+
+
+def is_compilation_error(exc: BaseException) -> bool:
+    return isinstance(exc, CompilationError)
+
+
+def compilation_error_site(exc: CompilationError) -> tuple[str | None, int | None, str]:
+    """(function source, line within it, message) of the innermost Triton frontend error."""
+    inner = exc
+    while isinstance(inner.__cause__, CompilationError) or isinstance(inner.__context__, CompilationError):
+        inner = inner.__cause__ if isinstance(inner.__cause__, CompilationError) else inner.__context__
+    line = getattr(getattr(inner, "node", None), "lineno", None)
+    message = getattr(inner, "error_message", None) or str(inner).strip().splitlines()[-1]
+    return getattr(inner, "src", None), line, message
