@@ -15,7 +15,8 @@ from .errors import IrscopeError
 from .model import CompileFailure, Kernel, Launch, Resources, stages_for
 from .toolchain import amdgcn_resources, cubin_resources, disassemble
 from .triton_compat import (Specialized, Target, attrs_by_param, compilation_error_site, compile_specialized,
-                            compiled_asm, compiled_metadata, constexprs_by_param, is_compilation_error, specialize)
+                            compiled_asm, compiled_metadata, constexpr_param_names, constexprs_by_param, is_compilation_error, remember_triton_key,
+                            specialize)
 
 # Triton 3.9 warns about a default that changes in 3.10 on every compile; it is not the user's business here.
 warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
@@ -94,9 +95,10 @@ class Compilation:
             for attr, _value in attrs.get(name, []):
                 letters += {"tt.divisibility": "D", "tt.pointer_range": "S"}.get(attr, "")
             out[name] = letters
-        for name, value in self.constexprs.items():
-            if self.spec.signature.get(name) != "constexpr":
-                out[name] = "constant"  # an int equal to 1 (or None), folded like a constexpr
+        declared = set(constexpr_param_names(self.kernel.jit))
+        for name in self.constexprs:
+            if name not in declared:
+                out[name] = "constant"  # an int equal to 1 (or None), folded into the code like a constexpr
         return out
 
     @property
@@ -120,6 +122,7 @@ def compile_launch(launch: Launch, target: Target, source_text: str) -> Compilat
     if key in _memo:
         return _memo[key]
     comp = Compilation(launch.kernel, launch, target, spec, source_text)
+    remember_triton_key()
     with _compile_lock, _stderr_captured() as stderr:
         try:
             compiled = compile_specialized(jit, spec, target)

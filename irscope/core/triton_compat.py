@@ -393,6 +393,52 @@ def constexprs_by_param(jit: JITFunction, constexprs: dict) -> dict[str, Any]:
     return out
 
 
+def _install_fingerprint() -> str:
+    """Sizes and mtimes of every file Triton hashes into its cache key: cheap to read, and any change
+    to the install (an upgrade, an edited source file) changes it."""
+    import hashlib
+    root = os.path.dirname(triton.__file__)
+    parts = []
+    for sub in ("compiler", "backends", "language", "runtime", "_C"):
+        for folder, _dirs, files in os.walk(os.path.join(root, sub)):
+            for name in sorted(files):
+                if name.endswith((".py", ".so")):
+                    st = os.stat(os.path.join(folder, name))
+                    parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()
+
+
+def remember_triton_key() -> None:
+    """Triton hashes its whole install (libtriton is ~0.5 GB) once per process before it can even look
+    in its cache: ~0.6 s on every start. Keep the result on disk, keyed by the install's fingerprint, so
+    a reopen is a cache hit in a blink. The value is Triton's own `triton_key()`, unchanged."""
+    import triton.runtime.autotuner as autotuner_module
+    import triton.runtime.cache as cache_module
+    original = getattr(cache_module.triton_key, "__wrapped__", None) and cache_module.triton_key
+    if original is None or getattr(cache_module.triton_key, "_irscope", False):
+        return
+    memo_path = os.path.join(triton_cache_dir(), "irscope", f"triton_key.{_install_fingerprint()}")
+    value: list[str] = []
+
+    def triton_key() -> str:
+        if not value:
+            try:
+                with open(memo_path, encoding="utf-8") as f:
+                    value.append(f.read())
+            except OSError:
+                value.append(original())
+                os.makedirs(os.path.dirname(memo_path), exist_ok=True)
+                partial = f"{memo_path}.{os.getpid()}.tmp"
+                with open(partial, "w", encoding="utf-8") as f:
+                    f.write(value[0])
+                os.replace(partial, memo_path)
+        return value[0]
+
+    triton_key._irscope = True
+    cache_module.triton_key = triton_key
+    autotuner_module.triton_key = triton_key
+
+
 def triton_cache_dir() -> str:
     return triton.knobs.cache.dir
 
