@@ -1,0 +1,43 @@
+"""Shared test setup. Tests run the real Triton compiler on real kernels; nothing is mocked."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+# A private Triton cache for the test session, set before Triton is imported: tests see cold compiles
+# and never touch the user's cache.
+os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="irscope-test-cache-"))
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNELS = os.path.join(ROOT, "kernels")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+
+
+def kernel_path(name: str) -> str:
+    return os.path.join(KERNELS, name)
+
+
+def fixture_path(name: str) -> str:
+    return os.path.join(FIXTURES, name)
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run the CLI in-process: returns (exit code, stdout, stderr)."""
+    from irscope.cli import main
+
+    def run(*argv):
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def run_irscope(*argv, env=None, cwd=ROOT):
+    """Run the real `python -m irscope` in a child process."""
+    return subprocess.run([sys.executable, "-m", "irscope", *map(str, argv)], capture_output=True, text=True,
+                          cwd=cwd, env={**os.environ, **(env or {})}, timeout=600)

@@ -1,0 +1,124 @@
+"""Every bad input ends in one clear stderr line, a non-zero exit, and no traceback."""
+
+import pytest
+
+from conftest import ROOT, fixture_path, kernel_path, run_irscope
+
+
+def one_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines, "expected an error message"
+    assert "Traceback" not in err
+    assert lines[0].startswith("irscope: error: ")
+    return lines[0]
+
+
+def test_missing_file(cli):
+    code, out, err = cli("dump", "kernels/nope.py")
+    assert code != 0 and out == ""
+    assert "no such file" in one_line(err)
+
+
+def test_directory(cli):
+    code, _, err = cli("report", kernel_path(""))
+    assert code != 0
+    assert "is a directory" in one_line(err)
+
+
+def test_not_python(cli):
+    code, _, err = cli("report", fixture_path("notes.txt"))
+    assert code != 0
+    assert "not valid Python" in one_line(err)
+
+
+def test_syntax_error(cli):
+    code, _, err = cli("report", fixture_path("syntax_error.py"))
+    assert code != 0
+    line = one_line(err)
+    assert "syntax_error.py:1" in line and "syntax error" in line
+
+
+def test_exception_in_users_file_shows_their_traceback(cli):
+    code, _, err = cli("report", fixture_path("raises.py"))
+    assert code != 0
+    line = one_line(err)
+    assert "raised ValueError: the input file is missing" in line
+    assert "--no-run" in line
+    marked = [l for l in err.splitlines()[1:] if l.strip()]
+    assert marked and all(l.startswith("  your code | ") for l in marked)
+    assert any('raises.py", line 11, in prepare' in l for l in marked)
+    assert not any("irscope/core" in l for l in marked), "irscope's own frames must not show"
+
+
+def test_no_kernels(cli):
+    code, _, err = cli("report", fixture_path("no_kernels.py"))
+    assert code != 0
+    assert "defines no @triton.jit kernel" in one_line(err)
+
+
+def test_kernel_not_found_lists_the_kernels(cli):
+    code, _, err = cli("dump", fixture_path("specialize.py"), "--kernel", "nope")
+    assert code != 0
+    line = one_line(err)
+    assert "no kernel named 'nope'" in line and "strided_copy" in line and "unspecialized_copy" in line
+
+
+def test_unknown_stage(cli):
+    code, _, err = cli("dump", fixture_path("tutorial_add.py"), "--stage", "hsail")
+    assert code != 0
+    assert "unknown stage 'hsail'" in one_line(err) and "ptx" in err
+
+
+def test_unknown_target(cli):
+    code, _, err = cli("dump", fixture_path("tutorial_add.py"), "--target", "sm_75")
+    assert code != 0
+    assert "unknown target 'sm_75'" in one_line(err) and "gfx942" in err
+
+
+def test_stage_the_target_lacks(cli):
+    code, _, err = cli("dump", fixture_path("tutorial_add.py"), "--target", "gfx942", "--stage", "sass")
+    assert code != 0
+    assert "stage 'sass' does not exist for target gfx942" in one_line(err)
+
+
+def test_kernel_that_fails_to_compile(cli):
+    code, out, err = cli("dump", fixture_path("compile_error.py"), "--stage", "ttir")
+    assert code != 0 and out == ""
+    line = one_line(err)
+    assert "compile_error.py:9" in line and "power of 2" in line and "tl.arange(0, 1000)" in line
+
+
+def test_compile_error_is_a_result_in_the_report(cli):
+    import json
+    code, out, err = cli("report", fixture_path("compile_error.py"), "--json")
+    assert code != 0
+    entry = json.loads(out)["kernels"][0]
+    assert entry["error"]["line"] == 9
+    assert entry["error"]["source_line"] == "offs = tl.arange(0, 1000)"
+    assert "power of 2" in entry["error"]["message"]
+
+
+def test_missing_constexpr_with_no_launch(cli):
+    code, _, err = cli("report", fixture_path("no_launch.py"), "--kernel", "scale_kernel")
+    assert code != 0
+    line = one_line(err)
+    assert "BLOCK" in line and "-D BLOCK=VALUE" in line
+
+
+def test_file_that_launches_nothing(cli):
+    code, _, err = cli("report", fixture_path("no_launch.py"))
+    assert code != 0
+    assert "launches no kernel" in one_line(err) and "scale_kernel" in err
+
+
+def test_bad_define_syntax(cli):
+    code, _, err = cli("report", fixture_path("no_launch.py"), "-D", "BLOCK")
+    assert code != 0
+    assert "NAME=VALUE" in one_line(err)
+
+
+def test_real_binary_prints_no_traceback():
+    done = run_irscope("dump", "does/not/exist.py", cwd=ROOT)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "irscope: error: does/not/exist.py: no such file; give the path of a Python file with @triton.jit kernels"]

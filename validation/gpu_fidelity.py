@@ -1,0 +1,179 @@
+"""Prove on a GPU that irscope's offline compile is what the GPU runs.
+
+For every kernel file in kernels/ (or the files given):
+  1. "real": run the file as-is on the GPU with plain Triton; collect every kernel the JIT compiled
+     (its stages, and the driver's register count `n_regs`);
+  2. "offline": in a process that sees no GPU (CUDA_VISIBLE_DEVICES=""), let irscope capture the
+     launches on CPU and compile them for the GPU's target;
+  3. compare: each stage byte for byte, and irscope's registers against the driver's n_regs.
+
+The two sides use separate Triton caches, so neither can reuse the other's output.
+Writes a Markdown table (stdout, and --out FILE). Run from the repository root:
+    python3 validation/gpu_fidelity.py --out $OUT/fidelity.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IR_STAGES = ("ttir", "ttgir", "llir", "ptx")
+
+
+def collect_real(path: str, out_json: str) -> None:
+    """Child process, GPU visible: run the file with plain Triton, dump what its JIT compiled."""
+    import runpy
+
+    import torch
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton.runtime.jit import JITFunction
+
+    sys.path.insert(0, ROOT)
+    from irscope.core.toolchain import disassemble
+
+    namespace = runpy.run_path(path, run_name="__main__")
+    torch.cuda.synchronize()
+    kernels = []
+    seen = set()
+    for value in namespace.values():
+        while isinstance(value, (Autotuner, Heuristics)):
+            value = value.fn
+        if not isinstance(value, JITFunction) or id(value) in seen:
+            continue
+        seen.add(id(value))
+        for device_cache in value.device_caches.values():
+            for compiled in device_cache[0].values():
+                compiled._init_handles()
+                stages = {s: compiled.asm[s] for s in IR_STAGES}
+                stages["sass"] = disassemble(compiled.asm["cubin"])
+                kernels.append({"name": value.fn.__name__, "hash": compiled.metadata.hash, "stages": stages,
+                                "n_regs": compiled.n_regs, "n_spills": compiled.n_spills,
+                                "cubin_sha": __import__("hashlib").sha256(compiled.asm["cubin"]).hexdigest()})
+    with open(out_json, "w") as f:
+        json.dump(kernels, f)
+
+
+def collect_offline(path: str, target: str, out_json: str) -> None:
+    """Child process, no GPU visible: irscope's capture and offline compile, every autotune config."""
+    import hashlib
+
+    sys.path.insert(0, ROOT)
+    from irscope.core.session import open_file
+
+    ws = open_file(path, target=target)
+    comps = []
+    launched = [k for k in ws.kernels if any(launch.kernel is k for launch in ws.launches)]
+    for kernel in launched:
+        for config in range(len(kernel.autotune_configs or [None])):
+            comps.extend(ws.compile(kernel, config=config if kernel.is_autotuned else None))
+    out = []
+    for comp in comps:
+        if comp.failure is not None:
+            out.append({"name": comp.kernel.name, "error": comp.failure.message})
+            continue
+        out.append({"name": comp.kernel.name, "hash": comp.metadata["hash"],
+                    "stages": {s: comp.stage(s) for s in (*IR_STAGES, "sass")},
+                    "registers": comp.resources.registers, "spills": comp.resources.spills,
+                    "cubin_sha": hashlib.sha256(comp.asm["cubin"]).hexdigest(),
+                    "config": comp.launch.autotune_index})
+    with open(out_json, "w") as f:
+        json.dump(out, f)
+
+
+def _child(mode: str, path: str, target: str, cache: str, out_json: str, hide_gpu: bool) -> str:
+    env = dict(os.environ, TRITON_CACHE_DIR=cache, PYTHONPATH=ROOT)
+    if hide_gpu:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    done = subprocess.run([sys.executable, __file__, "--child", mode, path, target, out_json], env=env,
+                          capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        return (done.stderr or done.stdout).strip().splitlines()[-1] if (done.stderr or done.stdout) else "failed"
+    return ""
+
+
+def compare(path: str, target: str) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        real_json, off_json = os.path.join(tmp, "real.json"), os.path.join(tmp, "offline.json")
+        err = _child("real", path, target, os.path.join(tmp, "cache-real"), real_json, hide_gpu=False)
+        if err:
+            return [{"file": path, "kernel": "-", "result": f"real run failed: {err}"}]
+        err = _child("offline", path, target, os.path.join(tmp, "cache-offline"), off_json, hide_gpu=True)
+        if err:
+            return [{"file": path, "kernel": "-", "result": f"offline failed: {err}"}]
+        real = json.load(open(real_json))
+        offline = json.load(open(off_json))
+    for comp in offline:
+        row = {"file": os.path.relpath(path, ROOT), "kernel": comp["name"]}
+        if comp.get("config") is not None:
+            row["kernel"] += f" (config {comp['config']})"
+        if "error" in comp:
+            rows.append({**row, "result": f"offline compile error: {comp['error']}"})
+            continue
+        match = next((r for r in real if r["name"] == comp["name"] and r["hash"] == comp["hash"]), None)
+        if match is None:
+            candidates = [r for r in real if r["name"] == comp["name"]]
+            match = candidates[0] if len(candidates) == 1 else None
+        if match is None:
+            rows.append({**row, "result": "no real launch compiled this specialization"})
+            continue
+        identical = {s: comp["stages"][s] == match["stages"][s] for s in (*IR_STAGES, "sass")}
+        row.update({s: "identical" if ok else "DIFFERENT" for s, ok in identical.items()})
+        row["cubin"] = "identical" if comp["cubin_sha"] == match["cubin_sha"] else "DIFFERENT"
+        row["registers"] = f"{comp['registers']} / {match['n_regs']}"
+        row["spills"] = f"{comp['spills']} / {match['n_spills']}"
+        ok = all(identical.values()) and comp["registers"] == match["n_regs"] and row["cubin"] == "identical"
+        row["result"] = "PASS" if ok else "FAIL"
+        rows.append(row)
+    return rows
+
+
+def markdown(rows: list[dict], target: str) -> str:
+    import triton
+    import torch
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    head = (f"Run {datetime.date.today().isoformat()} on {gpu}, Triton {triton.__version__}, "
+            f"PyTorch {torch.__version__}, target {target}. Registers and spills: irscope (offline) / "
+            f"driver (real launch).\n\n")
+    cols = ["file", "kernel", *IR_STAGES, "sass", "cubin", "registers", "spills", "result"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in rows:
+        lines.append("| " + " | ".join(str(row.get(c, "")) for c in cols) + " |")
+    return head + "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        mode, path, target, out_json = sys.argv[2:6]
+        if mode == "real":
+            collect_real(path, out_json)
+        else:
+            collect_offline(path, target, out_json)
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*")
+    parser.add_argument("--target", default="sm_90")
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    files = args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
+    rows = []
+    for path in files:
+        rows.extend(compare(os.path.abspath(path), args.target))
+        print(rows[-1], file=sys.stderr, flush=True)
+    text = markdown(rows, args.target)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    return 0 if all(r.get("result") == "PASS" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
