@@ -108,6 +108,9 @@ def compare(path: str, target: str) -> list[dict]:
         err = _child("offline", path, target, os.path.join(tmp, "cache-offline"), off_json, hide_gpu=True)
         if err:
             return [{"file": path, "kernel": "-", "result": f"offline failed: {err}"}]
+        on_gpu_json = os.path.join(tmp, "on_gpu.json")
+        err = _child("offline", path, target, os.path.join(tmp, "cache-on-gpu"), on_gpu_json, hide_gpu=False)
+        on_gpu = json.load(open(on_gpu_json)) if not err else []
         real = json.load(open(real_json))
         offline = json.load(open(off_json))
     for comp in offline:
@@ -129,7 +132,10 @@ def compare(path: str, target: str) -> list[dict]:
         row["cubin"] = "identical" if comp["cubin_sha"] == match["cubin_sha"] else "DIFFERENT"
         row["registers"] = f"{comp['registers']} / {match['n_regs']}"
         row["spills"] = f"{comp['spills']} / {match['n_spills']}"
-        ok = all(identical.values()) and comp["registers"] == match["n_regs"] and row["cubin"] == "identical"
+        twin = next((c for c in on_gpu if c.get("hash") == comp["hash"]), None)
+        row["irscope on GPU"] = "identical" if twin and twin["stages"] == comp["stages"] else "DIFFERENT"
+        ok = (all(identical.values()) and comp["registers"] == match["n_regs"] and row["cubin"] == "identical"
+              and twin is not None)
         row["result"] = "PASS" if ok else "FAIL"
         rows.append(row)
     return rows
@@ -141,8 +147,10 @@ def markdown(rows: list[dict], target: str) -> str:
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     head = (f"Run {datetime.date.today().isoformat()} on {gpu}, Triton {triton.__version__}, "
             f"PyTorch {torch.__version__}, target {target}. Registers and spills: irscope (offline) / "
-            f"driver (real launch).\n\n")
-    cols = ["file", "kernel", *IR_STAGES, "sass", "cubin", "registers", "spills", "result"]
+            f"driver (real launch). Stages: irscope's offline compile (no GPU visible, launch captured in the "
+            f"interpreter) against the real launch's. 'irscope on GPU': irscope with the GPU visible "
+            f"(launch captured for real) gives the same text as offline.\n\n")
+    cols = ["file", "kernel", *IR_STAGES, "sass", "cubin", "registers", "spills", "irscope on GPU", "result"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in rows:
         lines.append("| " + " | ".join(str(row.get(c, "")) for c in cols) + " |")

@@ -26,7 +26,7 @@ from triton.compiler import ASTSource, make_backend  # noqa: E402
 from triton.compiler.errors import CompilationError  # noqa: E402
 from triton.runtime.autotuner import Autotuner, Heuristics  # noqa: E402
 from triton.runtime.driver import driver as _driver_registry  # noqa: E402
-from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
+from triton.runtime.interpreter import InterpretedFunction, _patch_lang  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
 TRITON_VERSION = triton.__version__
@@ -254,8 +254,15 @@ def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) 
         return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     def call(self, *args, **kwargs):
-        # A @triton.jit helper called from a kernel that runs in the interpreter.
-        return _interpreter_for(self)(*args, **kwargs)
+        # A @triton.jit function (the user's helper, or one of triton.language's own, like tl.max)
+        # called from a kernel running in the interpreter. Triton's InterpretedFunction.__call__ would
+        # patch triton.language for the interpreter and never undo it, which breaks every later compile
+        # in this process; here the patch is undone when the call returns.
+        scope = _patch_lang(self.fn)
+        try:
+            return _interpreter_for(self).rewrite()(*args, **kwargs)
+        finally:
+            scope.restore()
 
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
