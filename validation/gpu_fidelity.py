@@ -54,6 +54,7 @@ def collect_real(path: str, out_json: str) -> None:
                 stages = {s: compiled.asm[s] for s in IR_STAGES}
                 stages["sass"] = disassemble(compiled.asm["cubin"])
                 kernels.append({"name": value.fn.__name__, "hash": compiled.metadata.hash, "stages": stages,
+                                "metadata": {k: repr(v) for k, v in compiled.metadata._asdict().items()},
                                 "n_regs": compiled.n_regs, "n_spills": compiled.n_spills,
                                 "cubin_sha": __import__("hashlib").sha256(compiled.asm["cubin"]).hexdigest()})
     with open(out_json, "w") as f:
@@ -79,6 +80,7 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
             out.append({"name": comp.kernel.name, "error": comp.failure.message})
             continue
         out.append({"name": comp.kernel.name, "hash": comp.metadata["hash"],
+                    "metadata": {k: repr(v) for k, v in comp.metadata.items()},
                     "stages": {s: comp.stage(s) for s in (*IR_STAGES, "sass")},
                     "registers": comp.resources.registers, "spills": comp.resources.spills,
                     "cubin_sha": hashlib.sha256(comp.asm["cubin"]).hexdigest(),
@@ -123,9 +125,19 @@ def compare(path: str, target: str) -> list[dict]:
         match = next((r for r in real if r["name"] == comp["name"] and r["hash"] == comp["hash"]), None)
         if match is None:
             candidates = [r for r in real if r["name"] == comp["name"]]
-            match = candidates[0] if len(candidates) == 1 else None
-        if match is None:
-            rows.append({**row, "result": "no real launch compiled this specialization"})
+            why = "; ".join(
+                ", ".join(f"{k}: {comp['metadata'].get(k)} vs {r['metadata'].get(k)}"
+                          for k in sorted(set(comp["metadata"]) | set(r["metadata"]))
+                          if k != "hash" and comp["metadata"].get(k) != r["metadata"].get(k)) or "same metadata"
+                for r in candidates)
+            keep = os.environ.get("FIDELITY_MISMATCH_DIR")
+            if keep:  # leave both sides' IR behind, to diff by hand
+                for i, r in enumerate([comp, *candidates]):
+                    for stage in ("ttir", "ttgir"):
+                        with open(os.path.join(keep, f"{comp['name']}.{i}.{stage}"), "w") as f:
+                            f.write(r["stages"][stage])
+            rows.append({**row, "result": f"no real launch compiled this specialization ({len(candidates)} "
+                                          f"of this kernel: {why})"})
             continue
         identical = {s: comp["stages"][s] == match["stages"][s] for s in (*IR_STAGES, "sass")}
         row.update({s: "identical" if ok else "DIFFERENT" for s, ok in identical.items()})

@@ -126,11 +126,13 @@ class Workspace:
                                    f"choose 0 to {count - 1}")
         elif config not in (None, 0):
             raise IrscopeError(f"--config {config}: {kernel.name} is not autotuned; leave --config out")
-        found = [launch for launch in self.launches if launch.kernel is kernel]
-        if kernel.is_autotuned:
-            found = [launch for launch in found if launch.autotune_index == (config or 0)]
-        if not found:
-            found = [self._launch_from_overrides(kernel, config)]
+        captured = [launch for launch in self.launches if launch.kernel is kernel]
+        if not captured:
+            return [self._launch_from_overrides(kernel, config)]
+        found = [launch for launch in captured if launch.autotune_index in (None, config or 0)]
+        if not found:  # never make up arguments for a kernel the file did launch
+            raise IrscopeError(f"{self.user_file.shown} launched {kernel.name}, but not with autotune config "
+                               f"{config or 0}; its run may have stopped early (see the warning above)")
         return found
 
     def _launch_from_overrides(self, kernel: Kernel, config: int | None) -> Launch:

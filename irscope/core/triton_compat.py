@@ -217,6 +217,7 @@ class RawLaunch:
 class _CaptureState(threading.local):
     autotune: tuple[int, int] | None = None  # (config index, number of configs)
     execute: bool = True
+    record: bool = True
 
 
 _state = _CaptureState()
@@ -246,7 +247,8 @@ def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) 
 
     def run(self, *args, grid, warmup, **kwargs):
         index, count = _state.autotune or (None, None)
-        record(RawLaunch(self, args, dict(kwargs), grid, index, count))
+        if _state.record:
+            record(RawLaunch(self, args, dict(kwargs), grid, index, count))
         if not _state.execute:
             return None
         if use_interpreter:
@@ -267,21 +269,24 @@ def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) 
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
         warmup = kwargs.pop("warmup", False)
-        result = None
-        outer = (_state.autotune, _state.execute)
+        outer = (_state.autotune, _state.execute, _state.record)
+        count = len(self.configs)
         try:
+            # First record every config without running it, so that a failure while running one
+            # cannot lose the others; then run the first config, unrecorded.
             for index, config in enumerate(self.configs):
-                _state.autotune = (index, len(self.configs))
-                _state.execute = outer[1] and index == 0
-                merged = {**kwargs, **config_kwargs(config)}
-                if _state.execute and config.pre_hook is not None:
-                    config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
-                out = self.fn.run(*args, grid=grid, warmup=warmup, **merged)
-                if index == 0:
-                    result = out
+                _state.autotune, _state.execute, _state.record = (index, count), False, outer[2]
+                self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
+            if not outer[1] or not self.configs:
+                return None
+            config = self.configs[0]
+            merged = {**kwargs, **config_kwargs(config)}
+            _state.autotune, _state.execute, _state.record = (0, count), True, False
+            if config.pre_hook is not None:
+                config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
+            return self.fn.run(*args, grid=grid, warmup=warmup, **merged)
         finally:
-            _state.autotune, _state.execute = outer
-        return result
+            _state.autotune, _state.execute, _state.record = outer
 
     JITFunction.run = run
     if use_interpreter:
