@@ -173,3 +173,11 @@ def test_reopen_hits_the_cache(tmp_path):
     second = run_irscope("report", "kernels/add.py", env=env)
     assert second.returncode == 0 and second.stdout == first.stdout
     assert files() == before, "a reopen with the same arguments must not compile anything new"
+
+
+def test_autotune_records_every_config_even_if_running_fails():
+    """Configs are recorded before any of them runs, so a failure while running cannot lose them."""
+    ws = open_file(kernel_path("matmul.py"), target="sm_90")
+    indexes = sorted(la.autotune_index for la in ws.launches)
+    assert indexes == [0, 1]
+    assert all(la.args[0].dtype.is_floating_point and la.args[0].element_size() == 2 for la in ws.launches)
