@@ -13,8 +13,8 @@ from .compile import Compilation, compile_launch
 from .discover import UserFile, find_kernels, read_user_file
 from .errors import IrscopeError, UserCodeError
 from .model import DEFAULT_TARGET, TARGETS, Kernel, Launch
-from .triton_compat import (RawLaunch, Target, bind_arguments, constexpr_param_names, local_gpu_target,
-                            param_defaults)
+from .triton_compat import (RawLaunch, Target, bind_arguments, config_kwargs, constexpr_param_names,
+                            local_gpu_target, param_defaults)
 
 
 def resolve_target(name: str | None) -> Target:
@@ -199,7 +199,6 @@ class Workspace:
 
 
 def _config_kwargs(kernel: Kernel, index: int) -> dict:
-    from .triton_compat import config_kwargs
     return config_kwargs((kernel.autotune_configs or [])[index])
 
 

@@ -181,14 +181,8 @@ def _jit_kwargs(kwargs: dict) -> dict:
     return {k: v for k, v in kwargs.items() if k in allowed}
 
 
-def jit_source_start(jit: JITFunction) -> tuple[str, int]:
-    """(file, first line of the decorated source) of a JIT function."""
-    return jit.fn.__code__.co_filename, jit.starting_line_number
 
 
-def jit_def_source(jit: JITFunction) -> str:
-    """The function's source from `def` on, the text Triton's frontend parses."""
-    return jit.src
 
 
 def config_kwargs(config) -> dict:
@@ -196,8 +190,6 @@ def config_kwargs(config) -> dict:
     return dict(config.all_kwargs())
 
 
-def config_label(config) -> str:
-    return str(config)
 
 
 # --------------------------------------------------------------------------------------------
