@@ -418,8 +418,8 @@ def remember_triton_key() -> None:
     a reopen is a cache hit in a blink. The value is Triton's own `triton_key()`, unchanged."""
     import triton.runtime.autotuner as autotuner_module
     import triton.runtime.cache as cache_module
-    original = getattr(cache_module.triton_key, "__wrapped__", None) and cache_module.triton_key
-    if original is None or getattr(cache_module.triton_key, "_irscope", False):
+    original = cache_module.triton_key
+    if getattr(original, "_irscope", False):
         return
     memo_path = os.path.join(triton_cache_dir(), "irscope", f"triton_key.{_install_fingerprint()}")
     value: list[str] = []
