@@ -6,6 +6,8 @@ For each example kernel, in fresh processes with fresh caches, side by side:
                   ready; "IR" = up to the cubin, "+SASS" = also disassembled with nvdisasm
   warm  reopen = the whole `irscope report FILE` process on a warm cache, minus the time of
                  `python -c "import torch, triton"`
+  first  irscope = cold, and irscope's own cache (the memo of Triton's install hash) empty too: the very
+                  first run after installing or upgrading Triton
 Targets (issue 2): cold ratio ≤ 1.10; warm reopen ≤ 0.3 s over the import.
     python benchmarks/compile_overhead.py [kernels/add.py ...] [--target sm_90]
 """
@@ -58,8 +60,8 @@ def child_irscope(path: str, target: str) -> dict:
     return {"irscope_ir": ir_ready, "irscope_sass": time.perf_counter() - start}
 
 
-def _run_child(mode: str, path: str, target: str, cache: str) -> dict:
-    env = dict(os.environ, TRITON_CACHE_DIR=cache, PYTHONPATH=ROOT)
+def _run_child(mode: str, path: str, target: str, cache: str, own_cache: str) -> dict:
+    env = dict(os.environ, TRITON_CACHE_DIR=cache, IRSCOPE_CACHE_DIR=own_cache, PYTHONPATH=ROOT)
     done = subprocess.run([sys.executable, __file__, "--child", mode, path, target], env=env,
                           capture_output=True, text=True)
     if done.returncode != 0:
@@ -88,19 +90,24 @@ def main() -> int:
 
     print(f"target {args.target}; times in seconds; cold = fresh process and fresh Triton cache")
     print(f"{'kernel':<16}{'plain':>8}{'irscope IR':>12}{'ratio':>7}{'+SASS':>8}{'ratio':>7}"
-          f"{'import':>8}{'reopen':>8}{'over':>7}")
+          f"{'first':>8}{'ratio':>7}{'import':>8}{'reopen':>8}{'over':>7}")
+    own = tempfile.mkdtemp(prefix="irscope-own-cache-")  # irscope's install-hash memo, kept across kernels
     for path in files:
         name = os.path.basename(path)
-        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-            plain = _run_child("plain", path, args.target, a)["plain"]
-            ours = _run_child("irscope", path, args.target, b)
-            env = dict(os.environ, TRITON_CACHE_DIR=b, PYTHONPATH=ROOT)
+        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b, \
+                tempfile.TemporaryDirectory() as c, tempfile.TemporaryDirectory() as empty:
+            plain = _run_child("plain", path, args.target, a, empty)["plain"]
+            _run_child("irscope", path, args.target, c, own)  # makes sure the memo exists
+            ours = _run_child("irscope", path, args.target, b, own)
+            first = _run_child("irscope", path, args.target, c + "/first", empty)["irscope_ir"]
+            env = dict(os.environ, TRITON_CACHE_DIR=b, IRSCOPE_CACHE_DIR=own, PYTHONPATH=ROOT)
             base = statistics.median(_wall([sys.executable, "-c", "import torch, triton"], env)
                                      for _ in range(args.repeat))
             reopen = statistics.median(_wall([sys.executable, "-m", "irscope", "report", path, "--target",
                                               args.target], env) for _ in range(args.repeat))
         print(f"{name:<16}{plain:>8.2f}{ours['irscope_ir']:>12.2f}{ours['irscope_ir'] / plain:>7.2f}"
-              f"{ours['irscope_sass']:>8.2f}{ours['irscope_sass'] / plain:>7.2f}{base:>8.2f}{reopen:>8.2f}"
+              f"{ours['irscope_sass']:>8.2f}{ours['irscope_sass'] / plain:>7.2f}{first:>8.2f}{first / plain:>7.2f}"
+              f"{base:>8.2f}{reopen:>8.2f}"
               f"{reopen - base:>7.2f}", flush=True)
     return 0
 

@@ -48,5 +48,5 @@ if __name__ == "__main__":
     weight = torch.randn(n_cols, device=DEVICE)
     bias = torch.randn(n_cols, device=DEVICE)
     expected = torch.nn.functional.layer_norm(x, (n_cols,), weight, bias, eps=1e-5)
-    torch.testing.assert_close(layernorm(x, weight, bias), expected)
+    assert torch.allclose(layernorm(x, weight, bias), expected, atol=1e-4, rtol=1e-4)
     print("layernorm: OK")

@@ -78,5 +78,5 @@ if __name__ == "__main__":
     a = torch.randn(M, K, device=DEVICE, dtype=torch.float16)
     b = torch.randn(K, N, device=DEVICE, dtype=torch.float16)
     expected = (a.float() @ b.float()).half()
-    torch.testing.assert_close(matmul(a, b), expected, atol=1e-2, rtol=1e-2)
+    assert torch.allclose(matmul(a, b), expected, atol=1e-2, rtol=1e-2)
     print("matmul: OK")

@@ -10,6 +10,7 @@ import pytest
 # A private Triton cache for the test session, set before Triton is imported: tests see cold compiles
 # and never touch the user's cache.
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="irscope-test-cache-"))
+os.environ.setdefault("IRSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="irscope-test-own-cache-"))
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNELS = os.path.join(ROOT, "kernels")

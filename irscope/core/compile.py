@@ -38,6 +38,7 @@ class Compilation:
     failure: CompileFailure | None = None
     _sass: str | None = None
     _resources: Resources | None = None
+    _tools_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -58,10 +59,20 @@ class Compilation:
         if self.failure is not None:
             raise IrscopeError(f"{self.kernel.name} did not compile, so it has no {name}: {self.failure.message}")
         if name == "sass":
-            if self._sass is None:
-                self._sass = disassemble(self.asm["cubin"])
+            with self._tools_lock:
+                if self._sass is None:
+                    self._sass = disassemble(self.asm["cubin"])
             return self._sass
         return self.asm[name]
+
+    def prefetch_sass(self) -> threading.Thread | None:
+        """Start disassembling in the background (nvdisasm needs ~0.4 s of CPU even for a tiny kernel),
+        so that several compilations disassemble side by side and a viewer can show the IR meanwhile."""
+        if self.failure is not None or not self.target.is_nvidia or self._sass is not None:
+            return None
+        thread = threading.Thread(target=self.stage, args=("sass",), daemon=True, name="irscope-nvdisasm")
+        thread.start()
+        return thread
 
     @property
     def resources(self) -> Resources:

@@ -55,6 +55,8 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
 
 
 def build_report(ws: Workspace, comps: list[Compilation]) -> dict[str, Any]:
+    for comp in comps:
+        comp.prefetch_sass()  # one nvdisasm per compilation, side by side
     doc: dict[str, Any] = {"kernels": [compilation_entry(ws, c) for c in comps]}
     doc["not_launched"] = [{"name": k.name, "line": k.line} for k in ws.not_launched()]
     if ws.run_warning:

@@ -415,13 +415,15 @@ def _install_fingerprint() -> str:
 def remember_triton_key() -> None:
     """Triton hashes its whole install (libtriton is ~0.5 GB) once per process before it can even look
     in its cache: ~0.6 s on every start. Keep the result on disk, keyed by the install's fingerprint, so
-    a reopen is a cache hit in a blink. The value is Triton's own `triton_key()`, unchanged."""
+    a reopen is a cache hit in a blink. The value is Triton's own `triton_key()`, unchanged. It lives in
+    irscope's cache rather than Triton's: it describes the install, so a fresh `TRITON_CACHE_DIR` (a new
+    project, a CI run) still skips the hashing."""
     import triton.runtime.autotuner as autotuner_module
     import triton.runtime.cache as cache_module
     original = cache_module.triton_key
     if getattr(original, "_irscope", False):
         return
-    memo_path = os.path.join(triton_cache_dir(), "irscope", f"triton_key.{_install_fingerprint()}")
+    memo_path = os.path.join(irscope_cache_dir(), f"triton_key.{_install_fingerprint()}")
     value: list[str] = []
 
     def triton_key() -> str:
@@ -445,6 +447,16 @@ def remember_triton_key() -> None:
 
 def triton_cache_dir() -> str:
     return triton.knobs.cache.dir
+
+
+def irscope_cache_dir() -> str:
+    """irscope's own small cache: facts about the Triton install, not compiled kernels (those stay in
+    Triton's cache, so that `TRITON_CACHE_DIR` decides where they go). `IRSCOPE_CACHE_DIR` overrides it."""
+    chosen = os.environ.get("IRSCOPE_CACHE_DIR")
+    if chosen:
+        return chosen
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "irscope")
 
 
 def find_tool(name: str) -> str | None:
