@@ -141,3 +141,23 @@ def test_loc_file_is_the_users_file():
         for line in sm.lines(stage):
             for frame in line.frames:
                 assert isinstance(frame, SourceLoc) and frame.file == comp.kernel.file
+
+
+def test_dump_annotate_prefixes_source_lines(cli):
+    code, out, err = cli("dump", kernel_path("add.py"), "--stage", "ptx", "--annotate")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert any(re.match(r"^26 \| \s*@%p\d ld\.global\.v4\.b32", line) for line in lines)
+    assert any(re.match(r"^28 \| \s*@%p\d st\.global\.v4\.b32", line) for line in lines)
+    assert any(line.startswith("   | ") for line in lines)  # unmapped lines (blank, labels)
+    assert all(re.match(r"^(\d\d|  ) \| ", line) for line in lines)
+
+
+def test_report_json_has_coverage_per_stage(cli):
+    import json
+    code, out, err = cli("report", kernel_path("add.py"), "--json")
+    assert code == 0, err
+    stages = json.loads(out)["kernels"][0]["stages"]
+    for name, entry in stages.items():
+        assert entry["instruction_lines"] > 0 and 0.0 <= entry["mapped_fraction"] <= 1.0, name
+    assert stages["ptx"]["mapped_fraction"] >= 0.95

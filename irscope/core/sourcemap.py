@@ -242,6 +242,16 @@ class SourceMap:
                     mapped += 1
         return mapped / total if total else 1.0
 
+    def recorded_fraction(self, stage: str) -> float:
+        """Like mapped_fraction, counting only locations the compiler recorded (not inferred ones)."""
+        total = mapped = 0
+        for line in self.lines(stage):
+            if line.kind is LineKind.INSTRUCTION:
+                total += 1
+                if line.loc is not None and not line.inferred:
+                    mapped += 1
+        return mapped / total if total else 1.0
+
     def line_of(self, stage: str, index: int) -> IRLine:
         return self.lines(stage)[index]
 
