@@ -210,6 +210,27 @@ def test_every_mapped_line_lies_in_the_kernel_or_a_helper_it_calls(example, targ
                     assert kernel_first <= line.frames[-1].line <= kernel_last, (example, stage, index, line)
             need = 0.99 if stage in ("ttir", "ttgir") else 0.95
             assert sm.mapped_fraction(stage) >= need, (example, stage, sm.mapped_fraction(stage))
+        assert_memory_ops_map_to_loads_and_stores(comp)
+
+
+MEMORY_PATTERNS = {"ptx": (r"\bld\.global", r"\bst\.global"), "sass": (r"\bLDG\b", r"\bSTG\b"),
+                   "amdgcn": (r"\b(global|buffer)_load", r"\b(global|buffer)_store")}
+
+
+def assert_memory_ops_map_to_loads_and_stores(comp):
+    """Global loads/stores in PTX, SASS and AMDGCN map to a `tl.load` / `tl.store` line (including the
+    SASS ones, whose line table ptxas built from inline asm's shifted `.loc` lines)."""
+    sm, src = comp.source_map, comp.source_text.splitlines()
+    for stage, (load, store) in MEMORY_PATTERNS.items():
+        if stage not in sm.stages:
+            continue
+        for index, text in enumerate(comp.stage(stage).splitlines()):
+            if sm.lines(stage)[index].kind is not LineKind.INSTRUCTION:
+                continue
+            for pattern, call in ((load, "tl.load("), (store, "tl.store(")):
+                if re.search(pattern, text):
+                    n = sm.source_line(stage, index)
+                    assert n and call in src[n - 1], (stage, index, text, n)
 
 
 def helper_lines(comp):
