@@ -348,3 +348,14 @@ def test_pipelined_loop_regions_map_to_the_for_line():
     assert async_copies and set(async_copies) <= load_lines
     dots = [sm.source_line("ttgir", i) for i, t in enumerate(ttgir) if "warp_group_dot " in t or "tt.dot " in t]
     assert dots and set(dots) == {dot_line}
+
+
+def test_fused_locations_resolve_to_their_first_known_part():
+    """AMD's TTGIR for the strided gather merges two constants into one with `loc(fused[#a, #b])`."""
+    comp = compiled("strided.py", "gfx942")
+    sm = comp.source_map
+    ttgir = comp.stage("ttgir").splitlines()
+    fused_alias = next(t.split(" = ")[0] for t in ttgir if "loc(fused[" in t)
+    users = [i for i, t in enumerate(ttgir) if t.endswith(f"loc({fused_alias})")]
+    assert users and all(sm.source_line("ttgir", i) is not None and not sm.lines("ttgir")[i].inferred
+                         for i in users)
