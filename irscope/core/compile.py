@@ -39,6 +39,7 @@ class Compilation:
     _sass: str | None = None
     _resources: Resources | None = None
     _tools_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _source_map: Any = None
 
     @property
     def ok(self) -> bool:
@@ -73,6 +74,14 @@ class Compilation:
         thread = threading.Thread(target=self.stage, args=("sass",), daemon=True, name="irscope-nvdisasm")
         thread.start()
         return thread
+
+    @property
+    def source_map(self):
+        """Every line of every stage linked to the user's source line, both ways (built lazily)."""
+        if self._source_map is None:
+            from .sourcemap import SourceMap
+            self._source_map = SourceMap.of(self)
+        return self._source_map
 
     @property
     def resources(self) -> Resources:
