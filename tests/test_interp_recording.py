@@ -1,0 +1,112 @@
+"""Recording one program in Triton's interpreter: steps, locals, and memory accesses, on real kernels."""
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import fixture_path, kernel_path
+
+from irscope.core.errors import IrscopeError
+from irscope.core.interp import record_program
+from irscope.core.session import open_file
+
+
+def launch_of(name, path=None):
+    ws = open_file(path or kernel_path(name), target="sm_90")
+    return ws.launches_of(ws.kernel(None))[0]
+
+
+@pytest.fixture(scope="module")
+def add_launch():
+    return launch_of("add.py")
+
+
+def test_add_accesses_are_element_offsets_of_the_program_block(add_launch):
+    rec = record_program(add_launch, 1, with_locals=False)
+    assert rec.error is None and rec.steps == []
+    kinds = [(a.kind, a.param, a.line) for a in rec.accesses]
+    assert kinds == [("load", "x_ptr", 26), ("load", "y_ptr", 27), ("store", "out_ptr", 28)]
+    for access in rec.accesses:
+        assert access.offsets.dtype == np.int64 and access.shape == (1024,)
+        assert np.array_equal(access.offsets, np.arange(1024, 2048))
+        assert np.array_equal(access.byte_offsets, access.offsets * 4)
+        assert access.elem_bytes == 4 and access.mask is None
+
+
+def test_add_steps_have_locals_and_the_store_matches_the_real_launch(add_launch):
+    rec = record_program(add_launch, (1,))
+    assert [s.line for s in rec.steps if s.event == "line"] == [22, 24, 25, 26, 27, 28]
+    at_load = next(s for s in rec.steps if s.line == 26)
+    assert np.array_equal(at_load.locals["offsets"].data, np.arange(1024, 2048))
+    assert at_load.locals["mask"].dtype == "int1" and at_load.locals["mask"].data.all()
+    assert at_load.locals["x_ptr"].kind == "pointer" and at_load.locals["x_ptr"].param == "x_ptr"
+    assert [rec.accesses[i].kind for i in at_load.accesses] == ["load"]
+    # the program's copy of `out` holds exactly what the real launch wrote for this block
+    x, y, out = add_launch.args[:3]
+    block = slice(1024, 2048)
+    assert torch.equal(rec.tensors["out_ptr"][block], out[block])
+    assert torch.equal(rec.tensors["out_ptr"][block], x[block] + y[block])
+
+
+def test_recording_runs_on_copies(add_launch):
+    out = add_launch.args[2]
+    before = out.clone()
+    out[1024:2048] = -1.0
+    try:
+        rec = record_program(add_launch, 1, with_locals=False)
+        assert torch.equal(out[1024:2048], torch.full((1024,), -1.0))  # untouched by the recording
+        assert not torch.equal(rec.tensors["out_ptr"][1024:2048], out[1024:2048])
+    finally:
+        out.copy_(before)
+
+
+def test_program_outside_the_grid_is_one_clear_error(add_launch):
+    with pytest.raises(IrscopeError, match=r"outside the launch's grid \(4,1,1\)"):
+        record_program(add_launch, 4)
+
+
+def test_softmax_masked_lanes_and_reduction():
+    rec = record_program(launch_of("softmax.py"), 3)
+    load, store = rec.accesses
+    assert load.mask is not None and load.mask.sum() == 781 and load.shape == (1024,)
+    assert load.offsets[0] == 3 * 781
+    last = rec.steps[-1]
+    assert last.event == "return"
+    assert last.locals["den"].kind == "scalar"
+    num = last.locals["num"].data
+    assert np.isclose(num[:781].sum() / last.locals["den"].data[0], 1.0, atol=1e-5)
+
+
+def test_matmul_loop_and_dot_match_torch():
+    launch = launch_of("matmul.py")
+    rec = record_program(launch, (1, 1))
+    assert rec.error is None
+    a_loads = [a for a in rec.accesses if a.param == "a_ptr"]
+    assert len(a_loads) == 4 and a_loads[0].shape == (64, 32)  # K=128 in BLOCK_K=32 steps
+    assert a_loads[1].offsets[0, 0] - a_loads[0].offsets[0, 0] == 32
+    iterations = [s.locals["k"].data[0] for s in rec.steps if s.line == 53 and "k" in s.locals]
+    assert list(iterations) == [0, 1, 2, 3]
+    a, b, c = launch.args[:3]
+    tile = (slice(64, 128), slice(64, 128))
+    assert torch.equal(rec.tensors["c_ptr"][tile], c[tile])
+
+
+def test_helper_frames_are_stepped_into_with_a_call_stack():
+    rec = record_program(launch_of("helper.py"), 2)
+    inside = [s for s in rec.steps if s.function == "scaled_relu"]
+    assert len(inside) == 8  # 4 loop iterations: one line and one return each
+    assert [f.function for f in inside[0].stack] == ["relu_sum_max_kernel", "scaled_relu"]
+    assert inside[0].stack[0].line == 34
+    returned = [s for s in inside if s.event == "return"][0]
+    assert returned.locals["(return)"].shape == (256,)
+
+
+def test_out_of_bounds_read_becomes_the_last_step():
+    rec = record_program(launch_of("", fixture_path("out_of_bounds.py")), 1)
+    assert rec.error is not None and "x_ptr[256]" in rec.error and "lane 127" in rec.error
+    last = rec.steps[-1]
+    assert last.event == "exception" and last.line == 12 and last.message == rec.error
+    assert "offsets" in last.locals
+    assert rec.accesses[-1].kind == "load" and rec.accesses[-1].offsets.max() == 256
+    # program 0 stays in bounds
+    assert record_program(launch_of("", fixture_path("out_of_bounds.py")), 0).error is None
