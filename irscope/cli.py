@@ -1,4 +1,4 @@
-"""Command line: `irscope FILE`, `irscope dump`, `irscope report`.
+"""Command line: `irscope FILE`, `irscope dump`, `irscope report`, `irscope step`.
 
 Thin on purpose: everything it shows comes from `irscope.core`. Bad input ends in one line on
 stderr that names the problem and the fix, and a non-zero exit; never a traceback.
@@ -14,7 +14,7 @@ import sys
 from .core.errors import IrscopeError, KernelCompileError, UserCodeError
 from .core.model import ALL_STAGES, TARGETS
 
-COMMANDS = ("dump", "report")
+COMMANDS = ("dump", "report", "step")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="irscope",
         description="See what the Triton compiler makes of a kernel: every stage from source to SASS, "
                     "compiled exactly as the JIT would for the file's own launch. No GPU needed.",
-        epilog="commands: irscope FILE | irscope dump FILE --stage ptx | irscope report FILE [--json]")
+        epilog="commands: irscope FILE | irscope dump FILE --stage ptx | irscope report FILE [--json] | "
+               "irscope step FILE --program 1 --break LINE --print NAME,...")
     parser.add_argument("--version", action="version", version=f"irscope {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     dump = sub.add_parser("dump", help="print one stage of a kernel to stdout")
@@ -49,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="summarize every compilation: specialization, registers, stages")
     _common(report)
     report.add_argument("--json", action="store_true", help="one JSON document {\"kernels\": [...]}")
+    from . import step_command
+    step_command.add_parser(sub, _common)
     return parser
 
 
@@ -102,6 +105,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"irscope: warning: {ws.run_warning}", file=sys.stderr)
     if args.command == "dump":
         return _dump(ws, args, stage)
+    if args.command == "step":
+        from . import step_command
+        return step_command.run(ws, args)
     return _report(ws, args)
 
 

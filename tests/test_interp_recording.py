@@ -110,3 +110,25 @@ def test_out_of_bounds_read_becomes_the_last_step():
     assert rec.accesses[-1].kind == "load" and rec.accesses[-1].offsets.max() == 256
     # program 0 stays in bounds
     assert record_program(launch_of("", fixture_path("out_of_bounds.py")), 0).error is None
+
+
+def test_stepper_moves_over_into_out_and_back():
+    from irscope.core.interp.stepper import Stepper
+    rec = record_program(launch_of("helper.py"), 0)
+    st = Stepper(rec)
+    assert st.step.line == 27 and st.step.index == 0
+    st.breakpoints.add(34)
+    assert st.cont().line == 34 and st.step.locals["i"].data[0] == 0
+    assert st.step_into().function == "scaled_relu"
+    assert st.finish().function == "relu_sum_max_kernel"   # back in the caller, past the helper
+    assert st.step.line in (34, 35)
+    st.restart()
+    st.cont()
+    over = st.step_over()
+    assert over.function == "relu_sum_max_kernel" and over.line == 35  # the helper ran through
+    assert st.cont().locals["i"].data[0] == 1                       # the next iteration's hit
+    assert st.back().line == 33
+    assert st.toggle_breakpoint(34) is False and st.cont() is st.recording.steps[-1]
+    assert st.at_end and st.step.event == "return"
+    st.restart()
+    assert st.finish() is rec.steps[-1]
