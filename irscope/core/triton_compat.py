@@ -124,6 +124,10 @@ class _CpuDriver:
 
 _driver_lock = threading.RLock()
 
+# Triton's interpreter keeps its state in module globals (the builder's grid index, the patched
+# triton.language), so only one program runs at a time in this process, and no compile runs meanwhile.
+interpreter_lock = threading.RLock()
+
 
 @contextlib.contextmanager
 def _active_driver(driver) -> Iterator[None]:
@@ -367,7 +371,8 @@ def _jit_compile_redirected(jit: JITFunction, take) -> Iterator[None]:
 def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
     """triton.compile, called the way JITFunction._do_compile calls it. Uses Triton's cache."""
     src = ASTSource(jit, spec.signature, spec.constexprs, spec.attrs)
-    return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
+    with interpreter_lock:  # never while a recording has triton.language patched for the interpreter
+        return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
 
 
 def compiled_asm(kernel) -> dict[str, Any]:
@@ -474,9 +479,6 @@ def compilation_error_site(exc: CompilationError) -> tuple[str | None, int | Non
 # --------------------------------------------------------------------------------------------
 # Running one program of a launch in the interpreter (the stepper and the coalescing analysis)
 
-# Triton's interpreter keeps its state in module globals (the builder's grid index, the patched
-# triton.language), so only one program runs at a time in this process.
-interpreter_lock = threading.RLock()
 
 
 @dataclass
