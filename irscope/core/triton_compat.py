@@ -601,6 +601,7 @@ def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int
     with interpreter_lock:
         fn = _interpreter_for(jit).rewrite()
         scope = _patch_lang(jit.fn)
+        _index_scalars_with_new_numpy(scope)
         original_call = JITFunction.__call__
         JITFunction.__call__ = _call_interpreted
         try:
@@ -622,6 +623,13 @@ def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int
         finally:
             JITFunction.__call__ = original_call
             scope.restore()
+
+
+def _index_scalars_with_new_numpy(scope) -> None:
+    """Triton before 3.7 turns an interpreter scalar (a 1-element array) into a Python int with int(),
+    which NumPy 2.4+ refuses for arrays that are not 0-d: every `range(0, tl.cdiv(...))` loop fails.
+    Newer Tritons squeeze first; do the same on the older ones (restored with the rest of the patch)."""
+    scope.set_attr(triton.language.tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
 
 
 def kernel_parameters(jit: JITFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
