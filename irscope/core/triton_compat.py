@@ -26,7 +26,8 @@ from triton.compiler import ASTSource, make_backend  # noqa: E402
 from triton.compiler.errors import CompilationError  # noqa: E402
 from triton.runtime.autotuner import Autotuner, Heuristics  # noqa: E402
 from triton.runtime.driver import driver as _driver_registry  # noqa: E402
-from triton.runtime.interpreter import InterpretedFunction, _patch_lang  # noqa: E402
+import triton.runtime.interpreter as _interpreter_module  # noqa: E402
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
 TRITON_VERSION = triton.__version__
@@ -229,6 +230,29 @@ def _interpreter_for(jit: JITFunction) -> InterpretedFunction:
     return fn
 
 
+_TRITON_PATCH_LANG = _interpreter_module._patch_lang
+
+
+def _patch_lang(fn):
+    """Triton's patch of triton.language for the interpreter, plus one fix: Triton before 3.7 turns an
+    interpreter scalar (a 1-element array) into a Python int with int(), which NumPy 2.4+ refuses for
+    arrays that are not 0-d, so every `range(0, tl.cdiv(...))` loop failed. Newer Tritons squeeze first;
+    this does the same on every version. Undone with the rest by the returned scope's restore()."""
+    scope = _TRITON_PATCH_LANG(fn)
+    scope.set_attr(triton.language.tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+    return scope
+
+
+@contextlib.contextmanager
+def _grid_executor_uses_fixed_patch() -> Iterator[None]:
+    """Triton's GridExecutor (a whole launch in the interpreter) looks `_patch_lang` up in its module."""
+    _interpreter_module._patch_lang = _patch_lang
+    try:
+        yield
+    finally:
+        _interpreter_module._patch_lang = _TRITON_PATCH_LANG
+
+
 def _call_interpreted(self, *args, **kwargs):
     # A @triton.jit function (the user's helper, or one of triton.language's own, like tl.max)
     # called from a kernel running in the interpreter. Triton's InterpretedFunction.__call__ would
@@ -260,7 +284,8 @@ def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) 
         if not _state.execute:
             return None
         if use_interpreter:
-            return _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+            with _grid_executor_uses_fixed_patch():
+                return _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
         return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     call = _call_interpreted
@@ -601,7 +626,6 @@ def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int
     with interpreter_lock:
         fn = _interpreter_for(jit).rewrite()
         scope = _patch_lang(jit.fn)
-        _index_scalars_with_new_numpy(scope)
         original_call = JITFunction.__call__
         JITFunction.__call__ = _call_interpreted
         try:
@@ -623,13 +647,6 @@ def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int
         finally:
             JITFunction.__call__ = original_call
             scope.restore()
-
-
-def _index_scalars_with_new_numpy(scope) -> None:
-    """Triton before 3.7 turns an interpreter scalar (a 1-element array) into a Python int with int(),
-    which NumPy 2.4+ refuses for arrays that are not 0-d: every `range(0, tl.cdiv(...))` loop fails.
-    Newer Tritons squeeze first; do the same on the older ones (restored with the rest of the patch)."""
-    scope.set_attr(triton.language.tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
 
 
 def kernel_parameters(jit: JITFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
