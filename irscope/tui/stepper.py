@@ -7,6 +7,7 @@ then a lookup in the recording, so stepping backwards is as cheap as forwards.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 
@@ -15,13 +16,16 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Input, Label, OptionList, Static
+from textual.widgets import Footer, Input, Label, Static
 
 from ..core.errors import IrscopeError
 from ..core.interp import Recording, Value, launch_grid, normalize_program_id, record_program
 from ..core.interp.stepper import Stepper
+from .widgets.line_list import LineList
+from .widgets.stepper_views import LocalsView, SourceView
+from .widgets.value_grid import ValueGrid
 
 GRID_ROW = 8           # 1-D values: elements per grid row
 GRID_MAX_ROWS = 256    # rows shown in the value grid (the rest is summarized)
@@ -68,38 +72,6 @@ class ProgramChooser(ModalScreen[tuple[int, int, int] | None]):
         self.dismiss(None)
 
 
-class LocalsTable(DataTable):
-    """The locals table; remembers whether the user (not a redraw) moved its cursor."""
-
-    user_moved = False
-
-    def _user(self, action) -> None:
-        self.user_moved = True
-        action()
-
-    def action_cursor_up(self) -> None:
-        self._user(super().action_cursor_up)
-
-    def action_cursor_down(self) -> None:
-        self._user(super().action_cursor_down)
-
-    def action_page_up(self) -> None:
-        self._user(super().action_page_up)
-
-    def action_page_down(self) -> None:
-        self._user(super().action_page_down)
-
-    def action_scroll_top(self) -> None:
-        self._user(super().action_scroll_top)
-
-    def action_scroll_bottom(self) -> None:
-        self._user(super().action_scroll_bottom)
-
-    async def _on_click(self, event) -> None:
-        self.user_moved = True
-        await super()._on_click(event)
-
-
 class StepperScreen(Screen):
     """One program of `comp`'s launch, recorded in the interpreter and stepped through."""
 
@@ -109,15 +81,16 @@ class StepperScreen(Screen):
     StepperScreen #stepper-body { height: 1fr; }
     StepperScreen #stepper-left { width: 1fr; }
     StepperScreen #stepper-right { width: 1fr; }
-    StepperScreen #stepper-source { height: 2fr; border: round $primary-darken-2; text-wrap: nowrap;
-                                    text-overflow: ellipsis; }
-    StepperScreen #stepper-ir { height: 1fr; border: round $primary-darken-2; }
+    StepperScreen #stepper-source { height: 2fr; border: round $primary-darken-2; }
+    StepperScreen #stepper-ir { height: 1fr; border: round $primary-darken-2; overflow: hidden;
+                                text-wrap: nowrap; text-overflow: ellipsis; }
+    StepperScreen #stepper-locals { overflow-x: hidden; }
     StepperScreen #stepper-locals { height: 1fr; border: round $primary-darken-2; }
     StepperScreen #stepper-value-box { height: 1fr; border: round $primary-darken-2; }
-    StepperScreen #stepper-value-stats { height: auto; }
+    StepperScreen #stepper-value-stats { height: 1; }
     StepperScreen #stepper-value-grid { height: 1fr; }
-    StepperScreen #stepper-mask { height: auto; }
-    StepperScreen #stepper-accesses { height: auto; max-height: 8; border: round $primary-darken-2; }
+    StepperScreen #stepper-mask { height: 1fr; display: none; overflow: hidden; }
+    StepperScreen #stepper-accesses { height: 7; border: round $primary-darken-2; overflow: hidden; }
     StepperScreen .stepper-error { color: $error; }
     """
 
@@ -154,7 +127,11 @@ class StepperScreen(Screen):
         self._shown_line: int | None = None
         self._selected: str | None = None      # the local shown in the value view
         self._pinned: str | None = None        # the local the user picked (else: the newest one)
-        self._auto_pick: str | None = None     # the local a redraw put the cursor on
+        self.breakpoints: set[int] = set()    # source lines; kept when another program is recorded
+        self._generation = 0                   # the latest recording asked for
+        self._table_values: dict[str, Value | None] = {}  # what the locals table shows, row by row
+        self._table_function: str | None = None
+        self._function_names: dict[str, list[str]] = {}
         self._value_shown: Value | None = None
 
     # ---- layout
@@ -163,37 +140,42 @@ class StepperScreen(Screen):
         yield Static("", id="stepper-status")
         with Horizontal(id="stepper-body"):
             with Vertical(id="stepper-left"):
-                source = OptionList(*self._source_prompts(), id="stepper-source")
+                source = SourceView(self.source_lines, self.breakpoints, id="stepper-source")
                 source.border_title = _shown_path(self.workspace.user_file.path)
                 yield source
-                ir = VerticalScroll(Static("", id="stepper-ir-text"), id="stepper-ir")
-                ir.border_title = self.ir_stage or "IR"
+                ir = Static("", id="stepper-ir")
+                ir.border_title = f"{self.ir_stage or 'IR'} of the current line"
                 yield ir
             with Vertical(id="stepper-right"):
-                table = LocalsTable(id="stepper-locals", cursor_type="row", zebra_stripes=True)
+                table = LocalsView(id="stepper-locals")
                 table.border_title = "locals"
                 yield table
                 with Vertical(id="stepper-value-box") as box:
                     box.border_title = "value"
                     yield Static("", id="stepper-value-stats")
                     yield Static("", id="stepper-mask")
-                    yield DataTable(id="stepper-value-grid", cursor_type="cell", show_cursor=False)
+                    yield ValueGrid(id="stepper-value-grid")
                 accesses = Static("", id="stepper-accesses")
                 accesses.border_title = "memory at this line"
                 yield accesses
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#stepper-locals", DataTable)
-        table.add_columns("name", "kind", "value")
         self._set_status(f"recording program ({_program_text(self.program_id)}) of {self.comp.kernel.name} "
                          f"in Triton's interpreter…")
         self.record(self.program_id)
 
+    def on_unmount(self) -> None:
+        gc.unfreeze()  # hand everything back to the collector (Triton's bindings check at exit)
+
     # ---- recording (in a thread)
 
-    @work(thread=True, exclusive=True, group="stepper-record")
     def record(self, program_id: tuple[int, int, int]) -> None:
+        self._generation += 1
+        self._record_in_thread(program_id, self._generation)
+
+    @work(thread=True, exclusive=True, group="stepper-record")
+    def _record_in_thread(self, program_id: tuple[int, int, int], generation: int) -> None:
         try:
             rec = record_program(self.comp.launch, program_id)
             failure = None if rec.steps else f"the interpreter cannot run {rec.kernel}: {rec.error or 'no line ran'}"
@@ -201,38 +183,32 @@ class StepperScreen(Screen):
             rec, failure = None, str(exc)
         except Exception as exc:  # the interpreter itself broke: say so in one line
             rec, failure = None, f"the interpreter cannot run {self.comp.kernel.name}: {type(exc).__name__}: {exc}"
-        self.app.call_from_thread(self._recorded, program_id, rec, failure)
+        self.app.call_from_thread(self._recorded, generation, program_id, rec, failure)
 
-    def _recorded(self, program_id, rec: Recording | None, failure: str | None) -> None:
-        breakpoints = self.stepper.breakpoints if self.stepper else set()
+    def _recorded(self, generation: int, program_id, rec: Recording | None, failure: str | None) -> None:
+        if generation != self._generation or not self.is_mounted:
+            return  # a newer program was asked for meanwhile, or the screen is gone
         self.program_id = program_id
         self.failure = failure
-        self.stepper = Stepper(rec, breakpoints=breakpoints) if rec is not None and failure is None else None
+        self.stepper = Stepper(rec, breakpoints=self.breakpoints) if rec is not None and failure is None else None
+        self._table_values.clear()
+        self._table_function = None
+        self._function_names.clear()
+        self._value_shown = None
         if self.stepper is None:
             self._set_status(failure or "nothing recorded", error=True)
             return
+        # A full garbage collection walks torch's and Triton's many objects: ~0.2 s, at random steps.
+        # Collect once now and move what survives out of the collector's sight; a recording holds no
+        # reference cycles, so replacing it still frees it.
+        gc.collect()
+        gc.freeze()
         self._refresh_all(first=True)
 
     # ---- drawing
 
     def _set_status(self, text: str, error: bool = False) -> None:
-        status = self.query_one("#stepper-status", Static)
-        status.update(Text(text, style="bold red" if error else ""))
-
-    def _source_prompts(self, current: int | None = None) -> list[Text]:
-        return [self._source_prompt(i + 1, current) for i in range(len(self.source_lines))]
-
-    def _source_prompt(self, line: int, current: int | None) -> Text:
-        breakpoints = self.stepper.breakpoints if self.stepper else set()
-        mark = "●" if line in breakpoints else " "
-        here = "▶" if line == current else " "
-        text = Text.assemble((mark, "bold red"), (here, "bold green"), (f"{line:>4} ", "dim"),
-                             self.source_lines[line - 1].expandtabs(4))
-        if line == current:
-            text.stylize("on #2a4a2a")
-        text.no_wrap = True
-        text.overflow = "ellipsis"
-        return text
+        _update(self.query_one("#stepper-status", Static), Text(text, style="bold red" if error else ""))
 
     def _refresh_all(self, first: bool = False) -> None:
         step = self.stepper.step if self.stepper else None
@@ -250,22 +226,15 @@ class StepperScreen(Screen):
             status.append("\n")
             status.append(("⚠ " if step.event == "exception" else "(ends with) ") + rec.error,
                           style="bold red" if step.event == "exception" else "red")
-        self.query_one("#stepper-status", Static).update(status)
+        _update(self.query_one("#stepper-status", Static), status)
         self._draw_source(step.line, first)
         self._draw_ir(step.line)
         self._draw_locals()
         self._draw_accesses()
 
     def _draw_source(self, line: int, first: bool) -> None:
-        source = self.query_one("#stepper-source", OptionList)
-        previous = self._shown_line
         self._shown_line = line
-        for changed in {previous, line} - {None}:
-            source.replace_option_prompt_at_index(changed - 1, self._source_prompt(changed, line))
-        if first or source.highlighted is None or source.highlighted == (previous or 1) - 1:
-            source.highlighted = line - 1  # the cursor follows execution unless the user moved it away
-        # keep the executing line in the middle of the pane
-        source.scroll_to(y=max(0, line - 1 - source.scrollable_content_region.height // 2), animate=False)
+        self.query_one("#stepper-source", SourceView).set_current(line)
 
     def _ir_index(self, stage: str) -> dict[int, list[int]]:
         """Source line → IR line indices of a stage: from irscope's source map when present, else from
@@ -275,23 +244,26 @@ class StepperScreen(Screen):
         return self._ir_links[stage]
 
     def _draw_ir(self, line: int) -> None:
-        box = self.query_one("#stepper-ir", VerticalScroll)
-        target = self.query_one("#stepper-ir-text", Static)
+        target = self.query_one("#stepper-ir", Static)
         if self.ir_stage is None:
-            target.update(Text(f"{self.comp.kernel.name} did not compile for {self.comp.target}: no IR to show",
-                               style="dim"))
+            _update(target, Text(f"{self.comp.kernel.name} did not compile for {self.comp.target}: no IR to show",
+                                 style="dim"))
             return
-        box.border_title = f"{self.ir_stage} of line {line}"
         text = self.comp.stage(self.ir_stage).splitlines()
         indices = self._ir_index(self.ir_stage).get(line, [])
         if not indices:
-            target.update(Text(f"line {line} produced no {self.ir_stage} (or it is not linked)", style="dim"))
+            _update(target, Text(f"line {line} produced no {self.ir_stage} (or it is not linked)", style="dim"))
             return
-        out = Text()
-        for i in indices[:200]:
+        room = max(1, target.scrollable_content_region.height or 12)
+        shown = indices if len(indices) <= room else indices[:room - 1]
+        out = Text(no_wrap=True, overflow="ellipsis")
+        for i in shown:
             out.append(f"{i + 1:>5} ", style="dim")
-            out.append(_strip_loc(text[i]).strip()[:200] + "\n")
-        target.update(out)
+            out.append(_strip_loc(text[i]).strip() + "\n")
+        if len(shown) < len(indices):
+            out.append(f"      … {len(indices) - len(shown)} more lines", style="dim")
+        out.rstrip()
+        _update(target, out)
 
     def _newest_local(self) -> str | None:
         """The local the previous step changed (what the line just run assigned), else the last one."""
@@ -303,36 +275,54 @@ class StepperScreen(Screen):
         return changed[-1] if changed else (names[-1] if names else None)
 
     def _draw_locals(self) -> None:
+        """One row per local the current function ever has (in order of first assignment), so rows
+        never come and go while stepping inside a function: only changed rows are redrawn."""
         step = self.stepper.step
-        table = self.query_one("#stepper-locals", DataTable)
+        view = self.query_one("#stepper-locals", LocalsView)
         keep = self._pinned if self._pinned in step.locals else self._newest_local()
-        self._auto_pick = keep
-        table.clear()
-        names = list(step.locals)
-        for name in names:
-            value = step.locals[name]
-            kind = "mask" if value.is_mask else value.kind
-            summary = Text(value.summary())
-            st = value.stats() if value.kind == "tensor" else {}
-            if st.get("nan") or st.get("inf"):
-                summary.stylize("bold yellow")
-            table.add_row(name, kind, summary, key=name)
+        names = self._names_of(step.function)
+        shown = self._table_values
+        if self._table_function != step.function:
+            view.set_names(names)
+            shown.clear()
+            self._table_function = step.function
+        for index, name in enumerate(names):
+            value = step.locals.get(name)
+            if name in shown and shown[name] is value:
+                continue
+            if value is None:
+                kind, summary = "", Text("not yet assigned", style="dim")
+            else:
+                kind = "mask" if value.is_mask else value.kind
+                summary = Text(value.summary())
+                st = value.stats() if value.kind == "tensor" else {}
+                if st.get("nan") or st.get("inf"):
+                    summary.stylize("bold yellow")
+            view.set_row(index, kind, summary)
+            shown[name] = value
         if keep in names:
-            table.move_cursor(row=names.index(keep), animate=False)
+            view.move_to(names.index(keep))
         self._show_value(keep)
 
-    @on(DataTable.RowHighlighted, "#stepper-locals")
-    def _local_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        name = event.row_key.value if event.row_key is not None else None
-        if name is None or self.stepper is None or name not in self.stepper.step.locals:
+    def _names_of(self, function: str) -> list[str]:
+        """Every local of a function over the whole recording, in order of first appearance."""
+        if function not in self._function_names:
+            seen: dict[str, None] = {}
+            for step in self.stepper.recording.steps:
+                if step.function == function:
+                    seen.update(dict.fromkeys(step.locals))
+            self._function_names[function] = list(seen)
+        return self._function_names[function]
+
+    @on(LineList.CursorMoved, "#stepper-locals")
+    def _local_picked(self, event: LineList.CursorMoved) -> None:
+        if self.stepper is None or not event.by_user:
             return
-        table = self.query_one("#stepper-locals", LocalsTable)
-        if table.user_moved:  # the user picked this local: keep showing it while stepping
-            table.user_moved = False
-            self._pinned = name
-        elif name != self._auto_pick:
-            return  # a redraw moving the cursor on its way
-        self._show_value(name)
+        view = self.query_one("#stepper-locals", LocalsView)
+        name = view.names[event.index] if event.index < len(view.names) else None
+        if name in self.stepper.step.locals:
+            self._pinned = name  # the user picked this local: keep showing it while stepping
+            self._show_value(name)
 
     def _show_value(self, name: str | None) -> None:
         self._selected = name
@@ -343,28 +333,27 @@ class StepperScreen(Screen):
         self._value_shown = value
         stats = self.query_one("#stepper-value-stats", Static)
         mask = self.query_one("#stepper-mask", Static)
-        grid = self.query_one("#stepper-value-grid", DataTable)
+        grid = self.query_one("#stepper-value-grid", ValueGrid)
         box = self.query_one("#stepper-value-box")
-        grid.clear(columns=True)
-        mask.update("")
         if value is None:
-            stats.update("")
+            grid.show(None)
+            _update(stats, "")
             return
-        box.border_title = f"value of {name}"
-        stats.update(_stats_text(value))
+        _update(stats, Text.assemble((f"{name}: ", "bold"), _stats_text(value)))
+        if mask.display != value.is_mask:
+            mask.display = value.is_mask
+            grid.display = not value.is_mask
         if value.is_mask:
-            mask.update(draw_mask(value.data))
+            _update(mask, draw_mask(value.data))
             return
-        if value.data is None or not value.is_block:
-            return
-        _fill_grid(grid, value)
+        grid.show(value.data if value.is_block else None)
 
     def _draw_accesses(self) -> None:
         step = self.stepper.step
         rec = self.stepper.recording
         widget = self.query_one("#stepper-accesses", Static)
         if not step.accesses:
-            widget.update(Text("no load or store at this line", style="dim"))
+            _update(widget, Text("no load or store at this line", style="dim"))
             return
         out = Text()
         for index in step.accesses[:4]:
@@ -373,7 +362,8 @@ class StepperScreen(Screen):
             if access.mask is not None:
                 out.append_text(draw_mask(access.mask, max_rows=2))
                 out.append("\n")
-        widget.update(out)
+        out.rstrip()
+        _update(widget, out)
 
     # ---- actions
 
@@ -404,17 +394,18 @@ class StepperScreen(Screen):
     def action_end(self) -> None:
         self._move("end")
 
-    def action_toggle_breakpoint(self) -> None:
-        source = self.query_one("#stepper-source", OptionList)
-        if self.stepper is None or source.highlighted is None:
-            return
-        line = source.highlighted + 1
-        self.stepper.toggle_breakpoint(line)
-        source.replace_option_prompt_at_index(line - 1, self._source_prompt(line, self._shown_line))
+    def action_toggle_breakpoint(self, line: int | None = None) -> None:
+        source = self.query_one("#stepper-source", SourceView)
+        line = source.cursor + 1 if line is None else line
+        if line in self.breakpoints:
+            self.breakpoints.discard(line)
+        else:
+            self.breakpoints.add(line)
+        source.breakpoint_changed(line)
 
-    @on(OptionList.OptionSelected, "#stepper-source")
-    def _source_selected(self, event: OptionList.OptionSelected) -> None:
-        self.action_toggle_breakpoint()
+    @on(SourceView.GutterClicked)
+    def _gutter_clicked(self, event: SourceView.GutterClicked) -> None:
+        self.action_toggle_breakpoint(event.line)
 
     def action_choose_program(self) -> None:
         def chosen(pid) -> None:
@@ -429,6 +420,7 @@ class StepperScreen(Screen):
             return
         index = self.ir_stages.index(self.ir_stage) if self.ir_stage in self.ir_stages else -1
         self.ir_stage = self.ir_stages[(index + 1) % len(self.ir_stages)]
+        self.query_one("#stepper-ir", Static).border_title = f"{self.ir_stage} of the current line"
         if self._shown_line is not None:
             self._draw_ir(self._shown_line)
 
@@ -437,6 +429,11 @@ class StepperScreen(Screen):
 
 
 # ---- helpers (pure functions: easy to test)
+
+
+def _update(widget: Static, content) -> None:
+    """Fixed-size panes: new content never changes the layout, so skip the (costly) relayout."""
+    widget.update(content, layout=False)
 
 
 def _shown_path(path: str) -> str:
@@ -474,38 +471,16 @@ def draw_mask(mask: np.ndarray, max_rows: int = 16) -> Text:
     for r, row in enumerate(rows[:max_rows]):
         start = r * rows.shape[1] if data.ndim <= 1 else r
         out.append(f"{start:>5} ", style="dim")
-        for lane in row[:MASK_ROW * 2]:
-            out.append("█" if lane else "·", style="green" if lane else "red")
+        row = row[:MASK_ROW * 2]
+        edges = np.flatnonzero(np.diff(row.astype(np.int8))) + 1  # one span per run of equal lanes
+        for run in np.split(row, edges):
+            on = bool(run[0])
+            out.append(("█" if on else "·") * len(run), style="green" if on else "red")
         out.append("\n")
     if len(rows) > max_rows:
         out.append(f"      … {len(rows) - max_rows} more rows\n", style="dim")
     out.rstrip()
     return out
-
-
-def _cell(x) -> Text | str:
-    if isinstance(x, (float, np.floating)):
-        f = float(x)
-        if np.isnan(f) or np.isinf(f):
-            return Text(f"{f}", style="bold yellow")
-        return f"{f:.4g}"
-    return str(x)
-
-
-def _fill_grid(grid: DataTable, value: Value) -> None:
-    data = value.data
-    if data.ndim == 1:
-        width = min(GRID_ROW, data.size)
-        grid.add_columns("", *[f"+{c}" for c in range(width)])
-        for r in range(min((data.size + width - 1) // width, GRID_MAX_ROWS)):
-            chunk = data[r * width:(r + 1) * width]
-            grid.add_row(Text(str(r * width), style="dim"), *[_cell(x) for x in chunk])
-    else:
-        view = data.reshape(data.shape[0], -1)
-        cols = min(view.shape[1], GRID_MAX_COLS)
-        grid.add_columns("", *[str(c) for c in range(cols)])
-        for r in range(min(view.shape[0], GRID_MAX_ROWS)):
-            grid.add_row(Text(str(r), style="dim"), *[_cell(x) for x in view[r, :cols]])
 
 
 _LOC_DEF = re.compile(r"^#(loc\d*)\s*=\s*loc\((.*)\)\s*$")
