@@ -127,7 +127,7 @@ class IrscopeApp(App):
                 with TabPane(panel_cls.panel_title):
                     yield panel_cls()
         yield Input(id="prompt")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#panels").display = False
@@ -254,11 +254,22 @@ class IrscopeApp(App):
         else:
             self.set_progress("")
         self.apply_layout()
+        if previous is None and comp.ok and self.panes[0].stage == "source":
+            self._start_at_kernel_body(self.panes[0].view)
         self.focus_pane(self.active_pane)
         view = self.panes[self.active_pane].view
         if view.cursor_index is not None and comp.ok:
             self.link_from(view, view.cursor_index)
         self.refresh_panels()
+
+    def _start_at_kernel_body(self, view: StageView) -> None:
+        """First view of a kernel: the cursor on its first line that produced IR, so the links show."""
+        assert self.shown is not None
+        links, start = self.shown.links, self.shown.comp.kernel.line
+        first = next((n for n in range(start + 1, start + 400) if links.produced_ir(n)), None)
+        if first is not None:
+            self.active_pane = 0
+            view.move_cursor_to_index(first - 1, center=True)
 
     def _fill_pane(self, pane: StagePane, stage: str, cursor_index: int | None = None) -> None:
         assert self.shown is not None
@@ -318,8 +329,8 @@ class IrscopeApp(App):
             item("spills", res.spills)
             item("smem", f"{res.shared_bytes or 0} B")
         if len(self.comps) > 1:
-            head.append(f"  ({self.comps.index(comp) + 1 if comp in self.comps else '·'}/{len(self.comps)}: k)",
-                        style="dim")
+            number = next((n + 1 for n, c in enumerate(self.comps) if c is comp), "·")
+            head.append(f"  ({number}/{len(self.comps)}; k: pick)", style="dim")
         self.query_one("#header", Static).update(head)
 
     # ---- panes and layout
@@ -406,9 +417,9 @@ class IrscopeApp(App):
                     if count:
                         title.append(f" → {count} IR lines", style="dim")
                 else:
-                    title.append(f"  {index + 1}", style="")
+                    title.append(f"  line {index + 1}", style="")
                     if src is not None:
-                        title.append(f" ← line {src}", style="bold")
+                        title.append(f" ← source {src}", style="bold")
         pane.set_title(title)
 
     # ---- linking

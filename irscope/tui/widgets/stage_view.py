@@ -43,7 +43,13 @@ class StageView(ScrollView, can_focus=True):
     StageView {
         background: $surface;
         scrollbar-size-vertical: 1;
-        scrollbar-size-horizontal: 1;
+        scrollbar-size-horizontal: 0;
+        scrollbar-background: $surface;
+        scrollbar-background-hover: $surface;
+        scrollbar-background-active: $surface;
+        scrollbar-color: $panel-lighten-2;
+        scrollbar-color-hover: $panel-lighten-3;
+        scrollbar-color-active: $primary;
     }
     """
 
