@@ -5,6 +5,7 @@ Nothing here touches widgets; progress goes through a callback the app turns int
 
 from __future__ import annotations
 
+import os
 import traceback
 from dataclasses import dataclass, field
 from typing import Callable
@@ -41,9 +42,10 @@ class OpenFailure:
     line: int | None = None
 
 
-def open_workspace(path: str, target: str | None, run_main: bool, overrides: Overrides,
+def open_workspace(path: str, target: str | None, run_main: bool, defines: list[str], arg_types: list[str],
                    progress: Progress) -> tuple[Workspace, list[Compilation]]:
-    progress(f"running {path} to capture its launches", 0.1)
+    overrides = Overrides.parse(defines, arg_types)
+    progress(f"running {os.path.basename(path)} to capture its launches", 0.1)
     ws = open_file(path, target=target, run_main=run_main, overrides=overrides)
     progress("compiling", 0.5)
     comps = ws.compile_all()

@@ -73,8 +73,10 @@ class StageView(ScrollView, can_focus=True):
         self.marks: dict[int, str] = {}        # stage line index -> "error"
         self.colouring = True
         self.show_debug = False
+        self.on_cursor_moved = None            # callable(view, index): the app's linker
         self._gutter_width = 0
-        self._strips: LRUCache[tuple[int, int], Strip] = LRUCache(4096)
+        self._strips: LRUCache[tuple[int, int], tuple[Strip, Strip]] = LRUCache(4096)  # (gutter, code)
+        self._lines: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(1024)  # as shown: cropped
         self._palette: dict[str, Style] = {}
 
     # ---- content
@@ -102,13 +104,13 @@ class StageView(ScrollView, can_focus=True):
         width = self._gutter_width + (self.text.width if self.text else 0) + 1
         self.virtual_size = Size(width, len(self.rows))
         self.cursor_row = self.row_of(keep_index) if keep_index is not None else 0
-        self._strips.clear()
+        self._forget_rendered()
         self.refresh()
 
     def set_options(self, *, colouring: bool | None = None, show_debug: bool | None = None) -> None:
         if colouring is not None and colouring != self.colouring:
             self.colouring = colouring
-            self._strips.clear()
+            self._forget_rendered()
             self.refresh()
         if show_debug is not None and show_debug != self.show_debug:
             index = self.cursor_index
@@ -119,8 +121,12 @@ class StageView(ScrollView, can_focus=True):
     def restyle(self) -> None:
         """Forget rendered rows (the theme changed)."""
         self._palette.clear()
-        self._strips.clear()
+        self._forget_rendered()
         self.refresh()
+
+    def _forget_rendered(self) -> None:
+        self._strips.clear()
+        self._lines.clear()
 
     # ---- cursor and links
 
@@ -147,14 +153,21 @@ class StageView(ScrollView, can_focus=True):
         self._refresh_row(row)
         self.scroll_to_row(row, center=center)
         if notify:
-            self.post_message(self.CursorMoved(self, self.rows[row]))
+            if self.on_cursor_moved is not None:
+                self.on_cursor_moved(self, self.rows[row])  # at once: a message would take several hops
+            else:
+                self.post_message(self.CursorMoved(self, self.rows[row]))
 
-    def set_linked(self, indices) -> None:
-        linked = frozenset(indices)
-        if linked != self.linked:
-            changed = linked ^ self.linked
-            self.linked = linked
-            self._refresh_indices(changed)
+    def set_linked(self, indices: frozenset[int]) -> None:
+        """Highlight these stage lines (the lines of the source line under the cursor)."""
+        if indices is self.linked or indices == self.linked:
+            return
+        old, self.linked = self.linked, indices
+        top, bottom = self.visible_rows()
+        for row in range(top, bottom):  # repaint only shown rows whose state changed: O(screen)
+            index = self.rows[row]
+            if (index in old) != (index in indices):
+                self._refresh_row(row)
 
     def reveal_index(self, index: int) -> None:
         """Scroll so that stage line `index` is on screen (a third from the top when it was not)."""
@@ -207,19 +220,6 @@ class StageView(ScrollView, can_focus=True):
         if top <= row < top + self.size.height:
             self.refresh(Region(0, row - top, self.size.width, 1))
 
-    def _refresh_indices(self, indices) -> None:
-        if not self.rows:
-            return
-        top, bottom = self.visible_rows()
-        if top >= bottom:
-            return
-        low, high = self.rows[top], self.rows[bottom - 1]
-        for index in indices:
-            if low <= index <= high:
-                row = bisect_left(self.rows, index)
-                if self.rows[row] == index:
-                    self.refresh(Region(0, row - top, self.size.width, 1))
-
     def _style(self, key: str) -> Style:
         style = self._palette.get(key)
         if style is None:
@@ -259,11 +259,16 @@ class StageView(ScrollView, can_focus=True):
         index = self.rows[row]
         state = CURSOR if row == self.cursor_row and self.has_focus else (
             LINKED if index in self.linked or row == self.cursor_row else PLAIN)
-        gutter, code = self._row_strips(index, state)
         left = int(self.scroll_offset.x)
-        code_width = max(0, width - self._gutter_width)
-        code = code.crop_extend(left, left + code_width, self._row_background(index, state))
-        return Strip.join([gutter, code]).crop(0, width)
+        key = (index, state, left, width)
+        line = self._lines.get(key)
+        if line is None:
+            gutter, code = self._row_strips(index, state)
+            code_width = max(0, width - self._gutter_width)
+            code = code.crop_extend(left, left + code_width, self._row_background(index, state))
+            line = Strip.join([gutter, code]).crop(0, width)
+            self._lines[key] = line
+        return line
 
     def _row_background(self, index: int, state: int) -> Style:
         slot = self._slot(index)
