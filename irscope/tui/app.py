@@ -158,7 +158,8 @@ class IrscopeApp(App):
         self.query_one("#prompt").display = False
         self.on_mount_panes()
         self.apply_layout()
-        self.load()
+        self.set_progress(f"opening {self.path}…", 0.0)
+        self.call_after_refresh(self.load)  # paint first: the worker's imports compete for the GIL
 
     # ---- loading
 
@@ -285,6 +286,7 @@ class IrscopeApp(App):
         else:
             self.set_progress("")
         self.apply_layout()
+        self.call_after_refresh(self._reveal_cursors)  # after layout, when panes know their height
         if previous is None and comp.ok and self.panes[0].stage == "source":
             self._start_at_kernel_body(self.panes[0].view)
         self.focus_pane(self.active_pane)
@@ -292,6 +294,11 @@ class IrscopeApp(App):
         if view.cursor_index is not None and comp.ok:
             self.link_from(view, view.cursor_index)
         self.refresh_panels()
+
+    def _reveal_cursors(self) -> None:
+        for pane in self.panes:
+            if pane.display and pane.view.rows:
+                pane.view.scroll_to_row(pane.view.cursor_row, center=True)
 
     def _start_at_kernel_body(self, view: StageView) -> None:
         """First view of a kernel: the cursor on its first line that produced IR, so the links show."""
@@ -311,7 +318,8 @@ class IrscopeApp(App):
         links = shown.links.stage(stage) if shown.comp.ok or stage == "source" else None
         pane.stage = stage
         pane.view.set_options(colouring=self.colouring, show_debug=self.show_debug)
-        pane.view.show(stage, text, links, shown.links.colour_slot, cursor_index=cursor_index)
+        pane.view.show(stage, text, links, shown.links.colour_slot, cursor_index=cursor_index,
+                       full_text=shown.full_texts.get(stage))
         self.update_pane_title(pane)
 
     def show_open_failure(self, failure: OpenFailure) -> None:

@@ -26,7 +26,8 @@ class Shown:
 
     comp: Compilation
     links: LinkIndex
-    texts: dict[str, StageText] = field(default_factory=dict)
+    texts: dict[str, StageText] = field(default_factory=dict)       # inline debug annotations left out
+    full_texts: dict[str, StageText] = field(default_factory=dict)  # exactly as the compiler wrote them
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -76,10 +77,13 @@ def prepare(comp: Compilation, progress: Progress) -> Shown:
     for n, stage in enumerate(stages):
         progress(f"loading {stage}", 0.6 + 0.35 * n / len(stages))
         if stage == "source" or comp.ok:
-            shown.texts[stage] = StageText(stage, comp.stage(stage))
+            text = comp.stage(stage)
+            shown.full_texts[stage] = StageText(stage, text)
+            shown.texts[stage] = (StageText(stage, text, strip_debug=True) if stage in ("ttir", "ttgir", "llir", "sass")
+                                  else shown.full_texts[stage])
             shown.links.stage(stage)
         else:
-            shown.texts[stage] = StageText("error", failure_text(comp))
+            shown.texts[stage] = shown.full_texts[stage] = StageText("error", failure_text(comp))
     if comp.ok:
         _ = comp.resources
     shown.links.colour_slot(0)

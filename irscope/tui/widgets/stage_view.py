@@ -65,6 +65,8 @@ class StageView(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.stage = ""
         self.text: StageText | None = None
+        self._clean_text: StageText | None = None
+        self._full_text: StageText | None = None
         self.links: StageLinks | None = None
         self.colour_slot = lambda line: None
         self.rows: list[int] = []              # stage line indices shown, in order
@@ -82,10 +84,13 @@ class StageView(ScrollView, can_focus=True):
     # ---- content
 
     def show(self, stage: str, text: StageText, links: StageLinks | None, colour_slot, *,
-             cursor_index: int | None = None) -> None:
-        """Show a stage; keep the cursor near where it was when the stage is the same."""
+             cursor_index: int | None = None, full_text: StageText | None = None) -> None:
+        """Show a stage; keep the cursor near where it was when the stage is the same. `full_text` is
+        the same stage with its inline debug annotations, shown while debug metadata is on."""
         self.stage = stage
-        self.text = text
+        self._clean_text = text
+        self._full_text = full_text or text
+        self.text = self._full_text if self.show_debug else text
         self.links = links
         self.colour_slot = colour_slot
         self.marks = {}
@@ -115,6 +120,8 @@ class StageView(ScrollView, can_focus=True):
         if show_debug is not None and show_debug != self.show_debug:
             index = self.cursor_index
             self.show_debug = show_debug
+            if self.text is not None:
+                self.text = self._full_text if show_debug else self._clean_text
             self._layout_rows(keep_index=index)
             self.scroll_to_row(self.cursor_row, center=True)
 
@@ -176,7 +183,8 @@ class StageView(ScrollView, can_focus=True):
     def scroll_to_row(self, row: int, *, center: bool = False) -> None:
         height = max(1, self.scrollable_content_region.height)
         top = int(self.scroll_offset.y)
-        if top <= row < top + height:
+        margin = min(2, height // 4) if center else 0  # "reveal": not at the very edge either
+        if top + (margin if top else 0) <= row < top + height - margin:
             return
         if center:
             target = max(0, row - height // 3)
