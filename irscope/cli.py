@@ -12,9 +12,9 @@ import os
 import sys
 
 from .core.errors import IrscopeError, KernelCompileError, UserCodeError
-from .core.model import ALL_STAGES, TARGETS
+from .core.names import ALL_STAGES, TARGETS
 
-COMMANDS = ("dump", "report", "step")
+COMMANDS = ("dump", "report", "tui", "step")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="summarize every compilation: specialization, registers, stages")
     _common(report)
     report.add_argument("--json", action="store_true", help="one JSON document {\"kernels\": [...]}")
+    tui = sub.add_parser("tui", help="open the terminal UI (what `irscope FILE` does)")
+    _common(tui)
     from . import step_command
     step_command.add_parser(sub, _common)
     return parser
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
-        argv = ["report", *argv]  # `irscope FILE`: the TUI will live here; until then, the report
+        argv = ["tui", *argv]  # `irscope FILE` opens the terminal UI
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
@@ -93,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "tui":
+        return _tui(args)
     from .core.session import Overrides, open_file, resolve_target
 
     stage = getattr(args, "stage", None)
@@ -109,6 +113,26 @@ def _run(args: argparse.Namespace) -> int:
         from . import step_command
         return step_command.run(ws, args)
     return _report(ws, args)
+
+
+def _tui(args) -> int:
+    """Open the app at once; the engine (torch, Triton) loads in its worker while it paints."""
+    path = args.file
+    if args.target is not None:
+        normal = args.target.strip().lower()
+        normal = "sm_" + normal[2:] if normal.startswith("sm") and not normal.startswith("sm_") else normal
+        if normal not in TARGETS:
+            raise IrscopeError(f"unknown target '{args.target}'; choose one of: {', '.join(TARGETS)}")
+    if not os.path.exists(path):  # a bad path is one line on stderr, before the screen switches
+        raise IrscopeError(f"{path}: no such file; give the path of a Python file with @triton.jit kernels")
+    if os.path.isdir(path):
+        raise IrscopeError(f"{path} is a directory; give one Python file, e.g. {os.path.join(path, 'add.py')}")
+    from .tui.app import IrscopeApp  # imports Textual only: the engine loads in the app's worker
+
+    app = IrscopeApp(path, target=args.target, kernel=args.kernel, config=args.config,
+                     run_main=not args.no_run, defines=args.defines, arg_types=args.args)
+    app.run()
+    return app.return_code or 0
 
 
 def _dump(ws, args, stage: str | None) -> int:

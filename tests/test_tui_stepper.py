@@ -127,3 +127,26 @@ def test_snapshot_add_stepper(snap_compare, add):
         await pilot.pause()
 
     assert snap_compare(StepperHarness(ws, comp, (1,)), terminal_size=SIZE, run_before=run_before)
+
+
+def test_main_view_opens_the_stepper_with_ctrl_t_and_escape_returns():
+    from irscope.tui.app import IrscopeApp
+    from irscope.tui.stepper import StepperScreen
+    from tui_helpers import wait_until_shown
+
+    async def scenario():
+        app = IrscopeApp(kernel_path("add.py"), target="sm_90")
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until_shown(app, pilot)
+            main = app.screen
+            await pilot.press("ctrl+t")
+            screen = await wait_recorded(pilot)
+            assert isinstance(screen, StepperScreen) and screen.stepper is not None
+            assert screen.stepper.recording.kernel == "add_kernel"
+            await pilot.press("c")
+            assert screen.stepper.at_end
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is main
+
+    asyncio.run(scenario())
