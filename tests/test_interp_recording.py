@@ -138,3 +138,19 @@ def test_stepper_moves_over_into_out_and_back():
     assert st.at_end and st.step.event == "return"
     st.restart()
     assert st.finish() is rec.steps[-1]
+
+
+def test_a_shape_error_in_the_kernel_is_the_last_step_with_its_values():
+    rec = record_program(launch_of("", fixture_path("shape_error.py")), 1)
+    assert rec.error.startswith("ValueError: Cannot make_shape_compatible")
+    last = rec.steps[-1]
+    assert last.event == "exception" and last.line == 12
+    assert np.array_equal(last.locals["x"].data, np.arange(128, 256, dtype=np.float32))
+
+
+def test_past_the_memory_budget_tensors_keep_only_their_summary():
+    rec = record_program(launch_of("matmul.py"), (0, 0), budget_bytes=64 * 1024)
+    acc = [s.locals["acc"] for s in rec.steps if "acc" in s.locals]
+    assert acc[0].data is not None and acc[-1].data is None
+    assert acc[-1].summary().startswith("fp32[64,64] min") and acc[-1].summary().endswith("(elements not kept)")
+    assert acc[-1].stats()["max"] > 0

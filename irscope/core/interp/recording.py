@@ -110,7 +110,7 @@ class OutOfBoundsAccess(Exception):
 
 class _Recorder:
     def __init__(self, code_ids: set[tuple[str, str]], addresses: AddressMap, with_locals: bool, max_steps: int,
-                 constexprs: set[str] = frozenset()):
+                 constexprs: set[str] = frozenset(), budget_bytes: int = 1 << 30):
         self.code_ids = code_ids
         self.constexprs = constexprs
         self.addresses = addresses
@@ -122,6 +122,8 @@ class _Recorder:
         self.frame_step: dict[int, int] = {}     # id(frame) -> its latest step
         self.unwinding: set[int] = set()         # frames an exception is passing through
         self.cache: dict[int, tuple[Any, Value]] = {}
+        self.kept_bytes = 0                      # numbers copied into Values so far
+        self.budget_bytes = budget_bytes         # past it, blocks keep only their summary
 
     # ---- values
 
@@ -135,7 +137,10 @@ class _Recorder:
                 continue
             cached = self.cache.get(id(value))
             if cached is None or cached[0] is not value:
-                cached = (value, describe(value, self.addresses))
+                described = describe(value, self.addresses, self.kept_bytes < self.budget_bytes)
+                if described.data is not None:
+                    self.kept_bytes += described.data.nbytes
+                cached = (value, described)
                 self.cache[id(value)] = cached  # keeps `value` alive, so its id is not reused
             out[name] = cached[1]
         return out
@@ -276,11 +281,12 @@ def launch_grid(launch: Launch) -> tuple[int, int, int]:
 
 
 def record_program(launch: Launch, program_id: int | tuple[int, ...] = 0, *, with_locals: bool = True,
-                   max_steps: int = 500_000) -> Recording:
+                   max_steps: int = 500_000, budget_bytes: int = 1 << 30) -> Recording:
     """Run one program of `launch` in the interpreter and record it.
 
     with_locals=False records only the memory accesses (no line tracing: fast, for analyses that run
-    many programs). An exception in the kernel ends the recording with an "exception" step and
+    many programs). Past `budget_bytes` of copied numbers (long loops over big tiles), later tensors
+    keep their summary and statistics but not their elements. An exception in the kernel ends the recording with an "exception" step and
     `Recording.error`; it is not raised. Bad program ids raise IrscopeError.
     """
     kernel = launch.kernel
@@ -290,7 +296,7 @@ def record_program(launch: Launch, program_id: int | tuple[int, ...] = 0, *, wit
     regions = _regions(tensors)
     addresses = AddressMap(list(regions.values()))
     recorder = _Recorder(jit_code_ids(kernel.jit), addresses, with_locals, max_steps,
-                         set(constexpr_param_names(kernel.jit)))
+                         set(constexpr_param_names(kernel.jit)), budget_bytes)
     error = error_line = None
     start = time.perf_counter()
     try:
