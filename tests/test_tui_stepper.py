@@ -143,10 +143,12 @@ def test_main_view_opens_the_stepper_with_ctrl_t_and_escape_returns():
             screen = await wait_recorded(pilot)
             assert isinstance(screen, StepperScreen) and screen.stepper is not None
             assert screen.stepper.recording.kernel == "add_kernel"
-            await pilot.press("c")
-            assert screen.stepper.at_end
+            await pilot.press("s", "s", "s")
+            assert screen.stepper.step.line == 26
             await pilot.press("escape")
             await pilot.pause()
             assert app.screen is main
+            source = next(p for p in app.panes if p.stage == "source")
+            assert source.view.cursor_index == 25  # the main view follows the line the stepper stopped at
 
     asyncio.run(scenario())

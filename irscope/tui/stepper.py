@@ -425,10 +425,26 @@ class StepperScreen(Screen):
             self._draw_ir(self._shown_line)
 
     def action_leave(self) -> None:
+        line = self._shown_line
         self.app.pop_screen()
+        if line is not None:
+            _main_view_to_source_line(self.app, line)
 
 
 # ---- helpers (pure functions: easy to test)
+
+
+def _main_view_to_source_line(app, line: int) -> None:
+    """Back in irscope's main view, put its source pane (and so every linked IR pane) on the line the
+    stepper stopped at. Nothing happens in an app without such panes (a test harness)."""
+    for pane in getattr(app, "panes", None) or []:
+        if getattr(pane, "stage", None) == "source" and pane.display:
+            try:
+                pane.view.move_cursor_to_index(line - 1, center=True)
+                app.link_from(pane.view, line - 1)
+            except Exception:  # the main view changed shape: leaving must still work
+                pass
+            return
 
 
 def _update(widget: Static, content) -> None:
