@@ -27,9 +27,6 @@ from .widgets.line_list import LineList
 from .widgets.stepper_views import LocalsView, SourceView
 from .widgets.value_grid import ValueGrid
 
-GRID_ROW = 8           # 1-D values: elements per grid row
-GRID_MAX_ROWS = 256    # rows shown in the value grid (the rest is summarized)
-GRID_MAX_COLS = 128
 MASK_ROW = 64          # 1-D masks: lanes per drawn row
 
 
@@ -84,14 +81,12 @@ class StepperScreen(Screen):
     StepperScreen #stepper-source { height: 2fr; border: round $primary-darken-2; }
     StepperScreen #stepper-ir { height: 1fr; border: round $primary-darken-2; overflow: hidden;
                                 text-wrap: nowrap; text-overflow: ellipsis; }
-    StepperScreen #stepper-locals { overflow-x: hidden; }
-    StepperScreen #stepper-locals { height: 1fr; border: round $primary-darken-2; }
+    StepperScreen #stepper-locals { height: 1fr; border: round $primary-darken-2; overflow-x: hidden; }
     StepperScreen #stepper-value-box { height: 1fr; border: round $primary-darken-2; }
     StepperScreen #stepper-value-stats { height: 1; }
     StepperScreen #stepper-value-grid { height: 1fr; }
     StepperScreen #stepper-mask { height: 1fr; display: none; overflow: hidden; }
     StepperScreen #stepper-accesses { height: 7; border: round $primary-darken-2; overflow: hidden; }
-    StepperScreen .stepper-error { color: $error; }
     """
 
     BINDINGS = [
@@ -203,14 +198,14 @@ class StepperScreen(Screen):
         # reference cycles, so replacing it still frees it.
         gc.collect()
         gc.freeze()
-        self._refresh_all(first=True)
+        self._refresh_all()
 
     # ---- drawing
 
     def _set_status(self, text: str, error: bool = False) -> None:
         _update(self.query_one("#stepper-status", Static), Text(text, style="bold red" if error else ""))
 
-    def _refresh_all(self, first: bool = False) -> None:
+    def _refresh_all(self) -> None:
         step = self.stepper.step if self.stepper else None
         if step is None:
             return
@@ -227,12 +222,12 @@ class StepperScreen(Screen):
             status.append(("⚠ " if step.event == "exception" else "(ends with) ") + rec.error,
                           style="bold red" if step.event == "exception" else "red")
         _update(self.query_one("#stepper-status", Static), status)
-        self._draw_source(step.line, first)
+        self._draw_source(step.line)
         self._draw_ir(step.line)
         self._draw_locals()
         self._draw_accesses()
 
-    def _draw_source(self, line: int, first: bool) -> None:
+    def _draw_source(self, line: int) -> None:
         self._shown_line = line
         self.query_one("#stepper-source", SourceView).set_current(line)
 
