@@ -57,6 +57,9 @@ def test_breakpoint_continue_and_masks():
             assert 30 in screen.stepper.breakpoints
             await pilot.press("c")
             assert screen.stepper.step.line == 30
+            locals_view = screen.query_one("#stepper-locals")
+            x_row = str(locals_view.row_text(locals_view.names.index("x")))
+            assert "Inf×243" in x_row  # the -inf padding lanes are flagged
             screen._show_value("mask")
             drawn = str(screen.query_one("#stepper-mask").render())
             assert drawn.count("█") == 781 and drawn.count("·") == 243
@@ -95,6 +98,8 @@ def test_out_of_bounds_shows_the_failing_line():
             await pilot.press("e")
             assert screen.stepper.step.event == "exception" and screen.stepper.step.line == 12
             assert "x_ptr[256]" in str(screen.query_one("#stepper-status").render())
+            drawn = str(screen.query_one("#stepper-accesses").render())
+            assert drawn.count("✗") == 1 and drawn.count("█") == 127
 
     asyncio.run(scenario())
 
@@ -152,3 +157,14 @@ def test_main_view_opens_the_stepper_with_ctrl_t_and_escape_returns():
             assert source.view.cursor_index == 25  # the main view follows the line the stepper stopped at
 
     asyncio.run(scenario())
+
+
+def test_snapshot_out_of_bounds_stepper(snap_compare):
+    ws, comp = opened(fixture_path("out_of_bounds.py"))
+
+    async def run_before(pilot):
+        await wait_recorded(pilot)
+        await pilot.press("e")  # the failing load: its out-of-bounds lane marked under "memory"
+        await pilot.pause()
+
+    assert snap_compare(StepperHarness(ws, comp, (1,)), terminal_size=SIZE, run_before=run_before)

@@ -354,8 +354,9 @@ class StepperScreen(Screen):
         for index in step.accesses[:4]:
             access = rec.accesses[index]
             out.append(access.summary() + f"  shape {list(access.shape)}\n")
-            if access.mask is not None:
-                out.append_text(draw_mask(access.mask, max_rows=2))
+            lanes = access_lanes(access, rec.regions.get(access.param) if access.param else None)
+            if lanes is not None:
+                out.append_text(draw_lanes(lanes, max_rows=2))
                 out.append("\n")
         out.rstrip()
         _update(widget, out)
@@ -474,24 +475,44 @@ def _stats_text(value: Value) -> Text:
     return head
 
 
+MASKED, ACTIVE, OUTSIDE = 0, 1, 2
+_LANE_GLYPHS = {MASKED: ("·", "red"), ACTIVE: ("█", "green"), OUTSIDE: ("✗", "bold white on red")}
+
+
 def draw_mask(mask: np.ndarray, max_rows: int = 16) -> Text:
     """A mask as rows of cells: █ for an active lane, · for a masked-off one."""
-    data = np.asarray(mask, dtype=bool)
+    return draw_lanes(np.asarray(mask, dtype=np.int8), max_rows)
+
+
+def draw_lanes(states: np.ndarray, max_rows: int = 16) -> Text:
+    """Lanes as rows of cells (1-D: 64 a row; 2-D: a row each): █ active, · masked off, ✗ active but
+    outside its tensor."""
+    data = np.asarray(states, dtype=np.int8)
     rows = data.reshape(-1, min(MASK_ROW, data.size)) if data.ndim <= 1 else data.reshape(data.shape[0], -1)
     out = Text()
     for r, row in enumerate(rows[:max_rows]):
         start = r * rows.shape[1] if data.ndim <= 1 else r
         out.append(f"{start:>5} ", style="dim")
         row = row[:MASK_ROW * 2]
-        edges = np.flatnonzero(np.diff(row.astype(np.int8))) + 1  # one span per run of equal lanes
+        edges = np.flatnonzero(np.diff(row)) + 1  # one span per run of equal lanes
         for run in np.split(row, edges):
-            on = bool(run[0])
-            out.append(("█" if on else "·") * len(run), style="green" if on else "red")
+            glyph, style = _LANE_GLYPHS[int(run[0])]
+            out.append(glyph * len(run), style=style)
         out.append("\n")
     if len(rows) > max_rows:
         out.append(f"      … {len(rows) - max_rows} more rows\n", style="dim")
     out.rstrip()
     return out
+
+
+def access_lanes(access, region) -> np.ndarray | None:
+    """Each lane of an access as MASKED / ACTIVE / OUTSIDE (an active lane past its tensor's elements);
+    None when every lane is simply active."""
+    states = access.active.astype(np.int8)
+    if region is not None:
+        outside = (access.offsets < 0) | (access.offsets >= region.numel)
+        states[outside & access.active] = OUTSIDE
+    return None if (states == ACTIVE).all() else states
 
 
 _LOC_DEF = re.compile(r"^#(loc\d*)\s*=\s*loc\((.*)\)\s*$")

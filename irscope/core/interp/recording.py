@@ -122,6 +122,7 @@ class _Recorder:
         self.frame_step: dict[int, int] = {}     # id(frame) -> its latest step
         self.unwinding: set[int] = set()         # frames an exception is passing through
         self.cache: dict[int, tuple[Any, Value]] = {}
+        self.constants: dict[tuple, Value] = {}
         self.kept_bytes = 0                      # numbers copied into Values so far
         self.budget_bytes = budget_bytes         # past it, blocks keep only their summary
 
@@ -133,7 +134,10 @@ class _Recorder:
             if name.startswith("__"):
                 continue
             if name in self.constexprs and isinstance(value, (bool, int, float, type(None), str)):
-                out[name] = describe_constant(value)
+                key = ("constexpr", name, type(value), value)
+                if key not in self.constants:  # one Value per constant: unchanged between steps
+                    self.constants[key] = describe_constant(value)
+                out[name] = self.constants[key]
                 continue
             cached = self.cache.get(id(value))
             if cached is None or cached[0] is not value:
