@@ -267,6 +267,16 @@ def _call_interpreted(self, *args, **kwargs):
 
 @contextlib.contextmanager
 def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) -> Iterator[None]:
+    """Record every kernel launch while the user's file runs (see _capture_patches).
+
+    One patcher of JITFunction and triton.language at a time: a recording in another thread (the
+    stepper) patches and restores the same attributes."""
+    with interpreter_lock, _capture_patches(record, use_interpreter):
+        yield
+
+
+@contextlib.contextmanager
+def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) -> Iterator[None]:
     """Record every kernel launch while the user's file runs.
 
     With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
