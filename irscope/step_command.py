@@ -48,7 +48,11 @@ def run(ws, args: argparse.Namespace) -> int:
     if not 0 <= args.launch < len(launches):
         raise IrscopeError(f"--launch {args.launch}: {ws.user_file.shown} launches {kernel.name} "
                            f"{len(launches)} time(s); choose 0 to {len(launches) - 1}")
-    rec = record_program(launches[args.launch], pid)
+    launch = launches[args.launch]
+    if launch.origin != "captured":
+        print(f"irscope: warning: {ws.user_file.shown} does not launch {kernel.name}; stepping it on stand-in "
+              f"arguments from -D/--arg (small tensors), so its values mean little", file=sys.stderr)
+    rec = record_program(launch, pid)
     if not rec.steps:
         raise IrscopeError(f"the interpreter cannot run {kernel.name}: {rec.error or 'it ran no line'}")
     stepper = Stepper(rec)

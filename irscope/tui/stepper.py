@@ -216,6 +216,8 @@ class StepperScreen(Screen):
                  f"{event.get(step.event, 'at')} line {step.line} in {step.function}"]
         if len(step.stack) > 1:
             parts.append("stack: " + " → ".join(f"{f.function}:{f.line}" for f in step.stack))
+        if self.comp.launch.origin != "captured":
+            parts.append("stand-in arguments: the file does not launch this kernel")
         status = Text.assemble((rec.kernel, "bold"), " · ", " · ".join(parts))
         if rec.error:
             status.append("\n")
