@@ -154,3 +154,14 @@ def test_past_the_memory_budget_tensors_keep_only_their_summary():
     assert acc[0].data is not None and acc[-1].data is None
     assert acc[-1].summary().startswith("fp32[64,64] min") and acc[-1].summary().endswith("(elements not kept)")
     assert acc[-1].stats()["max"] > 0
+
+
+def test_reinterpreted_arguments_are_copied_too():
+    launch = launch_of("", fixture_path("reinterpret.py"))
+    x_wrapper, out = launch.args[0], launch.args[1]
+    out.zero_()
+    rec = record_program(launch, 0, with_locals=False)
+    assert [(a.kind, a.param, a.dtype) for a in rec.accesses] == [("load", "x_ptr", "int32"), ("store", "out_ptr", "int32")]
+    assert torch.equal(rec.tensors["out_ptr"].cpu(), torch.ones(16, dtype=torch.int32))
+    assert out.abs().sum() == 0  # the file's own tensor is untouched
+    assert rec.tensors["x_ptr"].data_ptr() != x_wrapper.base.data_ptr()

@@ -659,6 +659,14 @@ def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int
             scope.restore()
 
 
+def reinterpreted_tensor(value) -> tuple[Any, Callable[[Any], Any]] | None:
+    """A `triton.reinterpret(t, dtype)` argument as (t, a function that wraps a copy of t the same way)."""
+    from triton.runtime.jit import TensorWrapper
+    if isinstance(value, TensorWrapper):
+        return value.base, lambda copy: TensorWrapper(copy, value.dtype)
+    return None
+
+
 def kernel_parameters(jit: JITFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
     """Every kernel parameter bound to the launch's value, defaults applied, launch options dropped."""
     params = [p.name for p in jit.params]

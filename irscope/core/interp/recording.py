@@ -18,7 +18,8 @@ import torch
 
 from ..errors import IrscopeError
 from ..model import Launch
-from ..triton_compat import MemoryHook, constexpr_param_names, jit_code_ids, kernel_parameters, run_one_program
+from ..triton_compat import (MemoryHook, constexpr_param_names, jit_code_ids, kernel_parameters,
+                             reinterpreted_tensor, run_one_program)
 from .values import AddressMap, Region, Value, byte_offsets, describe, describe_constant
 
 
@@ -235,6 +236,11 @@ def _copy_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str
     copied: dict[str, Any] = {}
     tensors: dict[str, torch.Tensor] = {}
     for name, value in arguments.items():
+        wrapped = reinterpreted_tensor(value)
+        if wrapped is not None:  # triton.reinterpret(t, dtype): copy t, wrap the copy the same way
+            inner_copied, inner_tensors = _copy_arguments({name: wrapped[0]})
+            copied[name], tensors[name] = wrapped[1](inner_copied[name]), inner_tensors[name]
+            continue
         if isinstance(value, torch.Tensor):
             storage = value.untyped_storage()
             key = (storage.data_ptr(), str(value.device))
