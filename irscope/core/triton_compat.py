@@ -26,7 +26,8 @@ from triton.compiler import ASTSource, make_backend  # noqa: E402
 from triton.compiler.errors import CompilationError  # noqa: E402
 from triton.runtime.autotuner import Autotuner, Heuristics  # noqa: E402
 from triton.runtime.driver import driver as _driver_registry  # noqa: E402
-from triton.runtime.interpreter import InterpretedFunction, _patch_lang  # noqa: E402
+import triton.runtime.interpreter as _interpreter_module  # noqa: E402
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
 TRITON_VERSION = triton.__version__
@@ -123,6 +124,10 @@ class _CpuDriver:
 
 
 _driver_lock = threading.RLock()
+
+# Triton's interpreter keeps its state in module globals (the builder's grid index, the patched
+# triton.language), so only one program runs at a time in this process, and no compile runs meanwhile.
+interpreter_lock = threading.RLock()
 
 
 @contextlib.contextmanager
@@ -225,8 +230,53 @@ def _interpreter_for(jit: JITFunction) -> InterpretedFunction:
     return fn
 
 
+_TRITON_PATCH_LANG = _interpreter_module._patch_lang
+
+
+def _patch_lang(fn):
+    """Triton's patch of triton.language for the interpreter, plus one fix: Triton before 3.7 turns an
+    interpreter scalar (a 1-element array) into a Python int with int(), which NumPy 2.4+ refuses for
+    arrays that are not 0-d, so every `range(0, tl.cdiv(...))` loop failed. Newer Tritons squeeze first;
+    this does the same on every version. Undone with the rest by the returned scope's restore()."""
+    scope = _TRITON_PATCH_LANG(fn)
+    scope.set_attr(triton.language.tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+    return scope
+
+
+@contextlib.contextmanager
+def _grid_executor_uses_fixed_patch() -> Iterator[None]:
+    """Triton's GridExecutor (a whole launch in the interpreter) looks `_patch_lang` up in its module."""
+    _interpreter_module._patch_lang = _patch_lang
+    try:
+        yield
+    finally:
+        _interpreter_module._patch_lang = _TRITON_PATCH_LANG
+
+
+def _call_interpreted(self, *args, **kwargs):
+    # A @triton.jit function (the user's helper, or one of triton.language's own, like tl.max)
+    # called from a kernel running in the interpreter. Triton's InterpretedFunction.__call__ would
+    # patch triton.language for the interpreter and never undo it, which breaks every later compile
+    # in this process; here the patch is undone when the call returns.
+    scope = _patch_lang(self.fn)
+    try:
+        return _interpreter_for(self).rewrite()(*args, **kwargs)
+    finally:
+        scope.restore()
+
+
 @contextlib.contextmanager
 def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) -> Iterator[None]:
+    """Record every kernel launch while the user's file runs (see _capture_patches).
+
+    One patcher of JITFunction and triton.language at a time: a recording in another thread (the
+    stepper) patches and restores the same attributes."""
+    with interpreter_lock, _capture_patches(record, use_interpreter):
+        yield
+
+
+@contextlib.contextmanager
+def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) -> Iterator[None]:
     """Record every kernel launch while the user's file runs.
 
     With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
@@ -244,20 +294,11 @@ def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) 
         if not _state.execute:
             return None
         if use_interpreter:
-            return _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+            with _grid_executor_uses_fixed_patch():
+                return _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
         return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
-    def call(self, *args, **kwargs):
-        # A @triton.jit function (the user's helper, or one of triton.language's own, like tl.max)
-        # called from a kernel running in the interpreter. Triton's InterpretedFunction.__call__ would
-        # patch triton.language for the interpreter and never undo it, which breaks every later compile
-        # in this process; here the patch is undone when the call returns.
-        scope = _patch_lang(self.fn)
-        try:
-            return _interpreter_for(self).rewrite()(*args, **kwargs)
-        finally:
-            scope.restore()
-
+    call = _call_interpreted
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
         warmup = kwargs.pop("warmup", False)
@@ -365,7 +406,8 @@ def _jit_compile_redirected(jit: JITFunction, take) -> Iterator[None]:
 def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
     """triton.compile, called the way JITFunction._do_compile calls it. Uses Triton's cache."""
     src = ASTSource(jit, spec.signature, spec.constexprs, spec.attrs)
-    return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
+    with interpreter_lock:  # never while a recording has triton.language patched for the interpreter
+        return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
 
 
 def compiled_asm(kernel) -> dict[str, Any]:
@@ -479,3 +521,167 @@ def compilation_error_site(exc: CompilationError) -> tuple[str | None, int | Non
     line = getattr(getattr(inner, "node", None), "lineno", None)
     message = getattr(inner, "error_message", None) or str(inner).strip().splitlines()[-1]
     return getattr(inner, "src", None), line, message
+
+
+# --------------------------------------------------------------------------------------------
+# Running one program of a launch in the interpreter (the stepper and the coalescing analysis)
+
+
+
+@dataclass
+class MemoryHook:
+    """What one load, store or atomic of the interpreter is about to touch.
+
+    `addresses` are raw byte addresses (uint64, the access's shape); `mask` is None when every lane is
+    active. Returned before the access happens, so a hook may raise to stop an out-of-bounds access.
+    """
+
+    kind: str  # "load" | "store" | "atomic"
+    addresses: Any
+    mask: Any
+    elem_bytes: int
+    dtype: str
+
+
+def interpreter_value(value) -> tuple[Any, str, bool, bool] | None:
+    """An interpreter tensor as (numpy data, element dtype name, is_pointer, is_block); None otherwise.
+
+    Pointers are raw uint64 addresses; bf16 and fp8 arrive as their integer bit patterns, as the
+    interpreter stores them.
+    """
+    handle = getattr(value, "handle", None)
+    data = getattr(handle, "data", None)
+    if data is None or not hasattr(data, "dtype") or not hasattr(value, "type"):
+        return None
+    ty = value.type
+    is_block = bool(getattr(ty, "is_block", lambda: False)())
+    scalar = ty.scalar if hasattr(ty, "scalar") else ty
+    is_pointer = bool(getattr(scalar, "is_ptr", lambda: False)())
+    name = str(scalar.element_ty) if is_pointer else str(scalar)
+    return data, name, is_pointer, is_block
+
+
+def pointer_elem_bytes(dtype_name: str) -> int:
+    bits = getattr(triton.language, dtype_name.replace("fp", "float").replace("bf16", "bfloat16")
+                   .replace("i1", "int1"), None)
+    width = getattr(bits, "primitive_bitwidth", 8)
+    return max(1, width // 8)
+
+
+def _elem_bytes_of(handle) -> tuple[int, str]:
+    ty = handle.get_element_ty()
+    return max(1, ty.primitive_bitwidth // 8), str(ty)
+
+
+@contextlib.contextmanager
+def _memory_hooks(builder, on_access: Callable[[MemoryHook], None]) -> Iterator[None]:
+    """Report every load/store/atomic the interpreter's builder makes (instance attributes shadow
+    the class's methods, so `create_load` → `self.create_masked_load` goes through here too)."""
+    import numpy as np
+    cls = type(builder)
+
+    def lanes(mask_handle):
+        if mask_handle is None:
+            return None
+        mask = np.asarray(mask_handle.data, dtype=bool)
+        return None if mask.all() else mask
+
+    def masked_load(ptrs, mask, other, *args, **kwargs):
+        size, name = _elem_bytes_of(ptrs)
+        on_access(MemoryHook("load", ptrs.data, lanes(mask), size, name))
+        return cls.create_masked_load(builder, ptrs, mask, other, *args, **kwargs)
+
+    def masked_store(ptrs, value, mask, *args, **kwargs):
+        size, name = _elem_bytes_of(ptrs)
+        on_access(MemoryHook("store", ptrs.data, lanes(mask), size, name))
+        return cls.create_masked_store(builder, ptrs, value, mask, *args, **kwargs)
+
+    def atomic_rmw(op, ptr, val, mask, *args, **kwargs):
+        size, name = _elem_bytes_of(ptr)
+        on_access(MemoryHook("atomic", ptr.data, lanes(mask), size, name))
+        return cls.create_atomic_rmw(builder, op, ptr, val, mask, *args, **kwargs)
+
+    def atomic_cas(ptr, cmp, val, *args, **kwargs):
+        size, name = _elem_bytes_of(ptr)
+        on_access(MemoryHook("atomic", ptr.data, None, size, name))
+        return cls.create_atomic_cas(builder, ptr, cmp, val, *args, **kwargs)
+
+    patches = {"create_masked_load": masked_load, "create_masked_store": masked_store,
+               "create_atomic_rmw": atomic_rmw, "create_atomic_cas": atomic_cas}
+    for name, fn in patches.items():
+        setattr(builder, name, fn)
+    try:
+        yield
+    finally:
+        for name in patches:
+            builder.__dict__.pop(name, None)
+
+
+def jit_code_ids(jit: JITFunction) -> set[tuple[str, str]]:
+    """(file, function name) of the kernel and of every @triton.jit function its module can see:
+    the interpreter re-creates each function from source, so code objects are matched by these."""
+    ids = {(jit.fn.__code__.co_filename, jit.fn.__name__)}
+    for value in list(jit.fn.__globals__.values()):
+        unwrapped = unwrap_kernel(value) if not isinstance(value, type) else None
+        if unwrapped is not None:
+            fn = unwrapped.jit.fn
+            ids.add((fn.__code__.co_filename, fn.__name__))
+    return ids
+
+
+def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int, int, int],
+                    program_id: tuple[int, int, int], on_access: Callable[[MemoryHook], None] | None = None,
+                    trace: Callable | None = None) -> None:
+    """Run one program of a launch in Triton's interpreter, on the tensors given (they are written to).
+
+    `arguments` maps every kernel parameter to its value (tensors on the CPU; constexprs as plain
+    values). What Triton's GridExecutor does for the whole grid, done for one grid index: patch
+    triton.language for the interpreter (and undo it after), turn tensors into pointers, set the grid.
+    `trace` is installed with sys.settrace for the run (this thread only). Exceptions of the kernel
+    propagate unchanged.
+    """
+    import sys
+
+    from triton.runtime import interpreter as interp
+
+    constexprs = set(constexpr_param_names(jit))
+    with interpreter_lock:
+        fn = _interpreter_for(jit).rewrite()
+        scope = _patch_lang(jit.fn)
+        original_call = JITFunction.__call__
+        JITFunction.__call__ = _call_interpreted
+        try:
+            args = {name: value if name in constexprs else interp._implicit_cvt(value)
+                    for name, value in arguments.items()}
+            builder = interp.interpreter_builder
+            builder.set_grid_dim(*grid)
+            builder.set_grid_idx(*program_id)
+            hooks = _memory_hooks(builder, on_access) if on_access else contextlib.nullcontext()
+            with hooks:
+                previous = sys.gettrace()
+                if trace is not None:
+                    sys.settrace(trace)
+                try:
+                    fn(**args)
+                finally:
+                    if trace is not None:
+                        sys.settrace(previous)
+        finally:
+            JITFunction.__call__ = original_call
+            scope.restore()
+
+
+def reinterpreted_tensor(value) -> tuple[Any, Callable[[Any], Any]] | None:
+    """A `triton.reinterpret(t, dtype)` argument as (t, a function that wraps a copy of t the same way)."""
+    from triton.runtime.jit import TensorWrapper
+    if isinstance(value, TensorWrapper):
+        return value.base, lambda copy: TensorWrapper(copy, value.dtype)
+    return None
+
+
+def kernel_parameters(jit: JITFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """Every kernel parameter bound to the launch's value, defaults applied, launch options dropped."""
+    params = [p.name for p in jit.params]
+    bound = jit.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
+    bound.apply_defaults()
+    return dict(bound.arguments)
