@@ -1,0 +1,40 @@
+"""Route a line to its dialect's explainer; build the lowering story of a source line."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import mlir, ptx
+from .common import Explanation, nothing
+
+if TYPE_CHECKING:
+    from ..compile import Compilation
+
+
+def _module_text(comp: "Compilation | None", stage: str) -> str | None:
+    if comp is None:
+        return None
+    try:
+        return comp.stage(stage)
+    except Exception:
+        return None
+
+
+def explain_line(stage: str, text: str, comp: "Compilation | None" = None) -> Explanation:
+    """Explain one line of `stage` ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")."""
+    if stage in ("ttir", "ttgir"):
+        return mlir.explain(text, stage, _module_text(comp, stage))
+    if stage == "ptx":
+        return ptx.explain(text, stage)
+    if stage == "source":
+        return nothing(stage, "Python source", "The kernel as written; the other stages show what it becomes.")
+    return Explanation(stage, None, f"No notes for {stage} yet", "", known=False)
+
+
+def explain_stage(stage: str, text: str, comp: "Compilation | None" = None) -> list[Explanation]:
+    """Every line of a stage's text, explained (what the coverage benchmark walks)."""
+    return [explain_line(stage, line, comp) for line in text.splitlines()]
+
+
+def lowering_story(comp: "Compilation", source_line: int) -> str:
+    return ""
