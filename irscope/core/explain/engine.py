@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import mlir, ptx
+from . import llvm, mlir, ptx
 from .common import Explanation, nothing
 
 if TYPE_CHECKING:
@@ -24,6 +24,9 @@ def explain_line(stage: str, text: str, comp: "Compilation | None" = None) -> Ex
     """Explain one line of `stage` ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")."""
     if stage in ("ttir", "ttgir"):
         return mlir.explain(text, stage, _module_text(comp, stage))
+    if stage == "llir":
+        amd = comp is not None and not getattr(comp.target, "is_nvidia", True)
+        return llvm.explain(text, stage, amd)
     if stage == "ptx":
         return ptx.explain(text, stage)
     if stage == "source":

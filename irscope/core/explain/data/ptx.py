@@ -138,6 +138,10 @@ OPS: dict[str, tuple[str, str]] = {
                                         "memory, so other blocks on the SM may"),
     "tcgen05.ld": ("Load from tensor memory", "copy accumulator values from tensor memory at {a} into this warp's registers {d}"),
     "tcgen05.st": ("Store to tensor memory", "copy this warp's registers {last} into tensor memory at {d}"),
+    "tcgen05.wait::ld": ("Wait for tensor-memory loads", "wait until this thread's earlier tcgen05.ld have delivered "
+                         "their registers"),
+    "tcgen05.wait::st": ("Wait for tensor-memory stores", "wait until this thread's earlier tcgen05.st have written "
+                         "tensor memory"),
     "tcgen05.wait": ("Wait for tensor-memory copies", "wait until this thread's earlier tcgen05.ld or tcgen05.st have completed"),
     "tcgen05.fence": ("Tensor-core fence", "order tcgen05 operations around a thread synchronization"),
     "tcgen05.cp": ("Copy into tensor memory", "copy a tile from shared memory into tensor memory"),
