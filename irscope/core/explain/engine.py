@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import llvm, mlir, ptx
+from . import llvm, mlir, ptx, sass
+from ..toolchain import instruction_encodings
 from .common import Explanation, nothing
 
 if TYPE_CHECKING:
@@ -20,6 +21,20 @@ def _module_text(comp: "Compilation | None", stage: str) -> str | None:
         return None
 
 
+def _controls(comp: "Compilation | None") -> dict | None:
+    """The cubin's instruction encodings (for SASS control fields), once per compilation."""
+    if comp is None or not comp.ok or "cubin" not in comp.asm:
+        return None
+    cached = comp.__dict__.get("_irscope_sass_controls")
+    if cached is None:
+        try:
+            cached = instruction_encodings(comp.asm["cubin"])
+        except Exception:   # nvdisasm missing or failing: explain without control fields
+            cached = {}
+        comp.__dict__["_irscope_sass_controls"] = cached
+    return cached
+
+
 def explain_line(stage: str, text: str, comp: "Compilation | None" = None) -> Explanation:
     """Explain one line of `stage` ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")."""
     if stage in ("ttir", "ttgir"):
@@ -29,6 +44,8 @@ def explain_line(stage: str, text: str, comp: "Compilation | None" = None) -> Ex
         return llvm.explain(text, stage, amd)
     if stage == "ptx":
         return ptx.explain(text, stage)
+    if stage == "sass":
+        return sass.explain(text, stage, _controls(comp))
     if stage == "source":
         return nothing(stage, "Python source", "The kernel as written; the other stages show what it becomes.")
     return Explanation(stage, None, f"No notes for {stage} yet", "", known=False)

@@ -119,7 +119,7 @@ def _inline_asm(asm: str, stage: str) -> Explanation:
     """Triton writes some PTX by hand (loads with masks, cp.async, wgmma): explain it as PTX."""
     pieces = []
     for raw in re.split(r"[;\n]", _unescape(asm)):
-        e = ptx.explain(raw.strip() + ";") if raw.strip() else None
+        e = ptx.explain(raw.strip()) if raw.strip() else None
         if e is not None and e.op and e.op != "label" and not e.op.startswith("."):
             pieces.append(e)
     if not pieces:

@@ -1,0 +1,135 @@
+"""Explain one line of SASS: opcode and modifiers from data/sass.py, plus the control field decoded from
+the instruction's encoding when the cubin is at hand."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .common import Explanation, fill, lower_first, nothing, sentence, split_operands
+from .data import sass as data
+
+_INSTR = re.compile(r"^/\*([0-9a-f]+)\*/\s+(?:(@!?U?P[T0-9]+)\s+)?([A-Z][A-Z0-9_.a-z]*)\s*(.*?)\s*;?\s*$")
+
+
+@dataclass(frozen=True)
+class Control:
+    """The scheduling bits of one instruction (Volta and later; layout from reverse-engineering work)."""
+
+    stall: int
+    yield_hint: bool
+    write_barrier: int | None
+    read_barrier: int | None
+    wait_mask: int
+    reuse: int
+
+    @classmethod
+    def from_high_word(cls, high: int) -> "Control":
+        bits = high >> 41   # bits 105..127 of the 128-bit instruction
+        write, read = (bits >> 5) & 7, (bits >> 8) & 7
+        return cls(stall=bits & 0xF, yield_hint=not (bits >> 4) & 1,   # the bit is clear when the hint is given
+                   write_barrier=None if write == 7 else write, read_barrier=None if read == 7 else read,
+                   wait_mask=(bits >> 11) & 0x3F, reuse=(bits >> 17) & 0xF)
+
+    def words(self) -> list[str]:
+        notes = data.CONTROL_NOTES
+        out = [f"stall {self.stall} cycle{'s' if self.stall != 1 else ''}: {notes['stall']}"]
+        if self.yield_hint:
+            out.append(f"yield: {notes['yield']}")
+        if self.write_barrier is not None:
+            out.append("sets " + notes["write"].format(n=self.write_barrier))
+        if self.read_barrier is not None:
+            out.append("sets " + notes["read"].format(n=self.read_barrier))
+        if self.wait_mask:
+            waits = ", ".join(f"SB{i}" for i in range(6) if self.wait_mask >> i & 1)
+            out.append(notes["wait"].format(list=waits))
+        if self.reuse:
+            slots = ", ".join("abcd"[i] for i in range(4) if self.reuse >> i & 1)
+            out.append(notes["reuse"].format(list=slots))
+        return out
+
+    def short(self) -> str:
+        """Compact form, e.g. `S01 Y W1 R- B0-2`."""
+        waits = "".join(str(i) for i in range(6) if self.wait_mask >> i & 1)
+        return (f"S{self.stall:02d} {'Y' if self.yield_hint else '-'} "
+                f"W{'-' if self.write_barrier is None else self.write_barrier} "
+                f"R{'-' if self.read_barrier is None else self.read_barrier} B{waits or '-'}")
+
+
+def _modifier(opcode: str, token: str) -> str | None:
+    for key in (f"{opcode}.{token}", token):
+        if key in data.MODIFIERS:
+            return data.MODIFIERS[key]
+    for pattern, template in data.PATTERNS:
+        m = re.fullmatch(pattern, token)
+        if m:
+            return template.format(*m.groups())
+    return None
+
+
+_SPACES = {"LDG": "global memory", "STG": "global memory", "LDS": "shared memory", "STS": "shared memory",
+           "LDL": "local memory (per-thread, in DRAM: spills)", "STL": "local memory (per-thread, in DRAM: spills)",
+           "LD": "memory (generic address)", "ST": "memory (generic address)"}
+
+
+def _address(text: str) -> str:
+    """`desc[UR4][R2.64]` -> `R2 (64-bit)`; `[R5+0x400]` -> `R5 + 0x400`."""
+    inner = re.findall(r"\[([^\]]+)\]", text)
+    where = inner[-1] if inner else text
+    where = where.replace(".64", " (64-bit)").replace("+", " + ")
+    return where
+
+
+def _memory(base: str, mods: list[str], operands: list[str]) -> str:
+    size = next((data.WIDTH_BYTES[m] for m in mods if m in data.WIDTH_BYTES), 4)
+    space = _SPACES[base]
+    regs = f"{size // 4} registers from {operands[0]}" if size > 4 else operands[0] if operands else "a register"
+    if base.startswith("L"):
+        return f"load {size} byte{'s' if size > 1 else ''} per thread from {space} at {_address(operands[1] if len(operands) > 1 else '?')} into {regs}"
+    src = operands[1] if len(operands) > 1 else "?"
+    srcs = f"{size // 4} registers from {src}" if size > 4 else src
+    return f"store {size} byte{'s' if size > 1 else ''} per thread from {srcs} to {space} at {_address(operands[0])}"
+
+
+def explain(text: str, stage: str = "sass", controls: dict[int, tuple[int, int]] | None = None) -> Explanation:
+    line = text.strip()
+    if not line or line.startswith("//") or line.startswith("."):
+        return nothing(stage)
+    if re.fullmatch(r"[\w.$]+:", line):
+        return Explanation(stage, None, f"Label {line[:-1]}", "A branch target or the start of the kernel's code.")
+    m = _INSTR.match(line)
+    if not m:
+        return nothing(stage)
+    offset, guard, opcode, rest = int(m.group(1), 16), m.group(2), m.group(3), m.group(4)
+    operands = split_operands(rest.split("`", 1)[0] if "`(" not in rest else rest)
+    parts = opcode.split(".")
+    base, mods = parts[0], parts[1:]
+    unknown, details = [], []
+    entry = data.OPS.get(base)
+    if entry is None:
+        unknown.append(base)
+    for token in mods:
+        meaning = _modifier(base, token)
+        if meaning is None:
+            unknown.append("." + token)
+        elif meaning:
+            details.append(f".{token}: {meaning}")
+    values = {"ops": ", ".join(operands)}
+    for name, value in zip(("d", "a", "b", "c", "e"), operands):
+        values[name] = data.SPECIAL_REGISTERS.get(value, value) if name != "d" else value
+    if entry is None:
+        title, body = f"SASS {base}", ""
+    elif base in _SPACES:
+        title, body = entry[0], _memory(base, mods, operands)
+    else:
+        title, body = entry[0], fill(entry[1], values)
+    if guard and body:
+        negated, pred = guard.startswith("@!"), guard.lstrip("@!")
+        body = f"If predicate {pred} is {'false' if negated else 'true'} for this thread, {lower_first(body)}"
+    if any(".reuse" in o for o in operands):
+        details.append(".reuse on an operand: keep it in the operand reuse cache for the next instruction")
+    if controls is not None and offset in controls:
+        control = Control.from_high_word(controls[offset][1])
+        details += [f"control [{control.short()}] " + w if i == 0 else w for i, w in enumerate(control.words())]
+    return Explanation(stage, opcode, f"{title} ({opcode})", sentence(body), tuple(details),
+                       known=not unknown, unknown=tuple(unknown))
