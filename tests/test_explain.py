@@ -77,3 +77,43 @@ def test_matmul_layouts_are_all_explained(matmul90):
     e = explain_line("ttgir", dot, matmul90)
     assert e.known and "wgmma" in e.text
     assert any("Dot-operand layout" in d or "tensor-core accumulator" in d for d in e.details)
+
+
+def test_sass_load_width_and_control_field(add90):
+    sass = add90.stage("sass")
+    line = next(line for line in sass.splitlines() if "LDG.E.128" in line)
+    e = explain_line("sass", line, add90)
+    assert e.known and "load 16 bytes per thread from global memory" in e.text
+    assert e.text.startswith("If predicate P0 is false")   # @!P0: the mask is the predicate's negation
+    control = [d for d in e.details if d.startswith("control [")]
+    assert control, e.details   # decoded from the cubin's encoding: the load sets a scoreboard barrier
+    assert any("scoreboard barrier SB" in d for d in e.details)
+
+
+def test_sass_control_field_decoding():
+    from irscope.core.explain.sass import Control
+    # High word of `LDC.64 R2, c[0x0][0x210]` on sm_90: stall 1, writes scoreboard 1, no waits.
+    c = Control.from_high_word(0x000E620000000A00)
+    assert (c.stall, c.write_barrier, c.read_barrier, c.wait_mask, c.reuse) == (1, 1, None, 0, 0)
+
+
+def test_llvm_inline_ptx_is_explained_as_ptx(add90):
+    llir = add90.stage("llir")
+    line = next(line for line in llir.splitlines() if "ld.global" in line and "asm" in line)
+    e = explain_line("llir", line, add90)
+    assert e.known and "16 bytes from global memory" in e.text
+
+
+def test_amdgcn_buffer_load_and_mfma():
+    e = explain_line("amdgcn", "\tbuffer_load_dwordx4 v[0:3], v8, s[0:3], 0 offen")
+    assert e.known and "Each lane loads 16 bytes" in e.text
+    m = explain_line("amdgcn", "\tv_mfma_f32_32x32x8_f16 v[0:15], v[36:37], v[60:61], v[0:15]")
+    assert m.known and "32×32 block" in m.text and "K = 8" in m.text
+
+
+@pytest.mark.parametrize("target", ["sm_100", "gfx942"])
+def test_every_line_of_matmul_is_explained(target):
+    comp = open_file(kernel_path("matmul.py"), target=target).compile_all()[0]
+    for stage in comp.stage_names:
+        missing = {e.op for e in explain_stage(stage, comp.stage(stage), comp) if e.op and not e.known}
+        assert not missing, (stage, missing)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import llvm, mlir, ptx, sass
+from . import amdgcn, llvm, mlir, ptx, sass
 from ..toolchain import instruction_encodings
 from .common import Explanation, nothing
 
@@ -46,6 +46,8 @@ def explain_line(stage: str, text: str, comp: "Compilation | None" = None) -> Ex
         return ptx.explain(text, stage)
     if stage == "sass":
         return sass.explain(text, stage, _controls(comp))
+    if stage == "amdgcn":
+        return amdgcn.explain(text, stage)
     if stage == "source":
         return nothing(stage, "Python source", "The kernel as written; the other stages show what it becomes.")
     return Explanation(stage, None, f"No notes for {stage} yet", "", known=False)

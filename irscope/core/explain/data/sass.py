@@ -169,6 +169,8 @@ MODIFIERS: dict[str, str] = {
     "DEALLOC": "release", "SMPOOL": "the SM's tensor-memory pool", "LE": "until the count is at most the given number",
     "CONSTANT": "through the constant cache", "EF": "evict first", "EL": "evict last", "LU": "last use",
     "STRONG": "strong (coherent) access",
+    "WARPGROUP.ARRIVE": "this warp's registers are ready for the coming wgmma (wgmma.fence)",
+    "WARPGROUP.DEPBAR": "wait for earlier wgmma groups (wgmma.wait_group)",
 }
 
 # Modifiers with numbers in them: regex -> template ({0}, {1}, ... are the groups).
