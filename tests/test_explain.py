@@ -117,3 +117,27 @@ def test_every_line_of_matmul_is_explained(target):
     for stage in comp.stage_names:
         missing = {e.op for e in explain_stage(stage, comp.stage(stage), comp) if e.op and not e.known}
         assert not missing, (stage, missing)
+
+
+def _line_of(comp, needle):
+    return next(i for i, text in enumerate(comp.stage("source").splitlines(), start=1) if needle in text)
+
+
+def test_lowering_story_of_a_load_names_every_stage(add90):
+    from irscope.core.explain import lowering_story
+    story = lowering_story(add90, _line_of(add90, "x = tl.load("))
+    assert "tt.load" in story and "#blocked" in story
+    assert "2 × ld.global.v4.b32" in story and "2 × LDG.E.128" in story
+    assert "16 bytes" in story
+
+
+def test_lowering_story_on_amd_names_buffer_loads():
+    from irscope.core.explain import lowering_story
+    comp = open_file(kernel_path("add.py"), target="gfx942").compile_all()[0]
+    story = lowering_story(comp, _line_of(comp, "x = tl.load("))
+    assert "amdg.buffer_load" in story and "buffer_load_dwordx4" in story
+
+
+def test_lowering_story_of_a_line_with_no_code(add90):
+    from irscope.core.explain import lowering_story
+    assert "produces no code" in lowering_story(add90, 1)

@@ -7,6 +7,7 @@ module per dialect; this package never imports Textual.
 """
 
 from .common import Explanation
-from .engine import explain_line, explain_stage, lowering_story
+from .engine import explain_line, explain_stage
+from .story import lowering_story
 
 __all__ = ["Explanation", "explain_line", "explain_stage", "lowering_story"]

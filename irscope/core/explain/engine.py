@@ -58,5 +58,3 @@ def explain_stage(stage: str, text: str, comp: "Compilation | None" = None) -> l
     return [explain_line(stage, line, comp) for line in text.splitlines()]
 
 
-def lowering_story(comp: "Compilation", source_line: int) -> str:
-    return ""

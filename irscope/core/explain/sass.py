@@ -83,11 +83,11 @@ def _address(text: str) -> str:
 def _memory(base: str, mods: list[str], operands: list[str]) -> str:
     size = next((data.WIDTH_BYTES[m] for m in mods if m in data.WIDTH_BYTES), 4)
     space = _SPACES[base]
-    regs = f"{size // 4} registers from {operands[0]}" if size > 4 else operands[0] if operands else "a register"
+    regs = f"{operands[0]} and the {size // 4 - 1} registers after it" if size > 4 else operands[0] if operands else "a register"
     if base.startswith("L"):
         return f"load {size} byte{'s' if size > 1 else ''} per thread from {space} at {_address(operands[1] if len(operands) > 1 else '?')} into {regs}"
     src = operands[1] if len(operands) > 1 else "?"
-    srcs = f"{size // 4} registers from {src}" if size > 4 else src
+    srcs = f"{src} and the {size // 4 - 1} registers after it" if size > 4 else src
     return f"store {size} byte{'s' if size > 1 else ''} per thread from {srcs} to {space} at {_address(operands[0])}"
 
 
