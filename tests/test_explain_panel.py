@@ -1,0 +1,78 @@
+"""The Explain panel: in a tiny harness app, in the real app, and as an SVG snapshot."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import TabbedContent, TabPane
+
+from conftest import kernel_path
+from irscope.core.session import open_file
+from irscope.tui.app import IrscopeApp
+from irscope.tui.context import CursorContext
+from irscope.tui.panels.explain import ExplainPanel
+from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
+
+ADD = kernel_path("add.py")
+
+
+@pytest.fixture(scope="module")
+def add90():
+    return open_file(ADD, target="sm_90").compile_all()[0]
+
+
+class Harness(App):
+    def compose(self) -> ComposeResult:
+        yield ExplainPanel()
+
+
+@run_async
+async def test_panel_explains_a_ptx_load_and_tells_the_story(add90):
+    ptx = add90.stage("ptx").splitlines()
+    index = next(i for i, line in enumerate(ptx) if "ld.global.v4.b32" in line)
+    load_line = source_line_of(ADD, "x = tl.load(")
+    app = Harness()
+    async with app.run_test(size=(120, 40)) as pilot:
+        panel = app.query_one(ExplainPanel)
+        panel.show_context(CursorContext(add90, "ptx", index, add90.source_map.source_line("ptx", index)))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        e = panel.last_explanation
+        assert e is not None and e.op == "ld.global.v4.b32"
+        assert "16 bytes from global memory" in str(panel.query_one("#explain-line").render())
+        assert panel.last_story.startswith(f"Line {load_line}") or "ld.global.v4.b32" in panel.last_story
+        # Another line of the same source line reuses the cached story.
+        panel.show_context(CursorContext(add90, "ttgir", 0, None))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert panel.last_explanation.op == "#ttg.blocked" and panel.last_story == ""
+
+
+async def _open_explain_tab(app, pilot) -> ExplainPanel:
+    await pilot.press("i")
+    await pilot.pause()
+    panel = app.query_one(ExplainPanel)
+    tabs = app.query_one("#panels", TabbedContent)
+    pane = next(a for a in panel.ancestors if isinstance(a, TabPane))
+    tabs.active = pane.id
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    return panel
+
+
+@run_async
+async def test_real_app_explains_the_cursor_line():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until_shown(app, pilot)
+        panel = await _open_explain_tab(app, pilot)
+        assert panel.display
+        line = source_line_of(ADD, "x = tl.load(")
+        await pilot.press("g", *str(line), "enter")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        ctx = app.cursor_context()
+        assert ctx is not None and ctx.source_line == line
+        assert "tt.load" in panel.last_story and "LDG.E.128" in panel.last_story
