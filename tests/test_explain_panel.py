@@ -76,3 +76,36 @@ async def test_real_app_explains_the_cursor_line():
         ctx = app.cursor_context()
         assert ctx is not None and ctx.source_line == line
         assert "tt.load" in panel.last_story and "LDG.E.128" in panel.last_story
+
+
+async def _focus(app, pilot, stage: str) -> None:
+    pane = pane_showing(app, stage)
+    for _ in range(6):
+        if app.active_pane == pane.number and pane.view.has_focus:
+            return
+        await pilot.press("tab")
+        await pilot.pause()
+    raise AssertionError(f"could not focus the {stage} pane")
+
+
+def test_snapshot_explain_panel_on_a_ptx_load(snap_compare):
+    """The PTX pane's cursor on the masked 16-byte load of `x`, the Explain panel open below."""
+    line = source_line_of(ADD, "x = tl.load(")
+
+    async def run_before(pilot) -> None:
+        app = pilot.app
+        await wait_until_shown(app, pilot)
+        await _open_explain_tab(app, pilot)
+        await pilot.press("g", *str(line), "enter")
+        await pilot.pause()
+        await _focus(app, pilot, "ptx")
+        view = pane_showing(app, "ptx").view
+        ptx = app.shown.comp.stage("ptx").splitlines()
+        target = next(i for i, text in enumerate(ptx) if "ld.global.v4.b32" in text)
+        while view.cursor_index is not None and view.cursor_index != target:
+            await pilot.press("down" if view.cursor_index < target else "up")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(IrscopeApp(ADD, target="sm_90"), terminal_size=(160, 50), run_before=run_before)
