@@ -83,12 +83,55 @@ def _address(text: str) -> str:
 def _memory(base: str, mods: list[str], operands: list[str]) -> str:
     size = next((data.WIDTH_BYTES[m] for m in mods if m in data.WIDTH_BYTES), 4)
     space = _SPACES[base]
-    regs = f"{operands[0]} and the {size // 4 - 1} registers after it" if size > 4 else operands[0] if operands else "a register"
+    regs = _register_range(operands[0], size // 4) if operands else "a register"
     if base.startswith("L"):
         return f"load {size} byte{'s' if size > 1 else ''} per thread from {space} at {_address(operands[1] if len(operands) > 1 else '?')} into {regs}"
     src = operands[1] if len(operands) > 1 else "?"
-    srcs = f"{src} and the {size // 4 - 1} registers after it" if size > 4 else src
+    srcs = _register_range(src, size // 4)
     return f"store {size} byte{'s' if size > 1 else ''} per thread from {srcs} to {space} at {_address(operands[0])}"
+
+
+_PREDICATE = re.compile(r"^!?U?P(T|\d)$")
+_CMP = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "GEU": ">= (or NaN)", "LTU": "< (or NaN)",
+        "GTU": "> (or NaN)", "LEU": "<= (or NaN)", "NEU": "!= (or NaN)", "EQU": "== (or NaN)"}
+_DROP_PREDICATES = {"IADD3", "UIADD3", "VIMNMX", "LEA", "ULEA", "IMAD", "UIMAD", "VIADD", "IMNMX"}
+
+
+def _values(base: str, mods: list[str], operands: list[str]) -> dict[str, str]:
+    """Template fields for one instruction: operands in order (carry predicates dropped where they only
+    confuse), plus {cmp}, {combine}, {shift}, {minmax}, {target}, {bytes}."""
+    values = {"ops": ", ".join(operands)}
+    shown = operands
+    if base in _DROP_PREDICATES and operands:
+        shown = operands[:1] + [o for o in operands[1:] if not _PREDICATE.match(o)]
+    for name, value in zip(("d", "a", "b", "c", "e", "f"), shown):
+        values[name] = data.SPECIAL_REGISTERS.get(value, value) if name != "d" else value
+    values["cmp"] = next((_CMP[m] for m in mods if m in _CMP), "compared with")
+    if base.endswith("SETP") and len(operands) >= 5:
+        combine, other = next((m for m in mods if m in ("AND", "OR", "XOR")), "AND"), operands[4]
+        values["combine"] = "" if other in ("PT", "UPT") else f" {combine} {other}"
+        if "EX" in mods:
+            values["combine"] += " (the high-half step of a 64-bit compare)"
+    else:
+        values["combine"] = ""
+    plain = [o for o in shown if not _PREDICATE.match(o)]
+    values["shift"] = plain[-1] if len(plain) >= 4 else "?"
+    last = operands[-1] if operands else ""
+    values["minmax"] = "maximum" if last in ("!PT", "!UPT") else "minimum" if last in ("PT", "UPT") else "minimum or maximum"
+    target = next((o for o in operands if "`(" in o), None)
+    values["target"] = target.split("`(", 1)[1].rstrip(")") if target else values.get("d", "?")
+    cond = [o for o in operands if _PREDICATE.match(o) and o not in ("PT", "UPT")]
+    if base == "BRA" and cond:
+        values["target"] += f" if {cond[0]} is true"
+    values["bytes"] = f"{next((data.WIDTH_BYTES[m] for m in mods if m in data.WIDTH_BYTES), 4)} bytes"
+    return values
+
+
+def _register_range(first: str, count: int) -> str:
+    m = re.fullmatch(r"(U?R)(\d+)", first)
+    if m and count > 1:
+        return f"{first}..{m.group(1)}{int(m.group(2)) + count - 1}"
+    return first
 
 
 def explain(text: str, stage: str = "sass", controls: dict[int, tuple[int, int]] | None = None) -> Explanation:
@@ -105,7 +148,7 @@ def explain(text: str, stage: str = "sass", controls: dict[int, tuple[int, int]]
     parts = opcode.split(".")
     base, mods = parts[0], parts[1:]
     unknown, details = [], []
-    entry = data.OPS.get(base)
+    entry = next((data.OPS[k] for k in (".".join(parts[:n]) for n in range(len(parts), 0, -1)) if k in data.OPS), None)
     if entry is None:
         unknown.append(base)
     for token in mods:
@@ -114,15 +157,15 @@ def explain(text: str, stage: str = "sass", controls: dict[int, tuple[int, int]]
             unknown.append("." + token)
         elif meaning:
             details.append(f".{token}: {meaning}")
-    values = {"ops": ", ".join(operands)}
-    for name, value in zip(("d", "a", "b", "c", "e"), operands):
-        values[name] = data.SPECIAL_REGISTERS.get(value, value) if name != "d" else value
+    operands = [o.replace(".reuse", "") for o in operands]
+    values = _values(base, mods, operands)
     if entry is None:
         title, body = f"SASS {base}", ""
     elif base in _SPACES:
         title, body = entry[0], _memory(base, mods, operands)
     else:
         title, body = entry[0], fill(entry[1], values)
+    body = body.replace("the old value goes to RZ", "the old value is not kept")
     if guard and body:
         negated, pred = guard.startswith("@!"), guard.lstrip("@!")
         body = f"If predicate {pred} is {'false' if negated else 'true'} for this thread, {lower_first(body)}"
