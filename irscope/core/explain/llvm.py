@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from . import ptx
-from .common import Explanation, fill, nothing, sentence
+from .common import Explanation, fill, nothing, sentence, split_operands
 from .data import llvm as data
 
 _INSTR = re.compile(r"^(?:(?P<d>%[\w.\-]+)\s*=\s*)?(?:(?:tail|musttail|notail)\s+)?(?P<op>[a-z]+)\b(?P<rest>.*)$")
@@ -14,6 +14,7 @@ _INTRINSIC = re.compile(r"@llvm\.([\w.]+)")
 _ASM = re.compile(r'asm\s+(?:sideeffect\s+)?(?:inteldialect\s+)?"((?:[^"\\]|\\.)*)"')
 _TYPE = re.compile(r"^\s*(?:(?:nuw|nsw|exact|disjoint|nneg|fast|contract|afn|reassoc|nnan|ninf|nsz|arcp|volatile|atomic)\s+)*"
                    r"(<\d+ x [\w]+>|\{[^}]*\}|\[[^\]]*\]|[\w]+(?: addrspace\(\d+\))?)")
+_CAST = re.compile(r"^\s*(?:nneg\s+)?(<\d+ x \w+>|\w+(?: addrspace\(\d+\))?)\s+(.+?)\s+to\s+(<\d+ x \w+>|\w+(?: addrspace\(\d+\))?)\s*$")
 _SIZES = {"half": 2, "bfloat": 2, "float": 4, "double": 8, "ptr": 8}
 
 
@@ -26,6 +27,15 @@ def _bytes_of(scalar: str) -> int | None:
         return _SIZES[scalar]
     m = re.fullmatch(r"i(\d+)", scalar)
     return max(1, int(m.group(1)) // 8) if m else None
+
+
+def _operand_name(text: str) -> str:
+    """`i32 %5` -> `%5`; `splat (float 5.000000e-01)` -> `5.000000e-01 in every lane`."""
+    text = text.strip()
+    splat = re.match(r"splat \((?:\S+) (.+)\)$", text)
+    if splat:
+        return f"{splat.group(1)} (in every element)"
+    return text.split()[-1] if text else text
 
 
 def type_words(t: str) -> str:
@@ -88,6 +98,15 @@ def explain(text: str, stage: str = "llir", amd: bool = False) -> Explanation:
     values["cmp"] = cond or "the condition"
     tm = _TYPE.match(rest)
     values["type"] = type_words(tm.group(1)) if tm else "a value"
+    cast = _CAST.match(rest)
+    if cast:
+        values["type"] = f"from {type_words(cast.group(1))} to {type_words(cast.group(3))}"
+        values["a"] = _operand_name(cast.group(2))
+    elif tm:
+        names = [_operand_name(o) for o in split_operands(rest[tm.end():]) if o.strip()]
+        if op == "select":   # select i1 %c, T %x, T %y: every operand carries its type
+            names = [_operand_name(o) for o in split_operands(rest) if o.strip()]
+        values.update({k: v for k, v in zip(("a", "b", "c"), names)})
     return Explanation(stage, op, f"{title} ({op})", sentence(fill(template, values)))
 
 

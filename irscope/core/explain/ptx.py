@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import struct
 
 from .common import (Explanation, address, fill, lower_first, nothing, positional, register_list, sentence,
                      split_operands)
@@ -25,6 +26,15 @@ def _modifier(token: str) -> str | None:
         if m:
             return template.format(*[g or "" for g in m.groups()])
     return None
+
+
+def _float_literal(operand: str) -> str:
+    """PTX writes float constants as raw bits: `0f3F000000` -> `0f3F000000 (0.5)`."""
+    m = re.fullmatch(r"0([fd])([0-9A-Fa-f]{8}|[0-9A-Fa-f]{16})", operand)
+    if not m:
+        return operand
+    value = struct.unpack(">f" if m.group(1) == "f" else ">d", bytes.fromhex(m.group(2)))[0]
+    return f"{operand} ({value:.6g})"
 
 
 def split_opcode(opcode: str) -> tuple[str | None, list[str]]:
@@ -82,9 +92,11 @@ def explain_instruction(opcode: str, operands: list[str], predicate: str | None 
         note = f".{token}: {meaning}"
         if meaning and note not in details:
             details.append(note)
-    values = positional(operands)
+    values = positional([_float_literal(o) for o in operands])
     values["type"] = " → ".join(data.TYPES[t][0] for t in types) if types else "raw bits"
     values["cmp"] = cmp or "?"
+    values["to_type"] = data.TYPES[types[0]][0] if types else "?"
+    values["from_type"] = data.TYPES[types[-1]][0] if types else "?"
     if key is None:
         title, body = f"PTX {opcode}", ""
     elif key in ("ld", "ldu", "st") and operands:

@@ -49,7 +49,7 @@ OPS: dict[str, tuple[str, str]] = {
     "slct": ("Select by sign", "{d} = {a} if {c} ≥ 0, else {b}"),
     # moves and conversions
     "mov": ("Move", "copy {a} into {d} ({type})"),
-    "cvt": ("Convert", "{d} = {a} converted between the types {type}"),
+    "cvt": ("Convert", "{d} = {a} converted from {from_type} to {to_type}"),
     "cvta": ("Convert address", "{d} = the generic address of {a}, which is in the named state space"),
     # memory
     "ld": ("Load", "load {a} into {d}"),
