@@ -17,6 +17,8 @@ OPS: dict[str, tuple[str, str]] = {
     "ttg.local_store": ("Store to shared memory", "write the register tile {a} into shared memory {b}"),
     "ttg.memdesc_index": ("Pick a buffer", "{results} = slot {b} of the multi-buffered shared-memory allocation {a} "
                           "(the pipeliner keeps one slot per stage)"),
+    "ttg.memdesc_subview": ("Pick a buffer / sub-view", "{results} = a view of part of the shared-memory buffer {a} "
+                            "(Triton 3.6's name: one slot of a multi-buffered allocation, or a sub-tile)"),
     "ttg.memdesc_subslice": ("Sub-view", "{results} = a sub-tile of the shared-memory buffer {a}"),
     "ttg.memdesc_trans": ("Transposed view", "{results} = the shared-memory buffer {a} seen transposed, no data moved"),
     "ttg.memdesc_reshape": ("Reshaped view", "{results} = the shared-memory buffer {a} seen with another shape"),
@@ -55,7 +57,7 @@ OPS: dict[str, tuple[str, str]] = {
     "ttng.tmem_alloc": ("Allocate tensor memory", "{results} = a buffer in Blackwell tensor memory (TMEM), the on-chip store "
                         "for tcgen05 accumulators{init}"),
     "ttng.tmem_load": ("Load from tensor memory", "{results} = the accumulator tile in tensor memory {a}, copied into registers"),
-    "ttng.tmem_store": ("Store to tensor memory", "write the register tile {b} into tensor memory {a}"),
+    "ttng.tmem_store": ("Store to tensor memory", "write the register tile {a} into tensor memory {b}"),
     "ttng.tmem_copy": ("Copy into tensor memory", "copy a tile from shared memory into tensor memory"),
     "ttng.async_tma_copy_global_to_local": ("TMA load", "copy a tile from global to shared memory with the tensor memory "
                                             "accelerator; a barrier signals completion"),
@@ -77,3 +79,6 @@ OPS: dict[str, tuple[str, str]] = {
     "amdg.cond_barrier": ("Conditional barrier", "a barrier only some warps wait on"),
     "amdg.upcast_mxfp": ("Upcast block-scaled floats", "{results} = low-precision values with shared scales widened"),
 }
+
+# Triton 3.6 spells the AMD dialect `amdgpu.`; later releases `amdg.`.
+OPS.update({"amdgpu." + name[len("amdg."):]: entry for name, entry in list(OPS.items()) if name.startswith("amdg.")})
