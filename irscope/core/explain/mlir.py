@@ -125,6 +125,8 @@ def _fields(op: str, results: str, operand_text: str, types: str) -> dict[str, s
         am = re.search(rf"\b{key} = (-?\d+)", operand_text)
         if am:
             values[key] = am.group(1)
+    if "start" in values and "end" in values:
+        values["range"] = f"[{values['start']}, {int(values['start']) + 1}, ..., {int(values['end']) - 1}]"
     values["value"] = operand_text.strip() or "?"
     pred = re.match(r"\s*(\w+),", operand_text)
     if pred:

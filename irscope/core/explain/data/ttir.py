@@ -14,7 +14,7 @@ OPS: dict[str, tuple[str, str]] = {
     "tt.get_program_id": ("Program id", "{results} = this program's index along the grid axis (tl.program_id); "
                           "each program is one thread block"),
     "tt.get_num_programs": ("Number of programs", "{results} = the grid size along an axis (tl.num_programs)"),
-    "tt.make_range": ("Range", "{results} = the tensor [{start}, {start}+1, ..., {end}-1] (tl.arange)"),
+    "tt.make_range": ("Range", "{results} = the tensor {range} (tl.arange)"),
     "tt.splat": ("Splat a scalar", "{results} = a tensor whose every element is {a} ({type})"),
     "tt.broadcast": ("Broadcast", "{results} = {a} stretched along its size-1 dimensions to {type}"),
     "tt.expand_dims": ("Add a dimension", "{results} = {a} with a new size-1 dimension at axis {axis} (x[:, None] or x[None, :])"),
