@@ -3,6 +3,7 @@ the layouts of the tensors it touches, in words."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from . import layouts
@@ -23,6 +24,7 @@ def strip_loc(line: str) -> str:
     return line[:at] if at >= 0 else line
 
 
+@functools.lru_cache(maxsize=16)
 def aliases_of(module_text: str) -> dict[str, str]:
     """`#blocked = #ttg.blocked<...>` definitions of a module, alias -> attribute text."""
     out = {}
