@@ -109,3 +109,31 @@ def test_snapshot_explain_panel_on_a_ptx_load(snap_compare):
         await pilot.pause()
 
     assert snap_compare(IrscopeApp(ADD, target="sm_90"), terminal_size=(160, 50), run_before=run_before)
+
+
+def test_snapshot_explain_panel_on_a_sass_load_with_its_control_field(snap_compare):
+    """The SASS pane's cursor on LDG.E.128: the panel decodes stall, yield and scoreboards from the cubin."""
+    line = source_line_of(ADD, "x = tl.load(")
+
+    async def run_before(pilot) -> None:
+        app = pilot.app
+        await wait_until_shown(app, pilot)
+        await _open_explain_tab(app, pilot)
+        await pilot.press("g", *str(line), "enter")
+        await pilot.pause()
+        await _focus(app, pilot, "ptx")
+        await pilot.press("6")   # this pane shows SASS now
+        await pilot.pause()
+        view = pane_showing(app, "sass").view
+        sass = app.shown.comp.stage("sass").splitlines()
+        target = next(i for i, text in enumerate(sass) if "LDG.E.128" in text)
+        while view.cursor_index is not None and view.cursor_index != target:
+            await pilot.press("down" if view.cursor_index < target else "up")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        panel = app.query_one(ExplainPanel)
+        assert panel.last_explanation.op == "LDG.E.128"
+        assert any(d.startswith("control [") for d in panel.last_explanation.details)
+
+    assert snap_compare(IrscopeApp(ADD, target="sm_90"), terminal_size=(160, 50), run_before=run_before)

@@ -37,9 +37,9 @@ class Control:
         if self.yield_hint:
             out.append(f"yield: {notes['yield']}")
         if self.write_barrier is not None:
-            out.append("sets " + notes["write"].format(n=self.write_barrier))
+            out.append(notes["write"].format(n=self.write_barrier))
         if self.read_barrier is not None:
-            out.append("sets " + notes["read"].format(n=self.read_barrier))
+            out.append(notes["read"].format(n=self.read_barrier))
         if self.wait_mask:
             waits = ", ".join(f"SB{i}" for i in range(6) if self.wait_mask >> i & 1)
             out.append(notes["wait"].format(list=waits))

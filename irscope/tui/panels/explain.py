@@ -16,7 +16,7 @@ from .base import InfoPanel
 def render_explanation(e: Explanation, line: str) -> Text:
     text = Text()
     text.append(e.title or "—", style="bold")
-    text.append(f"   {line.strip()[:100]}\n", style="dim italic")
+    text.append(f"   {' '.join(line.split())[:100]}\n", style="dim italic")
     if e.text:
         text.append(e.text + "\n")
     for detail in e.details:

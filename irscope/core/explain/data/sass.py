@@ -222,10 +222,10 @@ CONTROL_NOTES = {
     "stall": "the scheduler waits this many cycles before issuing this warp's next instruction "
              "(fixed-latency results are ready by then)",
     "yield": "a hint that the scheduler may switch to another warp after this instruction",
-    "write": "when this variable-latency instruction (memory, MUFU...) writes its result, it releases scoreboard "
-             "barrier SB{n}; instructions that need the result wait on SB{n}",
-    "read": "once the operands of this instruction have been read, scoreboard barrier SB{n} is released, so the "
-            "registers may be overwritten",
+    "write": "write scoreboard SB{n}: this variable-latency instruction (memory, MUFU...) releases SB{n} once its "
+             "result is written; instructions that need the result wait on SB{n}",
+    "read": "read scoreboard SB{n}: released once this instruction has read its source registers, so they may then "
+            "be overwritten",
     "wait": "before issuing, wait until scoreboard barriers {list} are released",
     "reuse": "operand reuse cache: keep source operand(s) {list} for the next instruction",
 }
