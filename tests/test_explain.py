@@ -87,7 +87,7 @@ def test_sass_load_width_and_control_field(add90):
     assert e.text.startswith("If predicate P0 is false")   # @!P0: the mask is the predicate's negation
     control = [d for d in e.details if d.startswith("control [")]
     assert control, e.details   # decoded from the cubin's encoding: the load sets a scoreboard barrier
-    assert any("scoreboard barrier SB" in d for d in e.details)
+    assert any("write scoreboard SB" in d for d in e.details)
 
 
 def test_sass_control_field_decoding():
