@@ -141,3 +141,12 @@ def test_lowering_story_on_amd_names_buffer_loads():
 def test_lowering_story_of_a_line_with_no_code(add90):
     from irscope.core.explain import lowering_story
     assert "produces no code" in lowering_story(add90, 1)
+
+
+def test_slice_layout_names_each_threads_elements():
+    aliases = {"#blocked": "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], "
+                           "order = [1, 0]}>"}
+    words = " ".join(layouts.describe("#ttg.slice<{dim = 1, parent = #blocked}>", [16], aliases))
+    # The 16 rows left after reducing axis 1: a tile of the parent covers 8 rows, so lane 0 holds rows 0 and 8,
+    # lane 1 (the next column group of the same row) holds the same rows: replicated.
+    assert "thread 0 owns elements 0, 8." in words and "thread 1 owns elements 0, 8." in words

@@ -223,6 +223,18 @@ def _slice(p, shape, aliases, depth):
     lines = [f"Slice layout: the layout {parent} with dimension {dim} taken away — what is left after reducing along "
              f"axis {dim} (tl.sum(x, axis={dim}) and friends) or before expanding it back with x[:, None]-style "
              f"indexing. Threads that differed only along dimension {dim} now hold the same values (replicated)."]
+    parent_layout = parse(aliases.get(parent, parent))
+    if shape and parent_layout is not None and parent_layout.kind == "blocked" and isinstance(dim, int) \
+            and len(shape) + 1 == len(parent_layout.params["sizePerThread"]):
+        p = parent_layout.params
+        full = list(shape)
+        full.insert(dim, 1)
+        lanes = math.prod(p["threadsPerWarp"])
+        for t in (0, 1, lanes):
+            per_dim = blocked_owned(p, full, t)
+            del per_dim[dim]
+            who = f"thread {t}" + (f" (warp {t // lanes}, lane 0)" if t == lanes else "")
+            lines.append(f"{who} owns {_owned_words(per_dim)}.")
     if depth < 1:
         lines += ["Parent: " + s for s in describe(parent, None, aliases, depth + 1)[:1]]
     return lines
