@@ -210,6 +210,27 @@ def test_every_mapped_line_lies_in_the_kernel_or_a_helper_it_calls(example, targ
                     assert kernel_first <= line.frames[-1].line <= kernel_last, (example, stage, index, line)
             need = 0.99 if stage in ("ttir", "ttgir") else 0.95
             assert sm.mapped_fraction(stage) >= need, (example, stage, sm.mapped_fraction(stage))
+        assert_memory_ops_map_to_loads_and_stores(comp)
+
+
+MEMORY_PATTERNS = {"ptx": (r"\bld\.global", r"\bst\.global"), "sass": (r"\bLDG\b", r"\bSTG\b"),
+                   "amdgcn": (r"\b(global|buffer)_load", r"\b(global|buffer)_store")}
+
+
+def assert_memory_ops_map_to_loads_and_stores(comp):
+    """Global loads/stores in PTX, SASS and AMDGCN map to a `tl.load` / `tl.store` line (including the
+    SASS ones, whose line table ptxas built from inline asm's shifted `.loc` lines)."""
+    sm, src = comp.source_map, comp.source_text.splitlines()
+    for stage, (load, store) in MEMORY_PATTERNS.items():
+        if stage not in sm.stages:
+            continue
+        for index, text in enumerate(comp.stage(stage).splitlines()):
+            if sm.lines(stage)[index].kind is not LineKind.INSTRUCTION:
+                continue
+            for pattern, call in ((load, "tl.load("), (store, "tl.store(")):
+                if re.search(pattern, text):
+                    n = sm.source_line(stage, index)
+                    assert n and call in src[n - 1], (stage, index, text, n)
 
 
 def helper_lines(comp):
@@ -327,3 +348,14 @@ def test_pipelined_loop_regions_map_to_the_for_line():
     assert async_copies and set(async_copies) <= load_lines
     dots = [sm.source_line("ttgir", i) for i, t in enumerate(ttgir) if "warp_group_dot " in t or "tt.dot " in t]
     assert dots and set(dots) == {dot_line}
+
+
+def test_fused_locations_resolve_to_their_first_known_part():
+    """AMD's TTGIR for the strided gather merges two constants into one with `loc(fused[#a, #b])`."""
+    comp = compiled("strided.py", "gfx942")
+    sm = comp.source_map
+    ttgir = comp.stage("ttgir").splitlines()
+    fused_alias = next(t.split(" = ")[0] for t in ttgir if "loc(fused[" in t)
+    users = [i for i, t in enumerate(ttgir) if t.endswith(f"loc({fused_alias})")]
+    assert users and all(sm.source_line("ttgir", i) is not None and not sm.lines("ttgir")[i].inferred
+                         for i in users)
