@@ -277,9 +277,15 @@ def _tmem(p, shape, aliases, depth):
             f"to TMEM lanes and columns to TMEM columns (column stride {p.get('colStride', 1)})."]
 
 
+def _rotating_shared(p, shape, aliases, depth):
+    return _swizzled_shared(p, shape, aliases, depth) + [
+        "AMD rotating variant: the XOR pattern is also shifted from one block of rows to the next, spreading LDS "
+        "accesses of different warps over more banks."]
+
+
 _DESCRIBERS = {"blocked": _blocked, "nvidia_mma": _mma, "amd_mfma": _amd_mfma, "dot_op": _dot_op, "slice": _slice,
                "linear": _linear, "swizzled_shared": _swizzled_shared, "nvmma_shared": _nvmma_shared,
-               "tensor_memory_encoding": _tmem, "amd_wmma": _amd_mfma,
+               "tensor_memory_encoding": _tmem, "amd_rotating_shared": _rotating_shared, "amd_wmma": _amd_mfma,
                "shared_linear": _linear, "padded_shared": _swizzled_shared}
 
 KNOWN_KINDS = frozenset(_DESCRIBERS)

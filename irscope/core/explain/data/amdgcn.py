@@ -55,6 +55,7 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "div_fixup": ("Division, fixup step", "{d} = the quotient with special cases (inf, NaN, 0) fixed (last step of a/b)"),
     "mad_u64_u32": ("64-bit multiply-add", "{d} = {a} × {b} + {c} with a 64-bit result"),
     "bitcmp1": ("Test a bit", "SCC = whether bit {a} of {d} is 1"),
+    "abs": ("Absolute value", "{d} = |{a}|"), "absdiff": ("Absolute difference", "{d} = |{a} - {b}|"),
     "cmp": ("Compare", "SCC = ({d} {cmp} {a})"), "cmpk": ("Compare with a constant", "SCC = ({d} {cmp} {a})"),
 }
 
@@ -64,7 +65,8 @@ COMPARISONS: dict[str, str] = {"eq": "==", "lg": "!=", "ne": "!=", "gt": ">", "g
 TYPES: dict[str, str] = {
     "f32": "fp32", "f16": "fp16", "bf16": "bf16", "f64": "fp64", "i32": "signed 32-bit", "u32": "unsigned 32-bit",
     "i16": "signed 16-bit", "u16": "unsigned 16-bit", "b32": "32 bits", "b64": "64 bits (a register pair)", "i64": "signed 64-bit",
-    "u64": "unsigned 64-bit", "b16": "16 bits",
+    "u64": "unsigned 64-bit", "b16": "16 bits", "u24": "unsigned 24-bit (the low 24 bits of each input)",
+    "i24": "signed 24-bit (the low 24 bits of each input)",
 }
 
 ENCODINGS: dict[str, str] = {
@@ -96,6 +98,11 @@ FULL: dict[str, tuple[str, str]] = {
     "s_getpc_b64": ("Read the program counter", "{d} = the address of the next instruction"),
     "v_pack_b32_f16": ("Pack two halves", "{d} = the fp16 values {a} (low) and {b} (high) in one register"),
     "v_cvt_pkrtz_f16_f32": ("Convert and pack", "{d} = {a} and {b} rounded toward zero to fp16 and packed"),
+    "ds_bpermute_b32": ("Lane permute (backward)", "{d} = the value of {b} held by the lane that {a} points at "
+                        "(lane = address / 4): a cross-lane gather through the LDS crossbar; no LDS memory is used"),
+    "ds_permute_b32": ("Lane permute (forward)", "send {b} to the lane that {a} points at (lane = address / 4), "
+                       "through the LDS crossbar; no LDS memory is used"),
+    "ds_swizzle_b32": ("Lane swizzle", "{d} = {a} from another lane, chosen by a fixed pattern in the offset"),
     "s_mov_b64": ("Move 64 bits", "{d} = {a} (a pair of scalar registers)"),
     "v_mad_u64_u32": ("64-bit multiply-add", "{d} = {b} × {c} + {e} as unsigned 64-bit; the carry-out goes to {a}"),
 }

@@ -190,6 +190,8 @@ MODIFIERS: dict[str, str] = {
     "FIND_AND_SET": "find free columns and mark them", "ALIGN": "aligned",
     "REL": "relative address", "NODEC": "return variant without call-depth bookkeeping (from the name)", "NOINC": "call variant without call-depth bookkeeping (from the name)", "TRAP": "trap", "U": "uniform (the whole warp takes it)",
     "FTZ": "flush subnormals to zero", "RN": "round to nearest even", "RZ": "round toward zero", "SAT": "saturate",
+    "RP": "round toward +∞", "RM": "round toward -∞", "TRUNC": "round toward zero (truncate)",
+    "NTZ": "a conversion flag ptxas sets with TRUNC for cvt.rzi; NVIDIA does not publish its meaning",
     "ANY": "true if any lane's predicate is true", "MAX": "maximum", "MIN": "minimum", "ADD": "sum",
     "DEALLOC": "release", "SMPOOL": "the SM's tensor-memory pool", "LE": "until the count is at most the given number",
     "CONSTANT": "through the constant cache", "EF": "evict first", "EL": "evict last", "LU": "last use",

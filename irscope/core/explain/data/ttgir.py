@@ -74,6 +74,9 @@ OPS: dict[str, tuple[str, str]] = {
                           "{masked}; out-of-range offsets are dropped by hardware"),
     "amdg.buffer_atomic_rmw": ("Buffer atomic", "{results} = an atomic update through AMD buffer instructions"),
     "amdg.buffer_load_to_local": ("Buffer load into shared memory", "copy values straight from global to LDS"),
+    "amdg.in_thread_transpose": ("Transpose within each thread", "{results} = {a} with the elements each thread holds "
+                                 "reordered inside the thread (nothing crosses threads), so they can be written to shared "
+                                 "memory with wide stores in the transposed order"),
     "amdg.extract_slice": ("Extract a slice", "{results} = a sub-tile of {a}"),
     "amdg.instruction_sched_hint": ("Scheduling hint", "a hint for AMD's instruction scheduler"),
     "amdg.cond_barrier": ("Conditional barrier", "a barrier only some warps wait on"),
