@@ -84,3 +84,27 @@ def amdgcn_resources(amdgcn: str, shared_bytes: int | None) -> Resources:
     spills = None if vgpr_spills is None else vgpr_spills + (sgpr_spills or 0)
     return Resources(registers=vgprs, spills=spills, local_bytes=scratch, shared_bytes=shared_bytes,
                      sgprs=_amd_field(amdgcn, "sgpr_count"), vgpr_spills=vgpr_spills, sgpr_spills=sgpr_spills)
+
+
+_HEX_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/[^\n]*?/\*\s*0x([0-9a-f]{16})\s*\*/\s*\n\s*/\*\s*0x([0-9a-f]{16})\s*\*/")
+
+
+def instruction_encodings(cubin: bytes) -> dict[int, tuple[int, int]]:
+    """Per instruction offset, the two 64-bit words of its 128-bit encoding (`nvdisasm -hex`). The high word
+    holds the scheduling control field (stall, yield, scoreboards) that plain SASS text does not show.
+    Cached on disk next to the SASS text."""
+    cached = _cache_path("sasshex", cubin)
+    try:
+        with open(cached, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        text = _run_on_cubin("nvdisasm", ("-c", "-hex"), cubin)
+        os.makedirs(os.path.dirname(cached), exist_ok=True)
+        partial = f"{cached}.{os.getpid()}.tmp"
+        with open(partial, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(partial, cached)
+    out: dict[int, tuple[int, int]] = {}
+    for m in _HEX_LINE.finditer(text):
+        out.setdefault(int(m.group(1), 16), (int(m.group(2), 16), int(m.group(3), 16)))
+    return out

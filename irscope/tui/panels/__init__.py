@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from .base import InfoPanel
+from .explain import ExplainPanel
 from .info import LineInfoPanel
 
-PANELS: list[type[InfoPanel]] = [LineInfoPanel]
+PANELS: list[type[InfoPanel]] = [LineInfoPanel, ExplainPanel]
 
 __all__ = ["PANELS", "InfoPanel"]

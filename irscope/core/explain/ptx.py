@@ -1,0 +1,134 @@
+"""Explain one line of PTX: opcode + modifiers from data/ptx.py, with this line's operands filled in."""
+
+from __future__ import annotations
+
+import re
+import struct
+
+from .common import (Explanation, address, fill, lower_first, nothing, positional, register_list, sentence,
+                     split_operands)
+from .data import ptx as data
+
+_GUARD = re.compile(r"^@(!?)(\S+)\s+")
+_LABEL = re.compile(r"^([$\w.]+):\s*$")
+
+
+def _modifier(token: str) -> str | None:
+    """What a modifier means, or None if irscope has no note for it."""
+    if token in data.MODIFIERS:
+        return data.MODIFIERS[token]
+    if token in data.TYPES:
+        return data.TYPES[token][0]
+    if token in data.COMPARISONS:
+        return f"compare with {data.COMPARISONS[token]}"
+    for pattern, template in data.PATTERNS:
+        m = re.fullmatch(pattern, token)
+        if m:
+            return template.format(*[g or "" for g in m.groups()])
+    return None
+
+
+def _float_literal(operand: str) -> str:
+    """PTX writes float constants as raw bits: `0f3F000000` -> `0f3F000000 (0.5)`."""
+    m = re.fullmatch(r"0([fd])([0-9A-Fa-f]{8}|[0-9A-Fa-f]{16})", operand)
+    if not m:
+        return operand
+    value = struct.unpack(">f" if m.group(1) == "f" else ">d", bytes.fromhex(m.group(2)))[0]
+    return f"{operand} ({value:.6g})"
+
+
+def split_opcode(opcode: str) -> tuple[str | None, list[str]]:
+    """`ld.global.v4.b32` -> ('ld', ['global', 'v4', 'b32']): the longest known prefix and the rest."""
+    parts = opcode.split(".")
+    for n in range(len(parts), 0, -1):
+        key = ".".join(parts[:n])
+        if key in data.OPS:
+            return key, parts[n:]
+    return None, parts[1:]
+
+
+def explain(text: str, stage: str = "ptx") -> Explanation:
+    line = text.split("//", 1)[0].strip()
+    if not line or line in ("{", "}", ")", "(") or line.startswith(("}", ")")):
+        return nothing(stage)
+    label = _LABEL.match(line)
+    if label:
+        return Explanation(stage, "label", f"Label {label.group(1)}",
+                           "A place in the code that branches jump to; it does nothing itself.")
+    if line.startswith("."):
+        return _directive(line, stage)
+    guard = _GUARD.match(line)
+    negated, predicate = (guard.group(1) == "!", guard.group(2)) if guard else (False, None)
+    if guard:
+        line = line[guard.end():]
+    opcode, _, rest = line.partition(" ")
+    opcode = opcode.rstrip(";")
+    operands = split_operands(rest.strip().rstrip(";").strip())
+    return explain_instruction(opcode, operands, predicate, negated, stage)
+
+
+def _directive(line: str, stage: str) -> Explanation:
+    word = line.split()[0].rstrip(";")
+    title, text = data.DIRECTIVES.get(word, (None, None))
+    if title is None:
+        return Explanation(stage, word, f"Directive {word}", "", known=False, unknown=(word,))
+    return Explanation(stage, word, f"{title} ({word})", sentence(text))
+
+
+def explain_instruction(opcode: str, operands: list[str], predicate: str | None = None, negated: bool = False,
+                        stage: str = "ptx") -> Explanation:
+    key, mods = split_opcode(opcode)
+    unknown = [opcode.split(".")[0]] if key is None else []
+    details, types, cmp = [], [], None
+    for token in mods:
+        meaning = _modifier(token)
+        if meaning is None:
+            unknown.append("." + token)
+            continue
+        if token in data.TYPES:
+            types.append(token)
+        elif token in data.COMPARISONS:
+            cmp = data.COMPARISONS[token]
+        note = f".{token}: {meaning}"
+        if meaning and note not in details:
+            details.append(note)
+    values = positional([_float_literal(o) for o in operands])
+    values["type"] = " → ".join(data.TYPES[t][0] for t in types) if types else "raw bits"
+    values["cmp"] = cmp or "?"
+    values["to_type"] = data.TYPES[types[0]][0] if types else "?"
+    values["from_type"] = data.TYPES[types[-1]][0] if types else "?"
+    if key is None:
+        title, body = f"PTX {opcode}", ""
+    elif key in ("ld", "ldu", "st") and operands:
+        title, body = _memory(key, mods, types, operands)
+    else:
+        title, template = data.OPS[key]
+        body = fill(template, values)
+    if predicate and body:
+        state = "false" if negated else "true"
+        body = f"If predicate {predicate} is {state} for this thread (its lane's mask bit), {lower_first(body)}"
+    return Explanation(stage, opcode, f"{title} ({opcode})", sentence(body), tuple(details),
+                       known=not unknown, unknown=tuple(unknown))
+
+
+_SPACE_WORDS = {"global": "global memory", "shared": "shared memory", "shared::cta": "shared memory",
+                "shared::cluster": "cluster shared memory", "local": "local memory (per-thread, in DRAM)",
+                "param": "the kernel parameters", "const": "constant memory"}
+
+
+def _memory(key: str, mods: list[str], types: list[str], operands: list[str]) -> tuple[str, str]:
+    space = next((_SPACE_WORDS[m] for m in mods if m in _SPACE_WORDS), "memory (generic address)")
+    vec = next((int(m[1:]) for m in mods if re.fullmatch(r"v\d+", m)), 1)
+    bits = data.TYPES[types[-1]][1] if types else 32
+    if key == "st":
+        where, regs = operands[0], register_list(operands[1] if len(operands) > 1 else "")
+    else:
+        regs, where = register_list(operands[0]), operands[1] if len(operands) > 1 else "?"
+    amount = f"{vec} × {bits} bits = {vec * bits // 8} bytes" if vec > 1 else \
+        f"{bits} bits ({bits // 8} byte{'s' if bits != 8 else ''})"
+    regs_words = f"{len(regs)} registers ({', '.join(regs)})" if len(regs) > 1 else (regs[0] if regs else "a register")
+    at = address(where)
+    if key == "st":
+        return "Store", f"store {amount} from {regs_words} to {space} at {at}"
+    verb = "load the same value for all threads:" if key == "ldu" else "load"
+    return ("Load" if key == "ld" else "Load uniform"), f"{verb} {amount} from {space} at {at} into {regs_words}"
