@@ -283,21 +283,21 @@ _TYPE_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f
                "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}
 
 _OPS = {"tt.load": "load", "tt.store": "store", "ttg.async_copy_global_to_local": "load",
-        "tt.atomic_rmw": "atomic", "tt.atomic_cas": "atomic",
-        "amdgpu.buffer_load": "load", "amdgpu.buffer_store": "store",
-        "amdgpu.buffer_load_to_local": "load"}
+        "tt.atomic_rmw": "atomic", "tt.atomic_cas": "atomic"}
+# AMD buffer ops (a scalar base and a tensor of offsets) are not read yet: their accesses stay unmatched.
+ACCESS_OP_NAMES = tuple(_OPS)
 _OP_RE = re.compile(r"^\s*(?:%[\w#:]+(?:,\s*%[\w#:]+)*\s*=\s*)?\"?(" + "|".join(map(re.escape, _OPS)) + r")\"?[\s(]")
 _PTR_TENSOR = re.compile(r"tensor<((?:\d+x)+)!tt\.ptr<([\w]+)>(?:,\s*(#[^>]*?(?:<\{.*?\}>)?))?>")
 _SCALAR_PTR = re.compile(r":\s*!tt\.ptr<(\w+)>")
 _LOC_REF = re.compile(r"loc\((#loc\d*)\)\s*$")
 
 
-def ttgir_access_ops(ttgir: str, source_line_of=None) -> list[TensorAccessOp]:
+def ttgir_access_ops(ttgir: str, source_line_of=None, user_file: str | None = None) -> list[TensorAccessOp]:
     """Every global load, store and atomic of a TTGIR module. `source_line_of(index)` gives the user's
     line for a TTGIR line (the source map); without it the module's own `#loc` table is read."""
     aliases = layout_aliases(ttgir)
     lines = ttgir.splitlines()
-    locs = None if source_line_of is not None else _mlir_loc_lines(lines)
+    locs = None if source_line_of is not None else _mlir_loc_lines(lines, user_file)
     out = []
     for index, line in enumerate(lines):
         m = _OP_RE.match(line)
@@ -328,8 +328,11 @@ _LOC_DEF = re.compile(r"^(#loc\d*)\s*=\s*loc\((.*)\)\s*$")
 _FILE_LOC = re.compile(r"^\"([^\"]*)\":(\d+):(\d+)")
 
 
-def _mlir_loc_lines(lines: list[str]) -> dict[str, int]:
-    """`#locN` → user line, reading the alias table (names, call sites: the innermost frame)."""
+def _mlir_loc_lines(lines: list[str], user_file: str | None = None) -> dict[str, int]:
+    """`#locN` → user line, reading the alias table (names; call sites: the innermost frame that lies
+    in the user's file, compared by file name, since Triton's cache may hold another copy's paths)."""
+    import os
+    user_base = os.path.basename(user_file) if user_file else None
     defs = {}
     for line in lines:
         m = _LOC_DEF.match(line)
@@ -337,15 +340,18 @@ def _mlir_loc_lines(lines: list[str]) -> dict[str, int]:
             defs[m.group(1)] = m.group(2).strip()
     out: dict[str, int] = {}
 
-    def resolve(body: str, depth: int = 0) -> int | None:
-        if depth > 20:
+    def resolve(body: str, depth: int = 0) -> tuple[str, int] | None:
+        if depth > 30:
             return None
         m = _FILE_LOC.match(body)
         if m:
-            return int(m.group(2))
-        m = re.match(r"^callsite\((#loc\d*)", body)
+            return m.group(1), int(m.group(2))
+        m = re.match(r"^callsite\((#loc\d*) at (#loc\d*)\)", body)
         if m:
-            return resolve(defs.get(m.group(1), ""), depth + 1)
+            inner = resolve(defs.get(m.group(1), ""), depth + 1)
+            if inner and (user_base is None or os.path.basename(inner[0]) == user_base):
+                return inner
+            return resolve(defs.get(m.group(2), ""), depth + 1)
         m = re.match(r"^\"[^\"]*\"\((#loc\d*)\)", body)
         if m:
             return resolve(defs.get(m.group(1), ""), depth + 1)
@@ -355,9 +361,9 @@ def _mlir_loc_lines(lines: list[str]) -> dict[str, int]:
         return None
 
     for name, body in defs.items():
-        line = resolve(body)
-        if line is not None:
-            out[name] = line
+        found = resolve(body)
+        if found is not None:
+            out[name] = found[1]
     return out
 
 
