@@ -35,6 +35,8 @@ LINE_BYTES = 128
 # Where a tensor's storage starts on the GPU: PyTorch's CUDA caching allocator hands out blocks
 # aligned to 512 bytes, so only a view's offset into its storage moves its start off alignment.
 STORAGE_ALIGNMENT = 512
+# Programs recorded per kernel by default (all of them when the grid is no larger): about 0.05 s each.
+DEFAULT_PROGRAMS = 8
 
 
 # ---------------------------------------------------------------------------------------------- counting
@@ -230,7 +232,7 @@ class AccessCoalescing:
     lane_strides: Counter = field(default_factory=Counter)
     dim_strides: dict[int, int] = field(default_factory=dict)   # tensor dim -> byte stride between neighbours
     lane_dim: int | None = None    # the tensor dim neighbouring lanes step along
-    alignment_offset: int | None = None  # bytes past a 32-byte boundary where the first active element sits
+    alignment_offsets: Counter = field(default_factory=Counter)  # per execution: first active byte % 32
     diagnosis: str = ""
     fix: str = ""
 
@@ -241,7 +243,7 @@ class AccessCoalescing:
     @property
     def inefficient(self) -> bool:
         eff = self.counts.efficiency
-        return eff is not None and eff < 0.8
+        return eff is not None and eff < 0.9
 
     def to_json(self) -> dict[str, Any]:
         c = self.counts
@@ -297,7 +299,7 @@ class KernelCoalescing:
                 "seconds": round(self.seconds, 3), "notes": self.notes, "error": self.error}
 
 
-def sample_programs(grid: tuple[int, int, int], limit: int = 16) -> list[tuple[int, int, int]]:
+def sample_programs(grid: tuple[int, int, int], limit: int = DEFAULT_PROGRAMS) -> list[tuple[int, int, int]]:
     """Every program when there are at most `limit`; else the first, the last and evenly spaced ones."""
     total = math.prod(grid)
 
@@ -313,11 +315,11 @@ def sample_programs(grid: tuple[int, int, int], limit: int = 16) -> list[tuple[i
     return [unflatten(i) for i in picks]
 
 
-def analyze_coalescing(comp, max_programs: int = 16, programs: list[tuple[int, int, int]] | None = None
+def analyze_coalescing(comp, max_programs: int = DEFAULT_PROGRAMS, programs: list[tuple[int, int, int]] | None = None
                        ) -> KernelCoalescing:
     """Coalescing of every global load and store of a compilation, from recorded addresses.
     Cached on the compilation for the default sampling."""
-    cacheable = programs is None and max_programs == 16
+    cacheable = programs is None and max_programs == DEFAULT_PROGRAMS
     if cacheable and getattr(comp, "_coalescing", None) is not None:
         return comp._coalescing
     result = _analyze(comp, max_programs, programs)
@@ -389,7 +391,7 @@ def _analyze(comp, max_programs: int, programs) -> KernelCoalescing:
             addresses = np.asarray(access.byte_offsets, dtype=np.int64) + base
             vector = max(1, (entry.width_bytes or access.elem_bytes) // access.elem_bytes)
             batch = count_requests(addresses, access.mask, access.elem_bytes, layout, vector, op.kind,
-                                   want_picture=entry.picture is None or True)
+                                   want_picture=True)
             entry.counts.add(batch.counts)
             entry.lane_strides.update(batch.lane_strides)
             if batch.worst is not None and (entry.picture is None or
@@ -400,8 +402,8 @@ def _analyze(comp, max_programs: int, programs) -> KernelCoalescing:
                 entry.dim_strides = _dim_strides(access.byte_offsets, access.mask)
                 entry.lane_dim = _lane_dim(layout)
             offset = _alignment_offset(addresses, access.mask)
-            if offset is not None and entry.alignment_offset is None:
-                entry.alignment_offset = offset
+            if offset is not None:
+                entry.alignment_offsets[offset] += 1
     result.accesses = sorted(entries.values(), key=lambda e: (e.source_line or 0, e.stage_line))
     for entry in result.accesses:
         if entry.kind == "load":
@@ -580,38 +582,52 @@ def diagnose(entry: AccessCoalescing) -> None:
     cost = c.cost or 1.0
     width = entry.width_bytes or entry.elem_bytes
     head = (f"{what}: {spr:.1f} sectors per request where {ideal:.1f} would do — the memory system moves "
-            f"{cost:.1f}× the bytes the lanes use ({c.excess_bytes} excess bytes over the sampled programs)")
+            f"{cost:.1f}× the bytes the lanes use ({c.excess_bytes} excess bytes in the sampled programs)")
     contiguous_dims = [d for d, s in entry.dim_strides.items() if s == entry.elem_bytes]
+    what_if = f" What if the lanes read adjacent bytes: {ideal:.1f} sectors per request, {cost:.1f}× less traffic."
     if stride is not None and stride > width:
         lane_text = f"neighbouring lanes are {stride} bytes apart"
         if entry.lane_dim is not None and len(entry.shape) > 1:
             lane_text += f" (lanes step along dimension {entry.lane_dim} of the {'×'.join(map(str, entry.shape))} block)"
-        if contiguous_dims and entry.lane_dim not in contiguous_dims:
+        if entry.lane_dim in contiguous_dims:
+            per_lane = stride // entry.elem_bytes
+            entry.diagnosis = (f"{head}; each lane holds {per_lane} adjacent elements ({stride} bytes) but the "
+                               f"compiler issues {width}-byte accesses, so one instruction touches every "
+                               f"{per_lane}th element and the next instructions fetch the same sectors again: "
+                               f"it could not prove the wider access aligned.{what_if}")
+            entry.fix = ("Let Triton vectorize: pass pointers that are 16-byte aligned (no views such as x[1:]) and "
+                         "sizes and strides that are multiples of 16 elements — the JIT specializes on divisibility "
+                         "by 16 — or state it with tl.multiple_of / tl.max_contiguous.")
+        elif contiguous_dims:
             d = contiguous_dims[0]
-            entry.diagnosis = (f"{head}; {lane_text}, but the data is contiguous along dimension {d}.")
+            entry.diagnosis = f"{head}; {lane_text}, but the data is contiguous along dimension {d}.{what_if}"
             entry.fix = (f"Make dimension {d} the fastest-varying one for the threads: Triton orders threads by the "
-                         f"contiguity it can prove, so pass that dimension's stride as 1 (it then specializes on it) "
+                         f"contiguity it can prove, so pass that dimension's stride as 1 (the JIT specializes on 1) "
                          f"or as a tl.constexpr, or swap the index roles so the contiguous index is the inner "
-                         f"(last) one; a block pointer (tl.make_block_ptr with order) also tells it.")
+                         f"(last) one; a block pointer (tl.make_block_ptr with order=) also tells it.")
         else:
-            elems = stride // entry.elem_bytes if entry.elem_bytes else stride
-            entry.diagnosis = (f"{head}; {lane_text} ({elems} elements): each lane's element sits in its own "
-                               f"sector, so a warp pulls a {SECTOR_BYTES}-byte sector for every "
-                               f"{width} bytes it uses.")
+            steps = ", ".join(f"{s} bytes ({s // entry.elem_bytes if entry.elem_bytes else s} elements) along "
+                              f"dimension {d}" for d, s in sorted(entry.dim_strides.items()))
+            entry.diagnosis = (f"{head}; the block's neighbouring elements are {steps or 'far'} apart — a strided "
+                               f"gather — and {lane_text}: each lane's element sits in its own {SECTOR_BYTES}-byte "
+                               f"sector, of which it uses {width} bytes.{what_if}")
             entry.fix = ("Read contiguous elements: store the data so that the elements one program reads are "
                          "adjacent (stride 1 along the index the lanes vary), or load the contiguous block that "
                          "contains them and pick the ones you need in registers; if the stride is a "
                          "compile-time factor, make the block 2-D ([BLOCK, stride]) so lanes run along the "
                          "contiguous dimension.")
-        entry.diagnosis += f" What if the lanes read adjacent bytes: {ideal:.1f} sectors per request, {cost:.1f}× less traffic."
         return
-    offset = entry.alignment_offset
-    if offset:
-        entry.diagnosis = (f"{head}; the lanes are contiguous, but the access starts {offset} bytes past a "
-                           f"{SECTOR_BYTES}-byte boundary, so every request straddles an extra sector.")
-        entry.fix = ("Align the start: pass tensors (and views such as x[1:]) that begin on a 16-byte boundary, "
-                     "and make row strides a multiple of 16 elements (pad rows) so every row starts aligned; "
-                     "Triton then also emits 16-byte vector accesses.")
+    off = sum(n for o, n in entry.alignment_offsets.items() if o)
+    if off:
+        total = sum(entry.alignment_offsets.values())
+        shown = ", ".join(str(o) for o, _ in entry.alignment_offsets.most_common(3) if o)
+        entry.diagnosis = (f"{head}; the lanes are contiguous, but {off} of {total} executions start off a "
+                           f"{SECTOR_BYTES}-byte boundary (by {shown} bytes), so requests straddle an extra sector.")
+        strides = [s for d, s in entry.dim_strides.items() if s != entry.elem_bytes]
+        entry.fix = ("Align the starts: pass tensors (and views such as x[1:]) that begin on a 16-byte boundary, "
+                     "and make row strides a multiple of 16 elements (pad the rows)"
+                     + (f" — here a row is {strides[0]} bytes" if strides else "")
+                     + "; Triton then also emits 16-byte vector accesses.")
         return
     lanes = c.active_lanes / c.requests if c.requests else 0
     entry.diagnosis = f"{head}; on average {lanes:.1f} of 32 lanes are active per request."
