@@ -54,6 +54,8 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         entry["stages"][name] = {"lines": len(comp.stage(name).splitlines()),
                                  "instruction_lines": sm.instruction_lines(name),
                                  "mapped_fraction": round(sm.mapped_fraction(name), 4)}
+    from .analysis.coalescing import report_fields
+    entry.update(report_fields(comp))
     return entry
 
 
@@ -92,6 +94,8 @@ def format_report(doc: dict[str, Any]) -> str:
         out.append(f"  warps {k['num_warps']}  stages {k['num_stages']}  registers {k['registers']}  "
                    f"spills {k['spills']}  shared {k['shared_bytes']} B  local {k['local_bytes']} B")
         out.append("  IR lines   " + "  ".join(f"{s} {v['lines']}" for s, v in k["stages"].items()))
+        from .analysis.coalescing import format_lines
+        out.extend(format_lines(k))
     if doc.get("not_launched"):
         names = ", ".join(f"{k['name']} (line {k['line']})" for k in doc["not_launched"])
         out.append(f"not launched by the file: {names}")

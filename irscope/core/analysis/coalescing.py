@@ -606,9 +606,10 @@ def diagnose(entry: AccessCoalescing) -> None:
                          f"or as a tl.constexpr, or swap the index roles so the contiguous index is the inner "
                          f"(last) one; a block pointer (tl.make_block_ptr with order=) also tells it.")
         else:
-            steps = ", ".join(f"{s} bytes ({s // entry.elem_bytes if entry.elem_bytes else s} elements) along "
-                              f"dimension {d}" for d, s in sorted(entry.dim_strides.items()))
-            entry.diagnosis = (f"{head}; the block's neighbouring elements are {steps or 'far'} apart — a strided "
+            steps = ", ".join(f"{s} bytes ({s // entry.elem_bytes if entry.elem_bytes else s} elements)"
+                              + (f" along dimension {d}" if len(entry.shape) > 1 else "")
+                              for d, s in sorted(entry.dim_strides.items()))
+            entry.diagnosis = (f"{head}; neighbouring elements of the block are {steps or 'far'} apart — a strided "
                                f"gather — and {lane_text}: each lane's element sits in its own {SECTOR_BYTES}-byte "
                                f"sector, of which it uses {width} bytes.{what_if}")
             entry.fix = ("Read contiguous elements: store the data so that the elements one program reads are "
@@ -639,3 +640,50 @@ def _width_text(entry: AccessCoalescing) -> str:
     if entry.width_bytes:
         return f" ({entry.width_bytes}-byte accesses per lane)"
     return ""
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+
+def report_fields(comp) -> dict[str, Any]:
+    """What `irscope report` adds for one compilation: `coalescing` (one row per global load/store) and
+    `coalescing_totals` (kernel-wide loads and stores, the programs sampled, notes)."""
+    try:
+        result = analyze_coalescing(comp)
+    except Exception as exc:  # an analysis failure must not take the report down with it
+        return {"coalescing": [], "coalescing_totals": {"error": f"{type(exc).__name__}: {exc}"}}
+    return {"coalescing": result.to_json(), "coalescing_totals": result.totals_json()}
+
+
+def format_lines(entry: dict[str, Any]) -> list[str]:
+    """The report's text lines for one compilation's coalescing fields."""
+    rows = entry.get("coalescing") or []
+    totals = entry.get("coalescing_totals") or {}
+    out: list[str] = []
+    if totals.get("error") and not rows:
+        return [f"  coalescing not analysed: {totals['error']}"]
+    if not rows:
+        return out
+    sampled = f"{totals.get('programs')} of {totals.get('grid_programs')} programs"
+    parts = []
+    for kind in ("loads", "stores"):
+        t = totals.get(kind) or {}
+        if t.get("requests"):
+            parts.append(f"{kind} {t['sectors_per_request']} sectors/request (ideal {t['ideal_sectors_per_request']})")
+    out.append(f"  coalescing {'  '.join(parts)}  [{sampled}]")
+    for row in rows:
+        if not row["analysed"]:
+            out.append(f"    line {row['source_line']}: {row['kind']} not analysed: {row['reason']}")
+            continue
+        flag = "" if (row["efficiency"] or 0) >= 0.9 else "  <-- uncoalesced"
+        out.append(f"    line {row['source_line']}: {row['kind']:5} {row['param'] or '?'}  "
+                   f"{row['sectors_per_request']} sectors/request, ideal {row['ideal_sectors_per_request']}, "
+                   f"efficiency {row['efficiency']:.0%}{flag}")
+        if flag and row.get("fix"):
+            out.append(f"      {row['diagnosis']}")
+            out.append(f"      fix: {row['fix']}")
+    for note in totals.get("notes") or []:
+        out.append(f"    note: {note}")
+    if totals.get("error"):
+        out.append(f"    note: {totals['error']}")
+    return out
