@@ -315,29 +315,31 @@ def sample_programs(grid: tuple[int, int, int], limit: int = DEFAULT_PROGRAMS) -
     return [unflatten(i) for i in picks]
 
 
-def analyze_coalescing(comp, max_programs: int = DEFAULT_PROGRAMS, programs: list[tuple[int, int, int]] | None = None
-                       ) -> KernelCoalescing:
+def analyze_coalescing(comp, max_programs: int = DEFAULT_PROGRAMS, programs: list[tuple[int, int, int]] | None = None,
+                       launch=None) -> KernelCoalescing:
     """Coalescing of every global load and store of a compilation, from recorded addresses.
-    Cached on the compilation for the default sampling."""
-    cacheable = programs is None and max_programs == DEFAULT_PROGRAMS
+
+    `launch` (default: the compilation's own) picks another launch with the same specialization: the
+    code is the same, the addresses are not. Cached on the compilation for the default sampling."""
+    cacheable = programs is None and max_programs == DEFAULT_PROGRAMS and launch is None
     if cacheable and getattr(comp, "_coalescing", None) is not None:
         return comp._coalescing
-    result = _analyze(comp, max_programs, programs)
+    result = _analyze(comp, max_programs, programs, launch or comp.launch)
     if cacheable:
         comp.__dict__["_coalescing"] = result
     return result
 
 
-def _analyze(comp, max_programs: int, programs) -> KernelCoalescing:
+def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
     from ..interp import launch_grid, record_program
 
     start = time.perf_counter()
-    grid = launch_grid(comp.launch)
+    grid = launch_grid(launch)
     result = KernelCoalescing(comp.kernel.name, grid, [], [], Counts(), Counts())
     if not comp.ok:
         result.error = "the kernel did not compile"
         return result
-    if comp.launch.origin != "captured":
+    if launch.origin != "captured":
         result.error = ("no addresses: the file does not launch this kernel, so there are no real arguments "
                         "to record (add a launch to the file's __main__ code)")
         return result
@@ -351,7 +353,7 @@ def _analyze(comp, max_programs: int, programs) -> KernelCoalescing:
     unmatched: Counter = Counter()
     result.programs = programs or sample_programs(grid, max_programs)
     for pid in result.programs:
-        rec = record_program(comp.launch, pid, with_locals=False)
+        rec = record_program(launch, pid, with_locals=False)
         if rec.error and not result.error:
             result.error = f"program {pid}: {rec.error}"
         for access in rec.accesses:
