@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from .base import InfoPanel
+from .coalescing import CoalescingPanel
 from .info import LineInfoPanel
 
-PANELS: list[type[InfoPanel]] = [LineInfoPanel]
+PANELS: list[type[InfoPanel]] = [LineInfoPanel, CoalescingPanel]
 
 __all__ = ["PANELS", "InfoPanel"]
