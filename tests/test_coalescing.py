@@ -196,6 +196,7 @@ def test_sample_programs():
     picks = sample_programs((100, 1, 1), 8)
     assert picks[0] == (0, 0, 0) and picks[-1] == (99, 0, 0) and len(picks) == 8
     assert sample_programs((2, 3, 1), 8)[-1] == (1, 2, 0)
+    assert sample_programs((100, 1, 1), 1) == [(0, 0, 0)]
 
 
 # ---------------------------------------------------------------------------------------------- TTGIR
@@ -264,3 +265,37 @@ def test_add_is_ideal_and_json_shape():
         assert row["sectors_per_request"] == 16.0 and row["ideal_sectors_per_request"] == 16.0
         assert row["efficiency"] == 1.0 and row["op"] in ("tt.load", "tt.store")
         assert isinstance(row["stage_line"], int)
+
+
+def test_layouts_triton_builds_are_used_for_other_layouts():
+    """gelu.py's TTGIR with its 2-D layout swapped for an MMA layout: irscope cannot build that one
+    itself, so it asks Triton for the linear layout (where this Triton exposes it) and counts with it."""
+    import copy
+    import re
+
+    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.core.triton_compat import ttgir_access_linear_layouts
+
+    comp = compiled("gelu.py")[0]
+    ttgir = comp.stage("ttgir")
+    if ttgir_access_linear_layouts(ttgir) is None:
+        pytest.skip("this Triton does not expose linear layouts to Python")
+    mma = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>"
+    swapped = re.sub(r"#blocked = #ttg\.blocked<\{[^}]*\}>", "#blocked = " + mma, ttgir, count=1)
+    other = copy.copy(comp)
+    other.asm = {**comp.asm, "ttgir": swapped}
+    other.__dict__.pop("_coalescing", None)
+    result = analyze_coalescing(other, max_programs=1)
+    x_load = next(a for a in result.accesses if a.kind == "load" and a.shape == (16, 128))
+    assert x_load.analysed and x_load.layout == "nvidia_mma"
+    # per instruction: 2 fp16 per lane, 4 lanes along a row, 8 rows 512 bytes apart
+    assert x_load.counts.sectors_per_request == 8.0 and x_load.counts.ideal_sectors_per_request == 4.0
+
+
+def test_linear_layout_attribute_is_read_directly():
+    from irscope.core.analysis.layouts import LinearLayoutAttr
+    text = "#ttg.linear<{register = [[0, 1], [0, 2], [32, 0]], lane = [[0, 4], [0, 8], [1, 0]], warp = [[2, 0]], block = []}>"
+    layout = parse_layout(text, {})
+    assert isinstance(layout, LinearLayoutAttr)
+    ll = linear_layout(layout, (64, 16))
+    assert ll.num_registers == 8 and ll.contiguous_registers() == 4

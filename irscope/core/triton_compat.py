@@ -663,7 +663,8 @@ def ttgir_access_linear_layouts(ttgir: str, op_names: tuple[str, ...] | None = N
             loader = getattr(getattr(libtriton, backend, None), "load_dialects", None)
             if loader is not None:
                 loader(context)
-        with tempfile.NamedTemporaryFile("w", suffix=".ttgir") as f:
+        from .compile import _stderr_captured  # MLIR prints parse diagnostics on fd 2: keep them off the terminal
+        with tempfile.NamedTemporaryFile("w", suffix=".ttgir") as f, _stderr_captured():
             f.write(ttgir)
             f.flush()
             module = ir.parse_mlir_module(f.name, context)

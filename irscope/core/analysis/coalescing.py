@@ -143,7 +143,7 @@ def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_b
     on = np.ones(addresses.shape, bool) if active is None else np.asarray(active, bool).reshape(-1)
     index = layout.element_index()  # [warp, lane, register]
     warps, lanes, registers = index.shape
-    vector = max(1, min(int(vector), registers))
+    vector = max(1, min(int(vector), registers, layout.contiguous_registers()))
     free_regs = layout.free_register_mask
     group_starts = [r for r in range(0, registers, vector) if r & free_regs == 0]
     regs = np.array([r + v for r in group_starts for v in range(vector)], dtype=np.int64)
@@ -224,6 +224,7 @@ class AccessCoalescing:
     elem_bytes: int = 4
     width_bytes: int | None = None  # per lane per instruction (PTX / AMDGCN)
     layout: str = ""
+    threads_per_warp: int = 32
     counts: Counts = field(default_factory=Counts)
     executions: int = 0
     analysed: bool = True
@@ -311,6 +312,8 @@ def sample_programs(grid: tuple[int, int, int], limit: int = DEFAULT_PROGRAMS) -
 
     if total <= limit:
         return [unflatten(i) for i in range(total)]
+    if limit <= 1:
+        return [unflatten(0)]
     picks = sorted({round(k * (total - 1) / (limit - 1)) for k in range(limit)})
     return [unflatten(i) for i in picks]
 
@@ -365,7 +368,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
             if entry is None:
                 entry = entries[op.index] = AccessCoalescing(
                     op.source_line, op.kind, op.op, op.index, access.param, op.shape, access.dtype or op.elem_type,
-                    access.elem_bytes, layout=describe_layout(op.layout))
+                    access.elem_bytes, layout=describe_layout(op.layout), threads_per_warp=threads)
                 entry.width_bytes = _width_for(widths, op, ops)
             entry.executions += 1
             key = (op.index, op.shape)
@@ -633,7 +636,7 @@ def diagnose(entry: AccessCoalescing) -> None:
                      + "; Triton then also emits 16-byte vector accesses.")
         return
     lanes = c.active_lanes / c.requests if c.requests else 0
-    entry.diagnosis = f"{head}; on average {lanes:.1f} of 32 lanes are active per request."
+    entry.diagnosis = f"{head}; on average {lanes:.1f} of {entry.threads_per_warp} lanes are active per request."
     entry.fix = ("Match the block to the data: a block shape whose rows fit the tensor (fewer masked-off "
                  "lanes), or the contiguous dimension as the block's inner dimension.")
 
@@ -665,7 +668,7 @@ def format_lines(entry: dict[str, Any]) -> list[str]:
     if totals.get("error") and not rows:
         return [f"  coalescing not analysed: {totals['error']}"]
     if not rows:
-        return out
+        return [f"  coalescing: {note}" for note in (totals.get("notes") or [])]
     sampled = f"{totals.get('programs')} of {totals.get('grid_programs')} programs"
     parts = []
     for kind in ("loads", "stores"):

@@ -52,6 +52,22 @@ class SliceLayout:
 
 
 @dataclass(frozen=True)
+class LinearLayoutAttr:
+    """`#ttg.linear<{register = [...], lane = [...], warp = [...], block = [...]}>`: the bases written out."""
+
+    register: tuple[tuple[int, ...], ...]
+    lane: tuple[tuple[int, ...], ...]
+    warp: tuple[tuple[int, ...], ...]
+
+    def describe(self) -> str:
+        return f"linear: register {_bases_text(self.register)}, lane {_bases_text(self.lane)}, warp {_bases_text(self.warp)}"
+
+
+def _bases_text(bases) -> str:
+    return "[" + ", ".join("[" + ", ".join(map(str, b)) + "]" for b in bases) + "]"
+
+
+@dataclass(frozen=True)
 class OpaqueLayout:
     """A layout this module does not build itself (MMA, dot operand, linear, ...): its TTGIR text."""
 
@@ -104,6 +120,23 @@ class LinearLayout:
     @property
     def free_warp_mask(self) -> int:
         return self._free_mask(self.warp_bases)
+
+    def contiguous_registers(self) -> int:
+        """How many consecutive registers of a thread hold consecutive elements along one dimension
+        (the most one vector instruction can move)."""
+        if not self.reg_bases:
+            return 1
+        first = self.reg_bases[0]
+        dims = [d for d, v in enumerate(first) if v]
+        if len(dims) != 1 or first[dims[0]] != 1:
+            return 1
+        dim, run = dims[0], 1
+        for basis in self.reg_bases:
+            if basis == _unit(len(first), dim, run):
+                run *= 2
+            else:
+                break
+        return run
 
     def coordinates(self) -> np.ndarray:
         """int64 array [warp, lane, register, dim]: the tensor coordinates each thread register holds."""
@@ -205,6 +238,8 @@ def _linear_layout_cached(layout: Any, shape: tuple[int, ...]) -> LinearLayout |
         return blocked_linear_layout(layout, shape)
     if isinstance(layout, SliceLayout):
         return slice_linear_layout(layout, shape)
+    if isinstance(layout, LinearLayoutAttr):
+        return LinearLayout(shape, layout.register, layout.lane, layout.warp)
     return None
 
 
@@ -238,6 +273,19 @@ def parse_layout(text: str, aliases: dict[str, Any]) -> Any:
             return BlockedLayout(lists["sizePerThread"], lists["threadsPerWarp"], lists["warpsPerCTA"], lists["order"])
         except KeyError:
             return OpaqueLayout("blocked", text)
+    if kind == "linear":
+        bases = {}
+        for key in ("register", "lane", "warp", "block"):
+            m = re.search(key + r"\s*=\s*\[((?:\s*\[[^\]]*\]\s*,?)*)\]", body)
+            if m is None:
+                bases[key] = None
+                continue
+            bases[key] = tuple(tuple(int(v) for v in inner.replace(" ", "").split(",") if v)
+                               for inner in re.findall(r"\[([^\]]*)\]", m.group(1)))
+        if bases["register"] is not None and bases["lane"] is not None and bases["warp"] is not None \
+                and not bases.get("block"):
+            return LinearLayoutAttr(bases["register"], bases["lane"], bases["warp"])
+        return OpaqueLayout("linear", text)
     if kind == "slice":
         dim = re.search(r"dim\s*=\s*(\d+)", body)
         parent = re.search(r"parent\s*=\s*(#[\w.]+(?:<.*>)?)\s*}?\s*$", body, re.S)
@@ -283,9 +331,12 @@ _TYPE_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f
                "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}
 
 _OPS = {"tt.load": "load", "tt.store": "store", "ttg.async_copy_global_to_local": "load",
-        "tt.atomic_rmw": "atomic", "tt.atomic_cas": "atomic"}
-# AMD buffer ops (a scalar base and a tensor of offsets) are not read yet: their accesses stay unmatched.
+        "tt.atomic_rmw": "atomic", "tt.atomic_cas": "atomic",
+        # AMD buffer ops: a scalar base pointer and a tensor of offsets; the data tensor carries the layout
+        "amdg.buffer_load": "load", "amdg.buffer_store": "store", "amdg.buffer_load_to_local": "load",
+        "amdgpu.buffer_load": "load", "amdgpu.buffer_store": "store", "amdgpu.buffer_load_to_local": "load"}
 ACCESS_OP_NAMES = tuple(_OPS)
+_DATA_TENSOR = re.compile(r"->\s*tensor<((?:\d+x)+)(\w+)(?:,\s*(#[^>]*?(?:<\{.*?\}>)?))?>")
 _OP_RE = re.compile(r"^\s*(?:%[\w#:]+(?:,\s*%[\w#:]+)*\s*=\s*)?\"?(" + "|".join(map(re.escape, _OPS)) + r")\"?[\s(]")
 _PTR_TENSOR = re.compile(r"tensor<((?:\d+x)+)!tt\.ptr<([\w]+)>(?:,\s*(#[^>]*?(?:<\{.*?\}>)?))?>")
 _SCALAR_PTR = re.compile(r":\s*!tt\.ptr<(\w+)>")
@@ -315,6 +366,11 @@ def ttgir_access_ops(ttgir: str, source_line_of=None, user_file: str | None = No
             if not scalar:
                 continue  # a descriptor / TMA access, or a form this parser does not know
             shape, elem, layout_text, layout = (), scalar.group(1), "", None
+            data = _DATA_TENSOR.search(line) if op.startswith("amdg") else None
+            if data:  # buffer op: base pointer + offsets, shaped and laid out like its data
+                shape = tuple(int(x) for x in data.group(1).rstrip("x").split("x"))
+                layout_text = (data.group(3) or "").strip()
+                layout = parse_layout(layout_text, aliases) if layout_text else OpaqueLayout("none", "")
         if source_line_of is not None:
             src = source_line_of(index)
         else:
