@@ -299,3 +299,17 @@ def test_linear_layout_attribute_is_read_directly():
     assert isinstance(layout, LinearLayoutAttr)
     ll = linear_layout(layout, (64, 16))
     assert ll.num_registers == 8 and ll.contiguous_registers() == 4
+
+
+def test_threads_along_the_strided_dimension_get_the_order_fix_and_a_what_if():
+    from irscope.core.session import open_file
+    from conftest import fixture_path
+    comp = open_file(fixture_path("column_major.py"), target="sm_90").compile_all()[0]
+    result = analysed(comp)
+    load = next(a for a in result.accesses if a.kind == "load")
+    assert load.counts.sectors_per_request == 16.0 and load.counts.ideal_sectors_per_request == 4.0
+    assert "contiguous along dimension 0" in load.diagnosis and "dimension 0" in load.fix
+    assert "16.0 sectors per request against an ideal of 16.0" in load.what_if
+    lines = {e.source_line: e for e in result.by_source_line()}
+    assert lines[load.source_line].loads.requests == load.counts.requests
+    assert lines[load.source_line].stores.requests == 0

@@ -236,6 +236,8 @@ class AccessCoalescing:
     alignment_offsets: Counter = field(default_factory=Counter)  # per execution: first active byte % 32
     diagnosis: str = ""
     fix: str = ""
+    what_if: str = ""              # a recount under the change the fix suggests, where irscope can make one
+    sample: tuple | None = field(default=None, repr=False)  # (addresses, mask, layout object, vector) of one execution
 
     @property
     def lane_stride_bytes(self) -> int | None:
@@ -255,7 +257,7 @@ class AccessCoalescing:
                 "ideal_sectors_per_request": _round(c.ideal_sectors_per_request),
                 "efficiency": _round(c.efficiency, 3), "requests": c.requests, "sectors": c.sectors,
                 "excess_bytes": c.excess_bytes, "lane_stride_bytes": self.lane_stride_bytes,
-                "diagnosis": self.diagnosis or None, "fix": self.fix or None}
+                "diagnosis": self.diagnosis or None, "fix": self.fix or None, "what_if": self.what_if or None}
 
 
 @dataclass
@@ -404,6 +406,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
                                             entry.picture.sectors - entry.picture.ideal_sectors):
                 entry.picture = batch.worst
             if not entry.dim_strides:
+                entry.sample = (addresses, access.mask, op.layout, vector)
                 entry.dim_strides = _dim_strides(access.byte_offsets, access.mask)
                 entry.lane_dim = _lane_dim(layout)
             offset = _alignment_offset(addresses, access.mask)
@@ -605,7 +608,9 @@ def diagnose(entry: AccessCoalescing) -> None:
                          "by 16 — or state it with tl.multiple_of / tl.max_contiguous.")
         elif contiguous_dims:
             d = contiguous_dims[0]
-            entry.diagnosis = f"{head}; {lane_text}, but the data is contiguous along dimension {d}.{what_if}"
+            entry.diagnosis = f"{head}; {lane_text}, but the data is contiguous along dimension {d}."
+            entry.what_if = _what_if_fastest(entry, d)
+            entry.diagnosis += (" What if " + entry.what_if) if entry.what_if else what_if
             entry.fix = (f"Make dimension {d} the fastest-varying one for the threads: Triton orders threads by the "
                          f"contiguity it can prove, so pass that dimension's stride as 1 (the JIT specializes on 1) "
                          f"or as a tl.constexpr, or swap the index roles so the contiguous index is the inner "
@@ -639,6 +644,43 @@ def diagnose(entry: AccessCoalescing) -> None:
     entry.diagnosis = f"{head}; on average {lanes:.1f} of {entry.threads_per_warp} lanes are active per request."
     entry.fix = ("Match the block to the data: a block shape whose rows fit the tensor (fewer masked-off "
                  "lanes), or the contiguous dimension as the block's inner dimension.")
+
+
+def _what_if_fastest(entry: AccessCoalescing, dim: int) -> str:
+    """Recount one recorded execution with a blocked layout whose threads run fastest along `dim`:
+    the layout's per-dimension sizes moved over from its fastest dimension, the order rotated."""
+    from .layouts import BlockedLayout
+    if entry.sample is None:
+        return ""
+    addresses, mask, layout, vector = entry.sample
+    if not isinstance(layout, BlockedLayout) or layout.order[0] == dim:
+        return ""
+    fast = layout.order[0]
+
+    def swap(values):
+        out = list(values)
+        out[fast], out[dim] = out[dim], out[fast]
+        return tuple(out)
+
+    order = tuple(dim if d == fast else fast if d == dim else d for d in layout.order)
+    moved = BlockedLayout(swap(layout.size_per_thread), swap(layout.threads_per_warp), swap(layout.warps_per_cta), order)
+    linear = linear_layout(moved, entry.shape)
+    if linear is None:
+        return ""
+    width = min(16, layout.size_per_thread[fast] * entry.elem_bytes) // entry.elem_bytes or 1
+    batch = count_requests(addresses, mask, entry.elem_bytes, linear, max(vector, width), entry.kind, want_picture=False)
+    c = batch.counts
+    if not c.requests:
+        return ""
+    return (f"the threads ran along dimension {dim} ({moved.describe()}): {c.sectors_per_request:.1f} sectors "
+            f"per request against an ideal of {c.ideal_sectors_per_request:.1f}, {c.requests} requests instead of "
+            f"{_requests_of_sample(entry)} for the same execution.")
+
+
+def _requests_of_sample(entry: AccessCoalescing) -> int:
+    addresses, mask, layout, vector = entry.sample
+    linear = linear_layout(layout, entry.shape)
+    return count_requests(addresses, mask, entry.elem_bytes, linear, vector, entry.kind, want_picture=False).counts.requests
 
 
 def _width_text(entry: AccessCoalescing) -> str:
