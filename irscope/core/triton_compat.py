@@ -26,7 +26,8 @@ from triton.compiler import ASTSource, make_backend  # noqa: E402
 from triton.compiler.errors import CompilationError  # noqa: E402
 from triton.runtime.autotuner import Autotuner, Heuristics  # noqa: E402
 from triton.runtime.driver import driver as _driver_registry  # noqa: E402
-from triton.runtime.interpreter import InterpretedFunction, _patch_lang  # noqa: E402
+import triton.runtime.interpreter as _interpreter_module  # noqa: E402
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
 TRITON_VERSION = triton.__version__
@@ -123,6 +124,10 @@ class _CpuDriver:
 
 
 _driver_lock = threading.RLock()
+
+# Triton's interpreter keeps its state in module globals (the builder's grid index, the patched
+# triton.language), so only one program runs at a time in this process, and no compile runs meanwhile.
+interpreter_lock = threading.RLock()
 
 
 @contextlib.contextmanager
@@ -225,6 +230,29 @@ def _interpreter_for(jit: JITFunction) -> InterpretedFunction:
     return fn
 
 
+_TRITON_PATCH_LANG = _interpreter_module._patch_lang
+
+
+def _patch_lang(fn):
+    """Triton's patch of triton.language for the interpreter, plus one fix: Triton before 3.7 turns an
+    interpreter scalar (a 1-element array) into a Python int with int(), which NumPy 2.4+ refuses for
+    arrays that are not 0-d, so every `range(0, tl.cdiv(...))` loop failed. Newer Tritons squeeze first;
+    this does the same on every version. Undone with the rest by the returned scope's restore()."""
+    scope = _TRITON_PATCH_LANG(fn)
+    scope.set_attr(triton.language.tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+    return scope
+
+
+@contextlib.contextmanager
+def _grid_executor_uses_fixed_patch() -> Iterator[None]:
+    """Triton's GridExecutor (a whole launch in the interpreter) looks `_patch_lang` up in its module."""
+    _interpreter_module._patch_lang = _patch_lang
+    try:
+        yield
+    finally:
+        _interpreter_module._patch_lang = _TRITON_PATCH_LANG
+
+
 def _call_interpreted(self, *args, **kwargs):
     # A @triton.jit function (the user's helper, or one of triton.language's own, like tl.max)
     # called from a kernel running in the interpreter. Triton's InterpretedFunction.__call__ would
@@ -239,6 +267,16 @@ def _call_interpreted(self, *args, **kwargs):
 
 @contextlib.contextmanager
 def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) -> Iterator[None]:
+    """Record every kernel launch while the user's file runs (see _capture_patches).
+
+    One patcher of JITFunction and triton.language at a time: a recording in another thread (the
+    stepper) patches and restores the same attributes."""
+    with interpreter_lock, _capture_patches(record, use_interpreter):
+        yield
+
+
+@contextlib.contextmanager
+def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) -> Iterator[None]:
     """Record every kernel launch while the user's file runs.
 
     With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
@@ -256,7 +294,8 @@ def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) 
         if not _state.execute:
             return None
         if use_interpreter:
-            return _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+            with _grid_executor_uses_fixed_patch():
+                return _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
         return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     call = _call_interpreted
@@ -367,7 +406,8 @@ def _jit_compile_redirected(jit: JITFunction, take) -> Iterator[None]:
 def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
     """triton.compile, called the way JITFunction._do_compile calls it. Uses Triton's cache."""
     src = ASTSource(jit, spec.signature, spec.constexprs, spec.attrs)
-    return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
+    with interpreter_lock:  # never while a recording has triton.language patched for the interpreter
+        return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
 
 
 def compiled_asm(kernel) -> dict[str, Any]:
@@ -474,9 +514,6 @@ def compilation_error_site(exc: CompilationError) -> tuple[str | None, int | Non
 # --------------------------------------------------------------------------------------------
 # Running one program of a launch in the interpreter (the stepper and the coalescing analysis)
 
-# Triton's interpreter keeps its state in module globals (the builder's grid index, the patched
-# triton.language), so only one program runs at a time in this process.
-interpreter_lock = threading.RLock()
 
 
 @dataclass
@@ -620,6 +657,14 @@ def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int
         finally:
             JITFunction.__call__ = original_call
             scope.restore()
+
+
+def reinterpreted_tensor(value) -> tuple[Any, Callable[[Any], Any]] | None:
+    """A `triton.reinterpret(t, dtype)` argument as (t, a function that wraps a copy of t the same way)."""
+    from triton.runtime.jit import TensorWrapper
+    if isinstance(value, TensorWrapper):
+        return value.base, lambda copy: TensorWrapper(copy, value.dtype)
+    return None
 
 
 def kernel_parameters(jit: JITFunction, args: tuple, kwargs: dict) -> dict[str, Any]:

@@ -18,7 +18,8 @@ import torch
 
 from ..errors import IrscopeError
 from ..model import Launch
-from ..triton_compat import MemoryHook, constexpr_param_names, jit_code_ids, kernel_parameters, run_one_program
+from ..triton_compat import (MemoryHook, constexpr_param_names, jit_code_ids, kernel_parameters,
+                             reinterpreted_tensor, run_one_program)
 from .values import AddressMap, Region, Value, byte_offsets, describe, describe_constant
 
 
@@ -110,7 +111,7 @@ class OutOfBoundsAccess(Exception):
 
 class _Recorder:
     def __init__(self, code_ids: set[tuple[str, str]], addresses: AddressMap, with_locals: bool, max_steps: int,
-                 constexprs: set[str] = frozenset()):
+                 constexprs: set[str] = frozenset(), budget_bytes: int = 1 << 30):
         self.code_ids = code_ids
         self.constexprs = constexprs
         self.addresses = addresses
@@ -122,6 +123,9 @@ class _Recorder:
         self.frame_step: dict[int, int] = {}     # id(frame) -> its latest step
         self.unwinding: set[int] = set()         # frames an exception is passing through
         self.cache: dict[int, tuple[Any, Value]] = {}
+        self.constants: dict[tuple, Value] = {}
+        self.kept_bytes = 0                      # numbers copied into Values so far
+        self.budget_bytes = budget_bytes         # past it, blocks keep only their summary
 
     # ---- values
 
@@ -131,11 +135,17 @@ class _Recorder:
             if name.startswith("__"):
                 continue
             if name in self.constexprs and isinstance(value, (bool, int, float, type(None), str)):
-                out[name] = describe_constant(value)
+                key = ("constexpr", name, type(value), value)
+                if key not in self.constants:  # one Value per constant: unchanged between steps
+                    self.constants[key] = describe_constant(value)
+                out[name] = self.constants[key]
                 continue
             cached = self.cache.get(id(value))
             if cached is None or cached[0] is not value:
-                cached = (value, describe(value, self.addresses))
+                described = describe(value, self.addresses, self.kept_bytes < self.budget_bytes)
+                if described.data is not None:
+                    self.kept_bytes += described.data.nbytes
+                cached = (value, described)
                 self.cache[id(value)] = cached  # keeps `value` alive, so its id is not reused
             out[name] = cached[1]
         return out
@@ -226,6 +236,11 @@ def _copy_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str
     copied: dict[str, Any] = {}
     tensors: dict[str, torch.Tensor] = {}
     for name, value in arguments.items():
+        wrapped = reinterpreted_tensor(value)
+        if wrapped is not None:  # triton.reinterpret(t, dtype): copy t, wrap the copy the same way
+            inner_copied, inner_tensors = _copy_arguments({name: wrapped[0]})
+            copied[name], tensors[name] = wrapped[1](inner_copied[name]), inner_tensors[name]
+            continue
         if isinstance(value, torch.Tensor):
             storage = value.untyped_storage()
             key = (storage.data_ptr(), str(value.device))
@@ -276,11 +291,12 @@ def launch_grid(launch: Launch) -> tuple[int, int, int]:
 
 
 def record_program(launch: Launch, program_id: int | tuple[int, ...] = 0, *, with_locals: bool = True,
-                   max_steps: int = 500_000) -> Recording:
+                   max_steps: int = 500_000, budget_bytes: int = 1 << 30) -> Recording:
     """Run one program of `launch` in the interpreter and record it.
 
     with_locals=False records only the memory accesses (no line tracing: fast, for analyses that run
-    many programs). An exception in the kernel ends the recording with an "exception" step and
+    many programs). Past `budget_bytes` of copied numbers (long loops over big tiles), later tensors
+    keep their summary and statistics but not their elements. An exception in the kernel ends the recording with an "exception" step and
     `Recording.error`; it is not raised. Bad program ids raise IrscopeError.
     """
     kernel = launch.kernel
@@ -290,7 +306,7 @@ def record_program(launch: Launch, program_id: int | tuple[int, ...] = 0, *, wit
     regions = _regions(tensors)
     addresses = AddressMap(list(regions.values()))
     recorder = _Recorder(jit_code_ids(kernel.jit), addresses, with_locals, max_steps,
-                         set(constexpr_param_names(kernel.jit)))
+                         set(constexpr_param_names(kernel.jit)), budget_bytes)
     error = error_line = None
     start = time.perf_counter()
     try:

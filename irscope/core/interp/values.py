@@ -119,6 +119,8 @@ class Value:
         if not self.is_block:
             return _number_text(self.data.reshape(-1)[0]) if self.data is not None else self.text
         head = f"{self.dtype}{_shape_text(self.shape)}"
+        if self.data is None and self.text:
+            return self.text
         if self.is_mask:
             on = int(self.data.sum())
             return f"{head} {on}/{self.data.size} on"
@@ -152,8 +154,11 @@ def _as_numbers(data: np.ndarray, dtype: str) -> np.ndarray:
     return data
 
 
-def describe(value: Any, addresses: AddressMap) -> Value:
-    """Any local of a kernel frame, as a Value (numbers are copied: later steps cannot change them)."""
+def describe(value: Any, addresses: AddressMap, keep_numbers: bool = True) -> Value:
+    """Any local of a kernel frame, as a Value (numbers are copied: later steps cannot change them).
+
+    With keep_numbers=False (a recording over its memory budget) a block keeps its summary and
+    statistics but not its elements."""
     parts = interpreter_value(value)
     if parts is not None:
         data, dtype, is_pointer, is_block = parts
@@ -165,6 +170,10 @@ def describe(value: Any, addresses: AddressMap) -> Value:
             offsets = byte_offsets(data, region) // elem
             return Value("pointer", dtype, shape, offsets if is_block else offsets.reshape(-1)[:1],
                          region.param if region else None)
+        if is_block and not keep_numbers:
+            summary = Value("tensor", dtype, shape, _as_numbers(data, dtype))
+            return Value("tensor", dtype, shape, None, text=summary.summary() + " (elements not kept)",
+                         _stats=summary.stats())
         numbers = np.array(_as_numbers(data, dtype), copy=True)
         return Value("tensor" if is_block else "scalar", dtype, shape, numbers if is_block else numbers.reshape(-1)[:1])
     if type(value).__name__ == "constexpr":

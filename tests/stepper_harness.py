@@ -1,0 +1,25 @@
+"""A minimal Textual app that shows only the stepper screen (the main app pushes it from its own view)."""
+
+from textual.app import App
+
+from irscope.tui.stepper import StepperScreen
+
+
+class StepperHarness(App):
+    def __init__(self, workspace, comp, program_id=(0,)):
+        super().__init__()
+        self.workspace, self.comp, self.program_id = workspace, comp, program_id
+
+    def on_mount(self) -> None:
+        self.push_screen(StepperScreen(self.workspace, self.comp, self.program_id))
+
+
+async def wait_recorded(pilot, timeout: float = 30.0) -> StepperScreen:
+    screen = pilot.app.screen
+    waited = 0.0
+    while isinstance(screen, StepperScreen) and screen.stepper is None and screen.failure is None and waited < timeout:
+        await pilot.pause(0.05)
+        waited += 0.05
+        screen = pilot.app.screen
+    await pilot.pause()
+    return screen
