@@ -1,0 +1,63 @@
+"""Why an access is not vectorized, and the what-if recompile that proves the fix, on real kernels."""
+
+import pytest
+
+from conftest import kernel_path
+
+from irscope.core.analysis.vectorize import what_if, why_not_vectorized
+from irscope.core.session import open_file
+
+
+@pytest.fixture(scope="module")
+def misaligned():
+    return open_file(kernel_path("misaligned.py"), target="sm_90").compile_all()
+
+
+def kinds(diag):
+    return {(r.kind, r.arg) for r in diag.reasons}
+
+
+def test_odd_length_names_the_int_behind_the_mask(misaligned):
+    odd = misaligned[0]  # n_elements = 1000
+    diags = why_not_vectorized(odd)
+    assert [(d.op, d.pointer, d.width_bytes) for d in diags] == [
+        ("load", "x_ptr", 4), ("load", "y_ptr", 4), ("store", "out_ptr", 4)]
+    for d in diags:
+        assert kinds(d) == {("mask_not_divisible", "n_elements")}
+        assert "n_elements = 1000" in d.reasons[0].text and "multiple of 16" in d.reasons[0].fix
+
+
+def test_misaligned_views_name_the_pointers(misaligned):
+    shifted = misaligned[1]  # x[1:], y[1:], n = 4095
+    diags = {d.pointer: d for d in why_not_vectorized(shifted)}
+    assert ("unaligned_pointer", "x_ptr") in kinds(diags["x_ptr"])
+    assert ("unaligned_pointer", "y_ptr") in kinds(diags["y_ptr"])
+    assert "4 bytes past a 16-byte boundary" in next(r.text for r in diags["x_ptr"].reasons
+                                                      if r.kind == "unaligned_pointer")
+    assert all(d.width_bytes == 4 for d in diags.values())
+
+
+def test_what_if_recompiles_to_16_byte_accesses(misaligned):
+    for comp in misaligned:
+        result = what_if(comp)
+        assert result is not None and result.comp.ok and result.improved
+        assert {(r["op"], r["before"], r["after"]) for r in result.rows} == {("load", 4, 16), ("store", 4, 16)}
+    shifted = what_if(misaligned[1])
+    assert shifted.changes == ["x_ptr an aligned copy", "y_ptr an aligned copy", "n_elements 4095 -> 4096"]
+    assert shifted.comp.specialization == {"x_ptr": "D", "y_ptr": "D", "out_ptr": "D", "n_elements": "D"}
+
+
+def test_constant_stride_is_named():
+    comp = open_file(kernel_path("strided.py"), target="sm_90").compile_all()[0]
+    diags = why_not_vectorized(comp)
+    assert [(d.op, d.width_bytes) for d in diags] == [("load", 4)]
+    assert kinds(diags[0]) == {("constant_stride", None)}
+    assert "8 elements apart" in diags[0].reasons[0].text
+    assert what_if(comp, diags) is None  # nothing about the launch to change
+
+
+def test_vectorized_kernel_has_nothing_to_explain():
+    comp = open_file(kernel_path("add.py"), target="sm_90").compile_all()[0]
+    assert why_not_vectorized(comp) == []
+    every = why_not_vectorized(comp, only_narrow=False)
+    assert [d.width_bytes for d in every] == [16, 16, 16] and all(not d.reasons for d in every)
