@@ -104,3 +104,18 @@ def test_memory_ops_of_a_compilation_and_totals(add_sm90):
     totals = totals_by_source_line(memory_ops(add_sm90, ["ptx"]))
     assert sum(t.loads for t in totals) == 4 and sum(t.stores for t in totals) == 2
     assert sum(t.bytes_per_thread for t in totals) == 6 * 16
+
+
+def test_source_lines_come_from_the_source_map(add_sm90):
+    # add.py: line 26 loads x, 27 loads y, 28 stores; every stage's ops land on those lines
+    for stage in ("ttir", "ttgir", "ptx", "sass"):
+        ops = [op for op in memory_ops(add_sm90, [stage]) if op.space == "global"]
+        assert {op.source_line for op in ops if op.op == "load"} == {26, 27}, stage
+        assert {op.source_line for op in ops if op.op == "store"} == {28}, stage
+
+
+def test_amd_ttgir_buffer_ops():
+    comp = open_file(kernel_path("add.py"), target="gfx942").compile_all()[0]
+    ops = memory_ops(comp, ["ttgir"])
+    assert [(op.op, op.space, op.masked, op.elem_type, op.source_line) for op in ops] == [
+        ("load", "global", True, "f32", 26), ("load", "global", True, "f32", 27), ("store", "global", True, "f32", 28)]

@@ -61,3 +61,11 @@ def test_vectorized_kernel_has_nothing_to_explain():
     assert why_not_vectorized(comp) == []
     every = why_not_vectorized(comp, only_narrow=False)
     assert [d.width_bytes for d in every] == [16, 16, 16] and all(not d.reasons for d in every)
+
+
+def test_amd_why_and_what_if():
+    comp = open_file(kernel_path("misaligned.py"), target="gfx942").compile_all()[0]
+    diags = why_not_vectorized(comp)
+    assert [(d.source_line, d.width_bytes) for d in diags] == [(25, 4), (26, 4), (27, 4)]
+    assert all(kinds(d) == {("mask_not_divisible", "n_elements")} for d in diags)
+    assert {(r["before"], r["after"]) for r in what_if(comp, diags).rows} == {(4, 16)}

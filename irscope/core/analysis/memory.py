@@ -303,7 +303,7 @@ def _amd_width(rest: str) -> int | None:
 
 # ------------------------------------------------------------------------------------ TTIR / TTGIR
 
-_MLIR_OP = re.compile(r"^\s*(?:(?P<result>%[\w#:]+(?:\s*,\s*%[\w#:]+)*)\s*=\s*)?(?P<opcode>(?:tt|ttg|ttng|amdgpu)"
+_MLIR_OP = re.compile(r"^\s*(?:(?P<result>%[\w#:]+(?:\s*,\s*%[\w#:]+)*)\s*=\s*)?(?P<opcode>(?:tt|ttg|ttng|amdgpu|amdg)"
                       r"\.[a-z_0-9]+)\b(?P<rest>.*)$")
 _MLIR_MEMORY = {
     "tt.load": (LOAD, GLOBAL), "tt.store": (STORE, GLOBAL), "tt.atomic_rmw": (ATOMIC, GLOBAL),
@@ -327,19 +327,20 @@ def parse_mlir(text: str, stage: str) -> list[MemoryOp]:
         if match is None:
             continue
         opcode = match.group("opcode")
+        key = "amdgpu." + opcode[5:] if opcode.startswith("amdg.") else opcode  # the dialect was renamed
         rest = re.sub(r"\sloc\(.*$", "", match.group("rest"))
         if opcode == "ttg.local_alloc":
             # an alloc with an initial value stores that tensor into shared memory
             if not re.match(r"\s*%", rest):
                 continue
             kind, space = STORE, SHARED
-        elif opcode in _MLIR_MEMORY:
-            kind, space = _MLIR_MEMORY[opcode]
+        elif key in _MLIR_MEMORY:
+            kind, space = _MLIR_MEMORY[key]
         else:
             continue
         operand_text = rest.split(":", 1)[0]
         operand_text = re.sub(r"\{[^}]*\}", "", operand_text)
-        masked, other = _mlir_mask(opcode, operand_text)
+        masked, other = _mlir_mask(key, operand_text)
         elem = None
         type_text = rest.split(":", 1)[1] if ":" in rest else ""
         found = _MLIR_ELEM.search(type_text)
@@ -347,7 +348,7 @@ def parse_mlir(text: str, stage: str) -> list[MemoryOp]:
             elem = next(g for g in found.groups() if g)
         cache = tuple(f"{k}={v}" for k, v in re.findall(r"\b(cache|evict|isVolatile|sem|scope)\s*=\s*([\w\"]+)", rest))
         ops.append(MemoryOp(stage, index, opcode, kind, space, None, masked, elem_type=elem, other=other,
-                            cache=cache, copy_to=SHARED if opcode in ("ttg.async_copy_global_to_local",
+                            cache=cache, copy_to=SHARED if key in ("ttg.async_copy_global_to_local",
                                                                       "ttng.async_tma_copy_global_to_local",
                                                                       "ttng.async_tma_gather",
                                                                       "amdgpu.buffer_load_to_local") else None))

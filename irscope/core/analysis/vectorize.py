@@ -232,12 +232,13 @@ def _ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int, list[int], s
     for op in memory_ops(comp, ["ttgir"]):
         if op.space != GLOBAL or op.source_line is None:
             continue
-        found = re.search(r"tensor<[^>]*!tt\.ptr<[^>]*>\s*,\s*(#\w+)>", lines[op.line])
-        if found and found.group(1) in layouts:
-            contiguous, spt = layouts[found.group(1)]
+        type_text = strip_locations(lines[op.line]).split(" : ", 1)[-1]
+        name = next((n for n in re.findall(r",\s*(#\w+)>", type_text) if n in layouts), None)
+        if name is not None:
+            contiguous, spt = layouts[name]
             key = (op.source_line, op.op)
             if key not in out or contiguous < out[key][0]:
-                out[key] = (contiguous, spt, found.group(1))
+                out[key] = (contiguous, spt, name)
     return out
 
 
