@@ -123,7 +123,7 @@ class Occupancy:
                "limited_by": self.limited_by, "occupancy": round(self.fraction, 4), "unit": self.unit,
                "blocks_per_sm": self.blocks_per_sm, "warps_per_block": self.warps_per_block,
                "block_limits": dict(self.block_limits), "registers_per_warp": self.registers_per_warp,
-               "shared_per_block": self.shared_per_block}
+               "shared_per_block": self.shared_per_block, "text": self.describe()}
         if self.waves_per_simd is not None:
             out["waves_per_simd"] = self.waves_per_simd
         return out
