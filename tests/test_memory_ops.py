@@ -119,3 +119,16 @@ def test_amd_ttgir_buffer_ops():
     ops = memory_ops(comp, ["ttgir"])
     assert [(op.op, op.space, op.masked, op.elem_type, op.source_line) for op in ops] == [
         ("load", "global", True, "f32", 26), ("load", "global", True, "f32", 27), ("store", "global", True, "f32", 28)]
+
+
+def test_llvm_ir_inline_asm_plain_and_buffer_ops(add_sm90):
+    from irscope.core.analysis.memory import parse_llvm
+    ops = parse_llvm(add_sm90.stage("llir"))
+    assert [(op.opcode, op.width_bytes, op.masked) for op in ops] == \
+        [("ld.global.v4.b32", 16, True)] * 4 + [("st.global.v4.b32", 16, True)] * 2
+    amd = open_file(kernel_path("add.py"), target="gfx942").compile_all()[0]
+    assert [(op.op, op.space, op.width_bytes, op.masked) for op in parse_llvm(amd.stage("llir"))] == \
+        [("load", "global", 16, True)] * 2 + [("store", "global", 16, True)]
+    transpose = open_file(kernel_path("transpose.py"), target="sm_90").compile_all()[0]
+    shared = [op for op in parse_llvm(transpose.stage("llir")) if op.space == "shared"]
+    assert shared and {op.op for op in shared} == {"load", "store"}
