@@ -99,7 +99,7 @@ def test_param_and_constant_reads_are_not_memory_ops(add_sm90):
 
 def test_memory_ops_of_a_compilation_and_totals(add_sm90):
     ops = memory_ops(add_sm90)
-    assert {op.stage for op in ops} == {"ttir", "ttgir", "ptx", "sass"}
+    assert {op.stage for op in ops} == {"ttir", "ttgir", "llir", "ptx", "sass"}
     assert memory_ops(add_sm90, ["ptx"]) == [op for op in ops if op.stage == "ptx"]
     totals = totals_by_source_line(memory_ops(add_sm90, ["ptx"]))
     assert sum(t.loads for t in totals) == 4 and sum(t.stores for t in totals) == 2
