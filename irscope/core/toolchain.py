@@ -65,7 +65,10 @@ def cubin_resources(cubin: bytes, shared_bytes: int | None) -> Resources:
     match = _RES_USAGE.search(out)
     if match is None:
         return Resources(shared_bytes=shared_bytes)
-    reg, _stack, static_shared, local = (int(g) for g in match.groups())
+    reg, stack, static_shared, local = (int(g) for g in match.groups())
+    # ptxas puts register spills in the stack frame (STACK), not in declared local memory (LOCAL); the
+    # driver's local size per thread counts both. Triton kernels make no calls, so the stack is spills.
+    local += stack
     return Resources(registers=reg, spills=local // 4, local_bytes=local,
                      shared_bytes=(shared_bytes or 0) + static_shared)
 
