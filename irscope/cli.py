@@ -14,7 +14,7 @@ import sys
 from .core.errors import IrscopeError, KernelCompileError, UserCodeError
 from .core.model import ALL_STAGES, TARGETS
 
-COMMANDS = ("dump", "report")
+COMMANDS = ("dump", "report", "tui")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="summarize every compilation: specialization, registers, stages")
     _common(report)
     report.add_argument("--json", action="store_true", help="one JSON document {\"kernels\": [...]}")
+    tui = sub.add_parser("tui", help="open the terminal UI (what `irscope FILE` does)")
+    _common(tui)
     return parser
 
 
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
-        argv = ["report", *argv]  # `irscope FILE`: the TUI will live here; until then, the report
+        argv = ["tui", *argv]  # `irscope FILE` opens the terminal UI
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
@@ -99,12 +101,26 @@ def _run(args: argparse.Namespace) -> int:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
     resolve_target(args.target)  # reject a bad --target before running the user's file
     overrides = Overrides.parse(args.defines, args.args)
+    if args.command == "tui":
+        return _tui(args, overrides)
     ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides)
     if ws.run_warning:
         print(f"irscope: warning: {ws.run_warning}", file=sys.stderr)
     if args.command == "dump":
         return _dump(ws, args, stage)
     return _report(ws, args)
+
+
+def _tui(args, overrides) -> int:
+    from .core.discover import read_user_file
+
+    read_user_file(args.file)  # a bad path is an error line on stderr, before the screen switches
+    from .tui.app import IrscopeApp
+
+    app = IrscopeApp(args.file, target=args.target, kernel=args.kernel, config=args.config,
+                     run_main=not args.no_run, overrides=overrides)
+    app.run()
+    return app.return_code or 0
 
 
 def _dump(ws, args, stage: str | None) -> int:

@@ -1,0 +1,1 @@
+"""The terminal UI (Textual). Nothing in `irscope.core` imports this package."""

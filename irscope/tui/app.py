@@ -1,0 +1,737 @@
+"""The irscope app: a kernel's source and its compiled stages side by side, linked line by line.
+
+The screen paints at once; opening the file (which runs its `__main__`) and compiling happen in a
+thread worker that reports progress. Every pane is a `StageView` (Line API). A cursor move in one pane
+is turned into a source line (through `LinkIndex`), and every other pane highlights and reveals the
+lines that came from it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Container, Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
+
+from ..core.model import ALL_STAGES
+from ..core.session import Overrides
+from .context import CursorContext
+from .loader import OpenFailure, Shown, describe_open_error, open_workspace, prepare, recompile
+from .panels import PANELS
+from .highlight import StageText
+from .screens import EditScreen, HelpScreen, PickerScreen, TargetScreen
+from .widgets.stage_view import StageView
+
+MAX_PANES = 5
+NVIDIA_PANES = ("source", "ttgir", "ptx", "sass", "llir")
+AMD_PANES = ("source", "ttgir", "amdgcn", "llir", "ttir")
+LAYOUTS = ("auto", "columns", "rows", "tabs")
+STAGE_TITLES = {"source": "Source", "ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLVM IR", "ptx": "PTX",
+                "sass": "SASS", "amdgcn": "AMDGCN", "error": "Error"}
+
+
+class StagePane(Vertical):
+    """A title line and a StageView."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(id=f"pane-{number}", classes="pane")
+        self.number = number
+        self.stage = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static("", classes="pane-title", markup=False)
+        yield StageView(id=f"view-{self.number}")
+
+    @property
+    def view(self) -> StageView:
+        return self.query_one(StageView)
+
+    def set_title(self, text: Text) -> None:
+        self.query_one(".pane-title", Static).update(text)
+
+
+class IrscopeApp(App):
+    """`irscope FILE`."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "irscope"
+
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark", "help", "Help", key_display="?", id="help"),
+        Binding("tab", "pane(1)", "Next pane", show=False, priority=True),
+        Binding("shift+tab", "pane(-1)", "Prev pane", show=False, priority=True),
+        Binding("s", "stage(1)", "Stage", id="stage", tooltip="Show the next stage in this pane"),
+        Binding("S", "stage(-1)", "Prev stage", show=False),
+        Binding("right_square_bracket", "block(1)", "Next block", key_display="]", id="next-block"),
+        Binding("left_square_bracket", "block(-1)", "Prev block", key_display="[", show=False),
+        Binding("m", "maximize_pane", "Max", id="maximize", tooltip="Maximise this pane (again: restore)"),
+        Binding("l", "cycle_layout", "Layout", id="layout"),
+        Binding("c", "toggle_colour", "Colours", id="colour", tooltip="Colour links on/off"),
+        Binding("d", "toggle_debug", "Debug", id="debug", tooltip="Show or hide debug metadata"),
+        Binding("slash", "search", "Search", key_display="/", id="search"),
+        Binding("n", "search_next(1)", "Next match", show=False),
+        Binding("N", "search_next(-1)", "Prev match", show=False),
+        Binding("g", "goto", "Go to", id="goto", show=False),
+        Binding("t", "target", "Target", id="target"),
+        Binding("e", "edit", "Edit", id="edit", tooltip="Edit constexprs and launch options, recompile"),
+        Binding("r", "reload", "Reload", id="reload"),
+        Binding("i", "toggle_panels", "Info", id="panels"),
+        Binding("k", "pick", "Kernels", id="pick", show=False),
+        Binding("ctrl+t", "stepper", "Stepper", id="stepper", show=False),
+        *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
+    ]
+
+    def __init__(self, path: str, *, target: str | None = None, kernel: str | None = None,
+                 config: int | None = None, run_main: bool = True, overrides: Overrides | None = None) -> None:
+        super().__init__()
+        self.path = path
+        self.target_name = target
+        self.kernel_name = kernel
+        self.config = config
+        self.run_main = run_main
+        self.overrides = overrides or Overrides()
+        self.ws = None
+        self.comps: list = []
+        self.shown: Shown | None = None
+        self.failure: OpenFailure | None = None
+        self.pane_stages: list[str] = list(NVIDIA_PANES)
+        self.layout_mode = "auto"
+        self.maximized = False
+        self.colouring = True
+        self.show_debug = False
+        self.active_pane = 0
+        self.search_term = ""
+        self.prompt_kind = ""
+        self.source_line: int | None = None
+        self.busy = False
+
+    # ---- building the screen
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"irscope  {self.path}", style="bold"), id="header")
+        with Horizontal(id="status"):
+            yield Label("", id="status-text")
+            yield ProgressBar(total=1.0, show_eta=False, show_percentage=False, id="progress")
+        with Container(id="panes"):
+            for n in range(MAX_PANES):
+                yield StagePane(n)
+        with TabbedContent(id="panels"):
+            for panel_cls in PANELS:
+                with TabPane(panel_cls.panel_title):
+                    yield panel_cls()
+        yield Input(id="prompt")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#panels").display = False
+        self.query_one("#prompt").display = False
+        self.apply_layout()
+        self.load()
+
+    # ---- loading
+
+    def set_progress(self, message: str, fraction: float | None = None, *, error: bool = False) -> None:
+        status = self.query_one("#status")
+        status.display = bool(message)
+        status.set_class(error, "-error")
+        self.query_one("#status-text", Label).update(message)
+        bar = self.query_one("#progress", ProgressBar)
+        bar.display = fraction is not None and not error
+        if fraction is not None:
+            bar.update(progress=fraction)
+
+    def _progress_from_thread(self, message: str, fraction: float) -> None:
+        self.call_from_thread(self.set_progress, f"{os.path.basename(self.path)}: {message}…", fraction)
+
+    @work(thread=True, exclusive=True, group="load")
+    def load(self) -> None:
+        """Open the file (runs its __main__), compile, and prepare the chosen compilation."""
+        self.busy = True
+        self.call_from_thread(self.set_progress, f"opening {self.path}…", 0.02)
+        try:
+            ws, comps = open_workspace(self.path, self.target_name, self.run_main, self.overrides,
+                                       self._progress_from_thread)
+            if self.kernel_name:
+                comps = [c for c in comps if c.kernel.name == self.kernel_name] or comps
+        except BaseException as exc:  # shown in the app; `r` tries again
+            self.busy = False
+            self.call_from_thread(self.show_open_failure, describe_open_error(exc))
+            return
+        self.ws, self.comps = ws, comps
+        if len(comps) > 1:
+            self.busy = False
+            self.call_from_thread(self.pick, False)
+            return
+        self._prepare_and_show(comps[0])
+
+    def _prepare_and_show(self, comp) -> None:
+        try:
+            shown = prepare(comp, self._progress_from_thread)
+        except BaseException as exc:
+            self.busy = False
+            self.call_from_thread(self.show_open_failure, describe_open_error(exc))
+            return
+        self.busy = False
+        self.call_from_thread(self.show_compilation, shown)
+
+    @work(thread=True, exclusive=True, group="load")
+    def prepare_in_background(self, comp) -> None:
+        self.busy = True
+        self._prepare_and_show(comp)
+
+    @work(thread=True, exclusive=True, group="load")
+    def recompile_in_background(self, target: str | None = None, defines: dict | None = None) -> None:
+        if self.shown is None:
+            return
+        self.busy = True
+        what = f"compiling for {target}" if target else "recompiling with " + ", ".join(
+            f"{k}={v}" for k, v in (defines or {}).items())
+        self.call_from_thread(self.set_progress, f"{what}…", 0.3)
+        try:
+            comp = recompile(self.shown.comp, target=target, defines=defines)
+        except BaseException as exc:
+            self.busy = False
+            failure = describe_open_error(exc)
+            self.call_from_thread(self.set_progress, f"✗ {failure.message}", error=True)
+            return
+        if target:
+            self.target_name = target
+        self._prepare_and_show(comp)
+
+    def pick(self, cancellable: bool = True) -> None:
+        rows = []
+        for comp in self.comps:
+            res = comp.resources if comp.ok else None
+            spec = " ".join(f"{k}:{v}" for k, v in comp.specialization.items() if v) if comp.ok else "compile error"
+            rows.append({"name": comp.kernel.name, "line": comp.kernel.line, "target": str(comp.target),
+                         "grid": "×".join(map(str, comp.launch.grid)) if comp.launch.grid else "?",
+                         "warps": comp.num_warps, "regs": res.registers if res else "—",
+                         "spills": res.spills if res else "—", "spec": spec or "—"})
+        self.set_progress(f"{os.path.basename(self.path)}: {len(rows)} compilations", None)
+
+        def chosen(index: int | None) -> None:
+            if index is not None and index >= 0:
+                self.set_progress(f"preparing {self.comps[index].kernel.name}…", 0.6)
+                self.prepare_in_background(self.comps[index])
+
+        self.push_screen(PickerScreen(rows, cancellable), chosen)
+
+    # ---- showing a compilation
+
+    def show_compilation(self, shown: Shown) -> None:
+        previous = self.shown
+        cursors = {}
+        if previous is not None:
+            cursors = {pane.number: (pane.stage, pane.view.cursor_index) for pane in self.panes}
+        self.shown = shown
+        self.failure = None
+        comp = shown.comp
+        defaults = NVIDIA_PANES if comp.target.is_nvidia else AMD_PANES
+        stages = shown.stages
+        self.pane_stages = [s if s in stages else defaults[n] for n, s in enumerate(self.pane_stages)]
+        self.pane_stages = [s if s in stages else "llir" for s in self.pane_stages]
+        for pane in self.panes:
+            old_stage, old_index = cursors.get(pane.number, (None, None))
+            self._fill_pane(pane, self.pane_stages[pane.number],
+                            cursor_index=old_index if old_stage == self.pane_stages[pane.number] else None)
+        self.update_header()
+        if comp.failure is not None:
+            f = comp.failure
+            where = f"line {f.line}: " if f.line else ""
+            self.set_progress(f"✗ {comp.kernel.name} did not compile — {where}{f.message}  (fix the file, press r)",
+                              error=True)
+            source = self.panes[0]
+            if source.stage == "source" and f.line:
+                source.view.marks = {f.line - 1: "error"}
+                source.view.move_cursor_to_index(f.line - 1, center=True)
+        else:
+            self.set_progress("")
+        self.apply_layout()
+        if previous is None and comp.ok and self.panes[0].stage == "source":
+            self._start_at_kernel_body(self.panes[0].view)
+        self.focus_pane(self.active_pane)
+        view = self.panes[self.active_pane].view
+        if view.cursor_index is not None and comp.ok:
+            self.link_from(view, view.cursor_index)
+        self.refresh_panels()
+
+    def _start_at_kernel_body(self, view: StageView) -> None:
+        """First view of a kernel: the cursor on its first line that produced IR, so the links show."""
+        assert self.shown is not None
+        links, start = self.shown.links, self.shown.comp.kernel.line
+        first = next((n for n in range(start + 1, start + 400) if links.produced_ir(n)), None)
+        if first is not None:
+            self.active_pane = 0
+            view.move_cursor_to_index(first - 1, center=True)
+
+    def _fill_pane(self, pane: StagePane, stage: str, cursor_index: int | None = None) -> None:
+        assert self.shown is not None
+        shown = self.shown
+        text = shown.texts.get(stage)
+        if text is None:  # a stage this target lacks
+            text = StageText("error", f"{stage} does not exist for {shown.comp.target}\n")
+        links = shown.links.stage(stage) if shown.comp.ok or stage == "source" else None
+        pane.stage = stage
+        pane.view.set_options(colouring=self.colouring, show_debug=self.show_debug)
+        pane.view.show(stage, text, links, shown.links.colour_slot, cursor_index=cursor_index)
+        self.update_pane_title(pane)
+
+    def show_open_failure(self, failure: OpenFailure) -> None:
+        """The file could not be opened or compiled: say why, show its text, mark the line."""
+        self.failure = failure
+        self.set_progress(f"✗ {failure.message.splitlines()[0]}  (fix the file, press r)", error=True)
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as f:
+                source = f.read()
+        except OSError:
+            source = ""
+        detail = failure.message + ("\n\n" + failure.detail if failure.detail else "")
+        for pane in self.panes:
+            stage = "source" if pane.number == 0 else "error"
+            pane.stage = stage
+            text = StageText(stage, source if stage == "source" else detail)
+            pane.view.show(stage, text, None, lambda line: None)
+            pane.set_title(Text(f" {STAGE_TITLES[stage]}", style="bold"))
+        if failure.line:
+            view = self.panes[0].view
+            view.marks = {failure.line - 1: "error"}
+            view.move_cursor_to_index(failure.line - 1, center=True)
+        self.apply_layout()
+
+    def update_header(self) -> None:
+        if self.shown is None:
+            return
+        comp = self.shown.comp
+        res = comp.resources
+        grid = "×".join(map(str, comp.launch.grid)) if comp.launch.grid else "?"
+        head = Text()
+        head.append(f" {comp.kernel.name} ", style="bold reverse")
+        head.append(f" {os.path.basename(comp.kernel.file)}:{comp.kernel.line}", style="dim")
+
+        def item(label: str, value: Any) -> None:
+            head.append("  ")
+            head.append(f"{label} ", style="dim")
+            head.append(str(value), style="bold")
+
+        item("target", comp.target)
+        item("grid", grid)
+        item("warps", comp.num_warps)
+        item("stages", comp.num_stages)
+        if comp.ok:
+            item("regs", res.registers)
+            item("spills", res.spills)
+            item("smem", f"{res.shared_bytes or 0} B")
+        if len(self.comps) > 1:
+            number = next((n + 1 for n, c in enumerate(self.comps) if c is comp), "·")
+            head.append(f"  ({number}/{len(self.comps)}; k: pick)", style="dim")
+        self.query_one("#header", Static).update(head)
+
+    # ---- panes and layout
+
+    @property
+    def panes(self) -> list[StagePane]:
+        return list(self.query(StagePane))
+
+    def visible_count(self, mode: str) -> int:
+        width, height = self.size
+        if mode == "rows":
+            return 2 if height < 40 else 3
+        if mode == "tabs":
+            return 3 if width < 200 else 4
+        if width < 120:
+            return 2
+        if width < 200:
+            return 3
+        return 4 if width < 260 else 5
+
+    def effective_layout(self) -> str:
+        if self.layout_mode != "auto":
+            return self.layout_mode
+        return "rows" if self.size.width < 100 else "columns"
+
+    def apply_layout(self) -> None:
+        mode = self.effective_layout()
+        count = self.visible_count(mode)
+        self.active_pane = min(self.active_pane, count - 1)
+        container = self.query_one("#panes")
+        container.set_class(mode == "rows", "-rows")
+        container.set_class(mode != "rows", "-columns")
+        solo = self.maximized or mode == "tabs"
+        for pane in self.panes:
+            pane.display = pane.number < count and (not solo or pane.number == self.active_pane)
+        for pane in self.panes:
+            self.update_pane_title(pane)
+
+    def on_resize(self) -> None:
+        self.apply_layout()
+
+    def focus_pane(self, number: int) -> None:
+        self.active_pane = number
+        self.apply_layout()
+        self.panes[number].view.focus()
+
+    def current_view(self) -> StageView:
+        focused = self.focused
+        if isinstance(focused, StageView):
+            return focused
+        return self.panes[self.active_pane].view
+
+    def on_descendant_focus(self, event) -> None:
+        widget = event.widget
+        if isinstance(widget, StageView):
+            number = int(widget.id.split("-")[1])
+            if number != self.active_pane:
+                self.active_pane = number
+                for pane in self.panes:
+                    self.update_pane_title(pane)
+
+    def update_pane_title(self, pane: StagePane) -> None:
+        if not pane.stage:
+            return
+        title = Text()
+        active = pane.number == self.active_pane
+        title.append(f" {STAGE_TITLES.get(pane.stage, pane.stage)} ", style="bold reverse" if active else "bold")
+        mode = self.effective_layout()
+        if self.maximized or mode == "tabs":
+            count = self.visible_count(mode)
+            others = [STAGE_TITLES.get(p.stage, p.stage) for p in self.panes[:count] if p.number != pane.number]
+            title.append(f"  ({pane.number + 1}/{count}; Tab: {', '.join(others)})", style="dim")
+        view = pane.view
+        if self.shown is not None and pane.stage in self.shown.texts:
+            lines = len(self.shown.texts[pane.stage])
+            title.append(f" {lines} lines", style="dim")
+            index = view.cursor_index
+            if index is not None and self.shown.comp.ok:
+                src = self.shown.links.source_line(pane.stage, index)
+                if pane.stage == "source":
+                    count = sum(len(self.shown.links.ir_lines(s, src)) for s in self.shown.stages
+                                if s not in ("source", "sass"))
+                    title.append(f"  line {index + 1}", style="")
+                    if count:
+                        title.append(f" → {count} IR lines", style="dim")
+                else:
+                    title.append(f"  line {index + 1}", style="")
+                    if src is not None:
+                        title.append(f" ← source {src}", style="bold")
+        pane.set_title(title)
+
+    # ---- linking
+
+    def on_stage_view_cursor_moved(self, message: StageView.CursorMoved) -> None:
+        if self.shown is None or message.view.text is None:
+            return
+        self.link_from(message.view, message.index)
+
+    def link_from(self, view: StageView, index: int) -> None:
+        """Highlight, in every pane, the lines that share the source line of `view`'s line `index`."""
+        shown = self.shown
+        if shown is None or not shown.comp.ok or view.stage not in shown.texts:
+            return
+        links = shown.links
+        src = links.source_line(view.stage, index)
+        chain = links.chain(view.stage, index)
+        self.source_line = src
+        for pane in self.panes:
+            other = pane.view
+            if not pane.display or other.text is None or pane.stage not in shown.texts:
+                continue
+            if pane.stage == "source":
+                lines = [n - 1 for n in chain] if src is not None else []
+                other.set_linked(lines)
+                if other is not view and src is not None and other.cursor_index != src - 1:
+                    other.move_cursor_to_index(src - 1, center=True)
+            else:
+                hits = links.ir_lines(pane.stage, src)
+                other.set_linked(hits)
+                if other is not view and hits and other.cursor_index not in hits:
+                    other.move_cursor_to_index(hits[0], center=True)
+            self.update_pane_title(pane)
+        self.refresh_panels()
+
+    def cursor_context(self) -> CursorContext | None:
+        if self.shown is None:
+            return None
+        view = self.panes[self.active_pane].view
+        index = view.cursor_index
+        if index is None or view.stage not in self.shown.texts:
+            return None
+        src = self.shown.links.source_line(view.stage, index) if self.shown.comp.ok or view.stage == "source" else None
+        return CursorContext(self.shown.comp, view.stage, index, src)
+
+    def refresh_panels(self) -> None:
+        panels = self.query_one("#panels", TabbedContent)
+        if not panels.display:
+            return
+        ctx = self.cursor_context()
+        if ctx is None:
+            return
+        active = panels.active_pane
+        if active is None:
+            return
+        for panel in active.query("*"):
+            if hasattr(panel, "show_context") and hasattr(type(panel), "panel_title"):
+                panel.show_context(ctx)
+                break
+
+    def on_tabbed_content_tab_activated(self, event) -> None:
+        self.refresh_panels()
+
+    # ---- actions
+
+    def action_pane(self, delta: int) -> None:
+        if self.screen is not self.screen_stack[0]:
+            focused = self.screen.focused
+            self.screen.focus_next() if delta > 0 else self.screen.focus_previous()
+            del focused
+            return
+        count = self.visible_count(self.effective_layout())
+        self.focus_pane((self.active_pane + delta) % count)
+
+    def action_stage(self, delta: int) -> None:
+        if self.shown is None:
+            return
+        stages = list(self.shown.stages)
+        pane = self.panes[self.active_pane]
+        current = stages.index(pane.stage) if pane.stage in stages else 0
+        self.action_set_stage(stages[(current + delta) % len(stages)])
+
+    def action_set_stage(self, stage: str) -> None:
+        if self.shown is None:
+            return
+        if stage not in self.shown.stages:
+            self.notify(f"{stage} does not exist for {self.shown.comp.target}", severity="warning")
+            return
+        pane = self.panes[self.active_pane]
+        self.pane_stages[pane.number] = stage
+        self._fill_pane(pane, stage)
+        if self.source_line is not None and self.shown.comp.ok:
+            hits = self.shown.links.ir_lines(stage, self.source_line) if stage != "source" else [self.source_line - 1]
+            if hits:
+                pane.view.move_cursor_to_index(hits[0], center=True)
+                pane.view.set_linked(hits)
+        self.update_pane_title(pane)
+
+    def action_block(self, direction: int) -> None:
+        if self.shown is None or not self.shown.comp.ok:
+            return
+        view = self.current_view()
+        index = view.cursor_index
+        if index is None:
+            return
+        links = self.shown.links
+        if view.stage == "source":
+            line = index + 1
+            candidates = sorted(n for n in links.stage("source").source_of if links.produced_ir(n))
+            after = [n for n in candidates if (n > line if direction > 0 else n < line)]
+            if not after:
+                self.notify("no more source lines that produced IR", timeout=2)
+                return
+            view.move_cursor_to_index((after[0] if direction > 0 else after[-1]) - 1)
+            return
+        src = links.source_line(view.stage, index)
+        if src is None:
+            self.notify("this line has no source line", timeout=2)
+            return
+        blocks = view.block_rows(links.ir_lines(view.stage, src))
+        row = view.cursor_row
+        if direction > 0:
+            nxt = [b for b in blocks if b[0] > row]
+            target = nxt[0][0] if nxt else blocks[0][0]
+        else:
+            current = [b for b in blocks if b[0] <= row < b[1]]
+            start = current[0][0] if current else row
+            prev = [b for b in blocks if b[0] < start]
+            target = prev[-1][0] if prev else blocks[-1][0]
+        view.move_cursor_to_row(target, center=True)
+
+    def action_maximize_pane(self) -> None:
+        self.maximized = not self.maximized
+        self.apply_layout()
+        self.panes[self.active_pane].view.focus()
+
+    def action_cycle_layout(self) -> None:
+        self.layout_mode = LAYOUTS[(LAYOUTS.index(self.layout_mode) + 1) % len(LAYOUTS)]
+        self.maximized = False
+        self.apply_layout()
+        self.notify(f"layout: {self.layout_mode}" + (f" ({self.effective_layout()})" if self.layout_mode == "auto" else ""),
+                    timeout=2)
+        view = self.panes[self.active_pane].view
+        if view.cursor_index is not None:
+            self.link_from(view, view.cursor_index)
+
+    def action_toggle_colour(self) -> None:
+        self.colouring = not self.colouring
+        for pane in self.panes:
+            pane.view.set_options(colouring=self.colouring)
+
+    def action_toggle_debug(self) -> None:
+        self.show_debug = not self.show_debug
+        for pane in self.panes:
+            pane.view.set_options(show_debug=self.show_debug)
+        self.notify("debug metadata shown" if self.show_debug else "debug metadata hidden", timeout=2)
+
+    def action_toggle_panels(self) -> None:
+        panels = self.query_one("#panels", TabbedContent)
+        panels.display = not panels.display
+        self.refresh_panels()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_reload(self) -> None:
+        if self.busy:
+            self.notify("still working; try again in a moment", timeout=2)
+            return
+        self.load()
+
+    def action_pick(self) -> None:
+        if len(self.comps) > 1:
+            self.pick(True)
+        else:
+            self.notify("this file has one compilation", timeout=2)
+
+    def action_target(self) -> None:
+        if self.shown is None:
+            return
+
+        def chosen(target: str | None) -> None:
+            if target and target != str(self.shown.comp.target):
+                self.recompile_in_background(target=target)
+
+        self.push_screen(TargetScreen(str(self.shown.comp.target)), chosen)
+
+    def action_edit(self) -> None:
+        if self.shown is None:
+            return
+        comp = self.shown.comp
+        values: dict[str, Any] = dict(comp.constexprs)
+        values["num_warps"] = comp.num_warps
+        values["num_stages"] = comp.num_stages
+
+        def chosen(changed: dict | None) -> None:
+            if changed:
+                self.recompile_in_background(defines=changed)
+
+        self.push_screen(EditScreen(values), chosen)
+
+    def action_stepper(self) -> None:
+        if self.shown is None or self.ws is None:
+            self.notify("open a kernel first", timeout=2)
+            return
+        try:
+            from .stepper import StepperScreen  # another part of irscope; may be absent in this build
+        except ImportError:
+            self.notify("the stepper is not part of this build of irscope", severity="warning")
+            return
+        self.push_screen(StepperScreen(self.ws, self.shown.comp))
+
+    # ---- search and go-to
+
+    def _open_prompt(self, kind: str, placeholder: str) -> None:
+        prompt = self.query_one("#prompt", Input)
+        self.prompt_kind = kind
+        prompt.placeholder = placeholder
+        prompt.value = ""
+        prompt.display = True
+        prompt.focus()
+
+    def action_search(self) -> None:
+        self._open_prompt("search", f"search {STAGE_TITLES.get(self.current_view().stage, '')} "
+                                    "(Enter; then n / N; Esc cancels)")
+
+    def action_goto(self) -> None:
+        self._open_prompt("goto", f"go to line in {STAGE_TITLES.get(self.current_view().stage, '')} "
+                                  "(Enter; Esc cancels)")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "prompt":
+            return
+        value = event.value.strip()
+        kind = self.prompt_kind
+        self._close_prompt()
+        view = self.panes[self.active_pane].view
+        if kind == "search" and value:
+            self.search_term = value
+            self._search(view, 1, start_row=view.cursor_row - 1)
+        elif kind == "goto" and value:
+            try:
+                line = int(value.lstrip(":"))
+            except ValueError:
+                self.notify(f"'{value}' is not a line number", severity="warning")
+                return
+            view.move_cursor_to_index(max(0, line - 1), center=True, notify=True)
+
+    def _close_prompt(self) -> None:
+        prompt = self.query_one("#prompt", Input)
+        prompt.display = False
+        self.panes[self.active_pane].view.focus()
+
+    def on_key(self, event) -> None:
+        if event.key == "escape" and self.query_one("#prompt", Input).display:
+            self._close_prompt()
+            event.stop()
+
+    def action_search_next(self, direction: int) -> None:
+        if not self.search_term:
+            self.action_search()
+            return
+        self._search(self.current_view(), direction)
+
+    def _search(self, view: StageView, direction: int, start_row: int | None = None) -> None:
+        row = view.find(self.search_term, forward=direction > 0, start_row=start_row)
+        if row is None:
+            self.notify(f"'{self.search_term}' not found in {STAGE_TITLES.get(view.stage, view.stage)}",
+                        severity="warning", timeout=3)
+            return
+        view.move_cursor_to_row(row, center=True)
+        self.notify(f"'{self.search_term}': {view.count_matches(self.search_term)} matches (n / N)", timeout=2)
+
+    # ---- command palette
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if self.shown is None:
+            return
+        for stage in self.shown.stages:
+            yield SystemCommand(f"Show {STAGE_TITLES[stage]} in this pane", f"This pane shows the {stage} stage",
+                                lambda s=stage: self.action_set_stage(s))
+        current = str(self.shown.comp.target)
+        from ..core.model import TARGETS
+        for target in TARGETS:
+            if target != current:
+                yield SystemCommand(f"Compile for {target}", "Recompile this launch for another target",
+                                    lambda t=target: self.recompile_in_background(target=t))
+        yield SystemCommand("Edit constexprs and launch options", "num_warps, num_stages, BLOCK sizes…",
+                            self.action_edit)
+        yield SystemCommand("Toggle colour links", "Colour each source line's IR", self.action_toggle_colour)
+        yield SystemCommand("Toggle debug metadata", "#loc, !DILocation, .loc, .file", self.action_toggle_debug)
+        for mode in LAYOUTS:
+            yield SystemCommand(f"Layout: {mode}", "Arrange the panes", lambda m=mode: self._set_layout(m))
+        yield SystemCommand("Maximise or restore this pane", "", self.action_maximize_pane)
+        yield SystemCommand("Reload the file", "After editing it", self.action_reload)
+        yield SystemCommand("Info panels", "Show or hide the panel area", self.action_toggle_panels)
+        yield SystemCommand("Step through the kernel", "The stepper (ctrl+t)", self.action_stepper)
+        if len(self.comps) > 1:
+            yield SystemCommand("Pick another kernel or compilation", "", self.action_pick)
+        if self.source_line is not None:
+            yield SystemCommand(f"Jump to source line {self.source_line}", "In the source pane",
+                                lambda: self._jump_source(self.source_line))
+
+    def _set_layout(self, mode: str) -> None:
+        self.layout_mode = mode
+        self.maximized = False
+        self.apply_layout()
+
+    def _jump_source(self, line: int | None) -> None:
+        for pane in self.panes:
+            if pane.stage == "source" and line:
+                self.focus_pane(pane.number)
+                pane.view.move_cursor_to_index(line - 1, center=True, notify=True)
+                return

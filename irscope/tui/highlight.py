@@ -1,0 +1,86 @@
+"""Syntax colours for stage text: pygments tokens -> rich styles, for dark and light themes.
+
+IR stages are lexed one line at a time, on demand (their lexers never span lines), so a 20,000-line
+LLVM module costs nothing until its lines scroll into view. Python source is lexed whole (docstrings
+span lines) — it is small.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pygments.lexer import Lexer
+from pygments.styles import get_style_by_name
+from pygments.token import Error, Token, _TokenType
+from rich.style import Style
+
+from ..core.lexers import lexer_for_stage
+
+TAB_SIZE = 4
+
+
+@lru_cache(maxsize=4)
+def token_styles(dark: bool) -> "TokenStyles":
+    return TokenStyles("monokai" if dark else "default")
+
+
+class TokenStyles:
+    """Foreground/bold/italic of each token type in a pygments style; backgrounds are left to the viewer."""
+
+    def __init__(self, style_name: str) -> None:
+        self._style = get_style_by_name(style_name)
+        self._cache: dict[_TokenType, Style] = {}
+
+    def __call__(self, token: _TokenType) -> Style:
+        style = self._cache.get(token)
+        if style is None:
+            known = Token.Text if token in Error else token  # pygments' LLVM/PTX lexers flag valid syntax
+            while known not in self._style._styles and known.parent is not None:
+                known = known.parent  # a token type the style does not list: use its parent's look
+            spec = self._style.style_for_token(known)
+            style = Style(color=f"#{spec['color']}" if spec["color"] else None,
+                          bold=spec["bold"] or None, italic=spec["italic"] or None)
+            self._cache[token] = style
+        return style
+
+
+class StageText:
+    """The lines of one stage, with tabs expanded, and their tokens (lexed on first use)."""
+
+    def __init__(self, stage: str, text: str) -> None:
+        self.stage = stage
+        self.lines = [line.expandtabs(TAB_SIZE) for line in text.splitlines()]
+        self.width = max((len(line) for line in self.lines), default=0)
+        self._lexer: Lexer = lexer_for_stage(stage if stage != "error" else "text")
+        self._tokens: list[list[tuple[_TokenType, str]] | None] = [None] * len(self.lines)
+        if stage == "source":
+            self._lex_whole()
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def tokens(self, index: int) -> list[tuple[_TokenType, str]]:
+        found = self._tokens[index]
+        if found is None:
+            found = [(tok, value) for tok, value in self._lexer.get_tokens(self.lines[index]) if value != "\n"]
+            self._tokens[index] = found
+        return found
+
+    def _lex_whole(self) -> None:
+        current: list[tuple[_TokenType, str]] = []
+        row = 0
+        for token, value in self._lexer.get_tokens("\n".join(self.lines)):
+            parts = value.split("\n")
+            for n, part in enumerate(parts):
+                if n:
+                    if row < len(self._tokens):
+                        self._tokens[row] = current
+                    row += 1
+                    current = []
+                if part:
+                    current.append((token, part))
+        if row < len(self._tokens):
+            self._tokens[row] = current
+        for index, found in enumerate(self._tokens):
+            if found is None:
+                self._tokens[index] = [(Token.Text, self.lines[index])]

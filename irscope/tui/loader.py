@@ -1,0 +1,111 @@
+"""The slow part of showing a kernel, run in a thread worker: open the file, compile, prepare stages.
+
+Nothing here touches widgets; progress goes through a callback the app turns into UI updates.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..core.compile import Compilation, compile_launch
+from ..core.errors import IrscopeError, UserCodeError
+from ..core.model import Launch
+from ..core.session import Overrides, Workspace, open_file, resolve_target
+from .highlight import StageText
+from .linking import LinkIndex
+
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class Shown:
+    """One compilation, ready to show: its stages as text and its links."""
+
+    comp: Compilation
+    links: LinkIndex
+    texts: dict[str, StageText] = field(default_factory=dict)
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        return self.comp.stage_names
+
+
+@dataclass
+class OpenFailure:
+    """Opening the file failed: the message, and the user's traceback when their code raised."""
+
+    message: str
+    detail: str = ""
+    line: int | None = None
+
+
+def open_workspace(path: str, target: str | None, run_main: bool, overrides: Overrides,
+                   progress: Progress) -> tuple[Workspace, list[Compilation]]:
+    progress(f"running {path} to capture its launches", 0.1)
+    ws = open_file(path, target=target, run_main=run_main, overrides=overrides)
+    progress("compiling", 0.5)
+    comps = ws.compile_all()
+    return ws, comps
+
+
+def describe_open_error(exc: BaseException) -> OpenFailure:
+    if isinstance(exc, UserCodeError):
+        line = None
+        for text in reversed(exc.user_traceback.splitlines()):
+            text = text.strip()
+            if text.startswith("File ") and ", line " in text:
+                try:
+                    line = int(text.split(", line ")[1].split(",")[0])
+                except ValueError:
+                    pass
+                break
+        return OpenFailure(str(exc), exc.user_traceback, line)
+    if isinstance(exc, IrscopeError):
+        return OpenFailure(str(exc))
+    return OpenFailure(f"internal error: {type(exc).__name__}: {exc}", traceback.format_exc())
+
+
+def prepare(comp: Compilation, progress: Progress) -> Shown:
+    """Load every stage (SASS is disassembled here), count resources, and build the links."""
+    shown = Shown(comp, LinkIndex(comp))
+    stages = comp.stage_names
+    for n, stage in enumerate(stages):
+        progress(f"loading {stage}", 0.6 + 0.35 * n / len(stages))
+        if stage == "source" or comp.ok:
+            shown.texts[stage] = StageText(stage, comp.stage(stage))
+            shown.links.stage(stage)
+        else:
+            shown.texts[stage] = StageText("error", failure_text(comp))
+    if comp.ok:
+        _ = comp.resources
+    shown.links.colour_slot(0)
+    progress("ready", 1.0)
+    return shown
+
+
+def failure_text(comp: Compilation) -> str:
+    f = comp.failure
+    where = f"line {f.line}: {f.source_line}" if f and f.line else "an unknown line"
+    return (f"{comp.kernel.name} did not compile for {comp.target}.\n\n"
+            f"  {f.message if f else ''}\n\n  at {where}\n\n"
+            f"The source pane marks the line. Fix the file, then press r to reload.\n")
+
+
+def recompile(comp: Compilation, *, target: str | None = None, defines: dict | None = None) -> Compilation:
+    """The same launch compiled for another target, or with constexprs / launch options changed."""
+    launch = comp.launch
+    if defines:
+        launch = relaunch(launch, defines)
+    resolved = resolve_target(target) if target else comp.target
+    return compile_launch(launch, resolved, comp.source_text)
+
+
+def relaunch(launch: Launch, defines: dict) -> Launch:
+    from ..core.triton_compat import bind_arguments
+
+    bound = bind_arguments(launch.kernel.jit, launch.args, launch.kwargs)
+    bound.update(defines)
+    return Launch(launch.kernel, (), bound, launch.grid, launch.origin, launch.autotune_index,
+                  launch.autotune_count)

@@ -1,0 +1,68 @@
+"""The "Info" panel: the kernel's metadata and what the source line under the cursor became."""
+
+from __future__ import annotations
+
+import os
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widgets import Static
+
+from ..context import CursorContext
+from .base import InfoPanel
+
+
+class LineInfoPanel(InfoPanel):
+    panel_title = "Info"
+
+    def compose(self) -> ComposeResult:
+        yield Static("Move the cursor to a line.", id="line-info")
+
+    def show_context(self, ctx: CursorContext) -> None:
+        comp = ctx.comp
+        links = _links_for(self.app, comp)
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold")
+        table.add_column()
+        where = f"{ctx.stage} line {ctx.index + 1}"
+        source_lines = comp.source_text.splitlines()
+        if ctx.source_line is not None and 0 < ctx.source_line <= len(source_lines):
+            code = source_lines[ctx.source_line - 1].strip()
+            table.add_row("cursor", Text(f"{where} ← {os.path.basename(comp.kernel.file)}:{ctx.source_line}  ")
+                          + Text(code, style="italic"))
+        else:
+            table.add_row("cursor", f"{where} (no source line: code the compiler added, or metadata)")
+        if links is not None and ctx.source_line is not None and comp.ok:
+            chain = links.chain(ctx.stage, ctx.index)
+            if len(chain) > 1:
+                table.add_row("frames", " → ".join(f"line {n}" for n in chain) + "  (helper body, then call sites)")
+            parts = []
+            for stage in comp.stage_names:
+                if stage == "source":
+                    continue
+                hits = links.ir_lines(stage, ctx.source_line)
+                blocks = _runs(hits)
+                parts.append(f"{stage} {len(hits)}" + (f" in {blocks} blocks" if blocks > 1 else ""))
+            table.add_row(f"line {ctx.source_line} →", " · ".join(parts) + "  lines")
+        if links is not None and comp.ok:
+            mapped = [f"{s} {links.stage(s).mapped_fraction():.0%}" for s in comp.stage_names if s != "source"]
+            table.add_row("mapped", " · ".join(mapped) + "  of code lines have a source line")
+        res = comp.resources
+        table.add_row("kernel", f"{comp.kernel.name}  {comp.target}  warps {comp.num_warps}  stages {comp.num_stages}"
+                      f"  regs {res.registers}  spills {res.spills}  shared {res.shared_bytes} B")
+        self.query_one("#line-info", Static).update(table)
+
+
+def _links_for(app, comp):
+    shown = getattr(app, "shown", None)
+    return shown.links if shown is not None and shown.comp is comp else None
+
+
+def _runs(indices: list[int]) -> int:
+    runs, last = 0, None
+    for i in indices:
+        if last is None or i != last + 1:
+            runs += 1
+        last = i
+    return runs

@@ -1,0 +1,154 @@
+"""Screens over the main view: the kernel picker, help, target choice, constexpr / option editing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, DataTable, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ..core.model import TARGETS
+
+
+class PickerScreen(ModalScreen[int]):
+    """Several kernels or compilations in the file: choose one (name, line, target, registers)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Back"), Binding("q", "app.quit", "Quit")]
+
+    def __init__(self, rows: list[dict[str, Any]], cancellable: bool) -> None:
+        super().__init__()
+        self.rows = rows
+        self.cancellable = cancellable
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="picker"):
+            yield Label(f"{len(self.rows)} compilations in this file — pick one (Enter)", id="picker-title")
+            yield DataTable(id="picker-table", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("kernel", "line", "target", "grid", "warps", "regs", "spills", "specialization")
+        for row in self.rows:
+            table.add_row(*(Text(str(row[k])) for k in
+                            ("name", "line", "target", "grid", "warps", "regs", "spills", "spec")))
+        table.focus()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.dismiss(event.cursor_row)
+
+    def action_cancel(self) -> None:
+        if self.cancellable:
+            self.dismiss(-1)
+
+
+class TargetScreen(ModalScreen[str]):
+    BINDINGS = [Binding("escape", "cancel", "Back")]
+
+    def __init__(self, current: str) -> None:
+        super().__init__()
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Compile for which target?", classes="dialog-title")
+            yield OptionList(*(Option(f"{'● ' if t == self.current else '  '}{t}  "
+                                      f"{'NVIDIA' if t.startswith('sm') else 'AMD'}", id=t) for t in TARGETS),
+                             id="targets")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        options.highlighted = list(TARGETS).index(self.current) if self.current in TARGETS else 0
+        options.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss("")
+
+
+class EditScreen(ModalScreen[dict]):
+    """Edit constexprs and launch options; the app recompiles in the background."""
+
+    BINDINGS = [Binding("escape", "cancel", "Back")]
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        super().__init__()
+        self.values = values
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="edit"):
+            yield Label("Constexprs and launch options — Enter to recompile, Esc to cancel", classes="dialog-title")
+            with VerticalScroll(id="edit-fields"):
+                for name, value in self.values.items():
+                    yield Label(name, classes="field-label")
+                    yield Input(str(value), id=f"field-{name}", classes="field")
+            yield Button("Recompile", id="recompile", variant="primary")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._done()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self._done()
+
+    def _done(self) -> None:
+        from ..core.session import _literal
+
+        changed: dict[str, Any] = {}
+        for name, value in self.values.items():
+            text = self.query_one(f"#field-{name}", Input).value.strip()
+            new = _literal(text)
+            if new != value:
+                changed[name] = new
+        self.dismiss(changed)
+
+    def action_cancel(self) -> None:
+        self.dismiss({})
+
+
+HELP = """\
+[b]irscope[/b] — your kernel and what the Triton compiler made of it, line by line.
+
+[b]Reading the panes[/b]
+  Each source line that produced IR has a colour: a bar in the gutter and a faint background on
+  its lines in every pane. Move the cursor anywhere: the source line and all its IR light up in
+  every pane and scroll into view. The pane titles name the linked source line (for when colours
+  are hard to tell apart; [b]c[/b] turns colouring off).
+
+[b]Moving[/b]
+  ↑ ↓ j k PgUp PgDn Home End   move the cursor            mouse   click a line, wheel to scroll
+  Tab / Shift+Tab              next / previous pane       ← →     scroll sideways
+  ] / [                        next / previous block of the same source line
+                               (in the source pane: next / previous line that produced IR)
+  g                            go to line                 / n N   search, next, previous
+
+[b]Panes and layout[/b]
+  s / S   next / previous stage in this pane (TTIR, TTGIR, LLIR, PTX, SASS, AMDGCN, source)
+  1-7     this pane shows: 1 source 2 ttir 3 ttgir 4 llir 5 ptx 6 sass 7 amdgcn
+  m       maximise this pane (again: restore)     l   layout: auto, columns, rows, tabs
+  c       colour links on/off                     d   debug metadata (#loc, !DILocation, .loc) on/off
+  i       info panels
+
+[b]Compiling[/b]
+  t   target (sm_80 … sm_120, gfx942, gfx950)     e   edit constexprs and num_warps / num_stages
+  r   reload the file (after you edit it)          k   pick another kernel or compilation
+  ctrl+t  step through the kernel (stepper)
+
+  ctrl+p  command palette                          ?   this help        q   quit
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog", id="help"):
+            yield Static(HELP, markup=True)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

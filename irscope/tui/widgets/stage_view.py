@@ -1,0 +1,350 @@
+"""A Line-API viewer for one stage's text: renders only the rows on screen, caches rendered rows.
+
+Each row is a gutter (line number, link bar) and the highlighted code. Backgrounds carry the links:
+a faint tint in the colour of the source line a row came from, a stronger one for every row of the
+source line under the cursor, and the cursor row itself. Debug metadata rows can be hidden; the
+view then shows a subset of the stage's lines (`rows`) but always speaks in stage line indices.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.color import Color
+from textual.events import Click
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ..highlight import StageText, token_styles
+from ..linking import LINK_PALETTE, StageLinks
+
+PLAIN, LINKED, CURSOR = 0, 1, 2
+
+
+class StageView(ScrollView, can_focus=True):
+    """Shows one stage; the cursor is a row, reported as a stage line index."""
+
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "edge(-1)", "Top", show=False),
+        Binding("end", "edge(1)", "Bottom", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    StageView {
+        background: $surface;
+        scrollbar-size-vertical: 1;
+        scrollbar-size-horizontal: 0;
+        scrollbar-background: $surface;
+        scrollbar-background-hover: $surface;
+        scrollbar-background-active: $surface;
+        scrollbar-color: $panel-lighten-2;
+        scrollbar-color-hover: $panel-lighten-3;
+        scrollbar-color-active: $primary;
+    }
+    """
+
+    class CursorMoved(Message):
+        """The user moved the cursor of `view` to stage line `index`."""
+
+        def __init__(self, view: "StageView", index: int) -> None:
+            super().__init__()
+            self.view = view
+            self.index = index
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.stage = ""
+        self.text: StageText | None = None
+        self.links: StageLinks | None = None
+        self.colour_slot = lambda line: None
+        self.rows: list[int] = []              # stage line indices shown, in order
+        self.cursor_row = 0
+        self.linked: frozenset[int] = frozenset()
+        self.marks: dict[int, str] = {}        # stage line index -> "error"
+        self.colouring = True
+        self.show_debug = False
+        self._gutter_width = 0
+        self._strips: LRUCache[tuple[int, int], Strip] = LRUCache(4096)
+        self._palette: dict[str, Style] = {}
+
+    # ---- content
+
+    def show(self, stage: str, text: StageText, links: StageLinks | None, colour_slot, *,
+             cursor_index: int | None = None) -> None:
+        """Show a stage; keep the cursor near where it was when the stage is the same."""
+        self.stage = stage
+        self.text = text
+        self.links = links
+        self.colour_slot = colour_slot
+        self.marks = {}
+        self.linked = frozenset()
+        self._layout_rows(keep_index=cursor_index)
+
+    def _layout_rows(self, keep_index: int | None = None) -> None:
+        if self.text is None:
+            self.rows = []
+        elif self.show_debug or self.links is None:
+            self.rows = list(range(len(self.text)))
+        else:
+            debug = self.links.debug
+            self.rows = [i for i in range(len(self.text)) if not debug[i]]
+        self._gutter_width = len(str(len(self.text) if self.text else 0)) + 3
+        width = self._gutter_width + (self.text.width if self.text else 0) + 1
+        self.virtual_size = Size(width, len(self.rows))
+        self.cursor_row = self.row_of(keep_index) if keep_index is not None else 0
+        self._strips.clear()
+        self.refresh()
+
+    def set_options(self, *, colouring: bool | None = None, show_debug: bool | None = None) -> None:
+        if colouring is not None and colouring != self.colouring:
+            self.colouring = colouring
+            self._strips.clear()
+            self.refresh()
+        if show_debug is not None and show_debug != self.show_debug:
+            index = self.cursor_index
+            self.show_debug = show_debug
+            self._layout_rows(keep_index=index)
+            self.scroll_to_row(self.cursor_row, center=True)
+
+    def restyle(self) -> None:
+        """Forget rendered rows (the theme changed)."""
+        self._palette.clear()
+        self._strips.clear()
+        self.refresh()
+
+    # ---- cursor and links
+
+    @property
+    def cursor_index(self) -> int | None:
+        return self.rows[self.cursor_row] if self.rows else None
+
+    def row_of(self, index: int) -> int:
+        """The row showing stage line `index`, or the nearest shown row after it."""
+        if not self.rows:
+            return 0
+        return min(bisect_left(self.rows, index), len(self.rows) - 1)
+
+    def move_cursor_to_index(self, index: int, *, center: bool = False, notify: bool = False) -> None:
+        self.move_cursor_to_row(self.row_of(index), center=center, notify=notify)
+
+    def move_cursor_to_row(self, row: int, *, center: bool = False, notify: bool = True) -> None:
+        if not self.rows:
+            return
+        row = max(0, min(row, len(self.rows) - 1))
+        old = self.cursor_row
+        self.cursor_row = row
+        self._refresh_row(old)
+        self._refresh_row(row)
+        self.scroll_to_row(row, center=center)
+        if notify:
+            self.post_message(self.CursorMoved(self, self.rows[row]))
+
+    def set_linked(self, indices) -> None:
+        linked = frozenset(indices)
+        if linked != self.linked:
+            changed = linked ^ self.linked
+            self.linked = linked
+            self._refresh_indices(changed)
+
+    def reveal_index(self, index: int) -> None:
+        """Scroll so that stage line `index` is on screen (a third from the top when it was not)."""
+        self.scroll_to_row(self.row_of(index), center=True)
+
+    def scroll_to_row(self, row: int, *, center: bool = False) -> None:
+        height = max(1, self.scrollable_content_region.height)
+        top = int(self.scroll_offset.y)
+        if top <= row < top + height:
+            return
+        if center:
+            target = max(0, row - height // 3)
+        elif row < top:
+            target = row
+        else:
+            target = row - height + 1
+        self.scroll_to(y=target, animate=False, immediate=True)
+
+    # ---- actions
+
+    def action_cursor(self, delta: int) -> None:
+        self.move_cursor_to_row(self.cursor_row + delta)
+
+    def action_page(self, direction: int) -> None:
+        height = max(1, self.scrollable_content_region.height - 1)
+        self.move_cursor_to_row(self.cursor_row + direction * height)
+
+    def action_edge(self, direction: int) -> None:
+        self.move_cursor_to_row(0 if direction < 0 else len(self.rows) - 1)
+
+    def on_focus(self) -> None:
+        self._refresh_row(self.cursor_row)
+
+    def on_blur(self) -> None:
+        self._refresh_row(self.cursor_row)
+
+    def on_click(self, event: Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        self.focus()
+        row = int(self.scroll_offset.y) + offset.y
+        if 0 <= row < len(self.rows):
+            self.move_cursor_to_row(row)
+
+    # ---- rendering
+
+    def _refresh_row(self, row: int) -> None:
+        top = int(self.scroll_offset.y)
+        if top <= row < top + self.size.height:
+            self.refresh(Region(0, row - top, self.size.width, 1))
+
+    def _refresh_indices(self, indices) -> None:
+        if not self.rows:
+            return
+        top, bottom = self.visible_rows()
+        if top >= bottom:
+            return
+        low, high = self.rows[top], self.rows[bottom - 1]
+        for index in indices:
+            if low <= index <= high:
+                row = bisect_left(self.rows, index)
+                if self.rows[row] == index:
+                    self.refresh(Region(0, row - top, self.size.width, 1))
+
+    def _style(self, key: str) -> Style:
+        style = self._palette.get(key)
+        if style is None:
+            style = self._make_style(key)
+            self._palette[key] = style
+        return style
+
+    def _make_style(self, key: str) -> Style:
+        base = self.styles.background if self.styles.background.a > 0 else Color.parse("#1e1e1e")
+        theme = self.app.current_theme
+        dark = theme.dark
+        kind, _, arg = key.partition(":")
+        if kind == "base":
+            return Style(bgcolor=base.rich_color)
+        if kind == "gutter":
+            return Style(color=base.blend(Color.parse("#ffffff" if dark else "#000000"), 0.40).rich_color)
+        if kind == "bar":
+            return Style(color=Color.parse(LINK_PALETTE[int(arg)]).rich_color)
+        if kind == "tint":  # a row that came from a source line, faint
+            return Style(bgcolor=base.blend(Color.parse(LINK_PALETTE[int(arg)]), 0.13 if dark else 0.18).rich_color)
+        if kind == "linked":  # every row of the source line under the cursor
+            colour = Color.parse(LINK_PALETTE[int(arg)]) if arg else Color.parse("#ffffff" if dark else "#000000")
+            return Style(bgcolor=base.blend(colour, (0.38 if arg else 0.20) if dark else 0.42).rich_color)
+        if kind == "cursor":
+            accent = Color.parse(theme.primary)
+            return Style(bgcolor=base.blend(accent, 0.62 if dark else 0.45).rich_color, bold=True)
+        if kind == "error":
+            return Style(bgcolor=base.blend(Color.parse("#D55E00"), 0.45).rich_color)
+        raise KeyError(key)
+
+    def render_line(self, y: int) -> Strip:
+        top = int(self.scroll_offset.y)
+        row = top + y
+        width = self.size.width
+        if self.text is None or row >= len(self.rows):
+            return Strip.blank(width, self._style("base"))
+        index = self.rows[row]
+        state = CURSOR if row == self.cursor_row and self.has_focus else (
+            LINKED if index in self.linked or row == self.cursor_row else PLAIN)
+        gutter, code = self._row_strips(index, state)
+        left = int(self.scroll_offset.x)
+        code_width = max(0, width - self._gutter_width)
+        code = code.crop_extend(left, left + code_width, self._row_background(index, state))
+        return Strip.join([gutter, code]).crop(0, width)
+
+    def _row_background(self, index: int, state: int) -> Style:
+        slot = self._slot(index)
+        if index in self.marks:
+            return self._style("error")
+        if state == CURSOR:
+            return self._style("cursor")
+        if state == LINKED:
+            return self._style(f"linked:{slot if self.colouring and slot is not None else ''}")
+        if self.colouring and slot is not None:
+            return self._style(f"tint:{slot}")
+        return self._style("base")
+
+    def _slot(self, index: int) -> int | None:
+        if self.links is None:
+            return None
+        return self.colour_slot(self.links.source_of[index])
+
+    def _row_strips(self, index: int, state: int) -> tuple[Strip, Strip]:
+        key = (index, state)
+        cached = self._strips.get(key)
+        if cached is not None:
+            return cached
+        background = self._row_background(index, state)
+        slot = self._slot(index)
+        number = f"{index + 1:>{self._gutter_width - 3}} "
+        if index in self.marks:
+            bar = Segment("✗ ", self._style("base") + Style(color="#D55E00", bold=True))
+        elif state == CURSOR:
+            bar = Segment("▶ ", self._style("base") + Style(bold=True))
+        elif slot is not None and self.colouring:
+            bar = Segment("▌ ", self._style("base") + self._style(f"bar:{slot}"))
+        elif state == LINKED:
+            bar = Segment("▌ ", self._style("base") + self._style("gutter"))
+        else:
+            bar = Segment("  ", self._style("base"))
+        gutter = Strip([Segment(number, self._style("base") + self._style("gutter")), bar])
+        styles = token_styles(self.app.current_theme.dark)
+        segments = [Segment(value, background + styles(token)) for token, value in self.text.tokens(index)]
+        code = Strip(segments)
+        self._strips[key] = (gutter, code)
+        return gutter, code
+
+    # ---- search
+
+    def find(self, needle: str, *, forward: bool = True, start_row: int | None = None) -> int | None:
+        """The next row (wrapping) whose line contains `needle`, ignoring case; None when none does."""
+        if not needle or self.text is None or not self.rows:
+            return None
+        needle = needle.lower()
+        count = len(self.rows)
+        start = self.cursor_row if start_row is None else start_row
+        step = 1 if forward else -1
+        for n in range(1, count + 1):
+            row = (start + step * n) % count
+            if needle in self.text.lines[self.rows[row]].lower():
+                return row
+        return None
+
+    def count_matches(self, needle: str) -> int:
+        if not needle or self.text is None:
+            return 0
+        needle = needle.lower()
+        return sum(needle in self.text.lines[i].lower() for i in self.rows)
+
+    def block_rows(self, indices: list[int]) -> list[tuple[int, int]]:
+        """Runs of consecutive shown rows among the rows of `indices`, as [start, end) row ranges."""
+        rows = sorted({bisect_left(self.rows, i) for i in indices if self._shown(i)})
+        blocks: list[tuple[int, int]] = []
+        for row in rows:
+            if blocks and blocks[-1][1] == row:
+                blocks[-1] = (blocks[-1][0], row + 1)
+            else:
+                blocks.append((row, row + 1))
+        return blocks
+
+    def _shown(self, index: int) -> bool:
+        row = bisect_left(self.rows, index)
+        return row < len(self.rows) and self.rows[row] == index
+
+    def visible_rows(self) -> tuple[int, int]:
+        top = int(self.scroll_offset.y)
+        return top, min(len(self.rows), top + self.size.height)
+

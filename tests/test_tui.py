@@ -1,0 +1,231 @@
+"""Pilot tests of the TUI on real kernels: navigation, linking, stages, layouts, errors, reload."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from conftest import fixture_path, kernel_path
+from irscope.tui.app import IrscopeApp
+from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
+
+ADD = kernel_path("add.py")
+
+
+async def _search(pilot, text: str) -> None:
+    await pilot.press("slash")
+    await pilot.press(*text)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def _focus(app, pilot, stage: str) -> None:
+    pane = pane_showing(app, stage)
+    for _ in range(6):
+        if app.active_pane == pane.number and pane.view.has_focus:
+            return
+        await pilot.press("tab")
+        await pilot.pause()
+    raise AssertionError(f"could not focus the {stage} pane")
+
+
+@run_async
+async def test_ptx_load_links_to_source_load_and_back():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        assert app.shown is not None and app.shown.comp.ok
+        source, ptx = pane_showing(app, "source"), pane_showing(app, "ptx")
+        x_load = source_line_of(ADD, "x = tl.load(")
+
+        # PTX cursor on the first ld.global: the source cursor lands on `x = tl.load(...)`.
+        await _focus(app, pilot, "ptx")
+        await _search(pilot, "ld.global")
+        assert "ld.global" in ptx.view.text.lines[ptx.view.cursor_index]
+        assert source.view.cursor_index == x_load - 1
+        assert x_load - 1 in source.view.linked
+        assert ptx.view.cursor_index in ptx.view.linked
+
+        # And back: the source cursor on `y = tl.load(...)` moves the PTX cursor to its ld.global.
+        y_load = source_line_of(ADD, "y = tl.load(")
+        await _focus(app, pilot, "source")
+        await pilot.press("g", *str(y_load), "enter")
+        await pilot.pause()
+        assert source.view.cursor_index == y_load - 1
+        linked_ptx = [ptx.view.text.lines[i] for i in sorted(ptx.view.linked)]
+        assert any("ld.global" in line for line in linked_ptx)
+        assert ptx.view.cursor_index in ptx.view.linked
+        # every linked PTX line maps back to the y load
+        links = app.shown.links
+        assert all(y_load in links.chain("ptx", i) for i in ptx.view.linked)
+        # ... and the TTGIR pane shows its tt.load
+        ttgir = pane_showing(app, "ttgir")
+        assert any("tt.load" in ttgir.view.text.lines[i] for i in ttgir.view.linked)
+
+
+@run_async
+async def test_arrow_keys_move_and_link_every_pane():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        source = pane_showing(app, "source")
+        await _focus(app, pilot, "source")
+        store = source_line_of(ADD, "tl.store(")
+        await pilot.press("g", *str(store - 2), "enter", "down", "down")
+        await pilot.pause()
+        assert source.view.cursor_index == store - 1
+        for stage in ("ttgir", "ptx"):
+            view = pane_showing(app, stage).view
+            assert view.linked, f"{stage} shows no lines for tl.store"
+            assert view.cursor_index in view.linked
+            top, bottom = view.visible_rows()
+            assert top <= view.cursor_row < bottom, f"{stage} did not scroll its lines into view"
+
+
+@run_async
+async def test_block_jumps_stay_on_the_same_source_line():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        ptx = pane_showing(app, "ptx")
+        await _focus(app, pilot, "ptx")
+        await _search(pilot, "ld.global")
+        src = app.shown.links.source_line("ptx", ptx.view.cursor_index)
+        blocks = ptx.view.block_rows(app.shown.links.ir_lines("ptx", src))
+        assert len(blocks) > 1, "the x load should lower to several PTX blocks"
+        first = ptx.view.cursor_row
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert ptx.view.cursor_row != first
+        assert app.shown.links.source_line("ptx", ptx.view.cursor_index) == src
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert app.shown.links.source_line("ptx", ptx.view.cursor_index) == src
+
+
+@run_async
+async def test_stage_cycling_maximise_layout_and_debug_toggle():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        await _focus(app, pilot, "ttgir")
+        pane = app.panes[app.active_pane]
+        rows_hidden = len(pane.view.rows)
+        assert not any(pane.view.text.lines[i].startswith("#loc") for i in pane.view.rows)
+        await pilot.press("d")
+        await pilot.pause()
+        assert len(pane.view.rows) > rows_hidden
+        assert any(pane.view.text.lines[i].startswith("#loc") for i in pane.view.rows)
+        await pilot.press("d", "s")
+        await pilot.pause()
+        assert pane.stage == "llir"
+        await pilot.press("4")  # 4 = llir, 6 = sass
+        await pilot.press("6")
+        await pilot.pause()
+        assert pane.stage == "sass"
+        await pilot.press("m")
+        await pilot.pause()
+        assert [p.number for p in app.panes if p.display] == [pane.number]
+        await pilot.press("m", "l", "l")  # auto -> columns -> rows
+        await pilot.pause()
+        assert app.layout_mode == "rows"
+        assert app.query_one("#panes").has_class("-rows")
+        await pilot.press("c")
+        await pilot.pause()
+        assert not pane.view.colouring
+
+
+@run_async
+async def test_narrow_terminal_stacks_two_panes():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until_shown(app, pilot)
+        shown = [p.stage for p in app.panes if p.display]
+        assert shown == ["source", "ttgir"]
+        assert app.query_one("#panes").has_class("-rows")
+        for pane in app.panes[:2]:
+            assert pane.view.size.height >= 6
+
+
+@run_async
+async def test_info_panel_describes_the_cursor_line():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("i")
+        await pilot.pause()
+        text = str(app.query_one("#line-info").render())
+        del text
+        from irscope.tui.panels.info import LineInfoPanel
+        panel = app.query_one(LineInfoPanel)
+        assert panel.display
+        ctx = app.cursor_context()
+        assert ctx is not None and ctx.stage == "source" and ctx.source_line == ctx.index + 1
+
+
+@run_async
+async def test_compile_error_is_shown_with_its_line_marked_and_reload_fixes_it(tmp_path):
+    broken = tmp_path / "kernel.py"
+    shutil.copy(fixture_path("compile_error.py"), broken)
+    app = IrscopeApp(str(broken), target="sm_90")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until_shown(app, pilot)
+        assert app.shown is not None and not app.shown.comp.ok
+        bad_line = source_line_of(str(broken), "tl.arange(0, 1000)")
+        source = pane_showing(app, "source")
+        assert bad_line - 1 in source.view.marks
+        assert source.view.cursor_index == bad_line - 1
+        assert app.query_one("#status").has_class("-error")
+        # fix the file and reload without restarting
+        broken.write_text(broken.read_text().replace("tl.arange(0, 1000)", "tl.arange(0, 1024)"))
+        await pilot.press("r")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert app.shown.comp.ok
+        assert not app.query_one("#status").display
+        assert not pane_showing(app, "source").view.marks
+
+
+@run_async
+async def test_several_compilations_open_the_picker_first():
+    app = IrscopeApp(kernel_path("misaligned.py"), target="sm_90")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until_shown(app, pilot)
+        from irscope.tui.screens import PickerScreen
+        assert isinstance(app.screen, PickerScreen)
+        await pilot.press("down", "enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert app.shown is app.shown and app.shown.comp is app.comps[1]
+        ptx = "\n".join(app.shown.texts["ptx"].lines)
+        assert "ld.global.b32" in ptx and "ld.global.v4" not in ptx  # x[1:]: no vector loads
+
+
+@run_async
+async def test_changing_target_recompiles_in_the_background():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        app.recompile_in_background(target="gfx942")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert str(app.shown.comp.target) == "gfx942"
+        assert "amdgcn" in [p.stage for p in app.panes if p.display]
+
+
+@run_async
+async def test_stepper_key_without_the_stepper_says_so():
+    pytest.importorskip("textual")
+    try:
+        import irscope.tui.stepper  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("the stepper is part of this build")
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert any("stepper" in str(n.message) for n in app._notifications)

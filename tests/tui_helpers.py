@@ -1,0 +1,46 @@
+"""Shared pieces of the TUI tests: open the app headless on a real kernel and wait until it shows it."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+
+from irscope.tui.app import IrscopeApp
+
+
+async def wait_until_shown(app: IrscopeApp, pilot, timeout: float = 240.0) -> None:
+    """Wait for the worker to open, compile and show the kernel (or to report a failure)."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if (app.shown is not None or app.failure is not None or app.screen is not app.screen_stack[0]) \
+                and not app.busy:
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the app did not show {app.path} within {timeout} s")
+
+
+def pane_showing(app: IrscopeApp, stage: str):
+    for pane in app.panes:
+        if pane.stage == stage and pane.display:
+            return pane
+    raise AssertionError(f"no visible pane shows {stage}: {[p.stage for p in app.panes if p.display]}")
+
+
+def source_line_of(path: str, needle: str) -> int:
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if needle in line:
+                return number
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def run_async(test):
+    """Run an async test with asyncio.run (no pytest plugin needed)."""
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs):
+        return asyncio.run(test(*args, **kwargs))
+    return wrapper
