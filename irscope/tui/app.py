@@ -280,6 +280,7 @@ class IrscopeApp(App):
         links = shown.links.stage(stage) if shown.comp.ok or stage == "source" else None
         pane.stage = stage
         pane.view.set_options(colouring=self.colouring, show_debug=self.show_debug)
+        pane.view.memory_marks = shown.marks.get(stage, {})
         pane.view.show(stage, text, links, shown.links.colour_slot, cursor_index=cursor_index)
         self.update_pane_title(pane)
 

@@ -9,6 +9,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..core.analysis.marks import line_marks
 from ..core.compile import Compilation, compile_launch
 from ..core.errors import IrscopeError, UserCodeError
 from ..core.model import Launch
@@ -26,6 +27,7 @@ class Shown:
     comp: Compilation
     links: LinkIndex
     texts: dict[str, StageText] = field(default_factory=dict)
+    marks: dict[str, dict[int, set[str]]] = field(default_factory=dict)  # stage -> line -> memory marks
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -80,6 +82,8 @@ def prepare(comp: Compilation, progress: Progress) -> Shown:
             shown.texts[stage] = StageText("error", failure_text(comp))
     if comp.ok:
         _ = comp.resources
+        for stage in stages:
+            shown.marks[stage] = line_marks(comp, stage)
     shown.links.colour_slot(0)
     progress("ready", 1.0)
     return shown

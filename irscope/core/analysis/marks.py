@@ -21,13 +21,13 @@ from .memory import GLOBAL, LOCAL, SHARED, MemoryOp, memory_ops, primary_stage
 
 MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spill")
 
-# name -> (short glyph, words). Glyphs are plain text so any renderer can use them.
+# name -> (one-character glyph, words). Plain text, so any renderer can use them.
 MARK_LEGEND: dict[str, tuple[str, str]] = {
     "vector": ("V", "vectorized global access (8 bytes or more per thread)"),
     "scalar": ("S", "scalar global access (under 8 bytes per thread): look here"),
-    "masked": ("M", "masked / predicated access"),
-    "shared": ("sh", "shared memory"),
-    "convert_layout": ("cv", "layout conversion (ttg.convert_layout), usually through shared memory"),
+    "masked": ("m", "masked / predicated access"),
+    "shared": ("s", "shared memory"),
+    "convert_layout": ("c", "layout conversion (ttg.convert_layout), usually through shared memory"),
     "local": ("L", "local memory"),
     "spill": ("!", "register spill to local memory"),
 }

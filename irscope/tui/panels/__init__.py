@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .base import InfoPanel
 from .info import LineInfoPanel
+from .memory import MemoryPanel
 
-PANELS: list[type[InfoPanel]] = [LineInfoPanel]
+PANELS: list[type[InfoPanel]] = [LineInfoPanel, MemoryPanel]
 
 __all__ = ["PANELS", "InfoPanel"]
