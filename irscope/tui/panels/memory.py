@@ -3,6 +3,7 @@ and what a fix would change, the kernel's registers and occupancy, and the legen
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Any
 
@@ -54,10 +55,19 @@ class _Analysis:
 class MemoryPanel(InfoPanel):
     panel_title = "Memory"
 
+    def plain_text(self, width: int = 160) -> str:
+        """What the panel shows, as plain text."""
+        from rich.console import Console
+
+        console = Console(width=width, record=True, file=open(os.devnull, "w"))
+        console.print(self.shown if self.shown is not None else "")
+        return console.export_text()
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._cache: dict[int, _Analysis] = {}
         self._last: CursorContext | None = None
+        self.shown: Any = None  # the renderable on screen (tests read it as text)
 
     def compose(self) -> ComposeResult:
         yield Static("Move the cursor to a line.", id="memory-info")
@@ -89,12 +99,14 @@ class MemoryPanel(InfoPanel):
         comp = ctx.comp
         static = self.query_one("#memory-info", Static)
         if not comp.ok:
-            static.update(Text("The kernel did not compile: no memory accesses to show."))
+            self.shown = Text("The kernel did not compile: no memory accesses to show.")
+            static.update(self.shown)
             return
         a = self.analysis(comp)
-        static.update(Group(*self._render(comp, ctx, a)))
+        self.shown = Group(*self._parts(comp, ctx, a))
+        static.update(self.shown)
 
-    def _render(self, comp, ctx: CursorContext, a: _Analysis) -> list:
+    def _parts(self, comp, ctx: CursorContext, a: _Analysis) -> list:
         parts: list = []
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)
