@@ -119,6 +119,10 @@ HELP = """\
   its lines in every pane. Move the cursor anywhere: the source line and all its IR light up in
   every pane and scroll into view. The pane titles name the linked source line (for when colours
   are hard to tell apart; [b]c[/b] turns colouring off).
+  Memory marks before the bar: [b]V[/b] vectorized global access (8 B or more per thread), [b]S[/b] scalar
+  global access (look here), [b]m[/b] masked, [b]s[/b] shared memory, [b]c[/b] ttg.convert_layout, [b]L[/b] local
+  memory, [b]![/b] register spill. The Memory panel ([b]i[/b]) says why an access is scalar and what the fix
+  changes.
 
 [b]Moving[/b]
   ↑ ↓ j k PgUp PgDn Home End   move the cursor            mouse   click a line, wheel to scroll
