@@ -69,3 +69,26 @@ def test_amd_why_and_what_if():
     assert [(d.source_line, d.width_bytes) for d in diags] == [(25, 4), (26, 4), (27, 4)]
     assert all(kinds(d) == {("mask_not_divisible", "n_elements")} for d in diags)
     assert {(r["before"], r["after"]) for r in what_if(comp, diags).rows} == {(4, 16)}
+
+
+def test_row_offsets_are_offsets_not_strides_and_the_what_if_pads_them():
+    comp = open_file(kernel_path("softmax.py"), target="sm_90").compile_all()[0]  # 781 columns
+    diags = why_not_vectorized(comp)
+    assert {(d.op, d.pointer) for d in diags} == {("load", "in_ptr"), ("store", "out_ptr")}
+    load = next(d for d in diags if d.op == "load")
+    assert kinds(load) == {("unaligned_offset", "in_row_stride"), ("mask_not_divisible", "n_cols")}
+    result = what_if(comp, diags)
+    assert result.changes == ["in_row_stride 781 -> 784", "out_row_stride 781 -> 784", "n_cols 781 -> 784"]
+    assert {(r["op"], r["before"], r["after"]) for r in result.rows} == {("load", 4, 16), ("store", 4, 16)}
+    assert result.remaining == []
+
+
+def test_single_element_stores_are_not_diagnosed_and_the_layout_remains():
+    comp = open_file(kernel_path("helper.py"), target="sm_90").compile_all()[0]  # BLOCK 256, 4 warps
+    diags = why_not_vectorized(comp)
+    assert [(d.op, d.pointer) for d in diags] == [("load", "x_ptr")]  # not the per-row sum/max stores
+    result = what_if(comp, diags)
+    assert [(r["before"], r["after"]) for r in result.rows] == [(4, 8)]
+    # after the fix, 2 elements per thread is what is left: the layout is the reason
+    assert [[r.kind for r in d.reasons] for d in result.remaining] == [["layout"]]
+    assert "sizePerThread = [2]" in result.remaining[0].reasons[0].text

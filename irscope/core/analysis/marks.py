@@ -67,7 +67,9 @@ def _compute(comp, stage: str) -> dict[int, set[str]]:
 def _op_marks(op: MemoryOp, widths: dict, spills: bool, machine: bool) -> set[str]:
     out = set()
     if op.space == GLOBAL:
-        width = op.width_bytes if machine else _width_of(widths, op)
+        # keys missing from `widths` are single-element accesses: no vector / scalar verdict for them
+        known = (op.source_line, op.op) in widths
+        width = (op.width_bytes if machine else _width_of(widths, op)) if known else None
         if width is not None:
             out.add("vector" if width >= 8 else "scalar")
         if op.copy_to == SHARED:
@@ -84,12 +86,29 @@ def _op_marks(op: MemoryOp, widths: dict, spills: bool, machine: bool) -> set[st
 
 
 def _global_widths(comp) -> dict[tuple, list[int]]:
-    """(source line, op) -> widths of the machine stage's global accesses."""
+    """(source line, op) -> widths of the machine stage's global accesses. Accesses of one element per
+    program (`tl.store(sum_ptr + row, total)`) are as wide as they can be: they get no vector/scalar mark."""
+    cache = comp.__dict__.setdefault("_line_marks", {})
+    if "_widths" in cache:
+        return cache["_widths"]
+    single = _single_element_keys(comp)
     out: dict[tuple, list[int]] = {}
     for op in memory_ops(comp, [primary_stage(comp)]):
-        if op.space == GLOBAL and op.width_bytes is not None:
+        if op.space == GLOBAL and op.width_bytes is not None and (op.source_line, op.op) not in single:
             out.setdefault((op.source_line, op.op), []).append(op.width_bytes)
+    cache["_widths"] = out
     return out
+
+
+def _single_element_keys(comp) -> set[tuple]:
+    """(source line, op) whose TTIR global accesses all go through a single (0-d) pointer."""
+    lines = comp.stage("ttir").splitlines()
+    kinds: dict[tuple, set[bool]] = {}
+    for op in memory_ops(comp, ["ttir"]):
+        if op.space == GLOBAL and op.source_line is not None:
+            is_tensor = "tensor<" in lines[op.line].split(" : ", 1)[-1]
+            kinds.setdefault((op.source_line, op.op), set()).add(is_tensor)
+    return {key for key, found in kinds.items() if found == {False}}
 
 
 def _width_of(widths: dict, op: MemoryOp) -> int | None:
@@ -100,12 +119,13 @@ def _width_of(widths: dict, op: MemoryOp) -> int | None:
 def _source_marks(comp) -> dict[int, set[str]]:
     marks: dict[int, set[str]] = {}
     spills = bool(comp.resources.spills)
+    widths = _global_widths(comp)
     stages = [primary_stage(comp), "ttgir"] + (["sass"] if comp.target.is_nvidia else [])
     for stage in stages:
         for op in memory_ops(comp, [stage]):
             if op.source_line is None:
                 continue
-            found = _op_marks(op, {}, spills, machine=True)
+            found = _op_marks(op, widths, spills, machine=True)
             if stage == "ttgir":  # TTGIR adds what the machine stage names differently: shared staging
                 found &= {"shared"}
             elif stage == "sass":  # SASS adds spills and local memory that only ptxas introduces

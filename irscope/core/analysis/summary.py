@@ -71,4 +71,9 @@ def format_analysis(k: dict[str, Any]) -> list[str]:
             before = "?" if r["before"] is None else f"{r['before']} B"
             after = "?" if r["after"] is None else f"{r['after']} B"
             out.append(f"    {where} {r['op']}: {before} -> {after}")
+        for d in w.get("remaining") or []:
+            where = f"line {d['source_line']}" if d["source_line"] is not None else "kernel"
+            for r in d["reasons"]:
+                out.append(f"    still {d['width_bytes']} B at {where}: {r['why']}")
+                out.append(f"      fix: {r['fix']}")
     return out

@@ -82,6 +82,8 @@ def why_not_vectorized(comp, only_narrow: bool = True) -> list[Diagnosis]:
         operands = re.findall(r"%[\w.$-]+(?:#\d+)?", line.split(op.opcode, 1)[1].split(" : ")[0])
         if not operands:
             continue
+        if "tensor<" not in line.split(" : ", 1)[-1]:
+            continue  # one element per program (a 0-d pointer): as wide as it can be
         ptr_reach = graph.reaching(operands[0])
         pointers = [a for a in ptr_reach.args if graph.args[a].startswith("!tt.ptr")]
         mask_value = _mask_operand(op, operands)
@@ -117,7 +119,7 @@ def _reasons(graph: FunctionGraph, arg_params, values, ptr_reach, mask_reach, el
                 "unaligned_pointer", name,
                 f"{name} is not known to be 16-byte aligned{where}, so Triton cannot use 16-byte accesses on it",
                 f"pass a 16-byte-aligned tensor as {name} (a fresh tensor, or .clone() of the view)"))
-        elif _multiplies(graph, ptr_reach, arg):
+        elif _scales_lane_index(graph, ptr_reach, arg):
             reasons.append(Reason(
                 "runtime_stride", name,
                 f"the address is scaled by {name}{_shown(value)}, a stride known only at run time, so Triton "
@@ -126,9 +128,10 @@ def _reasons(graph: FunctionGraph, arg_params, values, ptr_reach, mask_reach, el
         else:
             reasons.append(Reason(
                 "unaligned_offset", name,
-                f"the address adds {name}{_shown(value)}, which is not a multiple of 16, so the start of each "
-                f"thread's run of elements is not known to be aligned",
-                f"make {name} a multiple of 16, or promise it with tl.multiple_of({name}, 16) when it is one"))
+                f"the address adds an offset computed from {name}{_shown(value)}, which is not a multiple of 16, "
+                f"so each thread's run of elements may start off a 16-byte boundary",
+                f"make {name} a multiple of 16 (e.g. pad the rows), or promise it with tl.multiple_of({name}, 16) "
+                f"when it is one"))
     stride = _constant_stride(graph, ptr_reach)
     if stride is not None:
         reasons.append(Reason(
@@ -147,7 +150,9 @@ def _reasons(graph: FunctionGraph, arg_params, values, ptr_reach, mask_reach, el
                 f"mask could switch off in the middle of a vector and Triton keeps each element separate",
                 f"pad {name} to a multiple of 16 (allocate the tensors that long), or promise it with "
                 f"tl.multiple_of({name}, 16) when it always is one"))
-    if layout is not None and elem:
+    # The layout's sizePerThread is picked from what Triton could prove about contiguity, so a narrow layout
+    # is a consequence of the reasons above when there are any; on its own it is the cause (a small BLOCK).
+    if layout is not None and elem and not reasons:
         contiguous, spt, layout_name = layout
         if contiguous * elem < VECTOR_BYTES:
             reasons.append(Reason(
@@ -168,9 +173,17 @@ def _shown(value: Any) -> str:
     return f" = {value}" if isinstance(value, int) and not isinstance(value, bool) else ""
 
 
-def _multiplies(graph: FunctionGraph, reach, arg: str) -> bool:
-    return any(d.opcode == "arith.muli" and any(arg in graph.reaching(o).args for o in d.operands)
-               for d in reach.ops)
+def _scales_lane_index(graph: FunctionGraph, reach, arg: str) -> bool:
+    """Whether `arg` multiplies a per-lane index (something built from tt.make_range): a stride between
+    neighbouring elements, rather than a per-program offset such as `row * row_stride`."""
+    for d in reach.ops:
+        if d.opcode != "arith.muli" or len(d.operands) != 2:
+            continue
+        for this, other in (d.operands, d.operands[::-1]):
+            if arg in graph.reaching(this).args and any(o.opcode == "tt.make_range"
+                                                        for o in graph.reaching(other).ops):
+                return True
+    return False
 
 
 def _constant_stride(graph: FunctionGraph, reach) -> int | None:
@@ -270,6 +283,7 @@ class WhatIf:
     changes: list[str]                      # what was changed, in words
     comp: Any                               # the recompiled Compilation
     rows: list[dict[str, Any]]              # per (source line, op): before / after widths
+    remaining: list[Diagnosis] = field(default_factory=list)  # what still keeps accesses narrow after the fix
 
     @property
     def improved(self) -> bool:
@@ -277,13 +291,17 @@ class WhatIf:
 
     def to_json(self) -> dict[str, Any]:
         return {"changes": list(self.changes), "rows": list(self.rows), "improved": self.improved,
-                "ok": bool(self.comp is not None and self.comp.ok)}
+                "ok": bool(self.comp is not None and self.comp.ok),
+                "remaining": [d.to_json() for d in self.remaining]}
 
     def describe(self) -> list[str]:
         out = ["what if " + "; ".join(self.changes) + ":"]
         for r in self.rows:
             where = f"line {r['source_line']}" if r["source_line"] is not None else "kernel"
             out.append(f"  {where} {r['op']}: {_fmt(r['before'])} -> {_fmt(r['after'])} per thread per access")
+        for d in self.remaining:
+            for r in d.reasons:
+                out.append(f"  still {_fmt(d.width_bytes)} at line {d.source_line}: {r.text}; fix: {r.fix}")
         return out
 
 
@@ -332,14 +350,20 @@ def what_if(comp, diagnoses: list[Diagnosis] | None = None) -> WhatIf | None:
         return None
     launch = dataclasses.replace(comp.launch, args=tuple(args), kwargs=kwargs, origin="what-if")
     fixed_comp = compile_launch(launch, comp.target, comp.source_text)
-    return WhatIf(changes, fixed_comp, _compare(comp, fixed_comp))
+    keys = {(d.source_line, d.op) for d in diagnoses}
+    remaining = why_not_vectorized(fixed_comp) if fixed_comp.ok else []
+    return WhatIf(changes, fixed_comp, _compare(comp, fixed_comp, keys), remaining)
 
 
-def _compare(before, after) -> list[dict[str, Any]]:
+def _compare(before, after, keys: set | None = None) -> list[dict[str, Any]]:
+    """Widths before and after, per (source line, op) among `keys` (default: every global access)."""
     old = _machine_widths(before)
     new = _machine_widths(after) if after.ok else {}
+    wanted = set(old) | set(new)
+    if keys and all(line is not None for line, _ in keys):
+        wanted &= keys
     rows = []
-    for key in sorted(set(old) | set(new), key=lambda k: (k[0] is None, k[0] or 0, k[1])):
+    for key in sorted(wanted, key=lambda k: (k[0] is None, k[0] or 0, k[1])):
         rows.append({"source_line": key[0], "op": key[1],
                      "before": min(old[key]) if old.get(key) else None,
                      "after": min(new[key]) if new.get(key) else None})

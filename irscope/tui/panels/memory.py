@@ -166,6 +166,11 @@ class MemoryPanel(InfoPanel):
                     before = "?" if r["before"] is None else f"{r['before']} B"
                     after = "?" if r["after"] is None else f"{r['after']} B"
                     parts.append(Text.assemble(("  what if ", "bold #009E73"), f"{change}: {r['op']} {before} → {after}"))
+                for d in a.what_if.remaining:
+                    if d.source_line == line:
+                        for r in d.reasons:
+                            parts.append(Text.assemble((f"  still {d.width_bytes} B ", "bold"), r.text))
+                            parts.append(Text.assemble(("  fix ", "bold"), r.fix))
             elif a.what_if_state.startswith("failed"):
                 parts.append(Text(f"  what if: {a.what_if_state}", style="dim"))
         parts.append(legend())
