@@ -97,3 +97,25 @@ def test_occupancy_of_a_compilation(matmul_sm90):
     assert occ == nvidia_occupancy("sm_90", res.registers, matmul_sm90.num_warps, res.shared_bytes)
     assert occ.to_json()["limited_by"] in ("registers", "shared_memory", "blocks", "warps")
     assert "warps per SM" in occ.describe()
+
+
+def test_agrees_with_the_h100_driver():
+    # validation/data/h100_occupancy.json: cuOccupancyMaxActiveBlocksPerMultiprocessor on an H100 for every
+    # example kernel (Triton 3.6), with its own dynamic shared memory and 8000 / 20000 bytes more.
+    import json
+    import os
+
+    from conftest import ROOT
+
+    with open(os.path.join(ROOT, "validation", "data", "h100_occupancy.json")) as f:
+        rows = json.load(f)
+    assert len(rows) == 33
+    for r in rows:
+        occ = nvidia_occupancy("sm_90", r["regs"], r["warps"], r["shared"] + r["extra"])
+        assert occ.blocks_per_sm == r["blocks"], r
+
+
+def test_reserved_shared_memory_is_counted_once_on_sm90(matmul_sm90):
+    # ptxas for sm_90 lists the driver's reserved 1 KB in the cubin's SHARED; irscope's shared_bytes is
+    # what the block asks for (Triton's dynamic shared memory here), as the driver counts it.
+    assert matmul_sm90.resources.shared_bytes == matmul_sm90.metadata["shared"]
