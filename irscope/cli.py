@@ -12,7 +12,7 @@ import os
 import sys
 
 from .core.errors import IrscopeError, KernelCompileError, UserCodeError
-from .core.model import ALL_STAGES, TARGETS
+from .core.names import ALL_STAGES, TARGETS
 
 COMMANDS = ("dump", "report", "tui")
 
@@ -94,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "tui":
+        return _tui(args)
     from .core.session import Overrides, open_file, resolve_target
 
     stage = getattr(args, "stage", None)
@@ -101,8 +103,6 @@ def _run(args: argparse.Namespace) -> int:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
     resolve_target(args.target)  # reject a bad --target before running the user's file
     overrides = Overrides.parse(args.defines, args.args)
-    if args.command == "tui":
-        return _tui(args, overrides)
     ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides)
     if ws.run_warning:
         print(f"irscope: warning: {ws.run_warning}", file=sys.stderr)
@@ -111,14 +111,22 @@ def _run(args: argparse.Namespace) -> int:
     return _report(ws, args)
 
 
-def _tui(args, overrides) -> int:
-    from .core.discover import read_user_file
+def _tui(args) -> int:
+    """Open the app at once; the engine (torch, Triton) loads in its worker while it paints."""
+    path = args.file
+    if args.target is not None:
+        normal = args.target.strip().lower()
+        normal = "sm_" + normal[2:] if normal.startswith("sm") and not normal.startswith("sm_") else normal
+        if normal not in TARGETS:
+            raise IrscopeError(f"unknown target '{args.target}'; choose one of: {', '.join(TARGETS)}")
+    if not os.path.exists(path):  # a bad path is one line on stderr, before the screen switches
+        raise IrscopeError(f"{path}: no such file; give the path of a Python file with @triton.jit kernels")
+    if os.path.isdir(path):
+        raise IrscopeError(f"{path} is a directory; give one Python file, e.g. {os.path.join(path, 'add.py')}")
+    from .tui.app import IrscopeApp  # imports Textual only: the engine loads in the app's worker
 
-    read_user_file(args.file)  # a bad path is an error line on stderr, before the screen switches
-    from .tui.app import IrscopeApp
-
-    app = IrscopeApp(args.file, target=args.target, kernel=args.kernel, config=args.config,
-                     run_main=not args.no_run, overrides=overrides)
+    app = IrscopeApp(path, target=args.target, kernel=args.kernel, config=args.config,
+                     run_main=not args.no_run, defines=args.defines, arg_types=args.args)
     app.run()
     return app.return_code or 0
 

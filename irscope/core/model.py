@@ -5,14 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .names import ALL_STAGES, AMD_STAGES, DEFAULT_TARGET, IR_STAGES, NVIDIA_STAGES, TARGETS  # noqa: F401
 from .triton_compat import JITFunction, Target
-
-IR_STAGES = ("ttir", "ttgir", "llir")
-NVIDIA_STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass")
-AMD_STAGES = ("source", "ttir", "ttgir", "llir", "amdgcn")
-ALL_STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
-TARGETS = ("sm_80", "sm_89", "sm_90", "sm_100", "sm_120", "gfx942", "gfx950")
-DEFAULT_TARGET = "sm_90"
 
 
 def stages_for(target: Target) -> tuple[str, ...]:

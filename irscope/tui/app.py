@@ -9,7 +9,7 @@ lines that came from it.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from rich.text import Text
 from textual import work
@@ -17,16 +17,18 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
 
-from ..core.model import ALL_STAGES
-from ..core.session import Overrides
+from ..core.names import ALL_STAGES, TARGETS
 from .context import CursorContext
-from .loader import OpenFailure, Shown, describe_open_error, open_workspace, prepare, recompile
-from .panels import PANELS
 from .highlight import StageText
+from .panels import PANELS
 from .screens import EditScreen, HelpScreen, PickerScreen, TargetScreen
 from .widgets.stage_view import StageView
+
+if TYPE_CHECKING:
+    from .loader import OpenFailure, Shown
 
 MAX_PANES = 5
 NVIDIA_PANES = ("source", "ttgir", "ptx", "sass", "llir")
@@ -34,6 +36,24 @@ AMD_PANES = ("source", "ttgir", "amdgcn", "llir", "ttir")
 LAYOUTS = ("auto", "columns", "rows", "tabs")
 STAGE_TITLES = {"source": "Source", "ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLVM IR", "ptx": "PTX",
                 "sass": "SASS", "amdgcn": "AMDGCN", "error": "Error"}
+
+
+class PaneTitle(Widget):
+    """One line of text; changing it repaints the line only (a Static would ask for a new layout)."""
+
+    DEFAULT_CSS = "PaneTitle { height: 1; }"
+
+    def __init__(self, classes: str) -> None:
+        super().__init__(classes=classes)
+        self._text = Text()
+
+    def set_text(self, text: Text) -> None:
+        if text != self._text:
+            self._text = text
+            self.refresh()
+
+    def render(self) -> Text:
+        return self._text
 
 
 class StagePane(Vertical):
@@ -45,7 +65,7 @@ class StagePane(Vertical):
         self.stage = ""
 
     def compose(self) -> ComposeResult:
-        yield Static("", classes="pane-title", markup=False)
+        yield PaneTitle(classes="pane-title")
         yield StageView(id=f"view-{self.number}")
 
     @property
@@ -53,7 +73,7 @@ class StagePane(Vertical):
         return self.query_one(StageView)
 
     def set_title(self, text: Text) -> None:
-        self.query_one(".pane-title", Static).update(text)
+        self.query_one(PaneTitle).set_text(text)
 
 
 class IrscopeApp(App):
@@ -89,14 +109,16 @@ class IrscopeApp(App):
     ]
 
     def __init__(self, path: str, *, target: str | None = None, kernel: str | None = None,
-                 config: int | None = None, run_main: bool = True, overrides: Overrides | None = None) -> None:
+                 config: int | None = None, run_main: bool = True, defines: list[str] | None = None,
+                 arg_types: list[str] | None = None) -> None:
         super().__init__()
         self.path = path
         self.target_name = target
         self.kernel_name = kernel
         self.config = config
         self.run_main = run_main
-        self.overrides = overrides or Overrides()
+        self.defines = list(defines or [])    # -D NAME=VALUE, parsed in the worker (with the engine)
+        self.arg_types = list(arg_types or [])
         self.ws = None
         self.comps: list = []
         self.shown: Shown | None = None
@@ -110,7 +132,9 @@ class IrscopeApp(App):
         self.search_term = ""
         self.prompt_kind = ""
         self.source_line: int | None = None
+        self._linked_chain: tuple[int, ...] = ()
         self.busy = False
+        self.links_done = 0  # how many cursor moves have been linked across panes (tests, benchmarks)
 
     # ---- building the screen
 
@@ -132,8 +156,10 @@ class IrscopeApp(App):
     def on_mount(self) -> None:
         self.query_one("#panels").display = False
         self.query_one("#prompt").display = False
+        self.on_mount_panes()
         self.apply_layout()
-        self.load()
+        self.set_progress(f"opening {self.path}…", 0.0)
+        self.call_after_refresh(self.load)  # paint first: the worker's imports compete for the GIL
 
     # ---- loading
 
@@ -154,9 +180,11 @@ class IrscopeApp(App):
     def load(self) -> None:
         """Open the file (runs its __main__), compile, and prepare the chosen compilation."""
         self.busy = True
-        self.call_from_thread(self.set_progress, f"opening {self.path}…", 0.02)
+        self.call_from_thread(self.set_progress, f"opening {self.path}: loading Triton…", 0.02)
+        from .loader import describe_open_error, open_workspace  # the engine: torch and Triton
+
         try:
-            ws, comps = open_workspace(self.path, self.target_name, self.run_main, self.overrides,
+            ws, comps = open_workspace(self.path, self.target_name, self.run_main, self.defines, self.arg_types,
                                        self._progress_from_thread)
             if self.kernel_name:
                 comps = [c for c in comps if c.kernel.name == self.kernel_name] or comps
@@ -172,6 +200,8 @@ class IrscopeApp(App):
         self._prepare_and_show(comps[0])
 
     def _prepare_and_show(self, comp) -> None:
+        from .loader import describe_open_error, prepare
+
         try:
             shown = prepare(comp, self._progress_from_thread)
         except BaseException as exc:
@@ -194,6 +224,8 @@ class IrscopeApp(App):
         what = f"compiling for {target}" if target else "recompiling with " + ", ".join(
             f"{k}={v}" for k, v in (defines or {}).items())
         self.call_from_thread(self.set_progress, f"{what}…", 0.3)
+        from .loader import describe_open_error, recompile
+
         try:
             comp = recompile(self.shown.comp, target=target, defines=defines)
         except BaseException as exc:
@@ -254,6 +286,7 @@ class IrscopeApp(App):
         else:
             self.set_progress("")
         self.apply_layout()
+        self.call_after_refresh(self._reveal_cursors)  # after layout, when panes know their height
         if previous is None and comp.ok and self.panes[0].stage == "source":
             self._start_at_kernel_body(self.panes[0].view)
         self.focus_pane(self.active_pane)
@@ -261,6 +294,11 @@ class IrscopeApp(App):
         if view.cursor_index is not None and comp.ok:
             self.link_from(view, view.cursor_index)
         self.refresh_panels()
+
+    def _reveal_cursors(self) -> None:
+        for pane in self.panes:
+            if pane.display and pane.view.rows:
+                pane.view.scroll_to_row(pane.view.cursor_row, center=True)
 
     def _start_at_kernel_body(self, view: StageView) -> None:
         """First view of a kernel: the cursor on its first line that produced IR, so the links show."""
@@ -281,7 +319,8 @@ class IrscopeApp(App):
         pane.stage = stage
         pane.view.set_options(colouring=self.colouring, show_debug=self.show_debug)
         pane.view.memory_marks = shown.marks.get(stage, {})
-        pane.view.show(stage, text, links, shown.links.colour_slot, cursor_index=cursor_index)
+        pane.view.show(stage, text, links, shown.links.colour_slot, cursor_index=cursor_index,
+                       full_text=shown.full_texts.get(stage))
         self.update_pane_title(pane)
 
     def show_open_failure(self, failure: OpenFailure) -> None:
@@ -338,7 +377,9 @@ class IrscopeApp(App):
 
     @property
     def panes(self) -> list[StagePane]:
-        return list(self.query(StagePane))
+        if not getattr(self, "_panes", None):
+            self._panes = list(self.query(StagePane))
+        return self._panes
 
     def visible_count(self, mode: str) -> int:
         width, height = self.size
@@ -430,6 +471,10 @@ class IrscopeApp(App):
             return
         self.link_from(message.view, message.index)
 
+    def on_mount_panes(self) -> None:
+        for pane in self.panes:
+            pane.view.on_cursor_moved = self.link_from
+
     def link_from(self, view: StageView, index: int) -> None:
         """Highlight, in every pane, the lines that share the source line of `view`'s line `index`."""
         shown = self.shown
@@ -438,23 +483,27 @@ class IrscopeApp(App):
         links = shown.links
         src = links.source_line(view.stage, index)
         chain = links.chain(view.stage, index)
-        self.source_line = src
+        same = src == self.source_line and chain == self._linked_chain
+        self.source_line, self._linked_chain = src, chain
         for pane in self.panes:
             other = pane.view
             if not pane.display or other.text is None or pane.stage not in shown.texts:
                 continue
+            if same and other is not view:
+                continue  # moving inside the lines of one source line: the other panes stay as they are
             if pane.stage == "source":
-                lines = [n - 1 for n in chain] if src is not None else []
+                lines = frozenset(n - 1 for n in chain) if src is not None else frozenset()
                 other.set_linked(lines)
                 if other is not view and src is not None and other.cursor_index != src - 1:
                     other.move_cursor_to_index(src - 1, center=True)
             else:
-                hits = links.ir_lines(pane.stage, src)
+                hits = links.ir_line_set(pane.stage, src)
                 other.set_linked(hits)
                 if other is not view and hits and other.cursor_index not in hits:
-                    other.move_cursor_to_index(hits[0], center=True)
+                    other.move_cursor_to_index(links.ir_lines(pane.stage, src)[0], center=True)
             self.update_pane_title(pane)
         self.refresh_panels()
+        self.links_done += 1
 
     def cursor_context(self) -> CursorContext | None:
         if self.shown is None:
@@ -516,7 +565,7 @@ class IrscopeApp(App):
             hits = self.shown.links.ir_lines(stage, self.source_line) if stage != "source" else [self.source_line - 1]
             if hits:
                 pane.view.move_cursor_to_index(hits[0], center=True)
-                pane.view.set_linked(hits)
+                pane.view.set_linked(frozenset(hits))
         self.update_pane_title(pane)
 
     def action_block(self, direction: int) -> None:
@@ -704,7 +753,6 @@ class IrscopeApp(App):
             yield SystemCommand(f"Show {STAGE_TITLES[stage]} in this pane", f"This pane shows the {stage} stage",
                                 lambda s=stage: self.action_set_stage(s))
         current = str(self.shown.comp.target)
-        from ..core.model import TARGETS
         for target in TARGETS:
             if target != current:
                 yield SystemCommand(f"Compile for {target}", "Recompile this launch for another target",

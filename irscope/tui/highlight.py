@@ -7,6 +7,7 @@ span lines) — it is small.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from pygments.lexer import Lexer
@@ -44,12 +45,61 @@ class TokenStyles:
         return style
 
 
-class StageText:
-    """The lines of one stage, with tabs expanded, and their tokens (lexed on first use)."""
+_LLVM_DBG = re.compile(r",\s*!dbg\s+!\d+")
+_WIDE_GAPS = re.compile(r"\s{2,}")
 
-    def __init__(self, stage: str, text: str) -> None:
+
+def strip_inline_debug(stage: str, line: str) -> str:
+    """A line without its inline debug annotations (MLIR `loc(...)` suffixes, LLVM `, !dbg !12`),
+    and SASS without nvdisasm's column padding."""
+    if stage in ("ttir", "ttgir"):
+        return _strip_mlir_locs(line)
+    if stage == "llir":
+        return _LLVM_DBG.sub("", line)
+    if stage == "sass":  # nvdisasm pads into wide columns; keep the words, drop the padding
+        body = _WIDE_GAPS.sub("  ", line.strip())
+        return ("  " + body) if line[:1].isspace() and body else body
+    return line
+
+
+def _strip_mlir_locs(line: str) -> str:
+    if "loc(" not in line or line.lstrip().startswith("#loc"):
+        return line
+    out: list[str] = []
+    i = 0
+    while True:
+        j = line.find(" loc(", i)
+        if j < 0:
+            out.append(line[i:])
+            break
+        out.append(line[i:j])
+        depth, k = 0, j + 4
+        while k < len(line):
+            if line[k] == "(":
+                depth += 1
+            elif line[k] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif line[k] == '"':  # skip a quoted name, which may hold parentheses
+                k = line.find('"', k + 1)
+                if k < 0:
+                    return line
+            k += 1
+        i = k + 1
+    return "".join(out)
+
+
+class StageText:
+    """The lines of one stage, with tabs expanded, and their tokens (lexed on first use).
+    With `strip_debug`, inline debug annotations are left out (the lines stay one for one)."""
+
+    def __init__(self, stage: str, text: str, *, strip_debug: bool = False) -> None:
         self.stage = stage
-        self.lines = [line.expandtabs(TAB_SIZE) for line in text.splitlines()]
+        lines = text.splitlines()
+        if strip_debug:
+            lines = [strip_inline_debug(stage, line) for line in lines]
+        self.lines = [line.expandtabs(TAB_SIZE) for line in lines]
         self.width = max((len(line) for line in self.lines), default=0)
         self._lexer: Lexer = lexer_for_stage(stage if stage != "error" else "text")
         self._tokens: list[list[tuple[_TokenType, str]] | None] = [None] * len(self.lines)

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 LINK_PALETTE = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")
 
 
+_EMPTY: frozenset[int] = frozenset()
+
+
 @dataclass
 class StageLinks:
     """The links of one stage of one compilation."""
@@ -20,6 +23,16 @@ class StageLinks:
     chain_of: list[tuple[int, ...]]          # per IR line: every user-file line in its chain
     debug: list[bool]                        # per IR line: debug metadata (#loc, !DILocation, .loc, ...)
     by_source: dict[int, list[int]] = field(default_factory=dict)  # user line -> IR lines whose chain has it
+    _sets: dict[int, frozenset[int]] = field(default_factory=dict)
+
+    def line_set(self, source_line: int | None) -> frozenset[int]:
+        """The IR lines of a source line as a set (one object per source line: cheap to compare)."""
+        if source_line is None:
+            return _EMPTY
+        found = self._sets.get(source_line)
+        if found is None:
+            found = self._sets[source_line] = frozenset(self.by_source.get(source_line, ()))
+        return found
 
     @classmethod
     def build(cls, source_of, chain_of, debug) -> "StageLinks":
@@ -93,6 +106,9 @@ class LinkIndex:
         if source_line is None:
             return []
         return self.stage(stage).by_source.get(source_line, [])
+
+    def ir_line_set(self, stage: str, source_line: int | None) -> frozenset[int]:
+        return self.stage(stage).line_set(source_line)
 
     def colour_slot(self, source_line: int | None) -> int | None:
         """The palette slot of a source line that produced IR (None: it produced none)."""

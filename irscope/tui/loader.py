@@ -5,6 +5,7 @@ Nothing here touches widgets; progress goes through a callback the app turns int
 
 from __future__ import annotations
 
+import os
 import traceback
 from dataclasses import dataclass, field
 from typing import Callable
@@ -26,7 +27,8 @@ class Shown:
 
     comp: Compilation
     links: LinkIndex
-    texts: dict[str, StageText] = field(default_factory=dict)
+    texts: dict[str, StageText] = field(default_factory=dict)       # inline debug annotations left out
+    full_texts: dict[str, StageText] = field(default_factory=dict)  # exactly as the compiler wrote them
     marks: dict[str, dict[int, set[str]]] = field(default_factory=dict)  # stage -> line -> memory marks
 
     @property
@@ -43,9 +45,10 @@ class OpenFailure:
     line: int | None = None
 
 
-def open_workspace(path: str, target: str | None, run_main: bool, overrides: Overrides,
+def open_workspace(path: str, target: str | None, run_main: bool, defines: list[str], arg_types: list[str],
                    progress: Progress) -> tuple[Workspace, list[Compilation]]:
-    progress(f"running {path} to capture its launches", 0.1)
+    overrides = Overrides.parse(defines, arg_types)
+    progress(f"running {os.path.basename(path)} to capture its launches", 0.1)
     ws = open_file(path, target=target, run_main=run_main, overrides=overrides)
     progress("compiling", 0.5)
     comps = ws.compile_all()
@@ -76,10 +79,13 @@ def prepare(comp: Compilation, progress: Progress) -> Shown:
     for n, stage in enumerate(stages):
         progress(f"loading {stage}", 0.6 + 0.35 * n / len(stages))
         if stage == "source" or comp.ok:
-            shown.texts[stage] = StageText(stage, comp.stage(stage))
+            text = comp.stage(stage)
+            shown.full_texts[stage] = StageText(stage, text)
+            shown.texts[stage] = (StageText(stage, text, strip_debug=True) if stage in ("ttir", "ttgir", "llir", "sass")
+                                  else shown.full_texts[stage])
             shown.links.stage(stage)
         else:
-            shown.texts[stage] = StageText("error", failure_text(comp))
+            shown.texts[stage] = shown.full_texts[stage] = StageText("error", failure_text(comp))
     if comp.ok:
         _ = comp.resources
         for stage in stages:

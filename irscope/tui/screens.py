@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..core.model import TARGETS
+from ..core.names import TARGETS
 
 
 class PickerScreen(ModalScreen[int]):

@@ -87,6 +87,8 @@ class StageView(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.stage = ""
         self.text: StageText | None = None
+        self._clean_text: StageText | None = None
+        self._full_text: StageText | None = None
         self.links: StageLinks | None = None
         self.colour_slot = lambda line: None
         self.rows: list[int] = []              # stage line indices shown, in order
@@ -96,17 +98,22 @@ class StageView(ScrollView, can_focus=True):
         self.memory_marks: dict[int, set[str]] = {}  # stage line index -> memory marks (core.analysis.marks)
         self.colouring = True
         self.show_debug = False
+        self.on_cursor_moved = None            # callable(view, index): the app's linker
         self._gutter_width = 0
-        self._strips: LRUCache[tuple[int, int], Strip] = LRUCache(4096)
+        self._strips: LRUCache[tuple[int, int], tuple[Strip, Strip]] = LRUCache(4096)  # (gutter, code)
+        self._lines: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(1024)  # as shown: cropped
         self._palette: dict[str, Style] = {}
 
     # ---- content
 
     def show(self, stage: str, text: StageText, links: StageLinks | None, colour_slot, *,
-             cursor_index: int | None = None) -> None:
-        """Show a stage; keep the cursor near where it was when the stage is the same."""
+             cursor_index: int | None = None, full_text: StageText | None = None) -> None:
+        """Show a stage; keep the cursor near where it was when the stage is the same. `full_text` is
+        the same stage with its inline debug annotations, shown while debug metadata is on."""
         self.stage = stage
-        self.text = text
+        self._clean_text = text
+        self._full_text = full_text or text
+        self.text = self._full_text if self.show_debug else text
         self.links = links
         self.colour_slot = colour_slot
         self.marks = {}
@@ -127,25 +134,31 @@ class StageView(ScrollView, can_focus=True):
         width = self._gutter_width + (self.text.width if self.text else 0) + 1
         self.virtual_size = Size(width, len(self.rows))
         self.cursor_row = self.row_of(keep_index) if keep_index is not None else 0
-        self._strips.clear()
+        self._forget_rendered()
         self.refresh()
 
     def set_options(self, *, colouring: bool | None = None, show_debug: bool | None = None) -> None:
         if colouring is not None and colouring != self.colouring:
             self.colouring = colouring
-            self._strips.clear()
+            self._forget_rendered()
             self.refresh()
         if show_debug is not None and show_debug != self.show_debug:
             index = self.cursor_index
             self.show_debug = show_debug
+            if self.text is not None:
+                self.text = self._full_text if show_debug else self._clean_text
             self._layout_rows(keep_index=index)
             self.scroll_to_row(self.cursor_row, center=True)
 
     def restyle(self) -> None:
         """Forget rendered rows (the theme changed)."""
         self._palette.clear()
-        self._strips.clear()
+        self._forget_rendered()
         self.refresh()
+
+    def _forget_rendered(self) -> None:
+        self._strips.clear()
+        self._lines.clear()
 
     # ---- cursor and links
 
@@ -172,14 +185,21 @@ class StageView(ScrollView, can_focus=True):
         self._refresh_row(row)
         self.scroll_to_row(row, center=center)
         if notify:
-            self.post_message(self.CursorMoved(self, self.rows[row]))
+            if self.on_cursor_moved is not None:
+                self.on_cursor_moved(self, self.rows[row])  # at once: a message would take several hops
+            else:
+                self.post_message(self.CursorMoved(self, self.rows[row]))
 
-    def set_linked(self, indices) -> None:
-        linked = frozenset(indices)
-        if linked != self.linked:
-            changed = linked ^ self.linked
-            self.linked = linked
-            self._refresh_indices(changed)
+    def set_linked(self, indices: frozenset[int]) -> None:
+        """Highlight these stage lines (the lines of the source line under the cursor)."""
+        if indices is self.linked or indices == self.linked:
+            return
+        old, self.linked = self.linked, indices
+        top, bottom = self.visible_rows()
+        for row in range(top, bottom):  # repaint only shown rows whose state changed: O(screen)
+            index = self.rows[row]
+            if (index in old) != (index in indices):
+                self._refresh_row(row)
 
     def reveal_index(self, index: int) -> None:
         """Scroll so that stage line `index` is on screen (a third from the top when it was not)."""
@@ -188,7 +208,8 @@ class StageView(ScrollView, can_focus=True):
     def scroll_to_row(self, row: int, *, center: bool = False) -> None:
         height = max(1, self.scrollable_content_region.height)
         top = int(self.scroll_offset.y)
-        if top <= row < top + height:
+        margin = min(2, height // 4) if center else 0  # "reveal": not at the very edge either
+        if top + (margin if top else 0) <= row < top + height - margin:
             return
         if center:
             target = max(0, row - height // 3)
@@ -232,19 +253,6 @@ class StageView(ScrollView, can_focus=True):
         if top <= row < top + self.size.height:
             self.refresh(Region(0, row - top, self.size.width, 1))
 
-    def _refresh_indices(self, indices) -> None:
-        if not self.rows:
-            return
-        top, bottom = self.visible_rows()
-        if top >= bottom:
-            return
-        low, high = self.rows[top], self.rows[bottom - 1]
-        for index in indices:
-            if low <= index <= high:
-                row = bisect_left(self.rows, index)
-                if self.rows[row] == index:
-                    self.refresh(Region(0, row - top, self.size.width, 1))
-
     def _style(self, key: str) -> Style:
         style = self._palette.get(key)
         if style is None:
@@ -284,11 +292,16 @@ class StageView(ScrollView, can_focus=True):
         index = self.rows[row]
         state = CURSOR if row == self.cursor_row and self.has_focus else (
             LINKED if index in self.linked or row == self.cursor_row else PLAIN)
-        gutter, code = self._row_strips(index, state)
         left = int(self.scroll_offset.x)
-        code_width = max(0, width - self._gutter_width)
-        code = code.crop_extend(left, left + code_width, self._row_background(index, state))
-        return Strip.join([gutter, code]).crop(0, width)
+        key = (index, state, left, width)
+        line = self._lines.get(key)
+        if line is None:
+            gutter, code = self._row_strips(index, state)
+            code_width = max(0, width - self._gutter_width)
+            code = code.crop_extend(left, left + code_width, self._row_background(index, state))
+            line = Strip.join([gutter, code]).crop(0, width)
+            self._lines[key] = line
+        return line
 
     def _row_background(self, index: int, state: int) -> Style:
         slot = self._slot(index)

@@ -1,0 +1,169 @@
+"""How fast the TUI responds, on the biggest example kernel (kernels/attention.py).
+
+Prints three numbers and their targets:
+  1. process start -> first paint of the real `python -m irscope FILE` in a pseudo-terminal;
+  2. cursor move latency: a key press -> every visible pane repainted with the new links
+     (p50 / p95 over 500 moves at 200x50, panes: source | TTGIR | LLIR | PTX);
+  3. peak RSS of the app with every stage loaded and shown.
+
+The latency counts the key's handling, the linking of every pane and Textual's compositing of the
+changed lines; it does not count the wait for Textual's next 60 fps frame tick (up to 16.7 ms, which
+a real terminal adds to every app), because the benchmark forces that frame at once.
+
+    python benchmarks/tui_latency.py [--kernel kernels/attention.py] [--moves 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import pty
+import re
+import resource
+import select
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-B]|\x1b[=>]")
+
+
+def first_paint_seconds(path: str, size=(120, 40), timeout: float = 30.0) -> float:
+    """Start `python -m irscope FILE` on a pty; time until the screen shows the file's name."""
+    leader, follower = pty.openpty()
+    import fcntl
+    import struct
+    import termios
+
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(size[0]), "LINES": str(size[1])}
+    start = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-m", "irscope", path], stdin=follower, stdout=follower,
+                             stderr=follower, cwd=ROOT, env=env, close_fds=True)
+    os.close(follower)
+    seen = b""
+    name = os.path.basename(path).encode()
+    painted = None
+    try:
+        while time.perf_counter() - start < timeout:
+            ready, _, _ = select.select([leader], [], [], 0.05)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:
+                    break
+                seen += chunk
+                if name in ANSI.sub(b"", seen):
+                    painted = time.perf_counter() - start
+                    break
+        if painted is None:
+            raise RuntimeError(f"no paint within {timeout} s; got {ANSI.sub(b'', seen)[-300:]!r}")
+        os.write(leader, b"q")
+        deadline = time.perf_counter() + 30
+        while child.poll() is None and time.perf_counter() < deadline:
+            select.select([leader], [], [], 0.05)
+            try:
+                os.read(leader, 65536)
+            except OSError:
+                break
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        os.close(leader)
+    return painted
+
+
+async def move_latencies(path: str, moves: int, size=(200, 50)) -> tuple[list[float], list[float], int, dict]:
+    from irscope.tui.app import IrscopeApp
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from tui_helpers import wait_until_shown
+
+    app = IrscopeApp(path, target="sm_90")
+    forced: list[float] = []
+    observed: list[float] = []
+    async with app.run_test(size=size) as pilot:
+        await wait_until_shown(app, pilot)
+        # every stage through a pane once, so all are loaded and rendered; then the benchmark layout
+        for stage in app.shown.stages:
+            app.action_set_stage(stage)
+            await pilot.pause()
+        for number, stage in enumerate(("source", "ttgir", "llir", "ptx")):
+            app.focus_pane(number)
+            app.action_set_stage(stage)
+        await pilot.pause()
+        app.focus_pane(2)  # LLIR: the biggest stage drives the moves
+        await pilot.pause()
+        view = app.panes[2].view
+        body = app.shown.links.ir_lines("llir", app.shown.links.source_line("llir", len(view.rows) // 2) or 0)
+        view.move_cursor_to_index(body[0] if body else len(view.rows) // 3, center=True)
+        await pilot.pause()
+        screen = app.screen
+        for n in range(moves):
+            key = "down" if (n // 50) % 2 == 0 else "up"
+            if n % 100 == 99:
+                key = "pagedown"
+            forced.append(await _timed_key(app, pilot, screen, key))
+            start = time.perf_counter()
+            await pilot.press(key)
+            await pilot.pause()
+            observed.append((time.perf_counter() - start) * 1000)
+        counts = {stage: len(text) for stage, text in app.shown.texts.items()}
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return forced, observed, rss, counts
+
+
+async def _timed_key(app, pilot, screen, key: str) -> float:
+    """Milliseconds from a key event reaching the app to the screen composed with the new links.
+    Pilot.press is not used for this: it sleeps in 20 ms steps until the process looks idle."""
+    from textual import events
+
+    before = app.links_done
+    start = time.perf_counter()
+    app._driver.send_message(events.Key(key, None))
+    while app.links_done == before:  # the key was dispatched, the cursor moved, every pane relinked
+        await asyncio.sleep(0)
+    screen._on_timer_update()        # compose and paint now instead of at the next frame tick
+    elapsed = (time.perf_counter() - start) * 1000
+    await pilot._wait_for_screen()   # let the rest settle before the next key
+    return elapsed
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernel", default=os.path.join("kernels", "attention.py"))
+    parser.add_argument("--moves", type=int, default=500)
+    args = parser.parse_args()
+    path = args.kernel
+
+    paints = [first_paint_seconds(path) for _ in range(3)]
+    forced, observed, rss, counts = asyncio.run(move_latencies(path, args.moves))
+    p50, p95 = statistics.median(forced), percentile(forced, 0.95)
+    print(f"kernel: {path}   lines: " + "  ".join(f"{s} {n}" for s, n in counts.items()))
+    print(f"{'measure':<44}{'value':>12}{'target':>12}  ok")
+    rows = [
+        ("process start -> first paint (best of 3)", f"{min(paints):.2f} s", "1.00 s", min(paints) <= 1.0),
+        ("process start -> first paint (median)", f"{statistics.median(paints):.2f} s", "", None),
+        (f"cursor move -> all panes repainted, p50", f"{p50:.1f} ms", "", None),
+        (f"cursor move -> all panes repainted, p95", f"{p95:.1f} ms", "16 ms", p95 <= 16),
+        ("same through Pilot.press + pause, p50", f"{statistics.median(observed):.1f} ms", "", None),
+        ("peak RSS, all stages loaded", f"{rss} MB", "250 MB", rss <= 250),
+    ]
+    for label, value, target, ok in rows:
+        print(f"{label:<44}{value:>12}{target:>12}  {'' if ok is None else ('yes' if ok else 'NO')}")
+    print(f"cpu cores: {os.cpu_count()}  load average: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
