@@ -92,3 +92,14 @@ def test_single_element_stores_are_not_diagnosed_and_the_layout_remains():
     # after the fix, 2 elements per thread is what is left: the layout is the reason
     assert [[r.kind for r in d.reasons] for d in result.remaining] == [["layout"]]
     assert "sizePerThread = [2]" in result.remaining[0].reasons[0].text
+
+
+def test_mma_layout_store_is_explained_by_triton_contiguity():
+    comp = open_file(kernel_path("attention.py"), target="gfx942").compile_all()[0]
+    diags = why_not_vectorized(comp)
+    store = next(d for d in diags if d.op == "store")
+    assert store.width_bytes == 8 and store.contiguous_per_thread == 4
+    result = what_if(comp, diags)
+    assert all(r["before"] == r["after"] for r in result.rows)  # the launch fix does not change it
+    remaining = [r for d in result.remaining for r in d.reasons]
+    assert [r.kind for r in remaining] == ["layout"] and "contiguity = 4" in remaining[0].text

@@ -145,6 +145,8 @@ class Occupancy:
                 f"{'waves' if self.unit == 'CU' else 'warps'}, limited by {reason}")
         if self.waves_per_simd is not None:
             text += f"; {self.waves_per_simd} waves per SIMD"
+        if self.notes:
+            text += " — " + "; ".join(self.notes)
         return text
 
 

@@ -70,7 +70,9 @@ def format_analysis(k: dict[str, Any]) -> list[str]:
             where = f"line {r['source_line']}" if r["source_line"] is not None else "kernel"
             before = "?" if r["before"] is None else f"{r['before']} B"
             after = "?" if r["after"] is None else f"{r['after']} B"
-            out.append(f"    {where} {r['op']}: {before} -> {after}")
+            same = r["before"] is not None and r["before"] == r["after"]
+            out.append(f"    {where} {r['op']}: {before} -> {after}"
+                       + ("  (no change: that is not what limits this access)" if same else ""))
         for d in w.get("remaining") or []:
             where = f"line {d['source_line']}" if d["source_line"] is not None else "kernel"
             for r in d["reasons"]:

@@ -152,19 +152,32 @@ def _reasons(graph: FunctionGraph, arg_params, values, ptr_reach, mask_reach, el
                 f"tl.multiple_of({name}, 16) when it always is one"))
     # The layout's sizePerThread is picked from what Triton could prove about contiguity, so a narrow layout
     # is a consequence of the reasons above when there are any; on its own it is the cause (a small BLOCK).
+    unknown_layout = None
     if layout is not None and elem and not reasons:
         contiguous, spt, layout_name = layout
-        if contiguous * elem < VECTOR_BYTES:
+        if contiguous is not None and spt is not None and contiguous * elem < VECTOR_BYTES:
             reasons.append(Reason(
                 "layout", None,
                 f"each thread owns only {contiguous} neighbouring element(s) of {elem} bytes "
                 f"({layout_name} sizePerThread = {spt}), so at most {contiguous * elem} bytes per access",
                 "give each thread more elements: a larger BLOCK size, or fewer num_warps"))
+        elif contiguous is not None and contiguous * elem < VECTOR_BYTES:
+            reasons.append(Reason(
+                "layout", None,
+                f"the tensor is accessed in the {layout_name} layout it was computed in, where Triton finds only "
+                f"{contiguous} neighbouring element(s) of {elem} bytes per thread (contiguity = {contiguous}), so at "
+                f"most {contiguous * elem} bytes per access",
+                f"convert it to a blocked layout before the store (Triton does so when it pays: compare "
+                f"{layout_name} in the TTGIR), or store a larger tile per thread"))
+        elif spt is None:
+            unknown_layout = layout_name
     if not reasons:
+        where = f" (the access is in the {unknown_layout} layout, whose per-thread runs irscope does not work out)" \
+            if unknown_layout else ""
         reasons.append(Reason(
             "unknown", None,
             "irscope sees no missing alignment or divisibility fact; Triton's contiguity analysis still could not "
-            "prove a wider access is safe",
+            f"prove a wider access is safe{where}",
             "tell Triton what you know: tl.multiple_of(offsets, 16) and tl.max_contiguous(offsets, 16)"))
     return reasons
 
@@ -230,28 +243,39 @@ def _data_ptr(value: Any) -> int | None:
         return None
 
 
-def _ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int, list[int], str]]:
+def _ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int | None, list[int] | None, str]]:
     """(source line, op) -> (contiguous elements per thread, sizePerThread, layout name) of TTGIR global
-    accesses, read from the `#blocked` layout of the pointer tensor."""
+    accesses: from the `#blocked` layout of the access, or from the `contiguity` Triton writes on buffer
+    ops and async copies when the layout is another kind (an MMA result stored as it is, say)."""
     text = comp.stage("ttgir")
-    layouts = {}
+    blocked = {}
     for m in re.finditer(r"^(#[\w]+) = #ttg\.blocked<\{sizePerThread = \[([\d, ]+)\].*?order = \[([\d, ]+)\]",
                          text, re.MULTILINE):
         spt = [int(x) for x in m.group(2).split(",")]
         order = [int(x) for x in m.group(3).split(",")]
-        layouts[m.group(1)] = (spt[order[0]], spt)
-    out = {}
+        blocked[m.group(1)] = (spt[order[0]], spt)
+    out: dict[tuple[int | None, str], tuple[int | None, list[int] | None, str]] = {}
     lines = text.splitlines()
     for op in memory_ops(comp, ["ttgir"]):
         if op.space != GLOBAL or op.source_line is None:
             continue
-        type_text = strip_locations(lines[op.line]).split(" : ", 1)[-1]
-        name = next((n for n in re.findall(r",\s*(#\w+)>", type_text) if n in layouts), None)
+        line = strip_locations(lines[op.line])
+        type_text = line.split(" : ", 1)[-1]
+        names = re.findall(r",\s*(#\w+)>", type_text)
+        name = next((n for n in names if n in blocked), None)
+        attr = re.search(r"\bcontiguity = (\d+)", line)
         if name is not None:
-            contiguous, spt = layouts[name]
-            key = (op.source_line, op.op)
-            if key not in out or contiguous < out[key][0]:
-                out[key] = (contiguous, spt, name)
+            contiguous, spt = blocked[name]
+            if attr:
+                contiguous = min(contiguous, int(attr.group(1)))
+            found = (contiguous, spt, name)
+        elif names:
+            found = (int(attr.group(1)) if attr else None, None, names[0])
+        else:
+            continue
+        key = (op.source_line, op.op)
+        if key not in out or (found[0] or 0) < (out[key][0] or 0):
+            out[key] = found
     return out
 
 
