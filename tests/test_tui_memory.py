@@ -100,3 +100,20 @@ def test_snapshot_marks_and_memory_panel(snap_compare):
         await pilot.pause()
 
     assert snap_compare(IrscopeApp(MISALIGNED, target="sm_90"), terminal_size=(160, 48), run_before=run_before)
+
+
+@run_async
+async def test_memory_panel_lists_the_kernel_by_line_away_from_accesses():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(180, 50)) as pilot:
+        await wait_until_shown(app, pilot)
+        panel = await open_memory_panel(app, pilot)
+        source = pane_showing(app, "source")
+        app.focus_pane(0)
+        source.view.move_cursor_to_index(source_line_of(ADD, "pid = tl.program_id") - 1, notify=True)
+        await pilot.pause()
+        text = panel.plain_text()
+        assert "no memory access in ptx" in text
+        for n in (26, 27):
+            assert f"line {n}" in text
+        assert "Vm 2 load global 16 B" in text and "Vm 2 store global 16 B" in text

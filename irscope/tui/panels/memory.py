@@ -131,7 +131,17 @@ class MemoryPanel(InfoPanel):
                 table.add_row(f"{label} ({a.stage})" if first else "", row)
                 first = False
         else:
-            table.add_row(label, Text(f"no memory access in {a.stage}", style="dim"))
+            table.add_row(label, Text(f"no memory access in {a.stage}; the kernel's, by line:", style="dim"))
+            for source_line, line_ops in sorted(a.ops_by_line.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+                row = Text()
+                counts = Counter((op.op, op.space, op.width_bytes, op.masked) for op in line_ops)
+                for (kind, space, width, masked), n in sorted(counts.items(), key=str):
+                    if row:
+                        row.append("  ")
+                    for name in _marks_of(kind, space, width, masked):
+                        row.append_text(mark_glyph(name))
+                    row.append(f" {n} {kind} {space} {'?' if width is None else width} B")
+                table.add_row(f"  line {source_line}" if source_line is not None else "  unmapped", row)
         here = [op for op in memory_ops(comp, [ctx.stage]) if op.line == ctx.index] if ctx.stage != "source" else []
         for op in here:
             details = [f"{op.opcode}: {op.op} {op.space}"]
