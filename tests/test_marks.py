@@ -63,3 +63,12 @@ def test_spills_are_marked_on_sass_and_source():
 
 def test_legend_covers_every_mark():
     assert set(MARK_LEGEND) == set(MARKS)
+
+
+def test_amd_scratch_spills_are_marked():
+    comp = open_file(kernel_path("attention.py"), target="gfx942").compile_all()[0]
+    assert comp.resources.vgpr_spills > 0
+    amdgcn = comp.stage("amdgcn").splitlines()
+    spills = marked(comp, "amdgcn", "spill")
+    assert spills and all(amdgcn[i].strip().startswith("scratch_") for i in spills)
+    assert any("spill" in m for m in line_marks(comp, "source").values())
