@@ -132,3 +132,34 @@ def test_llvm_ir_inline_asm_plain_and_buffer_ops(add_sm90):
     transpose = open_file(kernel_path("transpose.py"), target="sm_90").compile_all()[0]
     shared = [op for op in parse_llvm(transpose.stage("llir")) if op.space == "shared"]
     assert shared and {op.op for op in shared} == {"load", "store"}
+
+
+@pytest.fixture(scope="module")
+def kinds_sm90():
+    from conftest import fixture_path
+    return {c.kernel.name: c for c in open_file(fixture_path("memory_kinds.py"), target="sm_90").compile_all()}
+
+
+def test_cache_hints_and_other_value(kinds_sm90):
+    comp = kinds_sm90["hinted_copy"]
+    load, store = memory_ops(comp, ["ttir"])
+    assert load.other == "1.500000e+00" and load.cache == ("eviction_policy=evict_last",)
+    assert store.cache == ("cache_modifier=cs",)
+    ptx = [op for op in memory_ops(comp, ["ptx"]) if op.space == "global"]
+    assert {op.cache for op in ptx if op.op == "load"} == {("L1::evict_last", "L2::cache_hint")}
+    assert {op.cache for op in ptx if op.op == "store"} == {("cs",)}
+    assert all(op.width_bytes == 16 for op in ptx)
+
+
+def test_atomics_in_every_stage(kinds_sm90):
+    from conftest import fixture_path
+    comp = kinds_sm90["histogram"]
+    for stage, opcode in (("ttir", "tt.atomic_rmw"), ("ptx", "atom.global.gpu.acq_rel.add.u32"), ("sass", "ATOMG")):
+        atomics = [op for op in memory_ops(comp, [stage]) if op.op == "atomic"]
+        assert atomics and all(op.opcode.startswith(opcode) and op.space == "global" for op in atomics), stage
+        assert all(op.source_line == 21 for op in atomics), stage
+    assert all(op.width_bytes == 4 and op.masked for op in memory_ops(comp, ["ptx"]) if op.op == "atomic")
+    amd = {c.kernel.name: c for c in open_file(fixture_path("memory_kinds.py"), target="gfx942").compile_all()}
+    atomics = [op for op in memory_ops(amd["histogram"], ["amdgcn", "ttgir"]) if op.op == "atomic"]
+    assert {op.opcode for op in atomics} == {"buffer_atomic_add", "amdg.buffer_atomic_rmw"}
+    assert all(op.masked for op in atomics) and {op.width_bytes for op in atomics} == {4, None}

@@ -103,3 +103,15 @@ def test_mma_layout_store_is_explained_by_triton_contiguity():
     assert all(r["before"] == r["after"] for r in result.rows)  # the launch fix does not change it
     remaining = [r for d in result.remaining for r in d.reasons]
     assert [r.kind for r in remaining] == ["layout"] and "contiguity = 4" in remaining[0].text
+
+
+def test_runtime_stride_and_its_what_if():
+    from conftest import fixture_path
+    comps = {c.kernel.name: c for c in open_file(fixture_path("memory_kinds.py"), target="sm_90").compile_all()}
+    assert why_not_vectorized(comps["histogram"]) == []  # atomics act per element: nothing to explain
+    diags = why_not_vectorized(comps["strided_read"])  # src_ptr + offs * stride, stride = 3
+    assert [(d.op, d.width_bytes, [(r.kind, r.arg) for r in d.reasons]) for d in diags] == \
+        [("load", 4, [("runtime_stride", "stride")])]
+    result = what_if(comps["strided_read"], diags)
+    assert result.changes == ["stride 3 -> 1 (contiguous)"]
+    assert [(r["before"], r["after"]) for r in result.rows] == [(4, 16)]

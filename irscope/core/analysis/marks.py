@@ -94,7 +94,8 @@ def _global_widths(comp) -> dict[tuple, list[int]]:
     single = _single_element_keys(comp)
     out: dict[tuple, list[int]] = {}
     for op in memory_ops(comp, [primary_stage(comp)]):
-        if op.space == GLOBAL and op.width_bytes is not None and (op.source_line, op.op) not in single:
+        if op.space == GLOBAL and op.width_bytes is not None and op.op != "atomic" \
+                and (op.source_line, op.op) not in single:
             out.setdefault((op.source_line, op.op), []).append(op.width_bytes)
     cache["_widths"] = out
     return out

@@ -298,6 +298,9 @@ def _amd_width(rest: str) -> int | None:
         found = pattern.search(body)
         if found:
             return size(found)
+    if rest.startswith("atomic") or rest.split("_")[0] in ("add", "sub", "min", "max", "and", "or", "xor", "inc",
+                                                           "dec", "swap", "cmpswap"):
+        return 8 if rest.endswith("_x2") else 4  # untyped atomics work on a dword, _x2 on two
     return None
 
 
@@ -392,8 +395,13 @@ _MLIR_MEMORY = {
 _MLIR_ELEM = re.compile(r"!tt\.ptr<(\w+)>|memdesc<(?:[\dx]+x)?(\w+?)\s*,|tensor<(?:[\dx]+x)?(\w+)[,>]")
 
 
+_MLIR_CONSTANT = re.compile(r"^\s*(%[\w.$-]+) = arith\.constant (?:dense<)?([^>:]+?)>? : ")
+_MLIR_HINTS = re.compile(r"\b(cache|evict|cache_modifier|eviction_policy|isVolatile|sem|scope)\s*=\s*([\w\".]+)")
+
+
 def parse_mlir(text: str, stage: str) -> list[MemoryOp]:
     ops = []
+    constants = {m.group(1): m.group(2).strip() for m in map(_MLIR_CONSTANT.match, text.splitlines()) if m}
     for index, raw in enumerate(text.splitlines()):
         match = _MLIR_OP.match(raw)
         if match is None:
@@ -418,7 +426,9 @@ def parse_mlir(text: str, stage: str) -> list[MemoryOp]:
         found = _MLIR_ELEM.search(type_text)
         if found:
             elem = next(g for g in found.groups() if g)
-        cache = tuple(f"{k}={v}" for k, v in re.findall(r"\b(cache|evict|isVolatile|sem|scope)\s*=\s*([\w\"]+)", rest))
+        cache = tuple(f"{k}={v}" for k, v in _MLIR_HINTS.findall(rest) if v not in ("none", "1", "false", "evict_normal"))
+        if other in constants:
+            other = constants[other]  # the value itself, e.g. 1.500000e+00
         ops.append(MemoryOp(stage, index, opcode, kind, space, None, masked, elem_type=elem, other=other,
                             cache=cache, copy_to=SHARED if key in ("ttg.async_copy_global_to_local",
                                                                       "ttng.async_tma_copy_global_to_local",
@@ -435,7 +445,8 @@ def _mlir_mask(opcode: str, operands: str) -> tuple[bool, str | None]:
         return bool(keyword_mask), keyword_other.group(1) if keyword_other else None
     values = re.findall(r"%[\w#]+", operands)
     positional = {"tt.load": (1, 2), "tt.store": (2, None), "tt.atomic_rmw": (2, None),
-                  "tt.atomic_cas": (None, None), "amdgpu.buffer_load": (2, 3), "amdgpu.buffer_store": (3, None)}
+                  "tt.atomic_cas": (None, None), "amdgpu.buffer_load": (2, 3), "amdgpu.buffer_store": (3, None),
+                  "amdgpu.buffer_atomic_rmw": (3, None)}
     mask_at, other_at = positional.get(opcode, (None, None))
     if opcode == "tt.atomic_rmw":
         values = re.findall(r"%[\w#]+", operands.split(",", 2)[-1] if operands.count(",") >= 2 else operands)

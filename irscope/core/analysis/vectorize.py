@@ -76,7 +76,7 @@ def why_not_vectorized(comp, only_narrow: bool = True) -> list[Diagnosis]:
     widths = _machine_widths(comp)
     out = []
     for op in memory_ops(comp, ["ttir"]):
-        if op.space != GLOBAL:
+        if op.space != GLOBAL or op.op == "atomic":  # atomics act on one element per lane by nature
             continue
         line = strip_locations(ttir.splitlines()[op.line])
         operands = re.findall(r"%[\w.$-]+(?:#\d+)?", line.split(op.opcode, 1)[1].split(" : ")[0])
@@ -335,8 +335,8 @@ def _fmt(width: int | None) -> str:
 
 def what_if(comp, diagnoses: list[Diagnosis] | None = None) -> WhatIf | None:
     """Recompile with every fix that can be applied to the launch itself: ints that the mask or the
-    address depend on rounded up to a multiple of 16, misaligned tensors replaced by aligned copies.
-    None when there is nothing to change."""
+    address depend on rounded up to a multiple of 16, misaligned tensors replaced by aligned copies, a
+    runtime stride set to 1 (what a contiguous tensor gives). None when there is nothing to change."""
     from ..compile import compile_launch
     from ..triton_compat import kernel_param_names
 
@@ -344,8 +344,8 @@ def what_if(comp, diagnoses: list[Diagnosis] | None = None) -> WhatIf | None:
     targets: dict[str, str] = {}
     for d in diagnoses:
         for r in d.reasons:
-            if r.arg and r.kind in ("unaligned_pointer", "mask_not_divisible", "unaligned_offset"):
-                targets[r.arg] = r.kind
+            if r.arg and r.kind in ("unaligned_pointer", "mask_not_divisible", "unaligned_offset", "runtime_stride"):
+                targets.setdefault(r.arg, r.kind)
     if not targets:
         return None
     names = kernel_param_names(comp.kernel.jit)
@@ -359,6 +359,9 @@ def what_if(comp, diagnoses: list[Diagnosis] | None = None) -> WhatIf | None:
         if targets[name] == "unaligned_pointer" and hasattr(value, "clone"):
             changes.append(f"{name} an aligned copy")
             return value.clone()
+        if targets[name] == "runtime_stride" and isinstance(value, int) and not isinstance(value, bool):
+            changes.append(f"{name} {value} -> 1 (contiguous)")
+            return 1
         if isinstance(value, int) and not isinstance(value, bool):
             rounded = -(-value // 16) * 16
             changes.append(f"{name} {value} -> {rounded}")
