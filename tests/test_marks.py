@@ -72,3 +72,8 @@ def test_amd_scratch_spills_are_marked():
     spills = marked(comp, "amdgcn", "spill")
     assert spills and all(amdgcn[i].strip().startswith("scratch_") for i in spills)
     assert any("spill" in m for m in line_marks(comp, "source").values())
+
+
+def test_the_tui_copy_of_the_mark_names_matches():
+    from irscope.tui.panels.memory import MARK_COLOURS, MARKS as TUI_MARKS
+    assert TUI_MARKS == MARKS and set(MARK_COLOURS) == set(MARKS)

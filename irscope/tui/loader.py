@@ -10,7 +10,6 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..core.analysis.marks import line_marks
 from ..core.compile import Compilation, compile_launch
 from ..core.errors import IrscopeError, UserCodeError
 from ..core.model import Launch
@@ -88,6 +87,8 @@ def prepare(comp: Compilation, progress: Progress) -> Shown:
             shown.texts[stage] = shown.full_texts[stage] = StageText("error", failure_text(comp))
     if comp.ok:
         _ = comp.resources
+        from ..core.analysis.marks import line_marks
+
         for stage in stages:
             shown.marks[stage] = line_marks(comp, stage)
     shown.links.colour_slot(0)

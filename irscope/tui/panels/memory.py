@@ -13,18 +13,19 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from ...core.analysis.marks import MARK_LEGEND, MARKS
-from ...core.analysis.memory import GLOBAL, memory_ops, primary_stage
-from ...core.analysis.occupancy import occupancy
-from ...core.analysis.vectorize import what_if, why_not_vectorized
 from ..context import CursorContext
 from .base import InfoPanel
 
+# The analyses are imported when the panel first shows something, so the app paints without them.
+
+MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spill")  # as core.analysis.marks
 MARK_COLOURS = {"vector": "#009E73", "scalar": "#E69F00", "masked": "#999999", "shared": "#56B4E9",
                 "convert_layout": "#CC79A7", "local": "#D55E00", "spill": "#D55E00"}
 
 
 def mark_glyph(name: str) -> Text:
+    from ...core.analysis.marks import MARK_LEGEND
+
     return Text(MARK_LEGEND[name][0], style=f"bold {MARK_COLOURS[name]}")
 
 
@@ -42,6 +43,10 @@ class _Analysis:
     """What the panel shows about one compilation, computed once."""
 
     def __init__(self, comp) -> None:
+        from ...core.analysis.memory import memory_ops, primary_stage
+        from ...core.analysis.occupancy import occupancy
+        from ...core.analysis.vectorize import why_not_vectorized
+
         self.stage = primary_stage(comp)
         self.ops_by_line: dict[int | None, list] = {}
         for op in memory_ops(comp, [self.stage]):
@@ -83,6 +88,8 @@ class MemoryPanel(InfoPanel):
         return found
 
     def _compute_what_if(self, comp, analysis: _Analysis) -> None:
+        from ...core.analysis.vectorize import what_if
+
         try:
             analysis.what_if = what_if(comp, analysis.diagnoses)
             analysis.what_if_state = "done"
@@ -107,6 +114,8 @@ class MemoryPanel(InfoPanel):
         static.update(self.shown)
 
     def _parts(self, comp, ctx: CursorContext, a: _Analysis) -> list:
+        from ...core.analysis.memory import memory_ops
+
         parts: list = []
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)
@@ -189,7 +198,7 @@ class MemoryPanel(InfoPanel):
 
 def _marks_of(kind: str, space: str, width: int | None, masked: bool) -> list[str]:
     out = []
-    if space == GLOBAL and width is not None:
+    if space == "global" and width is not None:
         out.append("vector" if width >= 8 else "scalar")
     elif space in ("shared", "local"):
         out.append(space)
