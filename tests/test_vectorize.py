@@ -115,3 +115,12 @@ def test_runtime_stride_and_its_what_if():
     result = what_if(comps["strided_read"], diags)
     assert result.changes == ["stride 3 -> 1 (contiguous)"]
     assert [(r["before"], r["after"]) for r in result.rows] == [(4, 16)]
+
+
+def test_do_not_specialize_is_named_not_misread_as_odd():
+    from conftest import fixture_path
+    comps = {c.kernel.name: c for c in open_file(fixture_path("specialize.py"), target="sm_90").compile_all()}
+    diags = why_not_vectorized(comps["unspecialized_copy"])  # n = 4096, do_not_specialize=["n"]
+    assert diags and all(kinds(d) == {("not_specialized", "n")} for d in diags)
+    assert "n = 4096 is a multiple of 16" in diags[0].reasons[0].text
+    assert what_if(comps["unspecialized_copy"], diags) is None  # nothing about the launch would change it

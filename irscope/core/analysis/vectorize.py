@@ -28,7 +28,7 @@ _ELEM_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f
 @dataclass(frozen=True)
 class Reason:
     kind: str          # "unaligned_pointer" | "mask_not_divisible" | "unaligned_offset" | "runtime_stride"
-                       # | "constant_stride" | "layout" | "unknown"
+                       # | "not_specialized" | "constant_stride" | "layout" | "unknown"
     arg: str | None    # the kernel argument it is about, when there is one
     text: str          # why, in plain words
     fix: str           # what to change
@@ -110,7 +110,9 @@ def _reasons(graph: FunctionGraph, arg_params, values, ptr_reach, mask_reach, el
             continue
         name = arg_params.get(arg, arg.lstrip("%"))
         value = values.get(name)
-        if graph.args[arg].startswith("!tt.ptr"):
+        if _aligned_anyway(value):
+            reasons.append(_unspecialized(name, value))
+        elif graph.args[arg].startswith("!tt.ptr"):
             where = ""
             address = _data_ptr(value)
             if address is not None:
@@ -144,6 +146,11 @@ def _reasons(graph: FunctionGraph, arg_params, values, ptr_reach, mask_reach, el
             if graph.args[arg].startswith("!tt.ptr") or "tt.divisibility" in graph.arg_attrs.get(arg, ""):
                 continue
             name = arg_params.get(arg, arg.lstrip("%"))
+            if _aligned_anyway(values.get(name)):
+                reason = _unspecialized(name, values.get(name))
+                if reason not in reasons:
+                    reasons.append(reason)
+                continue
             reasons.append(Reason(
                 "mask_not_divisible", name,
                 f"the mask is built from {name}{_shown(values.get(name))}, which is not a multiple of 16, so the "
@@ -180,6 +187,24 @@ def _reasons(graph: FunctionGraph, arg_params, values, ptr_reach, mask_reach, el
             f"prove a wider access is safe{where}",
             "tell Triton what you know: tl.multiple_of(offsets, 16) and tl.max_contiguous(offsets, 16)"))
     return reasons
+
+
+def _aligned_anyway(value: Any) -> bool:
+    """An int that is a multiple of 16, or a tensor on a 16-byte boundary: the JIT would have marked it
+    divisible unless the kernel told it not to specialize on it."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value % 16 == 0 and value != 0
+    address = _data_ptr(value)
+    return address is not None and address % 16 == 0
+
+
+def _unspecialized(name: str, value: Any) -> Reason:
+    what = f"{name} = {value} is a multiple of 16" if isinstance(value, int) else f"{name} is 16-byte aligned"
+    return Reason(
+        "not_specialized", name,
+        f"{what}, but the JIT did not specialize on it (do_not_specialize, or a value Triton does not "
+        f"specialize), so the compiler cannot count on it",
+        f"drop {name} from do_not_specialize, or promise it in the kernel with tl.multiple_of({name}, 16)")
 
 
 def _shown(value: Any) -> str:
