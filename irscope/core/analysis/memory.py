@@ -68,7 +68,6 @@ _PTX_INSTR = re.compile(r"^\s*(?:@(?P<pred>!?[%$][\w.]+)\s+)?(?P<opcode>(?:ldmat
                         r"(?:\.[\w:]+)*)\s*(?P<operands>[^;]*);")
 _PTX_ORDERING = {"volatile", "relaxed", "acquire", "release", "acq_rel", "weak", "mmio",
                  "cta", "cluster", "gpu", "sys", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt"}
-_PTX_ATOM_OPS = {"add", "sub", "inc", "dec", "min", "max", "and", "or", "xor", "exch", "cas"}
 
 
 def parse_ptx(text: str, stage: str = "ptx") -> list[MemoryOp]:
