@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"{', '.join(ALL_STAGES)} (default: ptx, or amdgcn for AMD targets)")
     dump.add_argument("--launch", type=int, default=0, metavar="N",
                       help="when the file launches the kernel with different specializations, which one")
+    dump.add_argument("--annotate", action="store_true",
+                      help="prefix each IR line with the kernel source line it came from ('12 | ...')")
     report = sub.add_parser("report", help="summarize every compilation: specialization, registers, stages")
     _common(report)
     report.add_argument("--json", action="store_true", help="one JSON document {\"kernels\": [...]}")
@@ -142,8 +144,20 @@ def _dump(ws, args, stage: str | None) -> int:
         raise KernelCompileError(f.message + (f" (in: {f.source_line})" if f.source_line else "")
                                  + "; fix the kernel and run again", _shown(ws, f.file), f.line, f.source_line)
     text = comp.stage(stage)
+    if args.annotate:
+        text = _annotated(comp, stage, text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
+
+
+def _annotated(comp, stage: str, text: str) -> str:
+    """Each line prefixed with its user-file source line (`12 | ...`), or blanks where it has none."""
+    sm = comp.source_map
+    lines = text.splitlines()
+    numbers = [sm.source_line(stage, i) for i in range(len(lines))]
+    width = max((len(str(n)) for n in numbers if n is not None), default=1)
+    blank = " " * width
+    return "\n".join(f"{blank if n is None else str(n).rjust(width)} | {line}" for n, line in zip(numbers, lines))
 
 
 def _shown(ws, path: str | None) -> str | None:

@@ -38,6 +38,7 @@ class Compilation:
     failure: CompileFailure | None = None
     _sass: str | None = None
     _resources: Resources | None = None
+    _source_map: Any = None
 
     @property
     def ok(self) -> bool:
@@ -62,6 +63,14 @@ class Compilation:
                 self._sass = disassemble(self.asm["cubin"])
             return self._sass
         return self.asm[name]
+
+    @property
+    def source_map(self):
+        """Every line of every stage linked to the user's source line, both ways (built lazily)."""
+        if self._source_map is None:
+            from .sourcemap import SourceMap
+            self._source_map = SourceMap.of(self)
+        return self._source_map
 
     @property
     def resources(self) -> Resources:

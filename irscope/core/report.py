@@ -49,8 +49,11 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         entry["error"] = {"message": f.message, "file": f.file, "line": f.line, "source_line": f.source_line}
         entry["stages"] = {"source": {"lines": len(comp.source_text.splitlines())}}
         return entry
+    sm = comp.source_map
     for name in comp.stage_names:
-        entry["stages"][name] = {"lines": len(comp.stage(name).splitlines())}
+        entry["stages"][name] = {"lines": len(comp.stage(name).splitlines()),
+                                 "instruction_lines": sm.instruction_lines(name),
+                                 "mapped_fraction": round(sm.mapped_fraction(name), 4)}
     return entry
 
 

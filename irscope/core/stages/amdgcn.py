@@ -1,0 +1,94 @@
+"""Locations in AMDGCN assembly: `.file N "dir" "name"` and `.loc N line col [flags]`; an instruction
+inherits the last `.loc`, line 0 means "no location". The directive itself carries no inlining; LLVM
+writes the inlined-at chain in the comment after it: `; standard.py:43:13 @[ kernel.py:31:23 ]`
+(nested `@[ … @[ … ] ]` for deeper inlining), with file base names that the `.file` table resolves.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from .base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
+from .ptx import file_table
+
+_LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
+_FRAME = re.compile(r"([^\s@\[\]:;]+):(\d+):(\d+)")
+_LABEL = re.compile(r"^[.$\w]+:")
+
+
+def parse_amdgcn(text: str) -> Parsed:
+    lines = text.splitlines()
+    files = file_table(text)
+    by_base = {}
+    for path in files.values():
+        by_base.setdefault(os.path.basename(path), path)
+    memo: dict[str, Chain | None] = {}
+
+    def chain_of(s: str) -> Chain | None:
+        got = memo.get(s, False)
+        if got is not False:
+            return got
+        m = _LOC.match(s)
+        result: Chain | None = None
+        if m and int(m.group(2)) > 0:
+            frames = [SourceLoc(files.get(int(m.group(1)), m.group(1)), int(m.group(2)), int(m.group(3)))]
+            k = s.find("@[")
+            if k >= 0:
+                for f in _FRAME.finditer(s, k):
+                    if int(f.group(2)) > 0:
+                        frames.append(SourceLoc(by_base.get(f.group(1), f.group(1)), int(f.group(2)),
+                                                int(f.group(3))))
+            result = tuple(frames)
+        memo[s] = result
+        return result
+
+    kinds: list[LineKind] = []
+    chains: list[Chain | None] = []
+    current: Chain | None = None
+    section_is_debug = False
+    in_metadata = False
+    I = LineKind.INSTRUCTION
+    for line in lines:
+        s = line.strip()
+        if not s:
+            kinds.append(LineKind.BLANK)
+            chains.append(None)
+            continue
+        first = s[0]
+        if in_metadata:
+            kinds.append(LineKind.DIRECTIVE)
+            chains.append(None)
+            if s.startswith(".end_amdgpu_metadata"):
+                in_metadata = False
+            continue
+        if first == ";":
+            kinds.append(LineKind.COMMENT)
+            chains.append(None)
+            continue
+        if _LABEL.match(s):
+            kinds.append(LineKind.LABEL)
+            chains.append(None)
+            continue
+        if first == ".":
+            if s.startswith(".loc"):
+                current = chain_of(s)
+                kinds.append(LineKind.DEBUG)
+                chains.append(current)
+                continue
+            if s.startswith(".section") or s.startswith(".text") or s.startswith(".data"):
+                section_is_debug = ".debug" in s
+            elif s.startswith(".amdgpu_metadata"):
+                in_metadata = True
+            debug = section_is_debug or s.startswith(".file") or s.startswith(".cfi_")
+            kinds.append(LineKind.DEBUG if debug else LineKind.DIRECTIVE)
+            chains.append(None)
+            continue
+        if section_is_debug:
+            kinds.append(LineKind.DEBUG)
+            chains.append(None)
+            continue
+        kinds.append(I)
+        chains.append(current)
+    inferred = infer_gaps(kinds, chains, prefer_next=False)
+    return Parsed(kinds, chains, inferred)

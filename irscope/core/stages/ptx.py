@@ -1,0 +1,164 @@
+"""Locations in PTX: the `.file` table and `.loc f l c[, function_name F, inlined_at f2 l2 c2]`.
+An instruction inherits the last `.loc`; `.loc f 0 c` means "no location".
+
+Inline assembly: LLVM's asm printer emits one `.loc` per line of a multi-line `asm` string, counting the
+line number up from the call's line (so a 4-line Triton load at line 26 shows `.loc 1 26 9`, `.loc 1 27 9`
+... `.loc 1 29 9`). Those extra `.loc`s are not source positions; inside a `// begin inline asm` block
+irscope keeps the block's first `.loc` and restores it after `// end inline asm`. They are recorded in
+`extra["asm_shifted"]` so the SASS map (ptxas saw the shifted lines too) can undo them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
+
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s*,?\s*"([^"]*)")?', re.MULTILINE)
+_LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*?inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
+_LABEL = re.compile(r"^\s*[$\w.]+:")
+_MEMORY = re.compile(r"\b(?:(ld|st)\.(?:global|shared)|(atom|red|cp\.async|ldmatrix|stmatrix|st\.async)\.)")
+
+
+def memory_direction(op: str) -> str:
+    """'load', 'store' or 'atomic' for a PTX memory opcode stem (or a SASS opcode)."""
+    op = op.lower()
+    if op.startswith(("atom", "red")):
+        return "atomic"
+    if op.startswith(("st", "utmast")):
+        return "store"
+    return "load"
+
+Key = tuple[int, int, int]
+
+
+def file_table(text: str) -> dict[int, str]:
+    table = {}
+    for m in _FILE.finditer(text):
+        path = m.group(2)
+        if m.group(3):  # .file N "dir" "name" (LLVM's two-string form)
+            path = f"{path}/{m.group(3)}" if path else m.group(3)
+        table[int(m.group(1))] = path
+    return table
+
+
+def parse_ptx(text: str) -> Parsed:
+    lines = text.splitlines()
+    files = file_table(text)
+    parent: dict[Key, Key] = {}        # an inlined position -> where it was inlined, as last seen
+    chain_memo: dict[tuple, Chain | None] = {}
+
+    def chain_of(key: Key, inlined_at: Key | None) -> Chain | None:
+        memo_key = (key, inlined_at, parent.get(inlined_at) if inlined_at else None)
+        got = chain_memo.get(memo_key, False)
+        if got is not False:
+            return got
+        frames = []
+        cur: Key | None = key
+        outer = inlined_at
+        seen = 0
+        while cur is not None and seen < 64:
+            f, line, col = cur
+            if line > 0:
+                frames.append(SourceLoc(files.get(f, str(f)), line, col))
+            cur, outer = outer, (parent.get(outer) if outer else None)
+            seen += 1
+        result = tuple(frames) if frames and key[1] > 0 else None
+        chain_memo[memo_key] = result
+        return result
+
+    kinds: list[LineKind] = []
+    chains: list[Chain | None] = []
+    current: Chain | None = None
+    in_asm = False
+    asm_loc: Chain | None = None
+    asm_first_key: Key | None = None
+    asm_count = 0
+    shifted: list[tuple[str, int, int, bool]] = []  # (file, shifted line, true line, is the block's last .loc)
+    last_shift_index = -1
+    in_debug_section = False
+    raw_line: tuple[str, int] | None = None   # the last .loc as ptxas reads it (shifted lines included)
+    memory_ops: list[tuple[str, int, int, str]] = []  # (file, line ptxas saw, true line, direction)
+    I, DBG = LineKind.INSTRUCTION, LineKind.DEBUG
+    for line in lines:
+        s = line.strip()
+        if not s:
+            kinds.append(LineKind.BLANK)
+            chains.append(None)
+            continue
+        first = s[0]
+        if in_debug_section:
+            kinds.append(DBG)
+            chains.append(None)
+            if first == "}":
+                in_debug_section = False
+            continue
+        if first == "/" and s.startswith("//"):
+            if s.startswith("// begin inline asm"):
+                in_asm, asm_loc, asm_first_key, asm_count = True, None, None, 0
+            elif s.startswith("// end inline asm"):
+                in_asm = False
+                if asm_loc is not None:
+                    current = asm_loc
+                if last_shift_index >= 0:
+                    f, shifted_line, true_line, _ = shifted[last_shift_index]
+                    shifted[last_shift_index] = (f, shifted_line, true_line, True)
+                last_shift_index = -1
+            kinds.append(LineKind.COMMENT)
+            chains.append(None)
+            continue
+        if first == ".":
+            if s.startswith(".loc"):
+                m = _LOC.match(s)
+                kinds.append(DBG)
+                if m is None:
+                    chains.append(None)
+                    continue
+                key = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+                raw_line = (files.get(key[0], str(key[0])), key[1]) if key[1] > 0 else None
+                inl = (int(m.group(4)), int(m.group(5)), int(m.group(6))) if m.group(4) else None
+                if inl is not None:
+                    parent[key] = inl
+                chain = chain_of(key, inl)
+                chains.append(chain)
+                if in_asm:
+                    asm_count += 1
+                    if asm_count == 1:
+                        asm_loc, asm_first_key = chain, key
+                        current = chain
+                    elif asm_first_key is not None and key[0] == asm_first_key[0] and key[1] > 0:
+                        shifted.append((files.get(key[0], str(key[0])), key[1], asm_first_key[1], False))
+                        last_shift_index = len(shifted) - 1
+                        chains[-1] = asm_loc  # a shifted .loc is no source position of its own
+                    continue
+                current = chain
+                continue
+            if s.startswith(".section") and ".debug" in s:
+                in_debug_section = True
+                kinds.append(DBG)
+                chains.append(None)
+                continue
+            if s.startswith(".file"):
+                kinds.append(DBG)
+                chains.append(None)
+                continue
+            kinds.append(LineKind.DIRECTIVE)
+            chains.append(None)
+            continue
+        if first in "{}()":
+            kinds.append(LineKind.DIRECTIVE)
+            chains.append(None)
+            continue
+        if _LABEL.match(s) and not s.endswith(";"):
+            kinds.append(LineKind.LABEL)
+            chains.append(None)
+            continue
+        kinds.append(I)
+        chains.append(current)
+        if raw_line is not None and current:
+            mem = _MEMORY.search(s)
+            if mem:
+                memory_ops.append((raw_line[0], raw_line[1], current[0].line,
+                                   memory_direction(mem.group(1) or mem.group(2))))
+    inferred = infer_gaps(kinds, chains, prefer_next=False)
+    return Parsed(kinds, chains, inferred, extra={"asm_shifted": shifted, "memory_ops": memory_ops})
