@@ -740,7 +740,6 @@ class IrscopeApp(App):
                         severity="warning", timeout=3)
             return
         view.move_cursor_to_row(row, center=True)
-        self.notify(f"'{self.search_term}': {view.count_matches(self.search_term)} matches (n / N)", timeout=2)
 
     # ---- command palette
 
