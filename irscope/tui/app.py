@@ -412,6 +412,7 @@ class IrscopeApp(App):
 
     def on_resize(self) -> None:
         self.apply_layout()
+        self.call_after_refresh(self._reveal_cursors)
 
     def focus_pane(self, number: int) -> None:
         self.active_pane = number
@@ -603,12 +604,14 @@ class IrscopeApp(App):
     def action_maximize_pane(self) -> None:
         self.maximized = not self.maximized
         self.apply_layout()
+        self.call_after_refresh(self._reveal_cursors)
         self.panes[self.active_pane].view.focus()
 
     def action_cycle_layout(self) -> None:
         self.layout_mode = LAYOUTS[(LAYOUTS.index(self.layout_mode) + 1) % len(LAYOUTS)]
         self.maximized = False
         self.apply_layout()
+        self.call_after_refresh(self._reveal_cursors)
         self.notify(f"layout: {self.layout_mode}" + (f" ({self.effective_layout()})" if self.layout_mode == "auto" else ""),
                     timeout=2)
         view = self.panes[self.active_pane].view
@@ -630,6 +633,7 @@ class IrscopeApp(App):
         panels = self.query_one("#panels", TabbedContent)
         panels.display = not panels.display
         self.refresh_panels()
+        self.call_after_refresh(self._reveal_cursors)  # the panes changed height
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
