@@ -42,12 +42,40 @@ async def shoot(name: str, path: str, size: tuple[int, int], keys: list[str]) ->
     return out
 
 
+async def shoot_memory_panel() -> str:
+    """misaligned.py, launch 0 (n = 1000): scalar marks, and the Memory panel on the x load with the
+    why, the fix and the what-if recompile."""
+    from irscope.tui.panels.memory import MemoryPanel
+    from test_tui_memory import open_memory_panel, wait_for_what_if
+    from tui_helpers import pane_showing, source_line_of
+
+    path = os.path.join(ROOT, "kernels", "misaligned.py")
+    app = IrscopeApp(path, target="sm_90")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        panel = await open_memory_panel(app, pilot)
+        assert isinstance(panel, MemoryPanel)
+        app.focus_pane(0)
+        pane_showing(app, "source").view.move_cursor_to_index(source_line_of(path, "x = tl.load(") - 1, notify=True)
+        await pilot.pause()
+        await wait_for_what_if(app, pilot, panel)
+        await pilot.pause()
+        out = os.path.join(HERE, "misaligned_memory_panel.svg")
+        app.save_screenshot(out)
+    return out
+
+
 def main() -> int:
     only = set(sys.argv[1:])
     for name, path, size, keys in SHOTS:
         if only and name not in only:
             continue
         print(asyncio.run(shoot(name, path, size, keys)))
+    if not only or "misaligned_memory_panel" in only:
+        print(asyncio.run(shoot_memory_panel()))
     return 0
 
 
