@@ -99,8 +99,67 @@ def test_param_and_constant_reads_are_not_memory_ops(add_sm90):
 
 def test_memory_ops_of_a_compilation_and_totals(add_sm90):
     ops = memory_ops(add_sm90)
-    assert {op.stage for op in ops} == {"ttir", "ttgir", "ptx", "sass"}
+    assert {op.stage for op in ops} == {"ttir", "ttgir", "llir", "ptx", "sass"}
     assert memory_ops(add_sm90, ["ptx"]) == [op for op in ops if op.stage == "ptx"]
     totals = totals_by_source_line(memory_ops(add_sm90, ["ptx"]))
     assert sum(t.loads for t in totals) == 4 and sum(t.stores for t in totals) == 2
     assert sum(t.bytes_per_thread for t in totals) == 6 * 16
+
+
+def test_source_lines_come_from_the_source_map(add_sm90):
+    # add.py: line 26 loads x, 27 loads y, 28 stores; every stage's ops land on those lines
+    for stage in ("ttir", "ttgir", "ptx", "sass"):
+        ops = [op for op in memory_ops(add_sm90, [stage]) if op.space == "global"]
+        assert {op.source_line for op in ops if op.op == "load"} == {26, 27}, stage
+        assert {op.source_line for op in ops if op.op == "store"} == {28}, stage
+
+
+def test_amd_ttgir_buffer_ops():
+    comp = open_file(kernel_path("add.py"), target="gfx942").compile_all()[0]
+    ops = memory_ops(comp, ["ttgir"])
+    assert [(op.op, op.space, op.masked, op.elem_type, op.source_line) for op in ops] == [
+        ("load", "global", True, "f32", 26), ("load", "global", True, "f32", 27), ("store", "global", True, "f32", 28)]
+
+
+def test_llvm_ir_inline_asm_plain_and_buffer_ops(add_sm90):
+    from irscope.core.analysis.memory import parse_llvm
+    ops = parse_llvm(add_sm90.stage("llir"))
+    assert [(op.opcode, op.width_bytes, op.masked) for op in ops] == \
+        [("ld.global.v4.b32", 16, True)] * 4 + [("st.global.v4.b32", 16, True)] * 2
+    amd = open_file(kernel_path("add.py"), target="gfx942").compile_all()[0]
+    assert [(op.op, op.space, op.width_bytes, op.masked) for op in parse_llvm(amd.stage("llir"))] == \
+        [("load", "global", 16, True)] * 2 + [("store", "global", 16, True)]
+    transpose = open_file(kernel_path("transpose.py"), target="sm_90").compile_all()[0]
+    shared = [op for op in parse_llvm(transpose.stage("llir")) if op.space == "shared"]
+    assert shared and {op.op for op in shared} == {"load", "store"}
+
+
+@pytest.fixture(scope="module")
+def kinds_sm90():
+    from conftest import fixture_path
+    return {c.kernel.name: c for c in open_file(fixture_path("memory_kinds.py"), target="sm_90").compile_all()}
+
+
+def test_cache_hints_and_other_value(kinds_sm90):
+    comp = kinds_sm90["hinted_copy"]
+    load, store = memory_ops(comp, ["ttir"])
+    assert load.other == "1.500000e+00" and load.cache == ("eviction_policy=evict_last",)
+    assert store.cache == ("cache_modifier=cs",)
+    ptx = [op for op in memory_ops(comp, ["ptx"]) if op.space == "global"]
+    assert {op.cache for op in ptx if op.op == "load"} == {("L1::evict_last", "L2::cache_hint")}
+    assert {op.cache for op in ptx if op.op == "store"} == {("cs",)}
+    assert all(op.width_bytes == 16 for op in ptx)
+
+
+def test_atomics_in_every_stage(kinds_sm90):
+    from conftest import fixture_path
+    comp = kinds_sm90["histogram"]
+    for stage, opcode in (("ttir", "tt.atomic_rmw"), ("ptx", "atom.global.gpu.acq_rel.add.u32"), ("sass", "ATOMG")):
+        atomics = [op for op in memory_ops(comp, [stage]) if op.op == "atomic"]
+        assert atomics and all(op.opcode.startswith(opcode) and op.space == "global" for op in atomics), stage
+        assert all(op.source_line == 21 for op in atomics), stage
+    assert all(op.width_bytes == 4 and op.masked for op in memory_ops(comp, ["ptx"]) if op.op == "atomic")
+    amd = {c.kernel.name: c for c in open_file(fixture_path("memory_kinds.py"), target="gfx942").compile_all()}
+    atomics = [op for op in memory_ops(amd["histogram"], ["amdgcn", "ttgir"]) if op.op == "atomic"]
+    assert {op.opcode for op in atomics} == {"buffer_atomic_add", "amdg.buffer_atomic_rmw"}
+    assert all(op.masked for op in atomics) and {op.width_bytes for op in atomics} == {4, None}

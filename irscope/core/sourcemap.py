@@ -20,7 +20,7 @@ from .stages.amdgcn import parse_amdgcn
 from .stages.base import Chain, IRLine, LineKind, Parsed, SourceLoc
 from .stages.llvm import parse_llvm
 from .stages.mlir import parse_mlir
-from .stages.ptx import parse_ptx
+from .stages.ptx import memory_direction, parse_ptx
 from .stages.sass import MEMORY_OPCODES, opcode, parse_sass
 
 __all__ = ["SourceMap", "LineKind", "SourceLoc", "IRLine", "PARSERS", "parse_stage"]
@@ -149,44 +149,63 @@ class SourceMap:
 
     def _undo_asm_line_shift(self, sass: Parsed) -> None:
         """ptxas saw the shifted `.loc` lines of inline asm blocks (see stages/ptx.py) and wrote them into
-        the cubin's line table. A SASS line whose innermost user line is only ever such a shifted line in
-        the PTX goes back to its block's true line; for memory instructions, the block whose shifted line
-        was its last `.loc` (the one before the load/store) is preferred."""
+        the cubin's line table; SASS has no columns to tell them apart. Two repairs, both from the PTX:
+        a SASS memory instruction takes the true line of the PTX memory instruction(s) that ptxas saw at
+        its line; any other instruction whose line is only ever a shifted line in the PTX goes back to its
+        asm block's true line. Repaired lines are marked inferred."""
         ptx = self.parsed("ptx")
         shifted = ptx.extra.get("asm_shifted") or []
         if not shifted:
             return
+        memory: dict[tuple[str, int, str], list[int]] = {}
+        for path, seen_line, true_line, direction in ptx.extra.get("memory_ops") or []:
+            options = memory.setdefault((os.path.basename(path), seen_line, direction), [])
+            if true_line not in options:
+                options.append(true_line)
         real_lines: set[tuple[str, int]] = set()
         for kind, chain in zip(ptx.kinds, ptx.chains):
             if kind is LineKind.INSTRUCTION and chain:
                 for loc in chain:
                     real_lines.add((os.path.basename(loc.file), loc.line))
-        candidates: dict[tuple[str, int], list[tuple[int, bool]]] = {}
-        for path, line, true_line, is_last in shifted:
+        candidates: dict[tuple[str, int], list[int]] = {}
+        for path, line, true_line, _is_last in shifted:
             key = (os.path.basename(path), line)
-            if key not in real_lines:
-                candidates.setdefault(key, []).append((true_line, is_last))
-        if not candidates:
-            return
+            if key not in real_lines and true_line not in candidates.get(key, ()):
+                candidates.setdefault(key, []).append(true_line)
         text_lines = self._get_text("sass").splitlines()
         memo: dict = {}
+        pending_debug: list[int] = []
         for index, chain in enumerate(sass.chains):
-            if not chain:
+            kind = sass.kinds[index]
+            if kind is LineKind.DEBUG:
+                pending_debug.append(index)
+                continue
+            if kind is not LineKind.INSTRUCTION or not chain:
+                pending_debug.clear()
                 continue
             inner = chain[0]
-            options = candidates.get((os.path.basename(inner.file), inner.line))
-            if not options:
+            key = (os.path.basename(inner.file), inner.line)
+            true_line = None
+            op = opcode(text_lines[index])
+            memory_key = (key[0], key[1], memory_direction(op)) if op in MEMORY_OPCODES else None
+            if memory_key in memory:
+                options = memory[memory_key]
+                if inner.line not in options:
+                    true_line = options[0]
+            elif key in candidates:
+                true_line = candidates[key][0]
+            if true_line is None:
+                pending_debug.clear()
                 continue
-            is_memory = opcode(text_lines[index]) in MEMORY_OPCODES
-            preferred = [t for t, last in options if last == is_memory] or [t for t, _ in options]
-            true_line = preferred[0]
-            key = (chain, true_line)
-            fixed = memo.get(key)
+            fixed = memo.get((chain, true_line))
             if fixed is None:
                 fixed = (SourceLoc(inner.file, true_line, inner.column),) + chain[1:]
-                memo[key] = fixed
+                memo[(chain, true_line)] = fixed
             sass.chains[index] = fixed
             sass.inferred.add(index)
+            for d in pending_debug:  # the //## comments just above describe this instruction
+                sass.chains[d] = fixed
+            pending_debug.clear()
 
     # --- queries -----------------------------------------------------------------------------------
 

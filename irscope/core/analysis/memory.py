@@ -64,11 +64,10 @@ _PTX_TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16
                    "e5m2": 1, "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
                    "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
 _PTX_SPACES = {"global": GLOBAL, "shared": SHARED, "local": LOCAL, "const": CONSTANT, "param": "param"}
-_PTX_INSTR = re.compile(r"^\s*(?:@(?P<pred>!?%[\w.]+)\s+)?(?P<opcode>(?:ldmatrix|stmatrix|ldu|ld|st|atom|red|cp\.async)(?=[.\s])"
+_PTX_INSTR = re.compile(r"^\s*(?:@(?P<pred>!?[%$][\w.]+)\s+)?(?P<opcode>(?:ldmatrix|stmatrix|ldu|ld|st|atom|red|cp\.async)(?=[.\s])"
                         r"(?:\.[\w:]+)*)\s*(?P<operands>[^;]*);")
 _PTX_ORDERING = {"volatile", "relaxed", "acquire", "release", "acq_rel", "weak", "mmio",
                  "cta", "cluster", "gpu", "sys", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt"}
-_PTX_ATOM_OPS = {"add", "sub", "inc", "dec", "min", "max", "and", "or", "xor", "exch", "cas"}
 
 
 def parse_ptx(text: str, stage: str = "ptx") -> list[MemoryOp]:
@@ -298,12 +297,87 @@ def _amd_width(rest: str) -> int | None:
         found = pattern.search(body)
         if found:
             return size(found)
+    if rest.startswith("atomic") or rest.split("_")[0] in ("add", "sub", "min", "max", "and", "or", "xor", "inc",
+                                                           "dec", "swap", "cmpswap"):
+        return 8 if rest.endswith("_x2") else 4  # untyped atomics work on a dword, _x2 on two
     return None
+
+
+# ------------------------------------------------------------------------------------------ LLVM IR
+
+_LLVM_TYPE_BYTES = {"i1": 1, "i8": 1, "i16": 2, "half": 2, "bfloat": 2, "i32": 4, "float": 4, "i64": 8,
+                    "double": 8, "ptr": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+_LLVM_SPACES = {"0": GENERIC, "1": GLOBAL, "3": SHARED, "4": CONSTANT, "5": LOCAL}
+_LLVM_LOAD = re.compile(r"=\s*load\s+(?:volatile\s+)?(?P<type><\d+ x \w+>|\w+),\s*ptr(?:\s+addrspace\((?P<space>\d+)\))?")
+_LLVM_STORE = re.compile(r"^\s*store\s+(?:volatile\s+)?(?P<type><\d+ x \w+>|\w+)\s+[^,]+,\s*ptr(?:\s+addrspace\((?P<space>\d+)\))?")
+_LLVM_ATOMIC = re.compile(r"=\s*(?:atomicrmw|cmpxchg)\s+(?:volatile\s+)?\w*\s*ptr(?:\s+addrspace\((?P<space>\d+)\))?")
+_LLVM_ASM = re.compile(r'asm\s+(?:sideeffect\s+)?(?:\w+\s+)*"(?P<body>(?:[^"\\]|\\.)*)"')
+_LLVM_BUFFER = re.compile(r"@llvm\.amdgcn\.(?:raw|struct)\.(?:ptr\.)?buffer\.(?P<kind>load|store|atomic\.\w+)"
+                          r"(?:\.lds)?(?:\.(?P<type>v\d+[a-z]+\d+|[a-z]+\d+))?\((?P<args>.*)")
+_LLVM_SELECT = re.compile(r"^\s*(%[\w.]+)\s*=\s*select\b")
+
+
+def _llvm_type_bytes(text: str | None) -> int | None:
+    if not text:
+        return None
+    vector = re.fullmatch(r"<(\d+) x (\w+)>", text) or re.fullmatch(r"v(\d+)([a-z]+\d+)", text)
+    if vector:
+        inner = _LLVM_TYPE_BYTES.get(vector.group(2))
+        return int(vector.group(1)) * inner if inner else None
+    return _LLVM_TYPE_BYTES.get(text)
+
+
+def parse_llvm(text: str, stage: str = "llir") -> list[MemoryOp]:
+    """LLVM IR: plain loads/stores by address space, Triton's inline-asm PTX memory instructions, and
+    AMD buffer intrinsics (masked when the offset comes from a `select`, Triton's out-of-bounds trick)."""
+    ops = []
+    selected: set[str] = set()
+    for index, raw in enumerate(text.splitlines()):
+        line = raw.split(", !dbg", 1)[0]
+        if line.startswith(("declare", "define", ";", "!", "attributes")):
+            continue
+        sel = _LLVM_SELECT.match(line)
+        if sel:
+            selected.add(sel.group(1))
+            continue
+        asm = _LLVM_ASM.search(line)
+        if asm:
+            body = asm.group("body").replace("\\0A", "\n").replace("\\09", " ")
+            for piece in re.split(r"\n|;", body):
+                op = _ptx_line(piece.strip() + ";", index, stage) if piece.strip() else None
+                if op is not None:
+                    ops.append(op)
+                    break
+            continue
+        buffer = _LLVM_BUFFER.search(line)
+        if buffer:
+            kind = buffer.group("kind")
+            op_kind = LOAD if kind == "load" else STORE if kind == "store" else ATOMIC
+            width = _llvm_type_bytes(buffer.group("type"))
+            if op_kind == STORE and width is None:
+                first = re.match(r"\s*(<\d+ x \w+>|\w+)", buffer.group("args"))
+                width = _llvm_type_bytes(first.group(1)) if first else None
+            args = _split_operands(buffer.group("args").rsplit(")", 1)[0])
+            offset_at = 2 if op_kind == STORE else 1
+            offset = args[offset_at].split()[-1] if len(args) > offset_at else ""
+            ops.append(MemoryOp(stage, index, "buffer." + kind, op_kind, GLOBAL, width, offset in selected,
+                                vector=max(1, (width or 4) // 4)))
+            continue
+        for pattern, op_kind in ((_LLVM_LOAD, LOAD), (_LLVM_STORE, STORE), (_LLVM_ATOMIC, ATOMIC)):
+            found = pattern.search(line)
+            if found:
+                space = _LLVM_SPACES.get(found.group("space") or "0", GENERIC)
+                width = _llvm_type_bytes(found.groupdict().get("type"))
+                ops.append(MemoryOp(stage, index, {LOAD: "load", STORE: "store", ATOMIC: "atomic"}[op_kind], op_kind,
+                                    space, width, False, elem_type=found.groupdict().get("type"),
+                                    vector=max(1, (width or 4) // 4)))
+                break
+    return ops
 
 
 # ------------------------------------------------------------------------------------ TTIR / TTGIR
 
-_MLIR_OP = re.compile(r"^\s*(?:(?P<result>%[\w#:]+(?:\s*,\s*%[\w#:]+)*)\s*=\s*)?(?P<opcode>(?:tt|ttg|ttng|amdgpu)"
+_MLIR_OP = re.compile(r"^\s*(?:(?P<result>%[\w#:]+(?:\s*,\s*%[\w#:]+)*)\s*=\s*)?(?P<opcode>(?:tt|ttg|ttng|amdgpu|amdg)"
                       r"\.[a-z_0-9]+)\b(?P<rest>.*)$")
 _MLIR_MEMORY = {
     "tt.load": (LOAD, GLOBAL), "tt.store": (STORE, GLOBAL), "tt.atomic_rmw": (ATOMIC, GLOBAL),
@@ -320,34 +394,42 @@ _MLIR_MEMORY = {
 _MLIR_ELEM = re.compile(r"!tt\.ptr<(\w+)>|memdesc<(?:[\dx]+x)?(\w+?)\s*,|tensor<(?:[\dx]+x)?(\w+)[,>]")
 
 
+_MLIR_CONSTANT = re.compile(r"^\s*(%[\w.$-]+) = arith\.constant (?:dense<)?([^>:]+?)>? : ")
+_MLIR_HINTS = re.compile(r"\b(cache|evict|cache_modifier|eviction_policy|isVolatile|sem|scope)\s*=\s*([\w\".]+)")
+
+
 def parse_mlir(text: str, stage: str) -> list[MemoryOp]:
     ops = []
+    constants = {m.group(1): m.group(2).strip() for m in map(_MLIR_CONSTANT.match, text.splitlines()) if m}
     for index, raw in enumerate(text.splitlines()):
         match = _MLIR_OP.match(raw)
         if match is None:
             continue
         opcode = match.group("opcode")
+        key = "amdgpu." + opcode[5:] if opcode.startswith("amdg.") else opcode  # the dialect was renamed
         rest = re.sub(r"\sloc\(.*$", "", match.group("rest"))
         if opcode == "ttg.local_alloc":
             # an alloc with an initial value stores that tensor into shared memory
             if not re.match(r"\s*%", rest):
                 continue
             kind, space = STORE, SHARED
-        elif opcode in _MLIR_MEMORY:
-            kind, space = _MLIR_MEMORY[opcode]
+        elif key in _MLIR_MEMORY:
+            kind, space = _MLIR_MEMORY[key]
         else:
             continue
         operand_text = rest.split(":", 1)[0]
         operand_text = re.sub(r"\{[^}]*\}", "", operand_text)
-        masked, other = _mlir_mask(opcode, operand_text)
+        masked, other = _mlir_mask(key, operand_text)
         elem = None
         type_text = rest.split(":", 1)[1] if ":" in rest else ""
         found = _MLIR_ELEM.search(type_text)
         if found:
             elem = next(g for g in found.groups() if g)
-        cache = tuple(f"{k}={v}" for k, v in re.findall(r"\b(cache|evict|isVolatile|sem|scope)\s*=\s*([\w\"]+)", rest))
+        cache = tuple(f"{k}={v}" for k, v in _MLIR_HINTS.findall(rest) if v not in ("none", "1", "false", "evict_normal"))
+        if other in constants:
+            other = constants[other]  # the value itself, e.g. 1.500000e+00
         ops.append(MemoryOp(stage, index, opcode, kind, space, None, masked, elem_type=elem, other=other,
-                            cache=cache, copy_to=SHARED if opcode in ("ttg.async_copy_global_to_local",
+                            cache=cache, copy_to=SHARED if key in ("ttg.async_copy_global_to_local",
                                                                       "ttng.async_tma_copy_global_to_local",
                                                                       "ttng.async_tma_gather",
                                                                       "amdgpu.buffer_load_to_local") else None))
@@ -362,7 +444,8 @@ def _mlir_mask(opcode: str, operands: str) -> tuple[bool, str | None]:
         return bool(keyword_mask), keyword_other.group(1) if keyword_other else None
     values = re.findall(r"%[\w#]+", operands)
     positional = {"tt.load": (1, 2), "tt.store": (2, None), "tt.atomic_rmw": (2, None),
-                  "tt.atomic_cas": (None, None), "amdgpu.buffer_load": (2, 3), "amdgpu.buffer_store": (3, None)}
+                  "tt.atomic_cas": (None, None), "amdgpu.buffer_load": (2, 3), "amdgpu.buffer_store": (3, None),
+                  "amdgpu.buffer_atomic_rmw": (3, None)}
     mask_at, other_at = positional.get(opcode, (None, None))
     if opcode == "tt.atomic_rmw":
         values = re.findall(r"%[\w#]+", operands.split(",", 2)[-1] if operands.count(",") >= 2 else operands)
@@ -375,7 +458,7 @@ def _mlir_mask(opcode: str, operands: str) -> tuple[bool, str | None]:
 # ---------------------------------------------------------------------------------- compilations
 
 PARSERS = {"ttir": lambda t: parse_mlir(t, "ttir"), "ttgir": lambda t: parse_mlir(t, "ttgir"),
-           "ptx": parse_ptx, "sass": parse_sass, "amdgcn": parse_amdgcn}
+           "llir": parse_llvm, "ptx": parse_ptx, "sass": parse_sass, "amdgcn": parse_amdgcn}
 
 
 def primary_stage(comp) -> str:

@@ -17,7 +17,17 @@ from .base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s*,?\s*"([^"]*)")?', re.MULTILINE)
 _LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*?inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
 _LABEL = re.compile(r"^\s*[$\w.]+:")
-_DATA_DIRECTIVE = re.compile(r"^\s*\.(?:b8|b16|b32|b64)\b")
+_MEMORY = re.compile(r"\b(?:(ld|st)\.(?:global|shared)|(atom|red|cp\.async|ldmatrix|stmatrix|st\.async)\.)")
+
+
+def memory_direction(op: str) -> str:
+    """'load', 'store' or 'atomic' for a PTX memory opcode stem (or a SASS opcode)."""
+    op = op.lower()
+    if op.startswith(("atom", "red")):
+        return "atomic"
+    if op.startswith(("st", "utmast")):
+        return "store"
+    return "load"
 
 Key = tuple[int, int, int]
 
@@ -67,6 +77,8 @@ def parse_ptx(text: str) -> Parsed:
     shifted: list[tuple[str, int, int, bool]] = []  # (file, shifted line, true line, is the block's last .loc)
     last_shift_index = -1
     in_debug_section = False
+    raw_line: tuple[str, int] | None = None   # the last .loc as ptxas reads it (shifted lines included)
+    memory_ops: list[tuple[str, int, int, str]] = []  # (file, line ptxas saw, true line, direction)
     I, DBG = LineKind.INSTRUCTION, LineKind.DEBUG
     for line in lines:
         s = line.strip()
@@ -103,6 +115,7 @@ def parse_ptx(text: str) -> Parsed:
                     chains.append(None)
                     continue
                 key = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+                raw_line = (files.get(key[0], str(key[0])), key[1]) if key[1] > 0 else None
                 inl = (int(m.group(4)), int(m.group(5)), int(m.group(6))) if m.group(4) else None
                 if inl is not None:
                     parent[key] = inl
@@ -142,5 +155,10 @@ def parse_ptx(text: str) -> Parsed:
             continue
         kinds.append(I)
         chains.append(current)
+        if raw_line is not None and current:
+            mem = _MEMORY.search(s)
+            if mem:
+                memory_ops.append((raw_line[0], raw_line[1], current[0].line,
+                                   memory_direction(mem.group(1) or mem.group(2))))
     inferred = infer_gaps(kinds, chains, prefer_next=False)
-    return Parsed(kinds, chains, inferred, extra={"asm_shifted": shifted})
+    return Parsed(kinds, chains, inferred, extra={"asm_shifted": shifted, "memory_ops": memory_ops})

@@ -91,8 +91,8 @@ def parse_sass(text: str) -> Parsed:
     return Parsed(kinds, chains, inferred)
 
 
-MEMORY_OPCODES = ("LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "LDS", "STS", "LDSM", "STSM", "LDGSTS",
-                  "ATOMS", "UBLKCP", "UTMALDG", "UTMASTG", "LDC")
+MEMORY_OPCODES = frozenset(("LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "LDS", "STS", "LDSM", "STSM",
+                            "LDGSTS", "ATOMS", "UBLKCP", "UTMALDG", "UTMASTG", "REDG"))
 
 
 def opcode(line: str) -> str | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from .base import InfoPanel
 from .coalescing import CoalescingPanel
 from .info import LineInfoPanel
+from .memory import MemoryPanel
 
-PANELS: list[type[InfoPanel]] = [LineInfoPanel, CoalescingPanel]
+PANELS: list[type[InfoPanel]] = [LineInfoPanel, MemoryPanel, CoalescingPanel]
 
 __all__ = ["PANELS", "InfoPanel"]
