@@ -356,6 +356,13 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
     layouts_cache: dict[tuple, LinearLayout | None] = {}
     triton_layouts = None
     unmatched: Counter = Counter()
+    layouts_by_site: dict[tuple, set] = defaultdict(set)
+    for op in ops:
+        layouts_by_site[(op.source_line, op.kind, op.shape)].add(op.layout_text)
+    for (line, kind, shape), texts in sorted(layouts_by_site.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
+        if len(texts) > 1:
+            result.notes.append(f"line {line}: the {kind}s the compiler made of it (inlined or pipelined copies) have "
+                                f"different layouts ({', '.join(sorted(texts))}); irscope counts all with the first")
     result.programs = programs or sample_programs(grid, max_programs)
     for pid in result.programs:
         rec = record_program(launch, pid, with_locals=False)
