@@ -700,6 +700,7 @@ def ttgir_access_linear_layouts(ttgir: str, op_names: tuple[str, ...] | None = N
         return None
     if not hasattr(gluon_ir, "GluonOpBuilder") or not hasattr(gluon_ir.GluonOpBuilder, "to_linear_layout"):
         return None
+    _silence_nanobind_leak_report()
     out: list[dict | None] = []
     try:
         context = ir.context()
@@ -735,3 +736,26 @@ def ttgir_access_linear_layouts(ttgir: str, op_names: tuple[str, ...] | None = N
     except Exception:
         return None
     return out
+
+
+_leak_report_silenced = False
+
+
+def _silence_nanobind_leak_report() -> None:
+    """Triton's gluon bindings keep a few MLIR attributes alive until the interpreter exits, and nanobind
+    then prints a "leaked instances" report on stderr. It is Triton's, harmless, and would end every
+    irscope run that used them: after the program's own exit handlers, stderr goes to /dev/null."""
+    global _leak_report_silenced
+    if _leak_report_silenced:
+        return
+    _leak_report_silenced = True
+    import atexit
+
+    def silence() -> None:
+        try:
+            sys_stderr_fd = 2
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys_stderr_fd)
+        except OSError:
+            pass
+    atexit.register(silence)
