@@ -68,6 +68,34 @@ async def shoot_memory_panel() -> str:
     return out
 
 
+async def shoot_coalescing_panel() -> str:
+    """strided.py: the Coalescing panel on the stride-8 load, one warp's lanes against its 32 sectors."""
+    from textual.widgets import TabbedContent
+
+    from irscope.tui.panels.coalescing import CoalescingPanel
+    from test_coalescing_panel import wait_for_analysis
+    from tui_helpers import pane_showing, source_line_of
+
+    path = os.path.join(ROOT, "kernels", "strided.py")
+    app = IrscopeApp(path, target="sm_90")
+    async with app.run_test(size=(160, 60)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("i")
+        await pilot.pause()
+        tabs = app.query_one("#panels", TabbedContent)
+        tabs.active = next(p.id for p in tabs.query("TabPane") if p.query(CoalescingPanel))
+        await pilot.pause()
+        app.focus_pane(0)
+        pane_showing(app, "source").view.move_cursor_to_index(source_line_of(path, "x = tl.load(") - 1, notify=True)
+        await pilot.pause()
+        app.refresh_panels()
+        await wait_for_analysis(app, pilot)
+        await pilot.pause()
+        out = os.path.join(HERE, "strided_coalescing_panel.svg")
+        app.save_screenshot(out)
+    return out
+
+
 def main() -> int:
     only = set(sys.argv[1:])
     for name, path, size, keys in SHOTS:
@@ -76,6 +104,8 @@ def main() -> int:
         print(asyncio.run(shoot(name, path, size, keys)))
     if not only or "misaligned_memory_panel" in only:
         print(asyncio.run(shoot_memory_panel()))
+    if not only or "strided_coalescing_panel" in only:
+        print(asyncio.run(shoot_coalescing_panel()))
     return 0
 
 

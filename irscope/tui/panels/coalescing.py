@@ -19,12 +19,14 @@ from ...core.analysis.coalescing import SECTOR_BYTES, AccessCoalescing, KernelCo
 from ..context import CursorContext
 from .base import InfoPanel
 
-MAX_SECTOR_ROWS = 16
+MAX_SECTOR_ROWS = 12
+LABEL_END = "\u2502"  # ends each picture line's label
 
 
 def warp_picture_lines(picture: WarpPicture, elem_bytes: int) -> list[str]:
     """One warp-level instruction as text: a column per lane, a row per 32-byte sector touched
-    (offsets from the lowest one), `█` where the lane reads or writes in that sector."""
+    (offsets from the lowest one), `█` where the lane reads or writes in that sector. Each line is
+    label + LABEL_END + the lanes."""
     lane_sectors = picture.lane_sectors()
     lanes = len(lane_sectors)
     touched = sorted({s for sectors in lane_sectors if sectors for s in sectors})
@@ -33,14 +35,25 @@ def warp_picture_lines(picture: WarpPicture, elem_bytes: int) -> list[str]:
     ruler = "".join(str(lane // 10) if lane % 10 == 0 else " " for lane in range(lanes))
     units = "".join(str(lane % 10) for lane in range(lanes))
     active = "".join("●" if s else "·" for s in lane_sectors)
-    out = [f"{'lane':>{label_width}} {ruler}", f"{'':>{label_width}} {units}",
-           f"{'active':>{label_width}} {active}"]
+    out = [f"{'lane':>{label_width}}{LABEL_END}{ruler}", f"{'':>{label_width}}{LABEL_END}{units}",
+           f"{'active':>{label_width}}{LABEL_END}{active}"]
     for sector in touched[:MAX_SECTOR_ROWS]:
-        row = "".join("█" if sectors and sector in sectors else " " for sectors in lane_sectors)
-        out.append(f"{'+' + str((sector - first) * SECTOR_BYTES) + ' B':>{label_width}} {row}")
+        row = "".join("█" if sectors and sector in sectors else "·" for sectors in lane_sectors)
+        out.append(f"{'+' + str((sector - first) * SECTOR_BYTES) + ' B':>{label_width}}{LABEL_END}{row}")
     if len(touched) > MAX_SECTOR_ROWS:
-        out.append(f"{'':>{label_width}} … {len(touched) - MAX_SECTOR_ROWS} more sectors")
+        out.append(f"{'':>{label_width}}{LABEL_END}… {len(touched) - MAX_SECTOR_ROWS} more sectors")
     return out
+
+
+def picture_table(lines: list[str]) -> Table:
+    """The picture's lines as a two-column grid (label, lanes), so that no renderer trims its alignment."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(justify="right", no_wrap=True)
+    table.add_column(no_wrap=True)
+    for line in lines:
+        label, _, row = line.partition(LABEL_END)
+        table.add_row(label.strip(), Text(row, no_wrap=True))
+    return table
 
 
 def access_summary(access: AccessCoalescing, result: KernelCoalescing) -> Table:
@@ -58,11 +71,12 @@ def access_summary(access: AccessCoalescing, result: KernelCoalescing) -> Table:
         return table
     eff = c.efficiency or 0.0
     style = "green" if eff >= 0.9 else ("yellow" if eff >= 0.5 else "bold red")
+    # (spaces end a segment rather than start the next: Textual drops a segment's leading blanks)
     numbers = Text()
     numbers.append(f"{c.sectors_per_request:.1f} sectors/request", style=style)
-    numbers.append(f"  ideal {c.ideal_sectors_per_request:.1f}  ·  efficiency ")
+    numbers.append(f" · ideal {c.ideal_sectors_per_request:.1f} · efficiency ")
     numbers.append(f"{eff:.0%}", style=style)
-    numbers.append(f"  ·  {c.cost:.1f}× the bytes  ·  {c.excess_bytes} excess bytes  ·  "
+    numbers.append(f" · {c.cost:.1f}× the bytes · {c.excess_bytes} excess bytes · "
                    f"{c.requests} requests in {len(result.programs)} of {_programs(result)} programs")
     table.add_row("sectors", numbers)
     if access.lane_stride_bytes is not None:
@@ -144,6 +158,10 @@ class CoalescingPanel(InfoPanel):
         parts: list = []
         for access in here:
             parts.append(access_summary(access, result))
+            if access.diagnosis:
+                parts.append(Text(access.diagnosis))
+            if access.fix:
+                parts.append(Text("fix: " + access.fix, style="bold"))
             if access.analysed and access.picture is not None:
                 p = access.picture
                 vector = max(1, (access.width_bytes or access.elem_bytes) // access.elem_bytes)
@@ -151,11 +169,7 @@ class CoalescingPanel(InfoPanel):
                 caption = (f"warp {p.warp}, {regs}: {sum(1 for lane in p.lanes if lane)} lanes, {p.sectors} sectors "
                            f"(ideal {p.ideal_sectors}), {p.lines} lines of 128 B — the costliest request")
                 parts.append(Text(caption, style="dim"))
-                parts.append(Text("\n".join(warp_picture_lines(p, access.elem_bytes))))
-            if access.diagnosis:
-                parts.append(Text(access.diagnosis))
-            if access.fix:
-                parts.append(Text("fix: " + access.fix, style="bold"))
+                parts.append(picture_table(warp_picture_lines(p, access.elem_bytes)))
         self._body_widget().update(Group(*parts))
 
     def _overview_for(self, result: KernelCoalescing, ctx: CursorContext) -> Group:
