@@ -89,7 +89,8 @@ class Compilation:
             if self.failure is not None:
                 self._resources = Resources()
             elif self.target.is_nvidia:
-                self._resources = cubin_resources(self.asm["cubin"], self.metadata.get("shared"))
+                self._resources = cubin_resources(self.asm["cubin"], self.metadata.get("shared"),
+                                                  self.target.gpu_target().arch)
             else:
                 self._resources = amdgcn_resources(self.asm["amdgcn"], self.metadata.get("shared"))
         return self._resources

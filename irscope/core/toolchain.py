@@ -55,7 +55,14 @@ def disassemble(cubin: bytes) -> str:
 _RES_USAGE = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 
 
-def cubin_resources(cubin: bytes, shared_bytes: int | None) -> Resources:
+# From compute capability 9.0, ptxas counts the 1 KB the driver reserves per block in the cubin's SHARED
+# whenever the kernel uses shared memory; the driver's static shared size (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+# does not. Measured on an H100: cubin SHARED:1024, driver static 0 (validation/gpu_occupancy.py).
+_RESERVED_IN_CUBIN_FROM = 90
+_RESERVED_SHARED = 1024
+
+
+def cubin_resources(cubin: bytes, shared_bytes: int | None, capability: int | None = None) -> Resources:
     """Registers and local memory from `cuobjdump -res-usage`: the numbers the driver reports.
 
     Triton's driver reports `n_spills` as local-memory bytes / 4; irscope does the same.
@@ -65,7 +72,12 @@ def cubin_resources(cubin: bytes, shared_bytes: int | None) -> Resources:
     match = _RES_USAGE.search(out)
     if match is None:
         return Resources(shared_bytes=shared_bytes)
-    reg, _stack, static_shared, local = (int(g) for g in match.groups())
+    reg, stack, static_shared, local = (int(g) for g in match.groups())
+    # ptxas puts register spills in the stack frame (STACK), not in declared local memory (LOCAL); the
+    # driver's local size per thread counts both. Triton kernels make no calls, so the stack is spills.
+    local += stack
+    if capability is not None and capability >= _RESERVED_IN_CUBIN_FROM and static_shared >= _RESERVED_SHARED:
+        static_shared -= _RESERVED_SHARED
     return Resources(registers=reg, spills=local // 4, local_bytes=local,
                      shared_bytes=(shared_bytes or 0) + static_shared)
 

@@ -318,6 +318,7 @@ class IrscopeApp(App):
         links = shown.links.stage(stage) if shown.comp.ok or stage == "source" else None
         pane.stage = stage
         pane.view.set_options(colouring=self.colouring, show_debug=self.show_debug)
+        pane.view.memory_marks = shown.marks.get(stage, {})
         pane.view.show(stage, text, links, shown.links.colour_slot, cursor_index=cursor_index,
                        full_text=shown.full_texts.get(stage))
         self.update_pane_title(pane)
@@ -412,6 +413,7 @@ class IrscopeApp(App):
 
     def on_resize(self) -> None:
         self.apply_layout()
+        self.call_after_refresh(self._reveal_cursors)
 
     def focus_pane(self, number: int) -> None:
         self.active_pane = number
@@ -603,12 +605,14 @@ class IrscopeApp(App):
     def action_maximize_pane(self) -> None:
         self.maximized = not self.maximized
         self.apply_layout()
+        self.call_after_refresh(self._reveal_cursors)
         self.panes[self.active_pane].view.focus()
 
     def action_cycle_layout(self) -> None:
         self.layout_mode = LAYOUTS[(LAYOUTS.index(self.layout_mode) + 1) % len(LAYOUTS)]
         self.maximized = False
         self.apply_layout()
+        self.call_after_refresh(self._reveal_cursors)
         self.notify(f"layout: {self.layout_mode}" + (f" ({self.effective_layout()})" if self.layout_mode == "auto" else ""),
                     timeout=2)
         view = self.panes[self.active_pane].view
@@ -630,6 +634,7 @@ class IrscopeApp(App):
         panels = self.query_one("#panels", TabbedContent)
         panels.display = not panels.display
         self.refresh_panels()
+        self.call_after_refresh(self._reveal_cursors)  # the panes changed height
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -740,7 +745,6 @@ class IrscopeApp(App):
                         severity="warning", timeout=3)
             return
         view.move_cursor_to_row(row, center=True)
-        self.notify(f"'{self.search_term}': {view.count_matches(self.search_term)} matches (n / N)", timeout=2)
 
     # ---- command palette
 

@@ -6,6 +6,7 @@ Nothing here touches widgets; progress goes through a callback the app turns int
 from __future__ import annotations
 
 import os
+import textwrap
 import traceback
 from dataclasses import dataclass, field
 from typing import Callable
@@ -28,6 +29,7 @@ class Shown:
     links: LinkIndex
     texts: dict[str, StageText] = field(default_factory=dict)       # inline debug annotations left out
     full_texts: dict[str, StageText] = field(default_factory=dict)  # exactly as the compiler wrote them
+    marks: dict[str, dict[int, set[str]]] = field(default_factory=dict)  # stage -> line -> memory marks
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -86,17 +88,22 @@ def prepare(comp: Compilation, progress: Progress) -> Shown:
             shown.texts[stage] = shown.full_texts[stage] = StageText("error", failure_text(comp))
     if comp.ok:
         _ = comp.resources
+        from ..core.analysis.marks import line_marks
+
+        for stage in stages:
+            shown.marks[stage] = line_marks(comp, stage)
     shown.links.colour_slot(0)
     progress("ready", 1.0)
     return shown
 
 
 def failure_text(comp: Compilation) -> str:
+    """What an IR pane says when there is no IR: the compiler's message, wrapped for narrow panes."""
     f = comp.failure
     where = f"line {f.line}: {f.source_line}" if f and f.line else "an unknown line"
-    return (f"{comp.kernel.name} did not compile for {comp.target}.\n\n"
-            f"  {f.message if f else ''}\n\n  at {where}\n\n"
-            f"The source pane marks the line. Fix the file, then press r to reload.\n")
+    parts = [f"{comp.kernel.name} did not compile for {comp.target}.", f.message if f else "", f"At {where}",
+             "The source pane marks the line. Fix the file, then press r to reload."]
+    return "\n\n".join(textwrap.fill(part, 40) for part in parts) + "\n"
 
 
 def recompile(comp: Compilation, *, target: str | None = None, defines: dict | None = None) -> Compilation:

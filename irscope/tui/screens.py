@@ -112,34 +112,41 @@ class EditScreen(ModalScreen[dict]):
 
 
 HELP = """\
-[b]irscope[/b] — your kernel and what the Triton compiler made of it, line by line.
+irscope — your kernel and what the Triton compiler made of it, line by line.
 
-[b]Reading the panes[/b]
-  Each source line that produced IR has a colour: a bar in the gutter and a faint background on
-  its lines in every pane. Move the cursor anywhere: the source line and all its IR light up in
-  every pane and scroll into view. The pane titles name the linked source line (for when colours
-  are hard to tell apart; [b]c[/b] turns colouring off).
+## Reading the panes
+  Each source line that produced IR has a colour: a bar in the gutter and a faint
+  background on its lines in every pane. Move the cursor anywhere: its source line and
+  all of that line's IR light up in every pane and scroll into view. Pane titles name
+  the linked source line too, for when colours are hard to tell apart (c: colours off).
+  Memory marks before the bar: V vectorized global access (8 B or more per thread),
+  S scalar global access (look here), m masked, s shared memory, c convert_layout,
+  L local memory, ! register spill. The Memory panel (i) says why an access is scalar.
 
-[b]Moving[/b]
-  ↑ ↓ j k PgUp PgDn Home End   move the cursor            mouse   click a line, wheel to scroll
-  Tab / Shift+Tab              next / previous pane       ← →     scroll sideways
+## Moving
+  ↑ ↓ j k PgUp PgDn Home End   move the cursor        mouse   click a line, wheel scrolls
+  Tab / Shift+Tab              next / previous pane   ← →     scroll sideways
   ] / [                        next / previous block of the same source line
-                               (in the source pane: next / previous line that produced IR)
-  g                            go to line                 / n N   search, next, previous
+                               (source pane: next / previous line that produced IR)
+  g                            go to line             / n N   search, next, previous
 
-[b]Panes and layout[/b]
-  s / S   next / previous stage in this pane (TTIR, TTGIR, LLIR, PTX, SASS, AMDGCN, source)
-  1-7     this pane shows: 1 source 2 ttir 3 ttgir 4 llir 5 ptx 6 sass 7 amdgcn
-  m       maximise this pane (again: restore)     l   layout: auto, columns, rows, tabs
-  c       colour links on/off                     d   debug metadata (#loc, !DILocation, .loc) on/off
+## Panes and layout
+  s / S   next / previous stage in this pane
+  1 … 7   this pane shows 1 source 2 TTIR 3 TTGIR 4 LLVM IR 5 PTX 6 SASS 7 AMDGCN
+  m       maximise this pane (again: restore)
+  l       layout: auto, columns, rows, tabs
+  c       colour links on / off
+  d       debug metadata on / off (#loc, loc(...), !dbg, .loc, .file, //## File)
   i       info panels
 
-[b]Compiling[/b]
-  t   target (sm_80 … sm_120, gfx942, gfx950)     e   edit constexprs and num_warps / num_stages
-  r   reload the file (after you edit it)          k   pick another kernel or compilation
-  ctrl+t  step through the kernel (stepper)
+## Compiling
+  t       target: sm_80 … sm_120, gfx942, gfx950
+  e       edit constexprs and num_warps / num_stages, then recompile
+  r       reload the file after you edit it
+  k       pick another kernel or compilation
+  ctrl+t  step through the kernel (the stepper)
 
-  ctrl+p  command palette                          ?   this help        q   quit
+  ctrl+p  command palette          ?  this help          q  quit
 """
 
 
@@ -148,7 +155,18 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog", id="help"):
-            yield Static(HELP, markup=True)
+            yield Static(_help_text(), markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _help_text() -> Text:
+    """HELP with its `## ` lines as bold headings (plain text: the keys include `[` and `]`)."""
+    text = Text()
+    for n, line in enumerate(HELP.splitlines()):
+        if line.startswith("## "):
+            text.append(line[3:] + "\n", style="bold")
+        else:
+            text.append(line + "\n", style="bold" if n == 0 else "")
+    return text

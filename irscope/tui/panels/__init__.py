@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from .base import InfoPanel
+from .coalescing import CoalescingPanel
 from .explain import ExplainPanel
 from .info import LineInfoPanel
+from .memory import MemoryPanel
 
-PANELS: list[type[InfoPanel]] = [LineInfoPanel, ExplainPanel]
+PANELS: list[type[InfoPanel]] = [LineInfoPanel, ExplainPanel, MemoryPanel, CoalescingPanel]
 
 __all__ = ["PANELS", "InfoPanel"]

@@ -26,6 +26,28 @@ from ..linking import LINK_PALETTE, StageLinks
 
 PLAIN, LINKED, CURSOR = 0, 1, 2
 
+# The memory-mark column of the gutter: [width: V vector / S scalar][m masked][memory: ! spill, L local,
+# c convert_layout, s shared]. Glyphs and meanings come from core.analysis.marks.MARK_LEGEND.
+MARK_COLUMN = 3
+_MARK_COLOURS = {"vector": "#009E73", "scalar": "#E69F00", "masked": "#999999", "shared": "#56B4E9",
+                 "convert_layout": "#CC79A7", "local": "#D55E00", "spill": "#D55E00"}
+_MARK_SLOTS = (("vector", "scalar"), ("masked",), ("spill", "local", "convert_layout", "shared"))
+
+
+def mark_segments(marks, base: Style) -> list[Segment]:
+    """Three one-character cells for a line's memory marks (blank where a slot has none)."""
+    from ...core.analysis.marks import MARK_LEGEND
+
+    cells = []
+    for slot in _MARK_SLOTS:
+        name = next((n for n in slot if n in marks), None)
+        if name is None:
+            cells.append(Segment(" ", base))
+        else:
+            glyph = MARK_LEGEND[name][0][0]
+            cells.append(Segment(glyph, base + Style(color=_MARK_COLOURS[name], bold=True)))
+    return cells
+
 
 class StageView(ScrollView, can_focus=True):
     """Shows one stage; the cursor is a row, reported as a stage line index."""
@@ -73,6 +95,7 @@ class StageView(ScrollView, can_focus=True):
         self.cursor_row = 0
         self.linked: frozenset[int] = frozenset()
         self.marks: dict[int, str] = {}        # stage line index -> "error"
+        self.memory_marks: dict[int, set[str]] = {}  # stage line index -> memory marks (core.analysis.marks)
         self.colouring = True
         self.show_debug = False
         self.on_cursor_moved = None            # callable(view, index): the app's linker
@@ -106,6 +129,8 @@ class StageView(ScrollView, can_focus=True):
             debug = self.links.debug
             self.rows = [i for i in range(len(self.text)) if not debug[i]]
         self._gutter_width = len(str(len(self.text) if self.text else 0)) + 3
+        if self.memory_marks:
+            self._gutter_width += MARK_COLUMN
         width = self._gutter_width + (self.text.width if self.text else 0) + 1
         self.virtual_size = Size(width, len(self.rows))
         self.cursor_row = self.row_of(keep_index) if keep_index is not None else 0
@@ -302,7 +327,7 @@ class StageView(ScrollView, can_focus=True):
             return cached
         background = self._row_background(index, state)
         slot = self._slot(index)
-        number = f"{index + 1:>{self._gutter_width - 3}} "
+        number = f"{index + 1:>{self._gutter_width - 3 - (MARK_COLUMN if self.memory_marks else 0)}} "
         if index in self.marks:
             bar = Segment("✗ ", self._style("base") + Style(color="#D55E00", bold=True))
         elif state == CURSOR:
@@ -313,7 +338,10 @@ class StageView(ScrollView, can_focus=True):
             bar = Segment("▌ ", self._style("base") + self._style("gutter"))
         else:
             bar = Segment("  ", self._style("base"))
-        gutter = Strip([Segment(number, self._style("base") + self._style("gutter")), bar])
+        gutter = [Segment(number, self._style("base") + self._style("gutter"))]
+        if self.memory_marks:
+            gutter.extend(mark_segments(self.memory_marks.get(index, ()), self._style("base")))
+        gutter = Strip([*gutter, bar])
         styles = token_styles(self.app.current_theme.dark)
         segments = [Segment(value, background + styles(token)) for token, value in self.text.tokens(index)]
         code = Strip(segments)

@@ -1,0 +1,1 @@
+"""Analyses of compiled kernels: memory ops, marks, vectorization, occupancy (headless)."""

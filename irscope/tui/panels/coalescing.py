@@ -1,0 +1,196 @@
+"""The "Coalescing" panel: for the load or store under the cursor, one warp's lanes against the 32-byte
+sectors they touch, with sectors per request, the ideal, and what to change.
+
+The analysis records programs in Triton's interpreter (a fraction of a second per kernel), so it runs
+in a thread worker once per compilation; the panel shows "analysing…" until it is done.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.widgets import Static
+
+from ...core.analysis.coalescing import SECTOR_BYTES, AccessCoalescing, KernelCoalescing, WarpPicture, \
+    analyze_coalescing
+from ..context import CursorContext
+from .base import InfoPanel
+
+MAX_SECTOR_ROWS = 12
+LABEL_END = "\u2502"  # ends each picture line's label
+
+
+def warp_picture_lines(picture: WarpPicture, elem_bytes: int) -> list[str]:
+    """One warp-level instruction as text: a column per lane, a row per 32-byte sector touched
+    (offsets from the lowest one), `█` where the lane reads or writes in that sector. Each line is
+    label + LABEL_END + the lanes."""
+    lane_sectors = picture.lane_sectors()
+    lanes = len(lane_sectors)
+    touched = sorted({s for sectors in lane_sectors if sectors for s in sectors})
+    first = touched[0] if touched else 0
+    label_width = 12
+    ruler = "".join(str(lane // 10) if lane % 10 == 0 else " " for lane in range(lanes))
+    units = "".join(str(lane % 10) for lane in range(lanes))
+    active = "".join("●" if s else "·" for s in lane_sectors)
+    out = [f"{'lane':>{label_width}}{LABEL_END}{ruler}", f"{'':>{label_width}}{LABEL_END}{units}",
+           f"{'active':>{label_width}}{LABEL_END}{active}"]
+    for sector in touched[:MAX_SECTOR_ROWS]:
+        row = "".join("█" if sectors and sector in sectors else "·" for sectors in lane_sectors)
+        out.append(f"{'+' + str((sector - first) * SECTOR_BYTES) + ' B':>{label_width}}{LABEL_END}{row}")
+    if len(touched) > MAX_SECTOR_ROWS:
+        out.append(f"{'':>{label_width}}{LABEL_END}… {len(touched) - MAX_SECTOR_ROWS} more sectors")
+    return out
+
+
+def picture_table(lines: list[str]) -> Table:
+    """The picture's lines as a two-column grid (label, lanes), so that no renderer trims its alignment."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(justify="right", no_wrap=True)
+    table.add_column(no_wrap=True)
+    for line in lines:
+        label, _, row = line.partition(LABEL_END)
+        table.add_row(label.strip(), Text(row, no_wrap=True))
+    return table
+
+
+def access_summary(access: AccessCoalescing, result: KernelCoalescing) -> Table:
+    c = access.counts
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    what = f"{access.kind} {access.param or '?'}  {access.dtype} {'×'.join(map(str, access.shape)) or 'scalar'}"
+    width = f"{access.width_bytes} B per lane per instruction" if access.width_bytes else "width unknown"
+    table.add_row(f"line {access.source_line}", Text(f"{what}  ·  {access.op} (ttgir line {access.stage_line + 1})"
+                                                    f"  ·  {width}"))
+    table.add_row("layout", access.layout)
+    if not access.analysed:
+        table.add_row("not analysed", access.reason)
+        return table
+    eff = c.efficiency or 0.0
+    style = "green" if eff >= 0.9 else ("yellow" if eff >= 0.5 else "bold red")
+    # (spaces end a segment rather than start the next: Textual drops a segment's leading blanks)
+    numbers = Text()
+    numbers.append(f"{c.sectors_per_request:.1f} sectors/request", style=style)
+    numbers.append(f" · ideal {c.ideal_sectors_per_request:.1f} · efficiency ")
+    numbers.append(f"{eff:.0%}", style=style)
+    numbers.append(f" · {c.cost:.1f}× the bytes · {c.excess_bytes} excess bytes · "
+                   f"{c.requests} requests in {len(result.programs)} of {_programs(result)} programs")
+    table.add_row("sectors", numbers)
+    if access.lane_stride_bytes is not None:
+        table.add_row("lane stride", f"{access.lane_stride_bytes} bytes between neighbouring lanes")
+    return table
+
+
+def _programs(result: KernelCoalescing) -> int:
+    g = result.grid
+    return g[0] * g[1] * g[2]
+
+
+class CoalescingPanel(InfoPanel):
+    panel_title = "Coalescing"
+
+    DEFAULT_CSS = """
+    CoalescingPanel #coalescing-body {
+        height: auto;
+    }
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._analyses: dict[int, KernelCoalescing | str] = {}
+        self._cursor: CursorContext | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("Move the cursor to a load or store.", id="coalescing-body")
+
+    def show_context(self, ctx: CursorContext) -> None:
+        self._cursor = ctx
+        if not self.is_mounted:
+            return
+        key = id(ctx.comp)
+        if key not in self._analyses:
+            self._analyses[key] = "analysing"
+            self._body_widget().update(Text("Coalescing: recording addresses in the interpreter…", style="italic"))
+            self._start_analysis(ctx.comp)
+            return
+        self._redraw()
+
+    def _body_widget(self) -> Static:
+        return self.query_one("#coalescing-body", Static)
+
+    def on_mount(self) -> None:
+        if self._cursor is not None:  # shown before it was mounted
+            self.show_context(self._cursor)
+
+    @work(thread=True, exclusive=True, group="coalescing")
+    def _start_analysis(self, comp) -> None:
+        try:
+            result: KernelCoalescing | str = analyze_coalescing(comp)
+        except Exception as exc:  # shown in the panel, never a crash of the app
+            result = f"coalescing analysis failed: {type(exc).__name__}: {exc}"
+        self.app.call_from_thread(self._analysis_done, id(comp), result)
+
+    def _analysis_done(self, key: int, result: KernelCoalescing | str) -> None:
+        self._analyses[key] = result
+        if self._cursor is not None and id(self._cursor.comp) == key:
+            self._redraw()
+
+    def _redraw(self) -> None:
+        ctx = self._cursor
+        if ctx is None:
+            return
+        result = self._analyses.get(id(ctx.comp))
+        if result is None or result == "analysing":
+            return
+        if isinstance(result, str):
+            self._body_widget().update(Text(result, style="red"))
+            return
+        if result.error and not result.accesses:
+            self._body_widget().update(Text(f"Coalescing not analysed: {result.error}", style="yellow"))
+            return
+        here = result.at_line(ctx.source_line) if ctx.source_line is not None else []
+        if not here:
+            self._body_widget().update(self._overview_for(result, ctx))
+            return
+        parts: list = []
+        for access in here:
+            parts.append(access_summary(access, result))
+            if access.diagnosis:
+                parts.append(Text(access.diagnosis))
+            if access.fix:
+                parts.append(Text("fix: " + access.fix, style="bold"))
+            if access.analysed and access.picture is not None:
+                p = access.picture
+                vector = max(1, (access.width_bytes or access.elem_bytes) // access.elem_bytes)
+                regs = f"register {p.register}" if vector == 1 else f"registers {p.register}–{p.register + vector - 1}"
+                caption = (f"warp {p.warp}, {regs}: {sum(1 for lane in p.lanes if lane)} lanes, {p.sectors} sectors "
+                           f"(ideal {p.ideal_sectors}), {p.lines} lines of 128 B — the costliest request")
+                parts.append(Text(caption, style="dim"))
+                parts.append(picture_table(warp_picture_lines(p, access.elem_bytes)))
+        self._body_widget().update(Group(*parts))
+
+    def _overview_for(self, result: KernelCoalescing, ctx: CursorContext) -> Group:
+        table = Table(box=None, padding=(0, 2), show_edge=False)
+        for column in ("line", "access", "sectors/request", "ideal", "efficiency"):
+            table.add_column(column)
+        for a in result.accesses:
+            c = a.counts
+            if not a.analysed or not c.requests:
+                table.add_row(str(a.source_line), f"{a.kind} {a.param or '?'}", "-", "-", "not analysed")
+                continue
+            eff = c.efficiency or 0.0
+            table.add_row(str(a.source_line), f"{a.kind} {a.param or '?'}", f"{c.sectors_per_request:.1f}",
+                          f"{c.ideal_sectors_per_request:.1f}",
+                          Text(f"{eff:.0%}", style="green" if eff >= 0.9 else "bold red"))
+        totals = []
+        for name, c in (("loads", result.loads), ("stores", result.stores)):
+            if c.requests:
+                totals.append(f"{name} {c.sectors_per_request:.1f} sectors/request (ideal {c.ideal_sectors_per_request:.1f})")
+        where = f"line {ctx.source_line}" if ctx.source_line is not None else "this line"
+        head = Text(f"{where} has no global load or store. Kernel: " + ", ".join(totals)
+                    + f"  [{len(result.programs)} of {_programs(result)} programs]")
+        notes = [Text(n, style="dim") for n in result.notes]
+        return Group(head, table, *notes)

@@ -1,0 +1,207 @@
+"""The "Memory" panel: the accesses of the source line under the cursor, why one is not vectorized
+and what a fix would change, the kernel's registers and occupancy, and the legend of the pane marks."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widgets import Static
+
+from ..context import CursorContext
+from .base import InfoPanel
+
+# The analyses are imported when the panel first shows something, so the app paints without them.
+
+MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spill")  # as core.analysis.marks
+MARK_COLOURS = {"vector": "#009E73", "scalar": "#E69F00", "masked": "#999999", "shared": "#56B4E9",
+                "convert_layout": "#CC79A7", "local": "#D55E00", "spill": "#D55E00"}
+
+
+def mark_glyph(name: str) -> Text:
+    from ...core.analysis.marks import MARK_LEGEND
+
+    return Text(MARK_LEGEND[name][0], style=f"bold {MARK_COLOURS[name]}")
+
+
+def legend() -> Text:
+    out = Text()
+    for name in MARKS:
+        if out:
+            out.append("  ")
+        out.append_text(mark_glyph(name))
+        out.append(f" {name.replace('_', ' ')}", style="dim")
+    return out
+
+
+class _Analysis:
+    """What the panel shows about one compilation, computed once."""
+
+    def __init__(self, comp) -> None:
+        from ...core.analysis.memory import memory_ops, primary_stage
+        from ...core.analysis.occupancy import occupancy
+        from ...core.analysis.vectorize import why_not_vectorized
+
+        self.stage = primary_stage(comp)
+        self.ops_by_line: dict[int | None, list] = {}
+        for op in memory_ops(comp, [self.stage]):
+            self.ops_by_line.setdefault(op.source_line, []).append(op)
+        self.occupancy = occupancy(comp)
+        self.diagnoses = why_not_vectorized(comp)
+        self.what_if: Any = None
+        self.what_if_state = "none" if not self.diagnoses else "pending"
+
+
+class MemoryPanel(InfoPanel):
+    panel_title = "Memory"
+
+    def plain_text(self, width: int = 160) -> str:
+        """What the panel shows, as plain text."""
+        from rich.console import Console
+
+        console = Console(width=width, record=True, file=open(os.devnull, "w"))
+        console.print(self.shown if self.shown is not None else "")
+        return console.export_text()
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._cache: dict[int, _Analysis] = {}
+        self._last: CursorContext | None = None
+        self.shown: Any = None  # the renderable on screen (tests read it as text)
+
+    def compose(self) -> ComposeResult:
+        yield Static("Move the cursor to a line.", id="memory-info")
+
+    def analysis(self, comp) -> _Analysis:
+        found = self._cache.get(id(comp))
+        if found is None:
+            found = _Analysis(comp)
+            self._cache = {id(comp): found}  # one compilation at a time
+            if found.what_if_state == "pending":
+                self.run_worker(lambda: self._compute_what_if(comp, found), thread=True, exclusive=True,
+                                group="memory-what-if")
+        return found
+
+    def _compute_what_if(self, comp, analysis: _Analysis) -> None:
+        from ...core.analysis.vectorize import what_if
+
+        try:
+            analysis.what_if = what_if(comp, analysis.diagnoses)
+            analysis.what_if_state = "done"
+        except Exception as exc:  # a what-if that does not compile is a result to show
+            analysis.what_if_state = f"failed: {type(exc).__name__}: {exc}"
+        self.app.call_from_thread(self._refresh_last)
+
+    def _refresh_last(self) -> None:
+        if self._last is not None:
+            self.show_context(self._last)
+
+    def show_context(self, ctx: CursorContext) -> None:
+        self._last = ctx
+        comp = ctx.comp
+        static = self.query_one("#memory-info", Static)
+        if not comp.ok:
+            self.shown = Text("The kernel did not compile: no memory accesses to show.")
+            static.update(self.shown)
+            return
+        a = self.analysis(comp)
+        self.shown = Group(*self._parts(comp, ctx, a))
+        static.update(self.shown)
+
+    def _parts(self, comp, ctx: CursorContext, a: _Analysis) -> list:
+        from ...core.analysis.memory import memory_ops
+
+        parts: list = []
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        res = comp.resources
+        regs = f"VGPRs {res.registers}  SGPRs {res.sgprs}" if not comp.target.is_nvidia else f"registers {res.registers}"
+        table.add_row("kernel", f"{regs}  spills {res.spills}  shared {res.shared_bytes} B  local {res.local_bytes} B")
+        if a.occupancy is not None:
+            table.add_row("occupancy", a.occupancy.describe())
+        line = ctx.source_line
+        ops = a.ops_by_line.get(line, []) if line is not None else []
+        label = f"line {line}" if line is not None else "this line"
+        if ops:
+            counts = Counter((op.opcode, op.op, op.space, op.width_bytes, op.masked) for op in ops)
+            first = True
+            for (opcode, kind, space, width, masked), n in counts.items():
+                row = Text()
+                for name in _marks_of(kind, space, width, masked):
+                    row.append_text(mark_glyph(name))
+                row.append(f" {n} × {opcode}  {kind} {space} "
+                           f"{'?' if width is None else width} B/thread{'  masked' if masked else ''}")
+                table.add_row(f"{label} ({a.stage})" if first else "", row)
+                first = False
+        else:
+            table.add_row(label, Text(f"no memory access in {a.stage}; the kernel's, by line:", style="dim"))
+            for source_line, line_ops in sorted(a.ops_by_line.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+                row = Text()
+                counts = Counter((op.op, op.space, op.width_bytes, op.masked) for op in line_ops)
+                for (kind, space, width, masked), n in sorted(counts.items(), key=str):
+                    if row:
+                        row.append("  ")
+                    for name in _marks_of(kind, space, width, masked):
+                        row.append_text(mark_glyph(name))
+                    row.append(f" {n} {kind} {space} {'?' if width is None else width} B")
+                table.add_row(f"  line {source_line}" if source_line is not None else "  unmapped", row)
+        here = [op for op in memory_ops(comp, [ctx.stage]) if op.line == ctx.index] if ctx.stage != "source" else []
+        for op in here:
+            details = [f"{op.opcode}: {op.op} {op.space}"]
+            if op.width_bytes is not None:
+                details.append(f"{op.width_bytes} B per thread ({op.vector} × {op.width_bytes // max(op.vector, 1)} B)")
+            if op.predicate:
+                details.append(f"guarded by {op.predicate}")
+            elif op.masked:
+                details.append("masked")
+            if op.other:
+                details.append(f"masked-off lanes get {op.other}")
+            if op.copy_to:
+                details.append(f"copies into {op.copy_to} memory")
+            if op.cache:
+                details.append("hints " + " ".join(op.cache))
+            table.add_row("cursor", ", ".join(details))
+        parts.append(table)
+        diagnoses = [d for d in a.diagnoses if line is not None and d.source_line == line]
+        for d in diagnoses:
+            parts.append(Text.assemble((f"not vectorized: ", "bold #E69F00"),
+                                       f"{d.op} of {d.pointer or '?'} is {d.width_bytes} B per thread"))
+            for r in d.reasons:
+                parts.append(Text.assemble(("  why ", "bold"), r.text))
+                parts.append(Text.assemble(("  fix ", "bold"), r.fix))
+        if diagnoses:
+            if a.what_if_state == "pending":
+                parts.append(Text("  what if: recompiling with the fix…", style="dim"))
+            elif a.what_if is not None:
+                rows = [r for r in a.what_if.rows if r["source_line"] == line]
+                change = "; ".join(a.what_if.changes)
+                for r in rows:
+                    before = "?" if r["before"] is None else f"{r['before']} B"
+                    after = "?" if r["after"] is None else f"{r['after']} B"
+                    parts.append(Text.assemble(("  what if ", "bold #009E73"), f"{change}: {r['op']} {before} → {after}"))
+                for d in a.what_if.remaining:
+                    if d.source_line == line:
+                        for r in d.reasons:
+                            parts.append(Text.assemble((f"  still {d.width_bytes} B ", "bold"), r.text))
+                            parts.append(Text.assemble(("  fix ", "bold"), r.fix))
+            elif a.what_if_state.startswith("failed"):
+                parts.append(Text(f"  what if: {a.what_if_state}", style="dim"))
+        parts.append(legend())
+        return parts
+
+
+def _marks_of(kind: str, space: str, width: int | None, masked: bool) -> list[str]:
+    out = []
+    if space == "global" and width is not None:
+        out.append("vector" if width >= 8 else "scalar")
+    elif space in ("shared", "local"):
+        out.append(space)
+    if masked:
+        out.append("masked")
+    return out

@@ -1,0 +1,55 @@
+"""SVG snapshots of the main views at fixed sizes (pytest-textual-snapshot).
+
+Update them after an intended change with `pytest tests/test_tui_snapshots.py --snapshot-update`
+and look at the SVGs before committing. They hold real compiler output, so a new Triton release
+that changes codegen changes them too.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import fixture_path, kernel_path
+from irscope.tui.app import IrscopeApp
+from tui_helpers import wait_until_shown
+
+pytest.importorskip("pytest_textual_snapshot")
+
+
+async def _loaded(pilot) -> None:
+    await wait_until_shown(pilot.app, pilot)
+
+
+def test_add_at_80x24(snap_compare):
+    assert snap_compare(IrscopeApp(kernel_path("add.py"), target="sm_90"), terminal_size=(80, 24),
+                        run_before=_loaded)
+
+
+def test_add_at_200x50(snap_compare):
+    assert snap_compare(IrscopeApp(kernel_path("add.py"), target="sm_90"), terminal_size=(200, 50),
+                        run_before=_loaded)
+
+
+def test_add_linked_from_ptx_at_160x40(snap_compare):
+    async def move_to_a_load(pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("tab", "tab", "slash", *"ld.global", "enter")
+        await pilot.pause()
+
+    assert snap_compare(IrscopeApp(kernel_path("add.py"), target="sm_90"), terminal_size=(160, 40),
+                        run_before=move_to_a_load)
+
+
+def test_compile_error_at_120x30(snap_compare):
+    assert snap_compare(IrscopeApp(fixture_path("compile_error.py"), target="sm_90"), terminal_size=(120, 30),
+                        run_before=_loaded)
+
+
+def test_help_at_120x40(snap_compare):
+    async def open_help(pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+
+    assert snap_compare(IrscopeApp(kernel_path("add.py"), target="sm_90"), terminal_size=(120, 40),
+                        run_before=open_help)
