@@ -170,6 +170,7 @@ class IrscopeApp(App):
         self.query_one("#panels").display = False
         self.query_one("#prompt").display = False
         self.on_mount_panes()
+        self.theme_changed_signal.subscribe(self, self._restyle_panes)
         self.apply_layout()
         self.set_progress(f"opening {self.path}…", 0.0)
         self.call_after_refresh(self.load)  # paint first: the worker's imports compete for the GIL
@@ -484,6 +485,10 @@ class IrscopeApp(App):
         if self.shown is None or message.view.text is None:
             return
         self.link_from(message.view, message.index)
+
+    def _restyle_panes(self, _theme) -> None:
+        for pane in self.panes:
+            pane.view.restyle()
 
     def on_mount_panes(self) -> None:
         for pane in self.panes:

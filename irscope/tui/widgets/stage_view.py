@@ -240,6 +240,13 @@ class StageView(ScrollView, can_focus=True):
         theme = self.app.current_theme
         dark = theme.dark
         kind, _, arg = key.partition(":")
+        style = self._make_background(kind, arg, base, theme, dark)
+        if kind in ("base", "tint", "linked", "cursor", "error"):  # text without a token colour needs one
+            foreground = theme.foreground or ("#e0e0e0" if dark else "#1e1e1e")
+            style = Style(color=Color.parse(foreground).rich_color) + style
+        return style
+
+    def _make_background(self, kind: str, arg: str, base: Color, theme, dark: bool) -> Style:
         if kind == "base":
             return Style(bgcolor=base.rich_color)
         if kind == "gutter":
