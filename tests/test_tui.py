@@ -155,11 +155,14 @@ async def test_info_panel_describes_the_cursor_line():
         await wait_until_shown(app, pilot)
         await pilot.press("i")
         await pilot.pause()
-        text = str(app.query_one("#line-info").render())
-        del text
         from irscope.tui.panels.info import LineInfoPanel
         panel = app.query_one(LineInfoPanel)
         assert panel.display
+        from rich.console import Console
+        console = Console(width=160, record=True)
+        console.print(panel.query_one("#line-info").content)
+        shown = console.export_text()
+        assert "cursor" in shown and "mapped" in shown and "add.py:" in shown
         ctx = app.cursor_context()
         assert ctx is not None and ctx.stage == "source" and ctx.source_line == ctx.index + 1
 
@@ -275,3 +278,19 @@ def test_irscope_file_with_a_bad_path_is_one_error_line(cli):
     code, out, err = cli("kernels/nope.py")
     assert code == 2 and out == ""
     assert err.startswith("irscope: error: kernels/nope.py: no such file") and len(err.splitlines()) == 1
+
+
+@run_async
+async def test_clicking_a_line_moves_the_cursor_and_links():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        source = pane_showing(app, "source")
+        view = source.view
+        store = source_line_of(ADD, "tl.store(")
+        row = view.row_of(store - 1) - int(view.scroll_offset.y)
+        await pilot.click(f"#{view.id}", offset=(10, row))
+        await pilot.pause()
+        assert view.cursor_index == store - 1
+        ptx = pane_showing(app, "ptx").view
+        assert any("st.global" in ptx.text.lines[i] for i in ptx.linked)

@@ -24,7 +24,7 @@ from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedCon
 from ..core.names import ALL_STAGES, TARGETS
 from .context import CursorContext
 from .highlight import StageText
-from .panels import PANELS
+from .panels import PANELS, InfoPanel
 from .screens import EditScreen, HelpScreen, PickerScreen, TargetScreen
 from .widgets.stage_view import StageView
 
@@ -113,7 +113,7 @@ class IrscopeApp(App):
         Binding("e", "edit", "Edit", id="edit", tooltip="Edit constexprs and launch options, recompile"),
         Binding("r", "reload", "Reload", id="reload"),
         Binding("i", "toggle_panels", "Info", id="panels"),
-        Binding("k", "pick", "Kernels", id="pick", show=False),
+        Binding("p", "pick", "Kernels", id="pick", show=False),
         Binding("ctrl+t", "stepper", "Stepper", id="stepper", show=False),
         *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
     ]
@@ -384,7 +384,7 @@ class IrscopeApp(App):
             item("smem", f"{res.shared_bytes or 0} B")
         if len(self.comps) > 1:
             number = next((n + 1 for n, c in enumerate(self.comps) if c is comp), "·")
-            head.append(f"  ({number}/{len(self.comps)}; k: pick)", style="dim")
+            head.append(f"  ({number}/{len(self.comps)}; p: pick)", style="dim")
         self.query_one("#header", Static).update(head)
 
     # ---- panes and layout
@@ -544,10 +544,9 @@ class IrscopeApp(App):
         active = panels.active_pane
         if active is None:
             return
-        for panel in active.query("*"):
-            if hasattr(panel, "show_context") and hasattr(type(panel), "panel_title"):
-                panel.show_context(ctx)
-                break
+        for panel in active.query(InfoPanel):
+            panel.show_context(ctx)
+            break
 
     def on_tabbed_content_tab_activated(self, event) -> None:
         self.refresh_panels()
@@ -555,10 +554,11 @@ class IrscopeApp(App):
     # ---- actions
 
     def action_pane(self, delta: int) -> None:
-        if self.screen is not self.screen_stack[0]:
-            focused = self.screen.focused
-            self.screen.focus_next() if delta > 0 else self.screen.focus_previous()
-            del focused
+        if self.screen is not self.screen_stack[0]:  # a dialog: Tab moves between its fields
+            if delta > 0:
+                self.screen.focus_next()
+            else:
+                self.screen.focus_previous()
             return
         count = self.visible_count(self.effective_layout())
         self.focus_pane((self.active_pane + delta) % count)
