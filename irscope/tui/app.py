@@ -173,9 +173,25 @@ class IrscopeApp(App):
         self.theme_changed_signal.subscribe(self, self._restyle_panes)
         self.apply_layout()
         self.set_progress(f"opening {self.path}…", 0.0)
+        self._show_source_while_loading()
         self.call_after_refresh(self.load)  # paint first: the worker's imports compete for the GIL
 
     # ---- loading
+
+    def _show_source_while_loading(self) -> None:
+        """The user's file in the source pane at once; the other panes wait for the compiler."""
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return
+        pane = self.panes[0]
+        pane.stage = "source"
+        pane.view.show("source", StageText("source", text), None, lambda line: None)
+        pane.set_title(Text(" Source ", style="bold reverse") + Text(f" {len(text.splitlines())} lines", style="dim"))
+        for other in self.panes[1:]:
+            other.set_title(Text(f" {STAGE_TITLES.get(self.pane_stages[other.number], '')} ", style="bold")
+                            + Text("  compiling…", style="dim"))
 
     def set_progress(self, message: str, fraction: float | None = None, *, error: bool = False) -> None:
         status = self.query_one("#status")
