@@ -215,9 +215,7 @@ class IrscopeApp(App):
 
         try:
             ws, comps = open_workspace(self.path, self.target_name, self.run_main, self.defines, self.arg_types,
-                                       self._progress_from_thread)
-            if self.kernel_name:
-                comps = [c for c in comps if c.kernel.name == self.kernel_name] or comps
+                                       self.kernel_name, self.config, self._progress_from_thread)
         except BaseException as exc:  # shown in the app; `r` tries again
             self.busy = False
             self.call_from_thread(self.show_open_failure, describe_open_error(exc))
