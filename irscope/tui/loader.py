@@ -6,6 +6,7 @@ Nothing here touches widgets; progress goes through a callback the app turns int
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 import traceback
 from dataclasses import dataclass, field
@@ -67,7 +68,8 @@ def describe_open_error(exc: BaseException) -> OpenFailure:
                 break
         return OpenFailure(str(exc), exc.user_traceback, line)
     if isinstance(exc, IrscopeError):
-        return OpenFailure(str(exc))
+        found = re.search(r"\.py:(\d+):", str(exc))  # "file.py:12: has a syntax error: ..."
+        return OpenFailure(str(exc), "", int(found.group(1)) if found else None)
     return OpenFailure(f"internal error: {type(exc).__name__}: {exc}", traceback.format_exc())
 
 
