@@ -144,6 +144,7 @@ class IrscopeApp(App):
         self.source_line: int | None = None
         self._linked_chain: tuple[int, ...] = ()
         self.busy = False
+        self._panel_area: TabbedContent | None = None
         self.links_done = 0  # how many cursor moves have been linked across panes (tests, benchmarks)
 
     # ---- building the screen
@@ -549,7 +550,8 @@ class IrscopeApp(App):
         return CursorContext(self.shown.comp, view.stage, index, src)
 
     def refresh_panels(self) -> None:
-        panels = self.query_one("#panels", TabbedContent)
+        panels = self._panel_area or self.query_one("#panels", TabbedContent)
+        self._panel_area = panels
         if not panels.display:
             return
         ctx = self.cursor_context()

@@ -171,9 +171,11 @@ class StageView(ScrollView, can_focus=True):
             return
         old, self.linked = self.linked, indices
         top, bottom = self.visible_rows()
-        for row in range(top, bottom):  # repaint only shown rows whose state changed: O(screen)
-            index = self.rows[row]
-            if (index in old) != (index in indices):
+        changed = [row for row in range(top, bottom) if (self.rows[row] in old) != (self.rows[row] in indices)]
+        if len(changed) > 8:
+            self.refresh()  # one region is cheaper to track than many
+        else:
+            for row in changed:  # repaint only shown rows whose state changed: O(screen)
                 self._refresh_row(row)
 
     def reveal_index(self, index: int) -> None:
