@@ -492,6 +492,9 @@ class IrscopeApp(App):
                     title.append(f"  line {index + 1}", style="")
                     if src is not None:
                         title.append(f" ← source {src}", style="bold")
+                    wanted = self.source_line
+                    if wanted is not None and wanted != src and not self.shown.links.ir_lines(pane.stage, wanted):
+                        title.append(f"  (source {wanted}: no lines here)", style="dim")
         pane.set_title(title)
 
     # ---- linking

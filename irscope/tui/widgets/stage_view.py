@@ -110,6 +110,8 @@ class StageView(ScrollView, can_focus=True):
         self.virtual_size = Size(width, len(self.rows))
         self.cursor_row = self.row_of(keep_index) if keep_index is not None else 0
         self._forget_rendered()
+        self.scroll_to(y=max(0, self.cursor_row - max(1, self.scrollable_content_region.height) // 3),
+                       animate=False, immediate=True)
         self.refresh()
 
     def set_options(self, *, colouring: bool | None = None, show_debug: bool | None = None) -> None:
