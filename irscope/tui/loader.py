@@ -100,7 +100,7 @@ def failure_text(comp: Compilation) -> str:
     where = f"line {f.line}: {f.source_line}" if f and f.line else "an unknown line"
     parts = [f"{comp.kernel.name} did not compile for {comp.target}.", f.message if f else "", f"At {where}",
              "The source pane marks the line. Fix the file, then press r to reload."]
-    return "\n\n".join(textwrap.fill(part, 40) for part in parts) + "\n"
+    return "\n\n".join(textwrap.fill(part, 34) for part in parts) + "\n"
 
 
 def recompile(comp: Compilation, *, target: str | None = None, defines: dict | None = None) -> Compilation:
