@@ -318,3 +318,18 @@ async def test_a_file_that_raises_shows_its_traceback_in_the_app():
         assert marked == source_line_of(fixture_path("raises.py"), 'raise ValueError(')
         error_pane = app.panes[1].view
         assert any("raise ValueError" in line for line in error_pane.text.lines)
+
+
+@run_async
+async def test_another_autotune_config_from_the_palette():
+    app = IrscopeApp(kernel_path("matmul.py"), target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        first = dict(app.shown.comp.constexprs)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert any(t.startswith("Autotune config 1:") for t in titles)
+        app.compile_config_in_background(1)
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert app.shown.comp.launch.autotune_index == 1
+        assert dict(app.shown.comp.constexprs) != first

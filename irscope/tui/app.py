@@ -266,6 +266,25 @@ class IrscopeApp(App):
             self.target_name = target
         self._prepare_and_show(comp)
 
+    @work(thread=True, exclusive=True, group="load")
+    def compile_config_in_background(self, index: int) -> None:
+        """An autotuned kernel: compile another of its configs (the file's launch, that config's meta)."""
+        if self.shown is None or self.ws is None:
+            return
+        self.busy = True
+        kernel = self.shown.comp.kernel
+        self.call_from_thread(self.set_progress, f"compiling autotune config {index} of {kernel.name}…", 0.3)
+        from .loader import describe_open_error
+
+        try:
+            comps = self.ws.compile(kernel, target=self.shown.comp.target, config=index)
+        except BaseException as exc:
+            self.busy = False
+            self.call_from_thread(self.set_progress, f"✗ {describe_open_error(exc).message}", error=True)
+            return
+        self.config = index
+        self._prepare_and_show(comps[0])
+
     def pick(self, cancellable: bool = True) -> None:
         rows = []
         for comp in self.comps:
@@ -391,6 +410,8 @@ class IrscopeApp(App):
 
         item("target", comp.target)
         item("grid", grid)
+        if comp.kernel.is_autotuned:
+            item("config", f"{(comp.launch.autotune_index or 0)}/{len(comp.kernel.autotune_configs or [])}")
         item("warps", comp.num_warps)
         item("stages", comp.num_stages)
         if comp.ok:
@@ -799,6 +820,12 @@ class IrscopeApp(App):
                                     lambda t=target: self.recompile_in_background(target=t))
         yield SystemCommand("Edit constexprs and launch options", "num_warps, num_stages, BLOCK sizes…",
                             self.action_edit)
+        kernel = self.shown.comp.kernel
+        chosen = self.shown.comp.launch.autotune_index or 0
+        for index, config in enumerate(kernel.autotune_configs or []):
+            if index != chosen:
+                yield SystemCommand(f"Autotune config {index}: {config}", f"Compile {kernel.name} with this config",
+                                    lambda i=index: self.compile_config_in_background(i))
         yield SystemCommand("Toggle colour links", "Colour each source line's IR", self.action_toggle_colour)
         yield SystemCommand("Toggle debug metadata", "#loc, !DILocation, .loc, .file", self.action_toggle_debug)
         for mode in LAYOUTS:
