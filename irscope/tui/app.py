@@ -223,6 +223,9 @@ class IrscopeApp(App):
             return
         self.ws, self.comps = ws, comps
         if len(comps) > 1:
+            for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
+                if comp.ok:
+                    _ = comp.resources
             self.busy = False
             self.call_from_thread(self.pick, False)
             return
