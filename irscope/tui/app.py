@@ -207,10 +207,13 @@ class IrscopeApp(App):
     def _progress_from_thread(self, message: str, fraction: float) -> None:
         self.call_from_thread(self.set_progress, f"{os.path.basename(self.path)}: {message}…", fraction)
 
-    @work(thread=True, exclusive=True, group="load")
     def load(self) -> None:
+        self.busy = True  # at once, so nothing sees the old state as the answer
+        self._load_worker()
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load_worker(self) -> None:
         """Open the file (runs its __main__), compile, and prepare the chosen compilation."""
-        self.busy = True
         self.call_from_thread(self.set_progress, f"opening {self.path}: loading Triton…", 0.02)
         from .loader import describe_open_error, open_workspace  # the engine: torch and Triton
 
@@ -243,16 +246,23 @@ class IrscopeApp(App):
         self.busy = False
         self.call_from_thread(self.show_compilation, shown)
 
-    @work(thread=True, exclusive=True, group="load")
     def prepare_in_background(self, comp) -> None:
-        self.busy = True
-        self._prepare_and_show(comp)
+        self.busy = True  # at once, so nothing sees the old state as the answer
+        self._prepare_in_background_worker(comp)
 
     @work(thread=True, exclusive=True, group="load")
+    def _prepare_in_background_worker(self, comp) -> None:
+        self._prepare_and_show(comp)
+
     def recompile_in_background(self, target: str | None = None, defines: dict | None = None) -> None:
+        self.busy = True  # at once, so nothing sees the old state as the answer
+        self._recompile_in_background_worker(target, defines)
+
+    @work(thread=True, exclusive=True, group="load")
+    def _recompile_in_background_worker(self, target: str | None = None, defines: dict | None = None) -> None:
         if self.shown is None:
+            self.busy = False
             return
-        self.busy = True
         what = f"compiling for {target}" if target else "recompiling with " + ", ".join(
             f"{k}={v}" for k, v in (defines or {}).items())
         self.call_from_thread(self.set_progress, f"{what}…", 0.3)
@@ -269,12 +279,16 @@ class IrscopeApp(App):
             self.target_name = target
         self._prepare_and_show(comp)
 
-    @work(thread=True, exclusive=True, group="load")
     def compile_config_in_background(self, index: int) -> None:
+        self.busy = True  # at once, so nothing sees the old state as the answer
+        self._compile_config_in_background_worker(index)
+
+    @work(thread=True, exclusive=True, group="load")
+    def _compile_config_in_background_worker(self, index: int) -> None:
         """An autotuned kernel: compile another of its configs (the file's launch, that config's meta)."""
         if self.shown is None or self.ws is None:
+            self.busy = False
             return
-        self.busy = True
         kernel = self.shown.comp.kernel
         self.call_from_thread(self.set_progress, f"compiling autotune config {index} of {kernel.name}…", 0.3)
         from .loader import describe_open_error
