@@ -155,11 +155,14 @@ async def test_info_panel_describes_the_cursor_line():
         await wait_until_shown(app, pilot)
         await pilot.press("i")
         await pilot.pause()
-        text = str(app.query_one("#line-info").render())
-        del text
         from irscope.tui.panels.info import LineInfoPanel
         panel = app.query_one(LineInfoPanel)
         assert panel.display
+        from rich.console import Console
+        console = Console(width=160, record=True)
+        console.print(panel.query_one("#line-info").content)
+        shown = console.export_text()
+        assert "cursor" in shown and "mapped" in shown and "add.py:" in shown
         ctx = app.cursor_context()
         assert ctx is not None and ctx.stage == "source" and ctx.source_line == ctx.index + 1
 
@@ -229,3 +232,65 @@ async def test_stepper_key_without_the_stepper_says_so():
         await pilot.press("ctrl+t")
         await pilot.pause()
         assert any("stepper" in str(n.message) for n in app._notifications)
+
+
+@run_async
+async def test_editing_a_constexpr_recompiles_with_it():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        from textual.widgets import Input
+        from irscope.tui.screens import EditScreen
+        assert isinstance(app.screen, EditScreen)
+        field = app.screen.query_one("#field-BLOCK_SIZE", Input)
+        field.value = "256"
+        field.focus()
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert app.shown.comp.constexprs["BLOCK_SIZE"] == 256
+        assert "256" in "\n".join(app.shown.texts["ttir"].lines)
+
+
+@run_async
+async def test_palette_offers_commands_for_this_compilation():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Show SASS in this pane" in titles
+        assert "Compile for gfx942" in titles and "Compile for sm_90" not in titles
+        assert any(t.startswith("Jump to source line") for t in titles)
+
+
+def test_every_registered_panel_follows_the_contract():
+    from irscope.tui.panels import PANELS
+    from irscope.tui.panels.base import InfoPanel
+    assert PANELS
+    for panel in PANELS:
+        assert issubclass(panel, InfoPanel) and isinstance(panel.panel_title, str)
+        assert callable(getattr(panel, "show_context"))
+
+
+def test_irscope_file_with_a_bad_path_is_one_error_line(cli):
+    code, out, err = cli("kernels/nope.py")
+    assert code == 2 and out == ""
+    assert err.startswith("irscope: error: kernels/nope.py: no such file") and len(err.splitlines()) == 1
+
+
+@run_async
+async def test_clicking_a_line_moves_the_cursor_and_links():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        source = pane_showing(app, "source")
+        view = source.view
+        store = source_line_of(ADD, "tl.store(")
+        row = view.row_of(store - 1) - int(view.scroll_offset.y)
+        await pilot.click(f"#{view.id}", offset=(10, row))
+        await pilot.pause()
+        assert view.cursor_index == store - 1
+        ptx = pane_showing(app, "ptx").view
+        assert any("st.global" in ptx.text.lines[i] for i in ptx.linked)

@@ -8,6 +8,7 @@ lines that came from it.
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -23,7 +24,7 @@ from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedCon
 from ..core.names import ALL_STAGES, TARGETS
 from .context import CursorContext
 from .highlight import StageText
-from .panels import PANELS
+from .panels import PANELS, InfoPanel
 from .screens import EditScreen, HelpScreen, PickerScreen, TargetScreen
 from .widgets.stage_view import StageView
 
@@ -36,6 +37,15 @@ AMD_PANES = ("source", "ttgir", "amdgcn", "llir", "ttir")
 LAYOUTS = ("auto", "columns", "rows", "tabs")
 STAGE_TITLES = {"source": "Source", "ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLVM IR", "ptx": "PTX",
                 "sass": "SASS", "amdgcn": "AMDGCN", "error": "Error"}
+
+
+def _spare_the_heap() -> None:
+    """torch, Triton and the compiled stages make a heap of millions of objects; a full garbage
+    collection walking it stalls a keypress by 100-300 ms. They live for the whole session, so move
+    them out of the collector's sight (`gc.freeze`) and collect young objects less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 100)
 
 
 class PaneTitle(Widget):
@@ -103,7 +113,7 @@ class IrscopeApp(App):
         Binding("e", "edit", "Edit", id="edit", tooltip="Edit constexprs and launch options, recompile"),
         Binding("r", "reload", "Reload", id="reload"),
         Binding("i", "toggle_panels", "Info", id="panels"),
-        Binding("k", "pick", "Kernels", id="pick", show=False),
+        Binding("p", "pick", "Kernels", id="pick", show=False),
         Binding("ctrl+t", "stepper", "Stepper", id="stepper", show=False),
         *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
     ]
@@ -153,10 +163,14 @@ class IrscopeApp(App):
         yield Input(id="prompt")
         yield Footer(compact=True)
 
+    def on_unmount(self) -> None:
+        gc.unfreeze()  # let the interpreter's shutdown free everything, as it expects
+
     def on_mount(self) -> None:
         self.query_one("#panels").display = False
         self.query_one("#prompt").display = False
         self.on_mount_panes()
+        self.theme_changed_signal.subscribe(self, self._restyle_panes)
         self.apply_layout()
         self.set_progress(f"opening {self.path}…", 0.0)
         self.call_after_refresh(self.load)  # paint first: the worker's imports compete for the GIL
@@ -294,6 +308,7 @@ class IrscopeApp(App):
         if view.cursor_index is not None and comp.ok:
             self.link_from(view, view.cursor_index)
         self.refresh_panels()
+        _spare_the_heap()
 
     def _reveal_cursors(self) -> None:
         for pane in self.panes:
@@ -370,7 +385,7 @@ class IrscopeApp(App):
             item("smem", f"{res.shared_bytes or 0} B")
         if len(self.comps) > 1:
             number = next((n + 1 for n, c in enumerate(self.comps) if c is comp), "·")
-            head.append(f"  ({number}/{len(self.comps)}; k: pick)", style="dim")
+            head.append(f"  ({number}/{len(self.comps)}; p: pick)", style="dim")
         self.query_one("#header", Static).update(head)
 
     # ---- panes and layout
@@ -472,6 +487,10 @@ class IrscopeApp(App):
             return
         self.link_from(message.view, message.index)
 
+    def _restyle_panes(self, _theme) -> None:
+        for pane in self.panes:
+            pane.view.restyle()
+
     def on_mount_panes(self) -> None:
         for pane in self.panes:
             pane.view.on_cursor_moved = self.link_from
@@ -526,10 +545,9 @@ class IrscopeApp(App):
         active = panels.active_pane
         if active is None:
             return
-        for panel in active.query("*"):
-            if hasattr(panel, "show_context") and hasattr(type(panel), "panel_title"):
-                panel.show_context(ctx)
-                break
+        for panel in active.query(InfoPanel):
+            panel.show_context(ctx)
+            break
 
     def on_tabbed_content_tab_activated(self, event) -> None:
         self.refresh_panels()
@@ -537,10 +555,11 @@ class IrscopeApp(App):
     # ---- actions
 
     def action_pane(self, delta: int) -> None:
-        if self.screen is not self.screen_stack[0]:
-            focused = self.screen.focused
-            self.screen.focus_next() if delta > 0 else self.screen.focus_previous()
-            del focused
+        if self.screen is not self.screen_stack[0]:  # a dialog: Tab moves between its fields
+            if delta > 0:
+                self.screen.focus_next()
+            else:
+                self.screen.focus_previous()
             return
         count = self.visible_count(self.effective_layout())
         self.focus_pane((self.active_pane + delta) % count)

@@ -18,6 +18,7 @@ from rich.style import Style
 from ..core.lexers import lexer_for_stage
 
 TAB_SIZE = 4
+LONG_LINE = 400
 
 
 @lru_cache(maxsize=4)
@@ -109,12 +110,20 @@ class StageText:
     def __len__(self) -> int:
         return len(self.lines)
 
-    def tokens(self, index: int) -> list[tuple[_TokenType, str]]:
+    def tokens(self, index: int, limit: int | None = None) -> list[tuple[_TokenType, str]]:
+        """The tokens of a line. Past LONG_LINE characters only the first `limit` are lexed, and not
+        kept: a few lines of LLVM IR run to thousands of characters, and nobody reads them whole."""
         found = self._tokens[index]
-        if found is None:
-            found = [(tok, value) for tok, value in self._lexer.get_tokens(self.lines[index]) if value != "\n"]
-            self._tokens[index] = found
+        if found is not None:
+            return found
+        line = self.lines[index]
+        if limit is not None and len(line) > max(LONG_LINE, limit):
+            return self._lex(line[:limit])
+        found = self._tokens[index] = self._lex(line)
         return found
+
+    def _lex(self, line: str) -> list[tuple[_TokenType, str]]:
+        return [(tok, value) for tok, value in self._lexer.get_tokens(line) if value != "\n"]
 
     def _lex_whole(self) -> None:
         current: list[tuple[_TokenType, str]] = []

@@ -100,7 +100,7 @@ class StageView(ScrollView, can_focus=True):
         self.show_debug = False
         self.on_cursor_moved = None            # callable(view, index): the app's linker
         self._gutter_width = 0
-        self._strips: LRUCache[tuple[int, int], tuple[Strip, Strip]] = LRUCache(4096)  # (gutter, code)
+        self._strips: LRUCache[tuple[int, int], tuple[Strip, Strip, int]] = LRUCache(4096)  # gutter, code, cells
         self._lines: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(1024)  # as shown: cropped
         self._palette: dict[str, Style] = {}
 
@@ -265,6 +265,13 @@ class StageView(ScrollView, can_focus=True):
         theme = self.app.current_theme
         dark = theme.dark
         kind, _, arg = key.partition(":")
+        style = self._make_background(kind, arg, base, theme, dark)
+        if kind in ("base", "tint", "linked", "cursor", "error"):  # text without a token colour needs one
+            foreground = theme.foreground or ("#e0e0e0" if dark else "#1e1e1e")
+            style = Style(color=Color.parse(foreground).rich_color) + style
+        return style
+
+    def _make_background(self, kind: str, arg: str, base: Color, theme, dark: bool) -> Style:
         if kind == "base":
             return Style(bgcolor=base.rich_color)
         if kind == "gutter":
@@ -296,8 +303,8 @@ class StageView(ScrollView, can_focus=True):
         key = (index, state, left, width)
         line = self._lines.get(key)
         if line is None:
-            gutter, code = self._row_strips(index, state)
             code_width = max(0, width - self._gutter_width)
+            gutter, code = self._row_strips(index, state, left + code_width)
             code = code.crop_extend(left, left + code_width, self._row_background(index, state))
             line = Strip.join([gutter, code]).crop(0, width)
             self._lines[key] = line
@@ -320,11 +327,13 @@ class StageView(ScrollView, can_focus=True):
             return None
         return self.colour_slot(self.links.source_of[index])
 
-    def _row_strips(self, index: int, state: int) -> tuple[Strip, Strip]:
+    def _row_strips(self, index: int, state: int, upto: int) -> tuple[Strip, Strip]:
+        """The gutter and the highlighted code of a row; the code at least `upto` cells long (lines of
+        thousands of characters, like LLVM's inline-asm calls, are only styled as far as is shown)."""
         key = (index, state)
         cached = self._strips.get(key)
-        if cached is not None:
-            return cached
+        if cached is not None and (cached[2] >= upto or cached[2] < 0):
+            return cached[0], cached[1]
         background = self._row_background(index, state)
         slot = self._slot(index)
         number = f"{index + 1:>{self._gutter_width - 3 - (MARK_COLUMN if self.memory_marks else 0)}} "
@@ -343,9 +352,16 @@ class StageView(ScrollView, can_focus=True):
             gutter.extend(mark_segments(self.memory_marks.get(index, ()), self._style("base")))
         gutter = Strip([*gutter, bar])
         styles = token_styles(self.app.current_theme.dark)
-        segments = [Segment(value, background + styles(token)) for token, value in self.text.tokens(index)]
+        limit = max(upto, 160) * 2  # room to scroll sideways before styling again
+        segments, length = [], 0
+        for token, value in self.text.tokens(index, limit):
+            segments.append(Segment(value, background + styles(token)))
+            length += len(value)
+            if length >= limit:
+                break
         code = Strip(segments)
-        self._strips[key] = (gutter, code)
+        whole = length < limit and len(self.text.lines[index]) <= limit
+        self._strips[key] = (gutter, code, -1 if whole else limit)
         return gutter, code
 
     # ---- search
