@@ -294,3 +294,42 @@ async def test_clicking_a_line_moves_the_cursor_and_links():
         assert view.cursor_index == store - 1
         ptx = pane_showing(app, "ptx").view
         assert any("st.global" in ptx.text.lines[i] for i in ptx.linked)
+
+
+@run_async
+async def test_a_file_that_does_not_parse_shows_the_line_in_the_app():
+    app = IrscopeApp(fixture_path("syntax_error.py"), target="sm_90")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until_shown(app, pilot)
+        assert app.shown is None and app.failure is not None
+        assert "syntax error" in app.failure.message
+        source = app.panes[0].view
+        assert source.stage == "source" and app.failure.line - 1 in source.marks
+        assert app.query_one("#status").has_class("-error")
+
+
+@run_async
+async def test_a_file_that_raises_shows_its_traceback_in_the_app():
+    app = IrscopeApp(fixture_path("raises.py"), target="sm_90")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until_shown(app, pilot)
+        assert app.failure is not None and "ValueError" in app.failure.message
+        marked = app.failure.line
+        assert marked == source_line_of(fixture_path("raises.py"), 'raise ValueError(')
+        error_pane = app.panes[1].view
+        assert any("raise ValueError" in line for line in error_pane.text.lines)
+
+
+@run_async
+async def test_another_autotune_config_from_the_palette():
+    app = IrscopeApp(kernel_path("matmul.py"), target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        first = dict(app.shown.comp.constexprs)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert any(t.startswith("Autotune config 1:") for t in titles)
+        app.compile_config_in_background(1)
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert app.shown.comp.launch.autotune_index == 1
+        assert dict(app.shown.comp.constexprs) != first

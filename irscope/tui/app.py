@@ -144,6 +144,7 @@ class IrscopeApp(App):
         self.source_line: int | None = None
         self._linked_chain: tuple[int, ...] = ()
         self.busy = False
+        self._panel_area: TabbedContent | None = None
         self.links_done = 0  # how many cursor moves have been linked across panes (tests, benchmarks)
 
     # ---- building the screen
@@ -173,9 +174,25 @@ class IrscopeApp(App):
         self.theme_changed_signal.subscribe(self, self._restyle_panes)
         self.apply_layout()
         self.set_progress(f"opening {self.path}…", 0.0)
+        self._show_source_while_loading()
         self.call_after_refresh(self.load)  # paint first: the worker's imports compete for the GIL
 
     # ---- loading
+
+    def _show_source_while_loading(self) -> None:
+        """The user's file in the source pane at once; the other panes wait for the compiler."""
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return
+        pane = self.panes[0]
+        pane.stage = "source"
+        pane.view.show("source", StageText("source", text), None, lambda line: None)
+        pane.set_title(Text(" Source ", style="bold reverse") + Text(f" {len(text.splitlines())} lines", style="dim"))
+        for other in self.panes[1:]:
+            other.set_title(Text(f" {STAGE_TITLES.get(self.pane_stages[other.number], '')} ", style="bold")
+                            + Text("  compiling…", style="dim"))
 
     def set_progress(self, message: str, fraction: float | None = None, *, error: bool = False) -> None:
         status = self.query_one("#status")
@@ -190,24 +207,28 @@ class IrscopeApp(App):
     def _progress_from_thread(self, message: str, fraction: float) -> None:
         self.call_from_thread(self.set_progress, f"{os.path.basename(self.path)}: {message}…", fraction)
 
-    @work(thread=True, exclusive=True, group="load")
     def load(self) -> None:
+        self.busy = True  # at once, so nothing sees the old state as the answer
+        self._load_worker()
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load_worker(self) -> None:
         """Open the file (runs its __main__), compile, and prepare the chosen compilation."""
-        self.busy = True
         self.call_from_thread(self.set_progress, f"opening {self.path}: loading Triton…", 0.02)
         from .loader import describe_open_error, open_workspace  # the engine: torch and Triton
 
         try:
             ws, comps = open_workspace(self.path, self.target_name, self.run_main, self.defines, self.arg_types,
-                                       self._progress_from_thread)
-            if self.kernel_name:
-                comps = [c for c in comps if c.kernel.name == self.kernel_name] or comps
+                                       self.kernel_name, self.config, self._progress_from_thread)
         except BaseException as exc:  # shown in the app; `r` tries again
             self.busy = False
             self.call_from_thread(self.show_open_failure, describe_open_error(exc))
             return
         self.ws, self.comps = ws, comps
         if len(comps) > 1:
+            for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
+                if comp.ok:
+                    _ = comp.resources
             self.busy = False
             self.call_from_thread(self.pick, False)
             return
@@ -225,16 +246,23 @@ class IrscopeApp(App):
         self.busy = False
         self.call_from_thread(self.show_compilation, shown)
 
-    @work(thread=True, exclusive=True, group="load")
     def prepare_in_background(self, comp) -> None:
-        self.busy = True
-        self._prepare_and_show(comp)
+        self.busy = True  # at once, so nothing sees the old state as the answer
+        self._prepare_in_background_worker(comp)
 
     @work(thread=True, exclusive=True, group="load")
+    def _prepare_in_background_worker(self, comp) -> None:
+        self._prepare_and_show(comp)
+
     def recompile_in_background(self, target: str | None = None, defines: dict | None = None) -> None:
+        self.busy = True  # at once, so nothing sees the old state as the answer
+        self._recompile_in_background_worker(target, defines)
+
+    @work(thread=True, exclusive=True, group="load")
+    def _recompile_in_background_worker(self, target: str | None = None, defines: dict | None = None) -> None:
         if self.shown is None:
+            self.busy = False
             return
-        self.busy = True
         what = f"compiling for {target}" if target else "recompiling with " + ", ".join(
             f"{k}={v}" for k, v in (defines or {}).items())
         self.call_from_thread(self.set_progress, f"{what}…", 0.3)
@@ -250,6 +278,29 @@ class IrscopeApp(App):
         if target:
             self.target_name = target
         self._prepare_and_show(comp)
+
+    def compile_config_in_background(self, index: int) -> None:
+        self.busy = True  # at once, so nothing sees the old state as the answer
+        self._compile_config_in_background_worker(index)
+
+    @work(thread=True, exclusive=True, group="load")
+    def _compile_config_in_background_worker(self, index: int) -> None:
+        """An autotuned kernel: compile another of its configs (the file's launch, that config's meta)."""
+        if self.shown is None or self.ws is None:
+            self.busy = False
+            return
+        kernel = self.shown.comp.kernel
+        self.call_from_thread(self.set_progress, f"compiling autotune config {index} of {kernel.name}…", 0.3)
+        from .loader import describe_open_error
+
+        try:
+            comps = self.ws.compile(kernel, target=self.shown.comp.target, config=index)
+        except BaseException as exc:
+            self.busy = False
+            self.call_from_thread(self.set_progress, f"✗ {describe_open_error(exc).message}", error=True)
+            return
+        self.config = index
+        self._prepare_and_show(comps[0])
 
     def pick(self, cancellable: bool = True) -> None:
         rows = []
@@ -377,6 +428,8 @@ class IrscopeApp(App):
 
         item("target", comp.target)
         item("grid", grid)
+        if comp.kernel.is_autotuned:
+            item("config", f"{(comp.launch.autotune_index or 0)}/{len(comp.kernel.autotune_configs or [])}")
         item("warps", comp.num_warps)
         item("stages", comp.num_stages)
         if comp.ok:
@@ -478,6 +531,9 @@ class IrscopeApp(App):
                     title.append(f"  line {index + 1}", style="")
                     if src is not None:
                         title.append(f" ← source {src}", style="bold")
+                    wanted = self.source_line
+                    if wanted is not None and wanted != src and not self.shown.links.ir_lines(pane.stage, wanted):
+                        title.append(f"  (source {wanted}: no lines here)", style="dim")
         pane.set_title(title)
 
     # ---- linking
@@ -536,7 +592,8 @@ class IrscopeApp(App):
         return CursorContext(self.shown.comp, view.stage, index, src)
 
     def refresh_panels(self) -> None:
-        panels = self.query_one("#panels", TabbedContent)
+        panels = self._panel_area or self.query_one("#panels", TabbedContent)
+        self._panel_area = panels
         if not panels.display:
             return
         ctx = self.cursor_context()
@@ -781,6 +838,12 @@ class IrscopeApp(App):
                                     lambda t=target: self.recompile_in_background(target=t))
         yield SystemCommand("Edit constexprs and launch options", "num_warps, num_stages, BLOCK sizes…",
                             self.action_edit)
+        kernel = self.shown.comp.kernel
+        chosen = self.shown.comp.launch.autotune_index or 0
+        for index, config in enumerate(kernel.autotune_configs or []):
+            if index != chosen:
+                yield SystemCommand(f"Autotune config {index}: {config}", f"Compile {kernel.name} with this config",
+                                    lambda i=index: self.compile_config_in_background(i))
         yield SystemCommand("Toggle colour links", "Colour each source line's IR", self.action_toggle_colour)
         yield SystemCommand("Toggle debug metadata", "#loc, !DILocation, .loc, .file", self.action_toggle_debug)
         for mode in LAYOUTS:

@@ -6,6 +6,7 @@ Nothing here touches widgets; progress goes through a callback the app turns int
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 import traceback
 from dataclasses import dataclass, field
@@ -46,12 +47,12 @@ class OpenFailure:
 
 
 def open_workspace(path: str, target: str | None, run_main: bool, defines: list[str], arg_types: list[str],
-                   progress: Progress) -> tuple[Workspace, list[Compilation]]:
+                   kernel: str | None, config: int | None, progress: Progress) -> tuple[Workspace, list[Compilation]]:
     overrides = Overrides.parse(defines, arg_types)
     progress(f"running {os.path.basename(path)} to capture its launches", 0.1)
     ws = open_file(path, target=target, run_main=run_main, overrides=overrides)
     progress("compiling", 0.5)
-    comps = ws.compile_all()
+    comps = ws.compile_all(kernel_name=kernel, config=config)
     return ws, comps
 
 
@@ -68,7 +69,8 @@ def describe_open_error(exc: BaseException) -> OpenFailure:
                 break
         return OpenFailure(str(exc), exc.user_traceback, line)
     if isinstance(exc, IrscopeError):
-        return OpenFailure(str(exc))
+        found = re.search(r"\.py:(\d+):", str(exc))  # "file.py:12: has a syntax error: ..."
+        return OpenFailure(str(exc), "", int(found.group(1)) if found else None)
     return OpenFailure(f"internal error: {type(exc).__name__}: {exc}", traceback.format_exc())
 
 
@@ -103,7 +105,7 @@ def failure_text(comp: Compilation) -> str:
     where = f"line {f.line}: {f.source_line}" if f and f.line else "an unknown line"
     parts = [f"{comp.kernel.name} did not compile for {comp.target}.", f.message if f else "", f"At {where}",
              "The source pane marks the line. Fix the file, then press r to reload."]
-    return "\n\n".join(textwrap.fill(part, 40) for part in parts) + "\n"
+    return "\n\n".join(textwrap.fill(part, 34) for part in parts) + "\n"
 
 
 def recompile(comp: Compilation, *, target: str | None = None, defines: dict | None = None) -> Compilation:

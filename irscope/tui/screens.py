@@ -90,6 +90,11 @@ class EditScreen(ModalScreen[dict]):
                     yield Input(str(value), id=f"field-{name}", classes="field")
             yield Button("Recompile", id="recompile", variant="primary")
 
+    def on_mount(self) -> None:
+        fields = self.query(Input)
+        if fields:
+            fields.first().focus()
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self._done()
 

@@ -135,6 +135,8 @@ class StageView(ScrollView, can_focus=True):
         self.virtual_size = Size(width, len(self.rows))
         self.cursor_row = self.row_of(keep_index) if keep_index is not None else 0
         self._forget_rendered()
+        self.scroll_to(y=max(0, self.cursor_row - max(1, self.scrollable_content_region.height) // 3),
+                       animate=False, immediate=True)
         self.refresh()
 
     def set_options(self, *, colouring: bool | None = None, show_debug: bool | None = None) -> None:
@@ -196,9 +198,11 @@ class StageView(ScrollView, can_focus=True):
             return
         old, self.linked = self.linked, indices
         top, bottom = self.visible_rows()
-        for row in range(top, bottom):  # repaint only shown rows whose state changed: O(screen)
-            index = self.rows[row]
-            if (index in old) != (index in indices):
+        changed = [row for row in range(top, bottom) if (self.rows[row] in old) != (self.rows[row] in indices)]
+        if len(changed) > 8:
+            self.refresh()  # one region is cheaper to track than many
+        else:
+            for row in changed:  # repaint only shown rows whose state changed: O(screen)
                 self._refresh_row(row)
 
     def reveal_index(self, index: int) -> None:
