@@ -22,7 +22,7 @@ os.environ["TRITON_INTERPRET"] = "0"
 import torch  # noqa: E402
 import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
-from triton.compiler import ASTSource, make_backend  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
 from triton.compiler.errors import CompilationError  # noqa: E402
 from triton.runtime.autotuner import Autotuner, Heuristics  # noqa: E402
 from triton.runtime.driver import driver as _driver_registry  # noqa: E402

@@ -331,7 +331,6 @@ class StepperScreen(Screen):
         stats = self.query_one("#stepper-value-stats", Static)
         mask = self.query_one("#stepper-mask", Static)
         grid = self.query_one("#stepper-value-grid", ValueGrid)
-        box = self.query_one("#stepper-value-box")
         if value is None:
             grid.show(None)
             _update(stats, "")
@@ -355,7 +354,7 @@ class StepperScreen(Screen):
         out = Text()
         for index in step.accesses[:4]:
             access = rec.accesses[index]
-            out.append(access.summary() + f"  shape {list(access.shape)}\n")
+            out.append(access.summary() + f", shape {list(access.shape)}\n")
             lanes = access_lanes(access, rec.regions.get(access.param) if access.param else None)
             if lanes is not None:
                 out.append_text(draw_lanes(lanes, max_rows=2))
@@ -517,68 +516,23 @@ def access_lanes(access, region) -> np.ndarray | None:
     return None if (states == ACTIVE).all() else states
 
 
-_LOC_DEF = re.compile(r"^#(loc\d*)\s*=\s*loc\((.*)\)\s*$")
 _LOC_TAIL = re.compile(r"\bloc\((#loc\d*|\"[^\"]*\"\(#loc\d*\)|\"[^\"]*\":\d+:\d+)\)\s*$")
-_FILE_LINE = re.compile(r'^"([^"]*)":(\d+):\d+$')
-_NAMED = re.compile(r'^"[^"]*"\((#loc\d*)\)$')
-_CALLSITE = re.compile(r"^callsite\((#loc\d*) at (#loc\d*)\)$")
 
 
 def _strip_loc(line: str) -> str:
     return _LOC_TAIL.sub("", line).rstrip()
 
 
-class _MlirLocations:
-    """MLIR `loc(...)` attributes resolved to a line of the user's file (the innermost frame in it)."""
-
-    def __init__(self, text: list[str], path: str):
-        self.base = os.path.basename(path)  # Triton's cache may hold another checkout's path: match the name
-        self.defs = {}
-        for line in text:
-            match = _LOC_DEF.match(line)
-            if match:
-                self.defs["#" + match.group(1)] = match.group(2)
-        self.memo: dict[str, int | None] = {}
-
-    def resolve(self, expr: str, depth: int = 0) -> int | None:
-        if depth > 50:
-            return None
-        if expr.startswith("#loc"):
-            if expr not in self.memo:
-                self.memo[expr] = None
-                self.memo[expr] = self.resolve(self.defs.get(expr, "unknown"), depth + 1)
-            return self.memo[expr]
-        match = _FILE_LINE.match(expr)
-        if match:
-            return int(match.group(2)) if os.path.basename(match.group(1)) == self.base else None
-        match = _NAMED.match(expr)
-        if match:
-            return self.resolve(match.group(1), depth + 1)
-        match = _CALLSITE.match(expr)
-        if match:
-            callee = self.resolve(match.group(1), depth + 1)
-            return callee if callee is not None else self.resolve(match.group(2), depth + 1)
-        return None
-
-
 def _ir_lines_by_source(comp, stage: str, path: str) -> dict[int, list[int]]:
-    """Source line → IR line indices. Prefers the TUI's link index (irscope's source map); falls back
-    to reading MLIR locations directly, which covers TTIR and TTGIR."""
-    try:
-        from .linking import LinkIndex  # the main TUI's index over comp.source_map, when both exist
-        if hasattr(comp, "source_map"):
-            links = LinkIndex(comp).stage(stage)
-            return {line: list(indices) for line, indices in links.by_source.items()}
-    except Exception:  # no source map in this build: read the locations ourselves
-        pass
-    text = comp.stage(stage).splitlines()
-    locations = _MlirLocations(text, path)
+    """Source line → indices of the IR lines it became (instructions and labels; debug metadata such as
+    `#loc` definitions left out), from the compilation's source map."""
+    from ..core.sourcemap import LineKind
+
+    shown_kinds = (LineKind.INSTRUCTION, LineKind.LABEL, LineKind.DIRECTIVE)
+    sm = comp.source_map
     out: dict[int, list[int]] = {}
-    for index, line in enumerate(text):
-        if line.startswith("#loc"):
-            continue
-        match = _LOC_TAIL.search(line)
-        source = locations.resolve(match.group(1)) if match else None
-        if source is not None:
-            out.setdefault(source, []).append(index)
+    for index, line in enumerate(sm.lines(stage)):
+        if line.kind in shown_kinds:
+            for source in sm.source_lines(stage, index):
+                out.setdefault(source, []).append(index)
     return out

@@ -170,7 +170,7 @@ class MemoryPanel(InfoPanel):
         parts.append(table)
         diagnoses = [d for d in a.diagnoses if line is not None and d.source_line == line]
         for d in diagnoses:
-            parts.append(Text.assemble((f"not vectorized: ", "bold #E69F00"),
+            parts.append(Text.assemble(("not vectorized: ", "bold #E69F00"),
                                        f"{d.op} of {d.pointer or '?'} is {d.width_bytes} B per thread"))
             for r in d.reasons:
                 parts.append(Text.assemble(("  why ", "bold"), r.text))

@@ -292,7 +292,7 @@ class StageView(ScrollView, can_focus=True):
             return Style(bgcolor=base.blend(accent, 0.62 if dark else 0.45).rich_color, bold=True)
         if kind == "error":
             return Style(bgcolor=base.blend(Color.parse("#D55E00"), 0.45).rich_color)
-        raise KeyError(key)
+        raise KeyError(kind)
 
     def render_line(self, y: int) -> Strip:
         top = int(self.scroll_offset.y)

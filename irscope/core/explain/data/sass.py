@@ -193,7 +193,7 @@ MODIFIERS: dict[str, str] = {
     "RP": "round toward +∞", "RM": "round toward -∞", "TRUNC": "round toward zero (truncate)",
     "NTZ": "a conversion flag ptxas sets with TRUNC for cvt.rzi; NVIDIA does not publish its meaning",
     "ANY": "true if any lane's predicate is true", "MAX": "maximum", "MIN": "minimum", "ADD": "sum",
-    "DEALLOC": "release", "SMPOOL": "the SM's tensor-memory pool", "LE": "until the count is at most the given number",
+    "DEALLOC": "release", "SMPOOL": "the SM's tensor-memory pool", "DEPBAR.LE": "until the count is at most the given number",
     "CONSTANT": "through the constant cache", "EF": "evict first", "EL": "evict last", "LU": "last use",
     "STRONG": "strong (coherent) access",
     "WARPGROUP.ARRIVE": "this warp's registers are ready for the coming wgmma (wgmma.fence)",
