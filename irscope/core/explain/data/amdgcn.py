@@ -99,6 +99,8 @@ FULL: dict[str, tuple[str, str]] = {
                            "live) to an ordinary vector register"),
     "v_accvgpr_write_b32": ("Write an accumulation register", "{d} = {a}: copy into an AccVGPR, e.g. to set an MFMA "
                             "accumulator's starting value"),
+    "v_rcp_iflag_f32": ("Reciprocal (integer-division variant)", "{d} = 1 / {a} (approximate), the form used "
+                        "inside integer division sequences: it raises no floating-point exception flags"),
     "s_setprio": ("Set wave priority", "raise or lower this wave's issue priority"),
     "s_sleep": ("Sleep", "pause the wave for a while"),
     "s_getpc_b64": ("Read the program counter", "{d} = the address of the next instruction"),
