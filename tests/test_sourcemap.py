@@ -371,3 +371,13 @@ def test_fused_locations_resolve_to_their_first_known_part():
     users = [i for i, t in enumerate(ttgir) if t.endswith(f"loc({fused_alias})")]
     assert users and all(sm.source_line("ttgir", i) is not None and not sm.lines("ttgir")[i].inferred
                          for i in users)
+
+
+def test_sass_shuffles_of_two_reductions_go_to_their_own_lines():
+    """layernorm reduces twice through the same standard.py lines (mean, then variance). With Triton 3.6 the
+    SASS line table names only standard.py; each shuffle must still reach its own tl.sum line."""
+    comp = compiled("layernorm.py", "sm_90")
+    sm, sass = comp.source_map, comp.stage("sass").splitlines()
+    sums = sorted(source_lines_with(comp, "tl.sum("))
+    got = [sm.source_line("sass", i) for i, t in enumerate(sass) if "SHFL.BFLY" in t]
+    assert len(sums) == 2 and got and got.count(sums[0]) == got.count(sums[1]) == len(got) // 2

@@ -213,7 +213,8 @@ class SourceMap:
         and the SASS line table has bare rows: `standard.py:263` with no call site, a user helper's line
         with no caller. Each such row takes the call sites the PTX records for the same file and line;
         where the PTX inlines that line at several places, the one whose outermost line matches the
-        previous SASS row is taken (else the first) and the line is marked inferred."""
+        previous SASS row naming one of the candidate call sites is taken (else the first) and the line is
+        marked inferred."""
         if any(chain is not None and len(chain) > 1 for chain in sass.chains):
             return  # the line table has its own inlining (newer Triton)
         ptx = self.parsed("ptx")
@@ -232,18 +233,17 @@ class SourceMap:
                 options.append(outer)
         if not callers:
             return
+        call_sites = {o[-1].line for options in callers.values() if len(options) > 1 for o in options}
         memo: dict = {}
         previous_outer: int | None = None
         for index, chain in enumerate(sass.chains):
             if not chain:
                 continue
-            if len(chain) > 1:
-                previous_outer = chain[-1].line
-                continue
             key = (os.path.basename(chain[0].file), chain[0].line)
-            options = callers.get(key)
+            options = callers.get(key) if len(chain) == 1 else None
             if not options or key in direct:
-                previous_outer = chain[-1].line
+                if chain[-1].line in call_sites:  # rows elsewhere (a line 31 scheduled in between) don't count
+                    previous_outer = chain[-1].line
                 continue
             outer = next((o for o in options if o[-1].line == previous_outer), options[0])
             fixed = memo.get((chain, outer))
