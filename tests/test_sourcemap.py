@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from conftest import kernel_path
+from conftest import fixture_path, kernel_path
 from irscope.core.session import open_file
 from irscope.core.sourcemap import IRLine, LineKind, SourceLoc, SourceMap
 
@@ -279,14 +279,19 @@ def test_ptx_inlined_at_and_sass_inlined_frames():
     comp = compiled("helper.py", "sm_90")
     sm, lines = comp.source_map, helper_lines(comp)
     ptx = comp.stage("ptx").splitlines()
-    nested = [i for i, t in enumerate(ptx) if "inlined_at 2 " in t]  # standard.py inlined in standard.py
+    # standard.py inlined in standard.py: `inlined_at 2 ...` in the .loc, or (Triton 3.6's LLVM) only in its
+    # comment, `// standard.py:170:27 @[ standard.py:191:40 @[ helper.py:38:35 ] ]`
+    nested = [i for i, t in enumerate(ptx) if "inlined_at 2 " in t or re.search(r"\.loc\s+2 .*@\[ standard\.py:", t)]
     assert nested and all(sm.source_line("ptx", i) in (lines["sum"], lines["max"]) for i in nested)
     shuffles = [sm.source_line("ptx", i) for i, t in enumerate(ptx) if "shfl.sync" in t]
     assert set(shuffles) == {lines["sum"], lines["max"]}
     fmul = [sm.source_lines("ptx", i) for i, t in enumerate(ptx) if t.strip().startswith("mul.f32")]
     assert fmul and set(fmul) == {(lines["body"], lines["call"])}
     sass = comp.stage("sass").splitlines()
-    assert any("inlined at" in t and "helper.py" in t.split("inlined at")[0] for t in sass)
+    if any("inlined_at" in t for t in ptx):  # ptxas saw the inlining and wrote it into the line table
+        assert any("inlined at" in t and "helper.py" in t.split("inlined at")[0] for t in sass)
+    else:  # Triton 3.6: bare rows; the call sites come from the PTX (marked inferred only where ambiguous)
+        assert not any("inlined at" in t for t in sass)
     fmul = {sm.source_lines("sass", i) for i, t in enumerate(sass) if re.search(r"\bFMUL\b", t)}
     assert fmul == {(lines["body"], lines["call"])}
     shfl = {sm.source_line("sass", i) for i, t in enumerate(sass) if "SHFL.BFLY" in t}
@@ -355,7 +360,24 @@ def test_fused_locations_resolve_to_their_first_known_part():
     comp = compiled("strided.py", "gfx942")
     sm = comp.source_map
     ttgir = comp.stage("ttgir").splitlines()
+    if not any("loc(fused[" in t for t in ttgir):
+        # Triton 3.6 keeps the two constants apart (no fused location): read Triton 3.9's real output instead
+        with open(fixture_path("strided_gfx942_triton39.ttgir")) as f:
+            text = f.read()
+        sm = SourceMap(("source", "ttgir"), lambda stage: text if stage == "ttgir" else comp.source_text,
+                       comp.kernel.file)
+        ttgir = text.splitlines()
     fused_alias = next(t.split(" = ")[0] for t in ttgir if "loc(fused[" in t)
     users = [i for i, t in enumerate(ttgir) if t.endswith(f"loc({fused_alias})")]
     assert users and all(sm.source_line("ttgir", i) is not None and not sm.lines("ttgir")[i].inferred
                          for i in users)
+
+
+def test_sass_shuffles_of_two_reductions_go_to_their_own_lines():
+    """layernorm reduces twice through the same standard.py lines (mean, then variance). With Triton 3.6 the
+    SASS line table names only standard.py; each shuffle must still reach its own tl.sum line."""
+    comp = compiled("layernorm.py", "sm_90")
+    sm, sass = comp.source_map, comp.stage("sass").splitlines()
+    sums = sorted(source_lines_with(comp, "tl.sum("))
+    got = [sm.source_line("sass", i) for i, t in enumerate(sass) if "SHFL.BFLY" in t]
+    assert len(sums) == 2 and got and got.count(sums[0]) == got.count(sums[1]) == len(got) // 2

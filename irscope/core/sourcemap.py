@@ -123,6 +123,7 @@ class SourceMap:
             parsed = self.parsed(stage)
             if stage == "sass" and "ptx" in self.stages:
                 self._undo_asm_line_shift(parsed)
+                self._restore_inlining_from_ptx(parsed)
             memo: dict = {}
             irline_memo: dict = {}
             inferred = parsed.inferred
@@ -206,6 +207,53 @@ class SourceMap:
             for d in pending_debug:  # the //## comments just above describe this instruction
                 sass.chains[d] = fixed
             pending_debug.clear()
+
+    def _restore_inlining_from_ptx(self, sass: Parsed) -> None:
+        """When the PTX carries its inlining only in comments (older LLVM, Triton 3.6), ptxas never saw it
+        and the SASS line table has bare rows: `standard.py:263` with no call site, a user helper's line
+        with no caller. Each such row takes the call sites the PTX records for the same file and line;
+        where the PTX inlines that line at several places, the one whose outermost line matches the
+        previous SASS row naming one of the candidate call sites is taken (else the first) and the line is
+        marked inferred."""
+        if any(chain is not None and len(chain) > 1 for chain in sass.chains):
+            return  # the line table has its own inlining (newer Triton)
+        ptx = self.parsed("ptx")
+        direct: set[tuple[str, int]] = set()
+        callers: dict[tuple[str, int], list[Chain]] = {}
+        for kind, chain in zip(ptx.kinds, ptx.chains):
+            if not chain:
+                continue
+            key = (os.path.basename(chain[0].file), chain[0].line)
+            if len(chain) == 1:
+                direct.add(key)
+                continue
+            outer = tuple(SourceLoc(loc.file, loc.line, 0) for loc in chain[1:])
+            options = callers.setdefault(key, [])
+            if outer not in options:
+                options.append(outer)
+        if not callers:
+            return
+        call_sites = {o[-1].line for options in callers.values() if len(options) > 1 for o in options}
+        memo: dict = {}
+        previous_outer: int | None = None
+        for index, chain in enumerate(sass.chains):
+            if not chain:
+                continue
+            key = (os.path.basename(chain[0].file), chain[0].line)
+            options = callers.get(key) if len(chain) == 1 else None
+            if not options or key in direct:
+                if chain[-1].line in call_sites:  # rows elsewhere (a line 31 scheduled in between) don't count
+                    previous_outer = chain[-1].line
+                continue
+            outer = next((o for o in options if o[-1].line == previous_outer), options[0])
+            fixed = memo.get((chain, outer))
+            if fixed is None:
+                fixed = chain + outer
+                memo[(chain, outer)] = fixed
+            sass.chains[index] = fixed
+            if len(options) > 1:
+                sass.inferred.add(index)
+            previous_outer = outer[-1].line
 
     # --- queries -----------------------------------------------------------------------------------
 

@@ -395,7 +395,10 @@ _MLIR_ELEM = re.compile(r"!tt\.ptr<(\w+)>|memdesc<(?:[\dx]+x)?(\w+?)\s*,|tensor<
 
 
 _MLIR_CONSTANT = re.compile(r"^\s*(%[\w.$-]+) = arith\.constant (?:dense<)?([^>:]+?)>? : ")
-_MLIR_HINTS = re.compile(r"\b(cache|evict|cache_modifier|eviction_policy|isVolatile|sem|scope)\s*=\s*([\w\".]+)")
+_MLIR_HINTS = re.compile(r"\b(cache|evict|cache_modifier|eviction_policy|cacheModifier|evictionPolicy|isVolatile|sem|scope)"
+                         r"\s*=\s*([\w\".]+)")
+# Triton 3.6 prints hints as bare attributes (`evictionPolicy = evict_last`); later ones as a cachePolicy
+_MLIR_HINT_NAMES = {"cacheModifier": "cache_modifier", "evictionPolicy": "eviction_policy"}
 
 
 def parse_mlir(text: str, stage: str) -> list[MemoryOp]:
@@ -425,7 +428,7 @@ def parse_mlir(text: str, stage: str) -> list[MemoryOp]:
         found = _MLIR_ELEM.search(type_text)
         if found:
             elem = next(g for g in found.groups() if g)
-        cache = tuple(f"{k}={v}" for k, v in _MLIR_HINTS.findall(rest) if v not in ("none", "1", "false", "evict_normal"))
+        cache = tuple(f"{_MLIR_HINT_NAMES.get(k, k)}={v}" for k, v in _MLIR_HINTS.findall(rest) if v not in ("none", "1", "false", "evict_normal"))
         if other in constants:
             other = constants[other]  # the value itself, e.g. 1.500000e+00
         ops.append(MemoryOp(stage, index, opcode, kind, space, None, masked, elem_type=elem, other=other,

@@ -1,6 +1,10 @@
 """Locations in PTX: the `.file` table and `.loc f l c[, function_name F, inlined_at f2 l2 c2]`.
 An instruction inherits the last `.loc`; `.loc f 0 c` means "no location".
 
+Older LLVM (Triton 3.6) writes no `inlined_at` into `.loc`; the inlining chain appears only in the
+trailing comment, `// standard.py:263:15 @[ standard.py:293:36 @[ layernorm.py:26:18 ] ]`, with base names
+that irscope resolves through the `.file` table. The same chain is then read from the comment.
+
 Inline assembly: LLVM's asm printer emits one `.loc` per line of a multi-line `asm` string, counting the
 line number up from the call's line (so a 4-line Triton load at line 26 shows `.loc 1 26 9`, `.loc 1 27 9`
 ... `.loc 1 29 9`). Those extra `.loc`s are not source positions; inside a `// begin inline asm` block
@@ -17,6 +21,7 @@ from .base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s*,?\s*"([^"]*)")?', re.MULTILINE)
 _LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*?inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
 _LABEL = re.compile(r"^\s*[$\w.]+:")
+_COMMENT_FRAME = re.compile(r"@\[\s*([^\s:@\[\]]+):(\d+):(\d+)")
 _MEMORY = re.compile(r"\b(?:(ld|st)\.(?:global|shared)|(atom|red|cp\.async|ldmatrix|stmatrix|st\.async)\.)")
 
 
@@ -45,6 +50,9 @@ def file_table(text: str) -> dict[int, str]:
 def parse_ptx(text: str) -> Parsed:
     lines = text.splitlines()
     files = file_table(text)
+    by_base: dict[str, int] = {}
+    for number, path in sorted(files.items()):
+        by_base.setdefault(path.replace("\\", "/").rsplit("/", 1)[-1], number)
     parent: dict[Key, Key] = {}        # an inlined position -> where it was inlined, as last seen
     chain_memo: dict[tuple, Chain | None] = {}
 
@@ -64,6 +72,23 @@ def parse_ptx(text: str) -> Parsed:
             cur, outer = outer, (parent.get(outer) if outer else None)
             seen += 1
         result = tuple(frames) if frames and key[1] > 0 else None
+        chain_memo[memo_key] = result
+        return result
+
+    def comment_chain(key: Key, text: str) -> Chain | None:
+        """The chain of a `.loc` whose inlining is written only in its comment (older LLVM)."""
+        memo_key = (key, text[text.index("@["):])
+        got = chain_memo.get(memo_key, False)
+        if got is not False:
+            return got
+        result = None
+        if key[1] > 0:
+            frames = [SourceLoc(files.get(key[0], str(key[0])), key[1], key[2])]
+            for base, line, col in _COMMENT_FRAME.findall(text):
+                number = by_base.get(base)
+                if int(line) > 0:
+                    frames.append(SourceLoc(files[number] if number is not None else base, int(line), int(col)))
+            result = tuple(frames)
         chain_memo[memo_key] = result
         return result
 
@@ -119,7 +144,11 @@ def parse_ptx(text: str) -> Parsed:
                 inl = (int(m.group(4)), int(m.group(5)), int(m.group(6))) if m.group(4) else None
                 if inl is not None:
                     parent[key] = inl
-                chain = chain_of(key, inl)
+                    chain = chain_of(key, inl)
+                elif "@[" in s:
+                    chain = comment_chain(key, s)
+                else:
+                    chain = chain_of(key, None)
                 chains.append(chain)
                 if in_asm:
                     asm_count += 1

@@ -93,6 +93,14 @@ FULL: dict[str, tuple[str, str]] = {
     "s_and_saveexec_b64": ("Narrow the active lanes", "{d} = EXEC, then EXEC = EXEC AND {a}: only lanes where the "
                            "condition holds stay active (the start of an if)"),
     "s_or_saveexec_b64": ("Widen the active lanes", "{d} = EXEC, then EXEC = EXEC OR {a}"),
+    "s_andn2_b64": ("AND with the complement", "{d} = {a} AND NOT {b} (64-bit lane masks, e.g. the active lanes "
+                    "that fail a loop condition)"),
+    "v_accvgpr_read_b32": ("Read an accumulation register", "{d} = {a}: copy from an AccVGPR (where MFMA results "
+                           "live) to an ordinary vector register"),
+    "v_accvgpr_write_b32": ("Write an accumulation register", "{d} = {a}: copy into an AccVGPR, e.g. to set an MFMA "
+                            "accumulator's starting value"),
+    "v_rcp_iflag_f32": ("Reciprocal (integer-division variant)", "{d} = 1 / {a} (approximate), the form used "
+                        "inside integer division sequences: it raises no floating-point exception flags"),
     "s_setprio": ("Set wave priority", "raise or lower this wave's issue priority"),
     "s_sleep": ("Sleep", "pause the wave for a while"),
     "s_getpc_b64": ("Read the program counter", "{d} = the address of the next instruction"),

@@ -133,6 +133,9 @@ INTRINSICS: dict[str, tuple[str, str]] = {
     "amdgcn.workitem.id": ("Thread index", "this lane's index within the workgroup (threadIdx)"),
     "amdgcn.workgroup.id": ("Workgroup index", "this workgroup's index in the grid (blockIdx), i.e. tl.program_id"),
     "amdgcn.s.barrier": ("Workgroup barrier", "every wave of the workgroup waits here for the others"),
+    "amdgcn.s.setprio": ("Set wave priority", "raise or lower this wave's issue priority (s_setprio)"),
+    "amdgcn.sched.barrier": ("Scheduling barrier", "tell the instruction scheduler which kinds of instructions may "
+                             "move across this point (a mask of 0 lets none); emits no code"),
     "amdgcn.s.waitcnt": ("Wait for counters", "wait for outstanding memory operations"),
     "amdgcn.readfirstlane": ("Read first lane", "the value of the first active lane, as a scalar for the whole wave"),
     "amdgcn.readlane": ("Read a lane", "the value of the given lane, as a scalar for the whole wave"),

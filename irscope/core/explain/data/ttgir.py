@@ -79,6 +79,10 @@ OPS: dict[str, tuple[str, str]] = {
                                  "memory with wide stores in the transposed order"),
     "amdg.extract_slice": ("Extract a slice", "{results} = a sub-tile of {a}"),
     "amdg.instruction_sched_hint": ("Scheduling hint", "a hint for AMD's instruction scheduler"),
+    "rocdl.s.setprio": ("Set wave priority", "raise or lower this wave's issue priority (becomes s_setprio), so one "
+                        "wave's matrix instructions go ahead of the others'"),
+    "rocdl.sched.barrier": ("Scheduling barrier", "stop the instruction scheduler moving instructions across this "
+                            "point (the mask says which kinds may cross; 0: none); emits no code"),
     "amdg.cond_barrier": ("Conditional barrier", "a barrier only some warps wait on"),
     "amdg.upcast_mxfp": ("Upcast block-scaled floats", "{results} = low-precision values with shared scales widened"),
 }
