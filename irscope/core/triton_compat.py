@@ -733,7 +733,7 @@ def ttgir_access_linear_layouts(ttgir: str, op_names: tuple[str, ...] | None = N
                 return
             try:
                 value = op.get_operand(0)
-                shape = list(value.get_shape())
+                shape = _value_shape(value)
                 layout = builder.get_gluon_layout_from_tensor(value)
                 attr = layout._to_ir(builder)
                 linear = builder.to_linear_layout(attr, shape)
@@ -748,6 +748,18 @@ def ttgir_access_linear_layouts(ttgir: str, op_names: tuple[str, ...] | None = N
     except Exception:
         return None
     return out
+
+
+def _value_shape(value) -> list[int]:
+    """A tensor value's shape: `value.get_shape()` where the bindings have it (3.7+); Triton 3.6's values
+    only print their type, `tensor<16x128x!tt.ptr<f16>, #layout>`, so the shape is read from that."""
+    if hasattr(value, "get_shape"):
+        return list(value.get_shape())
+    import re
+    m = re.match(r"\s*tensor<((?:\d+x)+)", str(value.get_type()))
+    if m is None:
+        raise ValueError("not a ranked tensor")
+    return [int(d) for d in m.group(1).rstrip("x").split("x")]
 
 
 _leak_report_silenced = False

@@ -336,7 +336,8 @@ _OPS = {"tt.load": "load", "tt.store": "store", "ttg.async_copy_global_to_local"
         "amdg.buffer_load": "load", "amdg.buffer_store": "store", "amdg.buffer_load_to_local": "load",
         "amdgpu.buffer_load": "load", "amdgpu.buffer_store": "store", "amdgpu.buffer_load_to_local": "load"}
 ACCESS_OP_NAMES = tuple(_OPS)
-_DATA_TENSOR = re.compile(r"->\s*tensor<((?:\d+x)+)(\w+)(?:,\s*(#[^>]*?(?:<\{.*?\}>)?))?>")
+# the data tensor of a buffer op: `: !tt.ptr<f16> -> tensor<...>` (3.7+) or just `: tensor<...>` (3.6)
+_DATA_TENSOR = re.compile(r"(?:->|:)\s*tensor<((?:\d+x)+)(\w+)(?:,\s*(#[^>]*?(?:<\{.*?\}>)?))?>")
 _OP_RE = re.compile(r"^\s*(?:%[\w#:]+(?:,\s*%[\w#:]+)*\s*=\s*)?\"?(" + "|".join(map(re.escape, _OPS)) + r")\"?[\s(]")
 _PTR_TENSOR = re.compile(r"tensor<((?:\d+x)+)!tt\.ptr<([\w]+)>(?:,\s*(#[^>]*?(?:<\{.*?\}>)?))?>")
 _SCALAR_PTR = re.compile(r":\s*!tt\.ptr<(\w+)>")
@@ -363,10 +364,10 @@ def ttgir_access_ops(ttgir: str, source_line_of=None, user_file: str | None = No
             layout = parse_layout(layout_text, aliases) if layout_text else OpaqueLayout("none", "")
         else:
             scalar = _SCALAR_PTR.search(line)
-            if not scalar:
-                continue  # a descriptor / TMA access, or a form this parser does not know
-            shape, elem, layout_text, layout = (), scalar.group(1), "", None
             data = _DATA_TENSOR.search(line) if op.startswith("amdg") else None
+            if not scalar and not data:
+                continue  # a descriptor / TMA access, or a form this parser does not know
+            shape, elem, layout_text, layout = (), scalar.group(1) if scalar else data.group(2), "", None
             if data:  # buffer op: base pointer + offsets, shaped and laid out like its data
                 shape = tuple(int(x) for x in data.group(1).rstrip("x").split("x"))
                 layout_text = (data.group(3) or "").strip()

@@ -281,6 +281,7 @@ def _ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int | None, list[
         blocked[m.group(1)] = (spt[order[0]], spt)
     out: dict[tuple[int | None, str], tuple[int | None, list[int] | None, str]] = {}
     lines = text.splitlines()
+    triton_layouts: dict = {}
     for op in memory_ops(comp, ["ttgir"]):
         if op.space != GLOBAL or op.source_line is None:
             continue
@@ -295,13 +296,26 @@ def _ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int | None, list[
                 contiguous = min(contiguous, int(attr.group(1)))
             found = (contiguous, spt, name)
         elif names:
-            found = (int(attr.group(1)) if attr else None, None, names[0])
+            contiguous = int(attr.group(1)) if attr else _runs_in_tritons_layout(text, op.line, triton_layouts)
+            found = (contiguous, None, names[0])
         else:
             continue
         key = (op.source_line, op.op)
         if key not in out or (found[0] or 0) < (out[key][0] or 0):
             out[key] = found
     return out
+
+
+def _runs_in_tritons_layout(ttgir: str, line: int, cache: dict) -> int | None:
+    """Consecutive elements per thread in the layout of the access on TTGIR `line`, from Triton's own
+    linear layout of it. Triton 3.7+ writes this as `contiguity` on buffer ops; 3.6 does not, and its
+    layout says the same as far as the layout goes (Triton's value also caps it by what the address
+    analysis proves, which the other reasons cover)."""
+    if "layouts" not in cache:
+        from .coalescing import _triton_layouts
+        cache["layouts"] = _triton_layouts(ttgir)
+    found = cache["layouts"].get(line)
+    return found.contiguous_registers() if found is not None else None
 
 
 def _machine_widths(comp) -> dict[tuple[int | None, str], list[int]]:
