@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
 
 from conftest import fixture_path, kernel_path
 from irscope.tui.app import IrscopeApp
@@ -215,23 +214,6 @@ async def test_changing_target_recompiles_in_the_background():
         await wait_until_shown(app, pilot)
         assert str(app.shown.comp.target) == "gfx942"
         assert "amdgcn" in [p.stage for p in app.panes if p.display]
-
-
-@run_async
-async def test_stepper_key_without_the_stepper_says_so():
-    pytest.importorskip("textual")
-    try:
-        import irscope.tui.stepper  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("the stepper is part of this build")
-    app = IrscopeApp(ADD, target="sm_90")
-    async with app.run_test(size=(120, 30)) as pilot:
-        await wait_until_shown(app, pilot)
-        await pilot.press("ctrl+t")
-        await pilot.pause()
-        assert any("stepper" in str(n.message) for n in app._notifications)
 
 
 @run_async

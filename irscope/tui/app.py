@@ -755,11 +755,8 @@ class IrscopeApp(App):
         if self.shown is None or self.ws is None:
             self.notify("open a kernel first", timeout=2)
             return
-        try:
-            from .stepper import StepperScreen  # another part of irscope; may be absent in this build
-        except ImportError:
-            self.notify("the stepper is not part of this build of irscope", severity="warning")
-            return
+        from .stepper import StepperScreen  # imported on first use: it pulls in the interpreter's recorder
+
         self.push_screen(StepperScreen(self.ws, self.shown.comp))
 
     # ---- search and go-to
