@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 
-
 from conftest import fixture_path, kernel_path
 from irscope.tui.app import IrscopeApp
 from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
