@@ -1,4 +1,4 @@
-"""The core must never pull in the terminal UI."""
+"""The core must never pull in the terminal UI, and the UI must paint before torch and Triton load."""
 
 import subprocess
 import sys
@@ -6,9 +6,25 @@ import sys
 from conftest import ROOT
 
 
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+
+
 def test_core_imports_no_textual():
-    code = ("import sys, irscope.core.session, irscope.core.report, irscope.cli; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')]; "
+    code = ("import sys, pkgutil, importlib, irscope.core, irscope.cli, irscope.step_command\n"
+            "for m in pkgutil.walk_packages(irscope.core.__path__, 'irscope.core.'):\n"
+            "    importlib.import_module(m.name)\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')]\n"
             "print(bad); sys.exit(1 if bad else 0)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    done = _run(code)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_app_module_loads_without_torch_or_triton():
+    """`irscope FILE` paints its first screen before importing torch and Triton (seconds on a small
+    machine); a module-level import of the engine anywhere in the UI would undo that."""
+    code = ("import sys, irscope.tui.app, irscope.tui.panels\n"
+            "bad = [m for m in ('torch', 'triton') if m in sys.modules]\n"
+            "print(bad); sys.exit(1 if bad else 0)")
+    done = _run(code)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import amdgcn, llvm, mlir, ptx, sass
-from ..toolchain import instruction_encodings
 from .common import Explanation, nothing
 
 if TYPE_CHECKING:
@@ -28,6 +27,8 @@ def _controls(comp: "Compilation | None") -> dict | None:
     cached = comp.__dict__.get("_irscope_sass_controls")
     if cached is None:
         try:
+            from ..toolchain import instruction_encodings  # here, not at the top: it imports torch and Triton,
+            # which the terminal UI loads only after its first paint
             cached = instruction_encodings(comp.asm["cubin"])
         except Exception:   # nvdisasm missing or failing: explain without control fields
             cached = {}
