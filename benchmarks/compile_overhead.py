@@ -4,8 +4,9 @@ For each example kernel, in fresh processes with fresh caches, side by side:
   cold  plain  = triton.compile(...) of the very specialization the file's launch gets
         irscope = open the file (run its launch in the interpreter), specialize, compile, every stage
                   ready; "IR" = up to the cubin, "+SASS" = also disassembled with nvdisasm
-  warm  reopen = the whole `irscope report FILE` process on a warm cache, minus the time of
-                 `python -c "import torch, triton"`
+  warm  reopen = a whole process that opens the file again on a warm cache and has every stage ready
+                 (SASS and resources included), minus the time of `python -c "import torch, triton"`;
+                 `irscope report` does more than that (its analyses re-run the interpreter)
   first  irscope = cold, and irscope's own cache (the memo of Triton's install hash) empty too: the very
                   first run after installing or upgrading Triton
 Targets (issue 2): cold ratio ≤ 1.10; warm reopen ≤ 0.3 s over the import.
@@ -103,8 +104,8 @@ def main() -> int:
             env = dict(os.environ, TRITON_CACHE_DIR=b, IRSCOPE_CACHE_DIR=own, PYTHONPATH=ROOT)
             base = statistics.median(_wall([sys.executable, "-c", "import torch, triton"], env)
                                      for _ in range(args.repeat))
-            reopen = statistics.median(_wall([sys.executable, "-m", "irscope", "report", path, "--target",
-                                              args.target], env) for _ in range(args.repeat))
+            reopen = statistics.median(_wall([sys.executable, __file__, "--child", "irscope", path, args.target],
+                                             env) for _ in range(args.repeat))
         print(f"{name:<16}{plain:>8.2f}{ours['irscope_ir']:>12.2f}{ours['irscope_ir'] / plain:>7.2f}"
               f"{ours['irscope_sass']:>8.2f}{ours['irscope_sass'] / plain:>7.2f}{first:>8.2f}{first / plain:>7.2f}"
               f"{base:>8.2f}{reopen:>8.2f}"
