@@ -128,6 +128,13 @@ def test_define_the_jit_rejects(cli, define, says):
     assert says in line and "-D/--arg" in line
 
 
+def test_arg_that_names_no_parameter(cli):
+    code, _, err = cli("report", fixture_path("no_launch.py"), "-D", "BLOCK=64", "--arg", "x_pr=*fp16")
+    assert code == 2
+    line = one_line(err)
+    assert "--arg x_pr" in line and "x_ptr" in line
+
+
 def test_real_binary_prints_no_traceback():
     done = run_irscope("dump", "does/not/exist.py", cwd=ROOT)
     assert done.returncode == 2
