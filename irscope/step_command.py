@@ -43,6 +43,9 @@ def run(ws, args: argparse.Namespace) -> int:
     from .core.interp.text import stop_text
 
     pid = parse_program(args.program)
+    if args.hit < 1 or (args.hit != 1 and args.break_line is None):
+        raise IrscopeError(f"--hit {args.hit}: give a count of 1 or more, with --break LINE "
+                           f"(the N-th time that line runs)")
     kernel = ws.kernel(args.kernel)
     launches = ws.launches_of(kernel, args.config)
     if not 0 <= args.launch < len(launches):
@@ -60,13 +63,13 @@ def run(ws, args: argparse.Namespace) -> int:
         step = stepper.end()
     else:
         hits = [s for s in rec.steps if s.line == args.break_line and s.event == "line"]
-        if len(hits) < max(args.hit, 1):
+        if len(hits) < args.hit:
             ran = ", ".join(str(line) for line in rec.lines)
             times = f"runs only {len(hits)} time(s)" if hits else "never runs"
             stopped = f" (the kernel stopped early: {rec.error})" if rec.error else ""
             raise IrscopeError(f"--break {args.break_line}: that line {times} in program "
                                f"{args.program}{stopped}; lines it runs: {ran}")
-        step = hits[max(args.hit, 1) - 1]
+        step = hits[args.hit - 1]
     names = None
     if args.names:
         names = [n.strip() for n in args.names.split(",") if n.strip()]

@@ -117,6 +117,24 @@ def test_bad_define_syntax(cli):
     assert "NAME=VALUE" in one_line(err)
 
 
+@pytest.mark.parametrize("define, says", [("FOO=1", "FOO was specified but unrecognised"),
+                                           ("num_warps=3", "num_warps must be a power of 2")])
+def test_define_the_jit_rejects(cli, define, says):
+    """A -D that names no parameter or launch option, or a launch option Triton refuses: the JIT's own
+    check, in one line (it used to end as an internal error)."""
+    code, _, err = cli("dump", kernel_path("add.py"), "-D", define)
+    assert code == 2
+    line = one_line(err)
+    assert says in line and "-D/--arg" in line
+
+
+def test_arg_that_names_no_parameter(cli):
+    code, _, err = cli("report", fixture_path("no_launch.py"), "-D", "BLOCK=64", "--arg", "x_pr=*fp16")
+    assert code == 2
+    line = one_line(err)
+    assert "--arg x_pr" in line and "x_ptr" in line
+
+
 def test_real_binary_prints_no_traceback():
     done = run_irscope("dump", "does/not/exist.py", cwd=ROOT)
     assert done.returncode == 2

@@ -381,3 +381,25 @@ def test_sass_shuffles_of_two_reductions_go_to_their_own_lines():
     sums = sorted(source_lines_with(comp, "tl.sum("))
     got = [sm.source_line("sass", i) for i, t in enumerate(sass) if "SHFL.BFLY" in t]
     assert len(sums) == 2 and got and got.count(sums[0]) == got.count(sums[1]) == len(got) // 2
+
+
+def test_strip_locations_on_real_ttgir():
+    """One stripper serves the analyses, Explain and the TUI: no `loc(` survives, the op text does."""
+    from irscope.core.stages.mlir import strip_locations
+
+    comp = compiled("add.py", "sm_90")
+    for raw in comp.stage("ttgir").splitlines():
+        line = strip_locations(raw)
+        if raw.lstrip().startswith("#loc"):
+            assert line == raw.rstrip()
+            continue
+        assert not re.search(r"(^|[^\w.$])loc\(", line), line
+        if raw.count("loc(") == 1 and re.search(r" loc\(#loc\d*\)$", raw):  # the common case: a trailing alias
+            assert line == raw[:raw.rfind(" loc(")]
+    header = next(line for line in comp.stage("ttgir").splitlines() if "tt.func" in line)
+    assert strip_locations(header).count("%arg") == header.count("%arg")
+    # block arguments carry a location each; quoted names may hold parentheses; `alloc(` is no location
+    assert strip_locations('^bb0(%a: f32 loc(callsite(#loc3 at #loc4)), %b: f32 loc("x(y)"(#loc5))):') == \
+        "^bb0(%a: f32, %b: f32):"
+    assert strip_locations("%0 = llvm.call @my_alloc(%x) : (i32) -> i32 loc(#loc1)") == \
+        "%0 = llvm.call @my_alloc(%x) : (i32) -> i32"

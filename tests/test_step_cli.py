@@ -49,3 +49,10 @@ def test_bad_inputs_are_one_line(cli):
     assert code == 2 and "--break 5: that line never runs" in err and "22, 24, 25, 26, 27, 28" in err
     code, _, err = cli("step", kernel_path("add.py"), "-b", "26", "--print", "nope")
     assert code == 2 and "nope not defined at line 26" in err and "offsets" in err
+
+
+def test_hit_below_one_or_without_break_is_an_error(cli):
+    for extra in (["-b", "26", "--hit", "0"], ["--hit", "3"]):
+        code, out, err = cli("step", kernel_path("add.py"), *extra)
+        assert code == 2 and out == ""
+        assert err.startswith("irscope: error: --hit ") and "--break LINE" in err and "Traceback" not in err

@@ -138,7 +138,11 @@ def compile_launch(launch: Launch, target: Target, source_text: str) -> Compilat
     """Compile one launch for one target. The same specialization is compiled once per process,
     and Triton's on-disk cache (TRITON_CACHE_DIR) makes a reopen cheap."""
     jit = launch.kernel.jit
-    spec = specialize(jit, launch.args, launch.kwargs, target)
+    try:
+        spec = specialize(jit, launch.args, launch.kwargs, target)
+    except Exception as exc:  # the JIT's own checks of the arguments and launch options (-D FOO=1, num_warps=3)
+        raise IrscopeError(f"Triton's JIT rejects this launch of {launch.kernel.name}: {_one_line(exc)}; "
+                           f"check the -D/--arg values (launch options: num_warps, num_stages, ...)") from None
     key = (id(jit), target, spec.cache_key())
     if key in _memo:
         return _memo[key]
@@ -154,6 +158,13 @@ def compile_launch(launch: Launch, target: Target, source_text: str) -> Compilat
             comp.metadata = compiled_metadata(compiled)
     _memo[key] = comp
     return comp
+
+
+def _one_line(exc: Exception) -> str:
+    """`Type: first line of the message` (a KeyError's message without the quotes str() adds)."""
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    first = text.strip().splitlines()
+    return f"{type(exc).__name__}: {first[0]}" if first else type(exc).__name__
 
 
 @contextlib.contextmanager
@@ -197,8 +208,7 @@ def _describe_failure(exc: Exception, stderr: str, kernel: Kernel, source_text: 
     if diag:
         line = int(diag.group("line"))
         return CompileFailure(diag.group("msg").strip(), diag.group("file"), line, source_line(line))
-    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return CompileFailure(f"{type(exc).__name__}: {first}", kernel.file, None, None)
+    return CompileFailure(_one_line(exc), kernel.file, None, None)
 
 
 def _def_line_of_source(src: str | None, kernel: Kernel, source_text: str) -> int:

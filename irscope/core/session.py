@@ -217,6 +217,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
                            f"e.g. kernels/add.py")
     by_jit = {id(k.jit): k for k in kernels}
     overrides = overrides or Overrides()
+    _check_arg_names(overrides, kernels, user_file)
     launches = [_launch(raw, by_jit, overrides) for raw in result.launches if id(raw.jit) in by_jit]
     warning = None
     if result.error is not None:
@@ -225,6 +226,15 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         warning = (f"{user_file.shown} raised {type(result.error).__name__} after its kernels launched; "
                    f"showing the {len(launches)} launch(es) captured before that")
     return Workspace(user_file, kernels, launches, resolved, overrides, warning)
+
+
+def _check_arg_names(overrides: Overrides, kernels: list[Kernel], user_file: UserFile) -> None:
+    """An --arg must name a kernel parameter (a typo would otherwise be ignored without a word)."""
+    params = {p.name for k in kernels for p in k.jit.params}
+    unknown = [name for name in overrides.args if name not in params]
+    if unknown:
+        raise IrscopeError(f"--arg {unknown[0]}: no kernel in {user_file.shown} has a parameter of that name; "
+                           f"its parameters: {', '.join(sorted(params))}")
 
 
 def _user_error_line(user_file: UserFile, result) -> str:

@@ -318,7 +318,3 @@ class SourceMap:
                 if line.loc is not None and not line.inferred:
                     mapped += 1
         return mapped / total if total else 1.0
-
-    def line_of(self, stage: str, index: int) -> IRLine:
-        return self.lines(stage)[index]
-

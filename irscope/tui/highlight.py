@@ -16,6 +16,7 @@ from pygments.token import Error, Token, _TokenType
 from rich.style import Style
 
 from ..core.lexers import lexer_for_stage
+from ..core.stages.mlir import strip_locations
 
 TAB_SIZE = 4
 LONG_LINE = 400
@@ -54,41 +55,13 @@ def strip_inline_debug(stage: str, line: str) -> str:
     """A line without its inline debug annotations (MLIR `loc(...)` suffixes, LLVM `, !dbg !12`),
     and SASS without nvdisasm's column padding."""
     if stage in ("ttir", "ttgir"):
-        return _strip_mlir_locs(line)
+        return strip_locations(line)
     if stage == "llir":
         return _LLVM_DBG.sub("", line)
     if stage == "sass":  # nvdisasm pads into wide columns; keep the words, drop the padding
         body = _WIDE_GAPS.sub("  ", line.strip())
         return ("  " + body) if line[:1].isspace() and body else body
     return line
-
-
-def _strip_mlir_locs(line: str) -> str:
-    if "loc(" not in line or line.lstrip().startswith("#loc"):
-        return line
-    out: list[str] = []
-    i = 0
-    while True:
-        j = line.find(" loc(", i)
-        if j < 0:
-            out.append(line[i:])
-            break
-        out.append(line[i:j])
-        depth, k = 0, j + 4
-        while k < len(line):
-            if line[k] == "(":
-                depth += 1
-            elif line[k] == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            elif line[k] == '"':  # skip a quoted name, which may hold parentheses
-                k = line.find('"', k + 1)
-                if k < 0:
-                    return line
-            k += 1
-        i = k + 1
-    return "".join(out)
 
 
 class StageText:

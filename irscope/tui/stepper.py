@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import os
-import re
 
 import numpy as np
 from rich.text import Text
@@ -23,6 +22,7 @@ from textual.widgets import Footer, Input, Label, Static
 from ..core.errors import IrscopeError
 from ..core.interp import Recording, Value, launch_grid, normalize_program_id, record_program
 from ..core.interp.stepper import Stepper
+from ..core.stages.mlir import strip_locations
 from .widgets.line_list import LineList
 from .widgets.stepper_views import LocalsView, SourceView
 from .widgets.value_grid import ValueGrid
@@ -256,7 +256,7 @@ class StepperScreen(Screen):
         out = Text(no_wrap=True, overflow="ellipsis")
         for i in shown:
             out.append(f"{i + 1:>5} ", style="dim")
-            out.append(_strip_loc(text[i]).strip() + "\n")
+            out.append(strip_locations(text[i]).strip() + "\n")
         if len(shown) < len(indices):
             out.append(f"      … {len(indices) - len(shown)} more lines", style="dim")
         out.rstrip()
@@ -514,13 +514,6 @@ def access_lanes(access, region) -> np.ndarray | None:
         outside = (access.offsets < 0) | (access.offsets >= region.numel)
         states[outside & access.active] = OUTSIDE
     return None if (states == ACTIVE).all() else states
-
-
-_LOC_TAIL = re.compile(r"\bloc\((#loc\d*|\"[^\"]*\"\(#loc\d*\)|\"[^\"]*\":\d+:\d+)\)\s*$")
-
-
-def _strip_loc(line: str) -> str:
-    return _LOC_TAIL.sub("", line).rstrip()
 
 
 def _ir_lines_by_source(comp, stage: str, path: str) -> dict[int, list[int]]:

@@ -67,10 +67,6 @@ class Counts:
         return self.ideal_sectors / self.requests if self.requests else None
 
     @property
-    def lines_per_request(self) -> float | None:
-        return self.lines / self.requests if self.requests else None
-
-    @property
     def efficiency(self) -> float | None:
         """Ideal ÷ actual sectors: 1.0 when every sector moved is needed."""
         return self.ideal_sectors / self.sectors if self.sectors else None
@@ -278,10 +274,6 @@ class KernelCoalescing:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     error: str | None = None
-
-    @property
-    def sampled_all(self) -> bool:
-        return len(self.programs) == math.prod(self.grid)
 
     def by_source_line(self) -> list[LineCoalescing]:
         lines: dict[int | None, LineCoalescing] = {}

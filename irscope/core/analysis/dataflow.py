@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..stages.mlir import strip_locations
+
 _VALUE = re.compile(r"%[\w.$-]+(?:#\d+)?")
 _FUNC = re.compile(r"^\s*tt\.func\b.*?@[\w$.]+\((?P<args>.*)\)\s*(?:->.*)?(?:attributes.*)?\{\s*$")
 _ARG = re.compile(r"(%[\w.$-]+)\s*:\s*([^{,]+?)(?:\s*\{(?P<attrs>[^}]*)\})?\s*(?:,|$)")
@@ -58,35 +60,6 @@ class FunctionGraph:
 class Reach:
     args: set[str] = field(default_factory=set)
     ops: list[Def] = field(default_factory=list)
-
-
-def strip_locations(line: str) -> str:
-    """Remove every `loc(...)` (nested parentheses included) from a line of MLIR."""
-    out, i = [], 0
-    while True:
-        j = line.find("loc(", i)
-        if j < 0 or (j > 0 and (line[j - 1].isalnum() or line[j - 1] == "_")):
-            if j < 0:
-                out.append(line[i:])
-                return "".join(out).rstrip()
-            out.append(line[i:j + 4])
-            i = j + 4
-            continue
-        out.append(line[i:j])
-        depth, k = 0, j + 3
-        while k < len(line):
-            if line[k] == "(":
-                depth += 1
-            elif line[k] == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            elif line[k] == '"':
-                k = line.find('"', k + 1)
-                if k < 0:
-                    k = len(line)
-            k += 1
-        i = k + 1
 
 
 def parse_function(text: str) -> FunctionGraph:

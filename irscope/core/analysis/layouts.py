@@ -96,10 +96,6 @@ class LinearLayout:
         return 1 << len(self.reg_bases)
 
     @property
-    def num_lanes(self) -> int:
-        return 1 << len(self.lane_bases)
-
-    @property
     def num_warps(self) -> int:
         return 1 << len(self.warp_bases)
 

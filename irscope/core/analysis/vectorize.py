@@ -16,8 +16,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dataflow import FunctionGraph, constant_value, parse_function, strip_locations
-from .memory import GLOBAL, MemoryOp, memory_ops, parse_mlir, primary_stage
+from ..stages.mlir import strip_locations
+from .dataflow import FunctionGraph, constant_value, parse_function
+from .memory import GLOBAL, MemoryOp, memory_ops, primary_stage
 
 VECTOR_BYTES = 16   # the widest per-thread global access Triton emits (128 bits)
 

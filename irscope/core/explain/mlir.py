@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import re
 
+from ..stages.mlir import strip_locations
 from . import layouts
 from .common import Explanation, fill, nothing, sentence
 from .data import ttgir as ttgir_data
@@ -17,11 +18,6 @@ _OP = re.compile(r'^(?:(?P<results>%[^=]+?)\s*=\s*)?"?(?P<op>[a-z_][\w]*\.[\w.]+
 _VALUE = re.compile(r"%[\w-]+(?:#\d+)?")
 _ALIAS_DEF = re.compile(r"^(#\w+)\s*=\s*(#(?:ttg|ttng|amdg|triton_gpu)\.\w+(?:<.*>)?)\s*$")
 _TENSOR = re.compile(r"(?:tensor|!ttg\.memdesc|memdesc)?<((?:\d+x)+)([\w!.]+(?:<[^>]*>)?)\s*(?:,\s*(#[\w.]+(?:<\{.*?\}>)?))?")
-
-
-def strip_loc(line: str) -> str:
-    at = line.find(" loc(")
-    return line[:at] if at >= 0 else line
 
 
 @functools.lru_cache(maxsize=16)
@@ -78,7 +74,7 @@ def _layout_details(types: str, aliases: dict[str, str]) -> list[str]:
 
 
 def explain(text: str, stage: str, module_text: str | None = None) -> Explanation:
-    line = strip_loc(text.strip())
+    line = strip_locations(text.strip())
     if not line or line.startswith("//") or line in ("}", "})", "}) :") or line.startswith("#loc"):
         return nothing(stage)
     if line.startswith("}"):

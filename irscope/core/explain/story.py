@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from ..stages.mlir import strip_locations
 from . import layouts, mlir
 from .engine import explain_line
 
@@ -46,7 +47,7 @@ def _layout_summary(comp: "Compilation", indices: list[int]) -> str:
     lines = text.splitlines()
     seen: list[str] = []
     for i in indices:
-        for ref in _LAYOUT_REF.findall(mlir.strip_loc(lines[i])):
+        for ref in _LAYOUT_REF.findall(strip_locations(lines[i])):
             if ref not in seen:
                 seen.append(ref)
     out = []

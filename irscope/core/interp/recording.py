@@ -97,9 +97,6 @@ class Recording:
     error_line: int | None = None
     seconds: float = 0.0
 
-    def accesses_at(self, line: int) -> list[MemoryAccess]:
-        return [a for a in self.accesses if a.line == line]
-
     @property
     def lines(self) -> list[int]:
         return sorted({s.line for s in self.steps})

@@ -74,7 +74,3 @@ class Stepper:
             return False
         self.breakpoints.add(line)
         return True
-
-    def first_hit(self, line: int) -> Step | None:
-        """The first time the program stops at `line` (None if it never runs it)."""
-        return next((s for s in self.recording.steps if s.line == line and s.event == "line"), None)

@@ -6,23 +6,19 @@ writes the inlined-at chain in the comment after it: `; standard.py:43:13 @[ ker
 
 from __future__ import annotations
 
-import os
 import re
 
 from .base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
-from .ptx import file_table
+from .ptx import chain_with_comment_frames, file_table, paths_by_base_name
 
 _LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
-_FRAME = re.compile(r"([^\s@\[\]:;]+):(\d+):(\d+)")
 _LABEL = re.compile(r"^[.$\w]+:")
 
 
 def parse_amdgcn(text: str) -> Parsed:
     lines = text.splitlines()
     files = file_table(text)
-    by_base = {}
-    for path in files.values():
-        by_base.setdefault(os.path.basename(path), path)
+    by_base = paths_by_base_name(files)
     memo: dict[str, Chain | None] = {}
 
     def chain_of(s: str) -> Chain | None:
@@ -32,14 +28,8 @@ def parse_amdgcn(text: str) -> Parsed:
         m = _LOC.match(s)
         result: Chain | None = None
         if m and int(m.group(2)) > 0:
-            frames = [SourceLoc(files.get(int(m.group(1)), m.group(1)), int(m.group(2)), int(m.group(3)))]
-            k = s.find("@[")
-            if k >= 0:
-                for f in _FRAME.finditer(s, k):
-                    if int(f.group(2)) > 0:
-                        frames.append(SourceLoc(by_base.get(f.group(1), f.group(1)), int(f.group(2)),
-                                                int(f.group(3))))
-            result = tuple(frames)
+            first = SourceLoc(files.get(int(m.group(1)), m.group(1)), int(m.group(2)), int(m.group(3)))
+            result = chain_with_comment_frames(first, s, by_base)
         memo[s] = result
         return result
 

@@ -44,11 +44,6 @@ class Parsed:
     extra: dict = field(default_factory=dict)          # dialect-specific facts other stages may use
 
 
-def loc_chain(file: str, line: int, column: int) -> Chain | None:
-    """A one-frame chain; line 0 means "no location" in every dialect."""
-    return (SourceLoc(file, line, column),) if line > 0 else None
-
-
 def infer_gaps(kinds: list[LineKind], chains: list[Chain | None], prefer_next: bool) -> set[int]:
     """Give instructions that the compiler left without a location (LLVM phis; `.loc f 0 c` runs of
     hoisted or merged machine code) the location of a located instruction of the same basic block:

@@ -120,6 +120,37 @@ def _skip_range_end(s: str, j: int) -> int:
     return j
 
 
+def strip_locations(line: str) -> str:
+    """A line of MLIR without its `loc(...)` annotations (nested parentheses and quoted names with
+    parentheses in them included), each with the space before it; trailing blanks dropped.
+    `#loc` definition lines come back unchanged: they are nothing but a location."""
+    if "loc(" not in line or line.lstrip().startswith("#loc"):
+        return line.rstrip()
+    out, i = [], 0
+    while True:
+        j = line.find("loc(", i)
+        while j > 0 and (line[j - 1].isalnum() or line[j - 1] in "_.$"):  # part of a name: `alloc(`
+            j = line.find("loc(", j + 4)
+        if j < 0:
+            out.append(line[i:])
+            return "".join(out).rstrip()
+        out.append(line[i:j - 1] if j > i and line[j - 1] == " " else line[i:j])
+        depth, k = 0, j + 3
+        while k < len(line):
+            if line[k] == "(":
+                depth += 1
+            elif line[k] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif line[k] == '"':  # a quoted name may hold parentheses
+                k = line.find('"', k + 1)
+                if k < 0:
+                    k = len(line)
+            k += 1
+        i = k + 1
+
+
 def _trailing_loc_text(line: str) -> str | None:
     """The location of the op on this line: the last ` loc(...)` closing the line."""
     if not line.endswith(")"):

@@ -47,12 +47,28 @@ def file_table(text: str) -> dict[int, str]:
     return table
 
 
+def paths_by_base_name(files: dict[int, str]) -> dict[str, str]:
+    """File base name -> path (the lowest `.file` number wins): comments name files by base name only."""
+    out: dict[str, str] = {}
+    for _number, path in sorted(files.items()):
+        out.setdefault(path.replace("\\", "/").rsplit("/", 1)[-1], path)
+    return out
+
+
+def chain_with_comment_frames(first: SourceLoc, comment: str, paths_by_base: dict[str, str]) -> Chain:
+    """`first`, then the inlined-at frames LLVM writes in a `.loc`'s comment, `@[ b.py:3:4 @[ k.py:9:1 ] ]`
+    (PTX under Triton 3.6, AMDGCN always); frames at line 0 carry no position and are left out."""
+    frames = [first]
+    for base, line, col in _COMMENT_FRAME.findall(comment):
+        if int(line) > 0:
+            frames.append(SourceLoc(paths_by_base.get(base, base), int(line), int(col)))
+    return tuple(frames)
+
+
 def parse_ptx(text: str) -> Parsed:
     lines = text.splitlines()
     files = file_table(text)
-    by_base: dict[str, int] = {}
-    for number, path in sorted(files.items()):
-        by_base.setdefault(path.replace("\\", "/").rsplit("/", 1)[-1], number)
+    by_base = paths_by_base_name(files)
     parent: dict[Key, Key] = {}        # an inlined position -> where it was inlined, as last seen
     chain_memo: dict[tuple, Chain | None] = {}
 
@@ -83,12 +99,8 @@ def parse_ptx(text: str) -> Parsed:
             return got
         result = None
         if key[1] > 0:
-            frames = [SourceLoc(files.get(key[0], str(key[0])), key[1], key[2])]
-            for base, line, col in _COMMENT_FRAME.findall(text):
-                number = by_base.get(base)
-                if int(line) > 0:
-                    frames.append(SourceLoc(files[number] if number is not None else base, int(line), int(col)))
-            result = tuple(frames)
+            result = chain_with_comment_frames(SourceLoc(files.get(key[0], str(key[0])), key[1], key[2]), text,
+                                               by_base)
         chain_memo[memo_key] = result
         return result
 
