@@ -35,6 +35,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+# The compiler writes the kernel file's path into PTX's debug sections, so the PTX line count on screen
+# depends on where the checkout lives. Snapshot tests open a copy at this fixed path instead.
+SNAPSHOT_SOURCES = "/tmp/irscope-snapshot-sources"
+
+
+def snapshot_source(path: str) -> str:
+    """A copy of a kernel file at a path that is the same on every machine, for SVG snapshots."""
+    import shutil
+
+    os.makedirs(SNAPSHOT_SOURCES, exist_ok=True)
+    target = os.path.join(SNAPSHOT_SOURCES, os.path.basename(path))
+    shutil.copyfile(path, target)
+    return target
+
+
 def kernel_path(name: str) -> str:
     return os.path.join(KERNELS, name)
 

@@ -6,7 +6,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import TabbedContent, TabPane
 
-from conftest import kernel_path
+from conftest import kernel_path, snapshot_source
 from irscope.core.session import open_file
 from irscope.tui.app import IrscopeApp
 from irscope.tui.context import CursorContext
@@ -108,7 +108,7 @@ def test_snapshot_explain_panel_on_a_ptx_load(snap_compare):
         await app.workers.wait_for_complete()
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(ADD, target="sm_90"), terminal_size=(160, 50), run_before=run_before)
+    assert snap_compare(IrscopeApp(snapshot_source(ADD), target="sm_90"), terminal_size=(160, 50), run_before=run_before)
 
 
 def test_snapshot_explain_panel_on_a_sass_load_with_its_control_field(snap_compare):
@@ -136,4 +136,4 @@ def test_snapshot_explain_panel_on_a_sass_load_with_its_control_field(snap_compa
         assert panel.last_explanation.op == "LDG.E.128"
         assert any(d.startswith("control [") for d in panel.last_explanation.details)
 
-    assert snap_compare(IrscopeApp(ADD, target="sm_90"), terminal_size=(160, 50), run_before=run_before)
+    assert snap_compare(IrscopeApp(snapshot_source(ADD), target="sm_90"), terminal_size=(160, 50), run_before=run_before)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import kernel_path
+from conftest import kernel_path, snapshot_source
 from irscope.tui.app import IrscopeApp
 from irscope.tui.panels.memory import MemoryPanel
 from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
@@ -99,7 +99,7 @@ def test_snapshot_marks_and_memory_panel(snap_compare):
         await wait_for_what_if(app, pilot, panel)
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(MISALIGNED, target="sm_90"), terminal_size=(160, 48), run_before=run_before)
+    assert snap_compare(IrscopeApp(snapshot_source(MISALIGNED), target="sm_90"), terminal_size=(160, 48), run_before=run_before)
 
 
 @run_async

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import fixture_path, kernel_path
+from conftest import fixture_path, kernel_path, snapshot_source
 from irscope.tui.app import IrscopeApp
 from tui_helpers import wait_until_shown
 
@@ -21,12 +21,12 @@ async def _loaded(pilot) -> None:
 
 
 def test_add_at_80x24(snap_compare):
-    assert snap_compare(IrscopeApp(kernel_path("add.py"), target="sm_90"), terminal_size=(80, 24),
+    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"), terminal_size=(80, 24),
                         run_before=_loaded)
 
 
 def test_add_at_200x50(snap_compare):
-    assert snap_compare(IrscopeApp(kernel_path("add.py"), target="sm_90"), terminal_size=(200, 50),
+    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"), terminal_size=(200, 50),
                         run_before=_loaded)
 
 
@@ -36,12 +36,12 @@ def test_add_linked_from_ptx_at_160x40(snap_compare):
         await pilot.press("tab", "tab", "slash", *"ld.global", "enter")
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(kernel_path("add.py"), target="sm_90"), terminal_size=(160, 40),
+    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"), terminal_size=(160, 40),
                         run_before=move_to_a_load)
 
 
 def test_compile_error_at_120x30(snap_compare):
-    assert snap_compare(IrscopeApp(fixture_path("compile_error.py"), target="sm_90"), terminal_size=(120, 30),
+    assert snap_compare(IrscopeApp(snapshot_source(fixture_path("compile_error.py")), target="sm_90"), terminal_size=(120, 30),
                         run_before=_loaded)
 
 
@@ -51,5 +51,5 @@ def test_help_at_120x40(snap_compare):
         await pilot.press("question_mark")
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(kernel_path("add.py"), target="sm_90"), terminal_size=(120, 40),
+    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"), terminal_size=(120, 40),
                         run_before=open_help)
