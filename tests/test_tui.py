@@ -314,3 +314,28 @@ async def test_another_autotune_config_from_the_palette():
         await wait_until_shown(app, pilot)
         assert app.shown.comp.launch.autotune_index == 1
         assert dict(app.shown.comp.constexprs) != first
+
+
+@run_async
+async def test_a_panel_that_raises_says_so_and_the_app_goes_on(monkeypatch):
+    from irscope.tui.panels import explain
+    from irscope.tui.panels.explain import ExplainPanel
+    from irscope.tui.panels.info import LineInfoPanel
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug in an analysis")
+
+    monkeypatch.setattr(LineInfoPanel, "show_context", broken)
+    monkeypatch.setattr(explain, "explain_line", broken)  # raises in the panel's thread worker
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("i")
+        await pilot.pause()
+        assert "a bug in an analysis" in str(app.query_one(LineInfoPanel).query_one("#line-info").content)
+        app.query_one("#panels").active = app.query_one("#panels").query("TabPane")[1].id
+        await pilot.press("down")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "a bug in an analysis" in str(app.query_one(ExplainPanel).query_one("#explain-line").content)
+        assert app.is_running

@@ -226,9 +226,14 @@ class IrscopeApp(App):
             return
         self.ws, self.comps = ws, comps
         if len(comps) > 1:
-            for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
-                if comp.ok:
-                    _ = comp.resources
+            try:
+                for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
+                    if comp.ok:
+                        _ = comp.resources
+            except Exception as exc:
+                self.busy = False
+                self.call_from_thread(self.show_open_failure, describe_open_error(exc))
+                return
             self.busy = False
             self.call_from_thread(self.pick, False)
             return
@@ -603,7 +608,10 @@ class IrscopeApp(App):
         if active is None:
             return
         for panel in active.query(InfoPanel):
-            panel.show_context(ctx)
+            try:
+                panel.show_context(ctx)
+            except Exception as exc:  # an analysis bug must not end the app
+                panel.show_failure(exc)
             break
 
     def on_tabbed_content_tab_activated(self, event) -> None:
