@@ -333,9 +333,26 @@ async def test_a_panel_that_raises_says_so_and_the_app_goes_on(monkeypatch):
         await pilot.press("i")
         await pilot.pause()
         assert "a bug in an analysis" in str(app.query_one(LineInfoPanel).query_one("#line-info").content)
-        app.query_one("#panels").active = app.query_one("#panels").query("TabPane")[1].id
+        await pilot.press("i")  # the next panel: Explain
         await pilot.press("down")
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert "a bug in an analysis" in str(app.query_one(ExplainPanel).query_one("#explain-line").content)
         assert app.is_running
+
+
+@run_async
+async def test_i_opens_the_panels_then_steps_through_them_then_hides_them():
+    from textual.widgets import TabbedContent
+
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        panels = app.query_one("#panels", TabbedContent)
+        seen = []
+        for _ in range(5):
+            await pilot.press("i")
+            await pilot.pause()
+            seen.append(panels.get_tab(panels.active).label.plain if panels.display else None)
+        assert seen == ["Info", "Explain", "Memory", "Coalescing", None]
+        await app.workers.wait_for_complete()

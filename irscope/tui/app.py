@@ -112,7 +112,7 @@ class IrscopeApp(App):
         Binding("t", "target", "Target", id="target"),
         Binding("e", "edit", "Edit", id="edit", tooltip="Edit constexprs and launch options, recompile"),
         Binding("r", "reload", "Reload", id="reload"),
-        Binding("i", "toggle_panels", "Info", id="panels"),
+        Binding("i", "toggle_panels", "Panels", id="panels", tooltip="Info panels; again: the next one, then none"),
         Binding("p", "pick", "Kernels", id="pick", show=False),
         Binding("ctrl+t", "stepper", "Stepper", id="stepper", show=False),
         *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
@@ -715,8 +715,16 @@ class IrscopeApp(App):
         self.notify("debug metadata shown" if self.show_debug else "debug metadata hidden", timeout=2)
 
     def action_toggle_panels(self) -> None:
+        """Show the panels; again: the next panel (Tab belongs to the panes), after the last: hide them."""
         panels = self.query_one("#panels", TabbedContent)
-        panels.display = not panels.display
+        tabs = [pane.id for pane in panels.query(TabPane)]
+        if not panels.display:
+            panels.display = True
+            panels.active = tabs[0]
+        elif panels.active in tabs and panels.active != tabs[-1]:
+            panels.active = tabs[tabs.index(panels.active) + 1]
+        else:
+            panels.display = False
         self.refresh_panels()
         self.call_after_refresh(self._reveal_cursors)  # the panes changed height
 
@@ -855,7 +863,7 @@ class IrscopeApp(App):
             yield SystemCommand(f"Layout: {mode}", "Arrange the panes", lambda m=mode: self._set_layout(m))
         yield SystemCommand("Maximise or restore this pane", "", self.action_maximize_pane)
         yield SystemCommand("Reload the file", "After editing it", self.action_reload)
-        yield SystemCommand("Info panels", "Show or hide the panel area", self.action_toggle_panels)
+        yield SystemCommand("Info panels", "Show the panels, the next panel, or hide them (i)", self.action_toggle_panels)
         yield SystemCommand("Step through the kernel", "The stepper (ctrl+t)", self.action_stepper)
         if len(self.comps) > 1:
             yield SystemCommand("Pick another kernel or compilation", "", self.action_pick)
