@@ -356,3 +356,21 @@ async def test_i_opens_the_panels_then_steps_through_them_then_hides_them():
             seen.append(panels.get_tab(panels.active).label.plain if panels.display else None)
         assert seen == ["Info", "Explain", "Memory", "Coalescing", None]
         await app.workers.wait_for_complete()
+
+
+@run_async
+async def test_main_view_keys_are_off_while_a_dialog_is_in_front():
+    from irscope.tui.screens import TargetScreen
+
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        await pilot.press("e", "m", "r")  # edit, maximise, reload: they would act unseen behind the dialog
+        await pilot.pause()
+        assert isinstance(app.screen, TargetScreen) and not app.maximized and not app.busy
+        assert app.check_action("edit", ()) is False and app.check_action("quit", ()) is True
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.check_action("edit", ()) is True

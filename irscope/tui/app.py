@@ -118,6 +118,12 @@ class IrscopeApp(App):
         *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
     ]
 
+    # Actions on the panes: off (and out of the footer) while the stepper or a dialog is in front, where
+    # they would act unseen on the main view behind it.
+    MAIN_VIEW_ACTIONS = frozenset({"stage", "set_stage", "block", "maximize_pane", "cycle_layout", "toggle_colour",
+                                   "toggle_debug", "search", "search_next", "goto", "target", "edit", "reload",
+                                   "toggle_panels", "pick", "stepper"})
+
     def __init__(self, path: str, *, target: str | None = None, kernel: str | None = None,
                  config: int | None = None, run_main: bool = True, defines: list[str] | None = None,
                  arg_types: list[str] | None = None) -> None:
@@ -618,6 +624,11 @@ class IrscopeApp(App):
         self.refresh_panels()
 
     # ---- actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.MAIN_VIEW_ACTIONS and self.screen is not self.screen_stack[0]:
+            return False
+        return True
 
     def action_pane(self, delta: int) -> None:
         if self.screen is not self.screen_stack[0]:  # a dialog: Tab moves between its fields
