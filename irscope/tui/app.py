@@ -112,7 +112,7 @@ class IrscopeApp(App):
         Binding("t", "target", "Target", id="target"),
         Binding("e", "edit", "Edit", id="edit", tooltip="Edit constexprs and launch options, recompile"),
         Binding("r", "reload", "Reload", id="reload"),
-        Binding("i", "toggle_panels", "Panels", id="panels", tooltip="Info panels; again: the next one, then none"),
+        Binding("i", "toggle_panels", "Info", id="panels", tooltip="Info panels; again: the next one, then none"),
         Binding("p", "pick", "Kernels", id="pick", show=False),
         Binding("ctrl+t", "stepper", "Stepper", id="stepper", show=False),
         *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
