@@ -287,6 +287,10 @@ async def test_a_file_that_does_not_parse_shows_the_line_in_the_app():
         source = app.panes[0].view
         assert source.stage == "source" and app.failure.line - 1 in source.marks
         assert app.query_one("#status").has_class("-error")
+        status = str(app.query_one("#status-text").content)
+        assert status.endswith("(r reloads)") and "press r" not in status  # the message itself says the fix
+        error = next(p.view for p in app.panes[1:] if p.display)
+        assert max(len(line) for line in error.text.lines) <= 34  # wrapped for a narrow pane
 
 
 @run_async

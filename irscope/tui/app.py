@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import textwrap
 from typing import TYPE_CHECKING, Any, Iterable
 
 from rich.text import Text
@@ -403,13 +404,14 @@ class IrscopeApp(App):
     def show_open_failure(self, failure: OpenFailure) -> None:
         """The file could not be opened or compiled: say why, show its text, mark the line."""
         self.failure = failure
-        self.set_progress(f"✗ {failure.message.splitlines()[0]}  (fix the file, press r)", error=True)
+        self.set_progress(f"✗ {failure.message.splitlines()[0]}  (r reloads)", error=True)  # the message says the fix
         try:
             with open(self.path, encoding="utf-8", errors="replace") as f:
                 source = f.read()
         except OSError:
             source = ""
-        detail = failure.message + ("\n\n" + failure.detail if failure.detail else "")
+        message = "\n".join(textwrap.fill(part, 34) for part in failure.message.splitlines())  # narrow panes
+        detail = message + ("\n\n" + failure.detail if failure.detail else "")
         for pane in self.panes:
             stage = "source" if pane.number == 0 else "error"
             pane.stage = stage
