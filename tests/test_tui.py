@@ -378,3 +378,16 @@ async def test_main_view_keys_are_off_while_a_dialog_is_in_front():
         await pilot.press("escape")
         await pilot.pause()
         assert app.check_action("edit", ()) is True
+
+
+@run_async
+async def test_an_edit_triton_refuses_names_the_value_not_an_internal_error():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        app.recompile_in_background(defines={"num_warps": 3})
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        status = str(app.query_one("#status-text").content)
+        assert "num_warps=3" in status and "internal error" not in status and "press e" in status
+        assert app.shown is not None and app.shown.comp.num_warps == 4  # the last good compilation stays
