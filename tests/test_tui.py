@@ -287,6 +287,10 @@ async def test_a_file_that_does_not_parse_shows_the_line_in_the_app():
         source = app.panes[0].view
         assert source.stage == "source" and app.failure.line - 1 in source.marks
         assert app.query_one("#status").has_class("-error")
+        status = str(app.query_one("#status-text").content)
+        assert status.endswith("(r reloads)") and "press r" not in status  # the message itself says the fix
+        error = next(p.view for p in app.panes[1:] if p.display)
+        assert max(len(line) for line in error.text.lines) <= 34  # wrapped for a narrow pane
 
 
 @run_async
@@ -314,3 +318,76 @@ async def test_another_autotune_config_from_the_palette():
         await wait_until_shown(app, pilot)
         assert app.shown.comp.launch.autotune_index == 1
         assert dict(app.shown.comp.constexprs) != first
+
+
+@run_async
+async def test_a_panel_that_raises_says_so_and_the_app_goes_on(monkeypatch):
+    from irscope.tui.panels import explain
+    from irscope.tui.panels.explain import ExplainPanel
+    from irscope.tui.panels.info import LineInfoPanel
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug in an analysis")
+
+    monkeypatch.setattr(LineInfoPanel, "show_context", broken)
+    monkeypatch.setattr(explain, "explain_line", broken)  # raises in the panel's thread worker
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("i")
+        await pilot.pause()
+        assert "a bug in an analysis" in str(app.query_one(LineInfoPanel).query_one("#line-info").content)
+        await pilot.press("i")  # the next panel: Explain
+        await pilot.press("down")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "a bug in an analysis" in str(app.query_one(ExplainPanel).query_one("#explain-line").content)
+        assert app.is_running
+
+
+@run_async
+async def test_i_opens_the_panels_then_steps_through_them_then_hides_them():
+    from textual.widgets import TabbedContent
+
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        panels = app.query_one("#panels", TabbedContent)
+        seen = []
+        for _ in range(5):
+            await pilot.press("i")
+            await pilot.pause()
+            seen.append(panels.get_tab(panels.active).label.plain if panels.display else None)
+        assert seen == ["Info", "Explain", "Memory", "Coalescing", None]
+        await app.workers.wait_for_complete()
+
+
+@run_async
+async def test_main_view_keys_are_off_while_a_dialog_is_in_front():
+    from irscope.tui.screens import TargetScreen
+
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        await pilot.press("e", "m", "r")  # edit, maximise, reload: they would act unseen behind the dialog
+        await pilot.pause()
+        assert isinstance(app.screen, TargetScreen) and not app.maximized and not app.busy
+        assert app.check_action("edit", ()) is False and app.check_action("quit", ()) is True
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.check_action("edit", ()) is True
+
+
+@run_async
+async def test_an_edit_triton_refuses_names_the_value_not_an_internal_error():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        app.recompile_in_background(defines={"num_warps": 3})
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        status = str(app.query_one("#status-text").content)
+        assert "num_warps=3" in status and "internal error" not in status and "press e" in status
+        assert app.shown is not None and app.shown.comp.num_warps == 4  # the last good compilation stays

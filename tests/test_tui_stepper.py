@@ -77,7 +77,10 @@ def test_program_chooser_rerecords(add):
             screen = await wait_recorded(pilot)
             await pilot.press("p")
             await pilot.press("ctrl+a", "ctrl+k", "9", "enter")  # outside the grid: refused, stays open
-            assert "outside the launch's grid" in str(app.screen.query_one("#chooser-error").render())
+            error = app.screen.query_one("#chooser-error")
+            assert "outside the launch's grid" in str(error.render())
+            await pilot.pause()
+            assert error.size.height >= 2  # the whole message, wrapped: it ends with the fix
             await pilot.press("backspace", "3", "enter")
             screen = await wait_recorded(pilot)
             for _ in range(10):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import textwrap
 from typing import TYPE_CHECKING, Any, Iterable
 
 from rich.text import Text
@@ -112,11 +113,17 @@ class IrscopeApp(App):
         Binding("t", "target", "Target", id="target"),
         Binding("e", "edit", "Edit", id="edit", tooltip="Edit constexprs and launch options, recompile"),
         Binding("r", "reload", "Reload", id="reload"),
-        Binding("i", "toggle_panels", "Info", id="panels"),
+        Binding("i", "toggle_panels", "Info", id="panels", tooltip="Info panels; again: the next one, then none"),
         Binding("p", "pick", "Kernels", id="pick", show=False),
         Binding("ctrl+t", "stepper", "Stepper", id="stepper", show=False),
         *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
     ]
+
+    # Actions on the panes: off (and out of the footer) while the stepper or a dialog is in front, where
+    # they would act unseen on the main view behind it.
+    MAIN_VIEW_ACTIONS = frozenset({"stage", "set_stage", "block", "maximize_pane", "cycle_layout", "toggle_colour",
+                                   "toggle_debug", "search", "search_next", "goto", "target", "edit", "reload",
+                                   "toggle_panels", "pick", "stepper"})
 
     def __init__(self, path: str, *, target: str | None = None, kernel: str | None = None,
                  config: int | None = None, run_main: bool = True, defines: list[str] | None = None,
@@ -226,9 +233,14 @@ class IrscopeApp(App):
             return
         self.ws, self.comps = ws, comps
         if len(comps) > 1:
-            for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
-                if comp.ok:
-                    _ = comp.resources
+            try:
+                for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
+                    if comp.ok:
+                        _ = comp.resources
+            except Exception as exc:
+                self.busy = False
+                self.call_from_thread(self.show_open_failure, describe_open_error(exc))
+                return
             self.busy = False
             self.call_from_thread(self.pick, False)
             return
@@ -392,13 +404,14 @@ class IrscopeApp(App):
     def show_open_failure(self, failure: OpenFailure) -> None:
         """The file could not be opened or compiled: say why, show its text, mark the line."""
         self.failure = failure
-        self.set_progress(f"✗ {failure.message.splitlines()[0]}  (fix the file, press r)", error=True)
+        self.set_progress(f"✗ {failure.message.splitlines()[0]}  (r reloads)", error=True)  # the message says the fix
         try:
             with open(self.path, encoding="utf-8", errors="replace") as f:
                 source = f.read()
         except OSError:
             source = ""
-        detail = failure.message + ("\n\n" + failure.detail if failure.detail else "")
+        message = "\n".join(textwrap.fill(part, 34) for part in failure.message.splitlines())  # narrow panes
+        detail = message + ("\n\n" + failure.detail if failure.detail else "")
         for pane in self.panes:
             stage = "source" if pane.number == 0 else "error"
             pane.stage = stage
@@ -603,13 +616,21 @@ class IrscopeApp(App):
         if active is None:
             return
         for panel in active.query(InfoPanel):
-            panel.show_context(ctx)
+            try:
+                panel.show_context(ctx)
+            except Exception as exc:  # an analysis bug must not end the app
+                panel.show_failure(exc)
             break
 
     def on_tabbed_content_tab_activated(self, event) -> None:
         self.refresh_panels()
 
     # ---- actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.MAIN_VIEW_ACTIONS and self.screen is not self.screen_stack[0]:
+            return False
+        return True
 
     def action_pane(self, delta: int) -> None:
         if self.screen is not self.screen_stack[0]:  # a dialog: Tab moves between its fields
@@ -707,8 +728,16 @@ class IrscopeApp(App):
         self.notify("debug metadata shown" if self.show_debug else "debug metadata hidden", timeout=2)
 
     def action_toggle_panels(self) -> None:
+        """Show the panels; again: the next panel (Tab belongs to the panes), after the last: hide them."""
         panels = self.query_one("#panels", TabbedContent)
-        panels.display = not panels.display
+        tabs = [pane.id for pane in panels.query(TabPane)]
+        if not panels.display:
+            panels.display = True
+            panels.active = tabs[0]
+        elif panels.active in tabs and panels.active != tabs[-1]:
+            panels.active = tabs[tabs.index(panels.active) + 1]
+        else:
+            panels.display = False
         self.refresh_panels()
         self.call_after_refresh(self._reveal_cursors)  # the panes changed height
 
@@ -847,7 +876,7 @@ class IrscopeApp(App):
             yield SystemCommand(f"Layout: {mode}", "Arrange the panes", lambda m=mode: self._set_layout(m))
         yield SystemCommand("Maximise or restore this pane", "", self.action_maximize_pane)
         yield SystemCommand("Reload the file", "After editing it", self.action_reload)
-        yield SystemCommand("Info panels", "Show or hide the panel area", self.action_toggle_panels)
+        yield SystemCommand("Info panels", "Show the panels, the next panel, or hide them (i)", self.action_toggle_panels)
         yield SystemCommand("Step through the kernel", "The stepper (ctrl+t)", self.action_stepper)
         if len(self.comps) > 1:
             yield SystemCommand("Pick another kernel or compilation", "", self.action_pick)

@@ -114,7 +114,13 @@ def recompile(comp: Compilation, *, target: str | None = None, defines: dict | N
     if defines:
         launch = relaunch(launch, defines)
     resolved = resolve_target(target) if target else comp.target
-    return compile_launch(launch, resolved, comp.source_text)
+    try:
+        return compile_launch(launch, resolved, comp.source_text)
+    except (AssertionError, ValueError, TypeError) as exc:
+        if not defines:
+            raise
+        asked = ", ".join(f"{name}={value!r}" for name, value in defines.items())
+        raise IrscopeError(f"Triton refused {asked}: {exc}; press e to try other values") from exc
 
 
 def relaunch(launch: Launch, defines: dict) -> Launch:

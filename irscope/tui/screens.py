@@ -142,7 +142,7 @@ irscope — your kernel and what the Triton compiler made of it, line by line.
   l       layout: auto, columns, rows, tabs
   c       colour links on / off
   d       debug metadata on / off (#loc, loc(...), !dbg, .loc, .file, //## File)
-  i       info panels
+  i       info panels: Info, again Explain, Memory, Coalescing, then hidden
 
 ## Compiling
   t       target: sm_80 … sm_120, gfx942, gfx950

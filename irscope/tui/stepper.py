@@ -41,7 +41,7 @@ class ProgramChooser(ModalScreen[tuple[int, int, int] | None]):
     ProgramChooser { align: center middle; }
     ProgramChooser > Vertical { width: 60; height: auto; border: round $accent; background: $surface;
                                 padding: 1 2; }
-    ProgramChooser #chooser-error { color: $error; }
+    ProgramChooser #chooser-error { color: $error; width: 1fr; }
     """
     BINDINGS = [Binding("escape", "dismiss_none", "Cancel")]
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.widget import Widget
+from textual.widgets import Static
 
 from ..context import CursorContext
 
@@ -26,3 +28,9 @@ class InfoPanel(Widget):
 
     def show_context(self, ctx: CursorContext) -> None:  # pragma: no cover - the base does nothing
         """Show what the panel knows about the line under the cursor."""
+
+    def show_failure(self, exc: BaseException) -> None:
+        """`show_context` (or its worker) raised: say so in the panel instead of ending the app."""
+        message = Text(f"{self.panel_title}: cannot show this line ({type(exc).__name__}: {exc})", style="red")
+        for n, static in enumerate(self.query(Static)):
+            static.update(message if n == 0 else "")

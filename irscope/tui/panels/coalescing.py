@@ -100,7 +100,8 @@ class CoalescingPanel(InfoPanel):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._analyses: dict[int, KernelCoalescing | str] = {}
+        self._analyses: dict[int, KernelCoalescing | str] = {}  # id(comp) -> result
+        self._analysed: list = []  # those compilations, held so that no new one can reuse their ids
         self._cursor: CursorContext | None = None
 
     def compose(self) -> ComposeResult:
@@ -113,6 +114,7 @@ class CoalescingPanel(InfoPanel):
         key = id(ctx.comp)
         if key not in self._analyses:
             self._analyses[key] = "analysing"
+            self._analysed.append(ctx.comp)
             self._body_widget().update(Text("Coalescing: recording addresses in the interpreter…", style="italic"))
             self._start_analysis(ctx.comp)
             return

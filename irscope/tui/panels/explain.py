@@ -39,7 +39,8 @@ class ExplainPanel(InfoPanel):
 
     def __init__(self) -> None:
         super().__init__()
-        self._stories: dict[tuple[int, int], str] = {}
+        self._stories: dict[int, str] = {}   # source line -> story, for the compilation below
+        self._stories_of = None               # held, not an id(): a freed compilation's id is reused
         self.last_explanation: Explanation | None = None
         self.last_story: str | None = None
 
@@ -52,6 +53,12 @@ class ExplainPanel(InfoPanel):
 
     @work(thread=True, exclusive=True, group="explain")
     def _explain(self, ctx: CursorContext) -> None:
+        try:
+            self._explain_in_thread(ctx)
+        except Exception as exc:  # an exception in a worker would end the app
+            self.app.call_from_thread(self.show_failure, exc)
+
+    def _explain_in_thread(self, ctx: CursorContext) -> None:
         comp = ctx.comp
         try:
             lines = comp.stage(ctx.stage).splitlines()
@@ -62,10 +69,11 @@ class ExplainPanel(InfoPanel):
         explanation = explain_line(ctx.stage, line, comp)
         story = ""
         if ctx.source_line is not None and comp.ok:
-            key = (id(comp), ctx.source_line)
-            if key not in self._stories:
-                self._stories[key] = lowering_story(comp, ctx.source_line)
-            story = self._stories[key]
+            if self._stories_of is not comp:
+                self._stories_of, self._stories = comp, {}
+            if ctx.source_line not in self._stories:
+                self._stories[ctx.source_line] = lowering_story(comp, ctx.source_line)
+            story = self._stories[ctx.source_line]
         self.app.call_from_thread(self._update, explanation, line, story)
 
     def _update(self, explanation: Explanation | None, line: str, story: str) -> None:
