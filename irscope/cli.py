@@ -12,7 +12,7 @@ import os
 import sys
 
 from .core.errors import IrscopeError, KernelCompileError, UserCodeError
-from .core.names import ALL_STAGES, TARGETS
+from .core.names import ALL_STAGES, TARGETS, target_name
 
 COMMANDS = ("dump", "report", "tui", "step")
 
@@ -121,10 +121,10 @@ def _tui(args) -> int:
     """Open the app at once; the engine (torch, Triton) loads in its worker while it paints."""
     path = args.file
     if args.target is not None:
-        normal = args.target.strip().lower()
-        normal = "sm_" + normal[2:] if normal.startswith("sm") and not normal.startswith("sm_") else normal
-        if normal not in TARGETS:
-            raise IrscopeError(f"unknown target '{args.target}'; choose one of: {', '.join(TARGETS)}")
+        try:
+            target_name(args.target)
+        except ValueError as err:
+            raise IrscopeError(str(err)) from None
     if not os.path.exists(path):  # a bad path is one line on stderr, before the screen switches
         raise IrscopeError(f"{path}: no such file; give the path of a Python file with @triton.jit kernels")
     if os.path.isdir(path):

@@ -40,6 +40,14 @@ def pytest_collection_modifyitems(config, items):
 SNAPSHOT_SOURCES = "/tmp/irscope-snapshot-sources"
 
 
+@pytest.fixture(autouse=True)
+def _fresh_triton_cache_for_snapshots(request, monkeypatch, tmp_path):
+    """Triton's cache key holds a kernel's source but not its file's path, so a compile cached from the
+    checkout's copy would put the checkout's path (and its length) back into the snapshot's PTX."""
+    if "snap_compare" in request.fixturenames:
+        monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton-cache"))
+
+
 def snapshot_source(path: str) -> str:
     """A copy of a kernel file at a path that is the same on every machine, for SVG snapshots."""
     import shutil

@@ -11,7 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .errors import IrscopeError
+from .errors import IrscopeError, LaunchRejected
 from .model import CompileFailure, Kernel, Launch, Resources, stages_for
 from .toolchain import amdgcn_resources, cubin_resources, disassemble
 from .triton_compat import (Specialized, Target, attrs_by_param, compilation_error_site, compile_specialized,
@@ -141,8 +141,10 @@ def compile_launch(launch: Launch, target: Target, source_text: str) -> Compilat
     try:
         spec = specialize(jit, launch.args, launch.kwargs, target)
     except Exception as exc:  # the JIT's own checks of the arguments and launch options (-D FOO=1, num_warps=3)
-        raise IrscopeError(f"Triton's JIT rejects this launch of {launch.kernel.name}: {_one_line(exc)}; "
-                           f"check the -D/--arg values (launch options: num_warps, num_stages, ...)") from None
+        reason = _one_line(exc)
+        raise LaunchRejected(f"Triton's JIT rejects this launch of {launch.kernel.name}: {reason}; "
+                             f"check the -D/--arg values (launch options: num_warps, num_stages, ...)",
+                             reason) from None
     key = (id(jit), target, spec.cache_key())
     if key in _memo:
         return _memo[key]

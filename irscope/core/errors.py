@@ -31,3 +31,12 @@ class KernelCompileError(IrscopeError):
         self.file = file
         self.line = line
         self.source_line = source_line
+
+
+class LaunchRejected(IrscopeError):
+    """Triton's JIT refused the launch's arguments or options (`num_warps=3`, an unknown keyword);
+    `reason` is Triton's own one-line message, for callers that phrase the advice themselves."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason

@@ -12,7 +12,8 @@ from .capture import run_user_file
 from .compile import Compilation, compile_launch
 from .discover import UserFile, find_kernels, read_user_file
 from .errors import IrscopeError, UserCodeError
-from .model import DEFAULT_TARGET, TARGETS, Kernel, Launch
+from .model import DEFAULT_TARGET, Kernel, Launch
+from .names import target_name
 from .triton_compat import (RawLaunch, Target, bind_arguments, config_kwargs, constexpr_param_names,
                             local_gpu_target, param_defaults)
 
@@ -21,12 +22,10 @@ def resolve_target(name: str | None) -> Target:
     """`--target`, or the local GPU, or sm_90."""
     if name is None:
         return local_gpu_target() or Target(DEFAULT_TARGET)
-    normal = name.strip().lower()
-    if normal.startswith("sm") and not normal.startswith("sm_"):
-        normal = "sm_" + normal[2:]
-    if normal not in TARGETS:
-        raise IrscopeError(f"unknown target '{name}'; choose one of: {', '.join(TARGETS)}")
-    return Target(normal)
+    try:
+        return Target(target_name(name))
+    except ValueError as err:
+        raise IrscopeError(str(err)) from None
 
 
 @dataclass

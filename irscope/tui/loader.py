@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..core.compile import Compilation, compile_launch
-from ..core.errors import IrscopeError, UserCodeError
+from ..core.errors import IrscopeError, LaunchRejected, UserCodeError
 from ..core.model import Launch
 from ..core.session import Overrides, Workspace, open_file, resolve_target
 from .highlight import StageText
@@ -116,11 +116,12 @@ def recompile(comp: Compilation, *, target: str | None = None, defines: dict | N
     resolved = resolve_target(target) if target else comp.target
     try:
         return compile_launch(launch, resolved, comp.source_text)
-    except (AssertionError, ValueError, TypeError) as exc:
+    except (LaunchRejected, AssertionError, ValueError, TypeError) as exc:
         if not defines:
             raise
         asked = ", ".join(f"{name}={value!r}" for name, value in defines.items())
-        raise IrscopeError(f"Triton refused {asked}: {exc}; press e to try other values") from exc
+        reason = exc.reason if isinstance(exc, LaunchRejected) else exc
+        raise IrscopeError(f"Triton refused {asked}: {reason}; press e to try other values") from None
 
 
 def relaunch(launch: Launch, defines: dict) -> Launch:
