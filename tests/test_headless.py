@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 
@@ -23,6 +25,7 @@ def test_core_imports_no_textual():
 def test_the_app_module_loads_without_torch_or_triton():
     """`irscope FILE` paints its first screen before importing torch and Triton (seconds on a small
     machine); a module-level import of the engine anywhere in the UI would undo that."""
+    pytest.importorskip("textual")
     code = ("import sys, irscope.tui.app, irscope.tui.panels\n"
             "bad = [m for m in ('torch', 'triton') if m in sys.modules]\n"
             "print(bad); sys.exit(1 if bad else 0)")
