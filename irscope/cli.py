@@ -13,6 +13,7 @@ import sys
 
 from .core.errors import IrscopeError, KernelCompileError, UserCodeError
 from .core.names import ALL_STAGES, TARGETS, target_name
+from .core.paths import check_kernel_path
 
 COMMANDS = ("dump", "report", "tui", "step")
 
@@ -125,10 +126,7 @@ def _tui(args) -> int:
             target_name(args.target)
         except ValueError as err:
             raise IrscopeError(str(err)) from None
-    if not os.path.exists(path):  # a bad path is one line on stderr, before the screen switches
-        raise IrscopeError(f"{path}: no such file; give the path of a Python file with @triton.jit kernels")
-    if os.path.isdir(path):
-        raise IrscopeError(f"{path} is a directory; give one Python file, e.g. {os.path.join(path, 'add.py')}")
+    check_kernel_path(path)  # a bad path is one line on stderr, before the screen switches
     from .tui.app import IrscopeApp  # imports Textual only: the engine loads in the app's worker
 
     app = IrscopeApp(path, target=args.target, kernel=args.kernel, config=args.config,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from types import CodeType
 
 from .errors import IrscopeError
+from .paths import check_kernel_path
 from .model import Kernel
 from .triton_compat import unwrap_kernel
 
@@ -24,10 +25,7 @@ class UserFile:
 def read_user_file(path: str) -> UserFile:
     """Check that `path` is a readable Python file and compile it; one-line errors otherwise."""
     shown = path
-    if not os.path.exists(path):
-        raise IrscopeError(f"{shown}: no such file; give the path of a Python file with @triton.jit kernels")
-    if os.path.isdir(path):
-        raise IrscopeError(f"{shown} is a directory; give one Python file, e.g. {os.path.join(shown, 'add.py')}")
+    check_kernel_path(path)
     try:
         with open(path, "rb") as f:
             raw = f.read()
