@@ -99,25 +99,12 @@ async def shoot_coalescing_panel() -> str:
 async def shoot_explain_panel() -> str:
     """add.py: the PTX cursor on the 16-byte masked load of x; the Explain panel says what it does and
     tells the lowering story of its source line."""
-    from test_explain_panel import _focus, _open_explain_tab
-    from tui_helpers import pane_showing, source_line_of
+    from test_explain_panel import explain_the_ptx_load_of_x
 
     path = os.path.join(ROOT, "kernels", "add.py")
     app = IrscopeApp(path, target="sm_90")
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_until_shown(app, pilot)
-        await _open_explain_tab(app, pilot)
-        await pilot.press("g", *str(source_line_of(path, "x = tl.load(")), "enter")
-        await pilot.pause()
-        await _focus(app, pilot, "ptx")
-        view = pane_showing(app, "ptx").view
-        ptx = app.shown.comp.stage("ptx").splitlines()
-        target = next(i for i, text in enumerate(ptx) if "ld.global.v4.b32" in text)
-        while view.cursor_index is not None and view.cursor_index != target:
-            await pilot.press("down" if view.cursor_index < target else "up")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await explain_the_ptx_load_of_x(pilot)
         out = os.path.join(HERE, "add_explain_panel.svg")
         app.save_screenshot(out)
     return out

@@ -88,27 +88,29 @@ async def _focus(app, pilot, stage: str) -> None:
     raise AssertionError(f"could not focus the {stage} pane")
 
 
+async def explain_the_ptx_load_of_x(pilot) -> None:
+    """add.py open: the Explain panel shown, the PTX cursor on the masked 16-byte load of `x`
+    (also the README's screenshot)."""
+    app = pilot.app
+    await wait_until_shown(app, pilot)
+    await _open_explain_tab(app, pilot)
+    await pilot.press("g", *str(source_line_of(ADD, "x = tl.load(")), "enter")
+    await pilot.pause()
+    await _focus(app, pilot, "ptx")
+    view = pane_showing(app, "ptx").view
+    ptx = app.shown.comp.stage("ptx").splitlines()
+    target = next(i for i, text in enumerate(ptx) if "ld.global.v4.b32" in text)
+    while view.cursor_index is not None and view.cursor_index != target:
+        await pilot.press("down" if view.cursor_index < target else "up")
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 def test_snapshot_explain_panel_on_a_ptx_load(snap_compare):
     """The PTX pane's cursor on the masked 16-byte load of `x`, the Explain panel open below."""
-    line = source_line_of(ADD, "x = tl.load(")
-
-    async def run_before(pilot) -> None:
-        app = pilot.app
-        await wait_until_shown(app, pilot)
-        await _open_explain_tab(app, pilot)
-        await pilot.press("g", *str(line), "enter")
-        await pilot.pause()
-        await _focus(app, pilot, "ptx")
-        view = pane_showing(app, "ptx").view
-        ptx = app.shown.comp.stage("ptx").splitlines()
-        target = next(i for i, text in enumerate(ptx) if "ld.global.v4.b32" in text)
-        while view.cursor_index is not None and view.cursor_index != target:
-            await pilot.press("down" if view.cursor_index < target else "up")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-
-    assert snap_compare(IrscopeApp(snapshot_source(ADD), target="sm_90"), terminal_size=(160, 50), run_before=run_before)
+    assert snap_compare(IrscopeApp(snapshot_source(ADD), target="sm_90"), terminal_size=(160, 50),
+                        run_before=explain_the_ptx_load_of_x)
 
 
 def test_snapshot_explain_panel_on_a_sass_load_with_its_control_field(snap_compare):
