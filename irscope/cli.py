@@ -107,7 +107,9 @@ def _run(args: argparse.Namespace) -> int:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
     resolve_target(args.target)  # reject a bad --target before running the user's file
     overrides = Overrides.parse(args.defines, args.args)
-    ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides)
+    compiles = args.command == "report" or (args.command == "dump" and stage != "source")
+    ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides,
+                   compile_ahead=compiles, kernel_name=args.kernel, config=args.config)
     if ws.run_warning:
         print(f"irscope: warning: {ws.run_warning}", file=sys.stderr)
     if args.command == "dump":

@@ -14,6 +14,7 @@ import sys
 import traceback
 import types
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .discover import UserFile
 from .triton_compat import RawLaunch, Target, capture_patches, install_cpu_driver
@@ -28,8 +29,11 @@ class RunResult:
     output: str = ""
 
 
-def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool, target: Target) -> RunResult:
-    """Execute the file as `__main__` (or as a plain module when `run_main` is false)."""
+def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool, target: Target,
+                  on_launch: Callable[[RawLaunch], None] | None = None) -> RunResult:
+    """Execute the file as `__main__` (or as a plain module when `run_main` is false).
+
+    `on_launch` hears of each launch as it is captured, before it runs."""
     if use_interpreter:
         install_cpu_driver(target)
     module_name = "__main__" if run_main else "irscope_user_module"
@@ -38,6 +42,12 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     namespace = module.__dict__
     namespace["__builtins__"] = __builtins__
     result = RunResult(namespace)
+
+    def record(launch: RawLaunch) -> None:
+        result.launches.append(launch)
+        if on_launch is not None:
+            on_launch(launch)
+
     output = io.StringIO()
     saved_main = sys.modules.get("__main__")
     saved_argv = sys.argv[:]
@@ -46,7 +56,7 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     sys.argv = [user_file.path]
     sys.path.insert(0, os.path.dirname(user_file.path))
     try:
-        with capture_patches(result.launches.append, use_interpreter), contextlib.redirect_stdout(output):
+        with capture_patches(record, use_interpreter), contextlib.redirect_stdout(output):
             exec(user_file.code, namespace)
     except SystemExit as exc:
         if exc.code not in (None, 0):

@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from . import ahead
 from .errors import IrscopeError, LaunchRejected
 from .model import CompileFailure, Kernel, Launch, Resources, stages_for
 from .toolchain import amdgcn_resources, cubin_resources, disassemble
@@ -62,6 +63,7 @@ class Compilation:
         if name == "sass":
             with self._tools_lock:
                 if self._sass is None:
+                    ahead.wait(ahead.compilation_key(self.kernel.jit, self.target, self.spec), ahead.DISASSEMBLED)
                     self._sass = disassemble(self.asm["cubin"])
             return self._sass
         return self.asm[name]
@@ -145,10 +147,11 @@ def compile_launch(launch: Launch, target: Target, source_text: str) -> Compilat
         raise LaunchRejected(f"Triton's JIT rejects this launch of {launch.kernel.name}: {reason}; "
                              f"check the -D/--arg values (launch options: num_warps, num_stages, ...)",
                              reason) from None
-    key = (id(jit), target, spec.cache_key())
+    key = ahead.compilation_key(jit, target, spec)
     if key in _memo:
         return _memo[key]
     comp = Compilation(launch.kernel, launch, target, spec, source_text)
+    ahead.wait(key, ahead.COMPILED)  # a child compiling it ahead (core/ahead.py) leaves a cache hit
     remember_triton_key()
     with _compile_lock, _stderr_captured() as stderr:
         try:

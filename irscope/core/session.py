@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from . import ahead
 from .capture import run_user_file
 from .compile import Compilation, compile_launch
 from .discover import UserFile, find_kernels, read_user_file
@@ -202,12 +203,20 @@ def _config_kwargs(kernel: Kernel, index: int) -> dict:
 
 
 def open_file(path: str, *, target: str | None = None, run_main: bool = True,
-              overrides: Overrides | None = None) -> Workspace:
-    """Load a kernel file, run its `__main__` to capture launches, and get ready to compile."""
+              overrides: Overrides | None = None, compile_ahead: bool = True,
+              kernel_name: str | None = None, config: int | None = None) -> Workspace:
+    """Load a kernel file, run its `__main__` to capture launches, and get ready to compile.
+
+    With no GPU, each launch starts compiling in a child process as soon as it is captured (core/ahead.py),
+    unless `compile_ahead` is false (nothing will be compiled), or the launch is not of `kernel_name` or
+    not with autotune `config` (when the caller will compile only those)."""
     user_file = read_user_file(path)
     resolved = resolve_target(target)
     local = local_gpu_target()
-    result = run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=resolved)
+    overrides = overrides or Overrides()
+    on_launch = _compiler_ahead(resolved, overrides, kernel_name, config) if compile_ahead and local is None else None
+    result = run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=resolved,
+                           on_launch=on_launch)
     kernels = find_kernels(result.namespace, user_file)
     if not kernels:
         if result.error is not None:
@@ -215,7 +224,6 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         raise IrscopeError(f"{user_file.shown} defines no @triton.jit kernel; open a file that defines one, "
                            f"e.g. kernels/add.py")
     by_jit = {id(k.jit): k for k in kernels}
-    overrides = overrides or Overrides()
     _check_arg_names(overrides, kernels, user_file)
     launches = [_launch(raw, by_jit, overrides) for raw in result.launches if id(raw.jit) in by_jit]
     warning = None
@@ -225,6 +233,14 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         warning = (f"{user_file.shown} raised {type(result.error).__name__} after its kernels launched; "
                    f"showing the {len(launches)} launch(es) captured before that")
     return Workspace(user_file, kernels, launches, resolved, overrides, warning)
+
+
+def _compiler_ahead(target: Target, overrides: Overrides, kernel_name: str | None, config: int | None):
+    """What to do with each launch as it is captured: start compiling the ones that will be compiled."""
+    def on_launch(raw: RawLaunch) -> None:
+        if raw.autotune_index in (None, config or 0) and kernel_name in (None, raw.jit.__name__):
+            ahead.start(raw.jit, *_arguments(raw, overrides), target)
+    return on_launch
 
 
 def _check_arg_names(overrides: Overrides, kernels: list[Kernel], user_file: UserFile) -> None:
@@ -244,18 +260,23 @@ def _user_error_line(user_file: UserFile, result) -> str:
             f"fix it, or pass --no-run and give arguments with -D/--arg")
 
 
+def _arguments(raw: RawLaunch, overrides: Overrides) -> tuple[tuple, dict]:
+    """A captured launch's arguments, with the command line's -D/--arg applied."""
+    if not overrides:
+        return raw.args, raw.kwargs
+    bound = bind_arguments(raw.jit, raw.args, raw.kwargs)
+    for name, value in overrides.defines.items():
+        bound[name] = value
+    for name, kind in overrides.args.items():
+        if name in bound:
+            bound[name] = _value_for_type(name, kind)
+    return (), bound
+
+
 def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> Launch:
-    kernel = by_jit[id(raw.jit)]
-    args, kwargs = raw.args, raw.kwargs
-    if overrides:
-        bound = bind_arguments(raw.jit, args, kwargs)
-        for name, value in overrides.defines.items():
-            bound[name] = value
-        for name, kind in overrides.args.items():
-            if name in bound:
-                bound[name] = _value_for_type(name, kind)
-        args, kwargs = (), bound
-    return Launch(kernel, args, kwargs, _grid_of(raw), "captured", raw.autotune_index, raw.autotune_count)
+    args, kwargs = _arguments(raw, overrides)
+    return Launch(by_jit[id(raw.jit)], args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
+                  raw.autotune_count)
 
 
 def _grid_of(raw: RawLaunch) -> tuple[int, ...] | None:

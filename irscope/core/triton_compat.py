@@ -9,6 +9,7 @@ one to change. Supported: Triton 3.6 through the newest (3.9 when this was writt
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import threading
@@ -31,7 +32,10 @@ from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
 TRITON_VERSION = triton.__version__
-_JIT_RUN = JITFunction.run  # the JIT's own launch path, kept before any capture patches it
+# The JIT's own launch path and the methods a capture patches, kept before any patch.
+_JIT_RUN = JITFunction.run
+_JIT_CALL = JITFunction.__call__
+_AUTOTUNER_RUN = Autotuner.run
 
 __all__ = [
     "TRITON_VERSION", "CompilationError", "JITFunction", "Target", "capture_patches", "compile_specialized",
@@ -333,6 +337,15 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool)
         Autotuner.run = original_autotune_run
 
 
+def restore_unpatched_triton() -> None:
+    """Put back what a capture patched, for a process forked in the middle of one (core/ahead.py), whose
+    capture will never get to undo its patches."""
+    JITFunction.run = _JIT_RUN
+    JITFunction.__call__ = _JIT_CALL
+    Autotuner.run = _AUTOTUNER_RUN
+    _interpreter_module._patch_lang = _TRITON_PATCH_LANG
+
+
 def bind_arguments(jit: JITFunction, args: tuple, kwargs: dict) -> dict:
     """The kernel's parameters by name, defaults applied (what a grid lambda receives as `meta`)."""
     params = set(jit.signature.parameters)
@@ -410,6 +423,28 @@ def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
         return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
 
 
+def in_triton_cache(jit: JITFunction, spec: Specialized, target: Target) -> bool:
+    """Whether triton.compile would find this compilation in Triton's cache: the lookup at the top of
+    triton.compile, without the rest (which, on a miss, would build an MLIR context in this process).
+    A wrong answer costs only time, never correctness: the caller compiles either way."""
+    from triton.compiler import compiler as compiler_module
+
+    if triton.knobs.compilation.always_compile:
+        return False
+    remember_triton_key()
+    src = ASTSource(jit, spec.signature, spec.constexprs, spec.attrs)
+    backend = compiler_module.make_backend(target.gpu_target())
+    options = backend.parse_options(dict(spec.options.__dict__, **src.parse_options()))
+    key = compiler_module.get_cache_key(src, backend, options,
+                                        env_vars=compiler_module.get_cache_invalidating_env_vars())
+    hook = getattr(triton.knobs.runtime, "add_stages_inspection_hook", None)  # Triton 3.7+
+    if hook is not None:
+        key += hook()[0]
+    manager = compiler_module.get_cache_manager(hashlib.sha256(key.encode("utf-8")).hexdigest())
+    metadata_file = f"{src.name[:150]}.json"
+    return bool((manager.get_group(metadata_file) or {}).get(metadata_file))
+
+
 def compiled_asm(kernel) -> dict[str, Any]:
     return dict(kernel.asm)
 
@@ -442,7 +477,6 @@ def constexprs_by_param(jit: JITFunction, constexprs: dict) -> dict[str, Any]:
 def _install_fingerprint() -> str:
     """Sizes and mtimes of every file Triton hashes into its cache key: cheap to read, and any change
     to the install (an upgrade, an edited source file) changes it."""
-    import hashlib
     root = os.path.dirname(triton.__file__)
     parts = []
     for sub in ("compiler", "backends", "language", "runtime", "_C"):

@@ -50,7 +50,7 @@ def open_workspace(path: str, target: str | None, run_main: bool, defines: list[
                    kernel: str | None, config: int | None, progress: Progress) -> tuple[Workspace, list[Compilation]]:
     overrides = Overrides.parse(defines, arg_types)
     progress(f"running {os.path.basename(path)} to capture its launches", 0.1)
-    ws = open_file(path, target=target, run_main=run_main, overrides=overrides)
+    ws = open_file(path, target=target, run_main=run_main, overrides=overrides, kernel_name=kernel, config=config)
     progress("compiling", 0.5)
     comps = ws.compile_all(kernel_name=kernel, config=config)
     return ws, comps
