@@ -3,14 +3,20 @@
 For each example kernel, in fresh processes with fresh caches, side by side:
   cold  plain  = triton.compile(...) of the very specialization the file's launch gets
         irscope = open the file (run its launch in the interpreter), specialize, compile, every stage
-                  ready; "IR" = up to the cubin, "+SASS" = also disassembled with nvdisasm
+                  ready; "IR" = up to the cubin, "+SASS" = also disassembled with nvdisasm.
+                  Without a GPU, irscope compiles each launch in a forked child while the file still runs
+                  (irscope/core/ahead.py), so the file's run and the compile overlap.
+        nvdisasm = nvdisasm alone on the same cubin: a fixed start-up of ~0.4 s at sm_90 whatever the kernel,
+                  which plain triton.compile never pays, and which cannot start before the cubin exists
   warm  reopen = a whole process that opens the file again on a warm cache and has every stage ready
-                 (SASS and resources included), minus the time of `python -c "import torch, triton"`;
-                 `irscope report` does more than that (its analyses re-run the interpreter)
+                 (SASS and resources included), minus the time of `python -c "import torch, triton"`,
+                 paired run by run so that the machine's drift cancels; `irscope report` does more than that
+                 (its analyses re-run the interpreter)
   first  irscope = cold, and irscope's own cache (the memo of Triton's install hash) empty too: the very
                   first run after installing or upgrading Triton
+Cold times are medians of --repeat runs; warm ones the median of 2 × --repeat pairs.
 Targets (issue 2): cold ratio ≤ 1.10; warm reopen ≤ 0.3 s over the import.
-    python benchmarks/compile_overhead.py [kernels/add.py ...] [--target sm_90]
+    python benchmarks/compile_overhead.py [kernels/add.py ...] [--target sm_90] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ def child_plain(path: str, target: str) -> dict:
     from irscope.core.session import open_file
     from irscope.core.triton_compat import compile_specialized, specialize
 
-    ws = open_file(path, target=target, run_main=True)
+    ws = open_file(path, target=target, run_main=True, compile_ahead=False)  # nothing in the cache before the clock
     launch = ws.launches_of(ws.kernel(None) if len({la.kernel.name for la in ws.launches}) == 1
                             else ws.kernels[0])[0]
     spec = specialize(launch.kernel.jit, launch.args, launch.kwargs, ws.target)
@@ -43,7 +49,7 @@ def child_plain(path: str, target: str) -> dict:
     return {"plain": time.perf_counter() - start}
 
 
-def child_irscope(path: str, target: str) -> dict:
+def child_irscope(path: str, target: str, time_nvdisasm: bool = False) -> dict:
     sys.path.insert(0, ROOT)
     from irscope.core.session import open_file  # imports torch and triton: not counted, as for plain
 
@@ -56,9 +62,16 @@ def child_irscope(path: str, target: str) -> dict:
             comp.stage(stage)
     comp.resources
     ir_ready = time.perf_counter() - start
+    out = {"irscope_ir": ir_ready, "irscope_sass": ir_ready, "nvdisasm": 0.0}
     if "sass" in comp.stage_names:
         comp.stage("sass")
-    return {"irscope_ir": ir_ready, "irscope_sass": time.perf_counter() - start}
+        out["irscope_sass"] = time.perf_counter() - start
+    if "sass" in comp.stage_names and time_nvdisasm:
+        from irscope.core.toolchain import NVDISASM_FLAGS, _run_on_cubin
+        start = time.perf_counter()
+        _run_on_cubin("nvdisasm", NVDISASM_FLAGS, comp.asm["cubin"])  # not through irscope's SASS cache
+        out["nvdisasm"] = time.perf_counter() - start
+    return out
 
 
 def _run_child(mode: str, path: str, target: str, cache: str, own_cache: str) -> dict:
@@ -79,37 +92,50 @@ def _wall(cmd: list[str], env: dict) -> float:
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         mode, path, target = sys.argv[2:5]
-        result = child_plain(path, target) if mode == "plain" else child_irscope(path, target)
+        if mode == "plain":
+            result = child_plain(path, target)
+        else:
+            result = child_irscope(path, target, time_nvdisasm=mode == "irscope+nvdisasm")
         print(json.dumps(result))
         return 0
     parser = argparse.ArgumentParser(description="irscope's compile overhead over plain triton.compile")
     parser.add_argument("files", nargs="*")
     parser.add_argument("--target", default="sm_90")
-    parser.add_argument("--repeat", type=int, default=3, help="warm timings: take the median of this many")
+    parser.add_argument("--repeat", type=int, default=3, help="cold runs per kernel (medians); warm pairs: twice this")
     args = parser.parse_args()
     files = args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
 
     print(f"target {args.target}; times in seconds; cold = fresh process and fresh Triton cache")
-    print(f"{'kernel':<16}{'plain':>8}{'irscope IR':>12}{'ratio':>7}{'+SASS':>8}{'ratio':>7}"
-          f"{'first':>8}{'ratio':>7}{'import':>8}{'reopen':>8}{'over':>7}")
+    print(f"{'kernel':<16}{'plain':>7}{'irscope IR':>11}{'ratio':>6}{'+SASS':>7}{'ratio':>6}{'nvdisasm':>9}"
+          f"{'first':>7}{'ratio':>6}{'import':>7}{'reopen':>7}{'over':>6}")
     own = tempfile.mkdtemp(prefix="irscope-own-cache-")  # irscope's install-hash memo, kept across kernels
+    med = statistics.median
     for path in files:
         name = os.path.basename(path)
-        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b, \
-                tempfile.TemporaryDirectory() as c, tempfile.TemporaryDirectory() as empty:
-            plain = _run_child("plain", path, args.target, a, empty)["plain"]
-            _run_child("irscope", path, args.target, c, own)  # makes sure the memo exists
-            ours = _run_child("irscope", path, args.target, b, own)
-            first = _run_child("irscope", path, args.target, c + "/first", empty)["irscope_ir"]
-            env = dict(os.environ, TRITON_CACHE_DIR=b, IRSCOPE_CACHE_DIR=own, PYTHONPATH=ROOT)
-            base = statistics.median(_wall([sys.executable, "-c", "import torch, triton"], env)
-                                     for _ in range(args.repeat))
-            reopen = statistics.median(_wall([sys.executable, __file__, "--child", "irscope", path, args.target],
-                                             env) for _ in range(args.repeat))
-        print(f"{name:<16}{plain:>8.2f}{ours['irscope_ir']:>12.2f}{ours['irscope_ir'] / plain:>7.2f}"
-              f"{ours['irscope_sass']:>8.2f}{ours['irscope_sass'] / plain:>7.2f}{first:>8.2f}{first / plain:>7.2f}"
-              f"{base:>8.2f}{reopen:>8.2f}"
-              f"{reopen - base:>7.2f}", flush=True)
+        plain, ir, sass, nvdisasm, first = [], [], [], [], []
+        for _ in range(args.repeat):
+            with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b, \
+                    tempfile.TemporaryDirectory() as c, tempfile.TemporaryDirectory() as empty:
+                plain.append(_run_child("plain", path, args.target, a, empty)["plain"])
+                _run_child("irscope", path, args.target, c, own)  # makes sure the memo exists
+                ours = _run_child("irscope+nvdisasm", path, args.target, b, own)
+                ir.append(ours["irscope_ir"])
+                sass.append(ours["irscope_sass"])
+                nvdisasm.append(ours["nvdisasm"])
+                first.append(_run_child("irscope", path, args.target, c + "/first", empty)["irscope_ir"])
+        with tempfile.TemporaryDirectory() as warm:
+            env = dict(os.environ, TRITON_CACHE_DIR=warm, IRSCOPE_CACHE_DIR=own, PYTHONPATH=ROOT)
+            reopen_cmd = [sys.executable, __file__, "--child", "irscope", path, args.target]
+            _wall(reopen_cmd, env)  # fills the cache
+            bases, overs = [], []
+            for _ in range(2 * args.repeat):
+                base = _wall([sys.executable, "-c", "import torch, triton"], env)
+                bases.append(base)
+                overs.append(_wall(reopen_cmd, env) - base)
+        p = med(plain)
+        print(f"{name:<16}{p:>7.2f}{med(ir):>11.2f}{med(ir) / p:>6.2f}{med(sass):>7.2f}{med(sass) / p:>6.2f}"
+              f"{med(nvdisasm):>9.2f}{med(first):>7.2f}{med(first) / p:>6.2f}{med(bases):>7.2f}"
+              f"{med(bases) + med(overs):>7.2f}{med(overs):>6.2f}", flush=True)
     return 0
 
 
