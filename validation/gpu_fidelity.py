@@ -66,6 +66,7 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
     import hashlib
 
     sys.path.insert(0, ROOT)
+    from irscope.core import ahead
     from irscope.core.session import open_file
 
     ws = open_file(path, target=target)
@@ -84,7 +85,9 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
                     "stages": {s: comp.stage(s) for s in (*IR_STAGES, "sass")},
                     "registers": comp.resources.registers, "spills": comp.resources.spills,
                     "cubin_sha": hashlib.sha256(comp.asm["cubin"]).hexdigest(),
-                    "config": comp.launch.autotune_index})
+                    "config": comp.launch.autotune_index,
+                    # which steps a compile-ahead child did (core/ahead.py): "cs" compiled and disassembled
+                    "ahead": ahead.progress(ahead.compilation_key(comp.kernel.jit, comp.target, comp.spec))})
     with open(out_json, "w") as f:
         json.dump(out, f)
 
@@ -146,6 +149,7 @@ def compare(path: str, target: str) -> list[dict]:
         row["spills"] = f"{comp['spills']} / {match['n_spills']}"
         twin = next((c for c in on_gpu if c.get("hash") == comp["hash"]), None)
         row["irscope on GPU"] = "identical" if twin and twin["stages"] == comp["stages"] else "DIFFERENT"
+        row["compiled by"] = {"cs": "child", "c": "child (SASS: irscope)"}.get(comp.get("ahead") or "", "irscope")
         ok = (all(identical.values()) and comp["registers"] == match["n_regs"] and row["cubin"] == "identical"
               and twin is not None)
         row["result"] = "PASS" if ok else "FAIL"
@@ -161,8 +165,11 @@ def markdown(rows: list[dict], target: str) -> str:
             f"PyTorch {torch.__version__}, target {target}. Registers and spills: irscope (offline) / "
             f"driver (real launch). Stages: irscope's offline compile (no GPU visible, launch captured in the "
             f"interpreter) against the real launch's. 'irscope on GPU': irscope with the GPU visible "
-            f"(launch captured for real) gives the same text as offline.\n\n")
-    cols = ["file", "kernel", *IR_STAGES, "sass", "cubin", "registers", "spills", "irscope on GPU", "result"]
+            f"(launch captured for real) gives the same text as offline. 'compiled by': offline, whether a "
+            f"compile-ahead child (irscope/core/ahead.py) compiled and disassembled it while the file ran, the "
+            f"text then read back from Triton's cache, or irscope's own compile did.\n\n")
+    cols = ["file", "kernel", *IR_STAGES, "sass", "cubin", "registers", "spills", "irscope on GPU", "compiled by",
+            "result"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in rows:
         lines.append("| " + " | ".join(str(row.get(c, "")) for c in cols) + " |")

@@ -38,10 +38,6 @@ DISASSEMBLED = "s"   # the SASS is in irscope's cache (NVIDIA)
 # it only guards against a child that hangs, which nothing here is known to cause.
 WAIT_LIMIT_S = 600.0
 
-# Python 3.12+ warns about fork() in a process with threads, because the child may need a lock that
-# another thread held at the fork. The child here takes no lock another thread could hold (see _child).
-warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks.*", category=DeprecationWarning)
-
 
 def compilation_key(jit: JITFunction, target: Target, spec: Specialized) -> tuple:
     """One compilation: the same kernel object, target and specialization (compile.py memoizes on it too)."""
@@ -91,7 +87,11 @@ def start(jit: JITFunction, args: tuple, kwargs: dict, target: Target) -> None:
         if key in _children or running >= _slots():
             return
         read_end, write_end = os.pipe()
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns about fork() in a process with threads (torch's, Textual's), since the
+            # child may need a lock another thread held at the fork; _child takes none such.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read_end)
             _child(write_end, jit, spec, target)
