@@ -55,6 +55,7 @@ class _Child:
 
 
 _children: dict[tuple, _Child] = {}
+_considered: dict[tuple, JITFunction] = {}  # every key start() has looked at (the kernel held, as in _Child)
 _registry_lock = threading.Lock()
 
 
@@ -76,22 +77,30 @@ def start(jit: JITFunction, args: tuple, kwargs: dict, target: Target) -> None:
         return
     try:
         spec = specialize(jit, args, kwargs, target)
+        key = compilation_key(jit, target, spec)
+        if key in _considered:  # a file that launches the same thing in a loop pays this once
+            return
+        _considered[key] = jit
         if in_triton_cache(jit, spec, target):
             return  # a reopen: the parent's own compile is a cache hit, no help needed
     except Exception:
         return
-    key = compilation_key(jit, target, spec)
     with _registry_lock:
         _reap_finished()
-        running = sum(1 for child in _children.values() if not child.finished)
-        if key in _children or running >= _slots():
+        busy = sum(1 for child in _children.values() if not child.finished and DISASSEMBLED not in child.reached)
+        if busy >= _slots():
             return
         read_end, write_end = os.pipe()
-        with warnings.catch_warnings():
-            # Python 3.12+ warns about fork() in a process with threads (torch's, Textual's), since the
-            # child may need a lock another thread held at the fork; _child takes none such.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
+        try:
+            with warnings.catch_warnings():
+                # Python 3.12+ warns about fork() in a process with threads (torch's, Textual's), since the
+                # child may need a lock another thread held at the fork; _child takes none such.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except OSError:  # no memory or no process slot for a copy: the parent compiles, as without this
+            os.close(read_end)
+            os.close(write_end)
+            return
         if pid == 0:  # the child: never returns
             os.close(read_end)
             _child(write_end, jit, spec, target)
@@ -134,11 +143,14 @@ def wait(key: tuple, step: str) -> None:
         deadline = time.monotonic() + WAIT_LIMIT_S
         while step not in child.reached and not child.finished:
             left = deadline - time.monotonic()
-            ready, _, _ = select.select([child.fd], [], [], max(0.0, left))
-            if not ready:
+            try:
+                ready, _, _ = select.select([child.fd], [], [], max(0.0, left))
+                data = os.read(child.fd, 16) if ready else None
+            except (OSError, ValueError):  # closed under us: the process is exiting (_stop_all)
+                return
+            if data is None:
                 _stop(child)
                 return
-            data = os.read(child.fd, 16)
             if not data:
                 _finish(child)
             child.reached.update(data.decode("ascii", "replace"))
