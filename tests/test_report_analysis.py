@@ -27,6 +27,8 @@ def test_misaligned_text_report_says_why_and_what_if(cli):
     assert "n_elements = 1000, which is not a multiple of 16" in out
     assert "x_ptr is not known to be 16-byte aligned" in out
     assert "what if n_elements 1000 -> 1008:" in out and "line 25 load: 4 B -> 16 B" in out
+    # the same coalescing advice for three lines is spelled out once per compilation
+    assert out.count("fix: Let Triton vectorize") == 2 and out.count("fix: as for line 25") == 4
 
 
 def test_amd_report_has_waves(cli):

@@ -717,6 +717,7 @@ def format_lines(entry: dict[str, Any]) -> list[str]:
         if t.get("requests"):
             parts.append(f"{kind} {t['sectors_per_request']} sectors/request (ideal {t['ideal_sectors_per_request']})")
     out.append(f"  coalescing {'  '.join(parts)}  [{sampled}]")
+    fixed_at: dict[str, Any] = {}  # a fix already printed -> the line it was printed for
     for row in rows:
         if not row["analysed"]:
             out.append(f"    line {row['source_line']}: {row['kind']} not analysed: {row['reason']}")
@@ -727,7 +728,11 @@ def format_lines(entry: dict[str, Any]) -> list[str]:
                    f"efficiency {row['efficiency']:.0%}{flag}")
         if flag and row.get("fix"):
             out.append(f"      {row['diagnosis']}")
-            out.append(f"      fix: {row['fix']}")
+            if row["fix"] in fixed_at:  # the same advice for every line of a kernel is said once
+                out.append(f"      fix: as for line {fixed_at[row['fix']]}")
+            else:
+                fixed_at[row["fix"]] = row["source_line"]
+                out.append(f"      fix: {row['fix']}")
     for note in totals.get("notes") or []:
         out.append(f"    note: {note}")
     if totals.get("error"):
