@@ -391,3 +391,42 @@ async def test_an_edit_triton_refuses_names_the_value_not_an_internal_error():
         status = str(app.query_one("#status-text").content)
         assert "num_warps=3" in status and "internal error" not in status and "press e" in status
         assert app.shown is not None and app.shown.comp.num_warps == 4  # the last good compilation stays
+
+
+def _notes(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+@run_async
+async def test_reload_keeps_the_values_set_with_e_the_target_and_says_so():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        app.recompile_in_background(defines={"BLOCK_SIZE": 256})
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        app.recompile_in_background(target="sm_80")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        await pilot.press("r")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        comp = app.shown.comp
+        assert comp.constexprs["BLOCK_SIZE"] == 256 and str(comp.target) == "sm_80"
+        assert any("reloaded add.py" in n and "sm_80" in n and "BLOCK_SIZE=256" in n for n in _notes(app))
+
+
+@run_async
+async def test_reload_keeps_the_compilation_picked():
+    app = IrscopeApp(kernel_path("misaligned.py"), target="sm_90")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("down", "enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        first_spec = app.shown.comp.specialization
+        await pilot.press("r")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert app.screen is app.screen_stack[0], "reload must not ask again which compilation"
+        assert app.shown.comp is app.comps[1] and app.shown.comp.specialization == first_spec

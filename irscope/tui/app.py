@@ -137,7 +137,9 @@ class IrscopeApp(App):
         self.defines = list(defines or [])    # -D NAME=VALUE, parsed in the worker (with the engine)
         self.arg_types = list(arg_types or [])
         self.ws = None
-        self.comps: list = []
+        self.comps: list = []           # the file's compilations for the target shown (the picker's rows)
+        self.shown_index: int | None = None  # which of them is shown (an edited one stands in for its row)
+        self.edits: dict[str, Any] = {}  # values set with `e` for the one shown; `r` applies them again
         self.shown: Shown | None = None
         self.failure: OpenFailure | None = None
         self.pane_stages: list[str] = list(NVIDIA_PANES)
@@ -224,6 +226,8 @@ class IrscopeApp(App):
         self.call_from_thread(self.set_progress, f"opening {self.path}: loading Triton…", 0.02)
         from .loader import describe_open_error, open_workspace  # the engine: torch and Triton
 
+        reloading = self.shown is not None
+        before = self.shown.comp.kernel.name if self.shown is not None else None
         try:
             ws, comps = open_workspace(self.path, self.target_name, self.run_main, self.defines, self.arg_types,
                                        self.kernel_name, self.config, self._progress_from_thread)
@@ -232,6 +236,11 @@ class IrscopeApp(App):
             self.call_from_thread(self.show_open_failure, describe_open_error(exc))
             return
         self.ws, self.comps = ws, comps
+        index = self._same_compilation(comps, before) if reloading else (0 if len(comps) == 1 else None)
+        if index is not None:
+            self._reload_with_edits(index)
+            return
+        self.shown_index, self.edits = None, {}
         if len(comps) > 1:
             try:
                 for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
@@ -244,7 +253,42 @@ class IrscopeApp(App):
             self.busy = False
             self.call_from_thread(self.pick, False)
             return
+        self.shown_index = 0
         self._prepare_and_show(comps[0])
+
+    def _same_compilation(self, comps: list, kernel_name: str | None) -> int | None:
+        """On reload: the row of the compilation shown before (same place, same kernel), else the
+        kernel's first; None (the picker) when the file no longer has that kernel."""
+        if len(comps) == 1:
+            return 0
+        index = self.shown_index
+        if index is not None and index < len(comps) and comps[index].kernel.name == kernel_name:
+            return index
+        return next((n for n, comp in enumerate(comps) if comp.kernel.name == kernel_name), None)
+
+    def _reload_with_edits(self, index: int) -> None:
+        """Show compilation `index` of the reloaded file with the values set with `e` applied again,
+        and say what was kept."""
+        from .loader import describe_open_error, recompile
+
+        comp = self.comps[index]
+        kept = f"{comp.kernel.name} for {comp.target}"
+        if comp.kernel.is_autotuned:
+            kept += f", autotune config {comp.launch.autotune_index or 0}"
+        note, severity = f"reloaded {os.path.basename(self.path)}: {kept}", "information"
+        if self.edits:
+            asked = ", ".join(f"{k}={v!r}" for k, v in self.edits.items())
+            try:
+                comp = recompile(comp, defines=self.edits)
+                note += f", with your edits {asked}"
+            except BaseException as exc:
+                note += f"; your edits {asked} no longer apply: {describe_open_error(exc).message}"
+                severity = "warning"
+                self.edits = {}
+            self.comps[index] = comp
+        self.shown_index = index
+        self._prepare_and_show(comp)
+        self.call_from_thread(self.notify, note, severity=severity, timeout=6, markup=False)
 
     def _prepare_and_show(self, comp) -> None:
         from .loader import describe_open_error, prepare
@@ -289,6 +333,10 @@ class IrscopeApp(App):
             return
         if target:
             self.target_name = target
+        if defines:
+            self.edits.update(defines)
+        if self.shown_index is not None and self.shown_index < len(self.comps):
+            self.comps[self.shown_index] = comp
         self._prepare_and_show(comp)
 
     def compile_config_in_background(self, index: int) -> None:
@@ -312,6 +360,7 @@ class IrscopeApp(App):
             self.call_from_thread(self.set_progress, f"✗ {describe_open_error(exc).message}", error=True)
             return
         self.config = index
+        self.edits = {}  # this config's compilation comes from the file's launch, without them
         self._prepare_and_show(comps[0])
 
     def pick(self, cancellable: bool = True) -> None:
@@ -327,6 +376,9 @@ class IrscopeApp(App):
 
         def chosen(index: int | None) -> None:
             if index is not None and index >= 0:
+                if index != self.shown_index:
+                    self.edits = {}  # they belong to the compilation shown until now
+                self.shown_index = index
                 self.set_progress(f"preparing {self.comps[index].kernel.name}…", 0.6)
                 self.prepare_in_background(self.comps[index])
 

@@ -147,7 +147,7 @@ irscope — your kernel and what the Triton compiler made of it, line by line.
 ## Compiling
   t       target: sm_80 … sm_120, gfx942, gfx950
   e       edit constexprs and num_warps / num_stages, then recompile
-  r       reload the file after you edit it
+  r       reload the file after you edit it (keeps the target, kernel and e's values)
   p       pick another kernel or compilation
   ctrl+t  step through the kernel (the stepper)
 
