@@ -430,3 +430,29 @@ async def test_reload_keeps_the_compilation_picked():
         await wait_until_shown(app, pilot)
         assert app.screen is app.screen_stack[0], "reload must not ask again which compilation"
         assert app.shown.comp is app.comps[1] and app.shown.comp.specialization == first_spec
+
+
+@run_async
+async def test_after_a_target_change_the_picker_lists_that_target_with_the_cursor_on_the_one_shown():
+    from textual.widgets import DataTable
+    from irscope.tui.screens import PickerScreen
+
+    app = IrscopeApp(kernel_path("misaligned.py"), target="sm_90")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("down", "enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        app.recompile_in_background(target="gfx942")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert str(app.shown.comp.target) == "gfx942"
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        assert [row["target"] for row in app.screen.rows] == ["gfx942", "gfx942"]
+        assert app.screen.query_one(DataTable).cursor_row == 1
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert str(app.shown.comp.target) == "gfx942" and app.shown.comp is app.comps[1]

@@ -326,6 +326,7 @@ class IrscopeApp(App):
 
         try:
             comp = recompile(self.shown.comp, target=target, defines=defines)
+            comps = self._other_rows_for(target, comp) if target else None
         except BaseException as exc:
             self.busy = False
             failure = describe_open_error(exc)
@@ -335,9 +336,31 @@ class IrscopeApp(App):
             self.target_name = target
         if defines:
             self.edits.update(defines)
-        if self.shown_index is not None and self.shown_index < len(self.comps):
+        if comps is not None:
+            self.comps = comps
+        elif self.shown_index is not None and self.shown_index < len(self.comps):
             self.comps[self.shown_index] = comp
         self._prepare_and_show(comp)
+
+    def _other_rows_for(self, target: str, shown) -> list | None:
+        """The picker's rows compiled for a new target (the one shown is `shown`), or None when the
+        file has one compilation. Registers are read here, off the UI thread."""
+        if len(self.comps) < 2 or self.shown_index is None:
+            return None
+        from .loader import recompile
+
+        rows = []
+        for n, comp in enumerate(self.comps):
+            if n != self.shown_index:
+                self.call_from_thread(self.set_progress, f"compiling for {target}: {n + 1} of {len(self.comps)}…",
+                                      0.3 + 0.3 * n / len(self.comps))
+                comp = recompile(comp, target=target)
+            else:
+                comp = shown
+            if comp.ok:
+                _ = comp.resources
+            rows.append(comp)
+        return rows
 
     def compile_config_in_background(self, index: int) -> None:
         self.busy = True  # at once, so nothing sees the old state as the answer
@@ -382,7 +405,7 @@ class IrscopeApp(App):
                 self.set_progress(f"preparing {self.comps[index].kernel.name}…", 0.6)
                 self.prepare_in_background(self.comps[index])
 
-        self.push_screen(PickerScreen(rows, cancellable), chosen)
+        self.push_screen(PickerScreen(rows, cancellable, start=self.shown_index or 0), chosen)
 
     # ---- showing a compilation
 

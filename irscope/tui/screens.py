@@ -20,10 +20,11 @@ class PickerScreen(ModalScreen[int]):
 
     BINDINGS = [Binding("escape", "cancel", "Back"), Binding("q", "app.quit", "Quit")]
 
-    def __init__(self, rows: list[dict[str, Any]], cancellable: bool) -> None:
+    def __init__(self, rows: list[dict[str, Any]], cancellable: bool, start: int = 0) -> None:
         super().__init__()
         self.rows = rows
         self.cancellable = cancellable
+        self.start = start  # the row the cursor starts on: the compilation shown
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
@@ -36,6 +37,8 @@ class PickerScreen(ModalScreen[int]):
         for row in self.rows:
             table.add_row(*(Text(str(row[k])) for k in
                             ("name", "line", "target", "grid", "warps", "regs", "spills", "spec")))
+        if 0 < self.start < len(self.rows):
+            table.move_cursor(row=self.start)
         table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
