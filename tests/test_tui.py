@@ -456,3 +456,34 @@ async def test_after_a_target_change_the_picker_lists_that_target_with_the_curso
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         assert str(app.shown.comp.target) == "gfx942" and app.shown.comp is app.comps[1]
+
+
+@run_async
+async def test_edit_shows_an_int_the_jit_folded_as_an_argument_not_a_constexpr():
+    from textual.widgets import Input, Label
+    from irscope.tui.screens import EditScreen
+
+    app = IrscopeApp(fixture_path("specialize.py"), target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("enter")  # strided_copy, launched with stride=1
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert app.shown.comp.specialization["stride"] == "constant"
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, EditScreen)
+        label = str(app.screen.query_one("#label-stride", Label).content)
+        assert "argument" in label and "folded" in label and "constexpr" not in label
+        assert "constexpr" in str(app.screen.query_one("#label-BLOCK", Label).content)
+        assert "launch option" in str(app.screen.query_one("#label-num_warps", Label).content)
+        field = app.screen.query_one("#field-stride", Input)
+        assert field.value == "1"
+        field.value = "3"
+        field.focus()
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        comp = app.shown.comp
+        assert comp.specialization["stride"] == "" and "stride" not in comp.constexprs  # a runtime i32 now
+        assert comp.signature["stride"] == "i32"

@@ -845,15 +845,22 @@ class IrscopeApp(App):
         if self.shown is None:
             return
         comp = self.shown.comp
-        values: dict[str, Any] = dict(comp.constexprs)
+        folded = [name for name, kind in comp.specialization.items() if kind == "constant"]
+        constexprs = comp.constexprs
+        values: dict[str, Any] = {name: v for name, v in constexprs.items() if name not in folded}
+        kinds = dict.fromkeys(values, "constexpr")
+        for name in folded:  # ordinary arguments: the JIT folded their value (an int 1) into the code
+            values[name] = constexprs[name]
+            kinds[name] = f"argument; the JIT folded its value {constexprs[name]!r} into the code"
         values["num_warps"] = comp.num_warps
         values["num_stages"] = comp.num_stages
+        kinds["num_warps"] = kinds["num_stages"] = "launch option"
 
         def chosen(changed: dict | None) -> None:
             if changed:
                 self.recompile_in_background(defines=changed)
 
-        self.push_screen(EditScreen(values), chosen)
+        self.push_screen(EditScreen(values, kinds), chosen)
 
     def action_stepper(self) -> None:
         if self.shown is None or self.ws is None:

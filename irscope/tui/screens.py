@@ -76,20 +76,25 @@ class TargetScreen(ModalScreen[str]):
 
 
 class EditScreen(ModalScreen[dict]):
-    """Edit constexprs and launch options; the app recompiles in the background."""
+    """Edit constexprs, arguments the JIT folded to constants, and launch options; the app recompiles
+    in the background."""
 
     BINDINGS = [Binding("escape", "cancel", "Back")]
 
-    def __init__(self, values: dict[str, Any]) -> None:
+    def __init__(self, values: dict[str, Any], kinds: dict[str, str] | None = None) -> None:
         super().__init__()
         self.values = values
+        self.kinds = kinds or {}  # name -> what it is, shown after the name ("constexpr", "launch option", ...)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="edit"):
-            yield Label("Constexprs and launch options — Enter to recompile, Esc to cancel", classes="dialog-title")
+            yield Label("Edit and press Enter to recompile, Esc to cancel", classes="dialog-title")
             with VerticalScroll(id="edit-fields"):
                 for name, value in self.values.items():
-                    yield Label(name, classes="field-label")
+                    label = Text(name, style="bold")
+                    if self.kinds.get(name):
+                        label.append(f"  {self.kinds[name]}")
+                    yield Label(label, id=f"label-{name}", classes="field-label")
                     yield Input(str(value), id=f"field-{name}", classes="field")
             yield Button("Recompile", id="recompile", variant="primary")
 
@@ -149,7 +154,8 @@ irscope — your kernel and what the Triton compiler made of it, line by line.
 
 ## Compiling
   t       target: sm_80 … sm_120, gfx942, gfx950
-  e       edit constexprs and num_warps / num_stages, then recompile
+  e       edit constexprs, arguments folded to constants (an int 1) and
+          num_warps / num_stages, then recompile
   r       reload the file after you edit it (keeps the target, kernel and e's values)
   p       pick another kernel or compilation
   ctrl+t  step through the kernel (the stepper)
