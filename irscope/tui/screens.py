@@ -165,20 +165,26 @@ irscope — your kernel and what the Triton compiler made of it, line by line.
 
 
 class HelpScreen(ModalScreen[None]):
+    """A help text (the main view's, unless another is given: the stepper has its own keys)."""
+
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+
+    def __init__(self, text: str = HELP) -> None:
+        super().__init__()
+        self.text = text
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog", id="help"):
-            yield Static(_help_text(), markup=False)
+            yield Static(_help_text(self.text), markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)
 
 
-def _help_text() -> Text:
-    """HELP with its `## ` lines as bold headings (plain text: the keys include `[` and `]`)."""
+def _help_text(help_text: str = HELP) -> Text:
+    """A help text with its `## ` lines as bold headings (plain text: the keys include `[` and `]`)."""
     text = Text()
-    for n, line in enumerate(HELP.splitlines()):
+    for n, line in enumerate(help_text.splitlines()):
         if line.startswith("## "):
             text.append(line[3:] + "\n", style="bold")
         else:
