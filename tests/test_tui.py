@@ -408,6 +408,7 @@ async def test_reload_keeps_the_values_set_with_e_the_target_and_says_so():
         app.recompile_in_background(target="sm_80")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
+        assert not any("reloaded" in n for n in _notes(app)), "only a reload says what it kept"
         await pilot.press("r")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
@@ -487,3 +488,23 @@ async def test_edit_shows_an_int_the_jit_folded_as_an_argument_not_a_constexpr()
         comp = app.shown.comp
         assert comp.specialization["stride"] == "" and "stride" not in comp.constexprs  # a runtime i32 now
         assert comp.signature["stride"] == "i32"
+
+
+@run_async
+async def test_the_footer_shows_the_main_keys_whole_at_80_columns_and_every_key_when_wide():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until_shown(app, pilot)
+        for width in (80, 100, 115, 120, 121, 122, 160):
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause(0.2)
+            keys = list(app.query("FooterKey"))
+            palette = next(k for k in keys if k.has_class("-command-palette"))
+            listed = [k for k in keys if k is not palette]
+            shown = {k.key_display for k in listed}
+            assert {"q", "?", "s", "/", "t", "e", "r", "i"} <= shown, (width, shown)
+            for key in listed:  # whole, left of the palette key: nothing cut off
+                assert key.region.width > 0 and key.region.right <= palette.region.x, (width, key.key_display)
+            if width >= 160:
+                assert {"]", "m", "l", "c", "d"} <= shown
+                assert any(k.description == "Next block" for k in listed)

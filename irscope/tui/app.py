@@ -20,13 +20,14 @@ from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import Input, Label, ProgressBar, Static, TabbedContent, TabPane
 
 from ..core.names import ALL_STAGES, TARGETS
 from .context import CursorContext
 from .highlight import StageText
 from .panels import PANELS, InfoPanel
 from .screens import EditScreen, HelpScreen, PickerScreen, TargetScreen
+from .widgets.key_footer import KeyFooter
 from .widgets.stage_view import StageView
 
 if TYPE_CHECKING:
@@ -119,6 +120,11 @@ class IrscopeApp(App):
         *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
     ]
 
+    # The footer, when the full one does not fit the terminal: shorter descriptions, then without the
+    # keys for looks (`?` lists every key).
+    FOOTER_SHORT = {"stage(1)": "Stage", "block(1)": "Block", "toggle_colour": "Colour", "toggle_panels": "Info"}
+    FOOTER_MINOR = frozenset({"block(1)", "maximize_pane", "cycle_layout", "toggle_colour", "toggle_debug"})
+
     # Actions on the panes: off (and out of the footer) while the stepper or a dialog is in front, where
     # they would act unseen on the main view behind it.
     MAIN_VIEW_ACTIONS = frozenset({"stage", "set_stage", "block", "maximize_pane", "cycle_layout", "toggle_colour",
@@ -171,7 +177,7 @@ class IrscopeApp(App):
                 with TabPane(panel_cls.panel_title):
                     yield panel_cls()
         yield Input(id="prompt")
-        yield Footer(compact=True)
+        yield KeyFooter(self.FOOTER_SHORT, self.FOOTER_MINOR)
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # let the interpreter's shutdown free everything, as it expects
@@ -236,7 +242,7 @@ class IrscopeApp(App):
             self.call_from_thread(self.show_open_failure, describe_open_error(exc))
             return
         self.ws, self.comps = ws, comps
-        index = self._same_compilation(comps, before) if reloading else (0 if len(comps) == 1 else None)
+        index = self._same_compilation(comps, before) if reloading else None
         if index is not None:
             self._reload_with_edits(index)
             return

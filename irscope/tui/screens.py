@@ -154,8 +154,8 @@ irscope — your kernel and what the Triton compiler made of it, line by line.
 
 ## Compiling
   t       target: sm_80 … sm_120, gfx942, gfx950
-  e       edit constexprs, arguments folded to constants (an int 1) and
-          num_warps / num_stages, then recompile
+  e       edit constexprs, num_warps / num_stages and arguments the JIT
+          folded in (ints equal to 1), then recompile
   r       reload the file after you edit it (keeps the target, kernel and e's values)
   p       pick another kernel or compilation
   ctrl+t  step through the kernel (the stepper)
