@@ -52,6 +52,9 @@ def run(ws, args: argparse.Namespace) -> int:
         raise IrscopeError(f"--launch {args.launch}: {ws.user_file.shown} launches {kernel.name} "
                            f"{len(launches)} time(s); choose 0 to {len(launches) - 1}")
     launch = launches[args.launch]
+    if ws.overrides:  # the JIT's own check, as dump and report make it: a -D that names nothing is an error
+        from .core.compile import check_launch
+        check_launch(launch, ws.target, given=ws.overrides.describe())
     if launch.origin != "captured":
         print(f"irscope: warning: {ws.user_file.shown} does not launch {kernel.name}; stepping it on stand-in "
               f"arguments from -D/--arg (small tensors), so its values mean little", file=sys.stderr)

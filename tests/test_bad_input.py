@@ -128,6 +128,18 @@ def test_define_the_jit_rejects(cli, define, says):
     assert says in line and "-D/--arg" in line
 
 
+def test_a_launch_the_jit_rejects_points_at_whoever_chose_the_values(cli):
+    """No -D/--arg given: the file's own launch is at fault, not values the user never passed."""
+    code, _, err = cli("dump", fixture_path("bad_launch.py"), "--stage", "ttir")
+    assert code == 2
+    line = one_line(err)
+    assert "num_warps must be a power of 2" in line and "bad_launch.py's own launch" in line
+    assert "no -D/--arg was given" in line and "values you passed" not in line
+    code, _, err = cli("dump", kernel_path("add.py"), "-D", "num_warps=3")
+    line = one_line(err)
+    assert "values you passed (-D num_warps=3)" in line and "own launch" not in line
+
+
 def test_arg_that_names_no_parameter(cli):
     code, _, err = cli("report", fixture_path("no_launch.py"), "-D", "BLOCK=64", "--arg", "x_pr=*fp16")
     assert code == 2

@@ -56,3 +56,15 @@ def test_hit_below_one_or_without_break_is_an_error(cli):
         code, out, err = cli("step", kernel_path("add.py"), *extra)
         assert code == 2 and out == ""
         assert err.startswith("irscope: error: --hit ") and "--break LINE" in err and "Traceback" not in err
+
+
+def test_a_define_that_names_nothing_is_rejected_as_dump_rejects_it(cli):
+    """-D FOO=1 names no parameter of add_kernel and no launch option: one line, as dump and report say."""
+    code, out, err = cli("step", kernel_path("add.py"), "-D", "FOO=1", "--print", "mask")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "FOO was specified but unrecognised" in err and "(-D FOO=1)" in err
+    _, _, dump_err = cli("dump", kernel_path("add.py"), "-D", "FOO=1")
+    assert dump_err == err
+    code, out, _ = cli("step", kernel_path("add.py"), "-D", "BLOCK_SIZE=512", "-p", "1", "--print", "offsets")
+    assert code == 0 and "offsets = int32[512] min 512 max 1023" in out  # a -D that names a parameter works

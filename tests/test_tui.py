@@ -391,3 +391,120 @@ async def test_an_edit_triton_refuses_names_the_value_not_an_internal_error():
         status = str(app.query_one("#status-text").content)
         assert "num_warps=3" in status and "internal error" not in status and "press e" in status
         assert app.shown is not None and app.shown.comp.num_warps == 4  # the last good compilation stays
+
+
+def _notes(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+@run_async
+async def test_reload_keeps_the_values_set_with_e_the_target_and_says_so():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        app.recompile_in_background(defines={"BLOCK_SIZE": 256})
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        app.recompile_in_background(target="sm_80")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert not any("reloaded" in n for n in _notes(app)), "only a reload says what it kept"
+        await pilot.press("r")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        comp = app.shown.comp
+        assert comp.constexprs["BLOCK_SIZE"] == 256 and str(comp.target) == "sm_80"
+        assert any("reloaded add.py" in n and "sm_80" in n and "BLOCK_SIZE=256" in n for n in _notes(app))
+
+
+@run_async
+async def test_reload_keeps_the_compilation_picked():
+    app = IrscopeApp(kernel_path("misaligned.py"), target="sm_90")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("down", "enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        first_spec = app.shown.comp.specialization
+        await pilot.press("r")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert app.screen is app.screen_stack[0], "reload must not ask again which compilation"
+        assert app.shown.comp is app.comps[1] and app.shown.comp.specialization == first_spec
+
+
+@run_async
+async def test_after_a_target_change_the_picker_lists_that_target_with_the_cursor_on_the_one_shown():
+    from textual.widgets import DataTable
+    from irscope.tui.screens import PickerScreen
+
+    app = IrscopeApp(kernel_path("misaligned.py"), target="sm_90")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("down", "enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        app.recompile_in_background(target="gfx942")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert str(app.shown.comp.target) == "gfx942"
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        assert [row["target"] for row in app.screen.rows] == ["gfx942", "gfx942"]
+        assert app.screen.query_one(DataTable).cursor_row == 1
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert str(app.shown.comp.target) == "gfx942" and app.shown.comp is app.comps[1]
+
+
+@run_async
+async def test_edit_shows_an_int_the_jit_folded_as_an_argument_not_a_constexpr():
+    from textual.widgets import Input, Label
+    from irscope.tui.screens import EditScreen
+
+    app = IrscopeApp(fixture_path("specialize.py"), target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("enter")  # strided_copy, launched with stride=1
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert app.shown.comp.specialization["stride"] == "constant"
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, EditScreen)
+        label = str(app.screen.query_one("#label-stride", Label).content)
+        assert "argument" in label and "folded" in label and "constexpr" not in label
+        assert "constexpr" in str(app.screen.query_one("#label-BLOCK", Label).content)
+        assert "launch option" in str(app.screen.query_one("#label-num_warps", Label).content)
+        field = app.screen.query_one("#field-stride", Input)
+        assert field.value == "1"
+        field.value = "3"
+        field.focus()
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        comp = app.shown.comp
+        assert comp.specialization["stride"] == "" and "stride" not in comp.constexprs  # a runtime i32 now
+        assert comp.signature["stride"] == "i32"
+
+
+@run_async
+async def test_the_footer_shows_the_main_keys_whole_at_80_columns_and_every_key_when_wide():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until_shown(app, pilot)
+        for width in (80, 100, 115, 120, 121, 122, 160):
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause(0.2)
+            keys = list(app.query("FooterKey"))
+            palette = next(k for k in keys if k.has_class("-command-palette"))
+            listed = [k for k in keys if k is not palette]
+            shown = {k.key_display for k in listed}
+            assert {"q", "?", "s", "/", "t", "e", "r", "i"} <= shown, (width, shown)
+            for key in listed:  # whole, left of the palette key: nothing cut off
+                assert key.region.width > 0 and key.region.right <= palette.region.x, (width, key.key_display)
+            if width >= 160:
+                assert {"]", "m", "l", "c", "d"} <= shown
+                assert any(k.description == "Next block" for k in listed)

@@ -171,3 +171,32 @@ def test_snapshot_out_of_bounds_stepper(snap_compare):
         await pilot.pause()
 
     assert snap_compare(StepperHarness(ws, comp, (1,)), terminal_size=SIZE, run_before=run_before)
+
+
+def test_question_mark_in_the_stepper_shows_the_steppers_keys():
+    from irscope.tui.app import IrscopeApp
+    from irscope.tui.screens import HelpScreen
+    from irscope.tui.stepper import STEPPER_HELP, StepperScreen
+    from tui_helpers import wait_until_shown
+
+    async def scenario():
+        app = IrscopeApp(kernel_path("add.py"), target="sm_90")
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until_shown(app, pilot)
+            await pilot.press("ctrl+t")
+            stepper = await wait_recorded(pilot)
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen) and app.screen.text == STEPPER_HELP
+            shown = str(app.screen.query_one("Static").content)
+            assert "continue to the next breakpoint" in shown and "layout" not in shown
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is stepper
+            await pilot.press("escape")  # and the main view's ? is still its own
+            await pilot.pause()
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen) and "layout" in app.screen.text
+
+    asyncio.run(scenario())

@@ -136,17 +136,11 @@ class Compilation:
 _memo: dict[tuple, Compilation] = {}
 
 
-def compile_launch(launch: Launch, target: Target, source_text: str) -> Compilation:
+def compile_launch(launch: Launch, target: Target, source_text: str, *, given: str | None = None) -> Compilation:
     """Compile one launch for one target. The same specialization is compiled once per process,
-    and Triton's on-disk cache (TRITON_CACHE_DIR) makes a reopen cheap."""
+    and Triton's on-disk cache (TRITON_CACHE_DIR) makes a reopen cheap. `given`: see check_launch."""
     jit = launch.kernel.jit
-    try:
-        spec = specialize(jit, launch.args, launch.kwargs, target)
-    except Exception as exc:  # the JIT's own checks of the arguments and launch options (-D FOO=1, num_warps=3)
-        reason = _one_line(exc)
-        raise LaunchRejected(f"Triton's JIT rejects this launch of {launch.kernel.name}: {reason}; "
-                             f"check the -D/--arg values (launch options: num_warps, num_stages, ...)",
-                             reason) from None
+    spec = check_launch(launch, target, given=given)
     key = ahead.compilation_key(jit, target, spec)
     if key in _memo:
         return _memo[key]
@@ -163,6 +157,33 @@ def compile_launch(launch: Launch, target: Target, source_text: str) -> Compilat
             comp.metadata = compiled_metadata(compiled)
     _memo[key] = comp
     return comp
+
+
+def check_launch(launch: Launch, target: Target, *, given: str | None = None) -> Specialized:
+    """The JIT's own checks of a launch's arguments and launch options (-D FOO=1, num_warps=3): its
+    specialization, or LaunchRejected with advice that names who chose the values. `given` is the
+    -D/--arg the user passed ("" for none); None when the caller does not know (then the launch's origin
+    decides)."""
+    try:
+        return specialize(launch.kernel.jit, launch.args, launch.kwargs, target)
+    except Exception as exc:
+        reason = _one_line(exc)
+        raise LaunchRejected(_rejection_message(launch, reason, given), reason) from None
+
+
+def _rejection_message(launch: Launch, reason: str, given: str | None) -> str:
+    name, file = launch.kernel.name, os.path.basename(launch.kernel.file)
+    head = f"Triton's JIT rejects this launch of {name}: {reason}; "
+    if given:
+        return head + (f"check the -D/--arg values you passed ({given}); a -D names a kernel parameter or a "
+                       f"launch option (num_warps, num_stages, ...)")
+    if given is None and launch.origin == "captured":
+        return head + "check the -D/--arg values and the file's own launch (launch options: num_warps, num_stages, ...)"
+    if launch.origin == "captured":
+        return head + (f"the values come from {file}'s own launch (no -D/--arg was given): fix that launch, "
+                       f"or override a value with -D NAME=VALUE")
+    return head + (f"{file} does not launch {name}, so its arguments come from -D/--arg and stand-ins: "
+                   f"give them with -D NAME=VALUE / --arg NAME=TYPE")
 
 
 def _one_line(exc: Exception) -> str:

@@ -44,6 +44,11 @@ class Overrides:
     def __bool__(self) -> bool:
         return bool(self.defines or self.args)
 
+    def describe(self) -> str:
+        """As typed on the command line: `-D BLOCK=64 --arg n=i32` ("" for none)."""
+        return " ".join([f"-D {k}={v}" for k, v in self.defines.items()]
+                        + [f"--arg {k}={v}" for k, v in self.args.items()])
+
 
 def _split_assignment(flag: str):
     def split(text: str) -> tuple[str, str]:
@@ -173,7 +178,7 @@ class Workspace:
         target = target or self.target
         seen: dict[str, Compilation] = {}
         for launch in self.launches_of(kernel, config):
-            comp = compile_launch(launch, target, self.user_file.text)
+            comp = compile_launch(launch, target, self.user_file.text, given=self.overrides.describe())
             seen.setdefault(comp.spec.cache_key(), comp)
         return list(seen.values())
 

@@ -20,13 +20,14 @@ from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import Input, Label, ProgressBar, Static, TabbedContent, TabPane
 
 from ..core.names import ALL_STAGES, TARGETS
 from .context import CursorContext
 from .highlight import StageText
 from .panels import PANELS, InfoPanel
 from .screens import EditScreen, HelpScreen, PickerScreen, TargetScreen
+from .widgets.key_footer import KeyFooter
 from .widgets.stage_view import StageView
 
 if TYPE_CHECKING:
@@ -119,6 +120,11 @@ class IrscopeApp(App):
         *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
     ]
 
+    # The footer, when the full one does not fit the terminal: shorter descriptions, then without the
+    # keys for looks (`?` lists every key).
+    FOOTER_SHORT = {"stage(1)": "Stage", "block(1)": "Block", "toggle_colour": "Colour", "toggle_panels": "Info"}
+    FOOTER_MINOR = frozenset({"block(1)", "maximize_pane", "cycle_layout", "toggle_colour", "toggle_debug"})
+
     # Actions on the panes: off (and out of the footer) while the stepper or a dialog is in front, where
     # they would act unseen on the main view behind it.
     MAIN_VIEW_ACTIONS = frozenset({"stage", "set_stage", "block", "maximize_pane", "cycle_layout", "toggle_colour",
@@ -137,7 +143,9 @@ class IrscopeApp(App):
         self.defines = list(defines or [])    # -D NAME=VALUE, parsed in the worker (with the engine)
         self.arg_types = list(arg_types or [])
         self.ws = None
-        self.comps: list = []
+        self.comps: list = []           # the file's compilations for the target shown (the picker's rows)
+        self.shown_index: int | None = None  # which of them is shown (an edited one stands in for its row)
+        self.edits: dict[str, Any] = {}  # values set with `e` for the one shown; `r` applies them again
         self.shown: Shown | None = None
         self.failure: OpenFailure | None = None
         self.pane_stages: list[str] = list(NVIDIA_PANES)
@@ -169,7 +177,7 @@ class IrscopeApp(App):
                 with TabPane(panel_cls.panel_title):
                     yield panel_cls()
         yield Input(id="prompt")
-        yield Footer(compact=True)
+        yield KeyFooter(self.FOOTER_SHORT, self.FOOTER_MINOR)
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # let the interpreter's shutdown free everything, as it expects
@@ -224,6 +232,8 @@ class IrscopeApp(App):
         self.call_from_thread(self.set_progress, f"opening {self.path}: loading Triton…", 0.02)
         from .loader import describe_open_error, open_workspace  # the engine: torch and Triton
 
+        reloading = self.shown is not None
+        before = self.shown.comp.kernel.name if self.shown is not None else None
         try:
             ws, comps = open_workspace(self.path, self.target_name, self.run_main, self.defines, self.arg_types,
                                        self.kernel_name, self.config, self._progress_from_thread)
@@ -232,6 +242,11 @@ class IrscopeApp(App):
             self.call_from_thread(self.show_open_failure, describe_open_error(exc))
             return
         self.ws, self.comps = ws, comps
+        index = self._same_compilation(comps, before) if reloading else None
+        if index is not None:
+            self._reload_with_edits(index)
+            return
+        self.shown_index, self.edits = None, {}
         if len(comps) > 1:
             try:
                 for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
@@ -244,7 +259,42 @@ class IrscopeApp(App):
             self.busy = False
             self.call_from_thread(self.pick, False)
             return
+        self.shown_index = 0
         self._prepare_and_show(comps[0])
+
+    def _same_compilation(self, comps: list, kernel_name: str | None) -> int | None:
+        """On reload: the row of the compilation shown before (same place, same kernel), else the
+        kernel's first; None (the picker) when the file no longer has that kernel."""
+        if len(comps) == 1:
+            return 0
+        index = self.shown_index
+        if index is not None and index < len(comps) and comps[index].kernel.name == kernel_name:
+            return index
+        return next((n for n, comp in enumerate(comps) if comp.kernel.name == kernel_name), None)
+
+    def _reload_with_edits(self, index: int) -> None:
+        """Show compilation `index` of the reloaded file with the values set with `e` applied again,
+        and say what was kept."""
+        from .loader import describe_open_error, recompile
+
+        comp = self.comps[index]
+        kept = f"{comp.kernel.name} for {comp.target}"
+        if comp.kernel.is_autotuned:
+            kept += f", autotune config {comp.launch.autotune_index or 0}"
+        note, severity = f"reloaded {os.path.basename(self.path)}: {kept}", "information"
+        if self.edits:
+            asked = ", ".join(f"{k}={v!r}" for k, v in self.edits.items())
+            try:
+                comp = recompile(comp, defines=self.edits)
+                note += f", with your edits {asked}"
+            except BaseException as exc:
+                note += f"; your edits {asked} no longer apply: {describe_open_error(exc).message}"
+                severity = "warning"
+                self.edits = {}
+            self.comps[index] = comp
+        self.shown_index = index
+        self._prepare_and_show(comp)
+        self.call_from_thread(self.notify, note, severity=severity, timeout=6, markup=False)
 
     def _prepare_and_show(self, comp) -> None:
         from .loader import describe_open_error, prepare
@@ -282,6 +332,7 @@ class IrscopeApp(App):
 
         try:
             comp = recompile(self.shown.comp, target=target, defines=defines)
+            comps = self._other_rows_for(target, comp) if target else None
         except BaseException as exc:
             self.busy = False
             failure = describe_open_error(exc)
@@ -289,7 +340,33 @@ class IrscopeApp(App):
             return
         if target:
             self.target_name = target
+        if defines:
+            self.edits.update(defines)
+        if comps is not None:
+            self.comps = comps
+        elif self.shown_index is not None and self.shown_index < len(self.comps):
+            self.comps[self.shown_index] = comp
         self._prepare_and_show(comp)
+
+    def _other_rows_for(self, target: str, shown) -> list | None:
+        """The picker's rows compiled for a new target (the one shown is `shown`), or None when the
+        file has one compilation. Registers are read here, off the UI thread."""
+        if len(self.comps) < 2 or self.shown_index is None:
+            return None
+        from .loader import recompile
+
+        rows = []
+        for n, comp in enumerate(self.comps):
+            if n != self.shown_index:
+                self.call_from_thread(self.set_progress, f"compiling for {target}: {n + 1} of {len(self.comps)}…",
+                                      0.3 + 0.3 * n / len(self.comps))
+                comp = recompile(comp, target=target)
+            else:
+                comp = shown
+            if comp.ok:
+                _ = comp.resources
+            rows.append(comp)
+        return rows
 
     def compile_config_in_background(self, index: int) -> None:
         self.busy = True  # at once, so nothing sees the old state as the answer
@@ -312,6 +389,7 @@ class IrscopeApp(App):
             self.call_from_thread(self.set_progress, f"✗ {describe_open_error(exc).message}", error=True)
             return
         self.config = index
+        self.edits = {}  # this config's compilation comes from the file's launch, without them
         self._prepare_and_show(comps[0])
 
     def pick(self, cancellable: bool = True) -> None:
@@ -327,10 +405,13 @@ class IrscopeApp(App):
 
         def chosen(index: int | None) -> None:
             if index is not None and index >= 0:
+                if index != self.shown_index:
+                    self.edits = {}  # they belong to the compilation shown until now
+                self.shown_index = index
                 self.set_progress(f"preparing {self.comps[index].kernel.name}…", 0.6)
                 self.prepare_in_background(self.comps[index])
 
-        self.push_screen(PickerScreen(rows, cancellable), chosen)
+        self.push_screen(PickerScreen(rows, cancellable, start=self.shown_index or 0), chosen)
 
     # ---- showing a compilation
 
@@ -770,15 +851,22 @@ class IrscopeApp(App):
         if self.shown is None:
             return
         comp = self.shown.comp
-        values: dict[str, Any] = dict(comp.constexprs)
+        folded = [name for name, kind in comp.specialization.items() if kind == "constant"]
+        constexprs = comp.constexprs
+        values: dict[str, Any] = {name: v for name, v in constexprs.items() if name not in folded}
+        kinds = dict.fromkeys(values, "constexpr")
+        for name in folded:  # ordinary arguments: the JIT folded their value (an int 1) into the code
+            values[name] = constexprs[name]
+            kinds[name] = f"argument; the JIT folded its value {constexprs[name]!r} into the code"
         values["num_warps"] = comp.num_warps
         values["num_stages"] = comp.num_stages
+        kinds["num_warps"] = kinds["num_stages"] = "launch option"
 
         def chosen(changed: dict | None) -> None:
             if changed:
                 self.recompile_in_background(defines=changed)
 
-        self.push_screen(EditScreen(values), chosen)
+        self.push_screen(EditScreen(values, kinds), chosen)
 
     def action_stepper(self) -> None:
         if self.shown is None or self.ws is None:

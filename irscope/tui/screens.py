@@ -20,10 +20,11 @@ class PickerScreen(ModalScreen[int]):
 
     BINDINGS = [Binding("escape", "cancel", "Back"), Binding("q", "app.quit", "Quit")]
 
-    def __init__(self, rows: list[dict[str, Any]], cancellable: bool) -> None:
+    def __init__(self, rows: list[dict[str, Any]], cancellable: bool, start: int = 0) -> None:
         super().__init__()
         self.rows = rows
         self.cancellable = cancellable
+        self.start = start  # the row the cursor starts on: the compilation shown
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
@@ -36,6 +37,8 @@ class PickerScreen(ModalScreen[int]):
         for row in self.rows:
             table.add_row(*(Text(str(row[k])) for k in
                             ("name", "line", "target", "grid", "warps", "regs", "spills", "spec")))
+        if 0 < self.start < len(self.rows):
+            table.move_cursor(row=self.start)
         table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -73,20 +76,25 @@ class TargetScreen(ModalScreen[str]):
 
 
 class EditScreen(ModalScreen[dict]):
-    """Edit constexprs and launch options; the app recompiles in the background."""
+    """Edit constexprs, arguments the JIT folded to constants, and launch options; the app recompiles
+    in the background."""
 
     BINDINGS = [Binding("escape", "cancel", "Back")]
 
-    def __init__(self, values: dict[str, Any]) -> None:
+    def __init__(self, values: dict[str, Any], kinds: dict[str, str] | None = None) -> None:
         super().__init__()
         self.values = values
+        self.kinds = kinds or {}  # name -> what it is, shown after the name ("constexpr", "launch option", ...)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="edit"):
-            yield Label("Constexprs and launch options — Enter to recompile, Esc to cancel", classes="dialog-title")
+            yield Label("Edit and press Enter to recompile, Esc to cancel", classes="dialog-title")
             with VerticalScroll(id="edit-fields"):
                 for name, value in self.values.items():
-                    yield Label(name, classes="field-label")
+                    label = Text(name, style="bold")
+                    if self.kinds.get(name):
+                        label.append(f"  {self.kinds[name]}")
+                    yield Label(label, id=f"label-{name}", classes="field-label")
                     yield Input(str(value), id=f"field-{name}", classes="field")
             yield Button("Recompile", id="recompile", variant="primary")
 
@@ -146,8 +154,9 @@ irscope — your kernel and what the Triton compiler made of it, line by line.
 
 ## Compiling
   t       target: sm_80 … sm_120, gfx942, gfx950
-  e       edit constexprs and num_warps / num_stages, then recompile
-  r       reload the file after you edit it
+  e       edit constexprs, num_warps / num_stages and arguments the JIT
+          folded in (ints equal to 1), then recompile
+  r       reload the file after you edit it (keeps the target, kernel and e's values)
   p       pick another kernel or compilation
   ctrl+t  step through the kernel (the stepper)
 
@@ -156,20 +165,26 @@ irscope — your kernel and what the Triton compiler made of it, line by line.
 
 
 class HelpScreen(ModalScreen[None]):
+    """A help text (the main view's, unless another is given: the stepper has its own keys)."""
+
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+
+    def __init__(self, text: str = HELP) -> None:
+        super().__init__()
+        self.text = text
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog", id="help"):
-            yield Static(_help_text(), markup=False)
+            yield Static(_help_text(self.text), markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)
 
 
-def _help_text() -> Text:
-    """HELP with its `## ` lines as bold headings (plain text: the keys include `[` and `]`)."""
+def _help_text(help_text: str = HELP) -> Text:
+    """A help text with its `## ` lines as bold headings (plain text: the keys include `[` and `]`)."""
     text = Text()
-    for n, line in enumerate(HELP.splitlines()):
+    for n, line in enumerate(help_text.splitlines()):
         if line.startswith("## "):
             text.append(line[3:] + "\n", style="bold")
         else:

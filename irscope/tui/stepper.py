@@ -29,6 +29,36 @@ from .widgets.value_grid import ValueGrid
 
 MASK_ROW = 64          # 1-D masks: lanes per drawn row
 
+STEPPER_HELP = """\
+The stepper — one program of the kernel, run line by line in Triton's interpreter.
+
+## What it shows
+  Left: your file (▶ the line about to run, ● breakpoints) and the IR that line became.
+  Right: the locals of the current function, the value of the one picked (its numbers,
+  or a mask as █ on / · off lanes), and the memory the line reads or writes
+  (✗ a lane that is on but outside its tensor).
+
+## Moving through the program
+  s       step: the next line, into @triton.jit helpers
+  n       next: the next line of this function (helpers run through)
+  o       finish: run until this function returns
+  c       continue to the next breakpoint (or the end)
+  b       one step back             r   restart: back to the first line
+  e       the last step (the end, or where it failed)
+
+## Breakpoints, programs, IR
+  space   toggle a breakpoint on the source cursor line (Enter, or click the gutter)
+  p       choose another program id within the grid
+  i       cycle the IR stage shown for the current line
+
+## Panes
+  Tab / Shift+Tab   move between the source and the locals
+  ↑ ↓ PgUp PgDn     move the cursor (in the locals: pick the value shown)
+
+  esc     back to the main view (at the line the stepper stopped at)
+  ?       this help                 q   quit
+"""
+
 
 def _program_text(pid) -> str:
     return ",".join(str(p) for p in pid)
@@ -105,6 +135,8 @@ class StepperScreen(Screen):
         Binding("i", "next_stage", "IR stage", tooltip="Cycle the IR stage linked to the current line",
                 id="stepper.stage"),
         Binding("escape", "leave", "Leave", tooltip="Back to the main view", id="stepper.leave"),
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="The stepper's keys",
+                id="stepper.help"),
     ]
 
     def __init__(self, workspace, comp, program_id: tuple[int, ...] = (0,), **kwargs):
@@ -420,6 +452,11 @@ class StepperScreen(Screen):
         self.query_one("#stepper-ir", Static).border_title = f"{self.ir_stage} of the current line"
         if self._shown_line is not None:
             self._draw_ir(self._shown_line)
+
+    def action_help(self) -> None:
+        from .screens import HelpScreen
+
+        self.app.push_screen(HelpScreen(STEPPER_HELP))
 
     def action_leave(self) -> None:
         line = self._shown_line
