@@ -318,6 +318,9 @@ async def test_another_autotune_config_from_the_palette():
         await wait_until_shown(app, pilot)
         assert app.shown.comp.launch.autotune_index == 1
         assert dict(app.shown.comp.constexprs) != first
+        # the picker now lists config 1's compilation, the one shown
+        assert [comp.launch.autotune_index for comp in app.comps] == [1]
+        assert app.comps[app.shown_index] is app.shown.comp
 
 
 @run_async

@@ -388,8 +388,12 @@ class IrscopeApp(App):
             self.busy = False
             self.call_from_thread(self.set_progress, f"✗ {describe_open_error(exc).message}", error=True)
             return
+        for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
+            if comp.ok:
+                _ = comp.resources
         self.config = index
         self.edits = {}  # this config's compilation comes from the file's launch, without them
+        self.comps, self.shown_index = _with_rows_replaced(self.comps, kernel, comps)
         self._prepare_and_show(comps[0])
 
     def pick(self, cancellable: bool = True) -> None:
@@ -983,3 +987,13 @@ class IrscopeApp(App):
                 self.focus_pane(pane.number)
                 pane.view.move_cursor_to_index(line - 1, center=True, notify=True)
                 return
+
+
+def _with_rows_replaced(rows: list, kernel, new_rows: list) -> tuple[list, int]:
+    """The picker's rows with `kernel`'s replaced by `new_rows` (another autotune config's compilations),
+    where its first row was; and the index of the first new row."""
+    at = next((n for n, comp in enumerate(rows) if comp.kernel is kernel), len(rows))
+    kept = [comp for comp in rows if comp.kernel is not kernel]
+    at = min(at, len(kept))
+    return kept[:at] + list(new_rows) + kept[at:], at
+
