@@ -200,3 +200,29 @@ def test_question_mark_in_the_stepper_shows_the_steppers_keys():
             assert isinstance(app.screen, HelpScreen) and "layout" in app.screen.text
 
     asyncio.run(scenario())
+
+
+def test_the_stepper_footer_shows_its_main_keys_whole_at_80_columns():
+    from irscope.tui.app import IrscopeApp
+    from tui_helpers import wait_until_shown
+
+    async def scenario():
+        app = IrscopeApp(kernel_path("add.py"), target="sm_90")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until_shown(app, pilot)
+            await pilot.press("ctrl+t")
+            await wait_recorded(pilot)
+            for width in (80, 100, 150):
+                await pilot.resize_terminal(width, 24)
+                await pilot.pause(0.2)
+                keys = list(app.screen.query("FooterKey"))
+                palette = next(k for k in keys if k.has_class("-command-palette"))
+                listed = [k for k in keys if k is not palette]
+                shown = {k.key_display for k in listed}
+                assert {"s", "n", "c", "b", "space", "esc", "?"} <= shown, (width, shown)
+                for key in listed:  # whole, left of the palette key: nothing cut off
+                    assert key.region.width > 0 and key.region.right <= palette.region.x, (width, key.key_display)
+                if width >= 150:
+                    assert {"o", "r", "e", "p", "i", "q"} <= shown
+
+    asyncio.run(scenario())

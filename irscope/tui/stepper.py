@@ -17,12 +17,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, Label, Static
+from textual.widgets import Input, Label, Static
 
 from ..core.errors import IrscopeError
 from ..core.interp import Recording, Value, launch_grid, normalize_program_id, record_program
 from ..core.interp.stepper import Stepper
 from ..core.stages.mlir import strip_locations
+from .widgets.key_footer import KeyFooter
 from .widgets.line_list import LineList
 from .widgets.stepper_views import LocalsView, SourceView
 from .widgets.value_grid import ValueGrid
@@ -139,6 +140,9 @@ class StepperScreen(Screen):
                 id="stepper.help"),
     ]
 
+    # Left out of the footer when it does not fit the terminal (`?` lists every key).
+    FOOTER_MINOR = frozenset({"finish", "restart", "end", "choose_program", "next_stage", "quit"})
+
     def __init__(self, workspace, comp, program_id: tuple[int, ...] = (0,), **kwargs):
         super().__init__(**kwargs)
         self.workspace = workspace
@@ -185,7 +189,7 @@ class StepperScreen(Screen):
                 accesses = Static("", id="stepper-accesses")
                 accesses.border_title = "memory at this line"
                 yield accesses
-        yield Footer()
+        yield KeyFooter({}, self.FOOTER_MINOR)
 
     def on_mount(self) -> None:
         self._set_status(f"recording program ({_program_text(self.program_id)}) of {self.comp.kernel.name} "

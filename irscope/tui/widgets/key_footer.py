@@ -1,9 +1,10 @@
-"""The main view's footer, fitted to the terminal's width.
+"""A footer fitted to the terminal's width (the main view's and the stepper's).
 
-With every key and its full description the footer needs about 120 columns; narrower, Textual cuts it
-off at the right edge, and the keys cut off were the ones a newcomer needs (/ t e r i). So when the full
-footer does not fit, the descriptions get shorter, and when that still does not fit, the keys for
-looks (block jumps, maximise, layout, colours, debug) leave the footer: `?` lists every key.
+With every key and its full description the main view's footer needs about 120 columns, the stepper's
+about 130; narrower, Textual cuts it off at the right edge, and the keys cut off were the ones a newcomer
+needs (/ t e r i in the main view, esc ? in the stepper). So when the full footer does not fit, the
+descriptions get shorter, and when that still does not fit, the minor keys (the main view's keys for
+looks: block jumps, maximise, layout, colours, debug) leave the footer: `?` lists every key.
 """
 
 from __future__ import annotations
