@@ -109,7 +109,8 @@ def _run(args: argparse.Namespace) -> int:
     overrides = Overrides.parse(args.defines, args.args)
     compiles = args.command == "report" or (args.command == "dump" and stage != "source")
     ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides,
-                   compile_ahead=compiles, kernel_name=args.kernel, config=args.config)
+                   compile_ahead=compiles, ahead_sass=args.command == "report" or stage == "sass",
+                   kernel_name=args.kernel, config=args.config)
     if ws.run_warning:
         print(f"irscope: warning: {ws.run_warning}", file=sys.stderr)
     if args.command == "dump":

@@ -103,18 +103,76 @@ def test_the_child_writes_nothing_to_the_terminal(tmp_path):
     assert "LDG.E.128" in done.stdout
 
 
-def test_a_reopen_on_a_warm_cache_starts_no_child(monkeypatch, tmp_path):
-    from irscope.core.triton_compat import in_triton_cache
+GLOBAL_AFTER_LAUNCH = """
+import torch
+import triton
+import triton.language as tl
 
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "warm"))
-    first = open_file(kernel_path("layernorm.py"), target="sm_90").compile_all()[0]
-    assert ahead.progress(_key(first)) is not None
-    assert in_triton_cache(first.kernel.jit, first.spec, first.target)  # the probe agrees with triton.compile
-    again = open_file(kernel_path("layernorm.py"), target="sm_90").compile_all()[0]
-    assert ahead.progress(_key(again)) is None
-    assert again.stage("ptx") == first.stage("ptx")
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cold"))
-    assert not in_triton_cache(first.kernel.jit, first.spec, first.target)
+SCALE = tl.constexpr(2.0)
+
+
+@triton.jit
+def busy_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+@triton.jit
+def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+
+
+if __name__ == "__main__":
+    x = torch.rand(4096)
+    busy_kernel[(4,)](x, 4096, BLOCK=1024)
+    scale_kernel[(4,)](x, 4096, BLOCK=1024)
+"""
+
+
+def test_a_global_changed_after_the_launch_shows_the_same_with_or_without_a_child(monkeypatch, tmp_path):
+    """The parent never hashes a kernel before its own compile: hashing freezes the kernel's globals, and a
+    later compile would then put the new value's code under the old value's key in Triton's cache."""
+    changed = tmp_path / "changed.py"
+    changed.write_text(GLOBAL_AFTER_LAUNCH + "    SCALE = tl.constexpr(3.0)\n")
+    unchanged = tmp_path / "unchanged.py"
+    unchanged.write_text(GLOBAL_AFTER_LAUNCH)
+    texts = []
+    for setting in ("1", "0"):
+        monkeypatch.setenv("IRSCOPE_COMPILE_AHEAD", setting)
+        monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / f"cache-{setting}"))
+        ws = open_file(str(changed), target="sm_90")
+        texts.append(ws.compile(ws.kernel("scale_kernel"))[0].stage("ttir"))
+    assert texts[0] == texts[1] and "3.000000e+00" in texts[0]
+    # and the cache the children shared holds nothing under a wrong key: the unchanged file gets 2.0
+    monkeypatch.setenv("IRSCOPE_COMPILE_AHEAD", "1")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache-1"))
+    ws = open_file(str(unchanged), target="sm_90")
+    assert "2.000000e+00" in ws.compile(ws.kernel("scale_kernel"))[0].stage("ttir")
+
+
+def test_dump_of_an_ir_stage_does_not_disassemble_ahead(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "ir-only"))
+    ws = open_file(kernel_path("strided.py"), target="sm_90", ahead_sass=False)
+    comp = ws.compile_all()[0]
+    assert ahead.progress(_key(comp)) == "c" or ahead.progress(_key(comp)) == "cs"
+    written = [name for _dir, _dirs, files in os.walk(tmp_path / "ir-only") for name in files]
+    assert not [name for name in written if name.endswith(".sass")]  # no SASS was written
+    assert not ahead.running()  # and the child, done, was collected at once: no zombie
+
+
+def test_a_child_that_makes_no_progress_is_stopped_and_the_parent_compiles(monkeypatch, tmp_path):
+    monkeypatch.setattr(ahead, "STALL_LIMIT_S", 1.0)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "stalled"))
+    before = set(ahead.running())
+    ws = open_file(kernel_path("transpose.py"), target="sm_90")
+    stuck = set(ahead.running()) - before
+    assert stuck
+    for pid in stuck:
+        os.kill(pid, signal.SIGSTOP)  # stands in for a child waiting on a lock it inherited
+    comp = ws.compile_all()[0]
+    assert comp.ok and "ld.global" in comp.stage("ptx")
+    assert not set(ahead.running()) & stuck
 
 
 def test_a_launch_repeated_in_a_loop_starts_one_child(monkeypatch, tmp_path):
@@ -134,3 +192,35 @@ def test_a_launch_repeated_in_a_loop_starts_one_child(monkeypatch, tmp_path):
     assert len(ahead._children) - before <= 2
     assert "LDG.E.128" in comps[0].stage("sass")
     assert ahead.progress(_key(comps[0])) == "cs"
+
+
+def test_a_child_forked_from_a_worker_thread_works(monkeypatch, tmp_path):
+    """The terminal UI opens files in a worker thread: the child must still set its signals and finish."""
+    import threading
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "thread"))
+    found = {}
+
+    def work():
+        comp = open_file(kernel_path("add.py"), target="sm_90").compile_all()[0]
+        comp.stage("sass")
+        found["progress"] = ahead.progress(_key(comp))
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    assert found["progress"] == "cs"
+
+
+def test_a_reopen_of_the_same_file_starts_no_child(monkeypatch, tmp_path):
+    """A fork costs the parent page faults for the rest of its life; on a warm cache it would buy nothing."""
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "warm"))
+    first = open_file(kernel_path("layernorm.py"), target="sm_90").compile_all()[0]
+    first_sass = first.stage("sass")
+    assert ahead.progress(_key(first)) == "cs"
+    again = open_file(kernel_path("layernorm.py"), target="sm_90").compile_all()[0]
+    assert ahead.progress(_key(again)) is None
+    assert again.stage("ptx") == first.stage("ptx") and again.stage("sass") == first_sass
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cold"))  # another cache: a child again
+    cold = open_file(kernel_path("layernorm.py"), target="sm_90").compile_all()[0]
+    assert ahead.progress(_key(cold)) is not None

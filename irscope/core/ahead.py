@@ -8,8 +8,11 @@ forked child does, and it inherits the kernel objects, so nothing is pickled or 
 
 The child only fills caches (Triton's own, and irscope's SASS cache beside it) and exits without running any
 of the parent's clean-up. The parent then compiles exactly as before and gets a cache hit, so what it shows
-is what Triton's compiler wrote, whether or not a child helped. Anything that goes wrong in a child (a
-compile error, a crash, a kill) only means the parent does the work itself.
+is what Triton's compiler wrote, whether or not a child helped. The parent touches nothing of the kernel
+before its own compile (not even Triton's hash of it, which would freeze the kernel's globals as they were
+at the launch): a file that changes a global after its launch gets a child's compile under the old key and
+the parent's under the new one, as without this module. Anything that goes wrong in a child (a compile
+error, a crash, a kill, no progress) only means the parent does the work itself.
 
 `IRSCOPE_COMPILE_AHEAD=0` turns it off.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import hashlib
 import os
 import select
 import signal
@@ -27,16 +31,19 @@ import warnings
 from dataclasses import dataclass, field
 
 from .toolchain import disassemble
-from .triton_compat import (JITFunction, Specialized, Target, compile_specialized, in_triton_cache,
-                            remember_triton_key, restore_unpatched_triton, specialize)
+from .triton_compat import (JITFunction, Specialized, Target, compile_specialized, prepare_compiler,
+                            remember_triton_key, restore_unpatched_triton, specialize, triton_cache_dir,
+                            triton_install_key)
 
 # What a child writes to its pipe as it gets there.
 COMPILED = "c"       # the compilation is in Triton's cache
-DISASSEMBLED = "s"   # the SASS is in irscope's cache (NVIDIA)
+DISASSEMBLED = "s"   # the SASS is in irscope's cache (NVIDIA); on AMD, or when not asked for: nothing more
 
-# A child that has not reached a step by then is killed and the parent does the work itself. Generous:
-# it only guards against a child that hangs, which nothing here is known to cause.
-WAIT_LIMIT_S = 600.0
+# A child whose processes (itself, ptxas, nvdisasm) use no CPU for this long is taken to be stuck (stopped,
+# or waiting on a lock it inherited): it is killed and the parent does the work itself.
+STALL_LIMIT_S = 5.0
+# Where progress cannot be read (no /proc), a child is given this long.
+WAIT_LIMIT_S = 120.0
 
 
 def compilation_key(jit: JITFunction, target: Target, spec: Specialized) -> tuple:
@@ -46,9 +53,10 @@ def compilation_key(jit: JITFunction, target: Target, spec: Specialized) -> tupl
 
 @dataclass
 class _Child:
-    pid: int
+    pid: int       # also its process group: ptxas and nvdisasm run in it
     fd: int
     jit: JITFunction  # held so that no other kernel object can take its id() while the key is in use
+    last_step: str
     reached: set[str] = field(default_factory=set)
     finished: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -68,26 +76,35 @@ def _slots() -> int:
     return max(1, (os.cpu_count() or 2) - 1)
 
 
-def start(jit: JITFunction, args: tuple, kwargs: dict, target: Target) -> None:
-    """Begin compiling this launch in a child, if a core is free and nobody has begun it already.
+def start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_text: str, *,
+          disassemble_too: bool = True) -> None:
+    """Begin compiling this launch in a child, if a core is free, nobody has begun it already, and irscope
+    has not compiled it before from this very file (`source_text`, the file's text).
 
     Called from inside the user's run, at the launch: never raises (a launch irscope cannot specialize
     here is dealt with, and reported, when the parent compiles it)."""
     if not enabled():
         return
     try:
-        spec = specialize(jit, args, kwargs, target)
-        key = compilation_key(jit, target, spec)
-        if key in _considered:  # a file that launches the same thing in a loop pays this once
-            return
-        _considered[key] = jit
-        if in_triton_cache(jit, spec, target):
-            return  # a reopen: the parent's own compile is a cache hit, no help needed
-    except Exception:
+        _start(jit, args, kwargs, target, source_text, disassemble_too)
+    except Exception:  # noqa: BLE001 - no descriptor, no memory, an odd argument: the parent compiles
+        pass
+
+
+def _start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_text: str,
+           disassemble_too: bool) -> None:
+    spec = specialize(jit, args, kwargs, target)
+    key = compilation_key(jit, target, spec)
+    if key in _considered:  # a file that launches the same thing in a loop pays this once
         return
+    _considered[key] = jit
+    prepare_compiler(target)
+    last_step = DISASSEMBLED if disassemble_too and target.is_nvidia else COMPILED
+    if os.path.exists(_marker(source_text, jit, target, spec, last_step)):
+        return  # a reopen: the caches have it; a fork would only cost the parent page faults later
     with _registry_lock:
         _reap_finished()
-        busy = sum(1 for child in _children.values() if not child.finished and DISASSEMBLED not in child.reached)
+        busy = sum(1 for child in _children.values() if not child.finished and child.last_step not in child.reached)
         if busy >= _slots():
             return
         read_end, write_end = os.pipe()
@@ -97,26 +114,40 @@ def start(jit: JITFunction, args: tuple, kwargs: dict, target: Target) -> None:
                 # child may need a lock another thread held at the fork; _child takes none such.
                 warnings.simplefilter("ignore", DeprecationWarning)
                 pid = os.fork()
-        except OSError:  # no memory or no process slot for a copy: the parent compiles, as without this
+        except OSError:
             os.close(read_end)
             os.close(write_end)
-            return
+            raise
         if pid == 0:  # the child: never returns
             os.close(read_end)
-            _child(write_end, jit, spec, target)
+            _child(write_end, jit, spec, target, disassemble_too)
         os.close(write_end)
-        _children[key] = _Child(pid, read_end, jit)
+        try:
+            os.setpgid(pid, pid)  # as the child does itself: whichever runs first, killpg finds the group
+        except OSError:
+            pass
+        _children[key] = _Child(pid, read_end, jit, last_step)
 
 
-def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target) -> None:
+def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target, disassemble_too: bool) -> None:
     """Compile, disassemble, report each step, exit. Runs in the forked copy of the process.
 
-    Its stdin/stdout/stderr go to /dev/null: a terminal UI owns the real ones. It uses no lock another
-    thread could have held at the fork: the interpreter lock is the forking thread's own (re-entrant), and
-    compile.py's locks are not taken here."""
+    It leaves the terminal alone: stdin/stdout/stderr go to /dev/null, it has a process group of its own
+    (Ctrl-C reaches the parent, which stops its children), and it drops the handlers and the wakeup pipe
+    of the parent's event loop. It uses no lock another thread could have held at the fork: the
+    interpreter lock is the forking thread's own (re-entrant), and compile.py's locks are not taken here."""
     code = 1
     gc.disable()  # a collection would touch every object, copying the parent's whole heap page by page
     try:
+        os.setpgid(0, 0)
+        try:
+            signal.set_wakeup_fd(-1)
+        except ValueError:
+            pass
+        for number in ("SIGINT", "SIGWINCH", "SIGCONT", "SIGTSTP", "SIGTTIN", "SIGTTOU"):
+            if hasattr(signal, number):
+                signal.signal(getattr(signal, number), signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, _exit_cleanly)  # ends temporary folders and ptxas/nvdisasm too
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
@@ -124,7 +155,7 @@ def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target) -> No
         remember_triton_key()
         compiled = compile_specialized(jit, spec, target)
         os.write(pipe, COMPILED.encode())
-        if target.is_nvidia:
+        if disassemble_too and target.is_nvidia:
             disassemble(compiled.asm["cubin"])
         os.write(pipe, DISASSEMBLED.encode())
         code = 0
@@ -134,29 +165,96 @@ def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target) -> No
         os._exit(code)
 
 
+def _exit_cleanly(_signum, _frame) -> None:
+    raise SystemExit(1)
+
+
+def _marker(source_text: str, jit: JITFunction, target: Target, spec: Specialized, step: str) -> str:
+    """Where irscope notes that it has done `step` for this compilation of this file's text, beside the
+    cache that holds the result. A stale note (a helper imported from another file changed, the cache was
+    cleared in part) only means no child: the parent then compiles as always."""
+    digest = hashlib.sha256("\0".join((triton_install_key(), source_text, jit.__name__, target.name,
+                                       spec.cache_key())).encode("utf-8")).hexdigest()
+    return os.path.join(triton_cache_dir(), "irscope", "done", f"{digest}.{step}")
+
+
+def note_done(source_text: str, jit: JITFunction, target: Target, spec: Specialized, step: str) -> None:
+    """The parent has compiled (COMPILED) or disassembled (DISASSEMBLED) this: the next run needs no child."""
+    path = _marker(source_text, jit, target, spec, step)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w"):
+            pass
+    except OSError:  # a read-only cache: only a missed shortcut
+        pass
+
+
 def wait(key: tuple, step: str) -> None:
-    """Block until the child working on `key` has reached `step` or is gone; return at once if none is."""
+    """Block until the child working on `key` has reached `step` or is gone; return at once if none is.
+    A child that makes no progress is stopped (the caller then does the work itself)."""
     child = _children.get(key)
     if child is None:
         return
     with child.lock:
-        deadline = time.monotonic() + WAIT_LIMIT_S
+        started = time.monotonic()
+        progress = _Progress(child.pid)
         while step not in child.reached and not child.finished:
-            left = deadline - time.monotonic()
             try:
-                ready, _, _ = select.select([child.fd], [], [], max(0.0, left))
+                ready, _, _ = select.select([child.fd], [], [], 1.0)
                 data = os.read(child.fd, 16) if ready else None
             except (OSError, ValueError):  # closed under us: the process is exiting (_stop_all)
                 return
             if data is None:
-                _stop(child)
-                return
+                if progress.stalled(STALL_LIMIT_S) or (not progress.known and time.monotonic() - started > WAIT_LIMIT_S):
+                    _stop(child)
+                    return
+                continue
             if not data:
                 _finish(child)
             child.reached.update(data.decode("ascii", "replace"))
+        if child.last_step in child.reached:
+            _finish(child)  # it is exiting: collect it now rather than leave a zombie
+
+
+class _Progress:
+    """Whether a child's process group still uses CPU, from /proc (Linux); unknown elsewhere."""
+
+    def __init__(self, group: int):
+        self.group = group
+        self.known = os.path.isdir("/proc/self")
+        self.last = self._cpu_ticks()
+        self.since = time.monotonic()
+
+    def stalled(self, limit: float) -> bool:
+        if not self.known:
+            return False
+        now = self._cpu_ticks()
+        if now != self.last:
+            self.last, self.since = now, time.monotonic()
+            return False
+        return time.monotonic() - self.since > limit
+
+    def _cpu_ticks(self) -> int:
+        if not self.known:
+            return 0
+        total = 0
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            # after the command: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+            # utime stime cutime cstime
+            if int(fields[2]) == self.group:  # its own CPU and that of the children it has collected
+                total += sum(int(value) for value in fields[11:15])
+        return total
 
 
 def _finish(child: _Child) -> None:
+    """Close the pipe and collect the exit of a child that has exited or is about to."""
     if child.finished:
         return
     child.finished = True
@@ -167,13 +265,28 @@ def _finish(child: _Child) -> None:
         pass
 
 
-def _stop(child: _Child) -> None:
-    if not child.finished:
+def _stop(child: _Child, grace: float = 0.5) -> None:
+    """End a child and what it runs (ptxas, nvdisasm): SIGTERM lets it remove its temporary files."""
+    if child.finished:
+        return
+    try:
+        os.killpg(child.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
         try:
-            os.kill(child.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        _finish(child)
+            pid, _status = os.waitpid(child.pid, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == child.pid:
+            break
+        time.sleep(0.01)
+    try:
+        os.killpg(child.pid, signal.SIGKILL)  # whatever is left of its group
+    except (ProcessLookupError, PermissionError):
+        pass
+    _finish(child)
 
 
 def _reap_finished() -> None:
@@ -205,7 +318,7 @@ def _drain(child: _Child) -> None:
 
 @atexit.register
 def _stop_all() -> None:
-    """A run that ends before its children (`dump --stage source`, Ctrl-C) leaves none behind."""
+    """A run that ends before its children (Ctrl-C, an error) leaves none behind, nor their files."""
     for child in list(_children.values()):
         _stop(child)
 

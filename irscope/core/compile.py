@@ -65,6 +65,7 @@ class Compilation:
                 if self._sass is None:
                     ahead.wait(ahead.compilation_key(self.kernel.jit, self.target, self.spec), ahead.DISASSEMBLED)
                     self._sass = disassemble(self.asm["cubin"])
+                    ahead.note_done(self.source_text, self.kernel.jit, self.target, self.spec, ahead.DISASSEMBLED)
             return self._sass
         return self.asm[name]
 
@@ -155,6 +156,7 @@ def compile_launch(launch: Launch, target: Target, source_text: str, *, given: s
         else:
             comp.asm = compiled_asm(compiled)
             comp.metadata = compiled_metadata(compiled)
+            ahead.note_done(source_text, jit, target, spec, ahead.COMPILED)
     _memo[key] = comp
     return comp
 

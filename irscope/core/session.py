@@ -208,18 +208,21 @@ def _config_kwargs(kernel: Kernel, index: int) -> dict:
 
 
 def open_file(path: str, *, target: str | None = None, run_main: bool = True,
-              overrides: Overrides | None = None, compile_ahead: bool = True,
+              overrides: Overrides | None = None, compile_ahead: bool = True, ahead_sass: bool = True,
               kernel_name: str | None = None, config: int | None = None) -> Workspace:
     """Load a kernel file, run its `__main__` to capture launches, and get ready to compile.
 
     With no GPU, each launch starts compiling in a child process as soon as it is captured (core/ahead.py),
-    unless `compile_ahead` is false (nothing will be compiled), or the launch is not of `kernel_name` or
-    not with autotune `config` (when the caller will compile only those)."""
+    and then disassembled unless `ahead_sass` is false (SASS will not be asked for); none starts if
+    `compile_ahead` is false (nothing will be compiled), or for a launch not of `kernel_name` or not with
+    autotune `config` (when the caller will compile only those)."""
     user_file = read_user_file(path)
     resolved = resolve_target(target)
     local = local_gpu_target()
     overrides = overrides or Overrides()
-    on_launch = _compiler_ahead(resolved, overrides, kernel_name, config) if compile_ahead and local is None else None
+    on_launch = None
+    if compile_ahead and local is None:
+        on_launch = _compiler_ahead(resolved, overrides, kernel_name, config, ahead_sass, user_file.text)
     result = run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=resolved,
                            on_launch=on_launch)
     kernels = find_kernels(result.namespace, user_file)
@@ -240,11 +243,17 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     return Workspace(user_file, kernels, launches, resolved, overrides, warning)
 
 
-def _compiler_ahead(target: Target, overrides: Overrides, kernel_name: str | None, config: int | None):
+def _compiler_ahead(target: Target, overrides: Overrides, kernel_name: str | None, config: int | None,
+                    disassemble_too: bool, source_text: str):
     """What to do with each launch as it is captured: start compiling the ones that will be compiled."""
     def on_launch(raw: RawLaunch) -> None:
-        if raw.autotune_index in (None, config or 0) and kernel_name in (None, raw.jit.__name__):
-            ahead.start(raw.jit, *_arguments(raw, overrides), target)
+        if raw.autotune_index not in (None, config or 0) or kernel_name not in (None, raw.jit.__name__):
+            return
+        try:
+            args, kwargs = _arguments(raw, overrides)
+        except Exception:  # an odd -D/--arg: reported when the parent compiles, not inside the user's run
+            return
+        ahead.start(raw.jit, args, kwargs, target, source_text, disassemble_too=disassemble_too)
     return on_launch
 
 

@@ -423,26 +423,14 @@ def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
         return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
 
 
-def in_triton_cache(jit: JITFunction, spec: Specialized, target: Target) -> bool:
-    """Whether triton.compile would find this compilation in Triton's cache: the lookup at the top of
-    triton.compile, without the rest (which, on a miss, would build an MLIR context in this process).
-    A wrong answer costs only time, never correctness: the caller compiles either way."""
+def prepare_compiler(target: Target) -> None:
+    """What the first compile for `target` does before it looks at any kernel: import Triton's compiler and
+    the backend, read the toolchain's version (ptxas --version, memoized by Triton), Triton's install hash.
+    Done before a fork (core/ahead.py), so that the child does not repeat it; never touches a kernel."""
     from triton.compiler import compiler as compiler_module
 
-    if triton.knobs.compilation.always_compile:
-        return False
     remember_triton_key()
-    src = ASTSource(jit, spec.signature, spec.constexprs, spec.attrs)
-    backend = compiler_module.make_backend(target.gpu_target())
-    options = backend.parse_options(dict(spec.options.__dict__, **src.parse_options()))
-    key = compiler_module.get_cache_key(src, backend, options,
-                                        env_vars=compiler_module.get_cache_invalidating_env_vars())
-    hook = getattr(triton.knobs.runtime, "add_stages_inspection_hook", None)  # Triton 3.7+
-    if hook is not None:
-        key += hook()[0]
-    manager = compiler_module.get_cache_manager(hashlib.sha256(key.encode("utf-8")).hexdigest())
-    metadata_file = f"{src.name[:150]}.json"
-    return bool((manager.get_group(metadata_file) or {}).get(metadata_file))
+    compiler_module.make_backend(target.gpu_target()).hash()
 
 
 def compiled_asm(kernel) -> dict[str, Any]:
@@ -519,6 +507,14 @@ def remember_triton_key() -> None:
     triton_key._irscope = True
     cache_module.triton_key = triton_key
     autotuner_module.triton_key = triton_key
+
+
+def triton_install_key() -> str:
+    """Triton's hash of its own install (`triton_key()`, from irscope's memo after the first time)."""
+    import triton.runtime.cache as cache_module
+
+    remember_triton_key()
+    return cache_module.triton_key()
 
 
 def triton_cache_dir() -> str:
