@@ -511,3 +511,46 @@ async def test_the_footer_shows_the_main_keys_whole_at_80_columns_and_every_key_
             if width >= 160:
                 assert {"]", "m", "l", "c", "d"} <= shown
                 assert any(k.description == "Next block" for k in listed)
+
+
+@run_async
+async def test_while_busy_the_keys_that_start_work_wait_and_say_so():
+    from irscope.tui.screens import PickerScreen
+
+    app = IrscopeApp(kernel_path("misaligned.py"), target="sm_90")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        shown = app.shown.comp
+        app.busy = True  # as while a compile runs in a worker
+        for key in ("p", "t", "e", "r"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.screen is app.screen_stack[0] and not isinstance(app.screen, PickerScreen), key
+        app.recompile_in_background(target="sm_80")
+        app.compile_config_in_background(1)
+        await pilot.pause(0.2)
+        assert app.shown.comp is shown
+        assert sum("still working" in n for n in _notes(app)) >= 4
+        app.busy = False
+
+
+@run_async
+async def test_reload_drops_the_edits_when_the_file_now_has_another_kernel(tmp_path):
+    path = tmp_path / "one_kernel.py"
+    path.write_text(open(ADD).read())
+    app = IrscopeApp(str(path), target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        app.recompile_in_background(defines={"BLOCK_SIZE": 256})
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert app.edits == {"BLOCK_SIZE": 256}
+        path.write_text(open(ADD).read().replace("add_kernel", "sum_kernel"))
+        await pilot.press("r")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        assert app.shown.comp.kernel.name == "sum_kernel"
+        assert app.edits == {} and app.shown.comp.constexprs["BLOCK_SIZE"] == 1024

@@ -266,7 +266,7 @@ class IrscopeApp(App):
         """On reload: the row of the compilation shown before (same place, same kernel), else the
         kernel's first; None (the picker) when the file no longer has that kernel."""
         if len(comps) == 1:
-            return 0
+            return 0 if comps[0].kernel.name == kernel_name else None
         index = self.shown_index
         if index is not None and index < len(comps) and comps[index].kernel.name == kernel_name:
             return index
@@ -292,6 +292,12 @@ class IrscopeApp(App):
                 severity = "warning"
                 self.edits = {}
             self.comps[index] = comp
+        for row in self.comps if len(self.comps) > 1 else ():  # registers for the picker, off the UI thread
+            if row.ok:
+                try:
+                    _ = row.resources
+                except Exception:  # the picker shows no registers for it
+                    pass
         self.shown_index = index
         self._prepare_and_show(comp)
         self.call_from_thread(self.notify, note, severity=severity, timeout=6, markup=False)
@@ -308,7 +314,16 @@ class IrscopeApp(App):
         self.busy = False
         self.call_from_thread(self.show_compilation, shown)
 
+    def still_working(self) -> bool:
+        """True (and said on screen) while a load or compile runs: starting another now would race it for
+        the compilation shown and the picker's rows."""
+        if self.busy:
+            self.notify("still working; try again in a moment", timeout=2)
+        return self.busy
+
     def prepare_in_background(self, comp) -> None:
+        if self.still_working():
+            return
         self.busy = True  # at once, so nothing sees the old state as the answer
         self._prepare_in_background_worker(comp)
 
@@ -317,6 +332,8 @@ class IrscopeApp(App):
         self._prepare_and_show(comp)
 
     def recompile_in_background(self, target: str | None = None, defines: dict | None = None) -> None:
+        if self.still_working():
+            return
         self.busy = True  # at once, so nothing sees the old state as the answer
         self._recompile_in_background_worker(target, defines)
 
@@ -369,6 +386,8 @@ class IrscopeApp(App):
         return rows
 
     def compile_config_in_background(self, index: int) -> None:
+        if self.still_working():
+            return
         self.busy = True  # at once, so nothing sees the old state as the answer
         self._compile_config_in_background_worker(index)
 
@@ -384,13 +403,13 @@ class IrscopeApp(App):
 
         try:
             comps = self.ws.compile(kernel, target=self.shown.comp.target, config=index)
+            for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
+                if comp.ok:
+                    _ = comp.resources
         except BaseException as exc:
             self.busy = False
             self.call_from_thread(self.set_progress, f"✗ {describe_open_error(exc).message}", error=True)
             return
-        for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
-            if comp.ok:
-                _ = comp.resources
         self.config = index
         self.edits = {}  # this config's compilation comes from the file's launch, without them
         self.comps, self.shown_index = _with_rows_replaced(self.comps, kernel, comps)
@@ -399,7 +418,10 @@ class IrscopeApp(App):
     def pick(self, cancellable: bool = True) -> None:
         rows = []
         for comp in self.comps:
-            res = comp.resources if comp.ok else None
+            try:
+                res = comp.resources if comp.ok else None
+            except Exception:  # cuobjdump failed: the row shows no registers rather than the app dying
+                res = None
             spec = " ".join(f"{k}:{v}" for k, v in comp.specialization.items() if v) if comp.ok else "compile error"
             rows.append({"name": comp.kernel.name, "line": comp.kernel.line, "target": str(comp.target),
                          "grid": "×".join(map(str, comp.launch.grid)) if comp.launch.grid else "?",
@@ -830,19 +852,19 @@ class IrscopeApp(App):
         self.push_screen(HelpScreen())
 
     def action_reload(self) -> None:
-        if self.busy:
-            self.notify("still working; try again in a moment", timeout=2)
-            return
-        self.load()
+        if not self.still_working():
+            self.load()
 
     def action_pick(self) -> None:
+        if self.still_working():
+            return
         if len(self.comps) > 1:
             self.pick(True)
         else:
             self.notify("this file has one compilation", timeout=2)
 
     def action_target(self) -> None:
-        if self.shown is None:
+        if self.shown is None or self.still_working():
             return
 
         def chosen(target: str | None) -> None:
@@ -852,7 +874,7 @@ class IrscopeApp(App):
         self.push_screen(TargetScreen(str(self.shown.comp.target)), chosen)
 
     def action_edit(self) -> None:
-        if self.shown is None:
+        if self.shown is None or self.still_working():
             return
         comp = self.shown.comp
         folded = [name for name, kind in comp.specialization.items() if kind == "constant"]
