@@ -35,6 +35,17 @@ PARSERS: dict[str, Callable[[str], Parsed]] = {
 }
 
 
+def consecutive_runs(ascending) -> list[tuple[int, int]]:
+    """Ascending integers as runs of consecutive ones, each a [start, end) pair: 3 4 5 9 -> (3, 6) (9, 10)."""
+    runs: list[tuple[int, int]] = []
+    for n in ascending:
+        if runs and runs[-1][1] == n:
+            runs[-1] = (runs[-1][0], n + 1)
+        else:
+            runs.append((n, n + 1))
+    return runs
+
+
 def parse_stage(stage: str, text: str) -> Parsed:
     if stage == "source":
         return _parse_source(text)
@@ -288,13 +299,7 @@ class SourceMap:
 
     def blocks(self, stage: str, source_line: int) -> list[tuple[int, int]]:
         """`ir_lines` as contiguous [start, end) runs."""
-        runs: list[tuple[int, int]] = []
-        for index in self._inverse_index(stage).get(source_line, ()):
-            if runs and runs[-1][1] == index:
-                runs[-1] = (runs[-1][0], index + 1)
-            else:
-                runs.append((index, index + 1))
-        return runs
+        return consecutive_runs(self._inverse_index(stage).get(source_line, ()))
 
     def instruction_lines(self, stage: str) -> int:
         return sum(1 for line in self.lines(stage) if line.kind is LineKind.INSTRUCTION)

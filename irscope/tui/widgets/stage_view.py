@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...core.sourcemap import consecutive_runs
 from ..highlight import StageText, token_styles
 from ..linking import LINK_PALETTE, StageLinks
 
@@ -392,14 +393,7 @@ class StageView(ScrollView, can_focus=True):
 
     def block_rows(self, indices: list[int]) -> list[tuple[int, int]]:
         """Runs of consecutive shown rows among the rows of `indices`, as [start, end) row ranges."""
-        rows = sorted({bisect_left(self.rows, i) for i in indices if self._shown(i)})
-        blocks: list[tuple[int, int]] = []
-        for row in rows:
-            if blocks and blocks[-1][1] == row:
-                blocks[-1] = (blocks[-1][0], row + 1)
-            else:
-                blocks.append((row, row + 1))
-        return blocks
+        return consecutive_runs(sorted({bisect_left(self.rows, i) for i in indices if self._shown(i)}))
 
     def _shown(self, index: int) -> bool:
         row = bisect_left(self.rows, index)
