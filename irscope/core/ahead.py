@@ -32,8 +32,7 @@ from dataclasses import dataclass, field
 
 from .toolchain import disassemble
 from .triton_compat import (JITFunction, Specialized, Target, compile_specialized, prepare_compiler,
-                            remember_triton_key, restore_unpatched_triton, specialize, triton_cache_dir,
-                            triton_install_key)
+                            restore_unpatched_triton, specialize, triton_cache_dir, triton_install_key)
 
 # What a child writes to its pipe as it gets there.
 COMPILED = "c"       # the compilation is in Triton's cache
@@ -152,7 +151,6 @@ def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target, disas
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         restore_unpatched_triton()  # the capture's patches of JITFunction are in force at the fork
-        remember_triton_key()
         compiled = compile_specialized(jit, spec, target)
         os.write(pipe, COMPILED.encode())
         if disassemble_too and target.is_nvidia:
@@ -180,6 +178,8 @@ def _marker(source_text: str, jit: JITFunction, target: Target, spec: Specialize
 
 def note_done(source_text: str, jit: JITFunction, target: Target, spec: Specialized, step: str) -> None:
     """The parent has compiled (COMPILED) or disassembled (DISASSEMBLED) this: the next run needs no child."""
+    if not enabled():
+        return
     path = _marker(source_text, jit, target, spec, step)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -197,7 +197,7 @@ def wait(key: tuple, step: str) -> None:
         return
     with child.lock:
         started = time.monotonic()
-        progress = _Progress(child.pid)
+        progress: _Progress | None = None  # read /proc only once the child keeps the parent waiting
         while step not in child.reached and not child.finished:
             try:
                 ready, _, _ = select.select([child.fd], [], [], 1.0)
@@ -205,6 +205,7 @@ def wait(key: tuple, step: str) -> None:
             except (OSError, ValueError):  # closed under us: the process is exiting (_stop_all)
                 return
             if data is None:
+                progress = progress or _Progress(child.pid)
                 if progress.stalled(STALL_LIMIT_S) or (not progress.known and time.monotonic() - started > WAIT_LIMIT_S):
                     _stop(child)
                     return

@@ -721,7 +721,7 @@ def kernel_parameters(jit: JITFunction, args: tuple, kwargs: dict) -> dict[str, 
 # Linear layouts of a TTGIR module's loads and stores (the coalescing analysis)
 
 
-def ttgir_access_linear_layouts(ttgir: str, op_names: tuple[str, ...] | None = None) -> list[dict | None] | None:
+def ttgir_access_linear_layouts(ttgir: str) -> list[dict | None] | None:
     """Triton's own linear layout of the pointer operand of every load/store-like op, in text order.
 
     Each item: {"op", "shape", "reg", "lane", "warp"} (bases as lists), or None for a scalar pointer or a
@@ -732,9 +732,8 @@ def ttgir_access_linear_layouts(ttgir: str, op_names: tuple[str, ...] | None = N
     import gc
     import tempfile
 
-    if op_names is None:
-        from .analysis.layouts import ACCESS_OP_NAMES
-        op_names = ACCESS_OP_NAMES
+    from .analysis.layouts import ACCESS_OP_NAMES
+
     try:
         from triton._C.libtriton import gluon_ir, ir
         import triton._C.libtriton as libtriton
@@ -759,7 +758,7 @@ def ttgir_access_linear_layouts(ttgir: str, op_names: tuple[str, ...] | None = N
         builder = gluon_ir.GluonOpBuilder(context)
 
         def visit(op):
-            if op.get_name() not in op_names:
+            if op.get_name() not in ACCESS_OP_NAMES:
                 return
             try:
                 value = op.get_operand(0)

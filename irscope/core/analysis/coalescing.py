@@ -18,6 +18,7 @@ registers that repeat another register are moved once.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import time
@@ -346,7 +347,6 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
     widths = _widths_by_line(comp)
     entries: dict[int, AccessCoalescing] = {}
     layouts_cache: dict[tuple, LinearLayout | None] = {}
-    triton_layouts = None
     unmatched: Counter = Counter()
     layouts_by_site: dict[tuple, set] = defaultdict(set)
     for op in ops:
@@ -380,9 +380,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
                 else:
                     layout = linear_layout(op.layout, op.shape)
                     if layout is None and isinstance(op.layout, OpaqueLayout):
-                        if triton_layouts is None:
-                            triton_layouts = _triton_layouts(ttgir)
-                        layout = triton_layouts.get(op.index)
+                        layout = triton_layouts(ttgir).get(op.index)
                 layouts_cache[key] = layout
             layout = layouts_cache[key]
             if layout is None:
@@ -519,8 +517,11 @@ def _asm_loc_lines(text: str, user_file: str) -> dict[int, int]:
     return out
 
 
-def _triton_layouts(ttgir: str) -> dict[int, LinearLayout]:
-    """Linear layouts of the module's load/store pointer tensors from Triton itself, by TTGIR line."""
+@functools.lru_cache(maxsize=8)
+def triton_layouts(ttgir: str) -> dict[int, LinearLayout]:
+    """Linear layouts of the module's load/store pointer tensors from Triton itself, by TTGIR line.
+    Triton parses the whole module for this (~0.2 s): kept for the few TTGIR texts last asked about
+    (coalescing and the why-not-vectorized analysis both ask). Callers only read the dict."""
     from ..triton_compat import ttgir_access_linear_layouts
 
     found = ttgir_access_linear_layouts(ttgir)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -43,11 +42,6 @@ class MemoryOp:
     cache: tuple[str, ...] = ()     # cache, eviction and ordering modifiers
     copy_to: str | None = None      # async copies: the space the data lands in ("shared")
     source_line: int | None = None  # 1-based line of the user's file (from the source map)
-
-    @property
-    def vectorized(self) -> bool:
-        """A wide access: 8 bytes or more per thread in one instruction."""
-        return self.width_bytes is not None and self.width_bytes >= 8
 
     def to_json(self) -> dict[str, Any]:
         return {"stage": self.stage, "line": self.line, "source_line": self.source_line, "op": self.op,
@@ -134,7 +128,7 @@ def _ptx_bulk_copy(opcode: str, parts: list[str], match: re.Match, index: int, s
     spaces = [p.split("::")[0] for p in parts if p.split("::")[0] in ("global", "shared")]
     if len(spaces) < 2:
         return None
-    dst, src = spaces[0], spaces[1]
+    src = spaces[1]  # the destination is spaces[0]
     if src == GLOBAL:
         return MemoryOp(stage, index, opcode, LOAD, GLOBAL, None, bool(match.group("pred")),
                         predicate=match.group("pred"), copy_to=SHARED)
@@ -368,7 +362,7 @@ def parse_llvm(text: str, stage: str = "llir") -> list[MemoryOp]:
             if found:
                 space = _LLVM_SPACES.get(found.group("space") or "0", GENERIC)
                 width = _llvm_type_bytes(found.groupdict().get("type"))
-                ops.append(MemoryOp(stage, index, {LOAD: "load", STORE: "store", ATOMIC: "atomic"}[op_kind], op_kind,
+                ops.append(MemoryOp(stage, index, op_kind, op_kind,
                                     space, width, False, elem_type=found.groupdict().get("type"),
                                     vector=max(1, (width or 4) // 4)))
                 break
@@ -545,11 +539,3 @@ def totals_by_source_line(ops: Iterable[MemoryOp]) -> list[LineTotals]:
             row.widths.append(op.width_bytes)
         row.spaces.append(op.space)
     return sorted(rows.values(), key=lambda r: (r.source_line is None, r.source_line or 0))
-
-
-def summarize(ops: Iterable[MemoryOp]) -> dict[str, Any]:
-    """Counts by (op, space, width): the one-line answer to 'how wide are my accesses'."""
-    counts: dict[tuple, int] = defaultdict(int)
-    for op in ops:
-        counts[(op.op, op.space, op.width_bytes, op.masked)] += 1
-    return {f"{k[0]} {k[1]} {k[2]}B{' masked' if k[3] else ''}": v for k, v in sorted(counts.items(), key=str)}

@@ -51,10 +51,6 @@ class Diagnosis:
     contiguous_per_thread: int | None  # from the TTGIR layout (sizePerThread along the fastest dim)
     reasons: list[Reason] = field(default_factory=list)
 
-    @property
-    def scalar(self) -> bool:
-        return self.width_bytes is not None and self.width_bytes < 8
-
     def to_json(self) -> dict[str, Any]:
         return {"ttir_line": self.ttir_line, "source_line": self.source_line, "op": self.op,
                 "pointer": self.pointer, "width_bytes": self.width_bytes, "elem_bytes": self.elem_bytes,
@@ -76,10 +72,11 @@ def why_not_vectorized(comp, only_narrow: bool = True) -> list[Diagnosis]:
     layouts = _ttgir_layouts(comp)
     widths = _machine_widths(comp)
     out = []
+    ttir_lines = ttir.splitlines()
     for op in memory_ops(comp, ["ttir"]):
         if op.space != GLOBAL or op.op == "atomic":  # atomics act on one element per lane by nature
             continue
-        line = strip_locations(ttir.splitlines()[op.line])
+        line = strip_locations(ttir_lines[op.line])
         operands = re.findall(r"%[\w.$-]+(?:#\d+)?", line.split(op.opcode, 1)[1].split(" : ")[0])
         if not operands:
             continue
@@ -282,7 +279,6 @@ def _ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int | None, list[
         blocked[m.group(1)] = (spt[order[0]], spt)
     out: dict[tuple[int | None, str], tuple[int | None, list[int] | None, str]] = {}
     lines = text.splitlines()
-    triton_layouts: dict = {}
     for op in memory_ops(comp, ["ttgir"]):
         if op.space != GLOBAL or op.source_line is None:
             continue
@@ -297,7 +293,7 @@ def _ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int | None, list[
                 contiguous = min(contiguous, int(attr.group(1)))
             found = (contiguous, spt, name)
         elif names:
-            contiguous = int(attr.group(1)) if attr else _runs_in_tritons_layout(text, op.line, triton_layouts)
+            contiguous = int(attr.group(1)) if attr else _runs_in_tritons_layout(text, op.line)
             found = (contiguous, None, names[0])
         else:
             continue
@@ -307,15 +303,14 @@ def _ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int | None, list[
     return out
 
 
-def _runs_in_tritons_layout(ttgir: str, line: int, cache: dict) -> int | None:
+def _runs_in_tritons_layout(ttgir: str, line: int) -> int | None:
     """Consecutive elements per thread in the layout of the access on TTGIR `line`, from Triton's own
     linear layout of it. Triton 3.7+ writes this as `contiguity` on buffer ops; 3.6 does not, and its
     layout says the same as far as the layout goes (Triton's value also caps it by what the address
     analysis proves, which the other reasons cover)."""
-    if "layouts" not in cache:
-        from .coalescing import _triton_layouts
-        cache["layouts"] = _triton_layouts(ttgir)
-    found = cache["layouts"].get(line)
+    from .coalescing import triton_layouts
+
+    found = triton_layouts(ttgir).get(line)
     return found.contiguous_registers() if found is not None else None
 
 
@@ -357,20 +352,6 @@ class WhatIf:
         return {"changes": list(self.changes), "rows": list(self.rows), "improved": self.improved,
                 "ok": bool(self.comp is not None and self.comp.ok),
                 "remaining": [d.to_json() for d in self.remaining]}
-
-    def describe(self) -> list[str]:
-        out = ["what if " + "; ".join(self.changes) + ":"]
-        for r in self.rows:
-            where = f"line {r['source_line']}" if r["source_line"] is not None else "kernel"
-            out.append(f"  {where} {r['op']}: {_fmt(r['before'])} -> {_fmt(r['after'])} per thread per access")
-        for d in self.remaining:
-            for r in d.reasons:
-                out.append(f"  still {_fmt(d.width_bytes)} at line {d.source_line}: {r.text}; fix: {r.fix}")
-        return out
-
-
-def _fmt(width: int | None) -> str:
-    return "?" if width is None else f"{width} B"
 
 
 def what_if(comp, diagnoses: list[Diagnosis] | None = None) -> WhatIf | None:
