@@ -41,6 +41,13 @@ STAGE_TITLES = {"source": "Source", "ttir": "TTIR", "ttgir": "TTGIR", "llir": "L
                 "sass": "SASS", "amdgcn": "AMDGCN", "error": "Error"}
 
 
+def _read_registers(comps) -> None:
+    """Registers for the picker's rows: cuobjdump runs in the caller's worker, not on the UI thread."""
+    for comp in comps:
+        if comp.ok:
+            _ = comp.resources
+
+
 def _spare_the_heap() -> None:
     """torch, Triton and the compiled stages make a heap of millions of objects; a full garbage
     collection walking it stalls a keypress by 100-300 ms. They live for the whole session, so move
@@ -122,7 +129,7 @@ class IrscopeApp(App):
 
     # The footer, when the full one does not fit the terminal: shorter descriptions, then without the
     # keys for looks (`?` lists every key).
-    FOOTER_SHORT = {"stage(1)": "Stage", "block(1)": "Block", "toggle_colour": "Colour", "toggle_panels": "Info"}
+    FOOTER_SHORT = {"block(1)": "Block", "toggle_colour": "Colour"}
     FOOTER_MINOR = frozenset({"block(1)", "maximize_pane", "cycle_layout", "toggle_colour", "toggle_debug"})
 
     # Actions on the panes: off (and out of the footer) while the stepper or a dialog is in front, where
@@ -232,8 +239,7 @@ class IrscopeApp(App):
         self.call_from_thread(self.set_progress, f"opening {self.path}: loading Triton…", 0.02)
         from .loader import describe_open_error, open_workspace  # the engine: torch and Triton
 
-        reloading = self.shown is not None
-        before = self.shown.comp.kernel.name if self.shown is not None else None
+        before = self.shown.comp.kernel.name if self.shown is not None else None  # None: the first load
         try:
             ws, comps = open_workspace(self.path, self.target_name, self.run_main, self.defines, self.arg_types,
                                        self.kernel_name, self.config, self._progress_from_thread)
@@ -242,16 +248,14 @@ class IrscopeApp(App):
             self.call_from_thread(self.show_open_failure, describe_open_error(exc))
             return
         self.ws, self.comps = ws, comps
-        index = self._same_compilation(comps, before) if reloading else None
+        index = self._same_compilation(comps, before) if before is not None else None
         if index is not None:
             self._reload_with_edits(index)
             return
         self.shown_index, self.edits = None, {}
         if len(comps) > 1:
             try:
-                for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
-                    if comp.ok:
-                        _ = comp.resources
+                _read_registers(comps)
             except Exception as exc:
                 self.busy = False
                 self.call_from_thread(self.show_open_failure, describe_open_error(exc))
@@ -292,12 +296,11 @@ class IrscopeApp(App):
                 severity = "warning"
                 self.edits = {}
             self.comps[index] = comp
-        for row in self.comps if len(self.comps) > 1 else ():  # registers for the picker, off the UI thread
-            if row.ok:
-                try:
-                    _ = row.resources
-                except Exception:  # the picker shows no registers for it
-                    pass
+        if len(self.comps) > 1:
+            try:
+                _read_registers(self.comps)
+            except Exception:  # the picker shows no registers for the rows that failed
+                pass
         self.shown_index = index
         self._prepare_and_show(comp)
         self.call_from_thread(self.notify, note, severity=severity, timeout=6, markup=False)
@@ -321,21 +324,22 @@ class IrscopeApp(App):
             self.notify("still working; try again in a moment", timeout=2)
         return self.busy
 
+    def _start_work(self, worker, *args) -> None:
+        """Run a background worker unless one runs already; busy at once, so nothing sees the old state
+        as the answer."""
+        if not self.still_working():
+            self.busy = True
+            worker(*args)
+
     def prepare_in_background(self, comp) -> None:
-        if self.still_working():
-            return
-        self.busy = True  # at once, so nothing sees the old state as the answer
-        self._prepare_in_background_worker(comp)
+        self._start_work(self._prepare_in_background_worker, comp)
 
     @work(thread=True, exclusive=True, group="load")
     def _prepare_in_background_worker(self, comp) -> None:
         self._prepare_and_show(comp)
 
     def recompile_in_background(self, target: str | None = None, defines: dict | None = None) -> None:
-        if self.still_working():
-            return
-        self.busy = True  # at once, so nothing sees the old state as the answer
-        self._recompile_in_background_worker(target, defines)
+        self._start_work(self._recompile_in_background_worker, target, defines)
 
     @work(thread=True, exclusive=True, group="load")
     def _recompile_in_background_worker(self, target: str | None = None, defines: dict | None = None) -> None:
@@ -380,16 +384,12 @@ class IrscopeApp(App):
                 comp = recompile(comp, target=target)
             else:
                 comp = shown
-            if comp.ok:
-                _ = comp.resources
             rows.append(comp)
+        _read_registers(rows)
         return rows
 
     def compile_config_in_background(self, index: int) -> None:
-        if self.still_working():
-            return
-        self.busy = True  # at once, so nothing sees the old state as the answer
-        self._compile_config_in_background_worker(index)
+        self._start_work(self._compile_config_in_background_worker, index)
 
     @work(thread=True, exclusive=True, group="load")
     def _compile_config_in_background_worker(self, index: int) -> None:
@@ -403,9 +403,7 @@ class IrscopeApp(App):
 
         try:
             comps = self.ws.compile(kernel, target=self.shown.comp.target, config=index)
-            for comp in comps:  # registers for the picker: cuobjdump runs here, not on the UI thread
-                if comp.ok:
-                    _ = comp.resources
+            _read_registers(comps)
         except BaseException as exc:
             self.busy = False
             self.call_from_thread(self.set_progress, f"✗ {describe_open_error(exc).message}", error=True)
@@ -478,7 +476,7 @@ class IrscopeApp(App):
         if view.cursor_index is not None and comp.ok:
             self.link_from(view, view.cursor_index)
         self.refresh_panels()
-        _spare_the_heap()
+        self.call_after_refresh(_spare_the_heap)  # after the paint, not before it
 
     def _reveal_cursors(self) -> None:
         for pane in self.panes:

@@ -270,10 +270,9 @@ class StepperScreen(Screen):
         self.query_one("#stepper-source", SourceView).set_current(line)
 
     def _ir_index(self, stage: str) -> dict[int, list[int]]:
-        """Source line → IR line indices of a stage: from irscope's source map when present, else from
-        the MLIR `loc(...)` attributes (TTIR, TTGIR)."""
+        """Source line → IR line indices of a stage, from irscope's source map."""
         if stage not in self._ir_links:
-            self._ir_links[stage] = _ir_lines_by_source(self.comp, stage, self.workspace.user_file.path)
+            self._ir_links[stage] = _ir_lines_by_source(self.comp, stage)
         return self._ir_links[stage]
 
     def _draw_ir(self, line: int) -> None:
@@ -557,7 +556,7 @@ def access_lanes(access, region) -> np.ndarray | None:
     return None if (states == ACTIVE).all() else states
 
 
-def _ir_lines_by_source(comp, stage: str, path: str) -> dict[int, list[int]]:
+def _ir_lines_by_source(comp, stage: str) -> dict[int, list[int]]:
     """Source line → indices of the IR lines it became (instructions and labels; debug metadata such as
     `#loc` definitions left out), from the compilation's source map."""
     from ..core.sourcemap import LineKind

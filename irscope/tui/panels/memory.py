@@ -14,13 +14,13 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from ..context import CursorContext
+from ..widgets.stage_view import MARK_COLOURS
 from .base import InfoPanel
 
-# The analyses are imported when the panel first shows something, so the app paints without them.
+# The analyses are imported when the panel first shows something, so the app paints without them: hence
+# this copy of the mark names (a test checks it against core.analysis.marks).
+MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spill")
 
-MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spill")  # as core.analysis.marks
-MARK_COLOURS = {"vector": "#009E73", "scalar": "#E69F00", "masked": "#999999", "shared": "#56B4E9",
-                "convert_layout": "#CC79A7", "local": "#D55E00", "spill": "#D55E00"}
 
 
 def mark_glyph(name: str) -> Text:

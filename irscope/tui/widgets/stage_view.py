@@ -30,7 +30,7 @@ PLAIN, LINKED, CURSOR = 0, 1, 2
 # The memory-mark column of the gutter: [width: V vector / S scalar][m masked][memory: ! spill, L local,
 # c convert_layout, s shared]. Glyphs and meanings come from core.analysis.marks.MARK_LEGEND.
 MARK_COLUMN = 3
-_MARK_COLOURS = {"vector": "#009E73", "scalar": "#E69F00", "masked": "#999999", "shared": "#56B4E9",
+MARK_COLOURS = {"vector": "#009E73", "scalar": "#E69F00", "masked": "#999999", "shared": "#56B4E9",
                  "convert_layout": "#CC79A7", "local": "#D55E00", "spill": "#D55E00"}
 _MARK_SLOTS = (("vector", "scalar"), ("masked",), ("spill", "local", "convert_layout", "shared"))
 
@@ -46,7 +46,7 @@ def mark_segments(marks, base: Style) -> list[Segment]:
             cells.append(Segment(" ", base))
         else:
             glyph = MARK_LEGEND[name][0][0]
-            cells.append(Segment(glyph, base + Style(color=_MARK_COLOURS[name], bold=True)))
+            cells.append(Segment(glyph, base + Style(color=MARK_COLOURS[name], bold=True)))
     return cells
 
 
