@@ -269,8 +269,6 @@ class IrscopeApp(App):
     def _same_compilation(self, comps: list, kernel_name: str | None) -> int | None:
         """On reload: the row of the compilation shown before (same place, same kernel), else the
         kernel's first; None (the picker) when the file no longer has that kernel."""
-        if len(comps) == 1:
-            return 0 if comps[0].kernel.name == kernel_name else None
         index = self.shown_index
         if index is not None and index < len(comps) and comps[index].kernel.name == kernel_name:
             return index
