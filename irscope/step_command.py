@@ -81,7 +81,7 @@ def run(ws, args: argparse.Namespace) -> int:
             known = ", ".join(step.locals) or "none"
             raise IrscopeError(f"--print: {', '.join(missing)} not defined at line {step.line}; "
                                f"defined there: {known}")
-    print(stop_text(rec, step, names, ws.user_file.text.splitlines(), ws.user_file.shown, args.full))
+    print(stop_text(rec, step, names, ws.source_text(kernel).splitlines(), ws.shown_path(kernel.file), args.full))
     if rec.error and step.event == "exception":
         print(f"irscope: {kernel.name} program ({args.program}) stopped: {rec.error}", file=sys.stderr)
         return 1

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import functools
 import os
+import sys
 from dataclasses import dataclass
 from types import CodeType
 
@@ -52,19 +54,74 @@ def read_user_file(path: str) -> UserFile:
 def find_kernels(namespace: dict, user_file: UserFile) -> list[Kernel]:
     """Every @triton.jit function defined in the file (autotune/heuristics wrappers peeled off).
 
-    Kernels imported from elsewhere are left out: they are not this file's to show.
-    """
+    Kernels imported from elsewhere are left out here; those the file launches join through
+    `kernels_of_launches`."""
+    return sorted(_kernels_in(namespace, user_file.path, user_file.def_lines).values(), key=lambda k: k.line)
+
+
+def _kernels_in(namespace: dict, path: str, def_lines: dict[str, int]) -> dict[str, Kernel]:
     kernels: dict[str, Kernel] = {}
     for value in list(namespace.values()):
-        unwrapped = unwrap_kernel(value)
+        try:
+            unwrapped = unwrap_kernel(value)
+        except Exception:  # noqa: BLE001 - an odd object in a module (a lazy proxy) is no kernel
+            continue
         if unwrapped is None:
             continue
         jit = unwrapped.jit
-        if os.path.abspath(jit.fn.__code__.co_filename) != user_file.path:
+        if os.path.abspath(jit.fn.__code__.co_filename) != path:
             continue
         name = jit.fn.__name__
-        line = user_file.def_lines.get(name, jit.fn.__code__.co_firstlineno)
+        line = def_lines.get(name, jit.fn.__code__.co_firstlineno)
         known = kernels.get(name)
         if known is None or (unwrapped.autotune_configs and not known.autotune_configs):
-            kernels[name] = Kernel(name, user_file.path, line, jit, unwrapped.autotune_configs, unwrapped.heuristics)
-    return sorted(kernels.values(), key=lambda k: k.line)
+            kernels[name] = Kernel(name, path, line, jit, unwrapped.autotune_configs, unwrapped.heuristics,
+                                   module=getattr(jit.fn, "__module__", None) or "")
+    return kernels
+
+
+def kernels_of_launches(launched: list, known: list[Kernel]) -> list[Kernel]:
+    """The kernels the file launched that it does not define: a sibling module's, an installed library's.
+
+    Each is found the way the file's own are, in its own module (so an autotuner's configs and a
+    heuristic's names come along); a kernel its module does not expose (made in a closure) stands alone,
+    with the configs its launch carried. `launched` holds (jit, autotune_configs) pairs in launch order."""
+    have = {id(k.jit) for k in known}
+    found: list[Kernel] = []
+    modules: dict[str, dict[str, Kernel]] = {}
+    for jit, configs in launched:
+        if id(jit) in have:
+            continue
+        have.add(id(jit))
+        path = os.path.abspath(jit.fn.__code__.co_filename)
+        module_name = getattr(jit.fn, "__module__", None) or ""
+        if path not in modules:
+            module = sys.modules.get(module_name)
+            namespace = vars(module) if module is not None and os.path.exists(path) else {}
+            modules[path] = _kernels_in(namespace, path, _def_lines(path))
+        kernel = modules[path].get(jit.fn.__name__)
+        if kernel is None or kernel.jit is not jit:
+            line = _def_lines(path).get(jit.fn.__name__, jit.fn.__code__.co_firstlineno)
+            kernel = Kernel(jit.fn.__name__, path, line, jit, configs, [], module=module_name)
+        found.append(kernel)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _def_lines(path: str) -> dict[str, int]:
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    return {node.name: node.lineno for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+
+
+@functools.lru_cache(maxsize=64)
+def kernel_file_text(path: str) -> str:
+    """The text of the file a kernel is defined in ("" when it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8-sig", "replace")
+    except OSError:
+        return ""

@@ -15,7 +15,7 @@ def stages_for(target: Target) -> tuple[str, ...]:
 
 @dataclass
 class Kernel:
-    """A @triton.jit function defined in the user's file."""
+    """A @triton.jit function the user's file defines or launches (then it may live in any module)."""
 
     name: str
     file: str
@@ -23,6 +23,12 @@ class Kernel:
     jit: JITFunction
     autotune_configs: list[Any] | None = None  # triton.Config objects
     heuristics: list[str] = field(default_factory=list)
+    module: str = ""  # the module that defines it ("__main__" for the opened file)
+
+    @property
+    def qualified_name(self) -> str:
+        """`module:name`, as --kernel takes it when a name alone is ambiguous."""
+        return f"{self.module}:{self.name}" if self.module else self.name
 
     @property
     def is_autotuned(self) -> bool:
@@ -40,6 +46,7 @@ class Launch:
     origin: str  # "captured" (the file's own launch) or "given" (-D / --arg on the command line)
     autotune_index: int | None = None
     autotune_count: int | None = None
+    interp_error: str | None = None  # why Triton's interpreter could not run it (it is compiled all the same)
 
 
 @dataclass

@@ -23,7 +23,8 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
     res = comp.resources
     entry: dict[str, Any] = {
         "name": comp.kernel.name,
-        "file": ws.user_file.shown,
+        "module": comp.kernel.module,
+        "file": ws.shown_path(comp.kernel.file),
         "line": comp.kernel.line,
         "target": comp.target.name,
         "grid": list(comp.launch.grid) if comp.launch.grid else None,
@@ -39,6 +40,7 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         "shared_bytes": res.shared_bytes,
         "stages": {},
         "error": None,
+        "interpreter_error": comp.launch.interp_error,
     }
     if not comp.target.is_nvidia:
         entry.update(sgprs=res.sgprs, vgpr_spills=res.vgpr_spills, sgpr_spills=res.sgpr_spills)
@@ -77,6 +79,9 @@ def format_report(doc: dict[str, Any]) -> str:
     for k in doc["kernels"]:
         grid = "×".join(map(str, k["grid"])) if k["grid"] else "unknown"
         out.append(f"{k['name']}  ({k['file']}:{k['line']})  target {k['target']}  grid {grid}")
+        if k.get("interpreter_error"):
+            out.append(f"  interpreter could not run this launch: {k['interpreter_error']} "
+                       f"(compiled all the same; no coalescing or stepping for it)")
         if "autotune" in k:
             configs = k["autotune"]["configs"]
             out.append(f"  autotune config {k['autotune']['selected']} of {len(configs)}: "

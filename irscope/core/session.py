@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,7 @@ import torch
 from . import ahead
 from .capture import run_user_file
 from .compile import Compilation, compile_launch
-from .discover import UserFile, find_kernels, read_user_file
+from .discover import UserFile, find_kernels, kernel_file_text, kernels_of_launches, read_user_file
 from .errors import IrscopeError, UserCodeError
 from .model import DEFAULT_TARGET, Kernel, Launch
 from .names import target_name
@@ -108,18 +109,36 @@ class Workspace:
 
     def kernel(self, name: str | None) -> Kernel:
         if name is None:
-            launched = {launch.kernel.name for launch in self.launches}
+            launched = {id(launch.kernel): launch.kernel for launch in self.launches}
             if len(launched) == 1:
-                return next(k for k in self.kernels if k.name in launched)
+                return next(iter(launched.values()))
             if len(self.kernels) == 1:
                 return self.kernels[0]
-            names = ", ".join(k.name for k in self.kernels)
+            names = ", ".join(self.kernel_label(k) for k in self.kernels)
             raise IrscopeError(f"{self.user_file.shown} has several kernels ({names}); pick one with --kernel NAME")
-        for kernel in self.kernels:
-            if kernel.name == name:
-                return kernel
-        names = ", ".join(k.name for k in self.kernels)
+        found = [k for k in self.kernels if name in (k.name, k.qualified_name)]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            names = ", ".join(k.qualified_name for k in found)
+            raise IrscopeError(f"several kernels are named '{name}' ({names}); pick one with --kernel MODULE:NAME")
+        names = ", ".join(self.kernel_label(k) for k in self.kernels)
         raise IrscopeError(f"no kernel named '{name}' in {self.user_file.shown}; the kernels there are: {names}")
+
+    def kernel_label(self, kernel: Kernel) -> str:
+        """A kernel's name, with its module when the opened file does not define it."""
+        return kernel.name if kernel.file == self.user_file.path else kernel.qualified_name
+
+    def shown_path(self, path: str | None) -> str | None:
+        """A path as the user would write it: the opened file as typed, others relative when shorter."""
+        if path is None or path == self.user_file.path:
+            return self.user_file.shown if path else path
+        relative = os.path.relpath(path)
+        return relative if not relative.startswith("../..") else path
+
+    def source_text(self, kernel: Kernel) -> str:
+        """The text of the file that defines the kernel: the source pane and the source map read it."""
+        return self.user_file.text if kernel.file == self.user_file.path else kernel_file_text(kernel.file)
 
     def launches_of(self, kernel: Kernel, config: int | None = None) -> list[Launch]:
         """Launches of a kernel, narrowed to one autotune config (default: the first)."""
@@ -178,7 +197,7 @@ class Workspace:
         target = target or self.target
         seen: dict[str, Compilation] = {}
         for launch in self.launches_of(kernel, config):
-            comp = compile_launch(launch, target, self.user_file.text, given=self.overrides.describe())
+            comp = compile_launch(launch, target, self.source_text(kernel), given=self.overrides.describe())
             seen.setdefault(comp.spec.cache_key(), comp)
         return list(seen.values())
 
@@ -200,7 +219,9 @@ class Workspace:
         return out
 
     def not_launched(self) -> list[Kernel]:
-        return [k for k in self.kernels if not any(launch.kernel is k for launch in self.launches)]
+        """The file's own kernels that it did not launch (a library's unlaunched kernels are not listed)."""
+        return [k for k in self.kernels if k.file == self.user_file.path
+                and not any(launch.kernel is k for launch in self.launches)]
 
 
 def _config_kwargs(kernel: Kernel, index: int) -> dict:
@@ -222,10 +243,12 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     overrides = overrides or Overrides()
     on_launch = None
     if compile_ahead and local is None:
-        on_launch = _compiler_ahead(resolved, overrides, kernel_name, config, ahead_sass, user_file.text)
+        on_launch = _compiler_ahead(resolved, overrides, kernel_name, config, ahead_sass, user_file.text,
+                                    user_file.path)
     result = run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=resolved,
                            on_launch=on_launch)
     kernels = find_kernels(result.namespace, user_file)
+    kernels += kernels_of_launches([(raw.jit, raw.autotune_configs) for raw in result.launches], kernels)
     if not kernels:
         if result.error is not None:
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
@@ -244,16 +267,19 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
 
 
 def _compiler_ahead(target: Target, overrides: Overrides, kernel_name: str | None, config: int | None,
-                    disassemble_too: bool, source_text: str):
+                    disassemble_too: bool, source_text: str, user_path: str):
     """What to do with each launch as it is captured: start compiling the ones that will be compiled."""
     def on_launch(raw: RawLaunch) -> None:
-        if raw.autotune_index not in (None, config or 0) or kernel_name not in (None, raw.jit.__name__):
+        if raw.autotune_index not in (None, config or 0) or kernel_name not in (
+                None, raw.jit.__name__, f"{raw.jit.fn.__module__}:{raw.jit.__name__}"):
             return
         try:
             args, kwargs = _arguments(raw, overrides)
         except Exception:  # an odd -D/--arg: reported when the parent compiles, not inside the user's run
             return
-        ahead.start(raw.jit, args, kwargs, target, source_text, disassemble_too=disassemble_too)
+        text = source_text if raw.jit.fn.__code__.co_filename == user_path else kernel_file_text(
+            raw.jit.fn.__code__.co_filename)
+        ahead.start(raw.jit, args, kwargs, target, text, disassemble_too=disassemble_too)
     return on_launch
 
 
@@ -290,7 +316,7 @@ def _arguments(raw: RawLaunch, overrides: Overrides) -> tuple[tuple, dict]:
 def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> Launch:
     args, kwargs = _arguments(raw, overrides)
     return Launch(by_jit[id(raw.jit)], args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
-                  raw.autotune_count)
+                  raw.autotune_count, raw.interp_error)
 
 
 def _grid_of(raw: RawLaunch) -> tuple[int, ...] | None:

@@ -213,12 +213,16 @@ class RawLaunch:
     grid: Any
     autotune_index: int | None
     autotune_count: int | None
+    autotune_configs: list[Any] | None = None  # the autotuner's triton.Config list, when one launched it
+    interp_error: str | None = None  # why Triton's interpreter could not run this launch (it is kept anyway)
 
 
 class _CaptureState(threading.local):
     autotune: tuple[int, int] | None = None  # (config index, number of configs)
+    configs: list[Any] | None = None
     execute: bool = True
     record: bool = True
+    recorded: list[RawLaunch] | None = None  # an autotuned launch's per-config records, for a failure to land on
 
 
 _state = _CaptureState()
@@ -293,24 +297,38 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool)
 
     def run(self, *args, grid, warmup, **kwargs):
         index, count = _state.autotune or (None, None)
+        raw = None
         if _state.record:
-            record(RawLaunch(self, args, dict(kwargs), grid, index, count))
+            raw = RawLaunch(self, args, dict(kwargs), grid, index, count, _state.configs)
+            if _state.recorded is not None:
+                _state.recorded.append(raw)
+            record(raw)
         if not _state.execute:
             return None
-        if use_interpreter:
+        if not use_interpreter:
+            return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        try:
             with _grid_executor_uses_fixed_patch():
                 return _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
-        return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the interpreter's gap or the kernel's bug: the launch is kept
+            # The launch was recorded before it ran, so it is compiled and shown all the same; the file's
+            # run goes on (its outputs are left unwritten), and the failure is said where it matters.
+            failed = raw or (_state.recorded[0] if _state.recorded else None)
+            if failed is None:
+                raise
+            failed.interp_error = interpreter_failure(exc, self)
+            return None
 
     call = _call_interpreted
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
         warmup = kwargs.pop("warmup", False)
-        outer = (_state.autotune, _state.execute, _state.record)
+        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded)
         count = len(self.configs)
         try:
             # First record every config without running it, so that a failure while running one
             # cannot lose the others; then run the first config, unrecorded.
+            _state.configs, _state.recorded = list(self.configs), []
             for index, config in enumerate(self.configs):
                 _state.autotune, _state.execute, _state.record = (index, count), False, outer[2]
                 self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
@@ -323,18 +341,55 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool)
                 config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
             return self.fn.run(*args, grid=grid, warmup=warmup, **merged)
         finally:
-            _state.autotune, _state.execute, _state.record = outer
+            _state.autotune, _state.execute, _state.record, _state.configs, _state.recorded = outer
 
     JITFunction.run = run
     if use_interpreter:
         JITFunction.__call__ = call
     Autotuner.run = autotune_run
+    interpret_knob = _force_jit_decorator()
     try:
         yield
     finally:
         JITFunction.run = original_run
         JITFunction.__call__ = original_call
         Autotuner.run = original_autotune_run
+        interpret_knob()
+
+
+def _force_jit_decorator() -> Callable[[], None]:
+    """Keep `@triton.jit` making JITFunctions while the user's file runs, even when the file sets
+    TRITON_INTERPRET=1 itself: an InterpretedFunction cannot be compiled, and its launches would pass the
+    capture by. Without a GPU the launches run in the interpreter anyway. Returns the undo."""
+    knobs = getattr(triton, "knobs", None)
+    runtime = getattr(knobs, "runtime", None)
+    if runtime is None or "interpret" not in vars(type(runtime)):
+        return lambda: None
+    runtime.interpret = False
+
+    def undo() -> None:
+        try:
+            del runtime.interpret
+        except AttributeError:
+            pass
+    return undo
+
+
+def interpreter_failure(exc: BaseException, jit: JITFunction) -> str:
+    """One line: what stopped the interpreter, and the kernel line where it stopped when known."""
+    import traceback
+
+    path = jit.fn.__code__.co_filename
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == path:
+            line = frame.lineno
+    while exc.__cause__ is not None:  # the interpreter wraps the real error: InterpreterError(repr(err))
+        exc = exc.__cause__
+        line = next((f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__)) if f.filename == path), line)
+    text = str(exc).strip().splitlines()
+    detail = f"{type(exc).__name__}: {text[-1]}" if text else type(exc).__name__
+    return f"{detail} (at line {line})" if line else detail
 
 
 def restore_unpatched_triton() -> None:
