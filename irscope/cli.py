@@ -66,6 +66,8 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The front end: parse, check what can be checked without torch, and run the command in a worker
+    process (irscope/worker) that runs the user's file; the terminal UI runs here."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
@@ -74,8 +76,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    return _guarded(lambda: _front(args, argv))
+
+
+def execute(argv: list[str]) -> int:
+    """Run `dump` / `report` / `step` here, in this process: the worker's entry point (and the tests')."""
+    return _guarded(lambda: _run(build_parser().parse_args(argv)))
+
+
+def _guarded(work) -> int:
     try:
-        return _run(args)
+        return work()
     except UserCodeError as err:
         print(f"irscope: error: {err}", file=sys.stderr)
         for line in err.user_traceback.splitlines():
@@ -97,9 +108,29 @@ def main(argv: list[str] | None = None) -> int:
         return 70
 
 
-def _run(args: argparse.Namespace) -> int:
+def _front(args: argparse.Namespace, argv: list[str]) -> int:
     if args.command == "tui":
         return _tui(args)
+    stage = getattr(args, "stage", None)
+    if stage is not None and stage not in ALL_STAGES:
+        raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
+    _check_target(args.target)
+    check_kernel_path(args.file)
+    if os.environ.get("IRSCOPE_IN_PROCESS") == "1":  # debugging irscope itself: no worker
+        return _run(args)
+    from .worker.client import run_command
+    return run_command(argv, args.file)
+
+
+def _check_target(name: str | None) -> None:
+    if name is not None:
+        try:
+            target_name(name)
+        except ValueError as err:
+            raise IrscopeError(str(err)) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     from .core.session import Overrides, open_file, resolve_target
 
     stage = getattr(args, "stage", None)
@@ -113,6 +144,8 @@ def _run(args: argparse.Namespace) -> int:
                    kernel_name=args.kernel, config=args.config)
     if ws.run_warning:
         print(f"irscope: warning: {ws.run_warning}", file=sys.stderr)
+    for note in ws.notes:
+        print(f"irscope: note: {note}", file=sys.stderr)
     if args.command == "dump":
         return _dump(ws, args, stage)
     if args.command == "step":
@@ -124,11 +157,7 @@ def _run(args: argparse.Namespace) -> int:
 def _tui(args) -> int:
     """Open the app at once; the engine (torch, Triton) loads in its worker while it paints."""
     path = args.file
-    if args.target is not None:
-        try:
-            target_name(args.target)
-        except ValueError as err:
-            raise IrscopeError(str(err)) from None
+    _check_target(args.target)
     check_kernel_path(path)  # a bad path is one line on stderr, before the screen switches
     from .tui.app import IrscopeApp  # imports Textual only: the engine loads in the app's worker
 

@@ -68,11 +68,12 @@ def fixture_path(name: str) -> str:
 
 @pytest.fixture
 def cli(capsys):
-    """Run the CLI in-process: returns (exit code, stdout, stderr)."""
-    from irscope.cli import main
+    """Run a command in-process, as the worker process runs it (irscope.cli.execute): returns (exit code,
+    stdout, stderr). `run_irscope` runs the real front end, with its worker."""
+    from irscope.cli import execute
 
     def run(*argv):
-        code = main([str(a) for a in argv])
+        code = execute([str(a) for a in argv])
         out, err = capsys.readouterr()
         return code, out, err
 

@@ -30,6 +30,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
+from .lifetime import die_with_parent
 from .toolchain import disassemble
 from .triton_compat import (JITFunction, Specialized, Target, compile_specialized, prepare_compiler,
                             restore_unpatched_triton, specialize, triton_cache_dir, triton_install_key)
@@ -112,6 +113,7 @@ def _start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_t
                 # Python 3.12+ warns about fork() in a process with threads (torch's, Textual's), since the
                 # child may need a lock another thread held at the fork; _child takes none such.
                 warnings.simplefilter("ignore", DeprecationWarning)
+                parent = os.getpid()
                 pid = os.fork()
         except OSError:
             os.close(read_end)
@@ -119,7 +121,7 @@ def _start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_t
             raise
         if pid == 0:  # the child: never returns
             os.close(read_end)
-            _child(write_end, jit, spec, target, disassemble_too)
+            _child(write_end, jit, spec, target, disassemble_too, parent)
         os.close(write_end)
         try:
             os.setpgid(pid, pid)  # as the child does itself: whichever runs first, killpg finds the group
@@ -128,7 +130,8 @@ def _start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_t
         _children[key] = _Child(pid, read_end, jit, last_step)
 
 
-def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target, disassemble_too: bool) -> None:
+def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target, disassemble_too: bool,
+           parent: int) -> None:
     """Compile, disassemble, report each step, exit. Runs in the forked copy of the process.
 
     It leaves the terminal alone: stdin/stdout/stderr go to /dev/null, it has a process group of its own
@@ -139,6 +142,7 @@ def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target, disas
     gc.disable()  # a collection would touch every object, copying the parent's whole heap page by page
     try:
         os.setpgid(0, 0)
+        die_with_parent(parent)  # a worker killed outright takes its compile children with it
         try:
             signal.set_wakeup_fd(-1)
         except ValueError:
@@ -202,7 +206,7 @@ def wait(key: tuple, step: str) -> None:
             try:
                 ready, _, _ = select.select([child.fd], [], [], 1.0)
                 data = os.read(child.fd, 16) if ready else None
-            except (OSError, ValueError):  # closed under us: the process is exiting (_stop_all)
+            except (OSError, ValueError):  # closed under us: the process is exiting (stop_all)
                 return
             if data is None:
                 progress = progress or _Progress(child.pid)
@@ -318,7 +322,7 @@ def _drain(child: _Child) -> None:
 
 
 @atexit.register
-def _stop_all() -> None:
+def stop_all() -> None:
     """A run that ends before its children (Ctrl-C, an error) leaves none behind, nor their files."""
     for child in list(_children.values()):
         _stop(child)

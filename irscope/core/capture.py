@@ -14,8 +14,9 @@ import sys
 import traceback
 import types
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
+from .budget import CaptureBudget, CaptureStopped
 from .discover import UserFile
 from .triton_compat import RawLaunch, Target, capture_patches, install_cpu_driver
 
@@ -27,13 +28,17 @@ class RunResult:
     error: BaseException | None = None
     user_traceback: str = ""
     output: str = ""
+    stopped: str | None = None  # why the capture budget ended the run (budget.py); None if it ended itself
+    notes: list[str] = field(default_factory=list)  # what was skipped: breakpoint(), input(), ...
 
 
 def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool, target: Target,
-                  on_launch: Callable[[RawLaunch], None] | None = None) -> RunResult:
+                  on_launch: Callable[[RawLaunch], None] | None = None,
+                  budget: CaptureBudget | None = None) -> RunResult:
     """Execute the file as `__main__` (or as a plain module when `run_main` is false).
 
-    `on_launch` hears of each launch as it is captured, before it runs."""
+    `on_launch` hears of each launch as it is captured, before it runs. `budget` (one is made if none is
+    given) stops a run that goes on without launching anything new."""
     if use_interpreter:
         install_cpu_driver(target)
     module_name = "__main__" if run_main else "irscope_user_module"
@@ -42,22 +47,30 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     namespace = module.__dict__
     namespace["__builtins__"] = __builtins__
     result = RunResult(namespace)
+    budget = budget or CaptureBudget(user_file.path)
 
     def record(launch: RawLaunch) -> None:
         result.launches.append(launch)
+        budget.launched(launch.jit, launch.args, launch.kwargs, launch.autotune_index)
         if on_launch is not None:
             on_launch(launch)
 
-    output = io.StringIO()
+    # In a worker process (irscope/worker) the file's prints join its other output on fd 1, which the
+    # front end keeps; in-process they are kept apart from irscope's own.
+    output = sys.__stdout__ if os.environ.get("IRSCOPE_WORKER_TMP") and sys.__stdout__ else io.StringIO()
     saved_main = sys.modules.get("__main__")
     saved_argv = sys.argv[:]
     saved_path = sys.path[:]
     sys.modules[module_name] = module
     sys.argv = [user_file.path]
     sys.path.insert(0, os.path.dirname(user_file.path))
+    budget.watch()
     try:
-        with capture_patches(record, use_interpreter), contextlib.redirect_stdout(output):
+        with capture_patches(record, use_interpreter), no_terminal(result.notes, user_file.path), \
+                contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             exec(user_file.code, namespace)
+    except CaptureStopped:
+        result.stopped = budget.reason or "stopped"
     except SystemExit as exc:
         if exc.code not in (None, 0):
             result.error = exc
@@ -68,21 +81,69 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
         result.error = exc
         result.user_traceback = user_traceback_tail(exc, user_file.path)
     finally:
+        budget.done()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
         if module_name != "__main__":
             sys.modules.pop(module_name, None)
         sys.argv = saved_argv
         sys.path[:] = saved_path
-    result.output = output.getvalue()
+    result.output = output.getvalue() if isinstance(output, io.StringIO) else ""
     return result
 
 
+@contextlib.contextmanager
+def no_terminal(notes: list[str], path: str) -> Iterator[None]:
+    """The file runs with no one at a terminal: `breakpoint()`, `pdb.set_trace()` and `input()` (in the
+    file or in a kernel the interpreter runs) would wait forever. Each is skipped, and said once."""
+    import builtins
+    import pdb
+
+    def where() -> str:
+        frame = sys._getframe(2)
+        while frame is not None and frame.f_code.co_filename != path:
+            frame = frame.f_back
+        return f" at line {frame.f_lineno}" if frame is not None else ""
+
+    def note(text: str) -> None:
+        if text not in notes:
+            notes.append(text)
+
+    def skip_breakpoint(*_args, **_kwargs) -> None:
+        note(f"breakpoint(){where()} skipped (no debugger under irscope)")
+
+    def no_input(*_args, **_kwargs) -> str:
+        note(f"input(){where()} got end of file (irscope runs the file without a terminal)")
+        raise EOFError("irscope runs the file without a terminal")
+
+    saved = (sys.breakpointhook, pdb.set_trace, builtins.input)
+    sys.breakpointhook, pdb.set_trace, builtins.input = skip_breakpoint, skip_breakpoint, no_input
+    try:
+        yield
+    finally:
+        sys.breakpointhook, pdb.set_trace, builtins.input = saved
+
+
+_IRSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def user_traceback_tail(exc: BaseException, path: str, limit: int = 6) -> str:
-    """The last frames of a traceback, from the user's file onwards (irscope's own frames dropped)."""
-    frames = traceback.extract_tb(exc.__traceback__)
+    """The last frames of a traceback, from the user's file onwards: irscope's own frames dropped, and
+    the frames of installed libraries (torch, Triton, the standard library) marked as such."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not os.path.abspath(f.filename).startswith(_IRSCOPE_DIR + os.sep)]
     first_user = next((i for i, f in enumerate(frames) if f.filename == path), 0)
-    frames = frames[first_user:]
-    lines = traceback.format_list(frames[-limit:])
+    frames = frames[first_user:][-limit:]
+    lines = []
+    for frame, text in zip(frames, traceback.format_list(frames)):
+        if _is_library(frame.filename):
+            head, _, rest = text.partition("\n")
+            text = f"{head}  [library]\n{rest}"
+        lines.append(text)
     lines += traceback.format_exception_only(type(exc), exc)
     return "".join(lines).rstrip()
+
+
+def _is_library(filename: str) -> bool:
+    parts = os.path.abspath(filename).split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts or filename.startswith(sys.base_prefix)

@@ -70,6 +70,7 @@ def build_report(ws: Workspace, comps: list[Compilation]) -> dict[str, Any]:
     doc["not_launched"] = [{"name": k.name, "line": k.line} for k in ws.not_launched()]
     if ws.run_warning:
         doc["warning"] = ws.run_warning
+    doc["notes"] = list(ws.notes)
     return doc
 
 

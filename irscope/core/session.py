@@ -104,6 +104,7 @@ class Workspace:
     target: Target
     overrides: Overrides
     run_warning: str | None = None
+    notes: list[str] = field(default_factory=list)  # what the run skipped or cut short, one line each
 
     # ---- kernels and launches
 
@@ -261,9 +262,29 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     if result.error is not None:
         if not launches:
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
-        warning = (f"{user_file.shown} raised {type(result.error).__name__} after its kernels launched; "
-                   f"showing the {len(launches)} launch(es) captured before that")
-    return Workspace(user_file, kernels, launches, resolved, overrides, warning)
+        warning = (f"{user_file.shown} raised {_exception_line(result.error)}{_raise_site(result, user_file)} "
+                   f"after its kernels launched; showing the {len(launches)} launch(es) captured before that")
+    notes = list(result.notes)
+    if result.stopped:
+        notes.append(f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "
+                     f"give it longer)")
+    return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes)
+
+
+def _exception_line(exc: BaseException) -> str:
+    detail = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {detail[0]}" if detail else type(exc).__name__
+
+
+def _raise_site(result, user_file: UserFile) -> str:
+    """" at line N" of the opened file where the exception passed last, when it did."""
+    tb = result.error.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == user_file.path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f" at line {line}" if line else ""
 
 
 def _compiler_ahead(target: Target, overrides: Overrides, kernel_name: str | None, config: int | None,
@@ -293,9 +314,7 @@ def _check_arg_names(overrides: Overrides, kernels: list[Kernel], user_file: Use
 
 
 def _user_error_line(user_file: UserFile, result) -> str:
-    exc = result.error
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    what = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    what = _exception_line(result.error)
     return (f"{user_file.shown} raised {what} while irscope ran it (your code's traceback follows); "
             f"fix it, or pass --no-run and give arguments with -D/--arg")
 

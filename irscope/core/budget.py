@@ -1,0 +1,134 @@
+"""The capture budget: a file that keeps running after it has shown all it will show is stopped.
+
+Benchmark loops, sweeps and self-tests launch the same specializations again and again; in Triton's
+interpreter each launch is slow, and a `__main__` that never ends would never open. Once the file has run
+`quiet_s` seconds without launching anything new (a kernel or a specialization not seen before), or
+`limit_s` seconds in all, the file's thread is stopped with `CaptureStopped` and irscope goes on with what
+was captured, and says so. `IRSCOPE_CAPTURE_QUIET` / `IRSCOPE_CAPTURE_LIMIT` (seconds) change the defaults.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+QUIET_S = 3.0
+LIMIT_S = 60.0
+
+
+class CaptureStopped(BaseException):
+    """Raised in the file's thread to end its run (a BaseException: `except Exception` cannot keep it)."""
+
+
+@dataclass
+class Progress:
+    launches: int
+    kernels: int
+    line: int | None  # the line of the opened file that is running now
+    seconds: float
+
+
+def _seconds(name: str, default: float) -> float:
+    try:
+        return max(0.1, float(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+def specialization_key(jit: Any, args: tuple, kwargs: dict, autotune_index: int | None) -> tuple:
+    """A cheap stand-in for the JIT's specialization, enough to tell a new launch from a repeat: per
+    argument its dtype and 16-byte alignment (tensors), whether it is 1 or a multiple of 16 (ints), or its
+    value (anything else, constexprs included)."""
+    def part(value: Any) -> Any:
+        if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+            try:
+                return (str(value.dtype), value.data_ptr() % 16 == 0)
+            except Exception:  # noqa: BLE001 - an odd tensor-like: its type is enough
+                return type(value).__name__
+        if isinstance(value, bool) or not isinstance(value, int):
+            return repr(value)[:64]
+        return ("int", value == 1, value % 16 == 0, -2**31 <= value < 2**31)
+    return (id(jit), autotune_index, tuple(part(a) for a in args),
+            tuple(sorted((k, part(v)) for k, v in kwargs.items())))
+
+
+class CaptureBudget:
+    """Watches one run of a file from a thread of its own and stops the run when the budget is spent."""
+
+    def __init__(self, path: str, quiet_s: float | None = None, limit_s: float | None = None,
+                 on_progress: Callable[[Progress], None] | None = None):
+        self.path = path
+        self.quiet_s = quiet_s if quiet_s is not None else _seconds("IRSCOPE_CAPTURE_QUIET", QUIET_S)
+        self.limit_s = limit_s if limit_s is not None else _seconds("IRSCOPE_CAPTURE_LIMIT", LIMIT_S)
+        self.on_progress = on_progress
+        self.reason: str | None = None   # why the run was stopped; None if it ended by itself
+        self._seen: set[tuple] = set()
+        self._kernels: set[int] = set()
+        self._launches = 0
+        self._started = self._last_new = time.monotonic()
+        self._thread_id: int | None = None
+        self._done = threading.Event()
+        self._stop_asked = False
+
+    def launched(self, jit: Any, args: tuple, kwargs: dict, autotune_index: int | None) -> None:
+        self._launches += 1
+        self._kernels.add(id(jit))
+        key = specialization_key(jit, args, kwargs, autotune_index)
+        if key not in self._seen:
+            self._seen.add(key)
+            self._last_new = time.monotonic()
+
+    def stop_now(self) -> None:
+        """Go on with what is captured (the TUI's key)."""
+        self._stop_asked = True
+
+    def watch(self) -> None:
+        """Start watching the calling thread (the one about to run the file)."""
+        self._thread_id = threading.get_ident()
+        self._started = self._last_new = time.monotonic()
+        threading.Thread(target=self._loop, name="irscope-capture-budget", daemon=True).start()
+
+    def done(self) -> None:
+        self._done.set()
+
+    def progress(self) -> Progress:
+        return Progress(self._launches, len(self._kernels), self._running_line(),
+                        time.monotonic() - self._started)
+
+    def _loop(self) -> None:
+        while not self._done.wait(0.25):
+            now = time.monotonic()
+            if self.on_progress is not None:
+                self.on_progress(self.progress())
+            if self.reason is None:
+                self.reason = self._spent(now)
+            if self.reason is not None and not self._done.is_set():
+                # Raised at the thread's next Python instruction; again each round if the file caught it.
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id),
+                                                           ctypes.py_object(CaptureStopped))
+
+    def _spent(self, now: float) -> str | None:
+        captured = f"{self._launches} launch(es) of {len(self._kernels)} kernel(s) captured"
+        if self._stop_asked:
+            return f"stopped on request; {captured}"
+        if self._launches and now - self._last_new >= self.quiet_s:
+            return (f"stopped after {now - self._started:.1f} s: nothing new launched in the last "
+                    f"{self.quiet_s:g} s; {captured}")
+        if now - self._started >= self.limit_s:
+            return f"stopped at the {self.limit_s:g} s limit; {captured}"
+        return None
+
+    def _running_line(self) -> int | None:
+        frame = sys._current_frames().get(self._thread_id) if self._thread_id is not None else None
+        line = None
+        while frame is not None:
+            if frame.f_code.co_filename == self.path:
+                line = frame.f_lineno  # the innermost frame of the opened file
+                break
+            frame = frame.f_back
+        return line

@@ -1,0 +1,89 @@
+"""The user's file runs in a worker process: the command line's output stays irscope's own, the terminal
+never gets the file's escape sequences, and killing the front end leaves no process and no file behind.
+
+These run the real `python -m irscope` front end (which starts the real worker)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, fixture_path, run_irscope
+
+FAST = {"IRSCOPE_CAPTURE_QUIET": "1"}
+
+
+def test_report_json_stays_json_when_the_file_writes_to_fd_1_and_its_escapes_never_reach_the_terminal():
+    done = run_irscope("report", fixture_path("noisy.py"), "--json", env=FAST)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert [k["name"] for k in doc["kernels"]] == ["inc_kernel"]
+    assert "\x1b" not in done.stdout and "\x1b" not in done.stderr
+    assert "raw bytes" not in done.stdout and "a shell" not in done.stdout and "says hello" not in done.stdout
+    # the breakpoint was skipped and the endless loop stopped, each said in one line
+    notes = doc["notes"]
+    assert any(n.startswith("breakpoint() at line 22 skipped") for n in notes), notes
+    assert any("nothing new launched in the last 1 s" in n for n in notes), notes
+
+
+def test_a_file_that_leaves_with_os_exit_gets_one_line_and_its_output_shown_safely():
+    done = run_irscope("report", fixture_path("exits_hard.py"))
+    assert done.returncode == 3
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("irscope: error: ") and "exit status 3" in first
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+    assert "\\x1b]52;c;Y2xpcGJvYXJk\\x07 bye" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_kernel_from_another_module_is_captured_in_a_file_that_sets_triton_interpret():
+    done = run_irscope("report", fixture_path("calls_sibling.py"), "--json")
+    assert done.returncode == 0, done.stderr
+    (kernel,) = json.loads(done.stdout)["kernels"]
+    assert (kernel["name"], kernel["module"]) == ("double_kernel", "sibling_kernels")
+    assert kernel["file"].endswith("sibling_kernels.py") and kernel["line"] == 8
+    assert kernel["stages"]["ptx"]["mapped_fraction"] > 0.5
+    by_module = run_irscope("dump", fixture_path("calls_sibling.py"), "--kernel", "sibling_kernels:double_kernel",
+                            "--stage", "ttir", "--annotate")
+    assert by_module.returncode == 0, by_module.stderr
+    assert any(line.startswith("11 |") and "tt.load" in line for line in by_module.stdout.splitlines())
+
+
+def test_the_front_end_imports_neither_torch_nor_triton():
+    code = ("import sys, irscope.cli, irscope.worker.client; irscope.cli.build_parser(); "
+            "print(sorted(m for m in ('torch', 'triton', 'numpy') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+def _irscope_processes(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT, signal.SIGHUP])
+def test_stopping_the_front_end_leaves_no_process_and_no_temporary_file(tmp_path, signum):
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    kernel_file = tmp_path / "runs_forever.py"  # a path of its own, to find its processes by
+    kernel_file.write_text(open(fixture_path("runs_forever.py")).read())
+    env = {**os.environ, "TMPDIR": str(private_tmp), "IRSCOPE_CAPTURE_QUIET": "600",
+           "TRITON_CACHE_DIR": str(tmp_path / "cache")}  # a cold cache: a compile child is at work
+    front = subprocess.Popen([sys.executable, "-m", "irscope", "report", str(kernel_file)], cwd=ROOT, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(_irscope_processes(str(kernel_file))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # the file is in its endless loop; its launch is compiling in a child
+    assert _irscope_processes(str(kernel_file)), "the worker never started"
+    front.send_signal(signum)
+    front.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (_irscope_processes(str(kernel_file)) or os.listdir(private_tmp)):
+        time.sleep(0.1)
+    assert _irscope_processes(str(kernel_file)) == []
+    assert os.listdir(private_tmp) == []
