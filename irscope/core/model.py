@@ -47,6 +47,7 @@ class Launch:
     autotune_index: int | None = None
     autotune_count: int | None = None
     interp_error: str | None = None  # why Triton's interpreter could not run it (it is compiled all the same)
+    guesses: dict[str, str] = field(default_factory=dict)  # argument -> the stand-in irscope chose (no launch)
 
 
 @dataclass

@@ -41,6 +41,7 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         "stages": {},
         "error": None,
         "interpreter_error": comp.launch.interp_error,
+        "guesses": dict(comp.launch.guesses),
     }
     if not comp.target.is_nvidia:
         entry.update(sgprs=res.sgprs, vgpr_spills=res.vgpr_spills, sgpr_spills=res.sgpr_spills)
@@ -60,6 +61,9 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
     entry.update(analysis_entry(comp))
     from .analysis.coalescing import report_fields
     entry.update(report_fields(comp))
+    if comp.launch.guesses and entry.get("coalescing_totals") is not None:
+        entry["coalescing_totals"].setdefault("notes", []).append(
+            "addresses from guessed arguments (" + ", ".join(comp.launch.guesses) + "): not a real launch's")
     return entry
 
 
@@ -95,6 +99,9 @@ def format_report(doc: dict[str, Any]) -> str:
                 spec = k["specialization"].get(name, "")
                 params.append(f"{name}: {kind}" + (f" [{spec}]" if spec else ""))
         out.append("  args       " + ", ".join(params))
+        if k.get("guesses"):
+            out.append("  guessed    " + ", ".join(f"{n} = {v}" for n, v in k["guesses"].items())
+                       + "  (no launch: give -D/--arg, or run the file, for real values)")
         if k["error"]:
             err = k["error"]
             where = f" at line {err['line']}: {err['source_line']}" if err["line"] else ""

@@ -14,6 +14,7 @@ from .capture import run_user_file
 from .compile import Compilation, compile_launch
 from .discover import UserFile, find_kernels, kernel_file_text, kernels_of_launches, read_user_file
 from .errors import IrscopeError, UserCodeError
+from .kernel_params import pointer_params
 from .model import DEFAULT_TARGET, Kernel, Launch
 from .names import target_name
 from .triton_compat import (RawLaunch, Target, bind_arguments, config_kwargs, constexpr_param_names,
@@ -94,6 +95,16 @@ def _value_for_type(name: str, kind: str) -> Any:
     raise IrscopeError(f"--arg {name}={kind}: give a type (*fp32, *fp16, i32, i64, fp32) or a number")
 
 
+def _annotated_type(annotation: Any) -> str | None:
+    """A parameter's annotation as a type irscope can stand in for (`*fp16`, `i32`), if it is one."""
+    text = str(annotation or "").replace("tl.", "").replace("triton.language.", "")
+    if text.startswith("*") and text[1:] in _TORCH_DTYPES:
+        return text
+    names = {"int32": "i32", "int64": "i64", "float32": "fp32", "float64": "fp64", "uint64": "u64"}
+    text = names.get(text, text)
+    return text if text in _SCALAR_STANDINS else None
+
+
 @dataclass
 class Workspace:
     """A kernel file, opened: its kernels, the launches its own code made, and their compilations."""
@@ -165,19 +176,25 @@ class Workspace:
         defaults = param_defaults(jit)
         constexpr_names = set(constexpr_param_names(jit))
         kwargs: dict[str, Any] = {}
+        guesses: dict[str, str] = {}
+        pointers = pointer_params(jit.fn)
         for param in jit.params:
             name = param.name
             if name in self.overrides.defines:
                 kwargs[name] = self.overrides.defines[name]
             elif name in self.overrides.args:
                 kwargs[name] = _value_for_type(name, self.overrides.args[name])
+                if self.overrides.args[name].startswith("*"):
+                    guesses[name] = f"a {self.overrides.args[name]} tensor, 16-byte aligned"
             elif name in defaults:
                 kwargs[name] = defaults[name]
             elif name in constexpr_names:
                 continue
             else:
-                kind = param.annotation or ("*fp32" if "ptr" in name.lower() else "i32")
+                kind = _annotated_type(param.annotation) or ("*fp32" if name in pointers else "i32")
                 kwargs[name] = _value_for_type(name, kind)
+                guesses[name] = (f"a {kind} tensor, 16-byte aligned" if kind.startswith("*")
+                                 else f"{kwargs[name]!r} ({kind})")
         if kernel.is_autotuned:
             kwargs.update(_config_kwargs(kernel, config or 0))
         missing = [n for n in constexpr_param_names(jit) if n not in kwargs]
@@ -189,7 +206,7 @@ class Workspace:
         for name, value in self.overrides.defines.items():
             kwargs.setdefault(name, value)  # launch options: num_warps, num_stages, ...
         return Launch(kernel, (), kwargs, None, "given", config if kernel.is_autotuned else None,
-                      len(kernel.autotune_configs) if kernel.is_autotuned else None)
+                      len(kernel.autotune_configs) if kernel.is_autotuned else None, guesses=guesses)
 
     # ---- compiling
 
@@ -260,10 +277,14 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     launches = [_launch(raw, by_jit, overrides) for raw in result.launches if id(raw.jit) in by_jit]
     warning = None
     if result.error is not None:
-        if not launches:
+        site = f"{_exception_line(result.error)}{_raise_site(result, user_file)}"
+        if launches:
+            warning = (f"{user_file.shown} raised {site} after its kernels launched; showing the {len(launches)} "
+                       f"launch(es) captured before that")
+        elif not run_main:  # --no-run: the kernels are defined, and their arguments come from -D/--arg anyway
+            warning = f"{user_file.shown} raised {site} after its kernels were defined; going on without the rest"
+        else:
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
-        warning = (f"{user_file.shown} raised {_exception_line(result.error)}{_raise_site(result, user_file)} "
-                   f"after its kernels launched; showing the {len(launches)} launch(es) captured before that")
     notes = list(result.notes)
     if result.stopped:
         notes.append(f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "

@@ -130,4 +130,4 @@ def relaunch(launch: Launch, defines: dict) -> Launch:
     bound = bind_arguments(launch.kernel.jit, launch.args, launch.kwargs)
     bound.update(defines)
     return Launch(launch.kernel, (), bound, launch.grid, launch.origin, launch.autotune_index,
-                  launch.autotune_count)
+                  launch.autotune_count, guesses={k: v for k, v in launch.guesses.items() if k not in defines})

@@ -98,7 +98,18 @@ def why_not_vectorized(comp, only_narrow: bool = True) -> list[Diagnosis]:
         if width is None or narrow:
             diag.reasons = _reasons(graph, arg_params, values, ptr_reach, mask_reach, elem, layout)
         out.append(diag)
-    return out
+    return _guesses_said(comp, out)
+
+
+def _guesses_said(comp, diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    """A reason about an argument irscope made up (--no-run, no launch) says so: "n = 3 is a guess"."""
+    guesses = comp.launch.guesses
+    if not guesses:
+        return diagnoses
+    for d in diagnoses:
+        d.reasons = [Reason(r.kind, r.arg, f"{r.text} ({r.arg} = {guesses[r.arg]} is a guess)", r.fix)
+                     if r.arg in guesses else r for r in d.reasons]
+    return diagnoses
 
 
 def _reasons(graph: FunctionGraph, arg_params, values, ptr_reach, mask_reach, elem, layout) -> list[Reason]:
