@@ -164,7 +164,15 @@ def _tui(args) -> int:
     app = IrscopeApp(path, target=args.target, kernel=args.kernel, config=args.config,
                      run_main=not args.no_run, defines=args.defines, arg_types=args.args)
     app.run()
-    return app.return_code or 0
+    code = app.return_code or 0
+    # The user's file may still be running in a thread (stuck in C code, or in its own threads): stop the
+    # compile children and leave now rather than wait for it.
+    ahead = sys.modules.get("irscope.core.ahead")
+    if ahead is not None:
+        ahead.stop_all()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _dump(ws, args, stage: str | None) -> int:

@@ -104,7 +104,10 @@ class CaptureBudget:
         while not self._done.wait(0.25):
             now = time.monotonic()
             if self.on_progress is not None:
-                self.on_progress(self.progress())
+                try:
+                    self.on_progress(self.progress())
+                except Exception:  # noqa: BLE001 - the viewer went away (the app quit): keep stopping the run
+                    self.on_progress = None
             if self.reason is None:
                 self.reason = self._spent(now)
             if self.reason is not None and not self._done.is_set():

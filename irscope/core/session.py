@@ -248,7 +248,7 @@ def _config_kwargs(kernel: Kernel, index: int) -> dict:
 
 def open_file(path: str, *, target: str | None = None, run_main: bool = True,
               overrides: Overrides | None = None, compile_ahead: bool = True, ahead_sass: bool = True,
-              kernel_name: str | None = None, config: int | None = None) -> Workspace:
+              kernel_name: str | None = None, config: int | None = None, budget=None) -> Workspace:
     """Load a kernel file, run its `__main__` to capture launches, and get ready to compile.
 
     With no GPU, each launch starts compiling in a child process as soon as it is captured (core/ahead.py),
@@ -264,7 +264,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         on_launch = _compiler_ahead(resolved, overrides, kernel_name, config, ahead_sass, user_file.text,
                                     user_file.path)
     result = run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=resolved,
-                           on_launch=on_launch)
+                           on_launch=on_launch, budget=budget)
     kernels = find_kernels(result.namespace, user_file)
     kernels += kernels_of_launches([(raw.jit, raw.autotune_configs) for raw in result.launches], kernels)
     if not kernels:

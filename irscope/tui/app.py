@@ -124,6 +124,8 @@ class IrscopeApp(App):
         Binding("i", "toggle_panels", "Info", id="panels", tooltip="Info panels; again: the next one, then none"),
         Binding("p", "pick", "Kernels", id="pick", show=False),
         Binding("ctrl+t", "stepper", "Stepper", id="stepper", show=False),
+        Binding("x", "stop_capture", "Go on", id="stop-capture", show=False,
+                tooltip="While the file runs: stop it and go on with the launches captured so far"),
         *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
     ]
 
@@ -150,6 +152,7 @@ class IrscopeApp(App):
         self.defines = list(defines or [])    # -D NAME=VALUE, parsed in the worker (with the engine)
         self.arg_types = list(arg_types or [])
         self.ws = None
+        self.capture = None  # the running file's capture budget, while it runs (x: go on with what is captured)
         self.comps: list = []           # the file's compilations for the target shown (the picker's rows)
         self.shown_index: int | None = None  # which of them is shown (an edited one stands in for its row)
         self.edits: dict[str, Any] = {}  # values set with `e` for the one shown; `r` applies them again
@@ -188,6 +191,8 @@ class IrscopeApp(App):
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # let the interpreter's shutdown free everything, as it expects
+        if self.capture is not None:  # the file is still running: stop it
+            self.capture.stop_now()
 
     def on_mount(self) -> None:
         self.query_one("#panels").display = False
@@ -237,17 +242,22 @@ class IrscopeApp(App):
     def _load_worker(self) -> None:
         """Open the file (runs its __main__), compile, and prepare the chosen compilation."""
         self.call_from_thread(self.set_progress, f"opening {self.path}: loading Triton…", 0.02)
-        from .loader import describe_open_error, open_workspace  # the engine: torch and Triton
+        from .loader import capture_budget, describe_open_error, open_workspace  # the engine: torch and Triton
 
         before = self.shown.comp.kernel.name if self.shown is not None else None  # None: the first load
+        self.capture = capture_budget(self.path, self._progress_from_thread)
         try:
             ws, comps = open_workspace(self.path, self.target_name, self.run_main, self.defines, self.arg_types,
-                                       self.kernel_name, self.config, self._progress_from_thread)
+                                       self.kernel_name, self.config, self._progress_from_thread, self.capture)
         except BaseException as exc:  # shown in the app; `r` tries again
             self.busy = False
             self.call_from_thread(self.show_open_failure, describe_open_error(exc))
             return
+        finally:
+            self.capture = None
         self.ws, self.comps = ws, comps
+        for said in ([ws.run_warning] if ws.run_warning else []) + ws.notes:
+            self.call_from_thread(self.notify, said, severity="warning", timeout=10, markup=False)
         index = self._same_compilation(comps, before) if before is not None else None
         if index is not None:
             self._reload_with_edits(index)
@@ -419,7 +429,7 @@ class IrscopeApp(App):
             except Exception:  # cuobjdump failed: the row shows no registers rather than the app dying
                 res = None
             spec = " ".join(f"{k}:{v}" for k, v in comp.specialization.items() if v) if comp.ok else "compile error"
-            rows.append({"name": comp.kernel.name, "line": comp.kernel.line, "target": str(comp.target),
+            rows.append({"name": self.ws.kernel_label(comp.kernel) if self.ws else comp.kernel.name, "line": comp.kernel.line, "target": str(comp.target),
                          "grid": "×".join(map(str, comp.launch.grid)) if comp.launch.grid else "?",
                          "warps": comp.num_warps, "regs": res.registers if res else "—",
                          "spills": res.spills if res else "—", "spec": spec or "—"})
@@ -846,6 +856,11 @@ class IrscopeApp(App):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_stop_capture(self) -> None:
+        capture = self.capture
+        if capture is not None:
+            capture.stop_now()
 
     def action_reload(self) -> None:
         if not self.still_working():

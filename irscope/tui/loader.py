@@ -12,6 +12,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..core.budget import CaptureBudget
+from ..core.budget import Progress as Progress_
 from ..core.compile import Compilation, compile_launch
 from ..core.errors import IrscopeError, LaunchRejected, UserCodeError
 from ..core.model import Launch
@@ -46,11 +48,22 @@ class OpenFailure:
     line: int | None = None
 
 
+def capture_budget(path: str, progress: Progress) -> CaptureBudget:
+    """The run's budget, reporting "captured N launches of M kernels · running line L" as the file runs."""
+    def show(p: Progress_) -> None:
+        line = f" · running line {p.line}" if p.line else ""
+        progress(f"captured {p.launches} launch(es) of {p.kernels} kernel(s){line} · x: go on with these",
+                 0.1 + 0.35 * min(1.0, p.seconds / 30))
+    return CaptureBudget(os.path.abspath(path), on_progress=show)
+
+
 def open_workspace(path: str, target: str | None, run_main: bool, defines: list[str], arg_types: list[str],
-                   kernel: str | None, config: int | None, progress: Progress) -> tuple[Workspace, list[Compilation]]:
+                   kernel: str | None, config: int | None, progress: Progress,
+                   budget: CaptureBudget | None = None) -> tuple[Workspace, list[Compilation]]:
     overrides = Overrides.parse(defines, arg_types)
     progress(f"running {os.path.basename(path)} to capture its launches", 0.1)
-    ws = open_file(path, target=target, run_main=run_main, overrides=overrides, kernel_name=kernel, config=config)
+    ws = open_file(path, target=target, run_main=run_main, overrides=overrides, kernel_name=kernel, config=config,
+                   budget=budget)
     progress("compiling", 0.5)
     comps = ws.compile_all(kernel_name=kernel, config=config)
     return ws, comps
