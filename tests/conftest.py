@@ -84,3 +84,16 @@ def run_irscope(*argv, env=None, cwd=ROOT):
     """Run the real `python -m irscope` in a child process."""
     return subprocess.run([sys.executable, "-m", "irscope", *map(str, argv)], capture_output=True, text=True,
                           cwd=cwd, env={**os.environ, **(env or {})}, timeout=600)
+
+
+@pytest.fixture
+def front(capsys):
+    """Run the front end in-process (irscope.cli.main: argument checks, then a worker or the TUI)."""
+    from irscope.cli import main
+
+    def run(*argv):
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run

@@ -255,8 +255,8 @@ def test_every_registered_panel_follows_the_contract():
         assert callable(getattr(panel, "show_context"))
 
 
-def test_irscope_file_with_a_bad_path_is_one_error_line(cli):
-    code, out, err = cli("kernels/nope.py")
+def test_irscope_file_with_a_bad_path_is_one_error_line(front):
+    code, out, err = front("kernels/nope.py")
     assert code == 2 and out == ""
     assert err.startswith("irscope: error: kernels/nope.py: no such file") and len(err.splitlines()) == 1
 

@@ -565,6 +565,12 @@ class IrscopeApp(App):
         if len(self.comps) > 1:
             number = next((n + 1 for n, c in enumerate(self.comps) if c is comp), "·")
             head.append(f"  ({number}/{len(self.comps)}; p: pick)", style="dim")
+        if comp.launch.guesses:
+            head.append("  guessed: ", style="bold yellow")
+            head.append(", ".join(f"{n}={v.split()[1] if v.startswith('a *') else v.split()[0]}"
+                                  for n, v in comp.launch.guesses.items()), style="yellow")
+        if comp.launch.interp_error:
+            head.append("  interpreter failed on this launch", style="bold yellow")
         self.query_one("#header", Static).update(head)
 
     # ---- panes and layout
