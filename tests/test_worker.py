@@ -87,3 +87,21 @@ def test_stopping_the_front_end_leaves_no_process_and_no_temporary_file(tmp_path
         time.sleep(0.1)
     assert _irscope_processes(str(kernel_file)) == []
     assert os.listdir(private_tmp) == []
+
+
+def test_a_launch_from_a_thread_is_captured_and_a_thread_left_running_does_not_hold_irscope():
+    started = time.monotonic()
+    done = run_irscope("report", fixture_path("threads.py"), "--json")
+    assert done.returncode == 0, done.stderr
+    assert [k["name"] for k in json.loads(done.stdout)["kernels"]] == ["neg_kernel"]
+    assert time.monotonic() - started < 120  # the file's last thread sleeps for an hour
+
+
+def test_a_breakpoint_in_a_kernel_is_skipped_in_the_interpreter_and_explained_by_the_compile_error():
+    done = run_irscope("report", fixture_path("kernel_breakpoint.py"), "--json")
+    assert done.returncode == 4  # Triton cannot compile breakpoint(): the GPU could not run this kernel either
+    doc = json.loads(done.stdout)
+    assert doc["notes"] == ["breakpoint() at line 12 skipped (no debugger under irscope)"]
+    (kernel,) = doc["kernels"]
+    assert kernel["error"]["line"] == 12
+    assert "runs only in Triton's interpreter" in kernel["error"]["message"]

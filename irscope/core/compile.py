@@ -231,6 +231,9 @@ def _describe_failure(exc: Exception, stderr: str, kernel: Kernel, source_text: 
         line = None
         if rel_line is not None:
             line = _def_line_of_source(src, kernel, source_text) + rel_line - 1
+        if (source_line(line) or "").startswith(("breakpoint(", "pdb.set_trace(")):
+            message += ("; a debugger call runs only in Triton's interpreter (TRITON_INTERPRET=1), the GPU "
+                        "compiler cannot compile it: remove it to see what the kernel becomes")
         return CompileFailure(message, kernel.file, line, source_line(line))
     diag = _MLIR_DIAG.search(stderr)
     if diag:
