@@ -38,11 +38,15 @@ def collect_real(path: str, out_json: str) -> None:
     sys.path.insert(0, ROOT)
     from irscope.core.toolchain import disassemble
 
+    sys.path.insert(0, os.path.dirname(path))
     namespace = runpy.run_path(path, run_name="__main__")
     torch.cuda.synchronize()
     kernels = []
     seen = set()
-    for value in namespace.values():
+    # Every kernel the JIT compiled, wherever it is defined: the file's own, a sibling module's, a library's.
+    import gc
+    everywhere = [obj for obj in gc.get_objects() if isinstance(obj, JITFunction)]
+    for value in [*namespace.values(), *everywhere]:
         while isinstance(value, (Autotuner, Heuristics)):
             value = value.fn
         if not isinstance(value, JITFunction) or id(value) in seen:
