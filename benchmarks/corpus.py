@@ -20,6 +20,7 @@ import concurrent.futures
 import dataclasses
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -156,14 +157,23 @@ def summary(outcomes: list[Outcome]) -> dict:
             "over_time": sum(o.seconds > TARGET_SECONDS for o in outcomes)}
 
 
+def _short(text: str, rel: str) -> str:
+    """A cause as a table cell: without the file's name (the row shows it) or irscope's generic advice
+    on user-code errors (the JSON output keeps the whole line)."""
+    text = _first_line(text)
+    if text.startswith(rel):
+        text = re.sub(r"^:(\d+):", r"line \1:", text[len(rel):]).lstrip(" ")
+    return text.split(" while irscope ran it")[0]
+
+
 def format_table(outcomes: list[Outcome]) -> str:
     width = max([len(o.file) for o in outcomes] + [4])
     rows = [f"{'file':<{width}}  kernels  {'stages':<23}  {'s':>6}  outcome",
             f"{'':-<{width}}  -------  {'':-<23}  {'':->6}  -------"]
     for o in outcomes:
-        outcome = "ok" if o.ok else o.cause
+        outcome = "ok" if o.ok else _short(o.cause or "", o.file)
         if o.ok and o.warning:
-            outcome += f" (warned: {_first_line(o.warning)})"
+            outcome += f" (warned: {_short(o.warning, o.file)})"
         rows.append(f"{o.file:<{width}}  {o.found:>3}/{o.compiled:<3}  {' '.join(o.stages) or '-':<23}  "
                     f"{o.seconds:>6.1f}  {outcome}")
     s = summary(outcomes)
