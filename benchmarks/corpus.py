@@ -1,0 +1,211 @@
+"""Does irscope open real-world files it was never written for? The corpus in tests/corpus: Triton's
+tutorials, short scripts calling Triton kernel libraries, community snippets (tests/corpus/README.md).
+
+Each file is opened the way a user would: `python -m irscope report FILE --json`, no flags, in a fresh
+process with the GPU hidden (CUDA_VISIBLE_DEVICES=""), stdin closed, under a time limit, with a fresh
+Triton cache of its own (--warm: the environment's cache). A file is "ok" when the command exits 0,
+prints valid JSON with at least one compilation, and every compilation has every stage of its target
+(sm_90: ttir ttgir llir ptx sass). Otherwise the outcome is the one line that says why: irscope's own
+error line, the timeout, or what the JSON lacks.
+Target (issue 9): >= 95% ok, each under 30 s.
+    python benchmarks/corpus.py [FILTER ...] [--jobs 1] [--timeout 30] [--warm] [--json]
+FILTER keeps the files whose path under tests/corpus contains it (`drivers/`, `triton-3.6`). Drivers
+need the libraries of tests/corpus/requirements.txt importable (`pip install --no-deps -r ...`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "tests", "corpus")
+sys.path.insert(0, ROOT)
+
+from irscope.core.names import ALL_STAGES, AMD_STAGES, NVIDIA_STAGES  # noqa: E402  (plain data: no torch, no Triton)
+
+TARGET_SECONDS = 30.0
+TARGET_RATE = 0.95
+
+
+@dataclasses.dataclass
+class Outcome:
+    file: str                     # path under tests/corpus
+    ok: bool
+    cause: str | None             # one line when not ok
+    found: int = 0                # distinct kernels the report names (launched or not)
+    compiled: int = 0             # distinct kernels with a compilation that has every stage
+    stages: tuple[str, ...] = ()  # stages every compilation has (source left out)
+    seconds: float = 0.0
+    warning: str | None = None    # irscope's warning on an ok file (e.g. the file raised after its launches)
+
+
+def corpus_files(filters: list[str] | None = None) -> list[str]:
+    """Every .py file of the corpus, as paths under tests/corpus, sorted; `filters` keep those containing
+    any of the given substrings."""
+    found = []
+    for folder, _, names in os.walk(CORPUS):
+        for name in names:
+            if name.endswith(".py"):
+                found.append(os.path.relpath(os.path.join(folder, name), CORPUS))
+    if filters:
+        found = [f for f in found if any(s in f for s in filters)]
+    return sorted(found)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _error_line(stderr: str, rc: int) -> str:
+    """irscope's own error line (it prints exactly one), else the last line the process wrote."""
+    for line in stderr.splitlines():
+        for prefix in ("irscope: error: ", "irscope: internal error: "):
+            if line.startswith(prefix):
+                return ("internal error: " if "internal" in prefix else "") + line[len(prefix):]
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else f"exit status {rc} with nothing on stderr"
+
+
+def judge(rel: str, rc: int, stdout: str, stderr: str, seconds: float) -> Outcome:
+    """The outcome of one `report --json` run: ok, or the one reason it is not."""
+    out = Outcome(rel, False, None, seconds=round(seconds, 2))
+    doc = None
+    try:
+        doc = json.loads(stdout) if stdout.strip() else None
+    except json.JSONDecodeError:
+        pass
+    if isinstance(doc, dict):
+        kernels = doc.get("kernels") or []
+        names = {k.get("name") for k in kernels} | {k.get("name") for k in doc.get("not_launched") or []}
+        out.found = len(names)
+        out.warning = doc.get("warning")
+        complete, missing = set(), []
+        common: set[str] | None = None
+        for k in kernels:
+            want = (NVIDIA_STAGES if str(k.get("target", "")).startswith("sm_") else AMD_STAGES)[1:]
+            have = [s for s in want if s in (k.get("stages") or {})]
+            common = set(have) if common is None else common & set(have)
+            if len(have) == len(want) and not k.get("error"):
+                complete.add(k.get("name"))
+            elif k.get("error"):
+                missing.append(f"{k.get('name')} failed to compile: {_first_line(k['error'].get('message') or '')}")
+            else:
+                missing.append(f"{k.get('name')} lacks {' '.join(s for s in want if s not in have)}")
+        out.compiled = len(complete)
+        out.stages = tuple(s for s in ALL_STAGES if s in (common or set()) and s != "source")
+        if rc == 0 and kernels and not missing:
+            out.ok = True
+            return out
+        if rc == 0:
+            not_launched = ", ".join(sorted(k.get("name") for k in doc.get("not_launched") or []))
+            out.cause = (missing[0] if missing else
+                         f"no kernel launched (defined: {not_launched})" if not_launched else "no kernel found")
+            return out
+    if rc == 0:
+        out.cause = "exit 0 but no JSON report on stdout"
+    else:
+        out.cause = _error_line(stderr, rc)
+    return out
+
+
+def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, target: str | None = None) -> Outcome:
+    """Run `python -m irscope report FILE --json` on one file, as a user with no GPU would; `rel` is a
+    path under tests/corpus (or any absolute path)."""
+    path = os.path.join(CORPUS, rel)  # an absolute `rel` stays as it is
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+    cmd = [sys.executable, "-m", "irscope", "report", path, "--json"] + (["--target", target] if target else [])
+    with tempfile.TemporaryDirectory(prefix="irscope-corpus-") as scratch:
+        if not warm:
+            env["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton-cache")
+        # run in a scratch folder: benchmarks in the corpus save plots and CSVs to the working directory
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the file's own children (compile-ahead) too
+            proc.communicate()
+            return Outcome(rel, False, f"timed out after {timeout:g} s", seconds=round(time.perf_counter() - start, 2))
+        seconds = time.perf_counter() - start
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # nothing of the run may outlive it (a stray child would skew the next)
+        except ProcessLookupError:
+            pass
+    # irscope names the file by the path it was given; the corpus-relative path reads better in a table
+    return judge(rel, proc.returncode, stdout.replace(path, rel), stderr.replace(path, rel), seconds)
+
+
+def summary(outcomes: list[Outcome]) -> dict:
+    times = [o.seconds for o in outcomes]
+    ok = sum(o.ok for o in outcomes)
+    return {"files": len(outcomes), "ok": ok, "rate": round(ok / len(outcomes), 4) if outcomes else 0.0,
+            "median_seconds": round(statistics.median(times), 2) if times else 0.0,
+            "max_seconds": max(times, default=0.0),
+            "over_time": sum(o.seconds > TARGET_SECONDS for o in outcomes)}
+
+
+def _short(text: str, rel: str) -> str:
+    """A cause as a table cell: without the file's name (the row shows it) or irscope's generic advice
+    on user-code errors (the JSON output keeps the whole line)."""
+    text = _first_line(text)
+    if text.startswith(rel):
+        text = re.sub(r"^:(\d+):", r"line \1:", text[len(rel):]).lstrip(" ")
+    return text.split(" while irscope ran it")[0]
+
+
+def format_table(outcomes: list[Outcome]) -> str:
+    width = max([len(o.file) for o in outcomes] + [4])
+    rows = [f"{'file':<{width}}  kernels  {'stages':<23}  {'s':>6}  outcome",
+            f"{'':-<{width}}  -------  {'':-<23}  {'':->6}  -------"]
+    for o in outcomes:
+        outcome = "ok" if o.ok else _short(o.cause or "", o.file)
+        if o.ok and o.warning:
+            outcome += f" (warned: {_short(o.warning, o.file)})"
+        rows.append(f"{o.file:<{width}}  {o.found:>3}/{o.compiled:<3}  {' '.join(o.stages) or '-':<23}  "
+                    f"{o.seconds:>6.1f}  {outcome}")
+    s = summary(outcomes)
+    rows.append("")
+    rows.append(f"{s['ok']} of {s['files']} files open with every stage ({100 * s['rate']:.1f}%; target "
+                f"{100 * TARGET_RATE:.0f}%); median {s['median_seconds']:.1f} s, slowest {s['max_seconds']:.1f} s, "
+                f"{s['over_time']} over {TARGET_SECONDS:g} s")
+    rows.append("kernels = found/compiled: distinct kernels the report names / those compiled with every stage")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("filters", nargs="*", help="keep files whose path under tests/corpus contains one of these")
+    parser.add_argument("--jobs", type=int, default=1, help="files opened at once (default 1)")
+    parser.add_argument("--timeout", type=float, default=TARGET_SECONDS, help="seconds per file (default 30)")
+    parser.add_argument("--warm", action="store_true", help="use the environment's Triton cache, not a fresh one")
+    parser.add_argument("--target", help="irscope's --target (default: irscope's own, sm_90 with no GPU)")
+    parser.add_argument("--json", action="store_true", help="one JSON document instead of the table")
+    args = parser.parse_args(argv)
+    files = corpus_files(args.filters)
+    if not files:
+        print(f"corpus.py: no corpus file matches {' '.join(args.filters)}; see tests/corpus/", file=sys.stderr)
+        return 2
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        outcomes = list(pool.map(lambda f: open_file(f, args.timeout, args.warm, args.target), files))
+    if args.json:
+        print(json.dumps({"summary": summary(outcomes), "files": [dataclasses.asdict(o) for o in outcomes]}, indent=2))
+    else:
+        print(format_table(outcomes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
