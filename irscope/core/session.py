@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -293,8 +294,14 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
 
 
 def _exception_line(exc: BaseException) -> str:
+    """`Type: first line of its message`; a bare `assert` is named by its own statement, which is all the
+    cause there is (`AssertionError (assert x.is_cuda)`)."""
     detail = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {detail[0]}" if detail else type(exc).__name__
+    if detail:
+        return f"{type(exc).__name__}: {detail[0]}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    statement = (frames[-1].line or "").strip() if frames else ""
+    return f"{type(exc).__name__} ({statement[:120]})" if statement.startswith("assert") else type(exc).__name__
 
 
 def _raise_site(result, user_file: UserFile) -> str:
