@@ -732,7 +732,7 @@ def ttgir_access_linear_layouts(ttgir: str) -> list[dict | None] | None:
     import gc
     import tempfile
 
-    from .analysis.layouts import ACCESS_OP_NAMES
+    from ..analysis.layouts import ACCESS_OP_NAMES
 
     try:
         from triton._C.libtriton import gluon_ir, ir
@@ -750,7 +750,7 @@ def ttgir_access_linear_layouts(ttgir: str) -> list[dict | None] | None:
             loader = getattr(getattr(libtriton, backend, None), "load_dialects", None)
             if loader is not None:
                 loader(context)
-        from .compile import _stderr_captured  # MLIR prints parse diagnostics on fd 2: keep them off the terminal
+        from ..compile import _stderr_captured  # MLIR prints parse diagnostics on fd 2: keep them off the terminal
         with tempfile.NamedTemporaryFile("w", suffix=".ttgir") as f, _stderr_captured():
             f.write(ttgir)
             f.flush()
