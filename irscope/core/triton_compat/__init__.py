@@ -31,6 +31,8 @@ import triton.runtime.interpreter as _interpreter_module  # noqa: E402
 from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
+from . import interp_patches  # noqa: E402
+
 TRITON_VERSION = triton.__version__
 # The JIT's own launch path and the methods a capture patches, kept before any patch.
 _JIT_RUN = JITFunction.run
@@ -238,12 +240,14 @@ _TRITON_PATCH_LANG = _interpreter_module._patch_lang
 
 
 def _patch_lang(fn):
-    """Triton's patch of triton.language for the interpreter, plus one fix: Triton before 3.7 turns an
+    """Triton's patch of triton.language for the interpreter, plus fixes. Triton before 3.7 turns an
     interpreter scalar (a 1-element array) into a Python int with int(), which NumPy 2.4+ refuses for
     arrays that are not 0-d, so every `range(0, tl.cdiv(...))` loop failed. Newer Tritons squeeze first;
-    this does the same on every version. Undone with the rest by the returned scope's restore()."""
+    this does the same on every version. And interp_patches.py adds libdevice and fp32 float arguments.
+    Undone with the rest by the returned scope's restore()."""
     scope = _TRITON_PATCH_LANG(fn)
     scope.set_attr(triton.language.tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+    interp_patches.patch(fn, scope)
     return scope
 
 
