@@ -183,7 +183,8 @@ def test_fma_rounds_once(tmp_path):
     got = ws.launches[0].args[3]
     # 1 + 2**-11 + 2**-24 is an fp32 tie (between 1 + 2**-11 and 1 + 2**-11 + 2**-23); 2**-60 breaks it upwards
     assert got[0].item() == 1 + 2.0**-11 + 2.0**-23
-    want = [_fp32_nearest(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(*(t[:3].tolist() for t in (a, b, c)))]
+    operands = zip(*(t[:3].tolist() for t in (a, b, c)))
+    want = [_fp32_nearest(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in operands]
     assert got[:3].tolist() == want and math.isnan(got[3].item())
 
 
@@ -389,15 +390,18 @@ def test_every_libdevice_import_form_runs(tmp_path):
 
 
 def test_interpreter_patches_are_undone_and_the_kernel_still_compiles(tmp_path):
+    import triton.language as tl
     import triton.language.extra.cuda.libdevice as cuda_libdevice
     import triton.language.extra.libdevice as stub
     import triton.runtime.interpreter as interp
 
-    before = (stub.erf, stub.tanh, cuda_libdevice.erf, tl_math_exp2(), interp._implicit_cvt,
-              interp.InterpreterBuilder.create_extern_elementwise)
+    def state():
+        return (stub.erf, stub.tanh, cuda_libdevice.erf, tl.math.exp2, tl.extra.cuda.gdc_wait, interp._implicit_cvt,
+                interp.InterpreterBuilder.create_extern_elementwise)
+
+    before = state()
     ws = _open(tmp_path / "forms.py", IMPORT_FORMS_SOURCE)
-    after = (stub.erf, stub.tanh, cuda_libdevice.erf, tl_math_exp2(), interp._implicit_cvt,
-             interp.InterpreterBuilder.create_extern_elementwise)
+    after = state()
     assert all(a is b for a, b in zip(before, after))
     kernel = ws.kernel("forms")
     assert kernel.jit.fn.__globals__["tanh"] is stub.tanh  # the user's module is as it was
@@ -406,11 +410,6 @@ def test_interpreter_patches_are_undone_and_the_kernel_still_compiles(tmp_path):
     ttir = comp.stage("ttir")
     for symbol in ("__nv_tanhf", "__nv_rsqrtf", "__nv_asinhf", "__nv_atanf", "__nv_erff"):
         assert symbol in ttir
-
-
-def tl_math_exp2():
-    import triton.language as tl
-    return tl.math.exp2
 
 
 SCALARS_SOURCE = '''
