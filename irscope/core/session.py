@@ -15,7 +15,7 @@ from .discover import UserFile, find_kernels, read_user_file
 from .errors import IrscopeError, UserCodeError
 from .model import DEFAULT_TARGET, Kernel, Launch
 from .names import target_name
-from .triton_compat import (RawLaunch, Target, bind_arguments, config_kwargs, constexpr_param_names,
+from .triton_compat import (RawLaunch, Target, bind_arguments, check_caches, config_kwargs, constexpr_param_names,
                             local_gpu_target, param_defaults)
 
 
@@ -220,6 +220,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     resolved = resolve_target(target)
     local = local_gpu_target()
     overrides = overrides or Overrides()
+    cache_warning = check_caches()  # a read-only or full cache: compile without one, and say so
     on_launch = None
     if compile_ahead and local is None:
         on_launch = _compiler_ahead(resolved, overrides, kernel_name, config, ahead_sass, user_file.text)
@@ -240,6 +241,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
         warning = (f"{user_file.shown} raised {type(result.error).__name__} after its kernels launched; "
                    f"showing the {len(launches)} launch(es) captured before that")
+    warning = "; ".join(w for w in (cache_warning, warning) if w) or None
     return Workspace(user_file, kernels, launches, resolved, overrides, warning)
 
 
