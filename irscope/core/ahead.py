@@ -172,11 +172,12 @@ def _exit_cleanly(_signum, _frame) -> None:
 
 
 def _marker(source_text: str, jit: JITFunction, target: Target, spec: Specialized, step: str) -> str:
-    """Where irscope notes that it has done `step` for this compilation of this file's text, beside the
-    cache that holds the result. A stale note (a helper imported from another file changed, the cache was
-    cleared in part) only means no child: the parent then compiles as always."""
-    digest = hashlib.sha256("\0".join((triton_install_key(), source_text, jit.__name__, target.name,
-                                       spec.cache_key())).encode("utf-8")).hexdigest()
+    """Where irscope notes that it has done `step` for this compilation of this file's text at this path (a
+    copy elsewhere compiles under its own path, see triton_compat/caches.py), beside the cache that holds the
+    result. A stale note (a helper imported from another file changed, the cache was cleared in part) only
+    means no child: the parent then compiles as always."""
+    digest = hashlib.sha256("\0".join((triton_install_key(), source_text, jit.fn.__code__.co_filename, jit.__name__,
+                                       target.name, spec.cache_key())).encode("utf-8")).hexdigest()
     return os.path.join(triton_cache_dir(), "irscope", "done", f"{digest}.{step}")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import tempfile
 import threading
 import warnings
@@ -16,8 +17,8 @@ from .errors import IrscopeError, LaunchRejected
 from .model import CompileFailure, Kernel, Launch, Resources, stages_for
 from .toolchain import amdgcn_resources, cubin_resources, disassemble
 from .triton_compat import (Specialized, Target, attrs_by_param, compilation_error_site, compile_specialized,
-                            compiled_asm, compiled_metadata, constexpr_param_names, constexprs_by_param, is_compilation_error, remember_triton_key,
-                            specialize)
+                            compiled_asm, compiled_metadata, constexpr_param_names, constexprs_by_param,
+                            is_compilation_error, new_cache_warning, remember_triton_key, specialize)
 
 # Triton 3.9 warns about a default that changes in 3.10 on every compile; it is not the user's business here.
 warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
@@ -157,6 +158,9 @@ def compile_launch(launch: Launch, target: Target, source_text: str, *, given: s
             comp.asm = compiled_asm(compiled)
             comp.metadata = compiled_metadata(compiled)
             ahead.note_done(source_text, jit, target, spec, ahead.COMPILED)
+    cache_failed = new_cache_warning()  # the cache filled up during this compile, which went on without it
+    if cache_failed:
+        print(f"irscope: warning: {cache_failed}", file=sys.stderr)
     _memo[key] = comp
     return comp
 

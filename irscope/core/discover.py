@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
 import os
 import sys
+import tokenize
 from dataclasses import dataclass
 from types import CodeType
 
@@ -35,10 +37,7 @@ def read_user_file(path: str) -> UserFile:
         raise IrscopeError(f"{shown}: cannot read it ({exc.strerror}); check its permissions") from None
     if b"\0" in raw[:8192]:
         raise IrscopeError(f"{shown} is not a Python file (it holds binary data); give a .py file with kernels")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise IrscopeError(f"{shown} is not a Python file (not UTF-8 text); give a .py file with kernels") from None
+    text = _decoded(raw, shown)
     absolute = os.path.abspath(path)
     try:
         tree = ast.parse(text, filename=absolute)
@@ -49,6 +48,27 @@ def read_user_file(path: str) -> UserFile:
         raise IrscopeError(f"{where}: {kind}: {exc.msg}; fix the file and try again") from None
     def_lines = {node.name: node.lineno for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
     return UserFile(absolute, shown, text, code, def_lines)
+
+
+def _decoded(raw: bytes, shown: str) -> str:
+    """The file's text as Python reads it: UTF-8 unless a PEP 263 coding line says otherwise, a UTF-8 byte
+    order mark dropped (Triton reads the source the same way, through linecache)."""
+    not_text = (f"{shown} is not a Python file (not UTF-8 text, and no coding line names another encoding); "
+                f"give a .py file with kernels")
+    try:
+        encoding, _lines = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as exc:
+        if str(exc.msg).startswith("unknown encoding"):
+            raise IrscopeError(f"{shown}: its coding line names an {exc.msg}; fix the coding line "
+                               f"(e.g. # -*- coding: utf-8 -*-) or save the file as UTF-8") from None
+        raise IrscopeError(not_text) from None  # not UTF-8 in its first lines, or a BOM with another coding
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError:
+        if encoding in ("utf-8", "utf-8-sig"):
+            raise IrscopeError(not_text) from None
+        raise IrscopeError(f"{shown} is not {encoding} text, as its coding line says; fix the coding line or "
+                           f"save the file in that encoding") from None
 
 
 def find_kernels(namespace: dict, user_file: UserFile) -> list[Kernel]:

@@ -18,7 +18,7 @@ from .errors import IrscopeError, UserCodeError
 from .kernel_params import pointer_params
 from .model import DEFAULT_TARGET, Kernel, Launch
 from .names import target_name
-from .triton_compat import (RawLaunch, Target, bind_arguments, config_kwargs, constexpr_param_names,
+from .triton_compat import (RawLaunch, Target, bind_arguments, check_caches, config_kwargs, constexpr_param_names,
                             local_gpu_target, param_defaults)
 
 
@@ -260,6 +260,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     resolved = resolve_target(target)
     local = local_gpu_target()
     overrides = overrides or Overrides()
+    cache_warning = check_caches()  # a read-only or full cache: compile without one, and say so
     on_launch = None
     if compile_ahead and local is None:
         on_launch = _compiler_ahead(resolved, overrides, kernel_name, config, ahead_sass, user_file.text,
@@ -286,6 +287,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
             warning = f"{user_file.shown} raised {site} after its kernels were defined; going on without the rest"
         else:
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
+    warning = "; ".join(w for w in (cache_warning, warning) if w) or None
     notes = list(result.notes)
     if result.stopped:
         notes.append(f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "

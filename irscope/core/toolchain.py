@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -44,11 +45,15 @@ def _cached_tool_output(kind: str, args: tuple[str, ...], cubin: bytes) -> str:
     except OSError:
         pass
     text = _run_on_cubin("nvdisasm", args, cubin)
-    os.makedirs(os.path.dirname(cached), exist_ok=True)
     partial = f"{cached}.{os.getpid()}.tmp"
-    with open(partial, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(partial, cached)
+    try:
+        os.makedirs(os.path.dirname(cached), exist_ok=True)
+        with open(partial, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(partial, cached)
+    except OSError:  # a read-only or full cache: the text is still right, only not kept
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
     return text
 
 

@@ -9,7 +9,6 @@ one to change. Supported: Triton 3.6 through the newest (3.9 when this was writt
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import threading
@@ -23,13 +22,16 @@ os.environ["TRITON_INTERPRET"] = "0"
 import torch  # noqa: E402
 import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
-from triton.compiler import ASTSource  # noqa: E402
 from triton.compiler.errors import CompilationError  # noqa: E402
 from triton.runtime.autotuner import Autotuner, Heuristics  # noqa: E402
 from triton.runtime.driver import driver as _driver_registry  # noqa: E402
 import triton.runtime.interpreter as _interpreter_module  # noqa: E402
 from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
+
+from . import caches, interp_patches  # noqa: E402
+from .caches import (check_caches, irscope_cache_dir, new_cache_warning, remember_triton_key,  # noqa: E402,F401
+                     triton_cache_dir, triton_install_key)
 
 TRITON_VERSION = triton.__version__
 # The JIT's own launch path and the methods a capture patches, kept before any patch.
@@ -40,6 +42,7 @@ _AUTOTUNER_RUN = Autotuner.run
 __all__ = [
     "TRITON_VERSION", "CompilationError", "JITFunction", "Target", "capture_patches", "compile_specialized",
     "find_tool", "local_gpu_target", "specialize", "triton_cache_dir", "unwrap_kernel", "install_cpu_driver",
+    "check_caches", "irscope_cache_dir",
 ]
 
 
@@ -242,12 +245,14 @@ _TRITON_PATCH_LANG = _interpreter_module._patch_lang
 
 
 def _patch_lang(fn):
-    """Triton's patch of triton.language for the interpreter, plus one fix: Triton before 3.7 turns an
+    """Triton's patch of triton.language for the interpreter, plus fixes. Triton before 3.7 turns an
     interpreter scalar (a 1-element array) into a Python int with int(), which NumPy 2.4+ refuses for
     arrays that are not 0-d, so every `range(0, tl.cdiv(...))` loop failed. Newer Tritons squeeze first;
-    this does the same on every version. Undone with the rest by the returned scope's restore()."""
+    this does the same on every version. And interp_patches.py adds libdevice and fp32 float arguments.
+    Undone with the rest by the returned scope's restore()."""
     scope = _TRITON_PATCH_LANG(fn)
     scope.set_attr(triton.language.tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+    interp_patches.patch(fn, scope)
     return scope
 
 
@@ -472,10 +477,14 @@ def _jit_compile_redirected(jit: JITFunction, take) -> Iterator[None]:
 
 
 def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
-    """triton.compile, called the way JITFunction._do_compile calls it. Uses Triton's cache."""
-    src = ASTSource(jit, spec.signature, spec.constexprs, spec.attrs)
-    with interpreter_lock:  # never while a recording has triton.language patched for the interpreter
-        return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
+    """triton.compile, called the way JITFunction._do_compile calls it. Uses Triton's cache, keyed by the
+    file's path too where a copy of the file elsewhere left its compile there (caches.py)."""
+    def compile_source(source_class):
+        src = source_class(jit, spec.signature, spec.constexprs, spec.attrs)
+        with interpreter_lock:  # never while a recording has triton.language patched for the interpreter
+            return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
+
+    return caches.compile_with_cache(compile_source, jit.fn.__code__.co_filename)
 
 
 def prepare_compiler(target: Target) -> None:
@@ -515,75 +524,6 @@ def constexprs_by_param(jit: JITFunction, constexprs: dict) -> dict[str, Any]:
         label = names[path[0]] + "".join(f"[{i}]" for i in path[1:])
         out[label] = value
     return out
-
-
-def _install_fingerprint() -> str:
-    """Sizes and mtimes of every file Triton hashes into its cache key: cheap to read, and any change
-    to the install (an upgrade, an edited source file) changes it."""
-    root = os.path.dirname(triton.__file__)
-    parts = []
-    for sub in ("compiler", "backends", "language", "runtime", "_C"):
-        for folder, _dirs, files in os.walk(os.path.join(root, sub)):
-            for name in sorted(files):
-                if name.endswith((".py", ".so")):
-                    st = os.stat(os.path.join(folder, name))
-                    parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()
-
-
-def remember_triton_key() -> None:
-    """Triton hashes its whole install (libtriton is ~0.5 GB) once per process before it can even look
-    in its cache: ~0.6 s on every start. Keep the result on disk, keyed by the install's fingerprint, so
-    a reopen is a cache hit in a blink. The value is Triton's own `triton_key()`, unchanged. It lives in
-    irscope's cache rather than Triton's: it describes the install, so a fresh `TRITON_CACHE_DIR` (a new
-    project, a CI run) still skips the hashing."""
-    import triton.runtime.autotuner as autotuner_module
-    import triton.runtime.cache as cache_module
-    original = cache_module.triton_key
-    if getattr(original, "_irscope", False):
-        return
-    memo_path = os.path.join(irscope_cache_dir(), f"triton_key.{_install_fingerprint()}")
-    value: list[str] = []
-
-    def triton_key() -> str:
-        if not value:
-            try:
-                with open(memo_path, encoding="utf-8") as f:
-                    value.append(f.read())
-            except OSError:
-                value.append(original())
-                os.makedirs(os.path.dirname(memo_path), exist_ok=True)
-                partial = f"{memo_path}.{os.getpid()}.tmp"
-                with open(partial, "w", encoding="utf-8") as f:
-                    f.write(value[0])
-                os.replace(partial, memo_path)
-        return value[0]
-
-    triton_key._irscope = True
-    cache_module.triton_key = triton_key
-    autotuner_module.triton_key = triton_key
-
-
-def triton_install_key() -> str:
-    """Triton's hash of its own install (`triton_key()`, from irscope's memo after the first time)."""
-    import triton.runtime.cache as cache_module
-
-    remember_triton_key()
-    return cache_module.triton_key()
-
-
-def triton_cache_dir() -> str:
-    return triton.knobs.cache.dir
-
-
-def irscope_cache_dir() -> str:
-    """irscope's own small cache: facts about the Triton install, not compiled kernels (those stay in
-    Triton's cache, so that `TRITON_CACHE_DIR` decides where they go). `IRSCOPE_CACHE_DIR` overrides it."""
-    chosen = os.environ.get("IRSCOPE_CACHE_DIR")
-    if chosen:
-        return chosen
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "irscope")
 
 
 def find_tool(name: str) -> str | None:

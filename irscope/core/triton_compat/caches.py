@@ -1,0 +1,248 @@
+"""Where compiles are kept: Triton's cache (`TRITON_CACHE_DIR`), irscope's own small one, and the key.
+
+Two things can go wrong with a cache that a plain `triton.compile` leaves to its caller:
+
+- The key. Triton keys a compile on the kernel's source, not on its file's path, yet the compile records
+  the path (`#loc`, `.file`, `!DIFile`). A copy of a file opened after the original got the original's
+  compile, so none of the copy's IR mapped to its lines. `compile_with_cache` checks that the TTIR records
+  the path it was asked for and, where it does not, compiles again under a key that holds the path too.
+  A plain open pays nothing for this: its first compile is the ordinary JIT key, shared with real launches.
+- The folder. A read-only, full or missing-parent cache made every compile fail. `check_caches` tries
+  both caches before a run; a cache that cannot be written is replaced for this run by a temporary folder
+  (removed at exit), with one warning line. A write that fails during a compile (the disk filled up) does
+  the same and tries the compile once more.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import shutil
+import tempfile
+from typing import Callable
+
+import triton
+from triton.compiler import ASTSource
+
+_state: dict[str, str | None] = {"temporary": None, "irscope_dir": None, "warning": None, "unsaid": None}
+
+
+def triton_cache_dir() -> str:
+    return triton.knobs.cache.dir
+
+
+def irscope_cache_dir() -> str:
+    """irscope's own small cache: facts about the Triton install, not compiled kernels (those stay in
+    Triton's cache, so that `TRITON_CACHE_DIR` decides where they go). `IRSCOPE_CACHE_DIR` overrides it."""
+    if _state["irscope_dir"]:
+        return _state["irscope_dir"]
+    chosen = os.environ.get("IRSCOPE_CACHE_DIR")
+    if chosen:
+        return chosen
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "irscope")
+
+
+# --- folders that cannot be written ----------------------------------------------------------------------
+
+def _write_error(folder: str) -> OSError | None:
+    """Why nothing can be written in `folder` (created if missing), or None if a file can be."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".irscope-probe-")
+        try:
+            os.write(fd, b"irscope")
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        return exc
+    return None
+
+
+def _temporary(name: str) -> str:
+    if _state["temporary"] is None:
+        _state["temporary"] = tempfile.mkdtemp(prefix="irscope-uncached-")
+        atexit.register(shutil.rmtree, _state["temporary"], True)
+    folder = os.path.join(_state["temporary"], name)
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def _reason(exc: OSError) -> str:
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):
+        return "a file is in the way of the folder"
+    return exc.strerror or type(exc).__name__
+
+
+def check_caches() -> str | None:
+    """Make sure both caches can be written; a cache that cannot is replaced by a temporary folder for this
+    run. Returns the one-line warning that says so (again on every call), or None."""
+    if _state["warning"] is not None or _state["temporary"] is not None:
+        return _state["warning"]
+    failed: list[tuple[str, str, OSError]] = []
+    triton_dir = triton_cache_dir()
+    error = _write_error(triton_dir)
+    if error is not None:
+        failed.append(("TRITON_CACHE_DIR", triton_dir, error))
+        triton.knobs.cache.dir = _temporary("triton")
+    own = irscope_cache_dir()
+    error = _write_error(own)
+    if error is not None:
+        failed.append(("IRSCOPE_CACHE_DIR", own, error))
+        _state["irscope_dir"] = _temporary("irscope")
+    if failed:
+        _state["warning"] = _warning_line(failed)
+    return _state["warning"]
+
+
+def _warning_line(failed: list[tuple[str, str, OSError]]) -> str:
+    places = " and ".join(f"{folder} ({_reason(exc)})" for _variable, folder, exc in failed)
+    variables = " and ".join(variable for variable, _folder, _exc in failed)
+    folders = "writable folders" if len(failed) > 1 else "a writable folder"
+    return (f"cannot write the cache {places}; compiling without a cache this run (set {variables} to {folders} "
+            f"to keep compiles)")
+
+
+def _is_cache_write_failure(exc: OSError, folder: str) -> bool:
+    """Whether `exc` came from writing Triton's cache: it names a file there, or (a failed write() names no
+    file) Triton's cache manager raised it."""
+    inside = os.path.abspath(folder) + os.sep
+    names = [name for name in (exc.filename, exc.filename2) if isinstance(name, str)]
+    if any(os.path.abspath(name).startswith(inside) for name in names):
+        return True
+    manager = os.path.join("triton", "runtime", "cache.py")
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith(manager):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _writing_cache(run: Callable[[], object]):
+    """`run()`, and once more in a temporary cache if it failed to write Triton's cache."""
+    try:
+        return run()
+    except OSError as exc:
+        if _state["temporary"] is not None and triton_cache_dir().startswith(_state["temporary"]):
+            raise  # the temporary cache fails too: nothing left to fall back on
+        failed = triton_cache_dir()
+        if not _is_cache_write_failure(exc, failed):
+            raise
+        triton.knobs.cache.dir = _temporary("triton")
+        _state["warning"] = _state["unsaid"] = _warning_line([("TRITON_CACHE_DIR", failed, exc)])
+        return run()
+
+
+def new_cache_warning() -> str | None:
+    """The warning of a cache that failed during a compile, once (check_caches's warnings are the caller's)."""
+    said, _state["unsaid"] = _state["unsaid"], None
+    return said
+
+
+# --- the key --------------------------------------------------------------------------------------------
+
+class SourceAtPath(ASTSource):
+    """A kernel's source, keyed in Triton's cache by its file's path as well."""
+
+    def hash(self) -> str:
+        return hashlib.sha256(f"{super().hash()}-{self.fn.fn.__code__.co_filename}".encode("utf-8")).hexdigest()
+
+
+def _mlir_string(text: str) -> str:
+    """`text` as MLIR prints a string (LLVM's printEscapedString: printable ASCII, other bytes as \\XX)."""
+    out = []
+    for byte in text.encode("utf-8"):
+        if byte == 0x5C:
+            out.append("\\\\")
+        elif 0x20 <= byte < 0x7F and byte != 0x22:
+            out.append(chr(byte))
+        else:
+            out.append(f"\\{byte:02X}")
+    return "".join(out)
+
+
+def records_other_path(kernel, path: str) -> bool:
+    """Whether a compiled kernel's TTIR records its source under another file's path than `path`."""
+    ttir = dict(kernel.asm).get("ttir")
+    if not isinstance(ttir, str) or 'loc("' not in ttir:
+        return False
+    return f'loc("{_mlir_string(path)}":' not in ttir
+
+
+def compile_with_cache(compile_source: Callable[[type], object], path: str):
+    """`compile_source(ASTSource)`, or `compile_source(SourceAtPath)` where the first compile came from
+    the cache of a copy of the file at another path. Either survives a cache that cannot be written."""
+    kernel = _writing_cache(lambda: compile_source(ASTSource))
+    if records_other_path(kernel, path):
+        kernel = _writing_cache(lambda: compile_source(SourceAtPath))
+    return kernel
+
+
+# --- Triton's hash of its install -------------------------------------------------------------------------
+
+def _install_fingerprint() -> str:
+    """Sizes and mtimes of every file Triton hashes into its cache key: cheap to read, and any change
+    to the install (an upgrade, an edited source file) changes it."""
+    root = os.path.dirname(triton.__file__)
+    parts = []
+    for sub in ("compiler", "backends", "language", "runtime", "_C"):
+        for folder, _dirs, files in os.walk(os.path.join(root, sub)):
+            for name in sorted(files):
+                if name.endswith((".py", ".so")):
+                    st = os.stat(os.path.join(folder, name))
+                    parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()
+
+
+def remember_triton_key() -> None:
+    """Triton hashes its whole install (libtriton is ~0.5 GB) once per process before it can even look
+    in its cache: ~0.6 s on every start. Keep the result on disk, keyed by the install's fingerprint, so
+    a reopen is a cache hit in a blink. The value is Triton's own `triton_key()`, unchanged. It lives in
+    irscope's cache rather than Triton's: it describes the install, so a fresh `TRITON_CACHE_DIR` (a new
+    project, a CI run) still skips the hashing. A memo that cannot be written is only a missed shortcut."""
+    import triton.runtime.autotuner as autotuner_module
+    import triton.runtime.cache as cache_module
+    original = cache_module.triton_key
+    if getattr(original, "_irscope", False):
+        return
+    memo_path = os.path.join(irscope_cache_dir(), f"triton_key.{_install_fingerprint()}")
+    value: list[str] = []
+
+    def triton_key() -> str:
+        if not value:
+            try:
+                with open(memo_path, encoding="utf-8") as f:
+                    value.append(f.read())
+            except OSError:
+                value.append(original())
+                _write_memo(memo_path, value[0])
+        return value[0]
+
+    triton_key._irscope = True
+    cache_module.triton_key = triton_key
+    autotuner_module.triton_key = triton_key
+
+
+def _write_memo(path: str, text: str) -> None:
+    partial = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(partial, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(partial, path)
+    except OSError:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
+
+
+def triton_install_key() -> str:
+    """Triton's hash of its own install (`triton_key()`, from irscope's memo after the first time)."""
+    import triton.runtime.cache as cache_module
+
+    remember_triton_key()
+    return cache_module.triton_key()
