@@ -19,6 +19,7 @@ from typing import Callable, Iterator
 from .budget import CaptureBudget, CaptureStopped
 from .discover import UserFile
 from .triton_compat import RawLaunch, Target, capture_patches, install_cpu_driver
+from .virtual_gpu import virtual_gpu
 
 
 @dataclass
@@ -66,7 +67,8 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     sys.path.insert(0, os.path.dirname(user_file.path))
     budget.watch()
     try:
-        with capture_patches(record, use_interpreter), no_terminal(result.notes, user_file.path), \
+        device = virtual_gpu(target) if use_interpreter else contextlib.nullcontext()
+        with device, capture_patches(record, use_interpreter), no_terminal(result.notes, user_file.path), \
                 contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             exec(user_file.code, namespace)
     except CaptureStopped:

@@ -108,6 +108,33 @@ def amdgcn_resources(amdgcn: str, shared_bytes: int | None) -> Resources:
                      sgprs=_amd_field(amdgcn, "sgpr_count"), vgpr_spills=vgpr_spills, sgpr_spills=sgpr_spills)
 
 
+def _msgpack_uint_after(blob: bytes, key: str) -> int | None:
+    """The unsigned integer that follows the msgpack string `key` in `blob` (None if absent or not an int)."""
+    raw = key.encode()
+    at = blob.find(bytes([0xA0 | len(raw)]) + raw) if len(raw) < 32 else -1
+    if at < 0:
+        return None
+    at += 1 + len(raw)
+    tag = blob[at]
+    if tag < 0x80:                                   # positive fixint
+        return tag
+    sizes = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8}    # uint8 / 16 / 32 / 64, big-endian
+    if tag in sizes:
+        return int.from_bytes(blob[at + 1:at + 1 + sizes[tag]], "big")
+    return None
+
+
+def hsaco_resources(hsaco: bytes, shared_bytes: int | None) -> Resources:
+    """VGPRs, SGPRs and spills from an AMD code object's metadata note (msgpack, the same fields as the
+    `.amdgpu_metadata` block of the AMDGCN text): what HIP reports for a loaded kernel."""
+    vgpr_spills = _msgpack_uint_after(hsaco, ".vgpr_spill_count")
+    sgpr_spills = _msgpack_uint_after(hsaco, ".sgpr_spill_count")
+    spills = None if vgpr_spills is None else vgpr_spills + (sgpr_spills or 0)
+    return Resources(registers=_msgpack_uint_after(hsaco, ".vgpr_count"), spills=spills,
+                     local_bytes=_msgpack_uint_after(hsaco, ".private_segment_fixed_size"), shared_bytes=shared_bytes,
+                     sgprs=_msgpack_uint_after(hsaco, ".sgpr_count"), vgpr_spills=vgpr_spills, sgpr_spills=sgpr_spills)
+
+
 _HEX_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/[^\n]*?/\*\s*0x([0-9a-f]{16})\s*\*/\s*\n\s*/\*\s*0x([0-9a-f]{16})\s*\*/")
 
 

@@ -38,6 +38,8 @@ TRITON_VERSION = triton.__version__
 _JIT_RUN = JITFunction.run
 _JIT_CALL = JITFunction.__call__
 _AUTOTUNER_RUN = Autotuner.run
+# The virtual GPU (core/virtual_gpu.py) makes torch.cuda.is_available() true while a file runs.
+_TORCH_HAS_GPU = torch.cuda.is_available
 
 __all__ = [
     "TRITON_VERSION", "CompilationError", "JITFunction", "Target", "capture_patches", "compile_specialized",
@@ -82,7 +84,7 @@ def target_from_gpu_target(gpu_target: GPUTarget) -> Target:
 def local_gpu_target() -> Target | None:
     """The target of the GPU in this machine, or None when there is none (or it is hidden)."""
     try:
-        if not (torch.cuda.is_available()):
+        if not _TORCH_HAS_GPU():
             return None
         return target_from_gpu_target(_driver_registry.default.get_current_target())
     except Exception:  # no driver, no device, a broken install: all mean "no local GPU"
@@ -128,6 +130,14 @@ class _CpuDriver:
 
     def get_benchmarker(self):
         raise RuntimeError("irscope: no GPU here, so nothing can be benchmarked")
+
+    class utils:
+        """A CompiledKernel "loaded" on the virtual GPU (triton_compat/virtual_device.py) unloads itself when it
+        is collected, which may be after the file's run, when this driver is the active one."""
+
+        @staticmethod
+        def unload_module(module) -> None:
+            pass
 
 
 _driver_lock = threading.RLock()
@@ -312,6 +322,8 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool)
             return None
         if not use_interpreter:
             return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        if warmup:
+            return compile_for_active_target(self, args, kwargs)
         try:
             with _grid_executor_uses_fixed_patch():
                 return _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
@@ -395,6 +407,13 @@ def interpreter_failure(exc: BaseException, jit: JITFunction) -> str:
     text = str(exc).strip().splitlines()
     detail = f"{type(exc).__name__}: {text[-1]}" if text else type(exc).__name__
     return f"{detail} (at line {line})" if line else detail
+
+
+def compile_for_active_target(jit: JITFunction, args: tuple, kwargs: dict):
+    """`JITFunction.warmup` with no GPU: compile for the target the active driver names, exactly as the JIT
+    would, and return Triton's CompiledKernel (the virtual GPU's driver "loads" it: triton_compat/virtual_device.py)."""
+    target = target_from_gpu_target(_driver_registry.active.get_current_target())
+    return compile_specialized(jit, specialize(jit, args, kwargs, target), target)
 
 
 def restore_unpatched_triton() -> None:

@@ -1,0 +1,170 @@
+"""Tensors on the virtual GPU: `device="cuda"` gives a CPU tensor that says it is on `cuda:0`.
+
+A file written for a GPU allocates with `device="cuda"` (or `DEVICE`, or `x.device`), moves data with
+`.cuda()` / `.to("cuda")`, and checks `x.is_cuda` or `x.device == DEVICE`. `VirtualDeviceMode` (a torch
+function mode, so it sees every torch call, Tensor methods and properties included) rewrites a virtual
+device argument to the CPU, and answers for the device a tensor is on.
+
+Which device a tensor is on: every CPU tensor is on the virtual GPU, unless the file put it on the host,
+the way it would have been with a GPU:
+- a factory with `device="cpu"`, or with no device and no tensor argument (torch's default device);
+- `.cpu()` / `.to("cpu")` of a GPU tensor (a copy, as on a GPU);
+- an operation whose tensor arguments are all on the host (views and results follow their inputs).
+Host tensors carry an attribute; anything else, including tensors torch creates without a Python call
+(gradients from autograd), answers `cuda:0`. `.cuda()` of a host tensor is a copy, as on a GPU.
+
+Triton's interpreter and irscope's binder read `data_ptr()`, dtypes and strides, never the device, so
+they run unchanged on these tensors. With the mode off, every tensor is an ordinary CPU tensor again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+VIRTUAL_DEVICE = torch.device("cuda", 0)
+_HOST = "_irscope_host"  # attribute set on tensors the file keeps in host memory
+_Tensor = torch.Tensor
+
+
+def _is_host(t: torch.Tensor) -> bool:
+    return getattr(t, _HOST, False)
+
+
+def _mark_host(t: torch.Tensor, host: bool = True) -> None:
+    try:
+        if host:
+            setattr(t, _HOST, True)
+        elif _is_host(t):
+            delattr(t, _HOST)
+    except (AttributeError, TypeError):  # a tensor subclass with slots: it stays as it is
+        pass
+
+
+def is_virtual(device: Any) -> bool:
+    """Does this device argument name the (virtual) GPU? `"cuda"`, `"cuda:0"`, `torch.device("cuda")`, or a
+    bare index, which torch reads as a CUDA device."""
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    if isinstance(device, str):
+        return device == "cuda" or device.startswith("cuda:")
+    return isinstance(device, int) and not isinstance(device, bool)
+
+
+def _is_cpu(device: Any) -> bool:
+    if isinstance(device, torch.device):
+        return device.type == "cpu"
+    return isinstance(device, str) and (device == "cpu" or device.startswith("cpu:"))
+
+
+def virtual_device_of(t: torch.Tensor) -> torch.device:
+    """The device this tensor answers: `cuda:0` for a CPU tensor on the virtual GPU. Call with the mode off."""
+    real = t.device
+    if real.type == "cpu" and not _is_host(t):
+        return VIRTUAL_DEVICE
+    return real
+
+
+def _tensors(values, depth: int = 0):
+    for value in values:
+        if isinstance(value, _Tensor):
+            yield value
+        elif depth < 2 and isinstance(value, (list, tuple)):
+            yield from _tensors(value, depth + 1)
+
+
+def _fresh(out, inputs: list) -> list:
+    """The tensors of an op's result that are not one of its inputs (an in-place op returns its input)."""
+    ids = {id(t) for t in inputs}
+    return [t for t in _tensors(out if isinstance(out, (list, tuple)) else (out,)) if id(t) not in ids]
+
+
+class VirtualDeviceMode(TorchFunctionMode):
+    """See the module's docstring. Inside `__torch_function__` the mode is off, so torch calls here are real."""
+
+    def __init__(self):
+        super().__init__()
+        self._special = {
+            _Tensor.device.__get__: lambda t: virtual_device_of(t),
+            _Tensor.is_cuda.__get__: lambda t: virtual_device_of(t).type == "cuda",
+            _Tensor.is_cpu.__get__: lambda t: virtual_device_of(t).type == "cpu",
+            _Tensor.get_device: lambda t: 0 if virtual_device_of(t).type == "cuda" else t.get_device(),
+            _Tensor.cuda: self._cuda,
+            _Tensor.cpu: self._cpu,
+            _Tensor.to: self._to,
+            _Tensor.data.__set__: self._set_data,
+            _Tensor.pin_memory: lambda t, *a, **k: t,  # pinned host memory needs a GPU; plain memory does here
+            _Tensor.is_pinned: lambda t, *a, **k: False,
+            _Tensor.record_stream: lambda t, stream: None,
+        }
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        special = self._special.get(func)
+        if special is not None:
+            return special(*args, **kwargs)
+        host = None  # None: follow the inputs
+        device = kwargs.get("device")
+        if device is not None:
+            if is_virtual(device):
+                kwargs = {**kwargs, "device": "cpu"}
+                host = False
+            elif _is_cpu(device):
+                host = True
+        if func is not torch.device and any(isinstance(a, torch.device) and a.type == "cuda" for a in args):
+            args = tuple(torch.device("cpu") if isinstance(a, torch.device) and a.type == "cuda" else a
+                         for a in args)
+            host = False
+        if kwargs.get("pin_memory"):
+            kwargs = {**kwargs, "pin_memory": False}
+        out = func(*args, **kwargs)
+        if host is False:
+            return out
+        inputs = list(_tensors(list(args) + list(kwargs.values())))
+        if host is None:
+            host = all(_is_host(t) for t in inputs) if inputs else torch.get_default_device().type == "cpu"
+        if host:
+            for t in _fresh(out, inputs):
+                _mark_host(t)
+        return out
+
+    # Moving between host and device: a copy, as on a GPU; a no-op when already there.
+
+    def _cuda(self, t, device=None, non_blocking=False, memory_format=torch.preserve_format):
+        return t.clone(memory_format=memory_format) if _is_host(t) else t
+
+    def _cpu(self, t, memory_format=torch.preserve_format):
+        if _is_host(t) or t.device.type != "cpu":
+            return t.cpu(memory_format=memory_format)
+        copy = t.clone(memory_format=memory_format)
+        _mark_host(copy)
+        return copy
+
+    def _to(self, t, *args, **kwargs):
+        args = list(args)
+        target = kwargs.pop("device", None)
+        if target is None and args:
+            first = args[0]
+            if isinstance(first, _Tensor):  # .to(other): other's device and dtype
+                target, args[0] = virtual_device_of(first), first.dtype
+            elif isinstance(first, (str, torch.device)) or (isinstance(first, int) and not isinstance(first, bool)):
+                target = args.pop(0)
+        if target is not None and not (is_virtual(target) or _is_cpu(target)):
+            return t.to(target, *args, **kwargs)  # meta and the like: torch's own answer
+        out = t.to(*args, **kwargs)
+        if target is None:
+            if out is not t and _is_host(t):
+                _mark_host(out)
+            return out
+        to_host = _is_cpu(target)
+        if out is t and _is_host(t) != to_host:
+            out = t.clone()
+        if out is not t:
+            _mark_host(out, to_host)
+        return out
+
+    def _set_data(self, t, value):
+        _Tensor.data.__set__(t, value)
+        _mark_host(t, _is_host(value))  # `module.cuda()` swaps a parameter's data: it moves with it

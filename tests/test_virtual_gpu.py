@@ -1,0 +1,226 @@
+"""The virtual GPU: with no GPU, a file sees one device of the target (real torch, real Triton interpreter)."""
+
+import math
+
+import pytest
+import torch
+import triton
+import triton.testing
+from triton.runtime import driver
+
+from conftest import fixture_path
+from irscope.core.analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
+from irscope.core.capture import run_user_file
+from irscope.core.discover import read_user_file
+from irscope.core.names import TARGETS
+from irscope.core.triton_compat import Target
+from irscope.core.virtual_gpu import describe_virtual_device, virtual_gpu
+
+NVIDIA_KEYS = {"max_shared_mem", "max_num_regs", "multiprocessor_count", "warpSize", "sm_clock_rate",
+               "mem_clock_rate", "mem_bus_width"}
+HIP_KEYS = NVIDIA_KEYS | {"arch", "max_threads_per_sm", "cooperativeLaunch"}
+
+
+def limits(name):
+    return NVIDIA_LIMITS.get(name) or AMD_LIMITS[name]
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_device_queries_answer_from_the_targets_table(name):
+    lim = limits(name)
+    with virtual_gpu(Target(name)):
+        assert torch.cuda.is_available() and torch.cuda.device_count() == 1 and torch.cuda.current_device() == 0
+        props = torch.cuda.get_device_properties()
+        for device in (0, "cuda", "cuda:0", torch.device("cuda")):
+            assert torch.cuda.get_device_properties(device) == props
+        assert props.multi_processor_count == lim.chip.units and props.name == lim.chip.name
+        assert torch.cuda.get_device_name() == lim.chip.name
+        assert props.L2_cache_size == lim.chip.l2_bytes and props.total_memory == lim.chip.memory_bytes
+        assert torch.cuda.get_device_capability() == (props.major, props.minor)
+        triton_props = driver.active.utils.get_device_properties(0)
+        target = driver.active.get_current_target()
+        if name.startswith("sm_"):
+            assert torch.cuda.get_device_capability() == divmod(int(name[3:]), 10)
+            assert set(triton_props) == NVIDIA_KEYS and props.warp_size == triton_props["warpSize"] == 32
+            assert triton_props["max_shared_mem"] == props.shared_memory_per_block_optin == lim.max_shared_per_block
+            assert props.max_threads_per_multi_processor == lim.max_warps_per_sm * 32
+            assert torch.version.hip is None and target.backend == "cuda" and target.arch == int(name[3:])
+        else:
+            assert set(triton_props) == HIP_KEYS and props.warp_size == triton_props["warpSize"] == 64
+            assert triton_props["max_shared_mem"] == props.shared_memory_per_block == lim.lds_per_cu
+            assert props.gcnArchName.split(":")[0] == triton_props["arch"].split(":")[0] == name
+            assert torch.version.hip is not None and target.backend == "hip" and target.arch == name
+        assert triton_props["multiprocessor_count"] == props.multi_processor_count
+        # Triton's own bandwidth formula gives the datasheet's number from these clocks
+        gbps = triton.testing.get_dram_gbps()
+        assert gbps == lim.chip.memory_clock_khz * lim.chip.memory_bus_bits * 2 / 1e6 / 8 > 250
+
+
+def test_targets_are_different_devices():
+    names = {Target(t): describe_virtual_device(Target(t)) for t in TARGETS}
+    assert len(set(names.values())) == len(TARGETS)
+    line = names[Target("sm_90")]
+    assert "virtual" in line and "H100" in line and "sm_90" in line and "interpreter" in line
+
+
+def test_factories_and_moves_give_cpu_tensors_on_the_virtual_device():
+    with virtual_gpu(Target("sm_90")):
+        DEVICE = driver.active.get_active_torch_device()
+        made = [torch.empty(4, device="cuda"), torch.zeros(4, device="cuda:0"), torch.ones(4, device=DEVICE),
+                torch.rand(4, device=0), torch.full((4, ), 2.0, device=torch.device("cuda")),
+                torch.arange(4, device=DEVICE), torch.tensor([1.0, 2.0], device="cuda")]
+        for t in made:
+            assert t.is_cuda and t.device == DEVICE and t.get_device() == 0 and not t.is_cpu
+        host = torch.randn(4)
+        assert not host.is_cuda and host.device == torch.device("cpu") and host.get_device() == -1
+        moved = [host.cuda(), host.to("cuda"), host.to(DEVICE, torch.float16), host.to(made[0]),
+                 host.to(device="cuda:0")]
+        for t in moved:
+            assert t.is_cuda and t.device == DEVICE and t is not host
+        assert moved[2].dtype == torch.float16 and torch.equal(moved[0], host)
+        gpu = made[3]
+        assert gpu.cuda() is gpu and gpu.to("cuda") is gpu
+        back = gpu.cpu()
+        assert back.device.type == "cpu" and back is not gpu
+        back.fill_(7.0)
+        assert not torch.equal(gpu, back), ".cpu() is a copy, as from a GPU"
+        assert gpu.to("cpu").device.type == "cpu" and gpu.to("cpu", torch.float64).dtype == torch.float64
+        # results and views follow their inputs
+        assert (gpu * 2).is_cuda and gpu[1:].is_cuda and torch.empty_like(gpu).is_cuda and gpu.view(2, 2).T.is_cuda
+        assert not (host * 2).is_cuda and not host[1:].is_cuda and not torch.empty_like(host).is_cuda
+        assert torch.empty(3, device=gpu.device).is_cuda and not torch.empty(3, device=host.device).is_cuda
+        with torch.device("cuda"):
+            assert torch.zeros(3).is_cuda
+        model = torch.nn.Linear(4, 4).cpu()
+        assert not model.weight.is_cuda
+        model.cuda()
+        assert model.weight.is_cuda and model(gpu).is_cuda
+        assert torch.empty(4, pin_memory=True).is_pinned() is False
+        for t in made + moved:  # all of it is CPU memory underneath
+            t.untyped_storage().data_ptr()
+
+
+def test_streams_events_seeds_and_memory_calls():
+    with virtual_gpu(Target("sm_90")):
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            assert torch.cuda.current_stream() is s
+        assert torch.cuda.current_stream() is torch.cuda.default_stream()
+        torch.cuda.set_stream(s)
+        s.wait_stream(torch.cuda.default_stream())
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        end.record(s)
+        end.synchronize()
+        torch.cuda.synchronize()
+        assert end.query() and math.isnan(start.elapsed_time(end))
+        with torch.cuda.device(0), torch.cuda.device(torch.device("cuda")):
+            torch.cuda.set_device(0)
+        torch.cuda.manual_seed(3)
+        a = torch.randn(5, device="cuda")
+        torch.cuda.manual_seed_all(3)
+        assert torch.equal(a, torch.randn(5, device="cuda"))
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        assert torch.cuda.memory_allocated() == torch.cuda.max_memory_allocated() == 0
+        free, total = torch.cuda.mem_get_info()
+        assert free == total == torch.cuda.get_device_properties().total_memory
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            a.add_(1)
+        g.replay()
+        assert torch.cuda.is_bf16_supported() and torch.cuda.get_arch_list() == ["sm_90"]
+        assert torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "cuda"
+
+
+@pytest.mark.parametrize("kwargs,shape", [({}, None), ({"quantiles": [0.5, 0.2, 0.8]}, 3),
+                                          ({"quantiles": [0.5]}, None), ({"return_mode": "all"}, 1),
+                                          ({"return_mode": "min", "warmup": 1, "rep": 5}, None)])
+def test_a_benchmark_runs_once_and_is_never_a_measurement(kwargs, shape):
+    calls = []
+    with virtual_gpu(Target("sm_90")):
+        for bench in (triton.testing.do_bench, triton.testing.do_bench_cudagraph, driver.active.get_benchmarker()):
+            calls.clear()
+            result = bench(lambda: calls.append(1), **kwargs)
+            assert calls == [1]
+            values = result if shape is not None else [result]
+            assert len(values) == (shape or 1) and all(isinstance(v, float) and math.isnan(v) for v in values)
+        ms = triton.testing.do_bench(lambda: None)
+        assert math.isnan(2 * 4096 * 4 * 1e-9 / (ms * 1e-3)), "arithmetic on it stays NaN"
+
+
+def test_everything_is_restored_after_the_context():
+    names = ["is_available", "device_count", "get_device_properties", "get_device_capability", "Event",
+             "Stream", "synchronize", "manual_seed", "current_stream", "device", "mem_get_info"]
+    before = {n: torch.cuda.__dict__.get(n) for n in names}
+    accel_before = torch.accelerator.__dict__.get("is_available")
+    testing_before = (triton.testing.do_bench, triton.testing.do_bench_cudagraph, triton.testing.Mark.run)
+    from triton._C.libtriton import nvidia
+    blas_before = nvidia.cublas.CublasLt
+    driver_before, hip_before = driver._active, torch.version.hip
+    depth = torch._C._len_torch_function_stack()
+    with pytest.raises(RuntimeError, match="boom"):
+        with virtual_gpu(Target("gfx942")):
+            x = torch.ones(3, device="cuda")
+            torch.set_default_device("cuda")  # the file leaves a default device behind
+            assert torch.version.hip is not None and nvidia.cublas.CublasLt is not blas_before
+            raise RuntimeError("boom")
+    assert {n: torch.cuda.__dict__.get(n) for n in names} == before
+    assert torch.accelerator.__dict__.get("is_available") is accel_before
+    assert (triton.testing.do_bench, triton.testing.do_bench_cudagraph, triton.testing.Mark.run) == testing_before
+    assert nvidia.cublas.CublasLt is blas_before and driver._active is driver_before
+    assert torch.version.hip == hip_before and torch._C._len_torch_function_stack() == depth
+    assert not torch.cuda.is_available()
+    assert x.device.type == "cpu" and not x.is_cuda, "outside, its tensors are plain CPU tensors"
+    assert torch.zeros(2).device.type == "cpu", "the file's default device is gone"
+
+
+def run(name, target="sm_90", use_interpreter=True):
+    return run_user_file(read_user_file(fixture_path(name)), run_main=True, use_interpreter=use_interpreter,
+                         target=Target(target))
+
+
+@pytest.mark.parametrize("target", ["sm_90", "sm_80", "gfx942"])
+def test_a_tutorial_style_file_runs_unchanged(target):
+    result = run("virtual_gpu_tour.py", target)
+    assert result.error is None, result.user_traceback
+    seen = result.namespace["SEEN"]
+    sms = limits(target).chip.units
+    assert seen["available"] and seen["torch_sms"] == sms and seen["correct"]
+    assert seen["hopper"] == (target == "sm_90")
+    assert all(math.isnan(t) for t in seen["timings"]) and len(seen["timings"]) == 2
+    # the sweep ran once, at its first x value, for each line
+    assert seen["bench_calls"] == [(1024, "triton"), (1024, "torch")]
+    assert "ran once at size=1024" in result.output and "nothing timed" in result.output
+    grids = [launch.grid for launch in result.launches]
+    assert grids[0] == (min(sms, 196), ) and grids[-1] == (4, )  # the persistent grid follows the SM count
+
+
+@pytest.mark.parametrize("target", ["sm_90", "gfx942"])
+def test_warmup_compiles_and_the_compiled_kernel_launches(target):
+    from irscope.core.toolchain import amdgcn_resources, cubin_resources
+    from irscope.core.triton_compat import compile_specialized, specialize
+    result = run("virtual_gpu_warmup.py", target)
+    assert result.error is None, result.user_traceback
+    seen = result.namespace["SEEN"]
+    assert seen["correct"] and seen["n_regs"] > 0 and seen["n_spills"] == 0
+    warm, launched = result.launches
+    assert launched.grid == (seen["programs"], 1, 1)
+    assert launched.args[-1] == 1, "the compiled constexpr (PROGRAMS=1), not the one passed, as on a GPU"
+    # the same numbers from an independent compile of the captured launch (AMD: from the assembly text)
+    compiled = compile_specialized(warm.jit, specialize(warm.jit, warm.args, warm.kwargs, Target(target)),
+                                   Target(target))
+    resources = cubin_resources(compiled.asm["cubin"], 0, 90) if target == "sm_90" else \
+        amdgcn_resources(compiled.asm["amdgcn"], 0)
+    assert resources.registers == seen["n_regs"] and compiled.metadata.shared == seen["shared"]
+
+
+def test_with_a_gpu_nothing_is_faked(tmp_path):
+    # use_interpreter=False is the GPU path: the file sees this machine's real torch
+    path = tmp_path / "probe.py"
+    path.write_text("import torch\nAVAILABLE = torch.cuda.is_available()\ntry:\n"
+                    "    DEVICE = torch.zeros(1, device='cuda').device.type\nexcept Exception:\n    DEVICE = None\n")
+    result = run_user_file(read_user_file(str(path)), run_main=True, use_interpreter=False, target=Target("sm_90"))
+    assert result.error is None, result.user_traceback
+    real = torch.cuda.is_available()
+    assert result.namespace["AVAILABLE"] == real and result.namespace["DEVICE"] == ("cuda" if real else None)
