@@ -133,6 +133,19 @@ def test_streams_events_seeds_and_memory_calls():
         assert torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "cuda"
 
 
+def test_torch_compile_traces_on_the_virtual_gpu():
+    # Dynamo keeps one rule per torch object: every stand-in must be its own object (one shared no-op
+    # function under several torch.cuda names made torch.compile refuse to start)
+    from irscope.core.virtual_cuda import VirtualDeviceProperties, accelerator_namespace, cuda_namespace
+    props = VirtualDeviceProperties("x", 9, 0, 1, 1, 32, 2048, 1024, 65536, 1, 1, 1, 1, 1, 1, 1)
+    cuda = cuda_namespace(props, "sm_90")
+    objects = list(cuda.values()) + list(accelerator_namespace(cuda).values())
+    assert len({id(o) for o in objects}) == len(objects)
+    with virtual_gpu(Target("sm_90")):
+        f = torch.compile(lambda x: (x * 2).sum() + torch.cuda.device_count(), backend="eager")
+        assert f(torch.ones(3, device="cuda")).item() == 7.0
+
+
 @pytest.mark.parametrize("kwargs,shape", [({}, None), ({"quantiles": [0.5, 0.2, 0.8]}, 3),
                                           ({"quantiles": [0.5]}, None), ({"return_mode": "all"}, 1),
                                           ({"return_mode": "min", "warmup": 1, "rep": 5}, None)])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,6 +162,20 @@ def _seed(seed) -> None:
     torch.default_generator.manual_seed(int(seed))
 
 
+def _distinct(namespace: dict[str, Any]) -> dict[str, Any]:
+    """Each name its own object: torch.compile (Dynamo) keeps one tracing rule per torch object, and refuses an
+    object it finds under two names with different rules. A function is copied; a helper class subclassed."""
+    out = {}
+    for name, value in namespace.items():
+        if isinstance(value, types.FunctionType):
+            value = types.FunctionType(value.__code__, value.__globals__, name, value.__defaults__, value.__closure__)
+            value.__qualname__ = name
+        elif value is _Nothing:
+            value = type(name, (_Nothing, ), {})
+        out[name] = value
+    return out
+
+
 def cuda_namespace(props: VirtualDeviceProperties, arch: str) -> dict[str, Any]:
     """Every `torch.cuda` name the virtual GPU replaces, and its stand-in."""
     default_stream = Stream()
@@ -178,7 +193,7 @@ def cuda_namespace(props: VirtualDeviceProperties, arch: str) -> dict[str, Any]:
         finally:
             current["stream"] = previous
 
-    return {
+    return _distinct({
         "is_available": lambda: True,
         "is_initialized": lambda: True,
         "init": _none,
@@ -198,7 +213,7 @@ def cuda_namespace(props: VirtualDeviceProperties, arch: str) -> dict[str, Any]:
         "ipc_collect": _none,
         "Event": Event,
         "Stream": Stream,
-        "ExternalStream": Stream,
+        "ExternalStream": type("ExternalStream", (Stream, ), {}),
         "current_stream": lambda device=None: current["stream"],
         "default_stream": lambda device=None: default_stream,
         "set_stream": set_stream,
@@ -230,12 +245,12 @@ def cuda_namespace(props: VirtualDeviceProperties, arch: str) -> dict[str, Any]:
         "memory_summary": lambda device=None, abbreviated=False: "virtual GPU: no memory statistics (no GPU here)",
         "mem_get_info": lambda device=None: (props.total_memory, props.total_memory),
         "set_per_process_memory_fraction": _none,
-    }
+    })
 
 
 def accelerator_namespace(cuda: dict[str, Any]) -> dict[str, Any]:
     """`torch.accelerator` (torch 2.6 on) for the same device."""
-    return {
+    return _distinct({
         "is_available": lambda: True,
         "current_accelerator": lambda check_available=False: torch.device("cuda"),
         "device_count": lambda: 1,
@@ -253,4 +268,4 @@ def accelerator_namespace(cuda: dict[str, Any]) -> dict[str, Any]:
         "memory_reserved": _zero,
         "max_memory_reserved": _zero,
         "reset_peak_memory_stats": _none,
-    }
+    })
