@@ -219,7 +219,10 @@ def test_warmup_compiles_and_the_compiled_kernel_launches(target):
     assert seen["correct"] and seen["n_regs"] > 0 and seen["n_spills"] == 0
     warm, launched = result.launches
     assert launched.grid == (seen["programs"], 1, 1)
-    assert launched.args[-1] == 1, "the compiled constexpr (PROGRAMS=1), not the one passed, as on a GPU"
+    assert launched.kwargs["PROGRAMS"] == 1, "the compiled constexpr (PROGRAMS=1), not the one passed, as on a GPU"
+    # the launch compiles exactly as the warmup did, num_stages (a parameter and an option) included
+    specs = [specialize(r.jit, r.args, r.kwargs, Target(target)) for r in (warm, launched)]
+    assert specs[0].cache_key() == specs[1].cache_key() and specs[0].options.num_stages == 2
     # the same numbers from an independent compile of the captured launch (AMD: from the assembly text)
     compiled = compile_specialized(warm.jit, specialize(warm.jit, warm.args, warm.kwargs, Target(target)),
                                    Target(target))

@@ -70,14 +70,17 @@ class VirtualLauncher:
         if not isinstance(self.jit, JITFunction):
             raise RuntimeError("irscope: this compiled kernel has no @triton.jit source, so the virtual GPU "
                                "cannot run it; launch the @triton.jit function instead")
-        params = {p.name for p in self.jit.params}
-        options = {k: getattr(self.metadata, k) for k in ("num_warps", "num_stages", "num_ctas")
-                   if k not in params and hasattr(self.metadata, k)}
+        names = [p.name for p in self.jit.params]
         args = list(args)
         for path, value in self.constants.items():
             if isinstance(path, tuple) and len(path) == 1 and path[0] < len(args):
                 args[path[0]] = value
-        self.jit.run(*args, grid=(grid_x, grid_y, grid_z), warmup=False, **options)
+        # By keyword: a parameter that is also a launch option (tutorial 02's `num_stages`) was given to the
+        # warmup as one keyword, which set both; passed the same way, it sets both again.
+        bound = dict(zip(names, args))
+        options = {k: getattr(self.metadata, k) for k in ("num_warps", "num_stages", "num_ctas")
+                   if k not in bound and hasattr(self.metadata, k)}
+        self.jit.run(grid=(grid_x, grid_y, grid_z), warmup=False, **bound, **options)
 
 
 class VirtualDriver(_CpuDriver):
