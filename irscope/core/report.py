@@ -75,12 +75,13 @@ def build_report(ws: Workspace, comps: list[Compilation]) -> dict[str, Any]:
     if ws.run_warning:
         doc["warning"] = ws.run_warning
     doc["notes"] = list(ws.notes)
+    doc["device"] = ws.device
     return doc
 
 
 def format_report(doc: dict[str, Any]) -> str:
     """The human-readable report: one block per compilation."""
-    out: list[str] = []
+    out: list[str] = [f"device: {doc['device']}"] if doc.get("device") else []
     for k in doc["kernels"]:
         grid = "×".join(map(str, k["grid"])) if k["grid"] else "unknown"
         out.append(f"{k['name']}  ({k['file']}:{k['line']})  target {k['target']}  grid {grid}")

@@ -117,6 +117,7 @@ class Workspace:
     overrides: Overrides
     run_warning: str | None = None
     notes: list[str] = field(default_factory=list)  # what the run skipped or cut short, one line each
+    device: str = ""  # the GPU the file saw: this machine's, or irscope's virtual one (said so)
 
     # ---- kernels and launches
 
@@ -272,8 +273,8 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     if not kernels:
         if result.error is not None:
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
-        raise IrscopeError(f"{user_file.shown} defines no @triton.jit kernel; open a file that defines one, "
-                           f"e.g. kernels/add.py")
+        raise IrscopeError(f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"
+                           f"; open a file that defines or launches one, e.g. kernels/add.py")
     by_jit = {id(k.jit): k for k in kernels}
     _check_arg_names(overrides, kernels, user_file)
     launches = [_launch(raw, by_jit, overrides) for raw in result.launches if id(raw.jit) in by_jit]
@@ -292,7 +293,15 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     if result.stopped:
         notes.append(f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "
                      f"give it longer)")
-    return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes)
+    return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes,
+                     _device_line(resolved, local))
+
+
+def _device_line(target: Target, local: Target | None) -> str:
+    if local is None:
+        from .virtual_gpu import describe_virtual_device
+        return describe_virtual_device(target)
+    return f"this machine's GPU ({local.name}); launches ran on it, compiled for {target.name}"
 
 
 def _exception_line(exc: BaseException) -> str:

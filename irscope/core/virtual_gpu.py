@@ -21,6 +21,7 @@ from .analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
 from .triton_compat import Target
 from .triton_compat.virtual_device import virtual_triton
 from .virtual_cuda import VirtualDeviceProperties, accelerator_namespace, cuda_namespace
+from .virtual_smi import vendor_tool
 from .virtual_tensors import VirtualDeviceMode
 
 _STATIC_SHARED_PER_BLOCK = 48 * 1024  # NVIDIA: a block's shared memory without the opt-in attribute
@@ -145,7 +146,7 @@ def virtual_gpu(target: Target) -> Iterator[VirtualDeviceProperties]:
             if not target.is_nvidia:
                 patch(torch.version, "hip", "6.4.0")  # code that picks a backend asks torch.version.hip
             with virtual_triton(target, triton_device_properties(target), (props.major, props.minor),
-                                kernel_loader(target)):
+                                kernel_loader(target)), vendor_tool(props.name, target.is_nvidia):
                 VirtualDeviceMode().__enter__()
                 try:
                     yield props

@@ -565,6 +565,9 @@ class IrscopeApp(App):
         if len(self.comps) > 1:
             number = next((n + 1 for n, c in enumerate(self.comps) if c is comp), "·")
             head.append(f"  ({number}/{len(self.comps)}; p: pick)", style="dim")
+        if self.ws is not None and self.ws.device.startswith("virtual"):
+            # no GPU here: the file saw irscope's virtual one, and no timing it printed is a measurement
+            head.append("  virtual GPU", style="yellow")
         if comp.launch.guesses:
             head.append("  guessed: ", style="bold yellow")
             head.append(", ".join(f"{n}={v.split()[1] if v.startswith('a *') else v.split()[0]}"
