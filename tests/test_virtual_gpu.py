@@ -8,6 +8,8 @@ import triton
 import triton.testing
 from triton.runtime import driver
 
+import json
+
 from conftest import fixture_path
 from irscope.core.analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
 from irscope.core.capture import run_user_file
@@ -240,3 +242,12 @@ def test_with_a_gpu_nothing_is_faked(tmp_path):
     assert result.error is None, result.user_traceback
     real = torch.cuda.is_available()
     assert result.namespace["AVAILABLE"] == real and result.namespace["DEVICE"] == ("cuda" if real else None)
+
+
+def test_an_operator_a_library_registers_for_cuda_runs_its_triton_kernel_on_the_virtual_gpu(cli):
+    """With a GPU, torch.neg on a CUDA tensor runs the library's registration; on the virtual GPU too
+    (one launch, the CUDA tensor's), while a host tensor keeps torch's CPU kernel (no second launch)."""
+    code, out, err = cli("report", fixture_path("cuda_operator.py"), "--json")
+    assert code == 0, err
+    (kernel,) = json.loads(out)["kernels"]
+    assert kernel["name"] == "neg_kernel" and kernel["grid"] == [4, 1, 1]

@@ -112,18 +112,26 @@ def no_terminal(notes: list[str], path: str) -> Iterator[None]:
             notes.append(text)
 
     def skip_breakpoint(*_args, **_kwargs) -> None:
-        note(f"breakpoint(){where()} skipped (no debugger under irscope)")
+        note(f"breakpoint(){where()} skipped (no debugger under irscope)")  # pdb's and ipdb's set_trace too
 
     def no_input(*_args, **_kwargs) -> str:
         note(f"input(){where()} got end of file (irscope runs the file without a terminal)")
         raise EOFError("irscope runs the file without a terminal")
 
-    saved = (sys.breakpointhook, pdb.set_trace, builtins.input)
+    # ipdb (often not installed at all where irscope runs) stops the same way: a stand-in skips it too.
+    ipdb = types.ModuleType("ipdb")
+    ipdb.set_trace = ipdb.post_mortem = ipdb.pm = skip_breakpoint
+    saved = (sys.breakpointhook, pdb.set_trace, builtins.input, sys.modules.get("ipdb"))
     sys.breakpointhook, pdb.set_trace, builtins.input = skip_breakpoint, skip_breakpoint, no_input
+    sys.modules["ipdb"] = ipdb
     try:
         yield
     finally:
-        sys.breakpointhook, pdb.set_trace, builtins.input = saved
+        sys.breakpointhook, pdb.set_trace, builtins.input = saved[:3]
+        if saved[3] is None:
+            sys.modules.pop("ipdb", None)
+        else:
+            sys.modules["ipdb"] = saved[3]
 
 
 _IRSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -16,11 +16,13 @@ import threading
 from typing import Any, Iterator
 
 import torch
+from torch.utils._python_dispatch import _pop_mode
 
 from .analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
 from .triton_compat import Target
 from .triton_compat.virtual_device import virtual_triton
 from .virtual_cuda import VirtualDeviceProperties, accelerator_namespace, cuda_namespace
+from .virtual_dispatch import LibraryCudaKernels
 from .virtual_smi import vendor_tool
 from .virtual_tensors import VirtualDeviceMode
 
@@ -148,9 +150,13 @@ def virtual_gpu(target: Target) -> Iterator[VirtualDeviceProperties]:
             with virtual_triton(target, triton_device_properties(target), (props.major, props.minor),
                                 kernel_loader(target)), vendor_tool(props.name, target.is_nvidia):
                 VirtualDeviceMode().__enter__()
+                dispatch_depth = torch._C._len_torch_dispatch_stack()
+                LibraryCudaKernels().__enter__()
                 try:
                     yield props
                 finally:
+                    while torch._C._len_torch_dispatch_stack() > dispatch_depth:
+                        _pop_mode()
                     while torch._C._len_torch_function_stack() > depth:
                         torch._C._pop_torch_function_stack()
                     _restore_default_device_context(default_device)

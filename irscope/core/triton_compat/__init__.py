@@ -326,7 +326,10 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool)
             return compile_for_active_target(self, args, kwargs)
         try:
             with _grid_executor_uses_fixed_patch():
-                return _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+                _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+            # A real launch returns the compiled kernel, and files print its `.asm["ptx"]`; compiling it
+            # on every launch would slow the run down, so it is compiled when first looked at.
+            return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs))
         except Exception as exc:  # noqa: BLE001 - the interpreter's gap or the kernel's bug: the launch is kept
             # The launch was recorded before it ran, so it is compiled and shown all the same; the file's
             # run goes on (its outputs are left unwritten), and the failure is said where it matters.
@@ -352,6 +355,7 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool)
             if not outer[1] or not self.configs:
                 return None
             config = self.configs[0]
+            self.best_config = config  # what the autotuner leaves behind for callers that read it
             merged = {**kwargs, **config_kwargs(config)}
             _state.autotune, _state.execute, _state.record = (0, count), True, False
             if config.pre_hook is not None:
@@ -407,6 +411,22 @@ def interpreter_failure(exc: BaseException, jit: JITFunction) -> str:
     text = str(exc).strip().splitlines()
     detail = f"{type(exc).__name__}: {text[-1]}" if text else type(exc).__name__
     return f"{detail} (at line {line})" if line else detail
+
+
+class CompiledWhenUsed:
+    """What a launch returns on the virtual GPU: the CompiledKernel a GPU launch would, compiled the
+    first time an attribute of it is read."""
+
+    def __init__(self, compile_it: Callable[[], Any]):
+        self._compile_it = compile_it
+        self._kernel = None
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._kernel is None:
+            self._kernel = self._compile_it()
+        return getattr(self._kernel, name)
 
 
 def compile_for_active_target(jit: JITFunction, args: tuple, kwargs: dict):

@@ -1,0 +1,35 @@
+"""Torch operators that a library implements for CUDA, run on the virtual GPU.
+
+Kernel libraries such as flag-gems replace ATen operators for the CUDA device with their own Python
+functions, which launch Triton kernels (`torch.library` registrations under the CUDA dispatch key). A CPU
+build of torch has no CUDA kernels of its own, so a registration there is the library's. On a GPU, an
+operator on CUDA tensors would run it; with the virtual GPU the tensors live in CPU memory and torch
+would pick its CPU kernel instead. `LibraryCudaKernels` sends such an operator, when a tensor argument is
+on the virtual GPU, to the CUDA registration, as a GPU would: its launches are then captured."""
+
+from __future__ import annotations
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .virtual_tensors import _is_host
+
+_CUDA = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
+
+
+def _on_virtual_gpu(values) -> bool:
+    for value in values:
+        if isinstance(value, torch.Tensor) and not _is_host(value):
+            return True
+        if isinstance(value, (list, tuple)) and _on_virtual_gpu(value):
+            return True
+    return False
+
+
+class LibraryCudaKernels(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if (torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CUDA")
+                and (_on_virtual_gpu(args) or _on_virtual_gpu(kwargs.values()))):
+            return func.redispatch(_CUDA, *args, **kwargs)
+        return func(*args, **kwargs)
