@@ -106,7 +106,7 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
 
 
 def _child(mode: str, path: str, target: str, cache: str, out_json: str, hide_gpu: bool) -> str:
-    env = dict(os.environ, TRITON_CACHE_DIR=cache, PYTHONPATH=ROOT)
+    env = dict(os.environ, TRITON_CACHE_DIR=cache, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
     if hide_gpu:
         env["CUDA_VISIBLE_DEVICES"] = ""
     try:

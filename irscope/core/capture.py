@@ -90,8 +90,20 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
             sys.modules.pop(module_name, None)
         sys.argv = saved_argv
         sys.path[:] = saved_path
-    result.output = output.getvalue() if isinstance(output, io.StringIO) else ""
+    result.output = output.getvalue() if isinstance(output, io.StringIO) else _worker_output_tail()
     return result
+
+
+def _worker_output_tail(size: int = 4096) -> str:
+    """The end of what the file printed, in a worker process (where it went to the front end's file)."""
+    sys.__stdout__.flush()
+    try:
+        with open(os.path.join(os.environ["IRSCOPE_WORKER_TMP"], "file-output"), "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - size))
+            return f.read().decode("utf-8", "replace")
+    except (OSError, KeyError):
+        return ""
 
 
 @contextlib.contextmanager

@@ -118,6 +118,7 @@ class Workspace:
     run_warning: str | None = None
     notes: list[str] = field(default_factory=list)  # what the run skipped or cut short, one line each
     device: str = ""  # the GPU the file saw: this machine's, or irscope's virtual one (said so)
+    last_output: str = ""  # the last line the file printed (why it launched nothing, often)
 
     # ---- kernels and launches
 
@@ -231,7 +232,8 @@ class Workspace:
                 launched = self.kernels
             else:
                 names = ", ".join(k.name for k in self.kernels)
-                raise IrscopeError(f"{self.user_file.shown} launches no kernel from its __main__ code; pick one "
+                said = f" (the last thing it printed: {self.last_output!r})" if self.last_output else ""
+                raise IrscopeError(f"{self.user_file.shown} launches no kernel from its __main__ code{said}; pick one "
                                    f"with --kernel NAME (kernels: {names}) and give its arguments with -D/--arg")
         out: list[Compilation] = []
         for kernel in launched:
@@ -293,8 +295,9 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     if result.stopped:
         notes.append(f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "
                      f"give it longer)")
+    printed = [line.strip() for line in result.output.splitlines() if line.strip()]
     return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes,
-                     _device_line(resolved, local))
+                     _device_line(resolved, local), printed[-1][:200] if printed else "")
 
 
 def _device_line(target: Target, local: Target | None) -> str:
