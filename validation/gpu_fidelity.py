@@ -48,7 +48,9 @@ def collect_real(path: str, out_json: str) -> None:
         import triton.testing
         from irscope.core.triton_compat.virtual_device import run_first_point
         triton.testing.Mark.run = run_first_point
-    namespace = runpy.run_path(path, run_name="__main__")
+    from irscope.core.capture import no_terminal
+    with no_terminal([], path):  # a file's ipdb.set_trace() / input() would wait for a terminal
+        namespace = runpy.run_path(path, run_name="__main__")
     torch.cuda.synchronize()
     kernels = []
     seen = set()
