@@ -573,7 +573,7 @@ class IrscopeApp(App):
             head.append(", ".join(f"{n}={v.split()[1] if v.startswith('a *') else v.split()[0]}"
                                   for n, v in comp.launch.guesses.items()), style="yellow")
         if comp.launch.interp_error:
-            head.append("  interpreter failed on this launch", style="bold yellow")
+            head.append("  interpreter failed", style="bold yellow")
         self.query_one("#header", Static).update(head)
 
     # ---- panes and layout
