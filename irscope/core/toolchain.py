@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
@@ -10,6 +9,7 @@ import subprocess
 import tempfile
 
 from .model import Resources
+from .patching import write_atomically
 from .triton_compat import find_tool, triton_cache_dir
 
 # nvdisasm: -c code only; -gi source lines from .debug_line with inlined-at frames.
@@ -45,15 +45,7 @@ def _cached_tool_output(kind: str, args: tuple[str, ...], cubin: bytes) -> str:
     except OSError:
         pass
     text = _run_on_cubin("nvdisasm", args, cubin)
-    partial = f"{cached}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(cached), exist_ok=True)
-        with open(partial, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(partial, cached)
-    except OSError:  # a read-only or full cache: the text is still right, only not kept
-        with contextlib.suppress(OSError):
-            os.unlink(partial)
+    write_atomically(cached, text)  # a read-only or full cache: the text is still right, only not kept
     return text
 
 

@@ -22,6 +22,7 @@ from .analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
 from .triton_compat import Target
 from .triton_compat.virtual_device import virtual_triton
 from .virtual_cuda import VirtualDeviceProperties, accelerator_namespace, cuda_namespace
+from .patching import Patches
 from .virtual_dispatch import LibraryCudaKernels
 from .virtual_smi import vendor_tool
 from .virtual_tensors import VirtualDeviceMode
@@ -116,7 +117,6 @@ def describe_virtual_device(target: Target) -> str:
 
 # One virtual GPU at a time in this process: torch.cuda is a module, shared by every thread.
 _lock = threading.RLock()
-_MISSING = object()
 
 
 @contextlib.contextmanager
@@ -128,11 +128,8 @@ def virtual_gpu(target: Target) -> Iterator[VirtualDeviceProperties]:
     popped, and torch's default device is what it was."""
     props = device_properties(target)
     with _lock:
-        saved: list[tuple[Any, str, Any]] = []
-
-        def patch(owner, name: str, value) -> None:
-            saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
-            setattr(owner, name, value)
+        patches = Patches()
+        patch = patches.patch
 
         default_device = _default_device_context()
         depth = torch._C._len_torch_function_stack()
@@ -161,11 +158,7 @@ def virtual_gpu(target: Target) -> Iterator[VirtualDeviceProperties]:
                         torch._C._pop_torch_function_stack()
                     _restore_default_device_context(default_device)
         finally:
-            for owner, name, value in reversed(saved):
-                if value is _MISSING:
-                    delattr(owner, name)
-                else:
-                    setattr(owner, name, value)
+            patches.restore()
 
 
 def _default_device_context() -> tuple:

@@ -24,6 +24,7 @@ from typing import Callable
 
 import triton
 from triton.compiler import ASTSource
+from ..patching import write_atomically
 
 _state: dict[str, str | None] = {"temporary": None, "irscope_dir": None, "warning": None, "unsaid": None}
 
@@ -227,17 +228,7 @@ def remember_triton_key() -> None:
 
 
 def _write_memo(path: str, text: str) -> None:
-    partial = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(partial, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(partial, path)
-    except OSError:
-        try:
-            os.unlink(partial)
-        except OSError:
-            pass
+    write_atomically(path, text)
 
 
 def triton_install_key() -> str:

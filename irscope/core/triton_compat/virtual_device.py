@@ -23,6 +23,7 @@ import triton.testing as _testing
 from triton.runtime.driver import driver as _driver_registry
 
 from . import JITFunction, Target, _CpuDriver
+from ..patching import Patches
 
 NOT_MEASURED = math.nan  # what every virtual benchmark returns
 
@@ -212,12 +213,8 @@ def virtual_triton(target: Target, properties: dict[str, Any], capability: tuple
     """Make Triton see a device of `target` while the block runs: `properties` is what
     `get_device_properties` answers, `loader` reads a compiled kernel's numbers from its binary."""
     saved_active = _driver_registry._active
-    saved: list[tuple[Any, str, Any]] = []
-
-    def patch(owner, name: str, value) -> None:
-        saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
-        setattr(owner, name, value)
-
+    patches = Patches()
+    patch = patches.patch
     try:
         _driver_registry.set_active(VirtualDriver(target, properties, capability, loader))
         for name, fn in _TESTING_PATCHES.items():
@@ -228,14 +225,7 @@ def virtual_triton(target: Target, properties: dict[str, Any], capability: tuple
             patch(owner, name, VirtualBlas)
         yield
     finally:
-        for owner, name, value in reversed(saved):
-            if value is _MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, value)
+        patches.restore()
         _driver_registry._active = saved_active
-
-
-_MISSING = object()
 
 __all__ = ["NOT_MEASURED", "VirtualDriver", "do_bench_once", "run_first_point", "virtual_triton"]
