@@ -49,6 +49,7 @@ def collect_real(path: str, out_json: str) -> None:
         from irscope.core.triton_compat.virtual_device import run_first_point
         triton.testing.Mark.run = run_first_point
     from irscope.core.capture import no_terminal
+    sys.argv = [path]  # the file's own argument parser must not see this script's arguments
     with no_terminal([], path):  # a file's ipdb.set_trace() / input() would wait for a terminal
         namespace = runpy.run_path(path, run_name="__main__")
     torch.cuda.synchronize()
@@ -56,7 +57,13 @@ def collect_real(path: str, out_json: str) -> None:
     seen = set()
     # Every kernel the JIT compiled, wherever it is defined: the file's own, a sibling module's, a library's.
     import gc
-    everywhere = [obj for obj in gc.get_objects() if isinstance(obj, JITFunction)]
+    everywhere = []
+    for obj in gc.get_objects():
+        try:
+            if isinstance(obj, JITFunction):
+                everywhere.append(obj)
+        except ReferenceError:  # a weak proxy whose object is gone
+            pass
     for value in [*namespace.values(), *everywhere]:
         while isinstance(value, (Autotuner, Heuristics)):
             value = value.fn

@@ -5,7 +5,11 @@ functions, which launch Triton kernels (`torch.library` registrations under the 
 build of torch has no CUDA kernels of its own, so a registration there is the library's. On a GPU, an
 operator on CUDA tensors would run it; with the virtual GPU the tensors live in CPU memory and torch
 would pick its CPU kernel instead. `LibraryCudaKernels` sends such an operator, when a tensor argument is
-on the virtual GPU, to the CUDA registration, as a GPU would: its launches are then captured."""
+on the virtual GPU, to the CUDA registration, as a GPU would: its launches are then captured.
+
+Only with a CPU build of torch: a CUDA build (on a machine whose GPU is hidden or absent) has CUDA kernels
+of its own for every operator, which cannot run on CPU memory, and a library's registration cannot be
+told from them; there the operators run on the CPU and the library's kernels are not captured."""
 
 from __future__ import annotations
 

@@ -148,7 +148,8 @@ def virtual_gpu(target: Target) -> Iterator[VirtualDeviceProperties]:
                                 kernel_loader(target)), vendor_tool(props.name, target.is_nvidia):
                 VirtualDeviceMode().__enter__()
                 dispatch_depth = torch._C._len_torch_dispatch_stack()
-                LibraryCudaKernels().__enter__()
+                if torch.version.cuda is None:  # see virtual_dispatch.py: only a CPU build can tell
+                    LibraryCudaKernels().__enter__()
                 try:
                     yield props
                 finally:
