@@ -9,9 +9,15 @@ on the virtual GPU, to the CUDA registration, as a GPU would: its launches are t
 
 Only with a CPU build of torch: a CUDA build (on a machine whose GPU is hidden or absent) has CUDA kernels
 of its own for every operator, which cannot run on CPU memory, and a library's registration cannot be
-told from them; there the operators run on the CPU and the library's kernels are not captured."""
+told from them; there the operators run on the CPU and the library's kernels are not captured.
+
+The mode is pushed only once the file registers a CUDA kernel (`route_cuda_registrations`): any torch
+dispatch mode makes torch import TorchDynamo on the next operator, over a second that a file with no
+such library should not pay."""
 
 from __future__ import annotations
+
+import threading
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -37,3 +43,24 @@ class LibraryCudaKernels(TorchDispatchMode):
                 and (_on_virtual_gpu(args) or _on_virtual_gpu(kwargs.values()))):
             return func.redispatch(_CUDA, *args, **kwargs)
         return func(*args, **kwargs)
+
+
+_routed = threading.local()
+
+
+def route_cuda_registrations(original_impl):
+    """`torch.library.Library.impl`, which also starts routing (in the registering thread, the file's)
+    when a kernel is registered for the CUDA dispatch key."""
+    def impl(self, op_name, fn, dispatch_key="", *args, **kwargs):
+        result = original_impl(self, op_name, fn, dispatch_key, *args, **kwargs)
+        key = str(dispatch_key or kwargs.get("dispatch_key", ""))
+        if key == "CUDA" and not getattr(_routed, "on", False):
+            LibraryCudaKernels().__enter__()  # popped by virtual_gpu() with every mode the run pushed
+            _routed.on = True
+        return result
+    return impl
+
+
+def routing_stopped() -> None:
+    """The run is over and its modes are popped: the next run starts without routing."""
+    _routed.on = False

@@ -23,7 +23,7 @@ from .triton_compat import Target
 from .triton_compat.virtual_device import virtual_triton
 from .virtual_cuda import VirtualDeviceProperties, accelerator_namespace, cuda_namespace
 from .patching import Patches
-from .virtual_dispatch import LibraryCudaKernels
+from .virtual_dispatch import route_cuda_registrations, routing_stopped
 from .virtual_smi import vendor_tool
 from .virtual_tensors import VirtualDeviceMode
 
@@ -149,12 +149,13 @@ def virtual_gpu(target: Target) -> Iterator[VirtualDeviceProperties]:
                 VirtualDeviceMode().__enter__()
                 dispatch_depth = torch._C._len_torch_dispatch_stack()
                 if torch.version.cuda is None:  # see virtual_dispatch.py: only a CPU build can tell
-                    LibraryCudaKernels().__enter__()
+                    patch(torch.library.Library, "impl", route_cuda_registrations(torch.library.Library.impl))
                 try:
                     yield props
                 finally:
                     while torch._C._len_torch_dispatch_stack() > dispatch_depth:
                         _pop_mode()
+                    routing_stopped()
                     while torch._C._len_torch_function_stack() > depth:
                         torch._C._pop_torch_function_stack()
                     _restore_default_device_context(default_device)
