@@ -251,3 +251,17 @@ def test_an_operator_a_library_registers_for_cuda_runs_its_triton_kernel_on_the_
     assert code == 0, err
     (kernel,) = json.loads(out)["kernels"]
     assert kernel["name"] == "neg_kernel" and kernel["grid"] == [4, 1, 1]
+
+
+def test_a_file_that_registers_no_cuda_operator_pays_nothing_for_the_route():
+    """A torch dispatch mode makes torch import TorchDynamo (over a second); the route to a library's
+    CUDA operators is pushed only when the file registers one."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT, kernel_path
+    code = ("import sys; from irscope.core.session import open_file; "
+            f"open_file({kernel_path('add.py')!r}, target='sm_90', compile_ahead=False); "
+            "print('torch._dynamo' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stderr[-2000:]
