@@ -143,6 +143,9 @@ def compare(path: str, target: str) -> list[dict]:
         on_gpu = json.load(open(on_gpu_json)) if not err else []
         real = json.load(open(real_json))
         offline = json.load(open(off_json))
+    if not offline:
+        return [{"file": os.path.relpath(path, ROOT), "kernel": "-",
+                 "result": f"offline compiled nothing; the real run compiled {len(real)} kernel(s)"}]
     for comp in offline:
         row = {"file": os.path.relpath(path, ROOT), "kernel": comp["name"]}
         if comp.get("config") is not None:
@@ -225,7 +228,8 @@ def main() -> int:
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         for found in pool.map(lambda p: compare(os.path.abspath(p), args.target), files):
             rows.extend(found)
-            print(found[-1], file=sys.stderr, flush=True)
+            for row in found:
+                print({k: v for k, v in row.items() if k != "raw"}, file=sys.stderr, flush=True)
     text = markdown(rows, args.target)
     print(text)
     if args.out:
