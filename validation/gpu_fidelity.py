@@ -51,7 +51,12 @@ def collect_real(path: str, out_json: str) -> None:
     from irscope.core.capture import no_terminal
     sys.argv = [path]  # the file's own argument parser must not see this script's arguments
     with no_terminal([], path):  # a file's ipdb.set_trace() / input() would wait for a terminal
-        namespace = runpy.run_path(path, run_name="__main__")
+        try:
+            namespace = runpy.run_path(path, run_name="__main__")
+        except SystemExit as exc:  # a file that ends itself with sys.exit(): what it compiled still counts
+            if exc.code not in (None, 0):
+                raise
+            namespace = {}
     torch.cuda.synchronize()
     kernels = []
     seen = set()
@@ -140,7 +145,10 @@ def compare(path: str, target: str) -> list[dict]:
             return [{"file": path, "kernel": "-", "result": f"offline failed: {err}"}]
         on_gpu_json = os.path.join(tmp, "on_gpu.json")
         err = _child("offline", path, target, os.path.join(tmp, "cache-on-gpu"), on_gpu_json, hide_gpu=False)
-        on_gpu = json.load(open(on_gpu_json)) if not err else []
+        on_gpu = json.load(open(on_gpu_json)) if not err and os.path.exists(on_gpu_json) else []
+        if not os.path.exists(real_json) or not os.path.exists(off_json):
+            return [{"file": os.path.relpath(path, ROOT), "kernel": "-",
+                     "result": "a run ended without writing its kernels (the file exited early)"}]
         real = json.load(open(real_json))
         offline = json.load(open(off_json))
     if not offline:
