@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .names import ALL_STAGES, AMD_STAGES, DEFAULT_TARGET, IR_STAGES, NVIDIA_STAGES, TARGETS  # noqa: F401
-from .triton_compat import JITFunction, Target
+from .target import Target
+
+if TYPE_CHECKING:
+    from .triton_compat import JITFunction
 
 
 def stages_for(target: Target) -> tuple[str, ...]:
@@ -20,7 +23,7 @@ class Kernel:
     name: str
     file: str
     line: int  # the line of its `def`
-    jit: JITFunction
+    jit: "JITFunction"
     autotune_configs: list[Any] | None = None  # triton.Config objects
     heuristics: list[str] = field(default_factory=list)
     module: str = ""  # the module that defines it ("__main__" for the opened file)

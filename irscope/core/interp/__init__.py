@@ -15,9 +15,15 @@ API (shared by the stepper and the coalescing analysis):
 Recording never touches the launch's own tensors. with_locals=False does no line tracing.
 """
 
-from .recording import (FrameRef, MemoryAccess, OutOfBoundsAccess, Recording, Step, launch_grid,
-                        normalize_program_id, record_program)
+from .trace import FrameRef, MemoryAccess, OutOfBoundsAccess, Recording, Step, launch_grid, normalize_program_id
 from .values import Value
+
+
+def record_program(*args, **kwargs) -> Recording:
+    """See `recording.record_program` (imported on first use: it needs torch and Triton)."""
+    from .recording import record_program as record
+
+    return record(*args, **kwargs)
 
 __all__ = ["FrameRef", "MemoryAccess", "OutOfBoundsAccess", "Recording", "Step", "Value", "launch_grid",
            "normalize_program_id", "record_program"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .recording import Recording, Step
+from .trace import Recording, Step
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .recording import Recording, Step
+from .trace import Recording, Step
 from .values import Value
 
 

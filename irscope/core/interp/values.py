@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from ..triton_compat import interpreter_value, pointer_elem_bytes
 
 
 @dataclass
@@ -159,6 +158,8 @@ def describe(value: Any, addresses: AddressMap, keep_numbers: bool = True) -> Va
 
     With keep_numbers=False (a recording over its memory budget) a block keeps its summary and
     statistics but not its elements."""
+    from ..triton_compat import interpreter_value, pointer_elem_bytes
+
     parts = interpreter_value(value)
     if parts is not None:
         data, dtype, is_pointer, is_block = parts

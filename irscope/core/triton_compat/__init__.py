@@ -52,27 +52,7 @@ __all__ = [
 # Targets
 
 
-@dataclass(frozen=True)
-class Target:
-    """A compilation target as the user names it (``sm_90``, ``gfx942``)."""
-
-    name: str
-
-    @property
-    def backend(self) -> str:
-        return "hip" if self.name.startswith("gfx") else "cuda"
-
-    @property
-    def is_nvidia(self) -> bool:
-        return self.backend == "cuda"
-
-    def gpu_target(self) -> GPUTarget:
-        if self.is_nvidia:
-            return GPUTarget("cuda", int(self.name.removeprefix("sm_")), 32)
-        return GPUTarget("hip", self.name, 64)
-
-    def __str__(self) -> str:
-        return self.name
+from ..target import Target  # noqa: E402,F401 - defined apart so that front ends can hold one
 
 
 def target_from_gpu_target(gpu_target: GPUTarget) -> Target:
