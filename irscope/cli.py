@@ -155,21 +155,19 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _tui(args) -> int:
-    """Open the app at once; the engine (torch, Triton) loads in its worker while it paints."""
+    """Open the app at once; the file runs in a worker process (torch and Triton load there, never here)."""
     path = args.file
     _check_target(args.target)
     check_kernel_path(path)  # a bad path is one line on stderr, before the screen switches
-    from .tui.app import IrscopeApp  # imports Textual only: the engine loads in the app's worker
+    from .tui.app import IrscopeApp
 
     app = IrscopeApp(path, target=args.target, kernel=args.kernel, config=args.config,
                      run_main=not args.no_run, defines=args.defines, arg_types=args.args)
-    app.run()
+    try:
+        app.run()
+    finally:
+        app.close_session()  # the worker, its compile children and its files
     code = app.return_code or 0
-    # The user's file may still be running in a thread (stuck in C code, or in its own threads): stop the
-    # compile children and leave now rather than wait for it.
-    ahead = sys.modules.get("irscope.core.ahead")
-    if ahead is not None:
-        ahead.stop_all()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -6,12 +6,12 @@ from irscope.tui.stepper import StepperScreen
 
 
 class StepperHarness(App):
-    def __init__(self, workspace, comp, program_id=(0,)):
+    def __init__(self, session, comp, program_id=(0,)):
         super().__init__()
-        self.workspace, self.comp, self.program_id = workspace, comp, program_id
+        self.session, self.comp, self.program_id = session, comp, program_id  # comp: a view from the worker
 
     def on_mount(self) -> None:
-        self.push_screen(StepperScreen(self.workspace, self.comp, self.program_id))
+        self.push_screen(StepperScreen(self.comp, self.program_id))
 
 
 async def wait_recorded(pilot, timeout: float = 30.0) -> StepperScreen:

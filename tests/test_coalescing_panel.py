@@ -12,7 +12,7 @@ from conftest import kernel_path
 from irscope.core.analysis.coalescing import KernelCoalescing
 from irscope.tui.context import CursorContext
 from irscope.tui.panels.coalescing import CoalescingPanel, warp_picture_lines
-from tui_helpers import run_async, source_line_of
+from tui_helpers import open_view, run_async, source_line_of
 
 STRIDED = kernel_path("strided.py")
 LOAD_LINE = source_line_of(STRIDED, "x = tl.load(")
@@ -20,8 +20,9 @@ LOAD_LINE = source_line_of(STRIDED, "x = tl.load(")
 
 @pytest.fixture(scope="module")
 def strided_comp():
-    from irscope.core.session import open_file
-    return open_file(STRIDED, target="sm_90").compile_all()[0]
+    session, view = open_view(STRIDED)
+    yield view
+    session.close()
 
 
 class Harness(App):
@@ -75,8 +76,7 @@ async def test_panel_draws_one_warp_of_the_strided_load(strided_comp):
 
 
 def test_warp_picture_one_sector_per_lane_when_strided(strided_comp):
-    from irscope.core.analysis.coalescing import analyze_coalescing
-    load = next(a for a in analyze_coalescing(strided_comp).accesses if a.kind == "load")
+    load = next(a for a in strided_comp.call("coalescing").accesses if a.kind == "load")
     from irscope.tui.panels.coalescing import LABEL_END
     lines = [line.partition(LABEL_END)[2] for line in warp_picture_lines(load.picture, load.elem_bytes)]
     rows = [line for line in lines if "█" in line]

@@ -7,18 +7,19 @@ from textual.app import App, ComposeResult
 from textual.widgets import TabbedContent, TabPane
 
 from conftest import kernel_path, snapshot_source
-from irscope.core.session import open_file
 from irscope.tui.app import IrscopeApp
 from irscope.tui.context import CursorContext
 from irscope.tui.panels.explain import ExplainPanel
-from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
+from tui_helpers import open_view, pane_showing, run_async, source_line_of, wait_until_shown
 
 ADD = kernel_path("add.py")
 
 
 @pytest.fixture(scope="module")
 def add90():
-    return open_file(ADD, target="sm_90").compile_all()[0]
+    session, view = open_view(ADD)
+    yield view
+    session.close()
 
 
 class Harness(App):

@@ -6,16 +6,28 @@ import pytest
 
 from conftest import fixture_path, kernel_path
 from stepper_harness import StepperHarness, wait_recorded
+from tui_helpers import open_view
 
-from irscope.core.session import open_file
 from irscope.tui.stepper import draw_mask
 
 SIZE = (150, 48)
 
 
+_sessions = []
+
+
 def opened(path):
-    ws = open_file(path, target="sm_90")
-    return ws, ws.compile_all()[0]
+    """(session, view): the worker stays open until the module's tests end."""
+    session, view = open_view(path)
+    _sessions.append(session)
+    return session, view
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_workers():
+    yield
+    while _sessions:
+        _sessions.pop().close()
 
 
 @pytest.fixture(scope="module")

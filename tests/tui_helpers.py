@@ -44,3 +44,16 @@ def run_async(test):
     def wrapper(*args, **kwargs):
         return asyncio.run(test(*args, **kwargs))
     return wrapper
+
+
+def open_view(path: str, target: str = "sm_90"):
+    """A real worker that opened `path`, and its first compilation, prepared (texts, resources) as the TUI
+    gets it. Close the session when done."""
+    import os
+
+    from irscope.worker.remote import open_session
+
+    session = open_session(path)
+    _, comps = session.request("open", path=os.path.abspath(path), target=target, run_main=True, defines=[],
+                               arg_types=[], kernel=None, config=None)
+    return session, session.request("prepare", key=comps[0].key)

@@ -1,7 +1,8 @@
 """The irscope app: a kernel's source and its compiled stages side by side, linked line by line.
 
-The screen paints at once; opening the file (which runs its `__main__`) and compiling happen in a
-thread worker that reports progress. Every pane is a `StageView` (Line API). A cursor move in one pane
+The screen paints at once; opening the file (which runs its `__main__`), compiling and the analyses
+that need the launch happen in a worker process (irscope/worker), waited on from thread workers; this
+process never imports torch or Triton. Every pane is a `StageView` (Line API). A cursor move in one pane
 is turned into a source line (through `LinkIndex`), and every other pane highlights and reveals the
 lines that came from it.
 """
@@ -9,6 +10,7 @@ lines that came from it.
 from __future__ import annotations
 
 import gc
+import threading
 import os
 import textwrap
 from typing import TYPE_CHECKING, Any, Iterable
@@ -23,6 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, ProgressBar, Static, TabbedContent, TabPane
 
 from ..core.names import ALL_STAGES, TARGETS
+from ..worker.textsafe import safe_text
 from .context import CursorContext
 from .highlight import StageText
 from .panels import PANELS, InfoPanel
@@ -41,11 +44,13 @@ STAGE_TITLES = {"source": "Source", "ttir": "TTIR", "ttgir": "TTGIR", "llir": "L
                 "sass": "SASS", "amdgcn": "AMDGCN", "error": "Error"}
 
 
-def _read_registers(comps) -> None:
-    """Registers for the picker's rows: cuobjdump runs in the caller's worker, not on the UI thread."""
-    for comp in comps:
-        if comp.ok:
-            _ = comp.resources
+def _read_registers(session, comps) -> None:
+    """Registers for the picker's rows (cuobjdump runs in the worker; this waits in a thread worker)."""
+    wanted = [comp for comp in comps if comp.ok and comp.resources is None]
+    if wanted:
+        found = session.request("registers", keys=[comp.key for comp in wanted])
+        for comp in wanted:
+            comp.resources = found.get(comp.key)
 
 
 def _spare_the_heap() -> None:
@@ -151,8 +156,9 @@ class IrscopeApp(App):
         self.run_main = run_main
         self.defines = list(defines or [])    # -D NAME=VALUE, parsed in the worker (with the engine)
         self.arg_types = list(arg_types or [])
-        self.ws = None
-        self.capture = None  # the running file's capture budget, while it runs (x: go on with what is captured)
+        self.ws = None        # the opened file (a WorkspaceInfo from the worker)
+        self.session = None   # the worker process that runs the file and answers for it
+        self.capturing = False  # the file is running in the worker (x: go on with what is captured)
         self.comps: list = []           # the file's compilations for the target shown (the picker's rows)
         self.shown_index: int | None = None  # which of them is shown (an edited one stands in for its row)
         self.edits: dict[str, Any] = {}  # values set with `e` for the one shown; `r` applies them again
@@ -175,7 +181,7 @@ class IrscopeApp(App):
     # ---- building the screen
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f"irscope  {self.path}", style="bold"), id="header")
+        yield Static(Text(f"irscope  {safe_text(self.path)}", style="bold"), id="header")
         with Horizontal(id="status"):
             yield Label("", id="status-text")
             yield ProgressBar(total=1.0, show_eta=False, show_percentage=False, id="progress")
@@ -191,8 +197,12 @@ class IrscopeApp(App):
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # let the interpreter's shutdown free everything, as it expects
-        if self.capture is not None:  # the file is still running: stop it
-            self.capture.stop_now()
+        self.close_session()
+
+    def close_session(self) -> None:
+        session, self.session = self.session, None
+        if session is not None:
+            session.close()  # the worker, its compile children and its files: gone
 
     def on_mount(self) -> None:
         self.query_one("#panels").display = False
@@ -210,7 +220,7 @@ class IrscopeApp(App):
         """The user's file in the source pane at once; the other panes wait for the compiler."""
         try:
             with open(self.path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
+                text = safe_text(f.read())
         except OSError:
             return
         pane = self.panes[0]
@@ -221,7 +231,13 @@ class IrscopeApp(App):
             other.set_title(Text(f" {STAGE_TITLES.get(self.pane_stages[other.number], '')} ", style="bold")
                             + Text("  compiling…", style="dim"))
 
+    def notify(self, message: str, *, markup: bool = False, **kwargs) -> None:
+        """Every message is plain text (a file's `x[i]` or `[M=64]` is shown as typed, never read as markup),
+        with control characters written out."""
+        super().notify(safe_text(str(message)), markup=markup, **kwargs)
+
     def set_progress(self, message: str, fraction: float | None = None, *, error: bool = False) -> None:
+        message = safe_text(message)
         status = self.query_one("#status")
         status.display = bool(message)
         status.set_class(error, "-error")
@@ -242,19 +258,24 @@ class IrscopeApp(App):
     def _load_worker(self) -> None:
         """Open the file (runs its __main__), compile, and prepare the chosen compilation."""
         self.call_from_thread(self.set_progress, f"opening {self.path}: loading Triton…", 0.02)
-        from .loader import capture_budget, describe_open_error, open_workspace  # the engine: torch and Triton
+        from ..worker.remote import open_session
+        from .loader import describe_open_error
 
         before = self.shown.comp.kernel.name if self.shown is not None else None  # None: the first load
-        self.capture = capture_budget(self.path, self._progress_from_thread)
+        self.close_session()  # a reload runs the file afresh, in a new worker
+        self.capturing = True
         try:
-            ws, comps = open_workspace(self.path, self.target_name, self.run_main, self.defines, self.arg_types,
-                                       self.kernel_name, self.config, self._progress_from_thread, self.capture)
+            self.session = open_session(self.path)
+            ws, comps = self.session.request(
+                "open", self._progress_from_thread, path=os.path.abspath(self.path), target=self.target_name,
+                run_main=self.run_main, defines=self.defines, arg_types=self.arg_types, kernel=self.kernel_name,
+                config=self.config)
         except BaseException as exc:  # shown in the app; `r` tries again
             self.busy = False
             self.call_from_thread(self.show_open_failure, describe_open_error(exc))
             return
         finally:
-            self.capture = None
+            self.capturing = False
         self.ws, self.comps = ws, comps
         for said in ([ws.run_warning] if ws.run_warning else []) + ws.notes:
             self.call_from_thread(self.notify, said, severity="warning", timeout=10, markup=False)
@@ -265,7 +286,7 @@ class IrscopeApp(App):
         self.shown_index, self.edits = None, {}
         if len(comps) > 1:
             try:
-                _read_registers(comps)
+                _read_registers(self.session, comps)
             except Exception as exc:
                 self.busy = False
                 self.call_from_thread(self.show_open_failure, describe_open_error(exc))
@@ -287,7 +308,7 @@ class IrscopeApp(App):
     def _reload_with_edits(self, index: int) -> None:
         """Show compilation `index` of the reloaded file with the values set with `e` applied again,
         and say what was kept."""
-        from .loader import describe_open_error, recompile
+        from .loader import describe_open_error
 
         comp = self.comps[index]
         kept = f"{comp.kernel.name} for {comp.target}"
@@ -297,7 +318,7 @@ class IrscopeApp(App):
         if self.edits:
             asked = ", ".join(f"{k}={v!r}" for k, v in self.edits.items())
             try:
-                comp = recompile(comp, defines=self.edits)
+                comp = self.session.request("recompile", key=comp.key, defines=self.edits)
                 note += f", with your edits {asked}"
             except BaseException as exc:
                 note += f"; your edits {asked} no longer apply: {describe_open_error(exc).message}"
@@ -306,7 +327,7 @@ class IrscopeApp(App):
             self.comps[index] = comp
         if len(self.comps) > 1:
             try:
-                _read_registers(self.comps)
+                _read_registers(self.session, self.comps)
             except Exception:  # the picker shows no registers for the rows that failed
                 pass
         self.shown_index = index
@@ -317,6 +338,8 @@ class IrscopeApp(App):
         from .loader import describe_open_error, prepare
 
         try:
+            comp = self.session.request("prepare", self._progress_from_thread, key=comp.key)
+            self.comps = [comp if c.key == comp.key else c for c in self.comps]
             shown = prepare(comp, self._progress_from_thread)
         except BaseException as exc:
             self.busy = False
@@ -357,10 +380,10 @@ class IrscopeApp(App):
         what = f"compiling for {target}" if target else "recompiling with " + ", ".join(
             f"{k}={v}" for k, v in (defines or {}).items())
         self.call_from_thread(self.set_progress, f"{what}…", 0.3)
-        from .loader import describe_open_error, recompile
+        from .loader import describe_open_error
 
         try:
-            comp = recompile(self.shown.comp, target=target, defines=defines)
+            comp = self.session.request("recompile", key=self.shown.comp.key, target=target, defines=defines)
             comps = self._other_rows_for(target, comp) if target else None
         except BaseException as exc:
             self.busy = False
@@ -382,18 +405,16 @@ class IrscopeApp(App):
         file has one compilation. Registers are read here, off the UI thread."""
         if len(self.comps) < 2 or self.shown_index is None:
             return None
-        from .loader import recompile
-
         rows = []
         for n, comp in enumerate(self.comps):
             if n != self.shown_index:
                 self.call_from_thread(self.set_progress, f"compiling for {target}: {n + 1} of {len(self.comps)}…",
                                       0.3 + 0.3 * n / len(self.comps))
-                comp = recompile(comp, target=target)
+                comp = self.session.request("recompile", key=comp.key, target=target)
             else:
                 comp = shown
             rows.append(comp)
-        _read_registers(rows)
+        _read_registers(self.session, rows)
         return rows
 
     def compile_config_in_background(self, index: int) -> None:
@@ -410,8 +431,8 @@ class IrscopeApp(App):
         from .loader import describe_open_error
 
         try:
-            comps = self.ws.compile(kernel, target=self.shown.comp.target, config=index)
-            _read_registers(comps)
+            comps = self.session.request("compile_config", key=self.shown.comp.key, index=index)
+            _read_registers(self.session, comps)
         except BaseException as exc:
             self.busy = False
             self.call_from_thread(self.set_progress, f"✗ {describe_open_error(exc).message}", error=True)
@@ -429,7 +450,7 @@ class IrscopeApp(App):
             except Exception:  # cuobjdump failed: the row shows no registers rather than the app dying
                 res = None
             spec = " ".join(f"{k}:{v}" for k, v in comp.specialization.items() if v) if comp.ok else "compile error"
-            rows.append({"name": self.ws.kernel_label(comp.kernel) if self.ws else comp.kernel.name, "line": comp.kernel.line, "target": str(comp.target),
+            rows.append({"name": comp.label, "line": comp.kernel.line, "target": str(comp.target),
                          "grid": "×".join(map(str, comp.launch.grid)) if comp.launch.grid else "?",
                          "warps": comp.num_warps, "regs": res.registers if res else "—",
                          "spills": res.spills if res else "—", "spec": spec or "—"})
@@ -520,11 +541,11 @@ class IrscopeApp(App):
         self.set_progress(f"✗ {failure.message.splitlines()[0]}  (r reloads)", error=True)  # the message says the fix
         try:
             with open(self.path, encoding="utf-8", errors="replace") as f:
-                source = f.read()
+                source = safe_text(f.read())
         except OSError:
             source = ""
-        message = "\n".join(textwrap.fill(part, 34) for part in failure.message.splitlines())  # narrow panes
-        detail = message + ("\n\n" + failure.detail if failure.detail else "")
+        message = "\n".join(textwrap.fill(part, 34) for part in safe_text(failure.message).splitlines())
+        detail = message + ("\n\n" + safe_text(failure.detail) if failure.detail else "")  # narrow panes
         for pane in self.panes:
             stage = "source" if pane.number == 0 else "error"
             pane.stage = stage
@@ -563,7 +584,7 @@ class IrscopeApp(App):
             item("spills", res.spills)
             item("smem", f"{res.shared_bytes or 0} B")
         if len(self.comps) > 1:
-            number = next((n + 1 for n, c in enumerate(self.comps) if c is comp), "·")
+            number = next((n + 1 for n, c in enumerate(self.comps) if c.key == comp.key), "·")
             head.append(f"  ({number}/{len(self.comps)}; p: pick)", style="dim")
         if self.ws is not None and self.ws.device.startswith("virtual"):
             # no GPU here: the file saw irscope's virtual one, and no timing it printed is a measurement
@@ -867,9 +888,9 @@ class IrscopeApp(App):
         self.push_screen(HelpScreen())
 
     def action_stop_capture(self) -> None:
-        capture = self.capture
-        if capture is not None:
-            capture.stop_now()
+        session = self.session
+        if session is not None and self.capturing:
+            threading.Thread(target=session.request, args=("stop_capture",), daemon=True).start()
 
     def action_reload(self) -> None:
         if not self.still_working():
@@ -920,7 +941,7 @@ class IrscopeApp(App):
             return
         from .stepper import StepperScreen  # imported on first use: it pulls in the interpreter's recorder
 
-        self.push_screen(StepperScreen(self.ws, self.shown.comp))
+        self.push_screen(StepperScreen(self.shown.comp))
 
     # ---- search and go-to
 
@@ -1034,8 +1055,8 @@ class IrscopeApp(App):
 def _with_rows_replaced(rows: list, kernel, new_rows: list) -> tuple[list, int]:
     """The picker's rows with `kernel`'s replaced by `new_rows` (another autotune config's compilations),
     where its first row was; and the index of the first new row."""
-    at = next((n for n, comp in enumerate(rows) if comp.kernel is kernel), len(rows))
-    kept = [comp for comp in rows if comp.kernel is not kernel]
+    at = next((n for n, comp in enumerate(rows) if comp.kernel == kernel), len(rows))
+    kept = [comp for comp in rows if comp.kernel != kernel]
     at = min(at, len(kept))
     return kept[:at] + list(new_rows) + kept[at:], at
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from typing import Any
 
 from rich.text import Text
@@ -110,8 +112,6 @@ class EditScreen(ModalScreen[dict]):
         self._done()
 
     def _done(self) -> None:
-        from ..core.session import _literal
-
         changed: dict[str, Any] = {}
         for name, value in self.values.items():
             text = self.query_one(f"#field-{name}", Input).value.strip()
@@ -190,3 +190,11 @@ def _help_text(help_text: str = HELP) -> Text:
         else:
             text.append(line + "\n", style="bold" if n == 0 else "")
     return text
+
+
+def _literal(text: str) -> Any:
+    """What the user typed, as a Python literal when it is one, else as the text itself."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text

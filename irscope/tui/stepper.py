@@ -20,7 +20,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Label, Static
 
 from ..core.errors import IrscopeError
-from ..core.interp import Recording, Value, launch_grid, normalize_program_id, record_program
+from ..core.interp import Recording, Value, launch_grid, normalize_program_id
 from ..core.interp.stepper import Stepper
 from ..core.stages.mlir import strip_locations
 from .widgets.key_footer import KeyFooter
@@ -143,15 +143,14 @@ class StepperScreen(Screen):
     # Left out of the footer when it does not fit the terminal (`?` lists every key).
     FOOTER_MINOR = frozenset({"finish", "restart", "end", "choose_program", "next_stage", "quit"})
 
-    def __init__(self, workspace, comp, program_id: tuple[int, ...] = (0,), **kwargs):
+    def __init__(self, comp, program_id: tuple[int, ...] = (0,), **kwargs):
         super().__init__(**kwargs)
-        self.workspace = workspace
-        self.comp = comp
+        self.comp = comp  # a CompilationView: the worker records the program
         self.grid = launch_grid(comp.launch)
         self.program_id = normalize_program_id(program_id, self.grid)
         self.stepper: Stepper | None = None
         self.failure: str | None = None
-        self.source_lines = workspace.user_file.text.splitlines()
+        self.source_lines = comp.source_text.splitlines()  # the kernel's own file
         self.ir_stages = [s for s in comp.stage_names if s != "source"] if comp.ok else []
         self.ir_stage = "ttgir" if "ttgir" in self.ir_stages else (self.ir_stages[0] if self.ir_stages else None)
         self._ir_links: dict[str, dict[int, list[int]]] = {}
@@ -172,7 +171,7 @@ class StepperScreen(Screen):
         with Horizontal(id="stepper-body"):
             with Vertical(id="stepper-left"):
                 source = SourceView(self.source_lines, self.breakpoints, id="stepper-source")
-                source.border_title = _shown_path(self.workspace.user_file.path)
+                source.border_title = _shown_path(self.comp.kernel.file)
                 yield source
                 ir = Static("", id="stepper-ir")
                 ir.border_title = f"{self.ir_stage or 'IR'} of the current line"
@@ -208,7 +207,7 @@ class StepperScreen(Screen):
     @work(thread=True, exclusive=True, group="stepper-record")
     def _record_in_thread(self, program_id: tuple[int, int, int], generation: int) -> None:
         try:
-            rec = record_program(self.comp.launch, program_id)
+            rec = self.comp.call("record_program", program_id)
             failure = None if rec.steps else f"the interpreter cannot run {rec.kernel}: {rec.error or 'no line ran'}"
         except IrscopeError as exc:
             rec, failure = None, str(exc)

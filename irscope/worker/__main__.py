@@ -33,6 +33,8 @@ def main(argv: list[str]) -> None:
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, _shutdown)
     die_with_parent(front_end)
+    if argv[:1] == ["--serve"]:  # `--serve FILE`: the TUI's worker (the file named for `ps`)
+        serve_forever(int(os.environ.pop("IRSCOPE_WORKER_REQUEST_FD")), result_fd)
     me = os.getpid()
     out, err = io.StringIO(), io.StringIO()
     sys.stdout, sys.stderr = out, err  # irscope's own words; the user's file writes to fds 1 and 2
@@ -50,6 +52,52 @@ def main(argv: list[str]) -> None:
         sys.__stdout__.flush()
         # Threads the file started, atexit hooks it registered: none of them may keep the worker alive.
         os._exit(code if os.getpid() == me else 0)
+
+
+def serve_forever(request_fd: int, result_fd: int) -> None:
+    """The TUI's worker: answer requests until the front end closes its pipe (or dies), then end."""
+    import queue
+    import threading
+
+    from .serve import Server, error_reply
+
+    server, lock, me = Server(), threading.Lock(), os.getpid()
+
+    def answer(message: dict) -> None:
+        rid = message["id"]
+
+        def progress(text: str, fraction: float) -> None:
+            if os.getpid() == me:
+                protocol.send_object(result_fd, {"id": rid, "progress": (text, fraction)}, lock)
+
+        try:
+            reply = {"id": rid, "value": server.handle(message["op"], message["args"], progress)}
+        except BaseException as exc:  # noqa: BLE001 - every failure is an answer the front end shows
+            reply = {"id": rid, **error_reply(exc)}
+        if os.getpid() != me:  # a fork the user's file made, returning through irscope: it must not answer
+            os._exit(0)
+        try:
+            protocol.send_object(result_fd, reply, lock)
+        except Exception as exc:  # noqa: BLE001 - an answer that cannot be sent is an error to send instead
+            protocol.send_object(result_fd, {"id": rid, **error_reply(exc)}, lock)
+
+    def read() -> None:
+        while True:
+            message = protocol.receive_object(request_fd, trusted=True)
+            if message is None or message["op"] == "open":
+                on_main.put(message)
+                if message is None:
+                    return
+            else:
+                threading.Thread(target=answer, args=(message,), daemon=True, name=f"irscope-{message['op']}").start()
+
+    # The file runs on the main thread: the compile children it starts die with the thread that started
+    # them (PR_SET_PDEATHSIG), and signal.signal() in the file works as under python.
+    on_main: queue.Queue = queue.Queue()
+    threading.Thread(target=read, daemon=True, name="irscope-requests").start()
+    while (message := on_main.get()) is not None:
+        answer(message)
+    _shutdown(signal.SIGTERM, None)
 
 
 if __name__ == "__main__":

@@ -25,12 +25,17 @@ class _Stopped(Exception):
         self.signum = signum
 
 
-def start(argv: list[str], tmp: str, result_fd: int, output) -> subprocess.Popen:
-    """The worker process for one command: its own session, no stdin, its output into `output`."""
+def start(argv: list[str], tmp: str, result_fd: int, output, request_fd: int | None = None) -> subprocess.Popen:
+    """The worker process for one command (or, with `request_fd`, a session): its own session, no stdin,
+    its output into `output`."""
     env = dict(os.environ, TMPDIR=tmp, IRSCOPE_WORKER_TMP=tmp, IRSCOPE_WORKER_RESULT_FD=str(result_fd),
                IRSCOPE_FRONT_END_PID=str(os.getpid()), PYTHONUNBUFFERED="1")
+    fds = (result_fd,)
+    if request_fd is not None:
+        env["IRSCOPE_WORKER_REQUEST_FD"] = str(request_fd)
+        fds += (request_fd,)
     return subprocess.Popen([sys.executable, "-m", "irscope.worker", *argv], stdin=subprocess.DEVNULL,
-                            stdout=output, stderr=output, pass_fds=(result_fd,), start_new_session=True,
+                            stdout=output, stderr=output, pass_fds=fds, start_new_session=True,
                             close_fds=True, env=env)
 
 

@@ -21,8 +21,13 @@ def _module_text(comp: "Compilation | None", stage: str) -> str | None:
 
 
 def _controls(comp: "Compilation | None") -> dict | None:
-    """The cubin's instruction encodings (for SASS control fields), once per compilation."""
-    if comp is None or not comp.ok or "cubin" not in comp.asm:
+    """The cubin's instruction encodings (for SASS control fields), once per compilation. A front end's
+    view of a compilation carries them (the worker read them), as `sass_controls`."""
+    if comp is None or not comp.ok:
+        return None
+    if hasattr(comp, "sass_controls"):
+        return comp.sass_controls
+    if "cubin" not in comp.asm:
         return None
     cached = comp.__dict__.get("_irscope_sass_controls")
     if cached is None:

@@ -14,8 +14,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from ...core.analysis.coalescing import SECTOR_BYTES, AccessCoalescing, KernelCoalescing, WarpPicture, \
-    analyze_coalescing
+from ...core.analysis.coalescing import SECTOR_BYTES, AccessCoalescing, KernelCoalescing, WarpPicture
 from ..context import CursorContext
 from .base import InfoPanel
 
@@ -100,7 +99,7 @@ class CoalescingPanel(InfoPanel):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._analyses: dict[int, KernelCoalescing | str] = {}  # id(comp) -> result
+        self._analyses: dict[int, KernelCoalescing | str] = {}  # comp.key -> result
         self._analysed: list = []  # those compilations, held so that no new one can reuse their ids
         self._cursor: CursorContext | None = None
 
@@ -111,7 +110,7 @@ class CoalescingPanel(InfoPanel):
         self._cursor = ctx
         if not self.is_mounted:
             return
-        key = id(ctx.comp)
+        key = ctx.comp.key
         if key not in self._analyses:
             self._analyses[key] = "analysing"
             self._analysed.append(ctx.comp)
@@ -130,21 +129,21 @@ class CoalescingPanel(InfoPanel):
     @work(thread=True, exclusive=True, group="coalescing")
     def _start_analysis(self, comp) -> None:
         try:
-            result: KernelCoalescing | str = analyze_coalescing(comp)
+            result: KernelCoalescing | str = comp.call("coalescing")  # the interpreter runs in the worker
         except Exception as exc:  # shown in the panel, never a crash of the app
             result = f"coalescing analysis failed: {type(exc).__name__}: {exc}"
-        self.app.call_from_thread(self._analysis_done, id(comp), result)
+        self.app.call_from_thread(self._analysis_done, comp.key, result)
 
     def _analysis_done(self, key: int, result: KernelCoalescing | str) -> None:
         self._analyses[key] = result
-        if self._cursor is not None and id(self._cursor.comp) == key:
+        if self._cursor is not None and self._cursor.comp.key == key:
             self._redraw()
 
     def _redraw(self) -> None:
         ctx = self._cursor
         if ctx is None:
             return
-        result = self._analyses.get(id(ctx.comp))
+        result = self._analyses.get(ctx.comp.key)
         if result is None or result == "analysing":
             return
         if isinstance(result, str):

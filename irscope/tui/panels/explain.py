@@ -43,27 +43,29 @@ class ExplainPanel(InfoPanel):
         self._stories_of = None               # held, not an id(): a freed compilation's id is reused
         self.last_explanation: Explanation | None = None
         self.last_story: str | None = None
+        self._asked = 0  # the newest request: a slower, older thread's answer must not overwrite it
 
     def compose(self) -> ComposeResult:
         yield Static("Move the cursor to a line to see it explained.", id="explain-line")
         yield Static("", id="explain-story")
 
     def show_context(self, ctx: CursorContext) -> None:
-        self._explain(ctx)
+        self._asked += 1
+        self._explain(ctx, self._asked)
 
     @work(thread=True, exclusive=True, group="explain")
-    def _explain(self, ctx: CursorContext) -> None:
+    def _explain(self, ctx: CursorContext, asked: int) -> None:
         try:
-            self._explain_in_thread(ctx)
+            self._explain_in_thread(ctx, asked)
         except Exception as exc:  # an exception in a worker would end the app
             self.app.call_from_thread(self.show_failure, exc)
 
-    def _explain_in_thread(self, ctx: CursorContext) -> None:
+    def _explain_in_thread(self, ctx: CursorContext, asked: int) -> None:
         comp = ctx.comp
         try:
             lines = comp.stage(ctx.stage).splitlines()
         except Exception as exc:   # a failed compile has only its source
-            self.app.call_from_thread(self._update, None, "", f"Nothing to explain: {exc}")
+            self.app.call_from_thread(self._update, asked, None, "", f"Nothing to explain: {exc}")
             return
         line = lines[ctx.index] if 0 <= ctx.index < len(lines) else ""
         explanation = explain_line(ctx.stage, line, comp)
@@ -74,9 +76,11 @@ class ExplainPanel(InfoPanel):
             if ctx.source_line not in self._stories:
                 self._stories[ctx.source_line] = lowering_story(comp, ctx.source_line)
             story = self._stories[ctx.source_line]
-        self.app.call_from_thread(self._update, explanation, line, story)
+        self.app.call_from_thread(self._update, asked, explanation, line, story)
 
-    def _update(self, explanation: Explanation | None, line: str, story: str) -> None:
+    def _update(self, asked: int, explanation: Explanation | None, line: str, story: str) -> None:
+        if asked != self._asked:
+            return  # the cursor moved on; a newer answer is coming
         self.last_explanation, self.last_story = explanation, story
         if explanation is not None:
             self.query_one("#explain-line", Static).update(render_explanation(explanation, line))

@@ -45,14 +45,13 @@ class _Analysis:
     def __init__(self, comp) -> None:
         from ...core.analysis.memory import memory_ops, primary_stage
         from ...core.analysis.occupancy import occupancy
-        from ...core.analysis.vectorize import why_not_vectorized
 
         self.stage = primary_stage(comp)
         self.ops_by_line: dict[int | None, list] = {}
         for op in memory_ops(comp, [self.stage]):
             self.ops_by_line.setdefault(op.source_line, []).append(op)
         self.occupancy = occupancy(comp)
-        self.diagnoses = why_not_vectorized(comp)
+        self.diagnoses = comp.call("why_not_vectorized")  # the launch's arguments live in the worker
         self.what_if: Any = None
         self.what_if_state = "none" if not self.diagnoses else "pending"
 
@@ -78,20 +77,18 @@ class MemoryPanel(InfoPanel):
         yield Static("Move the cursor to a line.", id="memory-info")
 
     def analysis(self, comp) -> _Analysis:
-        found = self._cache.get(id(comp))
+        found = self._cache.get(comp.key)
         if found is None:
             found = _Analysis(comp)
-            self._cache = {id(comp): found}  # one compilation at a time
+            self._cache = {comp.key: found}  # one compilation at a time
             if found.what_if_state == "pending":
                 self.run_worker(lambda: self._compute_what_if(comp, found), thread=True, exclusive=True,
                                 group="memory-what-if")
         return found
 
     def _compute_what_if(self, comp, analysis: _Analysis) -> None:
-        from ...core.analysis.vectorize import what_if
-
         try:
-            analysis.what_if = what_if(comp, analysis.diagnoses)
+            analysis.what_if = comp.call("what_if")
             analysis.what_if_state = "done"
         except Exception as exc:  # a what-if that does not compile is a result to show
             analysis.what_if_state = f"failed: {type(exc).__name__}: {exc}"

@@ -1,0 +1,152 @@
+"""The worker's side of an interactive session (the TUI): open the file, then answer requests.
+
+Each request runs in a thread of its own, so a long one (running the file, recording a program) never
+holds up a short one (stop the capture). What goes back is plain data: `views` of compilations and the
+analyses' own dataclasses, never a tensor or a Triton object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import traceback
+from typing import Any, Callable
+
+from ..core.errors import IrscopeError
+from .textsafe import safe_text, scrub
+from .views import CompilationView, KernelInfo, LaunchInfo, WorkspaceInfo, literal
+
+Progress = Callable[[str, float], None]
+
+
+class Server:
+    """The opened file and its compilations, by key. One per worker."""
+
+    def __init__(self) -> None:
+        self.ws = None
+        self.comps: dict[int, Any] = {}
+        self.budget = None
+        self._lock = threading.Lock()
+
+    # ---- requests
+
+    def handle(self, op: str, args: dict, progress: Progress) -> Any:
+        method = getattr(self, f"op_{op}", None)
+        if method is None:
+            raise IrscopeError(f"the worker has no request named {op!r}")
+        return scrub(method(progress=lambda text, fraction: progress(safe_text(text), fraction), **args))
+
+    def op_open(self, progress: Progress, path: str, target: str | None, run_main: bool, defines: list[str],
+                arg_types: list[str], kernel: str | None, config: int | None) -> tuple[WorkspaceInfo, list]:
+        from ..core.budget import CaptureBudget
+        from ..core.session import Overrides, open_file
+
+        def show(p) -> None:
+            line = f" · running line {p.line}" if p.line else ""
+            progress(f"captured {p.launches} launch(es) of {p.kernels} kernel(s){line} · x: go on with these",
+                     0.1 + 0.35 * min(1.0, p.seconds / 30))
+
+        progress("running the file to capture its launches", 0.1)
+        self.budget = CaptureBudget(path, on_progress=show)
+        try:
+            ws = open_file(path, target=target, run_main=run_main, overrides=Overrides.parse(defines, arg_types),
+                           kernel_name=kernel, config=config, budget=self.budget)
+        finally:
+            self.budget = None
+        progress("compiling", 0.5)
+        comps = ws.compile_all(kernel_name=kernel, config=config)
+        self.ws = ws
+        info = WorkspaceInfo(ws.user_file.path, ws.device, ws.run_warning, list(ws.notes))
+        return info, [self.snapshot(comp) for comp in comps]
+
+    def op_stop_capture(self, progress: Progress) -> None:
+        budget = self.budget
+        if budget is not None:
+            budget.stop_now()
+
+    def op_registers(self, progress: Progress, keys: list[int]) -> dict:
+        """Registers and spills for the picker's rows (cuobjdump runs here)."""
+        out = {}
+        for key in keys:
+            comp = self.comps[key]
+            if comp.ok:
+                try:
+                    out[key] = comp.resources
+                except Exception:  # noqa: BLE001 - the picker shows no registers for this row
+                    pass
+        return out
+
+    def op_prepare(self, progress: Progress, key: int) -> CompilationView:
+        """Every stage's text (SASS disassembled here), resources and SASS encodings."""
+        comp = self.comps[key]
+        view = self.snapshot(comp)
+        stages = [s for s in comp.stage_names if s != "source"]
+        if comp.ok:
+            for n, stage in enumerate(stages):
+                progress(f"loading {stage}", 0.6 + 0.3 * n / len(stages))
+                view.texts[stage] = comp.stage(stage)
+            if comp.target.is_nvidia and "cubin" in comp.asm:
+                from ..core.explain.engine import _controls
+                view.sass_controls = _controls(comp)
+        view.resources = comp.resources
+        return view
+
+    def op_recompile(self, progress: Progress, key: int, target: str | None = None,
+                     defines: dict | None = None) -> CompilationView:
+        from ..core.recompile import recompile
+
+        return self.snapshot(recompile(self.comps[key], target=target, defines=defines))
+
+    def op_compile_config(self, progress: Progress, key: int, index: int) -> list[CompilationView]:
+        comp = self.comps[key]
+        return [self.snapshot(c) for c in self.ws.compile(comp.kernel, target=comp.target, config=index)]
+
+    def op_call(self, progress: Progress, name: str, key: int, args: tuple = ()) -> Any:
+        comp = self.comps[key]
+        if name == "why_not_vectorized":
+            from ..core.analysis.vectorize import why_not_vectorized
+            return why_not_vectorized(comp)
+        if name == "what_if":
+            from ..core.analysis.vectorize import what_if
+            result = what_if(comp)
+            return None if result is None else dataclasses.replace(result, comp=self.snapshot(result.comp))
+        if name == "coalescing":
+            from ..core.analysis.coalescing import analyze_coalescing
+            return analyze_coalescing(comp)
+        if name == "record_program":
+            from ..core.interp import record_program
+            rec = record_program(comp.launch, *args)
+            return dataclasses.replace(rec, tensors={})  # the copies stay here; nothing shows them
+        raise IrscopeError(f"the worker has no analysis named {name!r}")
+
+    # ---- views
+
+    def snapshot(self, comp) -> CompilationView:
+        with self._lock:
+            key = next((k for k, c in self.comps.items() if c is comp), None)
+            if key is None:
+                key = (os.getpid() << 24) | len(self.comps)  # unique across workers: a reload starts a new one
+                self.comps[key] = comp
+        kernel, launch = comp.kernel, comp.launch
+        configs = [str(c) for c in kernel.autotune_configs or []]
+        label = self.ws.kernel_label(kernel) if self.ws is not None else kernel.name
+        return CompilationView(
+            key, label,
+            KernelInfo(kernel.name, kernel.file, kernel.line, kernel.module, configs, list(kernel.heuristics)),
+            LaunchInfo(tuple(launch.grid) if launch.grid else None, launch.origin, launch.autotune_index,
+                       launch.autotune_count, launch.interp_error, dict(launch.guesses)),
+            comp.target, comp.failure, comp.source_text, dict(comp.signature),
+            {name: literal(value) for name, value in comp.constexprs.items()}, dict(comp.specialization),
+            comp.num_warps, comp.num_stages)
+
+
+def error_reply(exc: BaseException) -> dict:
+    """An exception as the front end rebuilds it: irscope's own errors keep their class and fields."""
+    from ..core import errors
+
+    if isinstance(exc, errors.IrscopeError) and getattr(errors, type(exc).__name__, None) is type(exc):
+        fields = {k: v for k, v in vars(exc).items() if isinstance(v, (str, int, float, type(None)))}
+        return scrub({"error": type(exc).__name__, "message": str(exc), "fields": fields})
+    return scrub({"error": "", "message": f"{type(exc).__name__}: {exc}", "fields": {},
+                  "detail": "".join(traceback.format_exception(exc))})

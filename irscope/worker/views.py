@@ -1,0 +1,128 @@
+"""What a front end holds of an opened file: plain-data views of its kernels, launches and compilations.
+
+The worker builds them from the real objects (`snapshot`); the front end reads them without torch or
+Triton. A view answers what the TUI draws from (stage texts, names, resources, specialization) and hands
+what needs the launch's tensors, Triton or the interpreter back to the worker through `call`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..core.errors import IrscopeError
+from ..core.model import CompileFailure, Resources
+from ..core.names import AMD_STAGES, NVIDIA_STAGES
+from ..core.target import Target
+
+
+@dataclass
+class KernelInfo:
+    name: str
+    file: str
+    line: int
+    module: str = ""
+    autotune_configs: list[str] = field(default_factory=list)  # each triton.Config, as text
+    heuristics: list[str] = field(default_factory=list)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.module}:{self.name}" if self.module else self.name
+
+    @property
+    def is_autotuned(self) -> bool:
+        return bool(self.autotune_configs)
+
+
+@dataclass
+class LaunchInfo:
+    grid: tuple[int, ...] | None
+    origin: str
+    autotune_index: int | None = None
+    autotune_count: int | None = None
+    interp_error: str | None = None
+    guesses: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class WorkspaceInfo:
+    """The opened file as a whole: where its kernels ran and what the run said."""
+
+    path: str
+    device: str
+    run_warning: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CompilationView:
+    """One compilation as the front end sees it. `texts` and `resources` arrive with `prepare`."""
+
+    key: int                      # the worker's handle for the real compilation (unique across workers)
+    label: str                    # the kernel's name as the picker shows it (module added when ambiguous)
+    kernel: KernelInfo
+    launch: LaunchInfo
+    target: Target
+    failure: CompileFailure | None
+    source_text: str = field(repr=False)
+    signature: dict[str, str]
+    constexprs: dict[str, Any]    # values as Python literals (anything else as its repr)
+    specialization: dict[str, str]
+    num_warps: int
+    num_stages: int
+    texts: dict[str, str] = field(default_factory=dict, repr=False)
+    resources: Resources | None = None
+    sass_controls: dict | None = field(default=None, repr=False)  # the cubin's instruction encodings, for SASS explanations
+    _call: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    _source_map: Any = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_call"] = state["_source_map"] = None
+        return state
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        return NVIDIA_STAGES if self.target.is_nvidia else AMD_STAGES
+
+    @property
+    def prepared(self) -> bool:
+        return self.resources is not None
+
+    def stage(self, name: str) -> str:
+        if name == "source":
+            return self.source_text
+        if name not in self.stage_names:
+            raise IrscopeError(f"stage '{name}' does not exist for target {self.target}; "
+                               f"choose one of: {', '.join(self.stage_names)}")
+        if self.failure is not None:
+            raise IrscopeError(f"{self.kernel.name} did not compile, so it has no {name}: {self.failure.message}")
+        if name not in self.texts:
+            raise IrscopeError(f"{name} of {self.kernel.name} is not loaded yet")
+        return self.texts[name]
+
+    @property
+    def source_map(self):
+        if self._source_map is None:
+            from ..core.sourcemap import SourceMap
+            self._source_map = SourceMap.of(self)
+        return self._source_map
+
+    def call(self, op: str, *args: Any) -> Any:
+        """Run an analysis that needs the worker (the launch's tensors, Triton, the interpreter)."""
+        if self._call is None:
+            raise IrscopeError(f"{self.kernel.name}: this view is not connected to a worker")
+        return self._call(op, self.key, *args)
+
+
+def literal(value: Any) -> Any:
+    """A value a front end can hold: Python literals as they are, anything else (a dtype) as text."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (tuple, list)) and all(literal(v) is v for v in value):
+        return value
+    return repr(value)

@@ -1,0 +1,123 @@
+"""The TUI on its worker process: the UI process never loads torch or Triton, and stopping it leaves no
+process and no temporary file behind (the real `irscope` binary, in a pseudo-terminal)."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from conftest import ROOT, fixture_path, kernel_path
+
+_EVERY_VIEW = textwrap.dedent("""
+    import asyncio, sys
+    sys.path.insert(0, {tests!r})
+    from tui_helpers import wait_until_shown
+    from irscope.tui.app import IrscopeApp
+    from irscope.tui.stepper import StepperScreen
+    from stepper_harness import wait_recorded
+
+    async def main():
+        app = IrscopeApp({path!r}, target="sm_90")
+        async with app.run_test(size=(160, 50)) as pilot:
+            await wait_until_shown(app, pilot)
+            for _ in range(4):              # every info panel in turn: memory, coalescing, explain, ...
+                await pilot.press("i")
+                await pilot.pause(0.3)
+                await app.workers.wait_for_complete()
+            await pilot.press("t")          # another target, compiled by the worker
+            await pilot.pause()
+            await pilot.press("escape")
+            await pilot.press("ctrl+t")     # the stepper: the worker records the program
+            screen = await wait_recorded(pilot)
+            assert isinstance(screen, StepperScreen) and screen.stepper is not None, screen
+            print("shown", app.shown.comp.kernel.name, app.shown.comp.resources.registers)
+            print("loaded", sorted(m for m in ("torch", "triton") if m in sys.modules))
+    asyncio.run(main())
+""")
+
+
+def test_the_tui_process_never_imports_torch_nor_triton():
+    script = _EVERY_VIEW.format(tests=os.path.join(ROOT, "tests"), path=kernel_path("add.py"))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("shown add_kernel ") and line.split()[-1].isdigit() for line in lines), lines
+    assert "loaded []" in lines, lines
+
+
+def _processes_of(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line and "ps -ww" not in line]
+
+
+def _read_until(fd: int, needle: bytes, seconds: float) -> bytes:
+    seen, deadline = b"", time.monotonic() + seconds
+    while needle not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(fd, 65536)
+            except OSError:
+                break
+    return seen
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP])
+def test_stopping_the_tui_leaves_no_process_and_no_temporary_file(tmp_path, signum):
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    kernel_file = tmp_path / "runs_forever.py"  # a path of its own: the worker names it in its arguments
+    kernel_file.write_text(open(fixture_path("runs_forever.py")).read())
+    env = {**os.environ, "TMPDIR": str(private_tmp), "IRSCOPE_CAPTURE_QUIET": "600", "TERM": "xterm-256color",
+           "TRITON_CACHE_DIR": str(tmp_path / "cache")}
+    controller, terminal = pty.openpty()
+    front = subprocess.Popen([sys.executable, "-m", "irscope", str(kernel_file)], cwd=ROOT, env=env,
+                             stdin=terminal, stdout=terminal, stderr=terminal, start_new_session=True)
+    os.close(terminal)
+    try:
+        seen = _read_until(controller, b"captured 1 launch", 90)  # the file runs forever in the worker
+        assert b"captured 1 launch" in seen, seen[-2000:]
+        assert _processes_of(str(kernel_file)), "no worker runs the file"
+        front.send_signal(signum)
+        front.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (_processes_of(str(kernel_file)) or os.listdir(private_tmp)):
+            time.sleep(0.1)
+        assert _processes_of(str(kernel_file)) == []
+        assert os.listdir(private_tmp) == []
+    finally:
+        if front.poll() is None:
+            front.kill()
+        os.close(controller)
+
+
+def test_escapes_and_brackets_from_a_file_never_reach_the_terminal_and_never_crash_the_tui(tmp_path):
+    """The kernel's source and the error the file raises carry an OSC title sequence; the message has
+    `[M=64, N=32]` and `x[i]`. The real binary shows the failure, keeps running, and `q` ends it."""
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "TRITON_CACHE_DIR": str(tmp_path / "cache")}
+    front = subprocess.Popen([sys.executable, "-m", "irscope", fixture_path("escapes.py")], cwd=ROOT, env=env,
+                             stdin=terminal, stdout=terminal, stderr=terminal, start_new_session=True)
+    os.close(terminal)
+    try:
+        seen = _read_until(controller, b"ValueError", 120)
+        assert b"ValueError" in seen, seen[-2000:]
+        seen += _read_until(controller, b"never comes", 2)  # let it paint the panes
+        assert front.poll() is None, "the TUI died on the message"
+        os.write(controller, b"q")
+        seen += _read_until(controller, b"never comes", 1)
+        assert front.wait(timeout=20) == 0
+        assert b"pwned-title" in seen  # the text is on screen, written out ...
+        assert b"\x1b]0;pwned-title" not in seen and b"\x1b[2J" not in seen  # ... and never obeyed
+    finally:
+        if front.poll() is None:
+            front.kill()
+        os.close(controller)
