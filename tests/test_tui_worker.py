@@ -121,3 +121,34 @@ def test_escapes_and_brackets_from_a_file_never_reach_the_terminal_and_never_cra
         if front.poll() is None:
             front.kill()
         os.close(controller)
+
+
+def test_an_answer_can_carry_only_irscope_data_numpy_and_builtins():
+    import pickle
+
+    import numpy as np
+
+    from irscope.core.target import Target
+    from irscope.worker import protocol
+
+    plain = {"target": Target("sm_90"), "offsets": np.arange(4), "names": ["x"]}
+    back = protocol.loads(pickle.dumps(plain))
+    assert back["target"] == Target("sm_90") and back["offsets"].tolist() == [0, 1, 2, 3]
+    for foreign in (os.system, subprocess.Popen, eval):
+        with pytest.raises(pickle.UnpicklingError):
+            protocol.loads(pickle.dumps(foreign))
+
+
+def test_a_file_that_ends_its_worker_is_one_line_with_its_last_output_written_out():
+    from irscope.worker.remote import WorkerGone, open_session
+
+    session = open_session(fixture_path("exits_hard.py"))
+    try:
+        with pytest.raises(WorkerGone) as caught:
+            session.request("open", path=fixture_path("exits_hard.py"), target="sm_90", run_main=True,
+                            defines=[], arg_types=[], kernel=None, config=None)
+    finally:
+        session.close()
+    message = str(caught.value)
+    assert "exits_hard.py ended the process with exit status" in message and "\n" not in message
+    assert "\\x1b]52" in message and "\x1b" not in message

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from ..core import errors
 from . import protocol
 from .client import _output_tail, start, stop
+from .textsafe import safe_text
 from .views import CompilationView
 
 Progress = Callable[[str, float], None]
@@ -115,22 +116,10 @@ class Session:
         reply = pending.reply or {"error": "WorkerGone", "message": self._death()}
         if "error" in reply:
             raise rebuild_error(reply) if reply["error"] != "WorkerGone" else WorkerGone(reply["message"])
-        value = reply["value"]
-        self._attach(value)
-        return value
+        return _attach(reply["value"], self.call)
 
     def call(self, name: str, key: int, *args: Any) -> Any:
         return self.request("call", name=name, key=key, args=args)
-
-    def _attach(self, value: Any) -> None:
-        """Connect every view in an answer to this worker, so that `view.call` reaches it."""
-        if isinstance(value, CompilationView):
-            value._call = self.call
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                self._attach(item)
-        elif hasattr(value, "comp") and isinstance(getattr(value, "comp"), CompilationView):
-            value.comp._call = self.call
 
     def _read(self) -> None:
         while True:
@@ -164,7 +153,7 @@ class Session:
         if code is None:
             return f"the worker for {self.shown_file} stopped answering"
         how = f"was killed by signal {-code}" if code < 0 else f"ended the process with exit status {code} (os._exit?)"
-        tail = " | ".join(_output_tail(self.tmp)[-3:])
+        tail = safe_text(" | ".join(_output_tail(self.tmp)[-3:]))
         return f"{self.shown_file} {how} before irscope could finish" + (f"; its last output: {tail}" if tail else "")
 
     def output_tail(self) -> list[str]:
@@ -200,9 +189,7 @@ class LocalSession:
             data = pickle.dumps(value)
         except BaseException as exc:  # noqa: BLE001 - rebuilt as the worker's answer would be
             raise rebuild_error(error_reply(exc)) from None
-        value = protocol.loads(data)
-        Session._attach(self, value)  # type: ignore[arg-type]
-        return value
+        return _attach(protocol.loads(data), self.call)
 
     def call(self, name: str, key: int, *args: Any) -> Any:
         return self.request("call", name=name, key=key, args=args)
@@ -212,6 +199,18 @@ class LocalSession:
 
     def close(self) -> None:
         pass
+
+
+def _attach(value: Any, call: Callable[..., Any]) -> Any:
+    """Connect every view in an answer to its worker, so that `view.call` reaches it; returns the answer."""
+    if isinstance(value, CompilationView):
+        value._call = call
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _attach(item, call)
+    elif isinstance(getattr(value, "comp", None), CompilationView):  # a what-if's recompiled kernel
+        value.comp._call = call
+    return value
 
 
 def open_session(shown_file: str) -> Session | LocalSession:

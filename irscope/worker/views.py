@@ -89,10 +89,6 @@ class CompilationView:
     def stage_names(self) -> tuple[str, ...]:
         return NVIDIA_STAGES if self.target.is_nvidia else AMD_STAGES
 
-    @property
-    def prepared(self) -> bool:
-        return self.resources is not None
-
     def stage(self, name: str) -> str:
         if name == "source":
             return self.source_text
