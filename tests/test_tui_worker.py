@@ -152,3 +152,15 @@ def test_a_file_that_ends_its_worker_is_one_line_with_its_last_output_written_ou
     message = str(caught.value)
     assert "exits_hard.py ended the process with exit status" in message and "\n" not in message
     assert "\\x1b]52" in message and "\x1b" not in message
+
+
+def test_scrubbing_an_answer_keeps_its_types_and_numbers():
+    from collections import Counter, namedtuple
+
+    from irscope.worker.textsafe import scrub
+
+    Pair = namedtuple("Pair", "a b")
+    answer = {"strides": Counter({128: 31, 4: 1}), "pair": Pair("x\x1b[2J", 2), "names": ["ok", "\x07bell"]}
+    scrub(answer)
+    assert answer["strides"] == Counter({128: 31, 4: 1}) and answer["strides"].most_common(1) == [(128, 31)]
+    assert answer["pair"] == Pair("x\\x1b[2J", 2) and answer["names"] == ["ok", "\\x07bell"]

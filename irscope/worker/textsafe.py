@@ -35,8 +35,9 @@ def scrub(value, _seen: set | None = None):
         return type(value)(*items) if hasattr(value, "_fields") else items
     elif isinstance(value, dict):
         items = [(scrub(k, seen), scrub(v, seen)) for k, v in value.items()]
-        value.clear()
-        value.update(items)
+        dict.clear(value)
+        for key, item in items:  # dict's own methods: a Counter's update would count the pairs instead
+            dict.__setitem__(value, key, item)
     elif hasattr(value, "__dataclass_fields__"):
         for name in value.__dataclass_fields__:
             current = getattr(value, name, None)
