@@ -176,6 +176,7 @@ class IrscopeApp(App):
         self._linked_chain: tuple[int, ...] = ()
         self.busy = False
         self._panel_area: TabbedContent | None = None
+        self._resized_to = None  # the newest terminal size (see _terminal_size)
         self.links_done = 0  # how many cursor moves have been linked across panes (tests, benchmarks)
 
     # ---- building the screen
@@ -605,8 +606,12 @@ class IrscopeApp(App):
             self._panes = list(self.query(StagePane))
         return self._panes
 
+    def _terminal_size(self):
+        """The size the last Resize event named: `self.size` still holds the old one while it is handled."""
+        return self._resized_to or self.size
+
     def visible_count(self, mode: str) -> int:
-        width, height = self.size
+        width, height = self._terminal_size()
         if mode == "rows":
             return 2 if height < 40 else 3
         if mode == "tabs":
@@ -620,7 +625,7 @@ class IrscopeApp(App):
     def effective_layout(self) -> str:
         if self.layout_mode != "auto":
             return self.layout_mode
-        return "rows" if self.size.width < 100 else "columns"
+        return "rows" if self._terminal_size().width < 100 else "columns"
 
     def apply_layout(self) -> None:
         mode = self.effective_layout()
@@ -635,7 +640,8 @@ class IrscopeApp(App):
         for pane in self.panes:
             self.update_pane_title(pane)
 
-    def on_resize(self) -> None:
+    def on_resize(self, event) -> None:
+        self._resized_to = event.size
         self.apply_layout()
         self.call_after_refresh(self._reveal_cursors)
 
