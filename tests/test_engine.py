@@ -178,3 +178,17 @@ def test_autotune_records_every_config_even_if_running_fails():
     indexes = sorted(la.autotune_index for la in ws.launches)
     assert indexes == [0, 1]
     assert all(la.args[0].dtype.is_floating_point and la.args[0].element_size() == 2 for la in ws.launches)
+
+
+def test_the_compilation_memo_keeps_the_newest_few(monkeypatch):
+    """Each compilation holds its launch's tensors; a session of edits must not pin every one."""
+    from irscope.core import compile as compile_module
+    from irscope.core.recompile import recompile
+
+    monkeypatch.setattr(compile_module, "_MEMO_SIZE", 2)
+    ws = open_file(kernel_path("add.py"), target="sm_90")
+    comp = ws.compile_all()[0]
+    comps = [recompile(comp, defines={"BLOCK_SIZE": block}) for block in (64, 128, 256)]
+    assert [c.constexprs["BLOCK_SIZE"] for c in comps] == [64, 128, 256]
+    assert len(compile_module._memo) == 2
+    assert [c for c in compile_module._memo.values()] == comps[1:]

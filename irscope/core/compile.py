@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections import OrderedDict
 import os
 import re
 import sys
@@ -135,7 +136,10 @@ class Compilation:
         return self.spec.options.num_stages
 
 
-_memo: dict[tuple, Compilation] = {}
+# Each compilation holds its launch's tensors: keep the newest few (a TUI's edits and target changes add
+# one each), not every one the process ever made. Triton's disk cache makes an evicted one cheap again.
+_MEMO_SIZE = 48
+_memo: OrderedDict[tuple, Compilation] = OrderedDict()
 
 
 def compile_launch(launch: Launch, target: Target, source_text: str, *, given: str | None = None) -> Compilation:
@@ -145,6 +149,7 @@ def compile_launch(launch: Launch, target: Target, source_text: str, *, given: s
     spec = check_launch(launch, target, given=given)
     key = ahead.compilation_key(jit, target, spec)
     if key in _memo:
+        _memo.move_to_end(key)
         return _memo[key]
     comp = Compilation(launch.kernel, launch, target, spec, source_text)
     ahead.wait(key, ahead.COMPILED)  # a child compiling it ahead (core/ahead.py) leaves a cache hit
@@ -162,6 +167,8 @@ def compile_launch(launch: Launch, target: Target, source_text: str, *, given: s
     if cache_failed:
         print(f"irscope: warning: {cache_failed}", file=sys.stderr)
     _memo[key] = comp
+    while len(_memo) > _MEMO_SIZE:
+        _memo.popitem(last=False)
     return comp
 
 
