@@ -1,4 +1,4 @@
-"""The core must never pull in the terminal UI, and the UI must paint before torch and Triton load."""
+"""The core must never pull in the terminal UI, and the UI's modules never pull in torch or Triton."""
 
 import subprocess
 import sys
@@ -23,8 +23,8 @@ def test_core_imports_no_textual():
 
 
 def test_the_app_module_loads_without_torch_or_triton():
-    """`irscope FILE` paints its first screen before importing torch and Triton (seconds on a small
-    machine); a module-level import of the engine anywhere in the UI would undo that."""
+    """The TUI's process never imports torch or Triton (its worker process does): a module-level import
+    of the engine anywhere in the UI would put them back (test_tui_worker checks a whole session)."""
     pytest.importorskip("textual")
     code = ("import sys, irscope.tui.app, irscope.tui.panels\n"
             "bad = [m for m in ('torch', 'triton') if m in sys.modules]\n"
