@@ -102,6 +102,33 @@ def test_factories_and_moves_give_cpu_tensors_on_the_virtual_device():
             t.untyped_storage().data_ptr()
 
 
+def test_the_backward_pass_runs_on_the_virtual_gpu_too():
+    # A kernel library's backward (an autograd.Function) asks where its tensors are and how many SMs the
+    # GPU has (liger-kernel's norms: "sm_count = 1 unless x.device.type == 'cuda'"): it must get the
+    # forward's answers, however the backward is started.
+    seen = []
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            seen.append((grad.device.type, torch.cuda.get_device_properties(grad.device).multi_processor_count))
+            return grad * 2
+
+    with virtual_gpu(Target("sm_90")):
+        x = torch.randn(4, device="cuda", requires_grad=True)
+        Scale.apply(x).sum().backward()
+        torch.autograd.backward(Scale.apply(x).sum())
+        (grad,) = torch.autograd.grad(Scale.apply(x).sum(), x)
+        assert x.grad.is_cuda and grad.is_cuda
+    sms = limits("sm_90").chip.units
+    assert seen == [("cuda", sms)] * 3
+    assert torch._C._len_torch_function_stack() == 0
+
+
 def test_streams_events_seeds_and_memory_calls():
     with virtual_gpu(Target("sm_90")):
         s = torch.cuda.Stream()
