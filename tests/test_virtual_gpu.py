@@ -280,6 +280,36 @@ def test_an_operator_a_library_registers_for_cuda_runs_its_triton_kernel_on_the_
     assert kernel["name"] == "neg_kernel" and kernel["grid"] == [4, 1, 1]
 
 
+def test_only_the_cuda_kernels_the_file_registers_are_routed_while_their_library_lives(tmp_path):
+    """A CUDA build of torch has CUDA kernels of its own for every operator (they cannot run on CPU
+    memory): only the registrations made by the file's libraries are routed, and only while the library
+    that made them lives (flag-gems' use_gems() takes its registrations back on exit)."""
+    torch_own = []
+    outside = torch.library.Library("aten", "IMPL")  # stands for a CUDA build's own kernel of aten::sin
+    outside.impl("sin", lambda x: torch_own.append(x) or x, "CUDA")
+    path = tmp_path / "registers.py"
+    path.write_text(
+        "import torch\n"
+        "calls = []\n"
+        "scoped = torch.library.Library('aten', 'IMPL')\n"
+        "scoped.impl('abs', lambda x: calls.append('abs') or x.clone(), 'CUDA')\n"
+        "x = torch.full((4,), -2.0, device='cuda')\n"
+        "first = torch.abs(x)\n"
+        "scoped._destroy()\n"
+        "second = torch.abs(x)\n"
+        "sine = torch.sin(x)\n")
+    try:
+        result = run_user_file(read_user_file(str(path)), run_main=True, use_interpreter=True,
+                               target=Target("sm_90"))
+    finally:
+        outside._destroy()
+    assert result.error is None, result.user_traceback
+    ns = result.namespace
+    assert ns["calls"] == ["abs"] and torch.equal(ns["first"], ns["x"])  # the library's kernel, once
+    assert torch.equal(ns["second"], torch.full((4,), 2.0))  # after the library is gone: torch's
+    assert torch_own == [] and torch.allclose(ns["sine"], torch.sin(torch.full((4,), -2.0)))
+
+
 def test_a_file_that_registers_no_cuda_operator_pays_nothing_for_the_route():
     """A torch dispatch mode makes torch import TorchDynamo (over a second); the route to a library's
     CUDA operators is pushed only when the file registers one."""

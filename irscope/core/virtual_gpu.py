@@ -153,8 +153,7 @@ def virtual_gpu(target: Target) -> Iterator[VirtualDeviceProperties]:
                     if original is not None:
                         patch(owner, "_engine_run_backward", engine_in_mode(mode, original))
                 dispatch_depth = torch._C._len_torch_dispatch_stack()
-                if torch.version.cuda is None:  # see virtual_dispatch.py: only a CPU build can tell
-                    patch(torch.library.Library, "impl", route_cuda_registrations(torch.library.Library.impl))
+                patch(torch.library.Library, "impl", route_cuda_registrations(torch.library.Library.impl))
                 try:
                     yield props
                 finally:
