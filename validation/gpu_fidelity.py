@@ -115,8 +115,8 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
                     "config": comp.launch.autotune_index,
                     # which steps a compile-ahead child did (core/ahead.py): "cs" compiled and disassembled
                     "ahead": ahead.progress(ahead.compilation_key(comp.kernel.jit, comp.target, comp.spec))})
-    with open(out_json, "w") as f:
-        json.dump(out, f)
+    with open(out_json, "w") as f:  # with what the run said: a capture stopped early, the device it saw
+        json.dump({"compilations": out, "notes": ws.notes, "warning": ws.run_warning, "device": ws.device}, f)
 
 
 def _child(mode: str, path: str, target: str, cache: str, out_json: str, hide_gpu: bool) -> str:
@@ -133,27 +133,56 @@ def _child(mode: str, path: str, target: str, cache: str, out_json: str, hide_gp
     return ""
 
 
+def _kernel_arguments(ttir: str) -> list[str]:
+    """The kernel's arguments as TTIR declares them (type and specialization attributes), debug locations
+    left out: `%n: i32 {tt.divisibility = 16 : i32}` (`%arg2` in older Triton)."""
+    import re
+
+    line = next((l for l in ttir.splitlines() if "tt.func" in l and "public" in l), "")
+    inside = line[line.find("(") + 1:line.rfind(")")] if "(" in line else ""
+    inside = re.sub(r"\s*loc\([^()]*(\([^()]*\)[^()]*)*\)", "", inside)
+    return [a.strip().rstrip(",") for a in re.split(r",\s*(?=%[\w.$-]+:)", inside) if a.strip()]
+
+
+def _signature_difference(offline_ttir: str, real_ttir: str) -> str:
+    """Where two compilations of one kernel differ in the arguments they were specialized for."""
+    a, b = _kernel_arguments(offline_ttir), _kernel_arguments(real_ttir)
+    if len(a) != len(b):
+        return f"{len(a)} arguments offline vs {len(b)} in the real launch (constexprs or 1s differ)"
+    diff = [f"offline `{x}` vs real `{y}`" for x, y in zip(a, b) if x != y]
+    return "arguments: " + "; ".join(diff) if diff else "same arguments (another difference in the TTIR)"
+
+
 def compare(path: str, target: str) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         real_json, off_json = os.path.join(tmp, "real.json"), os.path.join(tmp, "offline.json")
         err = _child("real", path, target, os.path.join(tmp, "cache-real"), real_json, hide_gpu=False)
         if err:
-            return [{"file": path, "kernel": "-", "result": f"real run failed: {err}"}]
+            return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"real run failed: {err}"}]
         err = _child("offline", path, target, os.path.join(tmp, "cache-offline"), off_json, hide_gpu=True)
         if err:
-            return [{"file": path, "kernel": "-", "result": f"offline failed: {err}"}]
+            return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"offline failed: {err}"}]
         on_gpu_json = os.path.join(tmp, "on_gpu.json")
-        err = _child("offline", path, target, os.path.join(tmp, "cache-on-gpu"), on_gpu_json, hide_gpu=False)
-        on_gpu = json.load(open(on_gpu_json)) if not err and os.path.exists(on_gpu_json) else []
+        on_gpu_err = _child("offline", path, target, os.path.join(tmp, "cache-on-gpu"), on_gpu_json, hide_gpu=False)
+        on_gpu_doc = json.load(open(on_gpu_json)) if not on_gpu_err and os.path.exists(on_gpu_json) else {}
+        on_gpu = on_gpu_doc.get("compilations", [])
         if not os.path.exists(real_json) or not os.path.exists(off_json):
             return [{"file": os.path.relpath(path, ROOT), "kernel": "-",
                      "result": "a run ended without writing its kernels (the file exited early)"}]
         real = json.load(open(real_json))
-        offline = json.load(open(off_json))
+        offline_doc = json.load(open(off_json))
+    offline = offline_doc["compilations"]
+    said = {"offline notes": offline_doc.get("notes"), "offline device": offline_doc.get("device"),
+            "on-GPU notes": on_gpu_doc.get("notes"), "on-GPU error": on_gpu_err or None}
     if not offline:
-        return [{"file": os.path.relpath(path, ROOT), "kernel": "-",
-                 "result": f"offline compiled nothing; the real run compiled {len(real)} kernel(s)"}]
+        why = ""
+        if not real and "torch.compile" in open(path, encoding="utf-8", errors="replace").read():
+            why = (" (its kernels go through torch.compile: Inductor compiles them itself, outside Triton's JIT, "
+                   "and irscope does not capture Inductor's kernels yet)")
+        return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "raw": said,
+                 "result": f"offline compiled nothing; the real run compiled {len(real)} kernel(s) through "
+                           f"Triton's JIT{why}"}]
     for comp in offline:
         row = {"file": os.path.relpath(path, ROOT), "kernel": comp["name"]}
         if comp.get("config") is not None:
@@ -167,7 +196,8 @@ def compare(path: str, target: str) -> list[dict]:
             why = "; ".join(
                 ", ".join(f"{k}: {comp['metadata'].get(k)} vs {r['metadata'].get(k)}"
                           for k in sorted(set(comp["metadata"]) | set(r["metadata"]))
-                          if k != "hash" and comp["metadata"].get(k) != r["metadata"].get(k)) or "same metadata"
+                          if k != "hash" and comp["metadata"].get(k) != r["metadata"].get(k))
+                or "same metadata; " + _signature_difference(comp["stages"]["ttir"], r["stages"]["ttir"])
                 for r in candidates)
             keep = os.environ.get("FIDELITY_MISMATCH_DIR")
             if keep:  # leave both sides' IR behind, to diff by hand
@@ -189,11 +219,23 @@ def compare(path: str, target: str) -> list[dict]:
         row["spills"] = f"{comp['spills']} / {match['n_spills']}"
         twin = next((c for c in on_gpu if c.get("hash") == comp["hash"]), None)
         row["irscope on GPU"] = "identical" if twin and twin["stages"] == comp["stages"] else "DIFFERENT"
+        if twin is None:  # why irscope with the GPU visible has no such compilation, in its own words
+            row["note"] = (f"irscope on GPU failed: {on_gpu_err}" if on_gpu_err else
+                           "irscope on GPU did not capture this specialization; its notes: "
+                           + ("; ".join(on_gpu_doc.get("notes") or []) or "none"))
+        row["raw"]["said"] = said
         row["compiled by"] = {"cs": "child", "c": "child (SASS: irscope)"}.get(comp.get("ahead") or "", "irscope")
         ok = (all(identical.values()) and comp["registers"] == match["n_regs"] and row["cubin"] == "identical"
               and twin is not None)
         row["result"] = "PASS" if ok else "FAIL"
         rows.append(row)
+    # and the other way round: what the real run compiled that irscope offline did not
+    offline_hashes = {c.get("hash") for c in offline}
+    for r in real:
+        if r["hash"] not in offline_hashes:
+            rows.append({"file": os.path.relpath(path, ROOT), "kernel": r["name"], "raw": said,
+                         "result": "the real run compiled this specialization; irscope offline did not",
+                         "note": "offline notes: " + ("; ".join(said["offline notes"] or []) or "none")})
     return rows
 
 
@@ -209,10 +251,11 @@ def markdown(rows: list[dict], target: str) -> str:
             f"compile-ahead child (irscope/core/ahead.py) compiled and disassembled it while the file ran, the "
             f"text then read back from Triton's cache, or irscope's own compile did.\n\n")
     cols = ["file", "kernel", *IR_STAGES, "sass", "cubin", "registers", "spills", "irscope on GPU", "compiled by",
-            "result"]
+            "result", "note"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in rows:
-        lines.append("| " + " | ".join(str(row.get(c, "")) for c in cols) + " |")
+        lines.append("| " + " | ".join(str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in cols)
+                     + " |")
     return head + "\n".join(lines) + "\n"
 
 
