@@ -239,6 +239,15 @@ def compare(path: str, target: str) -> list[dict]:
     return rows
 
 
+def compare_safely(path: str, target: str) -> list[dict]:
+    """compare(), with a failure of this script's own made a row of its file rather than the end of the run."""
+    try:
+        return compare(path, target)
+    except Exception as exc:  # noqa: BLE001
+        return [{"file": os.path.relpath(path, ROOT), "kernel": "-",
+                 "result": f"gpu_fidelity.py failed on this file: {type(exc).__name__}: {exc}"}]
+
+
 def markdown(rows: list[dict], target: str) -> str:
     import triton
     import torch
@@ -274,20 +283,30 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="files compared at once (each in its own processes)")
     args = parser.parse_args()
     files = args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
-    from concurrent.futures import ThreadPoolExecutor
-    rows = []
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+    done: dict[int, list[dict]] = {}
+
+    def in_order() -> list[dict]:
+        return [row for i in sorted(done) for row in done[i]]
+
+    def write(rows: list[dict]) -> str:
+        text = markdown(rows, args.target)
+        if args.out:  # rewritten as each file finishes: a run stopped from outside keeps what it did
+            with open(args.out, "w") as f:
+                f.write(text)
+            with open(os.path.splitext(args.out)[0] + ".json", "w") as f:  # the raw data the table was made from
+                json.dump(rows, f, indent=1)
+        return text
+
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        for found in pool.map(lambda p: compare(os.path.abspath(p), args.target), files):
-            rows.extend(found)
+        futures = {pool.submit(compare_safely, os.path.abspath(p), args.target): i for i, p in enumerate(files)}
+        for future in as_completed(futures):
+            done[futures[future]] = found = future.result()
             for row in found:
                 print({k: v for k, v in row.items() if k != "raw"}, file=sys.stderr, flush=True)
-    text = markdown(rows, args.target)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-        with open(os.path.splitext(args.out)[0] + ".json", "w") as f:  # the raw data the table was made from
-            json.dump(rows, f, indent=1)
+            write(in_order())
+    rows = in_order()
+    print(write(rows))
     return 0 if all(r.get("result") == "PASS" for r in rows) else 1
 
 
