@@ -310,6 +310,29 @@ def test_only_the_cuda_kernels_the_file_registers_are_routed_while_their_library
     assert torch_own == [] and torch.allclose(ns["sine"], torch.sin(torch.full((4,), -2.0)))
 
 
+def test_a_composite_operator_a_library_registers_for_cuda_is_routed_whole(tmp_path):
+    """aten::rms_norm is a composite: on CPU tensors torch takes it apart before any dispatch mode sees it,
+    while on a GPU the library's CUDA kernel replaces it (flag-gems' only_enable(["rms_norm"]))."""
+    path = tmp_path / "composite.py"
+    path.write_text(
+        "import torch\n"
+        "calls = []\n"
+        "lib = torch.library.Library('aten', 'IMPL')\n"
+        "lib.impl('rms_norm', lambda x, shape, w=None, eps=None: calls.append('rms_norm') or x * 2, 'CUDA')\n"
+        "x = torch.ones(2, 8, device='cuda')\n"
+        "gpu = torch.nn.functional.rms_norm(x, (8,))\n"
+        "host = torch.nn.functional.rms_norm(torch.ones(2, 8), (8,))\n")
+    result = run_user_file(read_user_file(str(path)), run_main=True, use_interpreter=True, target=Target("sm_90"))
+    assert result.error is None, result.user_traceback
+    ns = result.namespace
+    assert ns["calls"] == ["rms_norm"] and torch.equal(ns["gpu"], torch.full((2, 8), 2.0))
+    assert torch.allclose(ns["host"], torch.ones(2, 8))  # torch's own, taken apart as usual
+    ns["lib"]._destroy()
+    x = torch.ones(2, 8, requires_grad=True)  # after the run: torch's autograd of rms_norm, untouched
+    torch.nn.functional.rms_norm(x, (8,)).sum().backward()
+    assert x.grad is not None and ns["calls"] == ["rms_norm"]
+
+
 def test_a_file_that_registers_no_cuda_operator_pays_nothing_for_the_route():
     """A torch dispatch mode makes torch import TorchDynamo (over a second); the route to a library's
     CUDA operators is pushed only when the file registers one."""

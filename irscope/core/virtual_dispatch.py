@@ -13,6 +13,12 @@ Only those: a CUDA build of torch (on a machine whose GPU is hidden or absent) h
 for every operator, which cannot run on CPU memory; the registrations irscope saw made are the library's
 on any build.
 
+An operator that torch implements as a composite of others (`aten::rms_norm`, CompositeImplicitAutograd)
+never reaches a dispatch mode whole: on CPU tensors it is taken apart above the mode, while on a GPU the
+library's CUDA kernel replaces it. For such an operator the route also registers, for the run, a kernel
+under AutogradCPU that calls the library's kernel when a tensor argument is on the virtual GPU, and takes
+the operator apart as torch would otherwise (host tensors, or once the library is gone).
+
 The mode is pushed only once the file registers a CUDA kernel (`route_cuda_registrations`): any torch
 dispatch mode makes torch import TorchDynamo on the next operator, over a second that a file with no
 such library should not pay."""
@@ -59,6 +65,39 @@ class LibraryCudaKernels(TorchDispatchMode):
 
 
 _routed = threading.local()
+_composites: list = []  # the run's own Library of AutogradCPU kernels for composite operators (0 or 1)
+_composite_names: set[str] = set()  # the operators it holds a kernel for
+
+
+def _overload(name: str):
+    """torch.ops' OpOverload for "ns::op" or "ns::op.overload"."""
+    namespace, _, rest = name.partition("::")
+    op, _, overload = rest.partition(".")
+    return getattr(getattr(getattr(torch.ops, namespace), op), overload or "default")
+
+
+def _route_composite(name: str, original_impl) -> None:
+    """See the module's docstring: a composite operator the file's library implements for CUDA."""
+    if name in _composite_names or not torch._C._dispatch_has_kernel_for_dispatch_key(
+            name, "CompositeImplicitAutograd"):
+        return
+    try:
+        op = _overload(name)
+    except (AttributeError, RuntimeError):  # a name torch.ops cannot resolve: left as it was
+        return
+
+    def kernel(*args, **kwargs):
+        if _library_kernel(name) and (_on_virtual_gpu(args) or _on_virtual_gpu(kwargs.values())):
+            return op.redispatch(_CUDA, *args, **kwargs)
+        return op.decompose(*args, **kwargs)
+
+    if not _composites:
+        _composites.append(torch.library.Library(name.partition("::")[0], "IMPL"))
+    library = _composites[0]
+    if library.ns != name.partition("::")[0]:
+        return  # one namespace's composites only (aten's, in every library seen)
+    original_impl(library, name.partition("::")[2], kernel, "AutogradCPU")
+    _composite_names.add(name)
 
 
 def _operator_name(library, op_name) -> str | None:
@@ -77,6 +116,7 @@ def route_cuda_registrations(original_impl):
         name = _operator_name(self, op_name) if key == "CUDA" else None
         if name is not None:
             _registered.setdefault(name, []).append(weakref.ref(self))
+            _route_composite(name, original_impl)
             if not getattr(_routed, "on", False):
                 LibraryCudaKernels().__enter__()  # popped by virtual_gpu() with every mode the run pushed
                 _routed.on = True
@@ -88,3 +128,7 @@ def routing_stopped() -> None:
     """The run is over and its modes are popped: the next run starts without routing."""
     _routed.on = False
     _registered.clear()
+    for library in _composites:
+        library._destroy()
+    _composites.clear()
+    _composite_names.clear()
