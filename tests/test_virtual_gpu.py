@@ -102,6 +102,33 @@ def test_factories_and_moves_give_cpu_tensors_on_the_virtual_device():
             t.untyped_storage().data_ptr()
 
 
+def test_the_backward_pass_runs_on_the_virtual_gpu_too():
+    # A kernel library's backward (an autograd.Function) asks where its tensors are and how many SMs the
+    # GPU has (liger-kernel's norms: "sm_count = 1 unless x.device.type == 'cuda'"): it must get the
+    # forward's answers, however the backward is started.
+    seen = []
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            seen.append((grad.device.type, torch.cuda.get_device_properties(grad.device).multi_processor_count))
+            return grad * 2
+
+    with virtual_gpu(Target("sm_90")):
+        x = torch.randn(4, device="cuda", requires_grad=True)
+        Scale.apply(x).sum().backward()
+        torch.autograd.backward(Scale.apply(x).sum())
+        (grad,) = torch.autograd.grad(Scale.apply(x).sum(), x)
+        assert x.grad.is_cuda and grad.is_cuda
+    sms = limits("sm_90").chip.units
+    assert seen == [("cuda", sms)] * 3
+    assert torch._C._len_torch_function_stack() == 0
+
+
 def test_streams_events_seeds_and_memory_calls():
     with virtual_gpu(Target("sm_90")):
         s = torch.cuda.Stream()
@@ -251,6 +278,59 @@ def test_an_operator_a_library_registers_for_cuda_runs_its_triton_kernel_on_the_
     assert code == 0, err
     (kernel,) = json.loads(out)["kernels"]
     assert kernel["name"] == "neg_kernel" and kernel["grid"] == [4, 1, 1]
+
+
+def test_only_the_cuda_kernels_the_file_registers_are_routed_while_their_library_lives(tmp_path):
+    """A CUDA build of torch has CUDA kernels of its own for every operator (they cannot run on CPU
+    memory): only the registrations made by the file's libraries are routed, and only while the library
+    that made them lives (flag-gems' use_gems() takes its registrations back on exit)."""
+    torch_own = []
+    outside = torch.library.Library("aten", "IMPL")  # stands for a CUDA build's own kernel of aten::sin
+    outside.impl("sin", lambda x: torch_own.append(x) or x, "CUDA")
+    path = tmp_path / "registers.py"
+    path.write_text(
+        "import torch\n"
+        "calls = []\n"
+        "scoped = torch.library.Library('aten', 'IMPL')\n"
+        "scoped.impl('abs', lambda x: calls.append('abs') or x.clone(), 'CUDA')\n"
+        "x = torch.full((4,), -2.0, device='cuda')\n"
+        "first = torch.abs(x)\n"
+        "scoped._destroy()\n"
+        "second = torch.abs(x)\n"
+        "sine = torch.sin(x)\n")
+    try:
+        result = run_user_file(read_user_file(str(path)), run_main=True, use_interpreter=True,
+                               target=Target("sm_90"))
+    finally:
+        outside._destroy()
+    assert result.error is None, result.user_traceback
+    ns = result.namespace
+    assert ns["calls"] == ["abs"] and torch.equal(ns["first"], ns["x"])  # the library's kernel, once
+    assert torch.equal(ns["second"], torch.full((4,), 2.0))  # after the library is gone: torch's
+    assert torch_own == [] and torch.allclose(ns["sine"], torch.sin(torch.full((4,), -2.0)))
+
+
+def test_a_composite_operator_a_library_registers_for_cuda_is_routed_whole(tmp_path):
+    """aten::rms_norm is a composite: on CPU tensors torch takes it apart before any dispatch mode sees it,
+    while on a GPU the library's CUDA kernel replaces it (flag-gems' only_enable(["rms_norm"]))."""
+    path = tmp_path / "composite.py"
+    path.write_text(
+        "import torch\n"
+        "calls = []\n"
+        "lib = torch.library.Library('aten', 'IMPL')\n"
+        "lib.impl('rms_norm', lambda x, shape, w=None, eps=None: calls.append('rms_norm') or x * 2, 'CUDA')\n"
+        "x = torch.ones(2, 8, device='cuda')\n"
+        "gpu = torch.nn.functional.rms_norm(x, (8,))\n"
+        "host = torch.nn.functional.rms_norm(torch.ones(2, 8), (8,))\n")
+    result = run_user_file(read_user_file(str(path)), run_main=True, use_interpreter=True, target=Target("sm_90"))
+    assert result.error is None, result.user_traceback
+    ns = result.namespace
+    assert ns["calls"] == ["rms_norm"] and torch.equal(ns["gpu"], torch.full((2, 8), 2.0))
+    assert torch.allclose(ns["host"], torch.ones(2, 8))  # torch's own, taken apart as usual
+    ns["lib"]._destroy()
+    x = torch.ones(2, 8, requires_grad=True)  # after the run: torch's autograd of rms_norm, untouched
+    torch.nn.functional.rms_norm(x, (8,)).sum().backward()
+    assert x.grad is not None and ns["calls"] == ["rms_norm"]
 
 
 def test_a_file_that_registers_no_cuda_operator_pays_nothing_for_the_route():

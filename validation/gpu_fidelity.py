@@ -62,13 +62,35 @@ def collect_real(path: str, out_json: str) -> None:
     seen = set()
     # Every kernel the JIT compiled, wherever it is defined: the file's own, a sibling module's, a library's.
     import gc
-    everywhere = []
+    from triton.compiler.compiler import CompiledKernel
+    everywhere, loose = [], []
     for obj in gc.get_objects():
         try:
             if isinstance(obj, JITFunction):
                 everywhere.append(obj)
+            elif isinstance(obj, CompiledKernel):
+                loose.append(obj)
         except ReferenceError:  # a weak proxy whose object is gone
             pass
+
+    def describe(name: str, compiled, via: str) -> dict:
+        import base64
+        import hashlib
+        load_error = None
+        try:
+            compiled._init_handles()
+        except Exception as exc:  # noqa: BLE001 - e.g. OutOfResources: the autotuner skipped this config too
+            load_error = f"{type(exc).__name__}: {exc}"
+        stages = {s: compiled.asm[s] for s in IR_STAGES}
+        stages["sass"] = disassemble(compiled.asm["cubin"])
+        return {"name": name, "hash": compiled.metadata.hash, "stages": stages, "via": via,
+                "metadata": {k: repr(v) for k, v in compiled.metadata._asdict().items()},
+                "n_regs": None if load_error else compiled.n_regs,
+                "n_spills": None if load_error else compiled.n_spills, "load_error": load_error,
+                "cubin_sha": hashlib.sha256(compiled.asm["cubin"]).hexdigest(),
+                "cubin_b64": base64.b64encode(compiled.asm["cubin"]).decode()}
+
+    collected = set()
     for value in [*namespace.values(), *everywhere]:
         while isinstance(value, (Autotuner, Heuristics)):
             value = value.fn
@@ -77,13 +99,15 @@ def collect_real(path: str, out_json: str) -> None:
         seen.add(id(value))
         for device_cache in value.device_caches.values():
             for compiled in device_cache[0].values():
-                compiled._init_handles()
-                stages = {s: compiled.asm[s] for s in IR_STAGES}
-                stages["sass"] = disassemble(compiled.asm["cubin"])
-                kernels.append({"name": value.fn.__name__, "hash": compiled.metadata.hash, "stages": stages,
-                                "metadata": {k: repr(v) for k, v in compiled.metadata._asdict().items()},
-                                "n_regs": compiled.n_regs, "n_spills": compiled.n_spills,
-                                "cubin_sha": __import__("hashlib").sha256(compiled.asm["cubin"]).hexdigest()})
+                collected.add(id(compiled))
+                kernels.append(describe(value.fn.__name__, compiled, "by the JIT"))
+    # Kernels compiled outside the JIT's cache: torch.compile's Inductor compiles a file's own @triton.jit
+    # kernels (and its generated ones) itself, with triton.compile.
+    for compiled in loose:
+        if id(compiled) not in collected:
+            collected.add(id(compiled))
+            kernels.append(describe(compiled.metadata.name, compiled,
+                                    "outside the JIT (torch.compile, or triton.compile called directly)"))
     with open(out_json, "w") as f:
         json.dump(kernels, f)
 
@@ -95,6 +119,14 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
     sys.path.insert(0, ROOT)
     from irscope.core import ahead
     from irscope.core.session import open_file
+
+    import torch
+    if os.environ.get("FIDELITY_FIRST_POINT") and torch.cuda.is_available():
+        # irscope with the GPU visible runs a benchmark sweep for real, until its capture budget stops the
+        # run (3 s without a new launch): its first point only, as the real run here and the virtual GPU do
+        import triton.testing
+        from irscope.core.triton_compat.virtual_device import run_first_point
+        triton.testing.Mark.run = run_first_point
 
     ws = open_file(path, target=target)
     comps = []
@@ -112,11 +144,12 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
                     "stages": {s: comp.stage(s) for s in (*IR_STAGES, "sass")},
                     "registers": comp.resources.registers, "spills": comp.resources.spills,
                     "cubin_sha": hashlib.sha256(comp.asm["cubin"]).hexdigest(),
+                    "cubin_b64": __import__("base64").b64encode(comp.asm["cubin"]).decode(),
                     "config": comp.launch.autotune_index,
                     # which steps a compile-ahead child did (core/ahead.py): "cs" compiled and disassembled
                     "ahead": ahead.progress(ahead.compilation_key(comp.kernel.jit, comp.target, comp.spec))})
-    with open(out_json, "w") as f:
-        json.dump(out, f)
+    with open(out_json, "w") as f:  # with what the run said: a capture stopped early, the device it saw
+        json.dump({"compilations": out, "notes": ws.notes, "warning": ws.run_warning, "device": ws.device}, f)
 
 
 def _child(mode: str, path: str, target: str, cache: str, out_json: str, hide_gpu: bool) -> str:
@@ -133,27 +166,57 @@ def _child(mode: str, path: str, target: str, cache: str, out_json: str, hide_gp
     return ""
 
 
+def _kernel_arguments(ttir: str) -> list[str]:
+    """The kernel's arguments as TTIR declares them (type and specialization attributes), debug locations
+    left out: `%n: i32 {tt.divisibility = 16 : i32}` (`%arg2` in older Triton)."""
+    import re
+
+    line = next((l for l in ttir.splitlines() if "tt.func" in l and "public" in l), "")
+    inside = line[line.find("(") + 1:line.rfind(")")] if "(" in line else ""
+    inside = re.sub(r"\s*loc\([^()]*(\([^()]*\)[^()]*)*\)", "", inside)
+    return [a.strip().rstrip(",") for a in re.split(r",\s*(?=%[\w.$-]+:)", inside) if a.strip()]
+
+
+def _signature_difference(offline_ttir: str, real_ttir: str) -> str:
+    """Where two compilations of one kernel differ in the arguments they were specialized for."""
+    a, b = _kernel_arguments(offline_ttir), _kernel_arguments(real_ttir)
+    if len(a) != len(b):
+        return f"{len(a)} arguments offline vs {len(b)} in the real launch (constexprs or 1s differ)"
+    diff = [f"offline `{x}` vs real `{y}`" for x, y in zip(a, b) if x != y]
+    return "arguments: " + "; ".join(diff) if diff else "same arguments (another difference in the TTIR)"
+
+
 def compare(path: str, target: str) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         real_json, off_json = os.path.join(tmp, "real.json"), os.path.join(tmp, "offline.json")
         err = _child("real", path, target, os.path.join(tmp, "cache-real"), real_json, hide_gpu=False)
         if err:
-            return [{"file": path, "kernel": "-", "result": f"real run failed: {err}"}]
+            return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"real run failed: {err}"}]
         err = _child("offline", path, target, os.path.join(tmp, "cache-offline"), off_json, hide_gpu=True)
         if err:
-            return [{"file": path, "kernel": "-", "result": f"offline failed: {err}"}]
+            return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"offline failed: {err}"}]
         on_gpu_json = os.path.join(tmp, "on_gpu.json")
-        err = _child("offline", path, target, os.path.join(tmp, "cache-on-gpu"), on_gpu_json, hide_gpu=False)
-        on_gpu = json.load(open(on_gpu_json)) if not err and os.path.exists(on_gpu_json) else []
+        on_gpu_err = _child("offline", path, target, os.path.join(tmp, "cache-on-gpu"), on_gpu_json, hide_gpu=False)
+        on_gpu_doc = json.load(open(on_gpu_json)) if not on_gpu_err and os.path.exists(on_gpu_json) else {}
+        on_gpu = on_gpu_doc.get("compilations", [])
         if not os.path.exists(real_json) or not os.path.exists(off_json):
             return [{"file": os.path.relpath(path, ROOT), "kernel": "-",
                      "result": "a run ended without writing its kernels (the file exited early)"}]
         real = json.load(open(real_json))
-        offline = json.load(open(off_json))
+        offline_doc = json.load(open(off_json))
+    offline = offline_doc["compilations"]
+    uses_torch_compile = "torch.compile" in open(path, encoding="utf-8", errors="replace").read()
+    said = {"offline notes": offline_doc.get("notes"), "offline device": offline_doc.get("device"),
+            "on-GPU notes": on_gpu_doc.get("notes"), "on-GPU error": on_gpu_err or None}
     if not offline:
-        return [{"file": os.path.relpath(path, ROOT), "kernel": "-",
-                 "result": f"offline compiled nothing; the real run compiled {len(real)} kernel(s)"}]
+        why = ""
+        if not real and uses_torch_compile:
+            why = (" (its kernels go through torch.compile: Inductor compiles them itself, outside Triton's JIT, "
+                   "and irscope does not capture Inductor's kernels yet)")
+        return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "raw": said,
+                 "result": f"offline compiled nothing; the real run compiled {len(real)} kernel(s) through "
+                           f"Triton's JIT{why}"}]
     for comp in offline:
         row = {"file": os.path.relpath(path, ROOT), "kernel": comp["name"]}
         if comp.get("config") is not None:
@@ -167,7 +230,8 @@ def compare(path: str, target: str) -> list[dict]:
             why = "; ".join(
                 ", ".join(f"{k}: {comp['metadata'].get(k)} vs {r['metadata'].get(k)}"
                           for k in sorted(set(comp["metadata"]) | set(r["metadata"]))
-                          if k != "hash" and comp["metadata"].get(k) != r["metadata"].get(k)) or "same metadata"
+                          if k != "hash" and comp["metadata"].get(k) != r["metadata"].get(k))
+                or "same metadata; " + _signature_difference(comp["stages"]["ttir"], r["stages"]["ttir"])
                 for r in candidates)
             keep = os.environ.get("FIDELITY_MISMATCH_DIR")
             if keep:  # leave both sides' IR behind, to diff by hand
@@ -175,6 +239,9 @@ def compare(path: str, target: str) -> list[dict]:
                     for stage in ("ttir", "ttgir"):
                         with open(os.path.join(keep, f"{comp['name']}.{i}.{stage}"), "w") as f:
                             f.write(r["stages"][stage])
+            if not candidates and uses_torch_compile:
+                why = ("the file launches it inside torch.compile: on the GPU, Inductor compiled it with "
+                       "options of its own or not at all, and no compilation of this name was found")
             rows.append({**row, "result": f"no real launch compiled this specialization ({len(candidates)} "
                                           f"of this kernel: {why})"})
             continue
@@ -184,17 +251,47 @@ def compare(path: str, target: str) -> list[dict]:
         row["raw"] = {"offline": {"hash": comp["hash"], "cubin_sha256": comp["cubin_sha"], "registers": comp["registers"],
                                   "spills": comp["spills"]},
                       "real": {"hash": match["hash"], "cubin_sha256": match["cubin_sha"], "n_regs": match["n_regs"],
-                               "n_spills": match["n_spills"]}}
-        row["registers"] = f"{comp['registers']} / {match['n_regs']}"
-        row["spills"] = f"{comp['spills']} / {match['n_spills']}"
+                               "n_spills": match["n_spills"], "via": match.get("via"),
+                               "load_error": match.get("load_error")}}
+        if row["cubin"] != "identical":  # both binaries, to see which ELF sections differ
+            row["raw"]["offline"]["cubin_b64"] = comp.get("cubin_b64")
+            row["raw"]["real"]["cubin_b64"] = match.get("cubin_b64")
+        loaded = match.get("load_error") is None
+        row["registers"] = f"{comp['registers']} / {match['n_regs'] if loaded else 'not loaded'}"
+        row["spills"] = f"{comp['spills']} / {match['n_spills'] if loaded else 'not loaded'}"
         twin = next((c for c in on_gpu if c.get("hash") == comp["hash"]), None)
         row["irscope on GPU"] = "identical" if twin and twin["stages"] == comp["stages"] else "DIFFERENT"
+        if twin is None:  # why irscope with the GPU visible has no such compilation, in its own words
+            row["note"] = (f"irscope on GPU failed: {on_gpu_err}" if on_gpu_err else
+                           "irscope on GPU did not capture this specialization; its notes: "
+                           + ("; ".join(on_gpu_doc.get("notes") or []) or "none"))
+        row["raw"]["said"] = said
         row["compiled by"] = {"cs": "child", "c": "child (SASS: irscope)"}.get(comp.get("ahead") or "", "irscope")
-        ok = (all(identical.values()) and comp["registers"] == match["n_regs"] and row["cubin"] == "identical"
-              and twin is not None)
-        row["result"] = "PASS" if ok else "FAIL"
+        same = all(identical.values()) and row["cubin"] == "identical" and twin is not None
+        if not loaded:  # the driver refused the binary (too much shared memory): no registers to compare
+            row["result"] = "identical, not loadable" if same else "FAIL"
+            row["note"] = f"the real run's driver refused to load it: {match['load_error']}"
+        else:
+            row["result"] = "PASS" if same and comp["registers"] == match["n_regs"] else "FAIL"
         rows.append(row)
+    # and the other way round: what the real run compiled that irscope offline did not
+    offline_hashes = {c.get("hash") for c in offline}
+    for r in real:
+        if r["hash"] not in offline_hashes:
+            rows.append({"file": os.path.relpath(path, ROOT), "kernel": r["name"], "raw": {**said, "via": r.get("via")},
+                         "result": "the real run compiled this specialization; irscope offline did not",
+                         "note": f"compiled {r.get('via') or 'by the JIT'}; offline notes: "
+                                 + ("; ".join(said["offline notes"] or []) or "none")})
     return rows
+
+
+def compare_safely(path: str, target: str) -> list[dict]:
+    """compare(), with a failure of this script's own made a row of its file rather than the end of the run."""
+    try:
+        return compare(path, target)
+    except Exception as exc:  # noqa: BLE001
+        return [{"file": os.path.relpath(path, ROOT), "kernel": "-",
+                 "result": f"gpu_fidelity.py failed on this file: {type(exc).__name__}: {exc}"}]
 
 
 def markdown(rows: list[dict], target: str) -> str:
@@ -209,10 +306,11 @@ def markdown(rows: list[dict], target: str) -> str:
             f"compile-ahead child (irscope/core/ahead.py) compiled and disassembled it while the file ran, the "
             f"text then read back from Triton's cache, or irscope's own compile did.\n\n")
     cols = ["file", "kernel", *IR_STAGES, "sass", "cubin", "registers", "spills", "irscope on GPU", "compiled by",
-            "result"]
+            "result", "note"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in rows:
-        lines.append("| " + " | ".join(str(row.get(c, "")) for c in cols) + " |")
+        lines.append("| " + " | ".join(str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in cols)
+                     + " |")
     return head + "\n".join(lines) + "\n"
 
 
@@ -231,20 +329,30 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="files compared at once (each in its own processes)")
     args = parser.parse_args()
     files = args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
-    from concurrent.futures import ThreadPoolExecutor
-    rows = []
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+    done: dict[int, list[dict]] = {}
+
+    def in_order() -> list[dict]:
+        return [row for i in sorted(done) for row in done[i]]
+
+    def write(rows: list[dict]) -> str:
+        text = markdown(rows, args.target)
+        if args.out:  # rewritten as each file finishes: a run stopped from outside keeps what it did
+            with open(args.out, "w") as f:
+                f.write(text)
+            with open(os.path.splitext(args.out)[0] + ".json", "w") as f:  # the raw data the table was made from
+                json.dump(rows, f, indent=1)
+        return text
+
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        for found in pool.map(lambda p: compare(os.path.abspath(p), args.target), files):
-            rows.extend(found)
+        futures = {pool.submit(compare_safely, os.path.abspath(p), args.target): i for i, p in enumerate(files)}
+        for future in as_completed(futures):
+            done[futures[future]] = found = future.result()
             for row in found:
                 print({k: v for k, v in row.items() if k != "raw"}, file=sys.stderr, flush=True)
-    text = markdown(rows, args.target)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-        with open(os.path.splitext(args.out)[0] + ".json", "w") as f:  # the raw data the table was made from
-            json.dump(rows, f, indent=1)
+            write(in_order())
+    rows = in_order()
+    print(write(rows))
     return 0 if all(r.get("result") == "PASS" for r in rows) else 1
 
 

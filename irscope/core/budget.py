@@ -5,6 +5,11 @@ interpreter each launch is slow, and a `__main__` that never ends would never op
 `quiet_s` seconds without launching anything new (a kernel or a specialization not seen before), or
 `limit_s` seconds in all, the file's thread is stopped with `CaptureStopped` and irscope goes on with what
 was captured, and says so. `IRSCOPE_CAPTURE_QUIET` / `IRSCOPE_CAPTURE_LIMIT` (seconds) change the defaults.
+
+The quiet time counts from when a new launch has returned, not from when it was captured: the launch
+itself (a cold compile on a GPU, with Triton's launcher built by the C compiler; a large grid in the
+interpreter) is the file's work, not a sign that it has nothing more to show. Counted from the capture, a
+first launch that took longer than `quiet_s` to compile lost every specialization launched after it.
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ class CaptureBudget:
         self._kernels: set[int] = set()
         self._launches = 0
         self._started = self._last_new = time.monotonic()
+        self._new_running = False  # a new launch is compiling or running: no quiet time counts
         self._thread_id: int | None = None
         self._done = threading.Event()
         self._stop_asked = False
@@ -81,6 +87,13 @@ class CaptureBudget:
         key = specialization_key(jit, args, kwargs, autotune_index)
         if key not in self._seen:
             self._seen.add(key)
+            self._last_new = time.monotonic()
+            self._new_running = True
+
+    def returned(self) -> None:
+        """A launch has run and returned to the file: after a new one, the quiet time starts now."""
+        if self._new_running:
+            self._new_running = False
             self._last_new = time.monotonic()
 
     def stop_now(self) -> None:
@@ -119,7 +132,7 @@ class CaptureBudget:
         captured = f"{self._launches} launch(es) of {len(self._kernels)} kernel(s) captured"
         if self._stop_asked:
             return f"stopped on request; {captured}"
-        if self._launches and now - self._last_new >= self.quiet_s:
+        if self._launches and not self._new_running and now - self._last_new >= self.quiet_s:
             return (f"stopped after {now - self._started:.1f} s: nothing new launched in the last "
                     f"{self.quiet_s:g} s; {captured}")
         if now - self._started >= self.limit_s:

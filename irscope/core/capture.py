@@ -68,7 +68,7 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     budget.watch()
     try:
         device = virtual_gpu(target) if use_interpreter else contextlib.nullcontext()
-        with device, capture_patches(record, use_interpreter), no_terminal(result.notes, user_file.path), \
+        with device, capture_patches(record, use_interpreter, budget.returned), no_terminal(result.notes, user_file.path), \
                 contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             exec(user_file.code, namespace)
     except CaptureStopped:

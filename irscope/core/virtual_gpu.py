@@ -25,7 +25,7 @@ from .virtual_cuda import VirtualDeviceProperties, accelerator_namespace, cuda_n
 from .patching import Patches
 from .virtual_dispatch import route_cuda_registrations, routing_stopped
 from .virtual_smi import vendor_tool
-from .virtual_tensors import VirtualDeviceMode
+from .virtual_tensors import VirtualDeviceMode, engine_in_mode
 
 _STATIC_SHARED_PER_BLOCK = 48 * 1024  # NVIDIA: a block's shared memory without the opt-in attribute
 
@@ -146,10 +146,14 @@ def virtual_gpu(target: Target) -> Iterator[VirtualDeviceProperties]:
                 patch(torch.version, "hip", "6.4.0")  # code that picks a backend asks torch.version.hip
             with virtual_triton(target, triton_device_properties(target), (props.major, props.minor),
                                 kernel_loader(target)), vendor_tool(props.name, target.is_nvidia):
-                VirtualDeviceMode().__enter__()
+                mode = VirtualDeviceMode()
+                mode.__enter__()
+                for owner in (torch.autograd, torch.autograd.graph):  # the backward pass sees the GPU too
+                    original = getattr(owner, "_engine_run_backward", None)
+                    if original is not None:
+                        patch(owner, "_engine_run_backward", engine_in_mode(mode, original))
                 dispatch_depth = torch._C._len_torch_dispatch_stack()
-                if torch.version.cuda is None:  # see virtual_dispatch.py: only a CPU build can tell
-                    patch(torch.library.Library, "impl", route_cuda_registrations(torch.library.Library.impl))
+                patch(torch.library.Library, "impl", route_cuda_registrations(torch.library.Library.impl))
                 try:
                     yield props
                 finally:

@@ -15,6 +15,13 @@ Host tensors carry an attribute; anything else, including tensors torch creates 
 
 Triton's interpreter and irscope's binder read `data_ptr()`, dtypes and strides, never the device, so
 they run unchanged on these tensors. With the mode off, every tensor is an ordinary CPU tensor again.
+
+The backward pass: `loss.backward()` reaches the mode as a torch function, and a mode is off inside its own
+`__torch_function__`; the autograd engine keeps the torch-function modes active when it starts and gives
+them to every Python function of the backward pass (an `autograd.Function`'s backward, hooks). Started from
+inside the mode, the backward would run with no virtual GPU at all: a library's backward that sizes its
+grid by the GPU's SM count "only if x.device.type == 'cuda'" (liger-kernel's norms) took one program for
+the whole tensor, a specialization no GPU runs. `engine_in_mode` starts the engine with the mode on.
 """
 
 from __future__ import annotations
@@ -168,3 +175,18 @@ class VirtualDeviceMode(TorchFunctionMode):
     def _set_data(self, t, value):
         _Tensor.data.__set__(t, value)
         _mark_host(t, _is_host(value))  # `module.cuda()` swaps a parameter's data: it moves with it
+
+
+def engine_in_mode(mode: VirtualDeviceMode, run_backward):
+    """Torch's `_engine_run_backward` (what `Tensor.backward`, `torch.autograd.backward` and `grad` start the
+    engine with), started with `mode` on the torch-function stack when it is not (see the module's
+    docstring)."""
+    def run(*args, **kwargs):
+        if any(m is mode for m in torch.overrides._get_current_function_mode_stack()):
+            return run_backward(*args, **kwargs)
+        torch._C._push_on_torch_function_stack(mode)
+        try:
+            return run_backward(*args, **kwargs)
+        finally:
+            torch._C._pop_torch_function_stack()
+    return run

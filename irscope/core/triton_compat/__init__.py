@@ -269,17 +269,21 @@ def _call_interpreted(self, *args, **kwargs):
 
 
 @contextlib.contextmanager
-def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) -> Iterator[None]:
-    """Record every kernel launch while the user's file runs (see _capture_patches).
+def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
+                    returned: Callable[[], None] | None = None) -> Iterator[None]:
+    """Record every kernel launch while the user's file runs (see _capture_patches). `returned` hears
+    each time a launch the file made has run and returns to it (compiled and run on a GPU, or run in the
+    interpreter), raised or not.
 
     One patcher of JITFunction and triton.language at a time: a recording in another thread (the
     stepper) patches and restores the same attributes."""
-    with interpreter_lock, _capture_patches(record, use_interpreter):
+    with interpreter_lock, _capture_patches(record, use_interpreter, returned or (lambda: None)):
         yield
 
 
 @contextlib.contextmanager
-def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool) -> Iterator[None]:
+def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
+                     returned: Callable[[], None]) -> Iterator[None]:
     """Record every kernel launch while the user's file runs.
 
     With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
@@ -300,6 +304,12 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool)
             record(raw)
         if not _state.execute:
             return None
+        try:
+            return execute(self, args, kwargs, grid, warmup, raw)
+        finally:
+            returned()
+
+    def execute(self, args, kwargs, grid, warmup, raw):
         if not use_interpreter:
             return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
         if warmup:
