@@ -9,6 +9,9 @@ import pytest
 
 # A private Triton cache for the test session, set before Triton is imported: tests see cold compiles
 # and never touch the user's cache.
+# The app picks row colours by the terminal's colour system (COLORTERM / TERM); tests and snapshots are
+# truecolor whatever terminal runs them (test_tui checks the 256-colour rows on their own).
+os.environ["COLORTERM"] = "truecolor"
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="irscope-test-cache-"))
 os.environ.setdefault("IRSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="irscope-test-own-cache-"))
 

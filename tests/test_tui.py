@@ -554,3 +554,23 @@ async def test_reload_drops_the_edits_when_the_file_now_has_another_kernel(tmp_p
         await wait_until_shown(app, pilot)
         assert app.shown.comp.kernel.name == "sum_kernel"
         assert app.edits == {} and app.shown.comp.constexprs["BLOCK_SIZE"] == 1024
+
+
+@run_async
+async def test_rows_on_a_256_colour_terminal_take_greys_not_saturated_blocks():
+    """A faint tint snaps to #5f0000 or #00005f on 256 colours (tmux's default): there, rows take the grey
+    ramp, and the gutter bar keeps the source line's colour."""
+    from rich.color import ColorSystem
+
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        view = app.panes[0].view
+        view._eight_bit = lambda: False
+        truecolor = {view._make_style(f"tint:{n}").bgcolor for n in range(8)}
+        assert len(truecolor) == 8  # one tint per link colour
+        view._eight_bit = lambda: True
+        for key in [f"tint:{n}" for n in range(8)] + [f"linked:{n}" for n in range(8)] + ["linked:"]:
+            colour = view._make_style(key).bgcolor
+            assert colour.system == ColorSystem.EIGHT_BIT and 232 <= colour.number <= 255, (key, colour)
+        assert view._make_style("bar:0").color != view._make_style("bar:1").color

@@ -30,6 +30,11 @@ PLAIN, LINKED, CURSOR = 0, 1, 2
 # The memory-mark column of the gutter: [width: V vector / S scalar][m masked][memory: ! spill, L local,
 # c convert_layout, s shared]. Glyphs and meanings come from core.analysis.marks.MARK_LEGEND.
 MARK_COLUMN = 3
+# On 256 colours a faint tint snaps to a saturated block (#5f0000, #00005f): rows take greys from the
+# palette's grey ramp instead, and the gutter bar alone carries the source line's colour.
+_GREY_ROWS = {("tint", True, True): "color(235)", ("linked", True, True): "color(239)",
+              ("linked", False, True): "color(238)", ("tint", True, False): "color(254)",
+              ("linked", True, False): "color(251)", ("linked", False, False): "color(252)"}
 MARK_COLOURS = {"vector": "#009E73", "scalar": "#E69F00", "masked": "#999999", "shared": "#56B4E9",
                  "convert_layout": "#CC79A7", "local": "#D55E00", "spill": "#D55E00"}
 _MARK_SLOTS = (("vector", "scalar"), ("masked",), ("spill", "local", "convert_layout", "shared"))
@@ -283,6 +288,8 @@ class StageView(ScrollView, can_focus=True):
             return Style(color=base.blend(Color.parse("#ffffff" if dark else "#000000"), 0.40).rich_color)
         if kind == "bar":
             return Style(color=Color.parse(LINK_PALETTE[int(arg)]).rich_color)
+        if kind in ("tint", "linked") and self._eight_bit():
+            return Style(bgcolor=_GREY_ROWS[kind, bool(arg), dark])
         if kind == "tint":  # a row that came from a source line, faint
             return Style(bgcolor=base.blend(Color.parse(LINK_PALETTE[int(arg)]), 0.13 if dark else 0.18).rich_color)
         if kind == "linked":  # every row of the source line under the cursor
@@ -294,6 +301,10 @@ class StageView(ScrollView, can_focus=True):
         if kind == "error":
             return Style(bgcolor=base.blend(Color.parse("#D55E00"), 0.45).rich_color)
         raise KeyError(kind)
+
+    def _eight_bit(self) -> bool:
+        """A terminal of 256 colours or fewer (tmux's default): no faint tinted colour exists there."""
+        return getattr(self.app.console, "color_system", "truecolor") in ("256", "standard", "windows")
 
     def render_line(self, y: int) -> Strip:
         top = int(self.scroll_offset.y)
