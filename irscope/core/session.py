@@ -18,6 +18,7 @@ from .errors import IrscopeError, UserCodeError
 from .kernel_params import pointer_params
 from .model import DEFAULT_TARGET, Kernel, Launch
 from .names import target_name
+from .retarget import device_suffix, run_on_other_targets
 from .triton_compat import (RawLaunch, Target, bind_arguments, check_caches, config_kwargs, constexpr_param_names,
                             local_gpu_target, param_defaults)
 
@@ -264,12 +265,18 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     local = local_gpu_target()
     overrides = overrides or Overrides()
     cache_warning = check_caches()  # a read-only or full cache: compile without one, and say so
-    on_launch = None
-    if compile_ahead and local is None:
-        on_launch = _compiler_ahead(resolved, overrides, kernel_name, config, ahead_sass, user_file.text,
-                                    user_file.path)
-    result = run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=resolved,
-                           on_launch=on_launch, budget=budget)
+
+    def run(on: Target):
+        on_launch = None
+        if compile_ahead and local is None:
+            on_launch = _compiler_ahead(on, overrides, kernel_name, config, ahead_sass, user_file.text,
+                                        user_file.path)
+        return run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=on,
+                             on_launch=on_launch, budget=budget)
+
+    result, first, retarget_note = run(resolved), resolved, None
+    if target is None and local is None and run_main:  # launched nothing on the default virtual GPU? (retarget.py)
+        resolved, result, retarget_note = run_on_other_targets(user_file.shown, resolved, result, run)
     kernels = find_kernels(result.namespace, user_file)
     kernels += kernels_of_launches([(raw.jit, raw.autotune_configs) for raw in result.launches], kernels)
     if not kernels:
@@ -291,13 +298,14 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         else:
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
     warning = "; ".join(w for w in (cache_warning, warning) if w) or None
-    notes = list(result.notes)
+    notes = [retarget_note] * bool(retarget_note) + list(result.notes)
     if result.stopped:
         notes.append(f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "
                      f"give it longer)")
     printed = [line.strip() for line in result.output.splitlines() if line.strip()]
-    return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes,
-                     _device_line(resolved, local), printed[-1][:200] if printed else "")
+    device = _device_line(resolved, local) + (device_suffix(first, resolved) if resolved is not first else "")
+    return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes, device,
+                     printed[-1][:200] if printed else "")
 
 
 def _device_line(target: Target, local: Target | None) -> str:
