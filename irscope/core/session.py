@@ -364,7 +364,7 @@ def _check_arg_names(overrides: Overrides, kernels: list[Kernel], user_file: Use
 
 
 def _user_error_line(user_file: UserFile, result) -> str:
-    what = _exception_line(result.error)
+    what = _exception_line(result.error) + _raise_site(result, user_file)
     return (f"{user_file.shown} raised {what} while irscope ran it (your code's traceback follows); "
             f"fix it, or pass --no-run and give arguments with -D/--arg")
 
