@@ -222,14 +222,15 @@ def _short(text: str, rel: str) -> str:
 def format_table(outcomes: list[Outcome], triton: str | None = None) -> str:
     s = summary(outcomes, triton)
     width = max([len(o.file) for o in outcomes] + [4])
-    rows = [f"{'file':<{width}}  {'triton':<7}  kernels  {'stages':<23}  {'s':>6}  outcome",
-            f"{'':-<{width}}  -------  -------  {'':-<23}  {'':->6}  -------"]
+    rel_width = max([len(o.written_for) + 1 for o in outcomes] + [6])
+    rows = [f"{'file':<{width}}  {'triton':<{rel_width}}  kernels  {'stages':<23}  {'s':>6}  outcome",
+            f"{'':-<{width}}  {'':-<{rel_width}}  -------  {'':-<23}  {'':->6}  -------"]
     for o in outcomes:
         outcome = "ok" if o.ok else _short(o.cause or "", o.file)
         if o.ok and o.warning:
             outcome += f" (warned: {_short(o.warning, o.file)})"
         mark = " " if fits(o.written_for, s["triton"]) else "*"
-        rows.append(f"{o.file:<{width}}  {o.written_for + mark:<7}  {o.found:>3}/{o.compiled:<3}  "
+        rows.append(f"{o.file:<{width}}  {o.written_for + mark:<{rel_width}}  {o.found:>3}/{o.compiled:<3}  "
                     f"{' '.join(o.stages) or '-':<23}  {o.seconds:>6.1f}  {outcome}")
     rows.append("")
     rows.append(f"{s['ok']} of {s['files']} files open with every stage ({100 * s['rate']:.1f}%; target "
