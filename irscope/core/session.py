@@ -169,10 +169,11 @@ class Workspace:
         captured = [launch for launch in self.launches if launch.kernel is kernel]
         if not captured:
             return [self._launch_from_overrides(kernel, config)]
-        found = [launch for launch in captured if launch.autotune_index in (None, config or 0)]
+        found = [launch for launch in captured if _with_config(launch, config)]
         if not found:  # never make up arguments for a kernel the file did launch
             raise IrscopeError(f"{self.user_file.shown} launched {kernel.name}, but not with autotune config "
-                               f"{config or 0}; its run may have stopped early (see the warning above)")
+                               f"{config or 0}; its autotuner's pruning left that config out, or its run stopped "
+                               f"early (see the warning above)")
         return found
 
     def _launch_from_overrides(self, kernel: Kernel, config: int | None) -> Launch:
@@ -245,6 +246,14 @@ class Workspace:
         """The file's own kernels that it did not launch (a library's unlaunched kernels are not listed)."""
         return [k for k in self.kernels if k.file == self.user_file.path
                 and not any(launch.kernel is k for launch in self.launches)]
+
+
+def _with_config(launch, config: int | None) -> bool:
+    """A launch (or a RawLaunch) of autotune config `config`; with None, of the first config its autotuner
+    would try (not always config 0: pruning may leave that out). A launch of a kernel not autotuned: True."""
+    if launch.autotune_index is None:
+        return True
+    return launch.autotune_first if config is None else launch.autotune_index == config
 
 
 def _config_kwargs(kernel: Kernel, index: int) -> dict:
@@ -341,7 +350,7 @@ def _compiler_ahead(target: Target, overrides: Overrides, kernel_name: str | Non
                     disassemble_too: bool, source_text: str, user_path: str):
     """What to do with each launch as it is captured: start compiling the ones that will be compiled."""
     def on_launch(raw: RawLaunch) -> None:
-        if raw.autotune_index not in (None, config or 0) or kernel_name not in (
+        if not _with_config(raw, config) or kernel_name not in (
                 None, raw.jit.__name__, f"{raw.jit.fn.__module__}:{raw.jit.__name__}"):
             return
         try:
@@ -385,7 +394,7 @@ def _arguments(raw: RawLaunch, overrides: Overrides) -> tuple[tuple, dict]:
 def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> Launch:
     args, kwargs = _arguments(raw, overrides)
     return Launch(by_jit[id(raw.jit)], args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
-                  raw.autotune_count, raw.interp_error)
+                  raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first)
 
 
 def _grid_of(raw: RawLaunch) -> tuple[int, ...] | None:

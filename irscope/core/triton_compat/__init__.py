@@ -30,6 +30,7 @@ from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
 from . import caches, interp_patches  # noqa: E402
+from .autotune import configs_tried  # noqa: E402
 from .caches import (check_caches, irscope_cache_dir, new_cache_warning, remember_triton_key,  # noqa: E402,F401
                      triton_cache_dir, triton_install_key)
 
@@ -228,10 +229,12 @@ class RawLaunch:
     autotune_count: int | None
     autotune_configs: list[Any] | None = None  # the autotuner's triton.Config list, when one launched it
     interp_error: str | None = None  # why Triton's interpreter could not run this launch (it is kept anyway)
+    autotune_first: bool = False  # the first config the autotuner would try for this launch (what runs here)
 
 
 class _CaptureState(threading.local):
     autotune: tuple[int, int] | None = None  # (config index, number of configs)
+    first: bool = False  # the config being recorded is the first the autotuner would try
     configs: list[Any] | None = None
     execute: bool = True
     record: bool = True
@@ -304,7 +307,8 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool)
 
     With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
     interpreter on CPU tensors; otherwise they run for real on the GPU. An autotuned launch is
-    recorded once per config and executed with the first one, so no benchmarking is needed.
+    recorded once per config the autotuner would try (after its pruning: autotune.py) and executed with
+    the first of them, so no benchmarking is needed.
     """
     original_run = JITFunction.run
     original_call = JITFunction.__call__
@@ -314,7 +318,8 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool)
         index, count = _state.autotune or (None, None)
         raw = None
         if _state.record:
-            raw = RawLaunch(self, args, dict(kwargs), grid, index, count, _state.configs)
+            raw = RawLaunch(self, args, dict(kwargs), grid, index, count, _state.configs,
+                            autotune_first=_state.first and index is not None)
             if _state.recorded is not None:
                 _state.recorded.append(raw)
             record(raw)
@@ -343,26 +348,30 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool)
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
         warmup = kwargs.pop("warmup", False)
-        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded)
+        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first)
         count = len(self.configs)
+        tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})  # what a GPU would try
         try:
-            # First record every config without running it, so that a failure while running one
-            # cannot lose the others; then run the first config, unrecorded.
+            # First record every config the autotuner would try, without running it, so that a failure
+            # while running one cannot lose the others; then run the first of them, unrecorded.
             _state.configs, _state.recorded = list(self.configs), []
             for index, config in enumerate(self.configs):
+                if index not in tried:
+                    continue
                 _state.autotune, _state.execute, _state.record = (index, count), False, outer[2]
+                _state.first = index == tried[0]
                 self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
-            if not outer[1] or not self.configs:
+            if not outer[1] or not tried:
                 return None
-            config = self.configs[0]
+            config = self.configs[tried[0]]
             self.best_config = config  # what the autotuner leaves behind for callers that read it
             merged = {**kwargs, **config_kwargs(config)}
-            _state.autotune, _state.execute, _state.record = (0, count), True, False
+            _state.autotune, _state.execute, _state.record = (tried[0], count), True, False
             if config.pre_hook is not None:
                 config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
             return self.fn.run(*args, grid=grid, warmup=warmup, **merged)
         finally:
-            _state.autotune, _state.execute, _state.record, _state.configs, _state.recorded = outer
+            _state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first = outer
 
     JITFunction.run = run
     if use_interpreter:
