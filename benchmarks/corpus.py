@@ -182,16 +182,21 @@ def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, tar
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # the file's own children (compile-ahead) too
             proc.communicate()
-            return Outcome(rel, False, f"timed out after {timeout:g} s", seconds=round(time.perf_counter() - start, 2))
+            return _declared(Outcome(rel, False, f"timed out after {timeout:g} s",
+                                     seconds=round(time.perf_counter() - start, 2)))
         seconds = time.perf_counter() - start
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # nothing of the run may outlive it (a stray child would skew the next)
         except ProcessLookupError:
             pass
     # irscope names the file by the path it was given; the corpus-relative path reads better in a table
-    out = judge(rel, proc.returncode, stdout.replace(path, rel), stderr.replace(path, rel), seconds)
-    if not os.path.isabs(rel):
-        out.written_for = written_for(rel)
+    return _declared(judge(rel, proc.returncode, stdout.replace(path, rel), stderr.replace(path, rel), seconds))
+
+
+def _declared(out: Outcome) -> Outcome:
+    """The outcome with the releases its corpus file was written for (a path outside the corpus: "any")."""
+    if not os.path.isabs(out.file):
+        out.written_for = written_for(out.file)
     return out
 
 

@@ -153,3 +153,5 @@ def test_harness_gives_one_line_naming_the_cause(name, cause):
 def test_harness_stops_a_file_at_its_time_limit():
     outcome = corpus.open_file(os.path.join(KERNELS, "add.py"), timeout=0.5)
     assert not outcome.ok and outcome.cause == "timed out after 0.5 s"
+    outcome = corpus.open_file("tutorials/triton-3.6/08-grouped-gemm.py", timeout=0.5)
+    assert outcome.cause == "timed out after 0.5 s" and outcome.written_for == "3.6"
