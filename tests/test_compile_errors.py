@@ -8,6 +8,7 @@ from triton.compiler import compiler as compiler_module
 
 from conftest import fixture_path
 from irscope.core.session import open_file
+from irscope.core.triton_compat.caches import check_caches, new_cache_warning
 
 
 def _only_compilation(name):
@@ -26,6 +27,8 @@ def test_a_missing_extern_lib_is_named_with_the_installed_one():
     assert os.path.normpath(message.split(" as ", 1)[1].split(", which")[0]) == missing
     assert ("which does not exist (a path in Triton's source tree: the file expects to run inside a checkout of "
             f"Triton); the installed Triton's libdevice is {bundled}") in message
+    # Triton opens the library while computing its cache key: not a cache that cannot be written
+    assert new_cache_warning() is None and check_caches() is None
 
 
 def test_a_removed_builtin_is_named_with_the_installed_release():
