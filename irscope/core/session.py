@@ -307,7 +307,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         else:
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
     warning = "; ".join(w for w in (cache_warning, warning) if w) or None
-    notes = [retarget_note] * bool(retarget_note) + list(result.notes)
+    notes = ([retarget_note] if retarget_note else []) + list(result.notes)
     if result.stopped:
         notes.append(f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "
                      f"give it longer)")
