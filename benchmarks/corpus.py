@@ -3,7 +3,7 @@ tutorials, short scripts calling Triton kernel libraries, community snippets (te
 
 Each file is opened the way a user would: `python -m irscope report FILE --json`, no flags, in a fresh
 process with the GPU hidden (CUDA_VISIBLE_DEVICES=""), stdin closed, under a time limit, with a fresh
-Triton cache of its own (--warm: the environment's cache). A file is "ok" when the command exits 0,
+Triton cache of its own and a fresh FlagGems cache (--warm: the environment's caches). A file is "ok" when the command exits 0,
 prints valid JSON with at least one compilation, and every compilation has every stage of its target
 (sm_90: ttir ttgir llir ptx sass). Otherwise the outcome is the one line that says why: irscope's own
 error line, the timeout, or what the JSON lacks.
@@ -173,6 +173,9 @@ def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, tar
     with tempfile.TemporaryDirectory(prefix="irscope-corpus-") as scratch:
         if not warm:
             env["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton-cache")
+            # FlagGems keeps its own tuning results and generated kernels under ~/.flaggems; what a file
+            # launches depends on them (a cold cache benchmarks every config), so each run starts cold too
+            env["FLAGGEMS_CACHE_DIR"] = os.path.join(scratch, "flaggems-cache")
         # run in a scratch folder: benchmarks in the corpus save plots and CSVs to the working directory
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
