@@ -3,9 +3,9 @@ tutorials, short scripts calling Triton kernel libraries, community snippets (te
 
 Each file is opened the way a user would: `python -m irscope report FILE --json`, no flags, in a fresh
 process with the GPU hidden (CUDA_VISIBLE_DEVICES=""), stdin closed, under a time limit, with a fresh
-Triton cache of its own and a fresh FlagGems cache (--warm: the environment's caches). A file is "ok" when the command exits 0,
-prints valid JSON with at least one compilation, and every compilation has every stage of its target
-(sm_90: ttir ttgir llir ptx sass). Otherwise the outcome is the one line that says why: irscope's own
+Triton cache of its own and a fresh FlagGems cache (--warm: the environment's caches). A file is "ok"
+when the command exits 0, prints valid JSON with at least one compilation, and every compilation has
+every stage of its target (sm_90: ttir ttgir llir ptx sass). Otherwise the outcome is the one line that says why: irscope's own
 error line, the timeout, or what the JSON lacks.
 Target (issue 9): >= 95% ok, each under 30 s.
 
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("filters", nargs="*", help="keep files whose path under tests/corpus contains one of these")
     parser.add_argument("--jobs", type=int, default=1, help="files opened at once (default 1)")
     parser.add_argument("--timeout", type=float, default=TARGET_SECONDS, help="seconds per file (default 30)")
-    parser.add_argument("--warm", action="store_true", help="use the environment's Triton cache, not a fresh one")
+    parser.add_argument("--warm", action="store_true", help="use the environment's Triton and FlagGems caches, not fresh ones")
     parser.add_argument("--target", help="irscope's --target (default: irscope's own, sm_90 with no GPU)")
     parser.add_argument("--json", action="store_true", help="one JSON document instead of the table")
     args = parser.parse_args(argv)
