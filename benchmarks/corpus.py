@@ -3,11 +3,16 @@ tutorials, short scripts calling Triton kernel libraries, community snippets (te
 
 Each file is opened the way a user would: `python -m irscope report FILE --json`, no flags, in a fresh
 process with the GPU hidden (CUDA_VISIBLE_DEVICES=""), stdin closed, under a time limit, with a fresh
-Triton cache of its own (--warm: the environment's cache). A file is "ok" when the command exits 0,
-prints valid JSON with at least one compilation, and every compilation has every stage of its target
-(sm_90: ttir ttgir llir ptx sass). Otherwise the outcome is the one line that says why: irscope's own
+Triton cache of its own and a fresh FlagGems cache (--warm: the environment's caches). A file is "ok"
+when the command exits 0, prints valid JSON with at least one compilation, and every compilation has
+every stage of its target (sm_90: ttir ttgir llir ptx sass). Otherwise the outcome is the one line that says why: irscope's own
 error line, the timeout, or what the JSON lacks.
 Target (issue 9): >= 95% ok, each under 30 s.
+
+Every file declares the Triton releases it was written for (tests/corpus/triton_releases.toml): a
+tutorial its folder's release, a driver the range its pinned library declares. The table shows them, and
+the summary gives two rates: all files, and the files written for the Triton that runs them (the
+interpreter running this script: run it with another environment's python to measure another release).
     python benchmarks/corpus.py [FILTER ...] [--jobs 1] [--timeout 30] [--warm] [--json]
 FILTER keeps the files whose path under tests/corpus contains it (`drivers/`, `triton-3.6`). Drivers
 need the libraries of tests/corpus/requirements.txt importable (`pip install --no-deps -r ...`).
@@ -18,6 +23,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import dataclasses
+import importlib.metadata
 import json
 import os
 import re
@@ -27,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "corpus")
@@ -36,6 +43,7 @@ from irscope.core.names import ALL_STAGES, AMD_STAGES, NVIDIA_STAGES  # noqa: E4
 
 TARGET_SECONDS = 30.0
 TARGET_RATE = 0.95
+RELEASES = os.path.join(CORPUS, "triton_releases.toml")
 
 
 @dataclasses.dataclass
@@ -48,6 +56,7 @@ class Outcome:
     stages: tuple[str, ...] = ()  # stages every compilation has (source left out)
     seconds: float = 0.0
     warning: str | None = None    # irscope's warning on an ok file (e.g. the file raised after its launches)
+    written_for: str = "any"      # the Triton releases the file was written for (triton_releases.toml)
 
 
 def corpus_files(filters: list[str] | None = None) -> list[str]:
@@ -61,6 +70,41 @@ def corpus_files(filters: list[str] | None = None) -> list[str]:
     if filters:
         found = [f for f in found if any(s in f for s in filters)]
     return sorted(found)
+
+
+def written_for(rel: str, table: dict[str, str] | None = None) -> str:
+    """The Triton releases a corpus file was written for: the longest key of triton_releases.toml that is
+    its path or a prefix of it (KeyError when none is)."""
+    if table is None:
+        with open(RELEASES, "rb") as f:
+            table = tomllib.load(f)["written_for"]
+    keys = [k for k in table if rel == k or rel.startswith(k)]
+    if not keys:
+        raise KeyError(f"{rel} declares no Triton release in {os.path.relpath(RELEASES, ROOT)}")
+    return table[max(keys, key=len)]
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.match(r"\d+(\.\d+)*", text).group(0).split("."))
+
+
+def fits(releases: str, version: str) -> bool:
+    """Whether a Triton `version` ("3.9.0", "3.6.0+git…") is among `releases`: "any", "3.6" (any 3.6.x),
+    "3.6-3.9" (3.6.x through 3.9.x) or ">=3.3" (that release or later)."""
+    if releases == "any":
+        return True
+    have = _version(version)
+    if releases.startswith(">="):
+        want = _version(releases[2:])
+        return have[:len(want)] >= want
+    low, _, high = releases.partition("-")
+    low_v, high_v = _version(low), _version(high or low)
+    return low_v <= have[:len(low_v)] and have[:len(high_v)] <= high_v
+
+
+def installed_triton() -> str:
+    """The Triton the files run with: the one this interpreter has (they run under sys.executable)."""
+    return importlib.metadata.version("triton")
 
 
 def _first_line(text: str) -> str:
@@ -129,6 +173,9 @@ def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, tar
     with tempfile.TemporaryDirectory(prefix="irscope-corpus-") as scratch:
         if not warm:
             env["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton-cache")
+            # FlagGems keeps its own tuning results and generated kernels under ~/.flaggems; what a file
+            # launches depends on them (a cold cache benchmarks every config), so each run starts cold too
+            env["FLAGGEMS_CACHE_DIR"] = os.path.join(scratch, "flaggems-cache")
         # run in a scratch folder: benchmarks in the corpus save plots and CSVs to the working directory
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -138,20 +185,34 @@ def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, tar
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # the file's own children (compile-ahead) too
             proc.communicate()
-            return Outcome(rel, False, f"timed out after {timeout:g} s", seconds=round(time.perf_counter() - start, 2))
+            return _declared(Outcome(rel, False, f"timed out after {timeout:g} s",
+                                     seconds=round(time.perf_counter() - start, 2)))
         seconds = time.perf_counter() - start
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # nothing of the run may outlive it (a stray child would skew the next)
         except ProcessLookupError:
             pass
     # irscope names the file by the path it was given; the corpus-relative path reads better in a table
-    return judge(rel, proc.returncode, stdout.replace(path, rel), stderr.replace(path, rel), seconds)
+    return _declared(judge(rel, proc.returncode, stdout.replace(path, rel), stderr.replace(path, rel), seconds))
 
 
-def summary(outcomes: list[Outcome]) -> dict:
+def _declared(out: Outcome) -> Outcome:
+    """The outcome with the releases its corpus file was written for (a path outside the corpus: "any")."""
+    if not os.path.isabs(out.file):
+        out.written_for = written_for(out.file)
+    return out
+
+
+def summary(outcomes: list[Outcome], triton: str | None = None) -> dict:
+    """Counts and rates: of all files, and of those written for `triton` (default: the installed one)."""
+    triton = triton or installed_triton()
     times = [o.seconds for o in outcomes]
     ok = sum(o.ok for o in outcomes)
+    mine = [o for o in outcomes if fits(o.written_for, triton)]
+    mine_ok = sum(o.ok for o in mine)
     return {"files": len(outcomes), "ok": ok, "rate": round(ok / len(outcomes), 4) if outcomes else 0.0,
+            "triton": triton, "files_for_triton": len(mine), "ok_for_triton": mine_ok,
+            "rate_for_triton": round(mine_ok / len(mine), 4) if mine else 0.0,
             "median_seconds": round(statistics.median(times), 2) if times else 0.0,
             "max_seconds": max(times, default=0.0),
             "over_time": sum(o.seconds > TARGET_SECONDS for o in outcomes)}
@@ -166,21 +227,27 @@ def _short(text: str, rel: str) -> str:
     return text.split(" while irscope ran it")[0]
 
 
-def format_table(outcomes: list[Outcome]) -> str:
+def format_table(outcomes: list[Outcome], triton: str | None = None) -> str:
+    s = summary(outcomes, triton)
     width = max([len(o.file) for o in outcomes] + [4])
-    rows = [f"{'file':<{width}}  kernels  {'stages':<23}  {'s':>6}  outcome",
-            f"{'':-<{width}}  -------  {'':-<23}  {'':->6}  -------"]
+    rel_width = max([len(o.written_for) + 1 for o in outcomes] + [6])
+    rows = [f"{'file':<{width}}  {'triton':<{rel_width}}  kernels  {'stages':<23}  {'s':>6}  outcome",
+            f"{'':-<{width}}  {'':-<{rel_width}}  -------  {'':-<23}  {'':->6}  -------"]
     for o in outcomes:
         outcome = "ok" if o.ok else _short(o.cause or "", o.file)
         if o.ok and o.warning:
             outcome += f" (warned: {_short(o.warning, o.file)})"
-        rows.append(f"{o.file:<{width}}  {o.found:>3}/{o.compiled:<3}  {' '.join(o.stages) or '-':<23}  "
-                    f"{o.seconds:>6.1f}  {outcome}")
-    s = summary(outcomes)
+        mark = " " if fits(o.written_for, s["triton"]) else "*"
+        rows.append(f"{o.file:<{width}}  {o.written_for + mark:<{rel_width}}  {o.found:>3}/{o.compiled:<3}  "
+                    f"{' '.join(o.stages) or '-':<23}  {o.seconds:>6.1f}  {outcome}")
     rows.append("")
     rows.append(f"{s['ok']} of {s['files']} files open with every stage ({100 * s['rate']:.1f}%; target "
                 f"{100 * TARGET_RATE:.0f}%); median {s['median_seconds']:.1f} s, slowest {s['max_seconds']:.1f} s, "
                 f"{s['over_time']} over {TARGET_SECONDS:g} s")
+    rows.append(f"{s['ok_for_triton']} of the {s['files_for_triton']} files written for Triton {s['triton']} "
+                f"(the one running them) open with every stage ({100 * s['rate_for_triton']:.1f}%)")
+    rows.append("triton = the releases the file was written for (tests/corpus/triton_releases.toml); "
+                "* = not the one running it")
     rows.append("kernels = found/compiled: distinct kernels the report names / those compiled with every stage")
     return "\n".join(rows)
 
@@ -190,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("filters", nargs="*", help="keep files whose path under tests/corpus contains one of these")
     parser.add_argument("--jobs", type=int, default=1, help="files opened at once (default 1)")
     parser.add_argument("--timeout", type=float, default=TARGET_SECONDS, help="seconds per file (default 30)")
-    parser.add_argument("--warm", action="store_true", help="use the environment's Triton cache, not a fresh one")
+    parser.add_argument("--warm", action="store_true", help="use the environment's Triton and FlagGems caches, not fresh ones")
     parser.add_argument("--target", help="irscope's --target (default: irscope's own, sm_90 with no GPU)")
     parser.add_argument("--json", action="store_true", help="one JSON document instead of the table")
     args = parser.parse_args(argv)

@@ -58,6 +58,20 @@ def test_device_queries_answer_from_the_targets_table(name):
         assert gbps == lim.chip.memory_clock_khz * lim.chip.memory_bus_bits * 2 / 1e6 / 8 > 250
 
 
+def test_the_virtual_gpu_records_what_the_file_asks_about_the_device():
+    """What a file asked decides whether it is run again for another target (core/retarget.py)."""
+    asked = set()
+    with virtual_gpu(Target("sm_90"), asked):
+        assert torch.cuda.is_available() and torch.cuda.device_count() == 1 and torch.empty(2, device="cuda").is_cuda
+        assert driver.active.get_current_target().backend == "cuda"
+        assert not asked, "whether there is a device, and its backend, are no questions about what it is"
+        torch.cuda.get_device_capability()
+        torch.cuda.get_device_name(0)
+        driver.active.utils.get_device_properties(0)
+    assert asked == {"torch.cuda.get_device_capability", "torch.cuda.get_device_name",
+                     "driver.active.utils.get_device_properties"}
+
+
 def test_targets_are_different_devices():
     names = {Target(t): describe_virtual_device(Target(t)) for t in TARGETS}
     assert len(set(names.values())) == len(TARGETS)

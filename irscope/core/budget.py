@@ -101,10 +101,15 @@ class CaptureBudget:
         self._stop_asked = True
 
     def watch(self) -> None:
-        """Start watching the calling thread (the one about to run the file)."""
+        """Start watching the calling thread (the one about to run the file). Each run is watched afresh:
+        a file run again for another target (retarget.py) gets the whole budget again, unless the user
+        asked to go on (stop_now)."""
         self._thread_id = threading.get_ident()
         self._started = self._last_new = time.monotonic()
-        threading.Thread(target=self._loop, name="irscope-capture-budget", daemon=True).start()
+        self.reason = None
+        self._seen, self._kernels, self._launches = set(), set(), 0
+        self._done = threading.Event()
+        threading.Thread(target=self._loop, args=(self._done, ), name="irscope-capture-budget", daemon=True).start()
 
     def done(self) -> None:
         self._done.set()
@@ -113,8 +118,8 @@ class CaptureBudget:
         return Progress(self._launches, len(self._kernels), self._running_line(),
                         time.monotonic() - self._started)
 
-    def _loop(self) -> None:
-        while not self._done.wait(0.25):
+    def _loop(self, done: threading.Event) -> None:
+        while not done.wait(0.25):
             now = time.monotonic()
             if self.on_progress is not None:
                 try:
@@ -123,7 +128,7 @@ class CaptureBudget:
                     self.on_progress = None
             if self.reason is None:
                 self.reason = self._spent(now)
-            if self.reason is not None and not self._done.is_set():
+            if self.reason is not None and not done.is_set():
                 # Raised at the thread's next Python instruction; again each round if the file caught it.
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id),
                                                            ctypes.py_object(CaptureStopped))

@@ -31,6 +31,7 @@ class RunResult:
     output: str = ""
     stopped: str | None = None  # why the capture budget ended the run (budget.py); None if it ended itself
     notes: list[str] = field(default_factory=list)  # what was skipped: breakpoint(), input(), ...
+    asked: set[str] = field(default_factory=set)  # what the file asked the virtual GPU about itself
 
 
 def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool, target: Target,
@@ -67,7 +68,7 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     sys.path.insert(0, os.path.dirname(user_file.path))
     budget.watch()
     try:
-        device = virtual_gpu(target) if use_interpreter else contextlib.nullcontext()
+        device = virtual_gpu(target, result.asked) if use_interpreter else contextlib.nullcontext()
         with device, capture_patches(record, use_interpreter, budget.returned), no_terminal(result.notes, user_file.path), \
                 contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             exec(user_file.code, namespace)

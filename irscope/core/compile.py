@@ -20,6 +20,7 @@ from .toolchain import amdgcn_resources, cubin_resources, disassemble
 from .triton_compat import (Specialized, Target, attrs_by_param, compilation_error_site, compile_specialized,
                             compiled_asm, compiled_metadata, constexpr_param_names, constexprs_by_param,
                             is_compilation_error, new_cache_warning, remember_triton_key, specialize)
+from .triton_compat.compile_errors import missing_extern_lib, not_implemented_builtin
 
 # Triton 3.9 warns about a default that changes in 3.10 on every compile; it is not the user's business here.
 warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
@@ -158,7 +159,9 @@ def compile_launch(launch: Launch, target: Target, source_text: str, *, given: s
         try:
             compiled = compile_specialized(jit, spec, target)
         except Exception as exc:  # a compile error is a result to show, not a crash
-            comp.failure = _describe_failure(exc, stderr(), launch.kernel, source_text)
+            missing = missing_extern_lib(exc, spec.options, target)
+            comp.failure = (CompileFailure(missing, launch.kernel.file, None, None) if missing
+                            else _describe_failure(exc, stderr(), launch.kernel, source_text))
         else:
             comp.asm = compiled_asm(compiled)
             comp.metadata = compiled_metadata(compiled)
@@ -239,6 +242,7 @@ def _describe_failure(exc: Exception, stderr: str, kernel: Kernel, source_text: 
 
     if is_compilation_error(exc):
         src, rel_line, message = compilation_error_site(exc)
+        message += not_implemented_builtin(exc)
         line = None
         if rel_line is not None:
             line = _def_line_of_source(src, kernel, source_text) + rel_line - 1

@@ -18,6 +18,7 @@ from .errors import IrscopeError, UserCodeError
 from .kernel_params import pointer_params
 from .model import DEFAULT_TARGET, Kernel, Launch
 from .names import target_name
+from .retarget import device_suffix, run_on_other_targets
 from .triton_compat import (RawLaunch, Target, bind_arguments, check_caches, config_kwargs, constexpr_param_names,
                             local_gpu_target, param_defaults)
 
@@ -168,10 +169,11 @@ class Workspace:
         captured = [launch for launch in self.launches if launch.kernel is kernel]
         if not captured:
             return [self._launch_from_overrides(kernel, config)]
-        found = [launch for launch in captured if launch.autotune_index in (None, config or 0)]
+        found = [launch for launch in captured if _with_config(launch, config)]
         if not found:  # never make up arguments for a kernel the file did launch
             raise IrscopeError(f"{self.user_file.shown} launched {kernel.name}, but not with autotune config "
-                               f"{config or 0}; its run may have stopped early (see the warning above)")
+                               f"{config or 0}; its autotuner's pruning left that config out, or its run stopped "
+                               f"early (see the warning above)")
         return found
 
     def _launch_from_overrides(self, kernel: Kernel, config: int | None) -> Launch:
@@ -246,6 +248,14 @@ class Workspace:
                 and not any(launch.kernel is k for launch in self.launches)]
 
 
+def _with_config(launch, config: int | None) -> bool:
+    """A launch (or a RawLaunch) of autotune config `config`; with None, of the first config its autotuner
+    would try (not always config 0: pruning may leave that out). A launch of a kernel not autotuned: True."""
+    if launch.autotune_index is None:
+        return True
+    return launch.autotune_first if config is None else launch.autotune_index == config
+
+
 def _config_kwargs(kernel: Kernel, index: int) -> dict:
     return config_kwargs((kernel.autotune_configs or [])[index])
 
@@ -264,12 +274,18 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     local = local_gpu_target()
     overrides = overrides or Overrides()
     cache_warning = check_caches()  # a read-only or full cache: compile without one, and say so
-    on_launch = None
-    if compile_ahead and local is None:
-        on_launch = _compiler_ahead(resolved, overrides, kernel_name, config, ahead_sass, user_file.text,
-                                    user_file.path)
-    result = run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=resolved,
-                           on_launch=on_launch, budget=budget)
+
+    def run(on: Target):
+        on_launch = None
+        if compile_ahead and local is None:
+            on_launch = _compiler_ahead(on, overrides, kernel_name, config, ahead_sass, user_file.text,
+                                        user_file.path)
+        return run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=on,
+                             on_launch=on_launch, budget=budget)
+
+    result, first, retarget_note = run(resolved), resolved, None
+    if target is None and local is None and run_main:  # launched nothing on the default virtual GPU? (retarget.py)
+        resolved, result, retarget_note = run_on_other_targets(user_file.shown, resolved, result, run)
     kernels = find_kernels(result.namespace, user_file)
     kernels += kernels_of_launches([(raw.jit, raw.autotune_configs) for raw in result.launches], kernels)
     if not kernels:
@@ -291,13 +307,14 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         else:
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
     warning = "; ".join(w for w in (cache_warning, warning) if w) or None
-    notes = list(result.notes)
+    notes = ([retarget_note] if retarget_note else []) + list(result.notes)
     if result.stopped:
         notes.append(f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "
                      f"give it longer)")
     printed = [line.strip() for line in result.output.splitlines() if line.strip()]
-    return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes,
-                     _device_line(resolved, local), printed[-1][:200] if printed else "")
+    device = _device_line(resolved, local) + (device_suffix(first, resolved) if resolved is not first else "")
+    return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes, device,
+                     printed[-1][:200] if printed else "")
 
 
 def _device_line(target: Target, local: Target | None) -> str:
@@ -333,7 +350,7 @@ def _compiler_ahead(target: Target, overrides: Overrides, kernel_name: str | Non
                     disassemble_too: bool, source_text: str, user_path: str):
     """What to do with each launch as it is captured: start compiling the ones that will be compiled."""
     def on_launch(raw: RawLaunch) -> None:
-        if raw.autotune_index not in (None, config or 0) or kernel_name not in (
+        if not _with_config(raw, config) or kernel_name not in (
                 None, raw.jit.__name__, f"{raw.jit.fn.__module__}:{raw.jit.__name__}"):
             return
         try:
@@ -356,7 +373,7 @@ def _check_arg_names(overrides: Overrides, kernels: list[Kernel], user_file: Use
 
 
 def _user_error_line(user_file: UserFile, result) -> str:
-    what = _exception_line(result.error)
+    what = _exception_line(result.error) + _raise_site(result, user_file)
     return (f"{user_file.shown} raised {what} while irscope ran it (your code's traceback follows); "
             f"fix it, or pass --no-run and give arguments with -D/--arg")
 
@@ -377,7 +394,7 @@ def _arguments(raw: RawLaunch, overrides: Overrides) -> tuple[tuple, dict]:
 def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> Launch:
     args, kwargs = _arguments(raw, overrides)
     return Launch(by_jit[id(raw.jit)], args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
-                  raw.autotune_count, raw.interp_error)
+                  raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first)
 
 
 def _grid_of(raw: RawLaunch) -> tuple[int, ...] | None:

@@ -176,8 +176,14 @@ def _distinct(namespace: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def cuda_namespace(props: VirtualDeviceProperties, arch: str) -> dict[str, Any]:
-    """Every `torch.cuda` name the virtual GPU replaces, and its stand-in."""
+# The questions about what the device is (not whether there is one): a file that asked one and then launched
+# nothing may be written for another GPU (core/retarget.py).
+DEVICE_QUESTIONS = ("get_device_properties", "get_device_capability", "get_device_name", "get_arch_list")
+
+
+def cuda_namespace(props: VirtualDeviceProperties, arch: str, asked: set[str] | None = None) -> dict[str, Any]:
+    """Every `torch.cuda` name the virtual GPU replaces, and its stand-in. Each of DEVICE_QUESTIONS the
+    file asks is added to `asked` (as `torch.cuda.NAME`)."""
     default_stream = Stream()
     current = {"stream": default_stream}
 
@@ -193,7 +199,16 @@ def cuda_namespace(props: VirtualDeviceProperties, arch: str) -> dict[str, Any]:
         finally:
             current["stream"] = previous
 
+    answers = {
+        "get_device_properties": lambda device=None: props,
+        "get_device_capability": lambda device=None: (props.major, props.minor),
+        "get_device_name": lambda device=None: props.name,
+        "get_arch_list": lambda: [arch],
+    }
+    if asked is not None:
+        answers = {name: _recorded(answer, f"torch.cuda.{name}", asked) for name, answer in answers.items()}
     return _distinct({
+        **answers,
         "is_available": lambda: True,
         "is_initialized": lambda: True,
         "init": _none,
@@ -203,10 +218,6 @@ def cuda_namespace(props: VirtualDeviceProperties, arch: str) -> dict[str, Any]:
         "set_device": _none,
         "device": _Nothing,
         "device_of": _Nothing,
-        "get_device_properties": lambda device=None: props,
-        "get_device_capability": lambda device=None: (props.major, props.minor),
-        "get_device_name": lambda device=None: props.name,
-        "get_arch_list": lambda: [arch],
         "is_bf16_supported": lambda including_emulation=True: True,
         "is_tf32_supported": lambda: True,
         "synchronize": _none,
@@ -246,6 +257,13 @@ def cuda_namespace(props: VirtualDeviceProperties, arch: str) -> dict[str, Any]:
         "mem_get_info": lambda device=None: (props.total_memory, props.total_memory),
         "set_per_process_memory_fraction": _none,
     })
+
+
+def _recorded(answer, name: str, asked: set[str]):
+    def ask(*args, **kwargs):
+        asked.add(name)
+        return answer(*args, **kwargs)
+    return ask
 
 
 def accelerator_namespace(cuda: dict[str, Any]) -> dict[str, Any]:

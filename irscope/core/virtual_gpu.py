@@ -120,8 +120,12 @@ _lock = threading.RLock()
 
 
 @contextlib.contextmanager
-def virtual_gpu(target: Target) -> Iterator[VirtualDeviceProperties]:
+def virtual_gpu(target: Target, asked: set[str] | None = None) -> Iterator[VirtualDeviceProperties]:
     """While the block runs, this process has one GPU of `target` (see the module's docstring).
+
+    Each question about what the device is (its capability, properties, name, architectures; through
+    torch.cuda or Triton's driver) is added to `asked`: a file that asked and then launched nothing may
+    be written for another GPU (retarget.py).
 
     The device mode applies to the calling thread (torch function modes are per thread). On exit, every
     patched attribute is restored, the mode and any mode or default device the file pushed above it are
@@ -134,7 +138,7 @@ def virtual_gpu(target: Target) -> Iterator[VirtualDeviceProperties]:
         default_device = _default_device_context()
         depth = torch._C._len_torch_function_stack()
         try:
-            cuda = cuda_namespace(props, target.name)
+            cuda = cuda_namespace(props, target.name, asked)
             for name, value in cuda.items():
                 patch(torch.cuda, name, value)
             accelerator = getattr(torch, "accelerator", None)
@@ -145,7 +149,7 @@ def virtual_gpu(target: Target) -> Iterator[VirtualDeviceProperties]:
             if not target.is_nvidia:
                 patch(torch.version, "hip", "6.4.0")  # code that picks a backend asks torch.version.hip
             with virtual_triton(target, triton_device_properties(target), (props.major, props.minor),
-                                kernel_loader(target)), vendor_tool(props.name, target.is_nvidia):
+                                kernel_loader(target), asked), vendor_tool(props.name, target.is_nvidia):
                 mode = VirtualDeviceMode()
                 mode.__enter__()
                 for owner in (torch.autograd, torch.autograd.graph):  # the backward pass sees the GPU too

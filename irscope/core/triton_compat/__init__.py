@@ -9,6 +9,7 @@ one to change. Supported: Triton 3.6 through the newest (3.9 when this was writt
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import threading
@@ -30,6 +31,7 @@ from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
 from . import caches, interp_patches  # noqa: E402
+from .autotune import as_launched, config_index, configs_tried  # noqa: E402
 from .caches import (check_caches, irscope_cache_dir, new_cache_warning, remember_triton_key,  # noqa: E402,F401
                      triton_cache_dir, triton_install_key)
 
@@ -38,6 +40,7 @@ TRITON_VERSION = triton.__version__
 _JIT_RUN = JITFunction.run
 _JIT_CALL = JITFunction.__call__
 _AUTOTUNER_RUN = Autotuner.run
+_AUTOTUNER_BENCH = Autotuner._bench
 # The virtual GPU (core/virtual_gpu.py) makes torch.cuda.is_available() true while a file runs.
 _TORCH_HAS_GPU = torch.cuda.is_available
 
@@ -208,10 +211,12 @@ class RawLaunch:
     autotune_count: int | None
     autotune_configs: list[Any] | None = None  # the autotuner's triton.Config list, when one launched it
     interp_error: str | None = None  # why Triton's interpreter could not run this launch (it is kept anyway)
+    autotune_first: bool = False  # the first config the autotuner would try for this launch (what runs here)
 
 
 class _CaptureState(threading.local):
     autotune: tuple[int, int] | None = None  # (config index, number of configs)
+    first: bool = False  # the config being recorded is the first the autotuner would try
     configs: list[Any] | None = None
     execute: bool = True
     record: bool = True
@@ -288,7 +293,8 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
 
     With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
     interpreter on CPU tensors; otherwise they run for real on the GPU. An autotuned launch is
-    recorded once per config and executed with the first one, so no benchmarking is needed.
+    recorded once per config the autotuner would try (after its pruning: autotune.py) and executed with
+    the first of them, so no benchmarking is needed.
     """
     original_run = JITFunction.run
     original_call = JITFunction.__call__
@@ -298,7 +304,8 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
         index, count = _state.autotune or (None, None)
         raw = None
         if _state.record:
-            raw = RawLaunch(self, args, dict(kwargs), grid, index, count, _state.configs)
+            raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
+                            grid, index, count, _state.configs, autotune_first=_state.first and index is not None)
             if _state.recorded is not None:
                 _state.recorded.append(raw)
             record(raw)
@@ -333,31 +340,58 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
         warmup = kwargs.pop("warmup", False)
-        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded)
+        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first)
         count = len(self.configs)
+        tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})  # what a GPU would try
         try:
-            # First record every config without running it, so that a failure while running one
-            # cannot lose the others; then run the first config, unrecorded.
+            # First record every config the autotuner would try, without running it, so that a failure
+            # while running one cannot lose the others; then run the first of them, unrecorded.
             _state.configs, _state.recorded = list(self.configs), []
             for index, config in enumerate(self.configs):
+                if index not in tried:
+                    continue
                 _state.autotune, _state.execute, _state.record = (index, count), False, outer[2]
+                _state.first = index == tried[0]
+                if config.pre_hook is not None and outer[2]:  # as the autotuner does before benchmarking it
+                    config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)})
                 self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
-            if not outer[1] or not self.configs:
+            if not outer[1] or not tried:
                 return None
-            config = self.configs[0]
+            config = self.configs[tried[0]]
             self.best_config = config  # what the autotuner leaves behind for callers that read it
             merged = {**kwargs, **config_kwargs(config)}
-            _state.autotune, _state.execute, _state.record = (0, count), True, False
+            _state.autotune, _state.execute, _state.record = (tried[0], count), True, False
             if config.pre_hook is not None:
                 config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
             return self.fn.run(*args, grid=grid, warmup=warmup, **merged)
         finally:
-            _state.autotune, _state.execute, _state.record, _state.configs, _state.recorded = outer
+            _state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first = outer
+
+    original_bench = Autotuner._bench
+
+    def bench(self, *args, config, **meta):
+        # An autotuner with a run of its own benchmarks a config (autotune.py): recorded as that config
+        outer = (_state.autotune, _state.execute, _state.configs, _state.recorded, _state.first)
+        index = config_index(self.configs, config)
+        try:
+            _state.configs, _state.recorded, _state.first = list(self.configs), None, False
+            _state.autotune = (index, len(self.configs)) if index is not None else None
+            if not use_interpreter:
+                return original_bench(self, *args, config=config, **meta)  # a real GPU times it
+            _state.execute = False
+            current = dict(meta, **config.all_kwargs())
+            if config.pre_hook is not None:
+                config.pre_hook({**(self.nargs or {}), **current})
+            self.fn.run(*args, **current)
+            return [math.nan] * 3  # _bench's quantiles (0.5, 0.2, 0.8): nothing was timed
+        finally:
+            _state.autotune, _state.execute, _state.configs, _state.recorded, _state.first = outer
 
     JITFunction.run = run
     if use_interpreter:
         JITFunction.__call__ = call
     Autotuner.run = autotune_run
+    Autotuner._bench = bench
     interpret_knob = _force_jit_decorator()
     try:
         yield
@@ -365,6 +399,7 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
         JITFunction.run = original_run
         JITFunction.__call__ = original_call
         Autotuner.run = original_autotune_run
+        Autotuner._bench = original_bench
         interpret_knob()
 
 
@@ -432,6 +467,7 @@ def restore_unpatched_triton() -> None:
     JITFunction.run = _JIT_RUN
     JITFunction.__call__ = _JIT_CALL
     Autotuner.run = _AUTOTUNER_RUN
+    Autotuner._bench = _AUTOTUNER_BENCH
     _interpreter_module._patch_lang = _TRITON_PATCH_LANG
 
 

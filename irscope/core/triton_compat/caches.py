@@ -108,18 +108,16 @@ def _warning_line(failed: list[tuple[str, str, OSError]]) -> str:
 
 def _is_cache_write_failure(exc: OSError, folder: str) -> bool:
     """Whether `exc` came from writing Triton's cache: it names a file there, or (a failed write() names no
-    file) Triton's cache manager raised it."""
+    file) Triton's cache manager raised it itself. Not an error that only passed through the manager's
+    module: computing the cache key opens every extern_libs file, and a missing one is the launch's fault."""
     inside = os.path.abspath(folder) + os.sep
     names = [name for name in (exc.filename, exc.filename2) if isinstance(name, str)]
     if any(os.path.abspath(name).startswith(inside) for name in names):
         return True
-    manager = os.path.join("triton", "runtime", "cache.py")
     tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename.endswith(manager):
-            return True
+    while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return False
+    return tb is not None and tb.tb_frame.f_code.co_filename.endswith(os.path.join("triton", "runtime", "cache.py"))
 
 
 def _writing_cache(run: Callable[[], object]):

@@ -35,15 +35,19 @@ KernelLoader = Callable[[bytes], tuple[int, int, int]]
 class _VirtualUtils:
     """`driver.active.utils` of the virtual device."""
 
-    def __init__(self, properties: dict[str, Any], capability: tuple[int, int], loader: KernelLoader):
+    def __init__(self, properties: dict[str, Any], capability: tuple[int, int], loader: KernelLoader,
+                 asked: set[str] | None = None):
         self._properties = properties
         self._capability = capability
         self._loader = loader
+        self._asked = asked if asked is not None else set()  # the questions the file asked (virtual_gpu.py)
 
     def get_device_properties(self, device=0) -> dict[str, Any]:
+        self._asked.add("driver.active.utils.get_device_properties")
         return dict(self._properties)
 
     def get_device_capability(self, device=0) -> tuple[int, int]:
+        self._asked.add("driver.active.get_device_capability")
         return self._capability
 
     def load_binary(self, name, kernel: bytes, shared, device):
@@ -92,9 +96,9 @@ class VirtualDriver(_CpuDriver):
     launcher_cls = VirtualLauncher
 
     def __init__(self, target: Target, properties: dict[str, Any], capability: tuple[int, int],
-                 loader: KernelLoader):
+                 loader: KernelLoader, asked: set[str] | None = None):
         super().__init__(target)
-        self.utils = _VirtualUtils(properties, capability, loader)
+        self.utils = _VirtualUtils(properties, capability, loader, asked)
         self.get_device_capability = self.utils.get_device_capability
 
     def get_active_torch_device(self):
@@ -209,14 +213,15 @@ _TESTING_PATCHES = {
 
 @contextlib.contextmanager
 def virtual_triton(target: Target, properties: dict[str, Any], capability: tuple[int, int],
-                   loader: KernelLoader) -> Iterator[None]:
+                   loader: KernelLoader, asked: set[str] | None = None) -> Iterator[None]:
     """Make Triton see a device of `target` while the block runs: `properties` is what
-    `get_device_properties` answers, `loader` reads a compiled kernel's numbers from its binary."""
+    `get_device_properties` answers, `loader` reads a compiled kernel's numbers from its binary; each
+    question about the device the file asks the driver is added to `asked`."""
     saved_active = _driver_registry._active
     patches = Patches()
     patch = patches.patch
     try:
-        _driver_registry.set_active(VirtualDriver(target, properties, capability, loader))
+        _driver_registry.set_active(VirtualDriver(target, properties, capability, loader, asked))
         for name, fn in _TESTING_PATCHES.items():
             if hasattr(_testing, name):
                 patch(_testing, name, fn)

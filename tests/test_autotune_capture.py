@@ -1,0 +1,72 @@
+"""Autotuned launches as a GPU's autotuner makes them (triton_compat/autotune.py): the configs it would try
+after its own pruning (`prune_configs_by`), shown with the first of them; each config with the arguments
+its pre_hook sets; configs an autotuner of a library benchmarks through Autotuner._bench recorded as
+configs. Real Triton."""
+
+import pytest
+
+from conftest import fixture_path
+from irscope.core.errors import IrscopeError
+from irscope.core.session import open_file
+
+
+@pytest.fixture(scope="module")
+def ws():
+    return open_file(fixture_path("autotune_pruned.py"), compile_ahead=False)
+
+
+def _shown(comps):
+    return [(c.constexprs["SMALL"], c.constexprs["BLOCK"], c.launch.autotune_index) for c in comps]
+
+
+def test_a_pruned_config_is_neither_recorded_nor_compiled(ws):
+    assert not ws.run_warning, "the file's own check passed: each launch ran with a config it allows"
+    recorded = sorted((bool(l.kwargs["SMALL"]), l.autotune_index) for l in ws.launches)
+    assert recorded == [(False, 0), (False, 1), (False, 2), (True, 1), (True, 2)]
+    comps = ws.compile_all()
+    assert _shown(comps) == [(False, 1024, 0), (True, 256, 1)], "each launch with the first config it would try"
+    assert all(c.ok for c in comps)
+
+
+def test_a_config_chosen_by_index_shows_the_launches_that_would_try_it(ws):
+    assert _shown(ws.compile_all(config=0)) == [(False, 1024, 0)]
+    assert _shown(ws.compile_all(config=2)) == [(False, 128, 2), (True, 128, 2)]
+
+
+def test_every_launch_pruning_a_config_says_so():
+    ws = open_file(fixture_path("autotune_pruned.py"), compile_ahead=False)
+    ws.launches = [l for l in ws.launches if l.kwargs["SMALL"]]
+    with pytest.raises(IrscopeError, match="not with autotune config 0; its autotuner's pruning left that config out"):
+        ws.compile_all(config=0)
+
+
+@pytest.fixture(scope="module")
+def descriptors():
+    return open_file(fixture_path("autotune_descriptors.py"), compile_ahead=False)
+
+
+def _block_shapes(comp):
+    return [comp.constexprs["BLOCK"]] + [comp.signature[n] for n in ("x_desc", "y_desc")]
+
+
+def test_each_config_compiles_with_the_descriptors_its_pre_hook_sets(descriptors):
+    """The hooks change one descriptor object the configs share: each launch keeps it as it was."""
+    ws = descriptors
+    assert not ws.run_warning, "the file's own checks passed"
+    for kernel in ws.kernels:
+        for config, block in ((0, 128), (1, 64)):
+            comps = [c for c in ws.compile(kernel, config=config) if c.launch.autotune_index == config]
+            assert len(comps) == 1 and comps[0].ok
+            assert _block_shapes(comps[0]) == [block, f"tensordesc<fp32[{block}, 32]>", f"tensordesc<fp32[{block}, 32]>"]
+
+
+def test_a_library_autotuner_benchmarking_through_bench_shows_its_launch(descriptors):
+    """An autotuner with a run of its own (FlagGems' LibTuner): each config it benchmarks is recorded as
+    that config, not as a launch of its own, so the file shows the one launch it made."""
+    ws = descriptors
+    (final, ) = [launch for launch in ws.launches if launch.autotune_index is None]
+    own = final.kernel
+    assert sorted(l.autotune_index for l in ws.launches if l.kernel is own and l is not final) == [0, 1]
+    assert ws.launches_of(own) == [final]
+    (comp, ) = ws.compile(own)
+    assert _block_shapes(comp) == [128, "tensordesc<fp32[128, 32]>", "tensordesc<fp32[128, 32]>"]

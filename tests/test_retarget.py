@@ -1,0 +1,74 @@
+"""A file that launches nothing on the default virtual GPU after asking what it is, is run again on the
+other NVIDIA targets, newest first (core/retarget.py). Real files, real Triton, the real virtual GPU."""
+
+import json
+import time
+
+import pytest
+
+from conftest import fixture_path, run_irscope
+from irscope.core.budget import CaptureBudget
+from irscope.core.capture import run_user_file
+from irscope.core.discover import read_user_file
+from irscope.core.errors import IrscopeError
+from irscope.core.retarget import other_targets
+from irscope.core.session import open_file
+from irscope.core.triton_compat import Target
+
+
+def test_other_targets_are_the_nvidia_ones_newest_first():
+    assert [t.name for t in other_targets(Target("sm_90"))] == ["sm_120", "sm_100", "sm_89", "sm_80"]
+
+
+def test_a_file_for_another_gpu_is_shown_for_the_newest_target_where_it_launches():
+    ws = open_file(fixture_path("needs_sm100.py"), compile_ahead=False)
+    assert ws.target.name == "sm_100" and len(ws.launches) == 1
+    note = ws.notes[0]
+    assert note == (f"{ws.user_file.shown} launched nothing on a virtual sm_90, whose capability it asked; shown "
+                    f"for a virtual sm_100, where it launches (nothing on sm_120 either); --target to choose")
+    assert "B200 (sm_100)" in ws.device and ws.device.endswith(
+        "irscope chose sm_100: the file launched nothing on the default sm_90")
+    (comp, ) = ws.compile_all()
+    assert comp.ok and comp.target.name == "sm_100" and "ld.global" in comp.stage("ptx")
+
+
+def test_a_chosen_target_is_never_changed():
+    ws = open_file(fixture_path("needs_sm100.py"), target="sm_90", compile_ahead=False)
+    assert ws.target.name == "sm_90" and not ws.launches and not ws.notes
+    with pytest.raises(IrscopeError, match="launches no kernel"):
+        ws.compile_all()
+
+
+def test_a_file_that_asks_nothing_is_not_run_again():
+    ws = open_file(fixture_path("no_launch.py"), compile_ahead=False)
+    assert ws.target.name == "sm_90" and not ws.notes and "chose" not in ws.device
+
+
+def test_a_file_that_launches_on_no_target_says_which_were_tried():
+    ws = open_file(fixture_path("needs_big_gpu.py"), compile_ahead=False)
+    assert ws.target.name == "sm_90" and not ws.launches
+    assert ws.notes == [f"{ws.user_file.shown} launched nothing on a virtual sm_90, whose properties it asked, "
+                        f"nor on a virtual sm_120, sm_100, sm_89, sm_80"]
+    with pytest.raises(IrscopeError, match="launches no kernel"):
+        ws.compile_all()
+
+
+def test_the_report_says_so_in_its_notes_and_device_line():
+    """Through the real front end and its worker, as a user runs it."""
+    proc = run_irscope("report", fixture_path("needs_sm100.py"), "--json", env={"CUDA_VISIBLE_DEVICES": ""})
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [k["target"] for k in doc["kernels"]] == ["sm_100"]
+    assert "shown for a virtual sm_100" in doc["notes"][0] and "irscope chose sm_100" in doc["device"]
+    assert "irscope: note: " in proc.stderr and "shown for a virtual sm_100" in proc.stderr
+
+
+def test_each_run_of_a_budget_is_watched_afresh():
+    """A run again gets its own budget: the same CaptureBudget stops the second run too."""
+    budget = CaptureBudget(fixture_path("runs_forever.py"), quiet_s=0.5, limit_s=5)
+    user_file = read_user_file(fixture_path("runs_forever.py"))
+    for _ in range(2):
+        start = time.monotonic()
+        result = run_user_file(user_file, run_main=True, use_interpreter=True, target=Target("sm_90"), budget=budget)
+        assert result.stopped and "nothing new launched" in result.stopped and len(result.launches) == 1
+        assert time.monotonic() - start < 4
