@@ -218,6 +218,7 @@ def _report(ws, args) -> int:
     failed = [k for k in doc["kernels"] if k["error"]]
     for k in failed:
         err = k["error"]
-        where = f"{ws.user_file.shown}:{err['line']}: " if err["line"] else ""
+        shown = ws.shown_path(err["file"]) if err["file"] else ws.user_file.shown  # the line is in that file
+        where = f"{shown}:{err['line']}: " if err["line"] else ""
         print(f"irscope: error: {where}{k['name']} failed to compile: {err['message']}", file=sys.stderr)
     return KernelCompileError.exit_code if failed else 0
