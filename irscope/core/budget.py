@@ -77,6 +77,11 @@ class CaptureBudget:
         self._launches = 0
         self._started = self._last_new = time.monotonic()
         self._new_running = False  # a new launch is compiling or running: no quiet time counts
+        # On a real GPU a new launch first compiles in the file's own run (seconds, cold): the quiet time
+        # counts from its return. In the interpreter it counts from the capture, as the issue asks ("a few
+        # seconds past its last new specialization"): irscope compiles it elsewhere, and an interpreted
+        # launch of a large grid can run for minutes.
+        self.quiet_from_return = True
         self._thread_id: int | None = None
         self._done = threading.Event()
         self._stop_asked = False
@@ -88,7 +93,7 @@ class CaptureBudget:
         if key not in self._seen:
             self._seen.add(key)
             self._last_new = time.monotonic()
-            self._new_running = True
+            self._new_running = self.quiet_from_return
 
     def returned(self) -> None:
         """A launch has run and returned to the file: after a new one, the quiet time starts now."""

@@ -66,6 +66,7 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     sys.modules[module_name] = module
     sys.argv = [user_file.path]
     sys.path.insert(0, os.path.dirname(user_file.path))
+    budget.quiet_from_return = not use_interpreter
     budget.watch()
     try:
         device = virtual_gpu(target, result.asked) if use_interpreter else contextlib.nullcontext()
