@@ -118,6 +118,7 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
 
     sys.path.insert(0, ROOT)
     from irscope.core import ahead
+    from irscope.core.errors import IrscopeError
     from irscope.core.session import open_file
 
     import torch
@@ -129,12 +130,15 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
         triton.testing.Mark.run = run_first_point
 
     ws = open_file(path, target=target)
-    comps = []
+    comps, failed = [], []
     launched = [k for k in ws.kernels if any(launch.kernel is k for launch in ws.launches)]
     for kernel in launched:
         for config in range(len(kernel.autotune_configs or [None])):
-            comps.extend(ws.compile(kernel, config=config if kernel.is_autotuned else None))
-    out = []
+            try:
+                comps.extend(ws.compile(kernel, config=config if kernel.is_autotuned else None))
+            except IrscopeError as exc:  # a config the capture never reached: that config's row, not the file's end
+                failed.append({"name": kernel.name, "config": config, "error": f"not compiled: {exc}"})
+    out = list(failed)
     for comp in comps:
         if comp.failure is not None:
             out.append({"name": comp.kernel.name, "error": comp.failure.message})
