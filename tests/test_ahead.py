@@ -6,7 +6,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -50,11 +49,9 @@ def test_amd_targets_compile_ahead_too(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "amd"))
     comp = open_file(kernel_path("add.py"), target="gfx942").compile_all()[0]
     assert re.search(r"\b(global|buffer)_load_dwordx4\b", comp.stage("amdgcn"))
-    # The parent needs only the compile; the child's second step may still be finishing on a loaded
-    # machine (seen in CI): wait for it rather than read its progress at one instant.
-    deadline = time.monotonic() + 60
-    while ahead.progress(_key(comp)) != "cs" and time.monotonic() < deadline:
-        time.sleep(0.1)
+    # The parent needed only the compile, so it has read the child's pipe up to that step; the second step
+    # may not have been read yet (seen in CI): read on until the child reports it, as compile.py does.
+    ahead.wait(_key(comp), ahead.DISASSEMBLED)
     assert ahead.progress(_key(comp)) == "cs"
 
 

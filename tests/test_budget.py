@@ -36,3 +36,60 @@ def test_a_file_that_goes_on_without_launching_still_ends_after_the_quiet_time()
     path = fixture_path("runs_forever.py")
     ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.5))
     assert any("nothing new launched in the last 0.5 s" in note for note in ws.notes), ws.notes
+
+
+def _language_state() -> dict:
+    import sys
+
+    import triton.language as tl
+
+    state = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith("triton.language") and module is not None:
+            state.update({(name, key): id(value) for key, value in vars(module).items()})
+    state.update({("tensor", key): id(value) for key, value in vars(tl.tensor).items()})
+    return state
+
+
+def test_a_stop_in_the_middle_of_an_interpreted_launch_leaves_triton_language_as_it_was():
+    # The interpreter patches triton.language for each launch and puts it back in a `finally`; a stop that
+    # landed while it patched or restored left it patched, and every later compile in the process failed
+    # ("'ir.value' object has no attribute 'dtype'"). Stops at many points of the launch, then a compile.
+    path = fixture_path("slow_first_launch.py")
+    open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=5))
+    before = _language_state()
+    for n in range(4):
+        ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.02 + n * 0.08))
+        assert any("nothing new launched" in note for note in ws.notes), ws.notes
+        changed = {key for key, value in _language_state().items() if before.get(key) != value}
+        assert not changed, sorted(changed)[:5]
+    assert ws.compile(ws.kernels[0])[0].ok
+
+
+def test_a_stop_never_lands_while_the_interpreter_patches_the_language_nor_in_irscope():
+    import os
+    import threading
+
+    from irscope.core import budget as budget_module
+
+    def frame_in(filename: str, name: str):
+        """A thread parked in a function that claims to live in `filename` under `name`."""
+        namespace, release = {}, threading.Event()
+        exec(compile(f"def {name}(event):\n    event.wait()\n", filename, "exec"), namespace)
+        thread = threading.Thread(target=namespace[name], args=(release,), daemon=True)
+        thread.start()
+        time.sleep(0.05)
+        return thread, release
+
+    interpreter = os.path.join(budget_module._TRITON_DIR, "runtime", "interpreter.py")
+    cases = [(interpreter, "_patch_lang", False), (interpreter, "restore", False),
+             (interpreter, "create_load", True), (fixture_path("slow_first_launch.py"), "double_kernel", True),
+             (os.path.join(budget_module._IRSCOPE_DIR, "core", "capture.py"), "run_user_file", False),
+             (os.path.join(budget_module._IRSCOPE_DIR, "core", "virtual_tensors.py"), "__torch_function__", True)]
+    budget = CaptureBudget("file.py")
+    for filename, name, stoppable in cases:
+        thread, release = frame_in(filename, name)
+        budget._thread_id = thread.ident
+        assert budget._in_stoppable_code() is stoppable, (name, filename)
+        release.set()
+        thread.join()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import sysconfig
 import threading
 import time
 from dataclasses import dataclass
@@ -24,6 +25,33 @@ from typing import Any, Callable
 
 QUIET_S = 3.0
 LIMIT_S = 60.0
+
+
+def _package_dir(name: str) -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)  # finds the package without importing it
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return os.path.join(locations[0], "") if locations else "\0"
+
+
+# Where a stop must not land: irscope's own code (its capture and clean-up; the virtual GPU's wrappers of the
+# file's torch calls excepted: a stop passes through them like any library), and Triton's interpreter while
+# it patches triton.language for a launch or puts it back (an exception there leaves the language patched,
+# and every later compile in the process fails: "'ir.value' object has no attribute 'dtype'").
+_IRSCOPE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
+_TRITON_DIR = _package_dir("triton")
+_STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
+
+
+def _is_stdlib(filename: str) -> bool:
+    return filename.startswith(_STDLIB) and "-packages" not in filename
+
+
+_PASS_THROUGH = tuple(os.path.join(_IRSCOPE_DIR, "core", name) for name in
+                      ("virtual_tensors.py", "virtual_cuda.py", "virtual_dispatch.py"))
+_PATCHING = {"_patch_lang", "_patch_lang_core", "_patch_lang_tensor", "_patch_attr", "_patch_builtin",
+             "_patch_reduce_scan", "set_attr", "restore", "_set_attr", "_restore_args_dev"}
 
 
 class CaptureStopped(BaseException):
@@ -84,6 +112,7 @@ class CaptureBudget:
         self.quiet_from_return = True
         self._thread_id: int | None = None
         self._done = threading.Event()
+        self._inject_lock = threading.Lock()
         self._stop_asked = False
 
     def launched(self, jit: Any, args: tuple, kwargs: dict, autotune_index: int | None) -> None:
@@ -117,7 +146,34 @@ class CaptureBudget:
         threading.Thread(target=self._loop, args=(self._done, ), name="irscope-capture-budget", daemon=True).start()
 
     def done(self) -> None:
-        self._done.set()
+        """Stop watching; called by the watched thread. A stop delivered meanwhile is dropped here, so
+        that it cannot escape from the caller's clean-up."""
+        while True:
+            try:
+                with self._inject_lock:
+                    self._done.set()
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), None)
+                return
+            except CaptureStopped:  # it landed before the event was set: once more
+                continue
+
+    def _in_stoppable_code(self) -> bool:
+        """Whether a stop may land in the watched thread now (see _PATCHING)."""
+        frame = sys._current_frames().get(self._thread_id)
+        if frame is None:
+            return False
+        owner = frame  # the innermost frame outside the standard library decides whose code runs
+        while owner is not None and _is_stdlib(owner.f_code.co_filename):
+            owner = owner.f_back
+        where = owner.f_code.co_filename if owner is not None else ""
+        if where.startswith(_IRSCOPE_DIR) and not where.startswith(_PASS_THROUGH):
+            return False
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name in _PATCHING and code.co_filename.startswith(_TRITON_DIR):
+                return False
+            frame = frame.f_back
+        return True
 
     def progress(self) -> Progress:
         return Progress(self._launches, len(self._kernels), self._running_line(),
@@ -133,10 +189,14 @@ class CaptureBudget:
                     self.on_progress = None
             if self.reason is None:
                 self.reason = self._spent(now)
-            if self.reason is not None and not done.is_set():
-                # Raised at the thread's next Python instruction; again each round if the file caught it.
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id),
-                                                           ctypes.py_object(CaptureStopped))
+            if self.reason is not None:
+                with self._inject_lock:
+                    # Raised at the thread's next Python instruction; again each round if the file caught
+                    # it. Never inside Triton or irscope: an exception there leaves Triton's interpreter
+                    # with triton.language patched, and every later compile in the process fails.
+                    if not done.is_set() and self._in_stoppable_code():
+                        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id),
+                                                                   ctypes.py_object(CaptureStopped))
 
     def _spent(self, now: float) -> str | None:
         captured = f"{self._launches} launch(es) of {len(self._kernels)} kernel(s) captured"
