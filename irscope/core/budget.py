@@ -147,12 +147,13 @@ class CaptureBudget:
 
     def done(self) -> None:
         """Stop watching; called by the watched thread. A stop delivered meanwhile is dropped here, so
-        that it cannot escape from the caller's clean-up."""
+        that it cannot escape from the caller's clean-up. (A pending stop is not cleared with
+        PyThreadState_SetAsyncExc(id, NULL): on CPython 3.11 that leaves the eval breaker set, and every
+        later instruction of the thread slows down a hundredfold.)"""
         while True:
             try:
                 with self._inject_lock:
                     self._done.set()
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), None)
                 return
             except CaptureStopped:  # it landed before the event was set: once more
                 continue
