@@ -6,10 +6,11 @@ interpreter each launch is slow, and a `__main__` that never ends would never op
 `limit_s` seconds in all, the file's thread is stopped with `CaptureStopped` and irscope goes on with what
 was captured, and says so. `IRSCOPE_CAPTURE_QUIET` / `IRSCOPE_CAPTURE_LIMIT` (seconds) change the defaults.
 
-The quiet time counts from when a new launch has returned, not from when it was captured: the launch
-itself (a cold compile on a GPU, with Triton's launcher built by the C compiler; a large grid in the
-interpreter) is the file's work, not a sign that it has nothing more to show. Counted from the capture, a
-first launch that took longer than `quiet_s` to compile lost every specialization launched after it.
+On a real GPU the quiet time counts from when a new launch has returned: its cold compile (Triton's
+launcher built by the C compiler included) is the file's own work, and counted from the capture a first
+launch that compiled longer than `quiet_s` lost every specialization after it. In Triton's interpreter it
+counts from the capture (`quiet_from_return`, set by capture.py): irscope compiles the launch elsewhere,
+and interpreting a benchmark-sized grid can take minutes.
 """
 
 from __future__ import annotations
