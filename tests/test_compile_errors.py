@@ -39,3 +39,9 @@ def test_a_removed_builtin_is_named_with_the_installed_release():
     assert comp.failure.message == (f"Block pointers have been removed in favor of the tensor descriptor API "
                                     f"(tl.make_block_ptr raises this in the installed Triton {triton.__version__})")
     assert comp.failure.source_line.startswith("src = tl.make_block_ptr(")
+
+
+def test_a_static_assert_without_a_message_names_its_statement_and_values():
+    comp = _only_compilation("static_assert_bare.py")
+    assert comp.failure.message == "tl.static_assert(BLOCK >= 1024) is false for this launch (BLOCK = 256)"
+    assert comp.failure.line == 11 and comp.failure.source_line == "tl.static_assert(BLOCK >= 1024)"

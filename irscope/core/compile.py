@@ -161,7 +161,8 @@ def compile_launch(launch: Launch, target: Target, source_text: str, *, given: s
         except Exception as exc:  # a compile error is a result to show, not a crash
             missing = missing_extern_lib(exc, spec.options, target)
             comp.failure = (CompileFailure(missing, launch.kernel.file, None, None) if missing
-                            else _describe_failure(exc, stderr(), launch.kernel, source_text))
+                            else _describe_failure(exc, stderr(), launch.kernel, source_text,
+                                                   constexprs_by_param(jit, spec.constexprs)))
         else:
             comp.asm = compiled_asm(compiled)
             comp.metadata = compiled_metadata(compiled)
@@ -231,10 +232,18 @@ def _stderr_captured() -> Iterator[Any]:
             os.close(saved)
 
 
+def _values_named(statement: str, constexprs: dict) -> str:
+    """" (BLOCK = 256, …)": the launch's constexpr values that a failed static_assert names."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", statement))
+    named = [f"{k} = {v}" for k, v in constexprs.items() if isinstance(k, str) and k in words]
+    return f" ({', '.join(named)})" if named else ""
+
+
 _MLIR_DIAG = re.compile(r"^(?P<file>[^:\n]+\.py):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.MULTILINE)
 
 
-def _describe_failure(exc: Exception, stderr: str, kernel: Kernel, source_text: str) -> CompileFailure:
+def _describe_failure(exc: Exception, stderr: str, kernel: Kernel, source_text: str,
+                      constexprs: dict | None = None) -> CompileFailure:
     lines = source_text.splitlines()
 
     def source_line(n: int | None) -> str | None:
@@ -243,6 +252,8 @@ def _describe_failure(exc: Exception, stderr: str, kernel: Kernel, source_text: 
     if is_compilation_error(exc):
         src, rel_line, message = compilation_error_site(exc)
         message += not_implemented_builtin(exc)
+        if message.endswith(" is false for this launch"):
+            message += _values_named(message, constexprs or {})
         line = None
         if rel_line is not None:
             line = _def_line_of_source(src, kernel, source_text) + rel_line - 1

@@ -609,8 +609,21 @@ def compilation_error_site(exc: CompilationError) -> tuple[str | None, int | Non
     while isinstance(inner.__cause__, CompilationError) or isinstance(inner.__context__, CompilationError):
         inner = inner.__cause__ if isinstance(inner.__cause__, CompilationError) else inner.__context__
     line = getattr(getattr(inner, "node", None), "lineno", None)
-    message = getattr(inner, "error_message", None) or str(inner).strip().splitlines()[-1]
+    message = (getattr(inner, "error_message", None) or "").strip()
+    if not message:
+        message = _statement_that_failed(inner)
     return getattr(inner, "src", None), line, message
+
+
+def _statement_that_failed(inner: CompilationError) -> str:
+    """A message for a frontend error that carries none (`tl.static_assert(cond)` with no message; its
+    text is then only the code excerpt ending in a caret line): the statement itself, which is what the
+    user needs to see."""
+    excerpt = [ln for ln in str(inner).splitlines() if ln.strip() and set(ln.strip()) != {"^"}]
+    code = excerpt[-1].strip() if len(excerpt) > 1 else ""
+    if type(inner).__name__ == "CompileTimeAssertionFailure":
+        return f"{code} is false for this launch" if code else "a tl.static_assert is false for this launch"
+    return f"{type(inner).__name__} at {code}" if code else type(inner).__name__
 
 
 # --------------------------------------------------------------------------------------------
