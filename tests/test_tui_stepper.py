@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from conftest import fixture_path, kernel_path
+from conftest import fixture_path, kernel_path, snapshot_source
 from stepper_harness import StepperHarness, wait_recorded
 from tui_helpers import open_view
 
@@ -32,7 +32,7 @@ def _close_workers():
 
 @pytest.fixture(scope="module")
 def add():
-    return opened(kernel_path("add.py"))
+    return opened(snapshot_source(kernel_path("add.py")))  # a path the same on every machine and from any directory
 
 
 def test_step_locals_and_linked_ir(add):
@@ -175,7 +175,7 @@ def test_main_view_opens_the_stepper_with_ctrl_t_and_escape_returns():
 
 
 def test_snapshot_out_of_bounds_stepper(snap_compare):
-    ws, comp = opened(fixture_path("out_of_bounds.py"))
+    ws, comp = opened(snapshot_source(fixture_path("out_of_bounds.py")))
 
     async def run_before(pilot):
         await wait_recorded(pilot)

@@ -171,7 +171,7 @@ class StepperScreen(Screen):
         with Horizontal(id="stepper-body"):
             with Vertical(id="stepper-left"):
                 source = SourceView(self.source_lines, self.breakpoints, id="stepper-source")
-                source.border_title = _shown_path(self.comp.kernel.file)
+                source.border_title = self.comp.kernel.shown or _shown_path(self.comp.kernel.file)
                 yield source
                 ir = Static("", id="stepper-ir")
                 ir.border_title = f"{self.ir_stage or 'IR'} of the current line"

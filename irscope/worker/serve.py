@@ -133,7 +133,8 @@ class Server:
         label = self.ws.kernel_label(kernel) if self.ws is not None else kernel.name
         return CompilationView(
             key, label,
-            KernelInfo(kernel.name, kernel.file, kernel.line, kernel.module, configs, list(kernel.heuristics)),
+            KernelInfo(kernel.name, kernel.file, kernel.line, kernel.module, configs, list(kernel.heuristics),
+                       (self.ws.shown_path(kernel.file) if self.ws is not None else None) or kernel.file),
             LaunchInfo(tuple(launch.grid) if launch.grid else None, launch.origin, launch.autotune_index,
                        launch.autotune_count, launch.interp_error, dict(launch.guesses)),
             comp.target, comp.failure, comp.source_text, dict(comp.signature),

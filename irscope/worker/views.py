@@ -24,6 +24,7 @@ class KernelInfo:
     module: str = ""
     autotune_configs: list[str] = field(default_factory=list)  # each triton.Config, as text
     heuristics: list[str] = field(default_factory=list)
+    shown: str = ""  # the kernel's file as the user would write it (the opened file: as typed)
 
     @property
     def qualified_name(self) -> str:
