@@ -1,5 +1,7 @@
 """The plain-words explainer, on real compiler output of the example kernels."""
 
+import re
+
 import pytest
 
 from conftest import kernel_path
@@ -150,3 +152,26 @@ def test_slice_layout_names_each_threads_elements():
     # The 16 rows left after reducing axis 1: a tile of the parent covers 8 rows, so lane 0 holds rows 0 and 8,
     # lane 1 (the next column group of the same row) holds the same rows: replicated.
     assert "thread 0 owns elements 0, 8." in words and "thread 1 owns elements 0, 8." in words
+
+
+def test_no_note_only_repeats_what_it_explains():
+    # A note must say what the op, modifier or type does: "arrive" for `arrive`, "up" for `up` or "trap" for
+    # `TRAP` tells the reader nothing, nor does a guess marked "(from the name)".
+    import importlib
+
+    def words(text: str) -> set[str]:
+        return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if w}
+
+    empty = []
+    for dialect in ("ttir", "ttgir", "llvm", "ptx", "sass", "amdgcn"):
+        data = importlib.import_module(f"irscope.core.explain.data.{dialect}")
+        for table, entries in vars(data).items():
+            if not table.isupper() or not isinstance(entries, dict):
+                continue
+            for key, value in entries.items():
+                note = value[-1] if isinstance(value, tuple) else value
+                if not isinstance(note, str) or not words(note) or not words(str(key)):
+                    continue
+                if words(note) <= words(str(key)) or "from the name" in note:
+                    empty.append(f"{dialect}.{table}[{key!r}] = {note!r}")
+    assert not empty, empty

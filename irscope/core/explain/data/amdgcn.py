@@ -21,6 +21,15 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "fma": ("Fused multiply-add", "{d} = {a} × {b} + {c} with one rounding"),
     "fmac": ("Fused multiply-accumulate", "{d} = {a} × {b} + {d}"), "mac": ("Multiply-accumulate", "{d} = {a} × {b} + {d}"),
     "mad": ("Multiply-add", "{d} = {a} × {b} + {c}"),
+    "fmamk": ("Fused multiply-add, constant factor", "{d} = {a} × {b} + {c}, {b} a 32-bit constant written in the "
+              "instruction"),
+    "fmaak": ("Fused multiply-add, constant addend", "{d} = {a} × {b} + {c}, {c} a 32-bit constant written in the "
+              "instruction"),
+    "trunc": ("Round toward zero", "{d} = {a} with its fraction dropped (still a float)"),
+    "floor": ("Round down", "{d} = the largest whole number not above {a} (still a float)"),
+    "ceil": ("Round up", "{d} = the smallest whole number not below {a} (still a float)"),
+    "rndne": ("Round to nearest even", "{d} = {a} rounded to the nearest whole number, ties to even (still a float)"),
+    "fract": ("Fraction", "{d} = {a} minus its floor: the part after the point, in [0, 1)"),
     "max": ("Maximum", "{d} = max({a}, {b})"), "min": ("Minimum", "{d} = min({a}, {b})"),
     "max3": ("Maximum of three", "{d} = max({a}, {b}, {c})"), "min3": ("Minimum of three", "{d} = min({a}, {b}, {c})"),
     "and": ("Bitwise AND", "{d} = {a} AND {b}"), "or": ("Bitwise OR", "{d} = {a} OR {b}"), "xor": ("Bitwise XOR", "{d} = {a} XOR {b}"),
@@ -63,7 +72,7 @@ COMPARISONS: dict[str, str] = {"eq": "==", "lg": "!=", "ne": "!=", "gt": ">", "g
                                "neq": "!= (or NaN)", "nlt": "not <", "ngt": "not >", "o": "ordered", "u": "unordered"}
 
 TYPES: dict[str, str] = {
-    "f32": "fp32", "f16": "fp16", "bf16": "bf16", "f64": "fp64", "i32": "signed 32-bit", "u32": "unsigned 32-bit",
+    "f32": "fp32", "f16": "fp16", "bf16": "bfloat16", "f64": "fp64", "i32": "signed 32-bit", "u32": "unsigned 32-bit",
     "i16": "signed 16-bit", "u16": "unsigned 16-bit", "b32": "32 bits", "b64": "64 bits (a register pair)", "i64": "signed 64-bit",
     "u64": "unsigned 64-bit", "b16": "16 bits", "u24": "unsigned 24-bit (the low 24 bits of each input)",
     "i24": "signed 24-bit (the low 24 bits of each input)",

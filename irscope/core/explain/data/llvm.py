@@ -126,6 +126,9 @@ INTRINSICS: dict[str, tuple[str, str]] = {
     "nvvm.sqrt.rn": ("Square root", "√x correctly rounded to nearest"),
     "nvvm.rsqrt.approx": ("Fast reciprocal square root", "1/√x, approximate"),
     "nvvm.rcp": ("Reciprocal", "1/x with the named rounding"),
+    "nvvm.fma.rn.ftz": ("Fused multiply-add", "a × b + c with one rounding to nearest even, subnormal inputs and "
+                        "results flushed to zero (fma.rn.ftz)"),
+    "nvvm.fma.rn": ("Fused multiply-add", "a × b + c with one rounding to nearest even (fma.rn)"),
     "nvvm.fmax": ("Float maximum", "the larger of two floats"),
     "nvvm.fmin": ("Float minimum", "the smaller of two floats"),
     "nvvm.mbarrier": ("mbarrier operation", "an operation on a shared-memory arrive/wait barrier"),
@@ -154,6 +157,9 @@ INTRINSICS: dict[str, tuple[str, str]] = {
     "amdgcn.raw.ptr.buffer.atomic": ("Buffer atomic", "atomic update through a buffer descriptor"),
     "amdgcn.sqrt": ("Square root", "√x on the transcendental unit"),
     "amdgcn.rcp": ("Reciprocal", "1/x, approximate"),
+    "amdgcn.rsq": ("Reciprocal square root", "1/√x on the transcendental unit, approximate"),
+    "amdgcn.implicitarg.ptr": ("Implicit arguments", "a pointer to the arguments the runtime passes after the "
+                               "kernel's own (grid and workgroup sizes, among others)"),
     "amdgcn.exp2": ("2^x", "2 to the power x on the transcendental unit"),
     "amdgcn.fdiv.fast": ("Fast divide", "a/b, approximate"),
     # generic
