@@ -6,19 +6,15 @@ interpreter each launch is slow, and a `__main__` that never ends would never op
 `limit_s` seconds in all, the file's thread is stopped with `CaptureStopped` and irscope goes on with what
 was captured, and says so. `IRSCOPE_CAPTURE_QUIET` / `IRSCOPE_CAPTURE_LIMIT` (seconds) change the defaults.
 
-The quiet time counts from when a new launch has returned to the file: on a real GPU its cold compile
-(Triton's launcher built by the C compiler included) is the file's own work, and counted from the capture a
-first launch that compiled longer than `quiet_s` lost every specialization after it. In Triton's
-interpreter a launch of a benchmark-sized grid can run for minutes, so each launch is bounded instead: one
-that has run `launch_s` seconds there is cut short (`LaunchCut`, caught where the launch was made) and the
-file goes on from it with that launch's outputs incomplete, which irscope says. Counted from the capture, a
-launch that outlasted the quiet time on a loaded machine ended the run before the file's next kernel.
-`IRSCOPE_CAPTURE_LAUNCH` changes that bound.
+On a real GPU the quiet time counts from when a new launch has returned: its cold compile (Triton's
+launcher built by the C compiler included) is the file's own work, and counted from the capture a first
+launch that compiled longer than `quiet_s` lost every specialization after it. In Triton's interpreter it
+counts from the capture (`quiet_from_return`, set by capture.py): irscope compiles the launch elsewhere,
+and interpreting a benchmark-sized grid can take minutes.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import sys
@@ -26,11 +22,10 @@ import sysconfig
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 QUIET_S = 3.0
 LIMIT_S = 60.0
-LAUNCH_S = 5.0
 
 
 def _package_dir(name: str) -> str:
@@ -62,11 +57,6 @@ _PATCHING = {"_patch_lang", "_patch_lang_core", "_patch_lang_tensor", "_patch_at
 
 class CaptureStopped(BaseException):
     """Raised in the file's thread to end its run (a BaseException: `except Exception` cannot keep it)."""
-
-
-class LaunchCut(BaseException):
-    """Raised in the file's thread to end one launch in Triton's interpreter that has run `launch_s`
-    seconds; `interpreting()` catches it, and the file goes on."""
 
 
 @dataclass
@@ -105,20 +95,22 @@ class CaptureBudget:
     """Watches one run of a file from a thread of its own and stops the run when the budget is spent."""
 
     def __init__(self, path: str, quiet_s: float | None = None, limit_s: float | None = None,
-                 on_progress: Callable[[Progress], None] | None = None, launch_s: float | None = None):
+                 on_progress: Callable[[Progress], None] | None = None):
         self.path = path
         self.quiet_s = quiet_s if quiet_s is not None else _seconds("IRSCOPE_CAPTURE_QUIET", QUIET_S)
         self.limit_s = limit_s if limit_s is not None else _seconds("IRSCOPE_CAPTURE_LIMIT", LIMIT_S)
-        self.launch_s = launch_s if launch_s is not None else _seconds("IRSCOPE_CAPTURE_LAUNCH", LAUNCH_S)
         self.on_progress = on_progress
         self.reason: str | None = None   # why the run was stopped; None if it ended by itself
-        self.cut: list[str] = []  # the kernels whose launch was cut short in the interpreter, in order
         self._seen: set[tuple] = set()
         self._kernels: set[int] = set()
         self._launches = 0
         self._started = self._last_new = time.monotonic()
         self._new_running = False  # a new launch is compiling or running: no quiet time counts
-        self._interpreting: tuple[float, str] | None = None  # (since, kernel) of a launch in the interpreter
+        # On a real GPU a new launch first compiles in the file's own run (seconds, cold): the quiet time
+        # counts from its return. In the interpreter it counts from the capture, as the issue asks ("a few
+        # seconds past its last new specialization"): irscope compiles it elsewhere, and an interpreted
+        # launch of a large grid can run for minutes.
+        self.quiet_from_return = True
         self._thread_id: int | None = None
         self._done = threading.Event()
         self._inject_lock = threading.Lock()
@@ -131,40 +123,13 @@ class CaptureBudget:
         if key not in self._seen:
             self._seen.add(key)
             self._last_new = time.monotonic()
-            self._new_running = True
+            self._new_running = self.quiet_from_return
 
     def returned(self) -> None:
         """A launch has run and returned to the file: after a new one, the quiet time starts now."""
         if self._new_running:
             self._new_running = False
             self._last_new = time.monotonic()
-
-    @contextlib.contextmanager
-    def interpreting(self, kernel: str) -> Iterator[None]:
-        """Around one launch running in Triton's interpreter: past `launch_s` it is cut short (LaunchCut
-        lands in the kernel's code, or Triton's, never while Triton patches or restores the language), and
-        the file goes on."""
-        with self._inject_lock:
-            self._interpreting = (time.monotonic(), kernel)
-        try:
-            yield
-        except LaunchCut:
-            self.cut.append(kernel)
-        finally:
-            self._settle(lambda: setattr(self, "_interpreting", None), (LaunchCut, ))
-
-    def _settle(self, change: Callable[[], None], drop: tuple[type[BaseException], ...]) -> None:
-        """Make `change` under the injection lock, so that no stop or cut is injected after it; a cut
-        delivered meanwhile is dropped (it was meant for a launch that has ended). (A pending exception is
-        not cleared with PyThreadState_SetAsyncExc(id, NULL): on CPython 3.11 that leaves the eval breaker
-        set, and every later instruction of the thread slows down a hundredfold.)"""
-        while True:
-            try:
-                with self._inject_lock:
-                    change()
-                return
-            except drop:  # it landed before the change was made: once more
-                continue
 
     def stop_now(self) -> None:
         """Go on with what is captured (the TUI's key)."""
@@ -177,14 +142,22 @@ class CaptureBudget:
         self._thread_id = threading.get_ident()
         self._started = self._last_new = time.monotonic()
         self.reason = None
-        self._seen, self._kernels, self._launches, self.cut = set(), set(), 0, []
+        self._seen, self._kernels, self._launches = set(), set(), 0
         self._done = threading.Event()
         threading.Thread(target=self._loop, args=(self._done, ), name="irscope-capture-budget", daemon=True).start()
 
     def done(self) -> None:
         """Stop watching; called by the watched thread. A stop delivered meanwhile is dropped here, so
-        that it cannot escape from the caller's clean-up."""
-        self._settle(self._done.set, (LaunchCut, CaptureStopped))
+        that it cannot escape from the caller's clean-up. (A pending stop is not cleared with
+        PyThreadState_SetAsyncExc(id, NULL): on CPython 3.11 that leaves the eval breaker set, and every
+        later instruction of the thread slows down a hundredfold.)"""
+        while True:
+            try:
+                with self._inject_lock:
+                    self._done.set()
+                return
+            except CaptureStopped:  # it landed before the event was set: once more
+                continue
 
     def _in_stoppable_code(self) -> bool:
         """Whether a stop may land in the watched thread now (see _PATCHING)."""
@@ -218,19 +191,14 @@ class CaptureBudget:
                     self.on_progress = None
             if self.reason is None:
                 self.reason = self._spent(now)
-            with self._inject_lock:
-                # Raised at the thread's next Python instruction; again each round if the file caught it.
-                # Never while Triton patches or restores triton.language, nor in irscope's own code: an
-                # exception there leaves the language patched, and every later compile in the process fails.
-                if self.reason is not None:
-                    exc: type[BaseException] | None = CaptureStopped
-                elif self._interpreting is not None and now - self._interpreting[0] >= self.launch_s:
-                    exc = LaunchCut
-                else:
-                    exc = None
-                if exc is not None and not done.is_set() and self._in_stoppable_code():
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id),
-                                                               ctypes.py_object(exc))
+            if self.reason is not None:
+                with self._inject_lock:
+                    # Raised at the thread's next Python instruction; again each round if the file caught
+                    # it. Never inside Triton or irscope: an exception there leaves Triton's interpreter
+                    # with triton.language patched, and every later compile in the process fails.
+                    if not done.is_set() and self._in_stoppable_code():
+                        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id),
+                                                                   ctypes.py_object(CaptureStopped))
 
     def _spent(self, now: float) -> str | None:
         captured = f"{self._launches} launch(es) of {len(self._kernels)} kernel(s) captured"

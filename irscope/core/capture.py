@@ -32,8 +32,6 @@ class RunResult:
     stopped: str | None = None  # why the capture budget ended the run (budget.py); None if it ended itself
     notes: list[str] = field(default_factory=list)  # what was skipped: breakpoint(), input(), ...
     asked: set[str] = field(default_factory=set)  # what the file asked the virtual GPU about itself
-    cut: list[str] = field(default_factory=list)  # kernels whose launch the budget cut short in the interpreter
-    launch_s: float = 0.0  # the budget's bound on one launch in the interpreter
 
 
 def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool, target: Target,
@@ -68,10 +66,11 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     sys.modules[module_name] = module
     sys.argv = [user_file.path]
     sys.path.insert(0, os.path.dirname(user_file.path))
+    budget.quiet_from_return = not use_interpreter
     budget.watch()
     try:
         device = virtual_gpu(target, result.asked) if use_interpreter else contextlib.nullcontext()
-        with device, capture_patches(record, use_interpreter, budget.returned, budget.interpreting), no_terminal(result.notes, user_file.path), \
+        with device, capture_patches(record, use_interpreter, budget.returned), no_terminal(result.notes, user_file.path), \
                 contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             exec(user_file.code, namespace)
     except CaptureStopped:
@@ -87,7 +86,6 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
         result.user_traceback = user_traceback_tail(exc, user_file.path)
     finally:
         budget.done()
-        result.cut, result.launch_s = list(budget.cut), budget.launch_s
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
         if module_name != "__main__":

@@ -302,20 +302,12 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         if launches:
             warning = (f"{user_file.shown} raised {site} after its kernels launched; showing the {len(launches)} "
                        f"launch(es) captured before that")
-            if result.cut:
-                warning += (f" (after a launch of {result.cut[-1]} was cut short in the interpreter: its outputs "
-                            f"were incomplete, which a check of the file's own can fail on)")
         elif not run_main:  # --no-run: the kernels are defined, and their arguments come from -D/--arg anyway
             warning = f"{user_file.shown} raised {site} after its kernels were defined; going on without the rest"
         else:
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
     warning = "; ".join(w for w in (cache_warning, warning) if w) or None
     notes = ([retarget_note] if retarget_note else []) + list(result.notes)
-    if result.cut:
-        names = sorted(set(result.cut))
-        notes.append(f"{len(result.cut)} launch(es) of {', '.join(names)} ran over {result.launch_s:g} s "
-                     f"in the interpreter and were cut short; the file went on with their outputs incomplete "
-                     f"(IRSCOPE_CAPTURE_LAUNCH gives a launch longer)")
     if result.stopped:
         notes.append(f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "
                      f"give it longer)")

@@ -275,25 +275,20 @@ def _call_interpreted(self, *args, **kwargs):
 
 @contextlib.contextmanager
 def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
-                    returned: Callable[[], None] | None = None,
-                    interpreting: Callable[[str], contextlib.AbstractContextManager] | None = None
-                    ) -> Iterator[None]:
+                    returned: Callable[[], None] | None = None) -> Iterator[None]:
     """Record every kernel launch while the user's file runs (see _capture_patches). `returned` hears
     each time a launch the file made has run and returns to it (compiled and run on a GPU, or run in the
-    interpreter), raised or not. `interpreting(kernel name)` is entered around each launch's run in the
-    interpreter (the capture budget bounds it there).
+    interpreter), raised or not.
 
     One patcher of JITFunction and triton.language at a time: a recording in another thread (the
     stepper) patches and restores the same attributes."""
-    with interpreter_lock, _capture_patches(record, use_interpreter, returned or (lambda: None),
-                                            interpreting or (lambda name: contextlib.nullcontext())):
+    with interpreter_lock, _capture_patches(record, use_interpreter, returned or (lambda: None)):
         yield
 
 
 @contextlib.contextmanager
 def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
-                     returned: Callable[[], None],
-                     interpreting: Callable[[str], contextlib.AbstractContextManager]) -> Iterator[None]:
+                     returned: Callable[[], None]) -> Iterator[None]:
     """Record every kernel launch while the user's file runs.
 
     With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
@@ -327,7 +322,7 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
         if warmup:
             return compile_for_active_target(self, args, kwargs)
         try:
-            with interpreting(getattr(self, "__name__", "kernel")), _grid_executor_uses_fixed_patch():
+            with _grid_executor_uses_fixed_patch():
                 _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
             # A real launch returns the compiled kernel, and files print its `.asm["ptx"]`; compiling it
             # on every launch would slow the run down, so it is compiled when first looked at.
