@@ -6,6 +6,12 @@ interpreter each launch is slow, and a `__main__` that never ends would never op
 `limit_s` seconds in all, the file's thread is stopped with `CaptureStopped` and irscope goes on with what
 was captured, and says so. `IRSCOPE_CAPTURE_QUIET` / `IRSCOPE_CAPTURE_LIMIT` (seconds) change the defaults.
 
+The quiet time leaves out the time the file's thread was ready to run but waited for a CPU (the kernel's
+run-queue delay, /proc/self/task/N/schedstat): on a loaded machine a launch takes longer on the wall clock,
+and counted on the wall clock alone the quiet time ran out inside launches that end well within it on an
+idle machine, which lost every specialization after them (the H100 corpus run with 12 files at once). Time
+the file spends sleeping or waiting on something else counts, as its work does.
+
 On a real GPU the quiet time counts from when a new launch has returned: its cold compile (Triton's
 launcher built by the C compiler included) is the file's own work, and counted from the capture a first
 launch that compiled longer than `quiet_s` lost every specialization after it. In Triton's interpreter it
@@ -105,6 +111,8 @@ class CaptureBudget:
         self._kernels: set[int] = set()
         self._launches = 0
         self._started = self._last_new = time.monotonic()
+        self._last_new_clock = 0.0  # the file's clock (_file_clock) at _last_new
+        self._schedstat: str | None = None  # the file thread's scheduler statistics (None: none here)
         self._new_running = False  # a new launch is compiling or running: no quiet time counts
         # On a real GPU a new launch first compiles in the file's own run (seconds, cold): the quiet time
         # counts from its return. In the interpreter it counts from the capture, as the issue asks ("a few
@@ -122,14 +130,14 @@ class CaptureBudget:
         key = specialization_key(jit, args, kwargs, autotune_index)
         if key not in self._seen:
             self._seen.add(key)
-            self._last_new = time.monotonic()
+            self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
             self._new_running = self.quiet_from_return
 
     def returned(self) -> None:
         """A launch has run and returned to the file: after a new one, the quiet time starts now."""
         if self._new_running:
             self._new_running = False
-            self._last_new = time.monotonic()
+            self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
 
     def stop_now(self) -> None:
         """Go on with what is captured (the TUI's key)."""
@@ -140,7 +148,11 @@ class CaptureBudget:
         a file run again for another target (retarget.py) gets the whole budget again, unless the user
         asked to go on (stop_now)."""
         self._thread_id = threading.get_ident()
+        self._schedstat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
+        if self._run_queue_delay() is None:  # not Linux, or no scheduler statistics: the wall clock alone
+            self._schedstat = None
         self._started = self._last_new = time.monotonic()
+        self._last_new_clock = self._file_clock()
         self.reason = None
         self._seen, self._kernels, self._launches = set(), set(), 0
         self._done = threading.Event()
@@ -204,12 +216,32 @@ class CaptureBudget:
         captured = f"{self._launches} launch(es) of {len(self._kernels)} kernel(s) captured"
         if self._stop_asked:
             return f"stopped on request; {captured}"
-        if self._launches and not self._new_running and now - self._last_new >= self.quiet_s:
+        if self._launches and not self._new_running and self._quiet(now):
             return (f"stopped after {now - self._started:.1f} s: nothing new launched in the last "
                     f"{self.quiet_s:g} s; {captured}")
         if now - self._started >= self.limit_s:
             return f"stopped at the {self.limit_s:g} s limit; {captured}"
         return None
+
+    def _run_queue_delay(self) -> float | None:
+        """Seconds the file's thread has waited for a CPU while ready to run; None if unknown."""
+        if self._schedstat is None:
+            return None
+        try:
+            with open(self._schedstat) as stats:
+                return int(stats.read().split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):  # the thread has ended, or no such statistics
+            return None
+
+    def _file_clock(self) -> float:
+        """The wall clock less the file thread's run-queue delay: time it ran, slept or waited on something."""
+        return time.monotonic() - (self._run_queue_delay() or 0.0)
+
+    def _quiet(self, now: float) -> bool:
+        """Whether `quiet_s` of the file's own time has passed since its last new launch."""
+        if self._schedstat is None:
+            return now - self._last_new >= self.quiet_s
+        return self._file_clock() - self._last_new_clock >= self.quiet_s
 
     def _running_line(self) -> int | None:
         frame = sys._current_frames().get(self._thread_id) if self._thread_id is not None else None
