@@ -92,9 +92,8 @@ def test_registers_match_the_cubin(matmul_sm90, tmp_path):
 
 
 def test_occupancy_of_a_compilation(matmul_sm90):
+    # the numbers themselves are checked against the driver's in test_occupancy_driver.py
     occ = occupancy(matmul_sm90)
-    res = matmul_sm90.resources
-    assert occ == nvidia_occupancy("sm_90", res.registers, matmul_sm90.num_warps, res.shared_bytes)
     assert occ.to_json()["limited_by"] in ("registers", "shared_memory", "blocks", "warps")
     assert "warps per SM" in occ.describe()
 

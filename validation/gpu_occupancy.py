@@ -7,14 +7,17 @@ On the GPU machine (plain Triton, no irscope needed), from the repository root:
 runs every kernel file, and for each kernel the JIT compiled asks the driver
 (`cuOccupancyMaxActiveBlocksPerMultiprocessor`) how many blocks fit on one SM, with the kernel's own
 dynamic shared memory and with 8000 / 20000 bytes more (to make shared memory the limit). It records
-the driver's registers, static shared size and local size per thread too.
+the driver's registers, static shared size and local size per thread, the Triton and torch versions, and
+the kernel's cubin (base64), so that irscope's own extraction can be checked against the driver offline.
 
 Here (no GPU):
 
     python validation/gpu_occupancy.py --compare validation/data/h100_occupancy.json
 
-prints irscope's prediction from the same registers, warps and shared memory next to the driver's.
-tests/test_occupancy.py checks the stored H100 data the same way.
+runs irscope's own path on each recorded cubin — registers, static shared memory (the reserved 1 KB
+subtracted on sm_90) — and its occupancy formula, and compares each with the driver's; a row without a
+cubin (data from the older collector) fails. tests/test_occupancy_driver.py compares irscope's own compile
+on the CPU with the same driver rows.
 """
 
 from __future__ import annotations
@@ -32,8 +35,11 @@ _ATTR = {"static_shared": 1, "local_bytes": 3, "registers": 4}
 
 
 def collect(out: str) -> None:
+    import base64
     import runpy
 
+    import torch
+    import triton
     from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
 
@@ -62,28 +68,42 @@ def collect(out: str) -> None:
                             ctypes.byref(blocks), function, warps * 32, ctypes.c_size_t(kernel.metadata.shared + extra))
                         rows.append({"f": os.path.relpath(path, ROOT), "k": value.fn.__name__, "regs": kernel.n_regs,
                                      "spills": kernel.n_spills, "warps": warps, "shared": kernel.metadata.shared,
-                                     "extra": extra, "blocks": blocks.value, "rc": rc, **attrs})
+                                     "extra": extra, "blocks": blocks.value, "rc": rc, **attrs,
+                                     "cubin": base64.b64encode(kernel.asm["cubin"]).decode(),
+                                     "triton": triton.__version__, "torch": torch.__version__})
     with open(out, "w") as f:
         json.dump(rows, f, indent=1)
     print(f"{len(rows)} cases written to {out}")
 
 
 def compare(path: str, arch: str = "sm_90") -> int:
+    """irscope's own extraction from each recorded cubin, and its occupancy from that, against the driver."""
+    import base64
+
     sys.path.insert(0, ROOT)
     from irscope.core.analysis.occupancy import nvidia_occupancy
+    from irscope.core.toolchain import cubin_resources
 
     with open(path) as f:
         rows = json.load(f)
+    capability = int(arch.removeprefix("sm_"))
     bad = 0
-    print("| kernel | registers | warps | shared B | driver blocks/SM | irscope blocks/SM | limited by |")
-    print("|---|---|---|---|---|---|---|")
+    print("| kernel | Triton | registers driver / irscope | static shared driver / irscope | dynamic + extra B | "
+          "driver blocks/SM | irscope blocks/SM | limited by |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        shared = r["shared"] + r["extra"] + r.get("static_shared", 0)
-        mine = nvidia_occupancy(arch, r["regs"], r["warps"], shared)
-        ok = mine.blocks_per_sm == r["blocks"]
+        if "cubin" not in r or "static_shared" not in r:
+            bad += 1
+            print(f"| {r['f']} {r['k']} | - | no cubin or static shared size recorded: re-collect | | | | | |")
+            continue
+        mine = cubin_resources(base64.b64decode(r["cubin"]), r["shared"], capability)
+        static = mine.shared_bytes - r["shared"]
+        occ = nvidia_occupancy(arch, mine.registers, r["warps"], mine.shared_bytes + r["extra"])
+        ok = (mine.registers, static, occ.blocks_per_sm) == (r["registers"], r["static_shared"], r["blocks"])
         bad += not ok
-        print(f"| {r['f']} {r['k']} | {r['regs']} | {r['warps']} | {shared} | {r['blocks']} | "
-              f"{mine.blocks_per_sm}{'' if ok else ' MISMATCH'} | {mine.limited_by} |")
+        print(f"| {r['f']} {r['k']} | {r.get('triton', '?')} | {r['registers']} / {mine.registers} | "
+              f"{r['static_shared']} / {static} | {r['shared']} + {r['extra']} | {r['blocks']} | "
+              f"{occ.blocks_per_sm}{'' if ok else ' MISMATCH'} | {occ.limited_by} |")
     print(f"\n{len(rows) - bad} of {len(rows)} agree")
     return 1 if bad else 0
 

@@ -28,8 +28,9 @@ TOLERANCE = 0.05
 # ---------------------------------------------------------------------------------------------- predicted
 
 
-def predict(path: str, target: str) -> list[dict]:
-    """Every launch of every kernel the file makes, in launch order, with whole-grid totals."""
+def predict(path: str, target: str) -> dict:
+    """Every launch of every kernel the file makes, in launch order, with whole-grid totals ("rows"), and
+    the names of every Triton kernel irscope found, launched or not ("kernels")."""
     sys.path.insert(0, ROOT)
     from irscope.core.analysis.coalescing import analyze_coalescing
     from irscope.core.compile import compile_launch
@@ -52,10 +53,10 @@ def predict(path: str, target: str) -> list[dict]:
                    ideal_ld=result.loads.ideal_sectors_per_request, ideal_st=result.stores.ideal_sectors_per_request,
                    seconds=round(result.seconds, 3), error=result.error, notes=result.notes)
         out.append(row)
-    return out
+    return {"rows": out, "kernels": sorted({k.name for k in ws.kernels})}
 
 
-def predict_offline(path: str, target: str) -> list[dict]:
+def predict_offline(path: str, target: str) -> dict:
     """`predict` in a child process that sees no GPU: exactly what irscope does on a laptop."""
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""}
     done = subprocess.run([sys.executable, os.path.abspath(__file__), "--predict", path, "--target", target],
@@ -63,7 +64,7 @@ def predict_offline(path: str, target: str) -> list[dict]:
     for line in reversed(done.stdout.splitlines()):
         if line.startswith("PREDICTION "):
             return json.loads(line[len("PREDICTION "):])
-    return [{"kernel": "?", "error": "irscope failed: " + done.stderr.strip()[-400:]}]
+    return {"rows": [{"kernel": "?", "error": "irscope failed: " + done.stderr.strip()[-400:]}], "kernels": []}
 
 
 # ---------------------------------------------------------------------------------------------- measured
@@ -96,26 +97,30 @@ def gpu_target() -> str:
 # ---------------------------------------------------------------------------------------------- compare
 
 
-def pair(measured: list[dict], predicted: list[dict]) -> list[tuple[dict | None, dict]]:
-    """Measured rows of the file's own kernels against the predicted launches.
+def pair(measured: list[dict], predicted: list[dict], kernels: list[str]) -> list[tuple[dict | None, dict | None]]:
+    """Every measured launch of a Triton kernel against irscope's prediction of it, in both directions: a
+    measured launch with no prediction is a row (None on the right), and so is a prediction with no
+    measurement (None on the left).
 
     Launches of one kernel are taken in order; autotuned kernels run each config several times while
-    benchmarking, so each measured row is compared with the config whose register count it shows."""
-    names = {p["kernel"] for p in predicted}
-    rows = [m for m in measured if m.get("kernel") in names]
-    out: list[tuple[dict | None, dict]] = []
-    for name in dict.fromkeys(p["kernel"] for p in predicted):
+    benchmarking, so each measured row goes with the config whose register count it shows, and a measured
+    row whose register count no config has is a row without a prediction. Measured launches of anything
+    but the file's Triton kernels (`kernels`: torch's random fills, cuBLAS) are not the comparison's."""
+    rows = [m for m in measured if m.get("kernel") in set(kernels) | {p["kernel"] for p in predicted}]
+    out: list[tuple[dict | None, dict | None]] = []
+    for name in dict.fromkeys([p["kernel"] for p in predicted] + [m["kernel"] for m in rows]):
         preds = [p for p in predicted if p["kernel"] == name]
         meas = [m for m in rows if m["kernel"] == name]
         if any(p.get("config") is not None for p in preds):
+            used = set()
             for m in meas:
                 same = [p for p in preds if str(p.get("registers")) == str(m.get("registers"))]
-                out.append((m, (same or preds)[0]))
-            if not meas:
-                out.extend((None, p) for p in preds)
+                out.append((m, same[0] if same else None))
+                used.update(id(p) for p in same[:1])
+            out.extend((None, p) for p in preds if id(p) not in used)
             continue
-        for i, p in enumerate(preds):
-            out.append((meas[i] if i < len(meas) else None, p))
+        for i in range(max(len(preds), len(meas))):
+            out.append((meas[i] if i < len(meas) else None, preds[i] if i < len(preds) else None))
     return out
 
 
@@ -153,12 +158,18 @@ def main() -> int:
     recorded = measured_from_csv(args.measured) if args.measured else None
     table = ["| file | kernel | launch | ld measured | ld irscope | ld ideal | st measured | st irscope | "
              "within 5% |", "|---|---|---|---|---|---|---|---|---|"]
-    failures = unmeasured = 0
+    failures = unmeasured = unpredicted = 0
     for path in files:
         rel = os.path.relpath(os.path.abspath(path), ROOT)
         measured = recorded.get(rel, []) if recorded is not None else measured_from_ncu(os.path.abspath(path))
-        predicted = predict_offline(os.path.abspath(path), target)
-        for m, p in pair(measured, predicted):
+        prediction = predict_offline(os.path.abspath(path), target)
+        for m, p in pair(measured, prediction["rows"], prediction["kernels"]):
+            if p is None:
+                table.append(f"| {rel} | {m['kernel']} | {m['launch']} | "
+                             f"{fmt(ratio(m['ld_sectors'], m['ld_requests']))} | no prediction | - | "
+                             f"{fmt(ratio(m['st_sectors'], m['st_requests']))} | no prediction | NO |")
+                unpredicted += 1
+                continue
             if p.get("error") and "ld_sectors" not in p:
                 table.append(f"| {rel} | {p['kernel']} | - | - | {p['error']} | - | - | - | NO |")
                 failures += 1
@@ -185,12 +196,13 @@ def main() -> int:
             print(table[-1], file=sys.stderr, flush=True)
     text = "\n".join(table)
     print(f"\nirscope target {target}; sectors per request (sectors/requests), whole grid; "
-          f"{failures} row(s) off by more than 5%, {unmeasured} launch(es) with no measurement\n")
+          f"{failures} row(s) off by more than 5%, {unmeasured} prediction(s) with no measurement, "
+          f"{unpredicted} measured launch(es) with no prediction\n")
     print(text)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")
-    return 1 if failures or (unmeasured and recorded is None) else 0
+    return 1 if failures or unmeasured or unpredicted else 0
 
 
 if __name__ == "__main__":
