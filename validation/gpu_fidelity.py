@@ -39,7 +39,10 @@ def collect_real(path: str, out_json: str) -> None:
     from triton.runtime.jit import JITFunction
 
     sys.path.insert(0, ROOT)
+    sys.path.insert(0, os.path.join(ROOT, "validation"))
     from irscope.core.toolchain import disassemble
+    from irscope.core.triton_compat import find_tool
+    from sass_listing import cuobjdump_instructions
 
     sys.path.insert(0, os.path.dirname(path))
     if os.environ.get("FIDELITY_FIRST_POINT"):
@@ -83,7 +86,9 @@ def collect_real(path: str, out_json: str) -> None:
             load_error = f"{type(exc).__name__}: {exc}"
         stages = {s: compiled.asm[s] for s in IR_STAGES}
         stages["sass"] = disassemble(compiled.asm["cubin"])
-        return {"name": name, "hash": compiled.metadata.hash, "stages": stages, "via": via,
+        # the real cubin read by a second disassembler, independent of irscope's SASS path
+        sass_cuobjdump = cuobjdump_instructions(compiled.asm["cubin"], find_tool("cuobjdump"))
+        return {"sass_cuobjdump": {str(a): text for a, text in sass_cuobjdump.items()},"name": name, "hash": compiled.metadata.hash, "stages": stages, "via": via,
                 "metadata": {k: repr(v) for k, v in compiled.metadata._asdict().items()},
                 "n_regs": None if load_error else compiled.n_regs,
                 "n_spills": None if load_error else compiled.n_spills, "load_error": load_error,
@@ -250,6 +255,11 @@ def compare(path: str, target: str) -> list[dict]:
                                           f"of this kernel: {why})"})
             continue
         identical = {s: comp["stages"][s] == match["stages"][s] for s in (*IR_STAGES, "sass")}
+        # irscope's offline SASS against cuobjdump's reading of the real cubin, instruction by instruction
+        sys.path.insert(0, os.path.join(ROOT, "validation"))
+        from sass_listing import instructions
+        identical["sass (cuobjdump)"] = ({str(a): t for a, t in instructions(comp["stages"]["sass"]).items()}
+                                         == match.get("sass_cuobjdump"))
         row.update({s: "identical" if ok else "DIFFERENT" for s, ok in identical.items()})
         row["cubin"] = "identical" if comp["cubin_sha"] == match["cubin_sha"] else "DIFFERENT"
         row["raw"] = {"offline": {"hash": comp["hash"], "cubin_sha256": comp["cubin_sha"], "registers": comp["registers"],
@@ -306,10 +316,11 @@ def markdown(rows: list[dict], target: str) -> str:
             f"PyTorch {torch.__version__}, target {target}. Registers and spills: irscope (offline) / "
             f"driver (real launch). Stages: irscope's offline compile (no GPU visible, launch captured in the "
             f"interpreter) against the real launch's. 'irscope on GPU': irscope with the GPU visible "
-            f"(launch captured for real) gives the same text as offline. 'compiled by': offline, whether a "
+            f"(launch captured for real) gives the same text as offline. 'sass (cuobjdump)': irscope's offline "
+            f"SASS against `cuobjdump -sass` of the real cubin, instruction by instruction. 'compiled by': offline, whether a "
             f"compile-ahead child (irscope/core/ahead.py) compiled and disassembled it while the file ran, the "
             f"text then read back from Triton's cache, or irscope's own compile did.\n\n")
-    cols = ["file", "kernel", *IR_STAGES, "sass", "cubin", "registers", "spills", "irscope on GPU", "compiled by",
+    cols = ["file", "kernel", *IR_STAGES, "sass", "sass (cuobjdump)", "cubin", "registers", "spills", "irscope on GPU", "compiled by",
             "result", "note"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in rows:
