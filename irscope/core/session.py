@@ -15,6 +15,7 @@ from .capture import run_user_file
 from .compile import Compilation, compile_launch
 from .discover import UserFile, find_kernels, kernel_file_text, kernels_of_launches, read_user_file
 from .errors import IrscopeError, UserCodeError
+from .inductor.kernels import inductor_kernel_of
 from .kernel_params import pointer_params
 from .model import DEFAULT_TARGET, Kernel, Launch
 from .names import target_name
@@ -167,6 +168,10 @@ class Workspace:
         elif config not in (None, 0):
             raise IrscopeError(f"--config {config}: {kernel.name} is not autotuned; leave --config out")
         captured = [launch for launch in self.launches if launch.kernel is kernel]
+        if not captured and kernel.inductor is not None:  # its specialization is in triton_meta, not in arguments
+            index = config or 0
+            return [Launch(kernel, (), {}, None, "given", index if kernel.is_autotuned else None,
+                           len(kernel.autotune_configs or []) or None, autotune_first=index == 0)]
         if not captured:
             return [self._launch_from_overrides(kernel, config)]
         found = [launch for launch in captured if _with_config(launch, config)]
@@ -219,6 +224,12 @@ class Workspace:
         """Every distinct compilation of a kernel's launches, for one target."""
         target = target or self.target
         seen: dict[str, Compilation] = {}
+        if kernel.inductor is not None and config is None and kernel.is_autotuned:
+            # each config of Inductor's list is a compilation: CachingAutotuner precompiles them all
+            out = []
+            for index in range(len(kernel.autotune_configs or [])):
+                out.extend(c for c in self.compile(kernel, target, index) if c not in out)
+            return out
         for launch in self.launches_of(kernel, config):
             comp = compile_launch(launch, target, self.source_text(kernel), given=self.overrides.describe())
             seen.setdefault(comp.spec.cache_key(), comp)
@@ -229,6 +240,8 @@ class Workspace:
         if kernel_name is not None:
             return self.compile(self.kernel(kernel_name), target, config)
         launched = [k for k in self.kernels if any(launch.kernel is k for launch in self.launches)]
+        if not launched and any(k.inductor is not None for k in self.kernels):
+            launched = [k for k in self.kernels if k.inductor is not None]  # a kernel module: each as Inductor compiles it
         if not launched:
             if self.overrides and len(self.kernels) == 1:
                 launched = self.kernels
@@ -244,7 +257,7 @@ class Workspace:
 
     def not_launched(self) -> list[Kernel]:
         """The file's own kernels that it did not launch (a library's unlaunched kernels are not listed)."""
-        return [k for k in self.kernels if k.file == self.user_file.path
+        return [k for k in self.kernels if k.file == self.user_file.path and k.inductor is None
                 and not any(launch.kernel is k for launch in self.launches)]
 
 
@@ -350,6 +363,8 @@ def _compiler_ahead(target: Target, overrides: Overrides, kernel_name: str | Non
                     disassemble_too: bool, source_text: str, user_path: str):
     """What to do with each launch as it is captured: start compiling the ones that will be compiled."""
     def on_launch(raw: RawLaunch) -> None:
+        if inductor_kernel_of(raw.jit) is not None:  # not the JIT's specialization: compiled by the parent
+            return
         if not _with_config(raw, config) or kernel_name not in (
                 None, raw.jit.__name__, f"{raw.jit.fn.__module__}:{raw.jit.__name__}"):
             return

@@ -1,0 +1,163 @@
+"""Inductor's kernels while a file runs: the decorators record instead of compiling for a device.
+
+Every `triton_heuristics` decorator (pointwise, reduction, persistent_reduction, template, user_autotune,
+foreach, split_scan, ...) ends in `cached_autotune(size_hints, configs, triton_meta, heuristic_type, ...)`,
+which would build a `CachingAutotuner` and, on first use, compile each config for the device at hand. Under
+irscope it returns an `InductorKernel` that keeps what it was given: the configs Inductor's own heuristics
+chose for the `size_hints` and device properties written in the module. A wrapper's `kernel.run(...)`
+records the launch once per config (as an autotuner would compile each) and runs nothing: the outputs of
+Inductor's kernels are left unwritten, which the report says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import torch
+
+from ..patching import Patches
+from ..triton_compat import JITFunction, RawLaunch
+
+# The kernel objects made in this process, by their JITFunction: discovery and compile read them.
+_by_jit: dict[int, "InductorKernel"] = {}
+_lock = threading.Lock()
+
+
+@dataclass
+class InductorKernel:
+    """One Inductor kernel as its decorator described it (see the module's docstring)."""
+
+    fn: JITFunction
+    configs: list[Any]             # triton.Config objects, in Inductor's order
+    triton_meta: dict
+    inductor_meta: dict
+    heuristic_type: str            # "pointwise", "reduction", "persistent_reduction", "template", ...
+    size_hints: Any
+    device_str: str = ""           # from async_compile.triton(..., device_str=...), when a wrapper loaded it
+    wrapper: str | None = None     # the wrapper file that held this kernel as a string
+    _record: Callable[[RawLaunch], None] | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.fn.fn.__name__
+
+    @property
+    def generated_for(self) -> str:
+        """The device type Inductor generated this kernel for ('cuda', 'hip', 'cpu', ...)."""
+        device = self.triton_meta.get("device")
+        kind = getattr(device, "type", None) or self.triton_meta.get("device_type") or self.device_str
+        return str(kind or "")
+
+    # What the wrapper's call() uses of a CachingAutotuner.
+    def run(self, *args: Any, stream: Any = None, **kwargs: Any) -> None:
+        record = self._record
+        if record is None:
+            return None
+        count = len(self.configs) or 1
+        for index in range(count):
+            record(RawLaunch(self.fn, tuple(args), {}, kwargs.get("grid"), index if self.configs else None,
+                             count if self.configs else None, list(self.configs) or None,
+                             autotune_first=index == 0))
+        return None
+
+    def precompile(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        return self.run(*args, **kwargs)
+
+
+def inductor_kernel_of(jit: Any) -> InductorKernel | None:
+    """The Inductor kernel whose @triton.jit function this is, if Inductor's decorator made one."""
+    return _by_jit.get(id(jit))
+
+
+def inductor_kernel_in(value: Any) -> InductorKernel | None:
+    """A module attribute that is an Inductor kernel object (as the decorators under irscope make them)."""
+    return value if isinstance(value, InductorKernel) else None
+
+
+_HEURISTIC_NAMES = {"POINTWISE": "pointwise", "REDUCTION": "reduction", "PERSISTENT_REDUCTION":
+                    "persistent_reduction", "TEMPLATE": "template", "USER_AUTOTUNE": "user_autotune",
+                    "SPLIT_SCAN": "split_scan", "FIXED": "fixed"}
+
+
+def _heuristic_name(kind: Any) -> str:
+    name = getattr(kind, "name", None) or str(kind)
+    return _HEURISTIC_NAMES.get(name, name.lower())
+
+
+@contextlib.contextmanager
+def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | None) -> Iterator[None]:
+    """While the block runs, Inductor's decorators make InductorKernels that report their launches to
+    `record`, `async_compile.triton(...)` loads a kernel module without compiling it, and the CUDA-only
+    helpers a GPU-written wrapper imports from torch._C have CPU stand-ins (the virtual GPU's tensors)."""
+    from torch._inductor.runtime import triton_helpers, triton_heuristics
+
+    patches = Patches()
+
+    def cached_autotune(size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None,
+                        custom_kernel=False, **_ignored):
+        inductor_meta = dict(inductor_meta or {})
+        configs = list(configs)
+
+        def decorator(fn):
+            if not isinstance(fn, JITFunction):
+                return fn
+            if "XBLOCK" not in fn.arg_names:  # as Inductor does: no XBLOCK parameter, no XBLOCK in a config
+                for config in configs:
+                    config.kwargs.pop("XBLOCK", None)
+            kernel = InductorKernel(fn, configs, dict(triton_meta), inductor_meta, _heuristic_name(heuristic_type),
+                                    size_hints, _record=record)
+            with _lock:
+                _by_jit[id(fn)] = kernel
+            return kernel
+        return decorator
+
+    patches.patch(triton_heuristics, "cached_autotune", cached_autotune)
+    # The kernel module picks Triton's driver for the device it was written for; irscope's is already active.
+    patches.patch(triton_helpers, "set_driver_to_gpu", lambda: None)
+    patches.patch(triton_helpers, "set_driver_to_cpu", lambda: None)
+    _patch_async_compile(patches, wrapper_path)
+    _patch_cuda_only_helpers(patches)
+    try:
+        yield
+    finally:
+        patches.restore()
+
+
+def _patch_async_compile(patches: Patches, wrapper_path: str | None) -> None:
+    from torch._inductor.async_compile import AsyncCompile
+    from torch._inductor.codecache import PyCodeCache
+
+    def triton(self, kernel_name: str, source_code: str, device_str: str = "cuda"):
+        # Inductor's own code cache writes and imports the module, as a GPU run would; the decorator inside
+        # (patched above) records the kernel instead of compiling it.
+        key, path = PyCodeCache.write(source_code)
+        module = PyCodeCache.load_by_key_path(key, path)
+        kernel = getattr(module, kernel_name, None)
+        if kernel is None:  # older wrappers name the string's function 'triton_' and bind it to kernel_name
+            kernel = next((v for v in vars(module).values() if isinstance(v, InductorKernel)), None)
+        if isinstance(kernel, InductorKernel):
+            kernel.device_str = device_str
+            kernel.wrapper = wrapper_path
+        return kernel
+
+    patches.patch(AsyncCompile, "triton", triton)
+    patches.patch(AsyncCompile, "wait", lambda self, scope: None)
+
+
+def _patch_cuda_only_helpers(patches: Patches) -> None:
+    """A wrapper written on a GPU machine imports `torch._C._cuda_getCurrentRawStream` and allocates with
+    `torch._C._dynamo.guards._empty_strided_cuda`; a CPU-only torch has neither. Their stand-ins give what
+    the virtual GPU gives for `device="cuda"` (a CPU tensor that says it is on cuda:0)."""
+    if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
+        patches.patch(torch._C, "_cuda_getCurrentRawStream", lambda device=None: 0)
+    guards = torch._C._dynamo.guards
+    if not torch.backends.cuda.is_built():  # a CPU-only build (torch.cuda may be the virtual GPU's)
+        def empty_strided_cuda(size, stride, dtype, *args, **kwargs):
+            return torch.empty_strided(size, stride, dtype=dtype, device="cuda")
+        patches.patch(guards, "_empty_strided_cuda", empty_strided_cuda)
