@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from .budget import CaptureBudget, CaptureStopped
 from .discover import UserFile
-from .inductor.scripts import COMPILE_QUIET_S, calls_torch_compile, inductor_scope
+from .inductor.scripts import COMPILE_QUIET_S, calls_torch_compile, import_before_device, inductor_scope
 from .triton_compat import RawLaunch, Target, capture_patches, install_cpu_driver
 from .virtual_gpu import virtual_gpu
 
@@ -71,6 +71,7 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     sys.argv = [user_file.path]
     sys.path.insert(0, os.path.dirname(user_file.path))
     budget.quiet_from_return = not use_interpreter
+    import_before_device(user_file.text)
     budget.watch()
     try:
         device = virtual_gpu(target, result.asked) if use_interpreter else contextlib.nullcontext()

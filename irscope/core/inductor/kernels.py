@@ -12,6 +12,8 @@ Inductor's kernels are left unwritten, which the report says.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -143,7 +145,9 @@ def _patch_async_compile(patches: Patches, wrapper_path: str | None) -> None:
             kernel = next((v for v in vars(module).values() if isinstance(v, InductorKernel)), None)
         if isinstance(kernel, InductorKernel):
             kernel.device_str = device_str
-            kernel.wrapper = wrapper_path
+            # the module that asked: the opened wrapper, or the one Inductor generated for a torch.compile call
+            caller = sys._getframe(1).f_globals.get("__file__")
+            kernel.wrapper = os.path.abspath(caller) if isinstance(caller, str) else wrapper_path
         return kernel
 
     patches.patch(AsyncCompile, "triton", triton)

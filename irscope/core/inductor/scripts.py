@@ -27,6 +27,16 @@ def calls_torch_compile(text: str) -> bool:
     return "torch.compile" in text or "torch._dynamo.optimize" in text
 
 
+def import_before_device(text: str) -> None:
+    """Import torch's compiler stack before the virtual GPU starts, as a file on a GPU machine meets it:
+    imported under the virtual GPU (at the file's first torch.compile), Dynamo set itself up for a device
+    it then could not run on, and the compiled function ran eagerly with no kernel at all (measured)."""
+    if needs_inductor(text):
+        import torch._dynamo  # noqa: F401
+        import torch._inductor.config  # noqa: F401
+        from torch._inductor.runtime import triton_heuristics  # noqa: F401
+
+
 @contextlib.contextmanager
 def inductor_scope(user_file, record: Callable[[RawLaunch], None], use_interpreter: bool,
                    notes: list[str]) -> Iterator[None]:
