@@ -306,6 +306,10 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
         raise IrscopeError(f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"
                            f"; open a file that defines or launches one, e.g. kernels/add.py")
+    if target is None and local is None:  # Inductor's kernels are compiled for the GPU they were generated for
+        resolved, written_for = _inductor_target(kernels, resolved)
+        if written_for:
+            result.notes.append(written_for)
     by_jit = {id(k.jit): k for k in kernels}
     _check_arg_names(overrides, kernels, user_file)
     launches = [_launch(raw, by_jit, overrides) for raw in result.launches if id(raw.jit) in by_jit]
@@ -328,6 +332,19 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     device = _device_line(resolved, local) + (device_suffix(first, resolved) if resolved is not first else "")
     return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes, device,
                      printed[-1][:200] if printed else "")
+
+
+def _inductor_target(kernels: list[Kernel], resolved: Target) -> tuple[Target, str | None]:
+    from .inductor.scripts import generated_target
+    from .names import TARGETS
+    wanted = generated_target(kernels)
+    if wanted is None or wanted == resolved.name:
+        return resolved, None
+    if wanted in TARGETS:
+        return Target(wanted), (f"compiled for {wanted}, the GPU Inductor generated these kernels for (their "
+                                f"triton_meta); --target picks another")
+    return resolved, (f"Inductor generated these kernels for {wanted}, which irscope has no target for; compiled "
+                      f"for {resolved.name} with Inductor's configs for {wanted} (--target picks another)")
 
 
 def _device_line(target: Target, local: Target | None) -> str:

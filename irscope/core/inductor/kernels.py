@@ -160,8 +160,25 @@ def _patch_cuda_only_helpers(patches: Patches) -> None:
     the virtual GPU gives for `device="cuda"` (a CPU tensor that says it is on cuda:0)."""
     if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
         patches.patch(torch._C, "_cuda_getCurrentRawStream", lambda device=None: 0)
+    if not hasattr(torch._C, "_cuda_synchronize"):  # Inductor's print_performance, in the wrapper's benchmark
+        patches.patch(torch._C, "_cuda_synchronize", lambda: None)
+    if not torch.backends.cuda.is_built():
+        patches.patch(torch.cuda, "_DeviceGuard", _DeviceGuard)  # `with torch.cuda._DeviceGuard(0):` in call()
     guards = torch._C._dynamo.guards
     if not torch.backends.cuda.is_built():  # a CPU-only build (torch.cuda may be the virtual GPU's)
         def empty_strided_cuda(size, stride, dtype, *args, **kwargs):
             return torch.empty_strided(size, stride, dtype=dtype, device="cuda")
         patches.patch(guards, "_empty_strided_cuda", empty_strided_cuda)
+
+
+class _DeviceGuard:
+    """torch.cuda._DeviceGuard on the virtual GPU: there is one device, so there is nothing to switch."""
+
+    def __init__(self, index: int = 0):
+        self.idx = index
+
+    def __enter__(self) -> "_DeviceGuard":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False

@@ -65,3 +65,21 @@ def inductor_scope(user_file, record: Callable[[RawLaunch], None], use_interpret
 CPU_BACKEND_NOTE = ("torch.compile ran on the virtual GPU through Inductor's Triton CPU backend (cpu_backend='triton'): "
                     "its kernels are generated for CPU, a GPU run may choose other block sizes; Inductor's kernels "
                     "are recorded, not run, so their outputs are left unwritten")
+
+
+def generated_target(kernels) -> str | None:
+    """The GPU Inductor generated these kernels for, as an irscope target name ('sm_90', 'gfx942'), when
+    they all agree on one (their triton_meta's DeviceProperties); None for CPU-generated or mixed ones."""
+    names = set()
+    for kernel in kernels:
+        if kernel.inductor is None:
+            continue
+        device = kernel.inductor.triton_meta.get("device")
+        kind, cc = getattr(device, "type", None), getattr(device, "cc", None)
+        if kind == "cuda" and cc:
+            names.add(f"sm_{cc}")
+        elif kind == "hip" and cc:
+            names.add(str(cc).split(":")[0])
+        else:
+            return None
+    return names.pop() if len(names) == 1 else None
