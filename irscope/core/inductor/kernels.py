@@ -15,7 +15,7 @@ import contextlib
 import os
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import torch
@@ -26,6 +26,7 @@ from ..triton_compat import JITFunction, RawLaunch
 # The kernel objects made in this process, by their JITFunction: discovery and compile read them.
 _by_jit: dict[int, "InductorKernel"] = {}
 _lock = threading.Lock()
+_recorders: list[Callable[[RawLaunch], None]] = []  # the capture in progress, innermost last
 
 
 @dataclass
@@ -40,7 +41,6 @@ class InductorKernel:
     size_hints: Any
     device_str: str = ""           # from async_compile.triton(..., device_str=...), when a wrapper loaded it
     wrapper: str | None = None     # the wrapper file that held this kernel as a string
-    _record: Callable[[RawLaunch], None] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -55,8 +55,8 @@ class InductorKernel:
 
     # What the wrapper's call() uses of a CachingAutotuner.
     def run(self, *args: Any, stream: Any = None, **kwargs: Any) -> None:
-        record = self._record
-        if record is None:
+        record = _recorders[-1] if _recorders else None  # a module Inductor's code cache kept from an earlier run
+        if record is None:                                 # records into the run now capturing
             return None
         count = len(self.configs) or 1
         for index in range(count):
@@ -113,7 +113,7 @@ def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | No
                 for config in configs:
                     config.kwargs.pop("XBLOCK", None)
             kernel = InductorKernel(fn, configs, dict(triton_meta), inductor_meta, _heuristic_name(heuristic_type),
-                                    size_hints, _record=record)
+                                    size_hints)
             with _lock:
                 _by_jit[id(fn)] = kernel
             return kernel
@@ -125,9 +125,11 @@ def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | No
     patches.patch(triton_helpers, "set_driver_to_cpu", lambda: None)
     _patch_async_compile(patches, wrapper_path)
     _patch_cuda_only_helpers(patches)
+    _recorders.append(record)
     try:
         yield
     finally:
+        _recorders.pop()
         patches.restore()
 
 
