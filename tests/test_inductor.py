@@ -133,3 +133,24 @@ def test_fused_ops_are_read_back_from_a_kernel_name_only_when_every_piece_is_an_
     assert ops_from_name("triton_per_fused_native_layer_norm_0") == ["aten.native_layer_norm"]
     assert ops_from_name("triton_poi_fused_notanop_zzz_0") == []
     assert ops_from_name("my_kernel") == []
+
+
+def test_the_tui_names_the_fused_ops_in_the_header_the_picker_and_info():
+    from irscope.tui.app import IrscopeApp
+    from irscope.tui.screens import PickerScreen
+    from tui_helpers import run_async, wait_until_shown
+
+    @run_async
+    async def check():
+        app = IrscopeApp(_inductor("cpu_t213_output_code.py"), target="sm_90")
+        async with app.run_test(size=(200, 50)) as pilot:
+            await wait_until_shown(app, pilot)
+            assert isinstance(app.screen, PickerScreen)  # two kernels, three configs each: the picker first
+            names = " ".join(str(row["name"]) for row in app.screen.rows)
+            assert "aten.gelu, aten.sum" in names and "(CPU-generated)" in names
+            await pilot.press("enter")
+            await wait_until_shown(app, pilot)
+            header = str(app.query_one("#header").render())
+            assert "persistent_reduction: aten." in header
+            assert "generated for CPU" in header
+    check()
