@@ -97,14 +97,44 @@ def test_the_text_report_names_the_fused_ops_and_the_cpu_label(cli):
     assert "generated for CPU" in out
 
 
-def test_a_torch_compile_script_gets_inductors_kernels_through_the_cpu_backend(cli):
+def test_a_torch_compile_script_gets_inductors_gpu_path_kernels_for_the_virtual_gpu(cli):
+    from irscope.core.target import Target
+    from irscope.core.virtual_gpu import device_properties
+
     doc = _report(cli, kernel_path("compiled_block.py"))
     names = {k["name"] for k in doc["kernels"]}
     assert any("layer_norm" in n for n in names) and any("gelu" in n for n in names)
+    h100 = device_properties(Target("sm_90"))
     for k in doc["kernels"]:
-        assert k["inductor"]["generated_for"] == "cpu" and k["launch"] == "captured"
+        info = k["inductor"]
+        assert info["generated_for"] == "cuda" and info["note"] is None and k["launch"] == "captured"
+        # Inductor asked the virtual device for its properties, as it asks a real one
+        assert info["device"]["cc"] == 90 and info["device"]["multi_processor_count"] == h100.multi_processor_count
         assert k["error"] is None and k["stages"]["sass"]["lines"] > 0
-    assert any("Triton CPU backend" in note for note in doc["notes"])
+    assert any("for the virtual GPU (its GPU path" in note for note in doc["notes"])
+
+
+def test_a_tutorials_user_defined_triton_kernels_under_torch_compile_take_the_gpu_path(cli, tmp_path):
+    """PyTorch's own tutorial (tests/corpus/snippets/pytorch-tutorials): Inductor wraps the user's kernels
+    (user_autotune) and generates one of its own (zeros_like)."""
+    import shutil
+    from conftest import ROOT
+    source = os.path.join(ROOT, "tests", "corpus", "snippets", "pytorch-tutorials",
+                          "torch_compile_user_defined_triton_kernel_tutorial.py")
+    path = tmp_path / "tutorial.py"
+    shutil.copyfile(source, path)
+    doc = _report(cli, path)
+    kinds = {k["inductor"]["kernel_kind"] for k in doc["kernels"] if k.get("inductor")}
+    assert "user_autotune" in kinds and "pointwise" in kinds
+    assert all(k["inductor"]["generated_for"] == "cuda" for k in doc["kernels"] if k.get("inductor"))
+    assert all(k["error"] is None for k in doc["kernels"])
+
+
+def test_a_compiled_graph_that_needs_gradients_is_one_line_and_a_failure(cli):
+    code, out, err = cli("report", _inductor("compiled_train_step.py"))
+    assert code != 0
+    assert "torch.compile could not compile a graph on irscope's virtual GPU" in err
+    assert "torch.no_grad()" in err and "Traceback" not in err
 
 
 def test_inductor_kernels_are_compiled_with_inductors_own_options():

@@ -303,6 +303,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     kernels += kernels_of_launches([(raw.jit, raw.autotune_configs) for raw in result.launches], kernels)
     if not kernels:
         if result.error is not None:
+            _no_virtual_compile(user_file, result, local)
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
         raise IrscopeError(f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"
                            f"; open a file that defines or launches one, e.g. kernels/add.py")
@@ -322,6 +323,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         elif not run_main:  # --no-run: the kernels are defined, and their arguments come from -D/--arg anyway
             warning = f"{user_file.shown} raised {site} after its kernels were defined; going on without the rest"
         else:
+            _no_virtual_compile(user_file, result, local)
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
     warning = "; ".join(w for w in (cache_warning, warning) if w) or None
     notes = ([retarget_note] if retarget_note else []) + list(result.notes)
@@ -332,6 +334,14 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     device = _device_line(resolved, local) + (device_suffix(first, resolved) if resolved is not first else "")
     return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes, device,
                      printed[-1][:200] if printed else "")
+
+
+def _no_virtual_compile(user_file: UserFile, result, local: Target | None) -> None:
+    """torch.compile failed inside Inductor on the virtual GPU: one line that says what and what to do."""
+    from .inductor.scripts import virtual_compile_failure
+    line = virtual_compile_failure(result.error, user_file.shown) if local is None else None
+    if line:
+        raise IrscopeError(line)
 
 
 def _inductor_target(kernels: list[Kernel], resolved: Target) -> tuple[Target, str | None]:

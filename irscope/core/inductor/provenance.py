@@ -91,7 +91,10 @@ def describe_kernel(kernel, wrapper_text: str = "") -> dict:
         aten, nodes, node_map = ops_from_name(kernel.name), [], {}
         ops_from = "kernel name" if aten else "none"
     generated_for = kernel.generated_for
-    return {"kernel_kind": kernel.heuristic_type, "aten_ops": aten, "source_nodes": nodes, "node_map": node_map,
+    device = kernel.triton_meta.get("device")
+    fields = ("type", "cc", "multi_processor_count", "warp_size")
+    device_data = {f: getattr(device, f) for f in fields if hasattr(device, f)} if device is not None else {}
+    return {"device": device_data,"kernel_kind": kernel.heuristic_type, "aten_ops": aten, "source_nodes": nodes, "node_map": node_map,
             "ops_from": ops_from, "generated_for": generated_for,
             "size_hints": {str(k): v for k, v in kernel.size_hints.items()} if isinstance(kernel.size_hints, dict)
             else list(kernel.size_hints or []),

@@ -1,11 +1,10 @@
 """When a file's run needs Inductor's kernels recorded, and how a `torch.compile` script gets them here.
 
 A kernel module, a wrapper and a script that calls `torch.compile` are told apart by their text. With no
-GPU, irscope's virtual GPU gives tensors that say they are on `cuda:0` but live in CPU memory; Inductor,
-asked to compile for them, generates through its CPU path. What was measured on torch 2.13 (see the
-README): Inductor's CPU path writes C++ unless `torch._inductor.config.cpu_backend = "triton"`, and then
-writes Triton kernels for the CPU (`DeviceProperties(type='cpu')`, configs chosen for a CPU). So a script's
-kernels are Inductor's Triton CPU-backend kernels, and every one of them is labelled so.
+GPU, a script's graphs are compiled by Inductor for the virtual GPU (virtual_compile.py: its GPU path, with
+the virtual device's properties); a graph that cannot take that path goes through Inductor's Triton CPU
+backend (`cpu_backend = "triton"`; left alone, Inductor's CPU path writes C++), and its kernels are
+labelled as generated for CPU.
 """
 
 from __future__ import annotations
@@ -47,24 +46,39 @@ def inductor_scope(user_file, record: Callable[[RawLaunch], None], use_interpret
         return
     from .kernels import inductor_capture
 
-    saved = None
+    from .virtual_compile import gpu_path_compile
+
+    compiling = use_interpreter and calls_torch_compile(user_file.text)
     config = None
-    if use_interpreter and calls_torch_compile(user_file.text):
+    if compiling:
         import torch._inductor.config as config
         saved = config.cpu_backend
-        config.cpu_backend = "triton"
-        notes.append(CPU_BACKEND_NOTE)
+        config.cpu_backend = "triton"  # for a graph that cannot take the GPU path (virtual_compile.py)
     try:
-        with inductor_capture(record, user_file.path):
-            yield
+        with inductor_capture(record, user_file.path), \
+                (gpu_path_compile() if compiling else contextlib.nullcontext()) as outcome:
+            try:
+                yield
+            finally:
+                if outcome is not None:
+                    notes.extend(_compile_notes(outcome))
     finally:
         if config is not None:
             config.cpu_backend = saved
 
 
-CPU_BACKEND_NOTE = ("torch.compile ran on the virtual GPU through Inductor's Triton CPU backend (cpu_backend='triton'): "
-                    "its kernels are generated for CPU, a GPU run may choose other block sizes; Inductor's kernels "
-                    "are recorded, not run, so their outputs are left unwritten")
+def _compile_notes(outcome) -> list[str]:
+    notes = []
+    if outcome.gpu_graphs:
+        notes.append(f"torch.compile: Inductor generated {outcome.gpu_graphs} graph(s) for the virtual GPU "
+                     f"(its GPU path, as on that GPU); their Triton kernels are recorded, not run, so their "
+                     f"outputs are left unwritten")
+    if outcome.cpu_graphs:
+        why = "; ".join(dict.fromkeys(outcome.why_cpu))
+        notes.append(f"torch.compile: {outcome.cpu_graphs} graph(s) could not take the GPU path ({why}) and were "
+                     f"generated for CPU by Inductor's Triton CPU backend: a GPU run may choose other block sizes")
+    return notes
+
 
 
 def generated_target(kernels) -> str | None:
@@ -83,3 +97,14 @@ def generated_target(kernels) -> str | None:
         else:
             return None
     return names.pop() if len(names) == 1 else None
+
+
+def virtual_compile_failure(error: BaseException | None, shown: str) -> str | None:
+    """The line for a torch.compile that Inductor could not compile on the virtual GPU, or None."""
+    if error is None or type(error).__name__ != "BackendCompilerFailed":
+        return None
+    cause = error.__cause__ or getattr(error, "inner_exception", None) or error
+    detail = (str(cause).strip().splitlines() or [type(cause).__name__])[0][:160]
+    return (f"{shown}: torch.compile could not compile a graph on irscope's virtual GPU ({type(cause).__name__}: "
+            f"{detail}); graphs that need gradients do not work there yet: run the compiled call under "
+            f"torch.no_grad() to see its kernels, or open the output_code.py a GPU run wrote (TORCH_COMPILE_DEBUG=1)")
