@@ -93,7 +93,8 @@ def _heuristic_name(kind: Any) -> str:
 
 
 @contextlib.contextmanager
-def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | None) -> Iterator[None]:
+def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | None,
+                     virtual: bool = True) -> Iterator[None]:
     """While the block runs, Inductor's decorators make InductorKernels that report their launches to
     `record`, `async_compile.triton(...)` loads a kernel module without compiling it, and the CUDA-only
     helpers a GPU-written wrapper imports from torch._C have CPU stand-ins (the virtual GPU's tensors)."""
@@ -124,7 +125,8 @@ def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | No
     patches.patch(triton_helpers, "set_driver_to_gpu", lambda: None)
     patches.patch(triton_helpers, "set_driver_to_cpu", lambda: None)
     _patch_async_compile(patches, wrapper_path)
-    _patch_cuda_only_helpers(patches)
+    if virtual:
+        _patch_cuda_only_helpers(patches)
     _recorders.append(record)
     try:
         yield
@@ -157,20 +159,17 @@ def _patch_async_compile(patches: Patches, wrapper_path: str | None) -> None:
 
 
 def _patch_cuda_only_helpers(patches: Patches) -> None:
-    """A wrapper written on a GPU machine imports `torch._C._cuda_getCurrentRawStream` and allocates with
-    `torch._C._dynamo.guards._empty_strided_cuda`; a CPU-only torch has neither. Their stand-ins give what
+    """On the virtual GPU, a wrapper written on a GPU machine calls CUDA helpers from torch._C that a
+    CPU-only torch lacks (`_cuda_getCurrentRawStream`, `_cuda_synchronize`) or that need a visible device
+    (`torch._C._dynamo.guards._empty_strided_cuda`, `torch.cuda._DeviceGuard`). Their stand-ins give what
     the virtual GPU gives for `device="cuda"` (a CPU tensor that says it is on cuda:0)."""
-    if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
-        patches.patch(torch._C, "_cuda_getCurrentRawStream", lambda device=None: 0)
-    if not hasattr(torch._C, "_cuda_synchronize"):  # Inductor's print_performance, in the wrapper's benchmark
-        patches.patch(torch._C, "_cuda_synchronize", lambda: None)
-    if not torch.backends.cuda.is_built():
-        patches.patch(torch.cuda, "_DeviceGuard", _DeviceGuard)  # `with torch.cuda._DeviceGuard(0):` in call()
-    guards = torch._C._dynamo.guards
-    if not torch.backends.cuda.is_built():  # a CPU-only build (torch.cuda may be the virtual GPU's)
-        def empty_strided_cuda(size, stride, dtype, *args, **kwargs):
-            return torch.empty_strided(size, stride, dtype=dtype, device="cuda")
-        patches.patch(guards, "_empty_strided_cuda", empty_strided_cuda)
+    patches.patch(torch._C, "_cuda_getCurrentRawStream", lambda device=None: 0)
+    patches.patch(torch._C, "_cuda_synchronize", lambda: None)  # Inductor's print_performance
+    patches.patch(torch.cuda, "_DeviceGuard", _DeviceGuard)  # `with torch.cuda._DeviceGuard(0):` in call()
+
+    def empty_strided_cuda(size, stride, dtype, *args, **kwargs):
+        return torch.empty_strided(size, stride, dtype=dtype, device="cuda")
+    patches.patch(torch._C._dynamo.guards, "_empty_strided_cuda", empty_strided_cuda)
 
 
 class _DeviceGuard:

@@ -55,7 +55,7 @@ def inductor_scope(user_file, record: Callable[[RawLaunch], None], use_interpret
         saved = config.cpu_backend
         config.cpu_backend = "triton"  # for a graph that cannot take the GPU path (virtual_compile.py)
     try:
-        with inductor_capture(record, user_file.path), \
+        with inductor_capture(record, user_file.path, virtual=use_interpreter), \
                 (gpu_path_compile() if compiling else contextlib.nullcontext()) as outcome:
             try:
                 yield
