@@ -184,3 +184,10 @@ def test_the_tui_names_the_fused_ops_in_the_header_the_picker_and_info():
             assert "persistent_reduction: aten." in header
             assert "generated for CPU" in header
     check()
+
+
+def test_a_kernel_module_from_pytorch_before_2_6_is_one_line_naming_the_fix(cli):
+    code, out, err = cli("report", _inductor("pre26_attrs_descriptor.py"))
+    assert code != 0
+    assert "written by PyTorch before 2.6" in err and "regenerate it with PyTorch 2.6 or later" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

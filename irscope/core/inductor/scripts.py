@@ -100,7 +100,11 @@ def generated_target(kernels) -> str | None:
 
 
 def virtual_compile_failure(error: BaseException | None, shown: str) -> str | None:
-    """The line for a torch.compile that Inductor could not compile on the virtual GPU, or None."""
+    """The line for a torch.compile that Inductor could not compile on the virtual GPU, or for an Inductor
+    file from a PyTorch too old for the installed Triton; None for anything else."""
+    if isinstance(error, ImportError) and "AttrsDescriptor" in str(error):
+        return (f"{shown} was written by PyTorch before 2.6: its kernels import Triton's AttrsDescriptor, which "
+                f"the installed Triton no longer has; regenerate it with PyTorch 2.6 or later (TORCH_COMPILE_DEBUG=1)")
     if error is None or type(error).__name__ != "BackendCompilerFailed":
         return None
     cause = error.__cause__ or getattr(error, "inner_exception", None) or error
