@@ -191,3 +191,25 @@ def test_a_kernel_module_from_pytorch_before_2_6_is_one_line_naming_the_fix(cli)
     assert code != 0
     assert "written by PyTorch before 2.6" in err and "regenerate it with PyTorch 2.6 or later" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_value_the_user_gives_replaces_inductors_for_that_constexpr(cli):
+    doc = _report(cli, _inductor("gpu_sm86_per.py"), "-D", "XBLOCK=64", "--config", "1")
+    (k,) = doc["kernels"]
+    assert k["constexprs"]["XBLOCK"] == 64 and k["inductor"]["config"]["kwargs"]["XBLOCK"] != 64
+    code, out, err = cli("report", _inductor("gpu_sm86_per.py"), "-D", "NOPE=1")
+    assert code != 0 and "has no constexpr of that name" in err
+
+
+def test_a_wrappers_launch_has_inductors_grid_and_real_addresses(cli):
+    """The grid is Inductor's own (its GridExpr on the launch's sizes and the config's blocks), and the
+    launch's tensors come from the wrapper's benchmark inputs, so the coalescing analysis has addresses."""
+    path = _inductor("gpu_sm86_output_code.py")
+    text = open(path, encoding="utf-8").read()
+    numel = int(re.search(r"triton_poi_fused__to_copy_0\.run\(\w+, \w+, (\d+),", text).group(1))
+    doc = _report(cli, path)
+    for k in (k for k in doc["kernels"] if k["name"] == "triton_poi_fused__to_copy_0"):
+        block = k["constexprs"]["XBLOCK"]
+        assert k["grid"] == [-(-numel // block), 1, 1]
+        totals = k["coalescing_totals"]
+        assert totals["error"] is None and totals["programs"] > 0 and totals["loads"]["requests"] > 0

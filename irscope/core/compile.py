@@ -183,7 +183,8 @@ def check_launch(launch: Launch, target: Target, *, given: str | None = None) ->
     if launch.kernel.inductor is not None:  # Inductor's own specialization, from its decorator (core/inductor)
         from .inductor.specialize import inductor_specialization
         try:
-            return inductor_specialization(launch.kernel.inductor, launch.autotune_index or 0, target)
+            return inductor_specialization(launch.kernel.inductor, launch.autotune_index or 0, target,
+                                           given=launch.kwargs)
         except IrscopeError:
             raise
         except Exception as exc:

@@ -170,7 +170,7 @@ class Workspace:
         captured = [launch for launch in self.launches if launch.kernel is kernel]
         if not captured and kernel.inductor is not None:  # its specialization is in triton_meta, not in arguments
             index = config or 0
-            return [Launch(kernel, (), {}, None, "given", index if kernel.is_autotuned else None,
+            return [Launch(kernel, (), dict(self.overrides.defines), None, "given", index if kernel.is_autotuned else None,
                            len(kernel.autotune_configs or []) or None, autotune_first=index == 0)]
         if not captured:
             return [self._launch_from_overrides(kernel, config)]
@@ -434,6 +434,11 @@ def _arguments(raw: RawLaunch, overrides: Overrides) -> tuple[tuple, dict]:
 
 
 def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> Launch:
+    if by_jit[id(raw.jit)].inductor is not None:  # the wrapper passes no constexprs: the config's, then -D's
+        config = (raw.autotune_configs or [None])[raw.autotune_index or 0]
+        kwargs = {**(config_kwargs(config) if config is not None else {}), **overrides.defines}
+        return Launch(by_jit[id(raw.jit)], raw.args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
+                      raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first)
     args, kwargs = _arguments(raw, overrides)
     return Launch(by_jit[id(raw.jit)], args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
                   raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first)

@@ -10,6 +10,8 @@ and launches them from `call()`. Here:
   wrapper's `call()` is recorded once per config;
 - `specialize.py`: each config becomes a compilation the way Inductor's `CachingAutotuner` builds one
   (its own `_create_compile_meta` / `_create_compile_options`);
-- `provenance.py`: the ATen ops and source nodes Inductor says each kernel fuses;
-- `scripts.py`: a file that calls `torch.compile` with no GPU here.
+- `provenance.py`: the ATen ops and source nodes Inductor says each kernel fuses; `report.py` their part of
+  `irscope report`;
+- `scripts.py`: which files need all this, and what a `torch.compile` script gets with no GPU here;
+  `virtual_compile.py`: Inductor's GPU path for the virtual GPU.
 """

@@ -60,10 +60,23 @@ class InductorKernel:
             return None
         count = len(self.configs) or 1
         for index in range(count):
-            record(RawLaunch(self.fn, tuple(args), {}, kwargs.get("grid"), index if self.configs else None,
+            grid = kwargs.get("grid") or self.grid(args, self.configs[index] if self.configs else None)
+            record(RawLaunch(self.fn, tuple(args), {}, grid, index if self.configs else None,
                              count if self.configs else None, list(self.configs) or None,
                              autotune_first=index == 0))
         return None
+
+    def grid(self, args: tuple, config: Any) -> tuple[int, int, int] | None:
+        """The grid Inductor launches this config with: its grid_type (Grid1D, Grid2D, ...) evaluated on
+        the launch's sizes and the config's blocks, by the installed torch's own GridExpr (None before
+        PyTorch had one, or for a grid it cannot evaluate here)."""
+        try:
+            from torch._inductor.runtime.triton_heuristics import GridExpr, config_to_dict
+            meta = {**dict(zip(self.fn.arg_names, args)), **config_to_dict(config)}
+            expr = GridExpr.from_meta(self.inductor_meta, config)
+            return tuple(int(g) for g in expr.eval_slow(meta))
+        except Exception:  # noqa: BLE001 - shown as unknown, as for any grid irscope cannot evaluate
+            return None
 
     def precompile(self, *args: Any, **kwargs: Any) -> None:
         return None
@@ -92,6 +105,18 @@ def _heuristic_name(kind: Any) -> str:
     return _HEURISTIC_NAMES.get(name, name.lower())
 
 
+def _as_inductor_prunes(module, configs: list, size_hints: Any, heuristic_type: Any, inductor_meta: dict) -> list:
+    """The configs cached_autotune goes on with: a reduction's block minimums raised, duplicates dropped
+    (Inductor's own functions, where the installed torch has them). Its autotune cache is not read: a
+    config a past GPU run picked is no part of the file."""
+    enforce = getattr(module, "_enforce_reduction_config_block_minimums", None)
+    if enforce is not None and size_hints is not None and _heuristic_name(heuristic_type) in (
+            "reduction", "persistent_reduction"):
+        configs = enforce(configs, size_hints, inductor_meta)
+    unique = getattr(module, "unique_configs", None)
+    return list(unique(configs)) if unique is not None else configs
+
+
 @contextlib.contextmanager
 def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | None,
                      virtual: bool = True) -> Iterator[None]:
@@ -105,7 +130,7 @@ def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | No
     def cached_autotune(size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None,
                         custom_kernel=False, **_ignored):
         inductor_meta = dict(inductor_meta or {})
-        configs = list(configs)
+        configs = _as_inductor_prunes(triton_heuristics, list(configs), size_hints, heuristic_type, inductor_meta)
 
         def decorator(fn):
             if not isinstance(fn, JITFunction):

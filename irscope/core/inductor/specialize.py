@@ -39,12 +39,13 @@ def _device_for(kernel: InductorKernel, target: Target):
     return DeviceProperties(type=kind, index=0, multi_processor_count=1, cc=cc, warp_size=32 if target.is_nvidia else 64)
 
 
-def compile_parts(kernel: InductorKernel, config_index: int, target: Target) -> tuple[dict, dict, dict, dict]:
-    """(signature, constants, attrs, options) for `triton.compile`, from Inductor's own methods."""
+def compile_parts(kernel: InductorKernel, config_index: int, target: Target,
+                  given: dict | None = None) -> tuple[dict, dict, dict, dict]:
+    """(signature, constants, attrs, options) for `triton.compile`, from Inductor's own methods; `given`
+    (the command line's -D) replaces a constexpr's value or num_warps / num_stages, after Inductor's."""
     from torch._inductor.runtime.triton_heuristics import CachingAutotuner
-    from triton import Config
 
-    configs = kernel.configs or [Config({}, num_warps=4, num_stages=1)]
+    configs = kernel.configs  # never empty: every decorator gives cached_autotune one config at least
     if not 0 <= config_index < len(configs):
         raise IrscopeError(f"--config {config_index}: {kernel.name} has {len(configs)} Inductor configs; "
                            f"choose 0 to {len(configs) - 1}")
@@ -60,9 +61,22 @@ def compile_parts(kernel: InductorKernel, config_index: int, target: Target) -> 
                                       heuristic_type=kernel.heuristic_type)
     meta = CachingAutotuner._create_compile_meta(autotuner, config)
     options = CachingAutotuner._create_compile_options(autotuner, config, meta)
+    own = config.all_kwargs()
+    for name, value in (given or {}).items():
+        if name in own and own[name] == value:
+            continue  # the launch's own copy of the config (core/session.py), not a -D
+        if meta["signature"].get(name) == "constexpr":
+            meta["constants"][name] = value
+        elif name in ("num_warps", "num_stages"):
+            options[name] = value
+        else:
+            raise IrscopeError(f"-D {name}={value}: {kernel.name} has no constexpr of that name (its constexprs: "
+                               f"{', '.join(n for n, k in meta['signature'].items() if k == 'constexpr') or 'none'}; "
+                               f"num_warps and num_stages are options)")
     return meta["signature"], meta["constants"], meta["configs"][0], options
 
 
-def inductor_specialization(kernel: InductorKernel, config_index: int, target: Target) -> Specialized:
-    signature, constants, attrs, options = compile_parts(kernel, config_index, target)
+def inductor_specialization(kernel: InductorKernel, config_index: int, target: Target,
+                            given: dict | None = None) -> Specialized:
+    signature, constants, attrs, options = compile_parts(kernel, config_index, target, given)
     return specialization_from_parts(kernel.fn, signature, constants, attrs, options, target)
