@@ -55,16 +55,20 @@ class InductorKernel:
 
     # What the wrapper's call() uses of a CachingAutotuner.
     def run(self, *args: Any, stream: Any = None, **kwargs: Any) -> None:
-        record = _recorders[-1] if _recorders else None  # a module Inductor's code cache kept from an earlier run
-        if record is None:                                 # records into the run now capturing
-            return None
+        self.record_launch(args, kwargs)
+        return None
+
+    def record_launch(self, args: tuple, kwargs: dict) -> None:
+        # Into the capture in progress (a module Inductor's code cache kept from an earlier run included)
+        record = _recorders[-1] if _recorders else None
+        if record is None:
+            return
         count = len(self.configs) or 1
         for index in range(count):
             grid = kwargs.get("grid") or self.grid(args, self.configs[index] if self.configs else None)
             record(RawLaunch(self.fn, tuple(args), {}, grid, index if self.configs else None,
                              count if self.configs else None, list(self.configs) or None,
                              autotune_first=index == 0))
-        return None
 
     def grid(self, args: tuple, config: Any) -> tuple[int, int, int] | None:
         """The grid Inductor launches this config with: its grid_type (Grid1D, Grid2D, ...) evaluated on
@@ -91,8 +95,12 @@ def inductor_kernel_of(jit: Any) -> InductorKernel | None:
 
 
 def inductor_kernel_in(value: Any) -> InductorKernel | None:
-    """A module attribute that is an Inductor kernel object (as the decorators under irscope make them)."""
-    return value if isinstance(value, InductorKernel) else None
+    """A module attribute that is an Inductor kernel object: as the decorators make them on the virtual GPU,
+    or a real CachingAutotuner on a GPU (its record in `_irscope`)."""
+    if isinstance(value, InductorKernel):
+        return value
+    kernel = getattr(type(value), "_irscope_records", False) and getattr(value, "__dict__", {}).get("_irscope")
+    return kernel if isinstance(kernel, InductorKernel) else None
 
 
 _HEURISTIC_NAMES = {"POINTWISE": "pointwise", "REDUCTION": "reduction", "PERSISTENT_REDUCTION":
@@ -145,19 +153,50 @@ def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | No
             return kernel
         return decorator
 
-    patches.patch(triton_heuristics, "cached_autotune", cached_autotune)
-    # The kernel module picks Triton's driver for the device it was written for; irscope's is already active.
-    patches.patch(triton_helpers, "set_driver_to_gpu", lambda: None)
-    patches.patch(triton_helpers, "set_driver_to_cpu", lambda: None)
-    _patch_async_compile(patches, wrapper_path)
     if virtual:
+        patches.patch(triton_heuristics, "cached_autotune", cached_autotune)
+        # The kernel module picks Triton's driver for the device it was written for; irscope's is already active.
+        patches.patch(triton_helpers, "set_driver_to_gpu", lambda: None)
+        patches.patch(triton_helpers, "set_driver_to_cpu", lambda: None)
+        _patch_async_compile(patches, wrapper_path)
         _patch_cuda_only_helpers(patches)
+    else:
+        _record_real_autotuners(patches, triton_heuristics.CachingAutotuner)
     _recorders.append(record)
     try:
         yield
     finally:
         _recorders.pop()
         patches.restore()
+
+
+def _record_real_autotuners(patches: Patches, autotuner_class: type) -> None:
+    """On a real GPU Inductor compiles and runs its kernels itself; each CachingAutotuner it makes is
+    described (configs after its own pruning, triton_meta, inductor_meta) and each launch recorded before
+    it runs. Not yet tried on a GPU (validation/gpu_inductor.py checks the offline side)."""
+    original_init, original_run = autotuner_class.__init__, autotuner_class.run
+
+    def __init__(self, fn, *args: Any, **kwargs: Any) -> None:
+        original_init(self, fn, *args, **kwargs)
+        if isinstance(getattr(self, "fn", None), JITFunction):
+            kernel = InductorKernel(self.fn, list(getattr(self, "configs", []) or []),
+                                    dict(getattr(self, "triton_meta", {}) or {}),
+                                    dict(getattr(self, "inductor_meta", {}) or {}),
+                                    _heuristic_name(getattr(self, "heuristic_type", "")),
+                                    getattr(self, "size_hints", None))
+            self.__dict__["_irscope"] = kernel
+            with _lock:
+                _by_jit[id(self.fn)] = kernel
+
+    def run(self, *args: Any, **kwargs: Any):
+        kernel = self.__dict__.get("_irscope")
+        if kernel is not None:
+            kernel.record_launch(args, kwargs)
+        return original_run(self, *args, **kwargs)
+
+    patches.patch(autotuner_class, "__init__", __init__)
+    patches.patch(autotuner_class, "run", run)
+    patches.patch(autotuner_class, "_irscope_records", True)
 
 
 def _patch_async_compile(patches: Patches, wrapper_path: str | None) -> None:
