@@ -228,7 +228,7 @@ class Workspace:
             # each config of Inductor's list is a compilation: CachingAutotuner precompiles them all
             out = []
             for index in range(len(kernel.autotune_configs or [])):
-                out.extend(c for c in self.compile(kernel, target, index) if c not in out)
+                out.extend(c for c in self.compile(kernel, target, index) if all(c is not o for o in out))
             return out
         for launch in self.launches_of(kernel, config):
             comp = compile_launch(launch, target, self.source_text(kernel), given=self.overrides.describe())

@@ -82,6 +82,29 @@ def ops_from_name(kernel_name: str) -> list[str]:
     return [f"aten.{op}" for op in best[-1]] if best[-1] else []
 
 
+# Where each source node of the graphs torch.compile handed to Inductor in this process came from: the
+# innermost frame of its stack trace outside torch and irscope (the model's own line).
+_node_lines: dict[str, list[tuple[str, int]]] = {}
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def remember_node_lines(graph_module) -> None:
+    """Called with each graph Dynamo hands to the inductor backend (virtual_compile.py)."""
+    import os
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for node in getattr(getattr(graph_module, "graph", None), "nodes", []):
+        trace = (getattr(node, "meta", {}) or {}).get("stack_trace") or ""
+        frames = [(m.group("file"), int(m.group("line"))) for m in _FRAME.finditer(trace)]
+        frames = [f for f in frames if "-packages" not in f[0] and not f[0].startswith(here + os.sep)]
+        if frames and frames[-1] not in _node_lines.setdefault(node.name, []):
+            _node_lines[node.name].append(frames[-1])
+
+
+def model_lines(nodes: list[str]) -> list[dict]:
+    """The model's own lines of these source nodes, where torch.compile ran in this process."""
+    return [{"node": n, "file": f, "line": line} for n in nodes for f, line in _node_lines.get(n, [])]
+
+
 def describe_kernel(kernel, wrapper_text: str = "") -> dict:
     """An Inductor kernel as plain data: what it is, what it fuses and where that was read."""
     written = wrapper_provenance(wrapper_text).get(kernel.name) if wrapper_text else None
@@ -99,6 +122,7 @@ def describe_kernel(kernel, wrapper_text: str = "") -> dict:
             "size_hints": {str(k): v for k, v in kernel.size_hints.items()} if isinstance(kernel.size_hints, dict)
             else list(kernel.size_hints or []),
             "kernel_name": kernel.inductor_meta.get("kernel_name", kernel.name),
+            "model_lines": model_lines(nodes),
             "wrapper_line": written["line"] if written else None,
             "note": CPU_NOTE if generated_for == "cpu" else None}
 

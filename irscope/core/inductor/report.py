@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from .provenance import CPU_NOTE
@@ -26,6 +27,9 @@ def format_inductor(info: dict[str, Any]) -> list[str]:
     lines = [f"  inductor   {info.get('kernel_kind')} kernel fusing {ops}{said}"]
     if info.get("source_nodes"):
         lines.append("  nodes      " + ", ".join(info["source_nodes"]))
+    if info.get("model_lines"):
+        lines.append("  model      " + ", ".join(f"{os.path.basename(m['file'])}:{m['line']} ({m['node']})"
+                                            for m in info["model_lines"]))
     if info.get("generated_for") == "cpu":
         lines.append(f"  NOTE       {CPU_NOTE}")
     return lines

@@ -110,5 +110,4 @@ def virtual_compile_failure(error: BaseException | None, shown: str) -> str | No
     cause = error.__cause__ or getattr(error, "inner_exception", None) or error
     detail = (str(cause).strip().splitlines() or [type(cause).__name__])[0][:160]
     return (f"{shown}: torch.compile could not compile a graph on irscope's virtual GPU ({type(cause).__name__}: "
-            f"{detail}); graphs that need gradients do not work there yet: run the compiled call under "
-            f"torch.no_grad() to see its kernels, or open the output_code.py a GPU run wrote (TORCH_COMPILE_DEBUG=1)")
+            f"{detail}); open the output_code.py a GPU run wrote instead (TORCH_COMPILE_DEBUG=1 python FILE)")

@@ -24,6 +24,7 @@ import torch
 
 from ..patching import Patches
 from ..virtual_tensors import VirtualDeviceMode
+from .provenance import remember_node_lines
 
 
 @dataclass
@@ -76,9 +77,10 @@ def gpu_path_compile() -> Iterator[CompileOutcome]:
     original = compile_fx_module.compile_fx
 
     def compile_fx(model, example_inputs, *args: Any, **kwargs: Any):
+        remember_node_lines(model)  # the model's lines of its nodes, for "from the model line to the kernel"
         try:
             fake = _fake_gpu_inputs(example_inputs)
-            with VirtualDeviceMode():  # what Inductor runs for real (constant folding) runs on the virtual GPU
+            with _compiler_mode():  # what Inductor runs for real (constant folding) runs on the virtual GPU
                 compiled = original(model, fake, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - Inductor's own path for the tensors it has, labelled CPU
             first = (str(exc).strip().splitlines() or [""])[0]
@@ -97,3 +99,11 @@ def gpu_path_compile() -> Iterator[CompileOutcome]:
         if saved is not None:
             cached["cuda"] = saved
 
+
+
+def _compiler_mode() -> VirtualDeviceMode:
+    """The virtual GPU's device mode for Inductor's own compile, where torch.compiler.is_compiling() is
+    true: it rewrites device="cuda" there too (in a traced function it steps aside, virtual_tensors.py)."""
+    mode = VirtualDeviceMode()
+    mode.in_compiler = True
+    return mode

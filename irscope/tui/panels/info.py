@@ -55,6 +55,10 @@ class LineInfoPanel(InfoPanel):
         if inductor:
             nodes = ", ".join(inductor.get("source_nodes") or [])
             table.add_row("inductor", Text(comp.kernel.inductor_ops + (f"  (model nodes: {nodes})" if nodes else "")))
+            lines = inductor.get("model_lines") or []
+            if lines:
+                table.add_row("model", Text(", ".join(f"{os.path.basename(str(m['file']))}:{m['line']} ({m['node']})"
+                                                      for m in lines)))
             if comp.kernel.generated_for_cpu:
                 table.add_row("", Text("generated for CPU by Inductor's Triton CPU backend: a GPU run may choose "
                                        "other block sizes", style="yellow"))
