@@ -39,13 +39,14 @@ def import_before_device(text: str) -> None:
 @contextlib.contextmanager
 def inductor_scope(user_file, record: Callable[[RawLaunch], None], use_interpreter: bool,
                    notes: list[str]) -> Iterator[None]:
-    """Inductor's decorators record (kernels.py) while the file runs, if its text asks for Inductor at all;
-    a script that calls torch.compile with no GPU gets Inductor's Triton CPU backend, and a note says so."""
+    """Inductor's decorators record (kernels.py) while the file runs, if its text asks for Inductor at all
+    (a library that calls torch.compile for a file that does not say so is not noticed); a script that
+    calls torch.compile with no GPU gets Inductor's GPU path for the virtual GPU, or its Triton CPU backend
+    for a graph that cannot take it, and the notes say which."""
     if not needs_inductor(user_file.text):
         yield
         return
     from .kernels import inductor_capture
-
     from .virtual_compile import gpu_path_compile
 
     compiling = use_interpreter and calls_torch_compile(user_file.text)
