@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 
 from .budget import CaptureBudget, CaptureStopped
 from .discover import UserFile
+from .inductor.scripts import COMPILE_QUIET_S, calls_torch_compile, import_before_device, inductor_scope
 from .triton_compat import RawLaunch, Target, capture_patches, install_cpu_driver
 from .virtual_gpu import virtual_gpu
 
@@ -50,6 +51,9 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     namespace["__builtins__"] = __builtins__
     result = RunResult(namespace)
     budget = budget or CaptureBudget(user_file.path)
+    if calls_torch_compile(user_file.text) and "IRSCOPE_CAPTURE_QUIET" not in os.environ:
+        # Inductor compiles each graph (forward, backward) before its first launch: seconds of no launch
+        budget.quiet_s = max(budget.quiet_s, COMPILE_QUIET_S)
 
     def record(launch: RawLaunch) -> None:
         result.launches.append(launch)
@@ -67,11 +71,14 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     sys.argv = [user_file.path]
     sys.path.insert(0, os.path.dirname(user_file.path))
     budget.quiet_from_return = not use_interpreter
+    import_before_device(user_file.text)
     budget.watch()
     try:
         device = virtual_gpu(target, result.asked) if use_interpreter else contextlib.nullcontext()
-        with device, capture_patches(record, use_interpreter, budget.returned), no_terminal(result.notes, user_file.path), \
-                contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        inductor = inductor_scope(user_file, record, use_interpreter, result.notes)
+        with device, capture_patches(record, use_interpreter, budget.returned), inductor, \
+                no_terminal(result.notes, user_file.path), contextlib.redirect_stdout(output), \
+                contextlib.redirect_stderr(output):
             exec(user_file.code, namespace)
     except CaptureStopped:
         result.stopped = budget.reason or "stopped"

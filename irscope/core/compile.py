@@ -181,6 +181,17 @@ def check_launch(launch: Launch, target: Target, *, given: str | None = None) ->
     specialization, or LaunchRejected with advice that names who chose the values. `given` is the
     -D/--arg the user passed ("" for none); None when the caller does not know (then the launch's origin
     decides)."""
+    if launch.kernel.inductor is not None:  # Inductor's own specialization, from its decorator (core/inductor)
+        from .inductor.specialize import inductor_specialization
+        try:
+            return inductor_specialization(launch.kernel.inductor, launch.autotune_index or 0, target,
+                                           given=launch.kwargs)
+        except IrscopeError:
+            raise
+        except Exception as exc:
+            raise LaunchRejected(f"Inductor's compile options for {launch.kernel.name} could not be built: "
+                                 f"{_one_line(exc)}; the file may come from another PyTorch version than the "
+                                 f"installed one", _one_line(exc)) from None
     try:
         return specialize(launch.kernel.jit, launch.args, launch.kwargs, target)
     except Exception as exc:

@@ -14,6 +14,8 @@ from types import CodeType
 from .errors import IrscopeError
 from .paths import check_kernel_path
 from .model import Kernel
+from .inductor.kernels import inductor_kernel_in, inductor_kernel_of
+from .inductor.provenance import describe_kernel
 from .triton_compat import unwrap_kernel
 
 
@@ -76,12 +78,33 @@ def find_kernels(namespace: dict, user_file: UserFile) -> list[Kernel]:
 
     Kernels imported from elsewhere are left out here; those the file launches join through
     `kernels_of_launches`."""
-    return sorted(_kernels_in(namespace, user_file.path, user_file.def_lines).values(), key=lambda k: k.line)
+    found = _kernels_in(namespace, user_file.path, user_file.def_lines)
+    for value in list(namespace.values()):  # a wrapper's kernels: strings it loaded through async_compile
+        kernel = inductor_kernel_in(value)
+        if kernel is not None and kernel.wrapper == user_file.path and kernel.name not in found:
+            found[kernel.name] = _inductor_kernel(kernel, user_file.text)
+    return sorted(found.values(), key=lambda k: (k.file != user_file.path,
+                                                 (k.inductor_info or {}).get("wrapper_line") or k.line))
+
+
+def _inductor_kernel(kernel, wrapper_text: str = "") -> Kernel:
+    jit = kernel.fn
+    path = os.path.abspath(jit.fn.__code__.co_filename)
+    line = _def_lines(path).get(kernel.name, jit.fn.__code__.co_firstlineno)
+    return Kernel(kernel.name, path, line, jit, list(kernel.configs) or None, [],
+                  module=getattr(jit.fn, "__module__", None) or "", inductor=kernel,
+                  inductor_info=describe_kernel(kernel, wrapper_text))
 
 
 def _kernels_in(namespace: dict, path: str, def_lines: dict[str, int]) -> dict[str, Kernel]:
     kernels: dict[str, Kernel] = {}
     for value in list(namespace.values()):
+        inductor = inductor_kernel_in(value)
+        if inductor is not None:
+            if os.path.abspath(inductor.fn.fn.__code__.co_filename) == path:
+                kernel = _inductor_kernel(inductor)
+                kernels[kernel.name] = kernel
+            continue
         try:
             unwrapped = unwrap_kernel(value)
         except Exception:  # noqa: BLE001 - an odd object in a module (a lazy proxy) is no kernel
@@ -113,6 +136,10 @@ def kernels_of_launches(launched: list, known: list[Kernel]) -> list[Kernel]:
         if id(jit) in have:
             continue
         have.add(id(jit))
+        inductor = inductor_kernel_of(jit)
+        if inductor is not None:
+            found.append(_inductor_kernel(inductor, kernel_file_text(inductor.wrapper) if inductor.wrapper else ""))
+            continue
         path = os.path.abspath(jit.fn.__code__.co_filename)
         module_name = getattr(jit.fn, "__module__", None) or ""
         if path not in modules:

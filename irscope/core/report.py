@@ -6,6 +6,7 @@ from typing import Any
 
 from .analysis.summary import analysis_entry, format_analysis
 from .compile import Compilation
+from .inductor.report import format_inductor, inductor_entry
 from .session import Workspace
 
 
@@ -45,6 +46,8 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
     }
     if not comp.target.is_nvidia:
         entry.update(sgprs=res.sgprs, vgpr_spills=res.vgpr_spills, sgpr_spills=res.sgpr_spills)
+    if comp.kernel.inductor_info is not None:
+        entry["inductor"] = inductor_entry(comp)
     if comp.kernel.is_autotuned:
         entry["autotune"] = {"configs": [str(c) for c in comp.kernel.autotune_configs or []],
                              "selected": comp.launch.autotune_index or 0}
@@ -88,6 +91,8 @@ def format_report(doc: dict[str, Any]) -> str:
         if k.get("interpreter_error"):
             out.append(f"  interpreter could not run this launch: {k['interpreter_error']} "
                        f"(compiled all the same; no coalescing or stepping for it)")
+        if k.get("inductor"):
+            out.extend(format_inductor(k["inductor"]))
         if "autotune" in k:
             configs = k["autotune"]["configs"]
             out.append(f"  autotune config {k['autotune']['selected']} of {len(configs)}: "

@@ -15,6 +15,7 @@ from .capture import run_user_file
 from .compile import Compilation, compile_launch
 from .discover import UserFile, find_kernels, kernel_file_text, kernels_of_launches, read_user_file
 from .errors import IrscopeError, UserCodeError
+from .inductor.kernels import inductor_kernel_of
 from .kernel_params import pointer_params
 from .model import DEFAULT_TARGET, Kernel, Launch
 from .names import target_name
@@ -167,6 +168,10 @@ class Workspace:
         elif config not in (None, 0):
             raise IrscopeError(f"--config {config}: {kernel.name} is not autotuned; leave --config out")
         captured = [launch for launch in self.launches if launch.kernel is kernel]
+        if not captured and kernel.inductor is not None:  # its specialization is in triton_meta, not in arguments
+            index = config or 0
+            return [Launch(kernel, (), dict(self.overrides.defines), None, "given", index if kernel.is_autotuned else None,
+                           len(kernel.autotune_configs or []) or None, autotune_first=index == 0)]
         if not captured:
             return [self._launch_from_overrides(kernel, config)]
         found = [launch for launch in captured if _with_config(launch, config)]
@@ -219,6 +224,12 @@ class Workspace:
         """Every distinct compilation of a kernel's launches, for one target."""
         target = target or self.target
         seen: dict[str, Compilation] = {}
+        if kernel.inductor is not None and config is None and kernel.is_autotuned:
+            # each config of Inductor's list is a compilation: CachingAutotuner precompiles them all
+            out = []
+            for index in range(len(kernel.autotune_configs or [])):
+                out.extend(c for c in self.compile(kernel, target, index) if all(c is not o for o in out))
+            return out
         for launch in self.launches_of(kernel, config):
             comp = compile_launch(launch, target, self.source_text(kernel), given=self.overrides.describe())
             seen.setdefault(comp.spec.cache_key(), comp)
@@ -229,6 +240,8 @@ class Workspace:
         if kernel_name is not None:
             return self.compile(self.kernel(kernel_name), target, config)
         launched = [k for k in self.kernels if any(launch.kernel is k for launch in self.launches)]
+        if not launched and any(k.inductor is not None for k in self.kernels):
+            launched = [k for k in self.kernels if k.inductor is not None]  # a kernel module: each as Inductor compiles it
         if not launched:
             if self.overrides and len(self.kernels) == 1:
                 launched = self.kernels
@@ -244,7 +257,7 @@ class Workspace:
 
     def not_launched(self) -> list[Kernel]:
         """The file's own kernels that it did not launch (a library's unlaunched kernels are not listed)."""
-        return [k for k in self.kernels if k.file == self.user_file.path
+        return [k for k in self.kernels if k.file == self.user_file.path and k.inductor is None
                 and not any(launch.kernel is k for launch in self.launches)]
 
 
@@ -290,9 +303,14 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     kernels += kernels_of_launches([(raw.jit, raw.autotune_configs) for raw in result.launches], kernels)
     if not kernels:
         if result.error is not None:
+            _no_virtual_compile(user_file, result, local)
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
         raise IrscopeError(f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"
                            f"; open a file that defines or launches one, e.g. kernels/add.py")
+    if target is None and local is None:  # Inductor's kernels are compiled for the GPU they were generated for
+        resolved, written_for = _inductor_target(kernels, resolved)
+        if written_for:
+            result.notes.append(written_for)
     by_jit = {id(k.jit): k for k in kernels}
     _check_arg_names(overrides, kernels, user_file)
     launches = [_launch(raw, by_jit, overrides) for raw in result.launches if id(raw.jit) in by_jit]
@@ -305,6 +323,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         elif not run_main:  # --no-run: the kernels are defined, and their arguments come from -D/--arg anyway
             warning = f"{user_file.shown} raised {site} after its kernels were defined; going on without the rest"
         else:
+            _no_virtual_compile(user_file, result, local)
             raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
     warning = "; ".join(w for w in (cache_warning, warning) if w) or None
     notes = ([retarget_note] if retarget_note else []) + list(result.notes)
@@ -315,6 +334,27 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     device = _device_line(resolved, local) + (device_suffix(first, resolved) if resolved is not first else "")
     return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes, device,
                      printed[-1][:200] if printed else "")
+
+
+def _no_virtual_compile(user_file: UserFile, result, local: Target | None) -> None:
+    """torch.compile failed inside Inductor on the virtual GPU: one line that says what and what to do."""
+    from .inductor.scripts import virtual_compile_failure
+    line = virtual_compile_failure(result.error, user_file.shown) if local is None else None
+    if line:
+        raise IrscopeError(line)
+
+
+def _inductor_target(kernels: list[Kernel], resolved: Target) -> tuple[Target, str | None]:
+    from .inductor.scripts import generated_target
+    from .names import TARGETS
+    wanted = generated_target(kernels)
+    if wanted is None or wanted == resolved.name:
+        return resolved, None
+    if wanted in TARGETS:
+        return Target(wanted), (f"compiled for {wanted}, the GPU Inductor generated these kernels for (their "
+                                f"triton_meta); --target picks another")
+    return resolved, (f"Inductor generated these kernels for {wanted}, which irscope has no target for; compiled "
+                      f"for {resolved.name} with Inductor's configs for {wanted} (--target picks another)")
 
 
 def _device_line(target: Target, local: Target | None) -> str:
@@ -350,6 +390,8 @@ def _compiler_ahead(target: Target, overrides: Overrides, kernel_name: str | Non
                     disassemble_too: bool, source_text: str, user_path: str):
     """What to do with each launch as it is captured: start compiling the ones that will be compiled."""
     def on_launch(raw: RawLaunch) -> None:
+        if inductor_kernel_of(raw.jit) is not None:  # not the JIT's specialization: compiled by the parent
+            return
         if not _with_config(raw, config) or kernel_name not in (
                 None, raw.jit.__name__, f"{raw.jit.fn.__module__}:{raw.jit.__name__}"):
             return
@@ -392,6 +434,11 @@ def _arguments(raw: RawLaunch, overrides: Overrides) -> tuple[tuple, dict]:
 
 
 def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> Launch:
+    if by_jit[id(raw.jit)].inductor is not None:  # the wrapper passes no constexprs: the config's, then -D's
+        config = (raw.autotune_configs or [None])[raw.autotune_index or 0]
+        kwargs = {**(config_kwargs(config) if config is not None else {}), **overrides.defines}
+        return Launch(by_jit[id(raw.jit)], raw.args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
+                      raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first)
     args, kwargs = _arguments(raw, overrides)
     return Launch(by_jit[id(raw.jit)], args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
                   raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first)

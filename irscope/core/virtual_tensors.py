@@ -36,6 +36,9 @@ _HOST = "_irscope_host"  # attribute set on tensors the file keeps in host memor
 _Tensor = torch.Tensor
 
 
+_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+
+
 def _is_host(t: torch.Tensor) -> bool:
     return getattr(t, _HOST, False)
 
@@ -93,6 +96,7 @@ class VirtualDeviceMode(TorchFunctionMode):
 
     def __init__(self):
         super().__init__()
+        self.in_compiler = False  # set for the mode irscope runs Inductor's own compile under (core/inductor)
         self._special = {
             _Tensor.device.__get__: lambda t: virtual_device_of(t),
             _Tensor.is_cuda.__get__: lambda t: virtual_device_of(t).type == "cuda",
@@ -109,6 +113,10 @@ class VirtualDeviceMode(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if _compiling() and not self.in_compiler:
+            # Dynamo traces this mode inside a torch.compile'd function: the graph records the op itself
+            # (its node named after it, as Inductor's comments then name it), not this mode's bookkeeping
+            return func(*args, **kwargs)
         special = self._special.get(func)
         if special is not None:
             return special(*args, **kwargs)

@@ -451,7 +451,10 @@ class IrscopeApp(App):
             except Exception:  # cuobjdump failed: the row shows no registers rather than the app dying
                 res = None
             spec = " ".join(f"{k}:{v}" for k, v in comp.specialization.items() if v) if comp.ok else "compile error"
-            rows.append({"name": comp.label, "line": comp.kernel.line, "target": str(comp.target),
+            name = comp.label
+            if comp.kernel.inductor:  # the ops it fuses, and where Inductor made it for the CPU
+                name += f"  [{comp.kernel.inductor_ops}]" + ("  (CPU-generated)" if comp.kernel.generated_for_cpu else "")
+            rows.append({"name": name, "line": comp.kernel.line, "target": str(comp.target),
                          "grid": "×".join(map(str, comp.launch.grid)) if comp.launch.grid else "?",
                          "warps": comp.num_warps, "regs": res.registers if res else "—",
                          "spills": res.spills if res else "—", "spec": spec or "—"})
@@ -568,6 +571,10 @@ class IrscopeApp(App):
         head = Text()
         head.append(f" {comp.kernel.name} ", style="bold reverse")
         head.append(f" {os.path.basename(comp.kernel.file)}:{comp.kernel.line}", style="dim")
+        if comp.kernel.inductor:
+            head.append(f"  {comp.kernel.inductor_ops}", style="cyan")
+            if comp.kernel.generated_for_cpu:
+                head.append("  generated for CPU: a GPU run may choose other block sizes", style="yellow")
 
         def item(label: str, value: Any) -> None:
             head.append("  ")

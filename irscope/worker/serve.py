@@ -134,12 +134,29 @@ class Server:
         return CompilationView(
             key, label,
             KernelInfo(kernel.name, kernel.file, kernel.line, kernel.module, configs, list(kernel.heuristics),
-                       (self.ws.shown_path(kernel.file) if self.ws is not None else None) or kernel.file),
+                       (self.ws.shown_path(kernel.file) if self.ws is not None else None) or kernel.file,
+                       inductor_view(kernel.inductor_info)),
             LaunchInfo(tuple(launch.grid) if launch.grid else None, launch.origin, launch.autotune_index,
                        launch.autotune_count, launch.interp_error, dict(launch.guesses)),
             comp.target, comp.failure, comp.source_text, dict(comp.signature),
             {name: literal(value) for name, value in comp.constexprs.items()}, dict(comp.specialization),
             comp.num_warps, comp.num_stages)
+
+
+def inductor_view(info: dict | None) -> dict | None:
+    """An Inductor kernel's plain data for the front end: strings, numbers, lists and dicts only."""
+    if info is None:
+        return None
+
+    def clean(value: Any) -> Any:  # names read from the user's file: no terminal escapes reach the screen
+        if isinstance(value, str):
+            return safe_text(value)
+        if isinstance(value, dict):
+            return {safe_text(str(k)): clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        return literal(value)
+    return clean(info)
 
 
 def error_reply(exc: BaseException) -> dict:

@@ -25,6 +25,19 @@ class KernelInfo:
     autotune_configs: list[str] = field(default_factory=list)  # each triton.Config, as text
     heuristics: list[str] = field(default_factory=list)
     shown: str = ""  # the kernel's file as the user would write it (the opened file: as typed)
+    inductor: dict | None = None  # an Inductor kernel's kernel_kind, aten_ops, source_nodes, generated_for, ...
+
+    @property
+    def inductor_ops(self) -> str:
+        """`fuses aten.gelu, aten.sum` for an Inductor kernel ("" otherwise): the picker, header and Info say it."""
+        if not self.inductor:
+            return ""
+        ops = ", ".join(self.inductor.get("aten_ops") or []) or "ops not written"
+        return f"{self.inductor.get('kernel_kind')}: {ops}"
+
+    @property
+    def generated_for_cpu(self) -> bool:
+        return bool(self.inductor) and self.inductor.get("generated_for") == "cpu"
 
     @property
     def qualified_name(self) -> str:

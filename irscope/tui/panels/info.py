@@ -51,6 +51,17 @@ class LineInfoPanel(InfoPanel):
         res = comp.resources
         table.add_row("kernel", f"{comp.kernel.name}  {comp.target}  warps {comp.num_warps}  stages {comp.num_stages}"
                       f"  regs {res.registers}  spills {res.spills}  shared {res.shared_bytes} B")
+        inductor = comp.kernel.inductor
+        if inductor:
+            nodes = ", ".join(inductor.get("source_nodes") or [])
+            table.add_row("inductor", Text(comp.kernel.inductor_ops + (f"  (model nodes: {nodes})" if nodes else "")))
+            lines = inductor.get("model_lines") or []
+            if lines:
+                table.add_row("model", Text(", ".join(f"{os.path.basename(str(m['file']))}:{m['line']} ({m['node']})"
+                                                      for m in lines)))
+            if comp.kernel.generated_for_cpu:
+                table.add_row("", Text("generated for CPU by Inductor's Triton CPU backend: a GPU run may choose "
+                                       "other block sizes", style="yellow"))
         self.query_one("#line-info", Static).update(table)
 
 
