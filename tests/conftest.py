@@ -24,7 +24,7 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 # changes between Triton releases. They were made with the version in this file, which CI installs for its
 # first run (.ci/run); under another one they are skipped, and pytest's summary (-rs) prints the reason with
 # the count, so that a run on a newer Triton cannot pass them silently.
-with open(os.path.join(ROOT, "tests", "__snapshots__", "TRITON_VERSION")) as _pin:
+with open(os.path.join(ROOT, "tests", "snapshots_triton.txt")) as _pin:
     SNAPSHOT_TRITON = _pin.read().strip()
 
 
