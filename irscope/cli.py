@@ -15,7 +15,7 @@ from .core.errors import IrscopeError, KernelCompileError, UserCodeError
 from .core.names import ALL_STAGES, TARGETS, target_name
 from .core.paths import check_kernel_path
 
-COMMANDS = ("dump", "report", "tui", "step")
+COMMANDS = ("dump", "report", "tui", "step", "diff")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="summarize every compilation: specialization, registers, stages")
     _common(report)
     report.add_argument("--json", action="store_true", help="one JSON document {\"kernels\": [...]}")
+    diff = sub.add_parser("diff", help="two compilations of one kernel, compared source line by source line")
+    _common(diff)
+    diff.add_argument("--left", required=True, metavar="SPEC",
+                      help="launch=N, config=N, target=T, NAME=VALUE (comma-separated), e.g. launch=0")
+    diff.add_argument("--right", required=True, metavar="SPEC", help="the other side, e.g. launch=1,num_warps=8")
+    diff.add_argument("--stage", "-s", metavar="STAGE", help="which stage to align (default: ptx, or amdgcn)")
+    diff.add_argument("--all", action="store_true", help="show unchanged source lines and instructions too")
+    diff.add_argument("--json", action="store_true", help="one JSON document")
     tui = sub.add_parser("tui", help="open the terminal UI (what `irscope FILE` does)")
     _common(tui)
     from . import step_command
@@ -138,7 +146,10 @@ def _run(args: argparse.Namespace) -> int:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
     resolve_target(args.target)  # reject a bad --target before running the user's file
     overrides = Overrides.parse(args.defines, args.args)
-    compiles = args.command == "report" or (args.command == "dump" and stage != "source")
+    if args.command == "diff":
+        from .core.diff import SideSpec
+        args.sides = (SideSpec.parse(args.left, "--left"), SideSpec.parse(args.right, "--right"))
+    compiles = args.command in ("report", "diff") or (args.command == "dump" and stage != "source")
     ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides,
                    compile_ahead=compiles, ahead_sass=args.command == "report" or stage == "sass",
                    kernel_name=args.kernel, config=args.config)
@@ -151,6 +162,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "step":
         from . import step_command
         return step_command.run(ws, args)
+    if args.command == "diff":
+        return _diff(ws, args)
     return _report(ws, args)
 
 
@@ -222,3 +235,12 @@ def _report(ws, args) -> int:
         where = f"{shown}:{err['line']}: " if err["line"] else ""
         print(f"irscope: error: {where}{k['name']} failed to compile: {err['message']}", file=sys.stderr)
     return KernelCompileError.exit_code if failed else 0
+
+
+def _diff(ws, args) -> int:
+    from .core.diff import build_diff
+    from .core.diff_format import format_diff
+
+    doc = build_diff(ws, args.kernel, *args.sides, args.stage)
+    print(json.dumps(doc, indent=2) if args.json else format_diff(doc, all_lines=args.all))
+    return 0
