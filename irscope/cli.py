@@ -15,7 +15,7 @@ from .core.errors import IrscopeError, KernelCompileError, UserCodeError
 from .core.names import ALL_STAGES, TARGETS, target_name
 from .core.paths import check_kernel_path
 
-COMMANDS = ("dump", "report", "tui", "step", "diff")
+COMMANDS = ("dump", "report", "tui", "step", "diff", "passes")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(tui)
     from . import step_command
     step_command.add_parser(sub, _common)
+    from . import passes_command
+    passes_command.add_parser(sub, _common)
     return parser
 
 
@@ -119,7 +121,7 @@ def _guarded(work) -> int:
 def _front(args: argparse.Namespace, argv: list[str]) -> int:
     if args.command == "tui":
         return _tui(args)
-    stage = getattr(args, "stage", None)
+    stage = getattr(args, "stage", None) if args.command != "passes" else None
     if stage is not None and stage not in ALL_STAGES:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
     _check_target(args.target)
@@ -141,7 +143,7 @@ def _check_target(name: str | None) -> None:
 def _run(args: argparse.Namespace) -> int:
     from .core.session import Overrides, open_file, resolve_target
 
-    stage = getattr(args, "stage", None)
+    stage = getattr(args, "stage", None) if args.command != "passes" else None
     if stage is not None and stage not in ALL_STAGES:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
     resolve_target(args.target)  # reject a bad --target before running the user's file
@@ -149,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "diff":
         from .core.diff import SideSpec
         args.sides = (SideSpec.parse(args.left, "--left"), SideSpec.parse(args.right, "--right"))
-    compiles = args.command in ("report", "diff") or (args.command == "dump" and stage != "source")
+    compiles = args.command in ("report", "diff", "passes") or (args.command == "dump" and stage != "source")
     ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides,
                    compile_ahead=compiles, ahead_sass=args.command == "report" or stage == "sass",
                    kernel_name=args.kernel, config=args.config)
@@ -164,6 +166,9 @@ def _run(args: argparse.Namespace) -> int:
         return step_command.run(ws, args)
     if args.command == "diff":
         return _diff(ws, args)
+    if args.command == "passes":
+        from . import passes_command
+        return passes_command.run(ws, args)
     return _report(ws, args)
 
 
