@@ -1,4 +1,5 @@
-"""Command line: `irscope FILE`, `irscope dump`, `irscope report`, `irscope step`.
+"""Command line: `irscope FILE`, `irscope dump`, `irscope report`, `irscope step`, `irscope diff`,
+`irscope passes`, `irscope export`.
 
 Thin on purpose: everything it shows comes from `irscope.core`. Bad input ends in one line on
 stderr that names the problem and the fix, and a non-zero exit; never a traceback.
@@ -39,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="See what the Triton compiler makes of a kernel: every stage from source to SASS, "
                     "compiled exactly as the JIT would for the file's own launch. No GPU needed.",
         epilog="commands: irscope FILE | irscope dump FILE --stage ptx | irscope report FILE [--json] | "
-               "irscope step FILE --program 1 --break LINE --print NAME,...")
+               "irscope step FILE --program 1 --break LINE --print NAME,... | "
+               "irscope diff FILE --left SPEC --right SPEC | irscope passes FILE [--line N] | "
+               "irscope export FILE -o kernel.html")
     parser.add_argument("--version", action="version", version=f"irscope {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     dump = sub.add_parser("dump", help="print one stage of a kernel to stdout")
