@@ -160,7 +160,8 @@ def _run(args: argparse.Namespace) -> int:
         from .core.diff import SideSpec
         args.sides = (SideSpec.parse(args.left, "--left"), SideSpec.parse(args.right, "--right"))
     if args.command == "export":
-        _check_output(args.output)
+        from .export.command import check_output
+        check_output(args.output)
     compiles = args.command in ("report", "diff", "passes", "export") or (args.command == "dump" and stage != "source")
     ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides,
                    compile_ahead=compiles, ahead_sass=args.command in ("report", "export") or stage == "sass",
@@ -180,7 +181,8 @@ def _run(args: argparse.Namespace) -> int:
         from . import passes_command
         return passes_command.run(ws, args)
     if args.command == "export":
-        return _export(ws, args)
+        from .export.command import run as export
+        return export(ws, args)
     return _report(ws, args)
 
 
@@ -262,38 +264,3 @@ def _diff(ws, args) -> int:
     print(json.dumps(doc, indent=2) if args.json else format_diff(doc, all_lines=args.all))
     return 0
 
-
-def _check_output(path: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise IrscopeError(f"-o {path}: the folder {folder} does not exist; create it or write the page elsewhere")
-    if os.path.isdir(path):
-        raise IrscopeError(f"-o {path} is a folder; give a file name, like -o kernel.html")
-
-
-def _export(ws, args) -> int:
-    import importlib.metadata
-
-    from .core.report import compilation_entry
-    from .export.page import build_page
-
-    kernel = ws.kernel(args.kernel)
-    comps = ws.compile(kernel, config=args.config)
-    if not 0 <= args.launch < len(comps):
-        raise IrscopeError(f"--launch {args.launch}: {kernel.name} has {len(comps)} distinct "
-                           f"specialization(s); choose 0 to {len(comps) - 1}")
-    comp = comps[args.launch]
-    if comp.failure is not None:
-        f = comp.failure
-        raise KernelCompileError(f.message + "; fix the kernel and run again", _shown(ws, f.file), f.line,
-                                 f.source_line)
-    comp.prefetch_sass()
-    versions = {"irscope": _version(), "Triton": importlib.metadata.version("triton")}
-    page = build_page(comp, compilation_entry(ws, comp), versions, ws.device)
-    try:
-        with open(args.output, "w", encoding="utf-8") as out:
-            out.write(page)
-    except OSError as err:
-        raise IrscopeError(f"-o {args.output}: cannot write it ({err.strerror}); choose another path") from None
-    print(f"wrote {args.output} ({len(page) // 1024} KB): {kernel.name}, {', '.join(comp.stage_names)}")
-    return 0
