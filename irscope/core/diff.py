@@ -150,10 +150,13 @@ def build_diff(ws: Workspace, kernel_name: str | None, left: SideSpec, right: Si
                            "right": sides[1], "changes": changes(*sides), "stage": None, "lines": [],
                            "accesses": access_rows(*sides) if all(c.ok for c in comps) else []}
     if all(c.ok for c in comps):
+        asked = stage
         stage = stage or ("ptx" if comps[0].target.is_nvidia else "amdgcn")
         for comp in comps:
             if stage not in comp.stage_names:
-                raise IrscopeError(f"--stage {stage}: {comp.target.name} has no such stage; choose one of "
+                said = f"--stage {stage}" if asked else f"the default stage, {stage},"
+                raise IrscopeError(f"{said} does not exist for {comp.target.name}; pass --stage with one the two "
+                                   f"targets share: "
                                    f"{', '.join(s for s in comp.stage_names if s in comps[0].stage_names)}")
         doc["stage"] = stage
         doc["lines"] = line_rows(comps[0], comps[1], stage)

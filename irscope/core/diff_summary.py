@@ -75,7 +75,7 @@ def changes(left: dict[str, Any], right: dict[str, Any]) -> list[str]:
     for key in ("target", "num_warps", "num_stages"):
         if left[key] != right[key]:
             out.append(f"{key} {left[key]} -> {right[key]}")
-    for name in left["specialization"].keys() | right["specialization"].keys():
+    for name in sorted(left["specialization"].keys() | right["specialization"].keys()):
         a, b = left["specialization"].get(name, ""), right["specialization"].get(name, "")
         if a != b:
             out.append(f"{name} specialization [{a or '-'}] -> [{b or '-'}]")
