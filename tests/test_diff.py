@@ -90,7 +90,8 @@ def test_corpus_tutorial(cli, tmp_path):
 
 def test_bad_specs_one_line(cli):
     for spec, says in (("launch=7", "choose launch=0 to 0"), ("bogus", "is not NAME=VALUE"),
-                       ("target=sm_1", "sm_1"), ("x_ptr=3", "tensor argument")):
+                       ("target=sm_1", "sm_1"), ("x_ptr=3", "tensor argument"),
+                       ("target=gfx942", "the default stage, ptx, does not exist for gfx942")):
         code, out, err = cli("diff", kernel_path("add.py"), "--left", "launch=0", "--right", spec)
         assert code != 0 and says in err and "Traceback" not in err, (spec, err)
         assert len(err.strip().splitlines()) == 1
