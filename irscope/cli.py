@@ -1,4 +1,5 @@
-"""Command line: `irscope FILE`, `irscope dump`, `irscope report`, `irscope step`.
+"""Command line: `irscope FILE`, `irscope dump`, `irscope report`, `irscope step`, `irscope diff`,
+`irscope passes`, `irscope export`.
 
 Thin on purpose: everything it shows comes from `irscope.core`. Bad input ends in one line on
 stderr that names the problem and the fix, and a non-zero exit; never a traceback.
@@ -15,7 +16,7 @@ from .core.errors import IrscopeError, KernelCompileError, UserCodeError
 from .core.names import ALL_STAGES, TARGETS, target_name
 from .core.paths import check_kernel_path
 
-COMMANDS = ("dump", "report", "tui", "step")
+COMMANDS = ("dump", "report", "tui", "step", "diff", "passes", "export")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="See what the Triton compiler makes of a kernel: every stage from source to SASS, "
                     "compiled exactly as the JIT would for the file's own launch. No GPU needed.",
         epilog="commands: irscope FILE | irscope dump FILE --stage ptx | irscope report FILE [--json] | "
-               "irscope step FILE --program 1 --break LINE --print NAME,...")
+               "irscope step FILE --program 1 --break LINE --print NAME,... | "
+               "irscope diff FILE --left SPEC --right SPEC | irscope passes FILE [--line N] | "
+               "irscope export FILE -o kernel.html")
     parser.add_argument("--version", action="version", version=f"irscope {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     dump = sub.add_parser("dump", help="print one stage of a kernel to stdout")
@@ -53,10 +56,25 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="summarize every compilation: specialization, registers, stages")
     _common(report)
     report.add_argument("--json", action="store_true", help="one JSON document {\"kernels\": [...]}")
+    diff = sub.add_parser("diff", help="two compilations of one kernel, compared source line by source line")
+    _common(diff)
+    diff.add_argument("--left", required=True, metavar="SPEC",
+                      help="launch=N, config=N, target=T, NAME=VALUE (comma-separated), e.g. launch=0")
+    diff.add_argument("--right", required=True, metavar="SPEC", help="the other side, e.g. launch=1,num_warps=8")
+    diff.add_argument("--stage", "-s", metavar="STAGE", help="which stage to align (default: ptx, or amdgcn)")
+    diff.add_argument("--all", action="store_true", help="show unchanged source lines and instructions too")
+    diff.add_argument("--json", action="store_true", help="one JSON document")
+    export = sub.add_parser("export", help="write one self-contained HTML page: source and every stage, linked")
+    _common(export)
+    export.add_argument("--output", "-o", required=True, metavar="FILE.html", help="where to write the page")
+    export.add_argument("--launch", type=int, default=0, metavar="N",
+                        help="when the file launches the kernel with different specializations, which one")
     tui = sub.add_parser("tui", help="open the terminal UI (what `irscope FILE` does)")
     _common(tui)
     from . import step_command
     step_command.add_parser(sub, _common)
+    from . import passes_command
+    passes_command.add_parser(sub, _common)
     return parser
 
 
@@ -111,7 +129,7 @@ def _guarded(work) -> int:
 def _front(args: argparse.Namespace, argv: list[str]) -> int:
     if args.command == "tui":
         return _tui(args)
-    stage = getattr(args, "stage", None)
+    stage = getattr(args, "stage", None) if args.command != "passes" else None
     if stage is not None and stage not in ALL_STAGES:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
     _check_target(args.target)
@@ -133,14 +151,20 @@ def _check_target(name: str | None) -> None:
 def _run(args: argparse.Namespace) -> int:
     from .core.session import Overrides, open_file, resolve_target
 
-    stage = getattr(args, "stage", None)
+    stage = getattr(args, "stage", None) if args.command != "passes" else None
     if stage is not None and stage not in ALL_STAGES:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
     resolve_target(args.target)  # reject a bad --target before running the user's file
     overrides = Overrides.parse(args.defines, args.args)
-    compiles = args.command == "report" or (args.command == "dump" and stage != "source")
+    if args.command == "diff":
+        from .core.diff import SideSpec
+        args.sides = (SideSpec.parse(args.left, "--left"), SideSpec.parse(args.right, "--right"))
+    if args.command == "export":
+        from .export.command import check_output
+        check_output(args.output)
+    compiles = args.command in ("report", "diff", "passes", "export") or (args.command == "dump" and stage != "source")
     ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides,
-                   compile_ahead=compiles, ahead_sass=args.command == "report" or stage == "sass",
+                   compile_ahead=compiles, ahead_sass=args.command in ("report", "export") or stage == "sass",
                    kernel_name=args.kernel, config=args.config)
     if ws.run_warning:
         print(f"irscope: warning: {ws.run_warning}", file=sys.stderr)
@@ -151,6 +175,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "step":
         from . import step_command
         return step_command.run(ws, args)
+    if args.command == "diff":
+        return _diff(ws, args)
+    if args.command == "passes":
+        from . import passes_command
+        return passes_command.run(ws, args)
+    if args.command == "export":
+        from .export.command import run as export
+        return export(ws, args)
     return _report(ws, args)
 
 
@@ -222,3 +254,13 @@ def _report(ws, args) -> int:
         where = f"{shown}:{err['line']}: " if err["line"] else ""
         print(f"irscope: error: {where}{k['name']} failed to compile: {err['message']}", file=sys.stderr)
     return KernelCompileError.exit_code if failed else 0
+
+
+def _diff(ws, args) -> int:
+    from .core.diff import build_diff
+    from .core.diff_format import format_diff
+
+    doc = build_diff(ws, args.kernel, *args.sides, args.stage)
+    print(json.dumps(doc, indent=2) if args.json else format_diff(doc, all_lines=args.all))
+    return 0
+
