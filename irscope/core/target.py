@@ -21,12 +21,10 @@ class Target:
         return self.backend == "cuda"
 
     def gpu_target(self):
-        """Triton's GPUTarget for this target (imports Triton)."""
-        from triton.backends.compiler import GPUTarget
+        """Triton's GPUTarget for this target (imports Triton, through triton_compat)."""
+        from .triton_compat.driver import gpu_target_of
 
-        if self.is_nvidia:
-            return GPUTarget("cuda", int(self.name.removeprefix("sm_")), 32)
-        return GPUTarget("hip", self.name, 64)
+        return gpu_target_of(self)
 
     def __str__(self) -> str:
         return self.name

@@ -1,0 +1,296 @@
+"""Capturing launches while a user's file runs: JITFunction and the autotuner patched, launches run in the
+interpreter (no GPU) or for real."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import triton
+import triton.runtime.interpreter as _interpreter_module
+from triton.runtime.autotuner import Autotuner
+from triton.runtime.driver import driver as _driver_registry
+from triton.runtime.interpreter import InterpretedFunction
+from triton.runtime.jit import JITFunction
+
+from . import interp_patches
+from .autotune import as_launched, config_index, configs_tried
+from .compiler import compile_specialized, specialize
+from .driver import interpreter_lock, target_from_gpu_target
+from .jit import config_kwargs
+from .originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _JIT_CALL, _JIT_RUN
+
+
+@dataclass
+class RawLaunch:
+    jit: JITFunction
+    args: tuple
+    kwargs: dict
+    grid: Any
+    autotune_index: int | None
+    autotune_count: int | None
+    autotune_configs: list[Any] | None = None  # the autotuner's triton.Config list, when one launched it
+    interp_error: str | None = None  # why Triton's interpreter could not run this launch (it is kept anyway)
+    autotune_first: bool = False  # the first config the autotuner would try for this launch (what runs here)
+
+
+class _CaptureState(threading.local):
+    autotune: tuple[int, int] | None = None  # (config index, number of configs)
+    first: bool = False  # the config being recorded is the first the autotuner would try
+    configs: list[Any] | None = None
+    execute: bool = True
+    record: bool = True
+    recorded: list[RawLaunch] | None = None  # an autotuned launch's per-config records, for a failure to land on
+
+
+_state = _CaptureState()
+_interpreted: dict[Callable, InterpretedFunction] = {}
+
+
+def _interpreter_for(jit: JITFunction) -> InterpretedFunction:
+    fn = _interpreted.get(jit.fn)
+    if fn is None:
+        fn = InterpretedFunction(jit.fn, do_not_specialize=jit.do_not_specialize,
+                                 do_not_specialize_on_alignment=jit.do_not_specialize_on_alignment)
+        _interpreted[jit.fn] = fn
+    return fn
+
+
+_TRITON_PATCH_LANG = _interpreter_module._patch_lang
+
+
+def _patch_lang(fn):
+    """Triton's patch of triton.language for the interpreter, plus fixes. Triton before 3.7 turns an
+    interpreter scalar (a 1-element array) into a Python int with int(), which NumPy 2.4+ refuses for
+    arrays that are not 0-d, so every `range(0, tl.cdiv(...))` loop failed. Newer Tritons squeeze first;
+    this does the same on every version. And interp_patches.py adds libdevice and fp32 float arguments.
+    Undone with the rest by the returned scope's restore()."""
+    scope = _TRITON_PATCH_LANG(fn)
+    scope.set_attr(triton.language.tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+    interp_patches.patch(fn, scope)
+    return scope
+
+
+@contextlib.contextmanager
+def _grid_executor_uses_fixed_patch() -> Iterator[None]:
+    """Triton's GridExecutor (a whole launch in the interpreter) looks `_patch_lang` up in its module."""
+    _interpreter_module._patch_lang = _patch_lang
+    try:
+        yield
+    finally:
+        _interpreter_module._patch_lang = _TRITON_PATCH_LANG
+
+
+def _call_interpreted(self, *args, **kwargs):
+    # A @triton.jit function (the user's helper, or one of triton.language's own, like tl.max)
+    # called from a kernel running in the interpreter. Triton's InterpretedFunction.__call__ would
+    # patch triton.language for the interpreter and never undo it, which breaks every later compile
+    # in this process; here the patch is undone when the call returns.
+    scope = _patch_lang(self.fn)
+    try:
+        return _interpreter_for(self).rewrite()(*args, **kwargs)
+    finally:
+        scope.restore()
+
+
+@contextlib.contextmanager
+def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
+                    returned: Callable[[], None] | None = None) -> Iterator[None]:
+    """Record every kernel launch while the user's file runs (see _capture_patches). `returned` hears
+    each time a launch the file made has run and returns to it (compiled and run on a GPU, or run in the
+    interpreter), raised or not.
+
+    One patcher of JITFunction and triton.language at a time: a recording in another thread (the
+    stepper) patches and restores the same attributes."""
+    with interpreter_lock, _capture_patches(record, use_interpreter, returned or (lambda: None)):
+        yield
+
+
+@contextlib.contextmanager
+def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
+                     returned: Callable[[], None]) -> Iterator[None]:
+    """Record every kernel launch while the user's file runs.
+
+    With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
+    interpreter on CPU tensors; otherwise they run for real on the GPU. An autotuned launch is
+    recorded once per config the autotuner would try (after its pruning: autotune.py) and executed with
+    the first of them, so no benchmarking is needed.
+    """
+    original_run = JITFunction.run
+    original_call = JITFunction.__call__
+    original_autotune_run = Autotuner.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        index, count = _state.autotune or (None, None)
+        raw = None
+        if _state.record:
+            raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
+                            grid, index, count, _state.configs, autotune_first=_state.first and index is not None)
+            if _state.recorded is not None:
+                _state.recorded.append(raw)
+            record(raw)
+        if not _state.execute:
+            return None
+        try:
+            return execute(self, args, kwargs, grid, warmup, raw)
+        finally:
+            returned()
+
+    def execute(self, args, kwargs, grid, warmup, raw):
+        if not use_interpreter:
+            return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        if warmup:
+            return compile_for_active_target(self, args, kwargs)
+        try:
+            with _grid_executor_uses_fixed_patch():
+                _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+            # A real launch returns the compiled kernel, and files print its `.asm["ptx"]`; compiling it
+            # on every launch would slow the run down, so it is compiled when first looked at.
+            return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs))
+        except Exception as exc:  # noqa: BLE001 - the interpreter's gap or the kernel's bug: the launch is kept
+            # The launch was recorded before it ran, so it is compiled and shown all the same; the file's
+            # run goes on (its outputs are left unwritten), and the failure is said where it matters.
+            failed = raw or (_state.recorded[0] if _state.recorded else None)
+            if failed is None:
+                raise
+            failed.interp_error = interpreter_failure(exc, self)
+            return None
+
+    call = _call_interpreted
+    def autotune_run(self, *args, **kwargs):
+        grid = kwargs.pop("grid")
+        warmup = kwargs.pop("warmup", False)
+        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first)
+        count = len(self.configs)
+        tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})  # what a GPU would try
+        try:
+            # First record every config the autotuner would try, without running it, so that a failure
+            # while running one cannot lose the others; then run the first of them, unrecorded.
+            _state.configs, _state.recorded = list(self.configs), []
+            for index, config in enumerate(self.configs):
+                if index not in tried:
+                    continue
+                _state.autotune, _state.execute, _state.record = (index, count), False, outer[2]
+                _state.first = index == tried[0]
+                if config.pre_hook is not None and outer[2]:  # as the autotuner does before benchmarking it
+                    config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)})
+                self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
+            if not outer[1] or not tried:
+                return None
+            config = self.configs[tried[0]]
+            self.best_config = config  # what the autotuner leaves behind for callers that read it
+            merged = {**kwargs, **config_kwargs(config)}
+            _state.autotune, _state.execute, _state.record = (tried[0], count), True, False
+            if config.pre_hook is not None:
+                config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
+            return self.fn.run(*args, grid=grid, warmup=warmup, **merged)
+        finally:
+            _state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first = outer
+
+    original_bench = Autotuner._bench
+
+    def bench(self, *args, config, **meta):
+        # An autotuner with a run of its own benchmarks a config (autotune.py): recorded as that config
+        outer = (_state.autotune, _state.execute, _state.configs, _state.recorded, _state.first)
+        index = config_index(self.configs, config)
+        try:
+            _state.configs, _state.recorded, _state.first = list(self.configs), None, False
+            _state.autotune = (index, len(self.configs)) if index is not None else None
+            if not use_interpreter:
+                return original_bench(self, *args, config=config, **meta)  # a real GPU times it
+            _state.execute = False
+            current = dict(meta, **config.all_kwargs())
+            if config.pre_hook is not None:
+                config.pre_hook({**(self.nargs or {}), **current})
+            self.fn.run(*args, **current)
+            return [math.nan] * 3  # _bench's quantiles (0.5, 0.2, 0.8): nothing was timed
+        finally:
+            _state.autotune, _state.execute, _state.configs, _state.recorded, _state.first = outer
+
+    JITFunction.run = run
+    if use_interpreter:
+        JITFunction.__call__ = call
+    Autotuner.run = autotune_run
+    Autotuner._bench = bench
+    interpret_knob = _force_jit_decorator()
+    try:
+        yield
+    finally:
+        JITFunction.run = original_run
+        JITFunction.__call__ = original_call
+        Autotuner.run = original_autotune_run
+        Autotuner._bench = original_bench
+        interpret_knob()
+
+
+def _force_jit_decorator() -> Callable[[], None]:
+    """Keep `@triton.jit` making JITFunctions while the user's file runs, even when the file sets
+    TRITON_INTERPRET=1 itself: an InterpretedFunction cannot be compiled, and its launches would pass the
+    capture by. Without a GPU the launches run in the interpreter anyway. Returns the undo."""
+    knobs = getattr(triton, "knobs", None)
+    runtime = getattr(knobs, "runtime", None)
+    if runtime is None or "interpret" not in vars(type(runtime)):
+        return lambda: None
+    runtime.interpret = False
+
+    def undo() -> None:
+        try:
+            del runtime.interpret
+        except AttributeError:
+            pass
+    return undo
+
+
+def interpreter_failure(exc: BaseException, jit: JITFunction) -> str:
+    """One line: what stopped the interpreter, and the kernel line where it stopped when known."""
+    import traceback
+
+    path = jit.fn.__code__.co_filename
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == path:
+            line = frame.lineno
+    while exc.__cause__ is not None:  # the interpreter wraps the real error: InterpreterError(repr(err))
+        exc = exc.__cause__
+        line = next((f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__)) if f.filename == path), line)
+    text = str(exc).strip().splitlines()
+    detail = f"{type(exc).__name__}: {text[-1]}" if text else type(exc).__name__
+    return f"{detail} (at line {line})" if line else detail
+
+
+class CompiledWhenUsed:
+    """What a launch returns on the virtual GPU: the CompiledKernel a GPU launch would, compiled the
+    first time an attribute of it is read."""
+
+    def __init__(self, compile_it: Callable[[], Any]):
+        self._compile_it = compile_it
+        self._kernel = None
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._kernel is None:
+            self._kernel = self._compile_it()
+        return getattr(self._kernel, name)
+
+
+def compile_for_active_target(jit: JITFunction, args: tuple, kwargs: dict):
+    """`JITFunction.warmup` with no GPU: compile for the target the active driver names, exactly as the JIT
+    would, and return Triton's CompiledKernel (the virtual GPU's driver "loads" it: triton_compat/virtual_device.py)."""
+    target = target_from_gpu_target(_driver_registry.active.get_current_target())
+    return compile_specialized(jit, specialize(jit, args, kwargs, target), target)
+
+
+def restore_unpatched_triton() -> None:
+    """Put back what a capture patched, for a process forked in the middle of one (core/ahead.py), whose
+    capture will never get to undo its patches."""
+    JITFunction.run = _JIT_RUN
+    JITFunction.__call__ = _JIT_CALL
+    Autotuner.run = _AUTOTUNER_RUN
+    Autotuner._bench = _AUTOTUNER_BENCH
+    _interpreter_module._patch_lang = _TRITON_PATCH_LANG
+
+

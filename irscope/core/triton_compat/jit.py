@@ -1,0 +1,82 @@
+"""Kernels in a user's module: unwrapping autotuners and heuristics, binding a launch's arguments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import triton
+from triton.runtime.autotuner import Autotuner, Heuristics
+from triton.runtime.interpreter import InterpretedFunction
+from triton.runtime.jit import JITFunction
+
+
+@dataclass
+class UnwrappedKernel:
+    jit: JITFunction
+    autotune_configs: list[Any] | None  # triton.Config objects, when @triton.autotune wraps it
+    heuristics: list[str]               # names of values @triton.heuristics fills in
+
+
+def unwrap_kernel(obj: Any) -> UnwrappedKernel | None:
+    """Peel @triton.autotune / @triton.heuristics off a module attribute; None if it is no kernel."""
+    configs = None
+    heuristics: list[str] = []
+    seen = 0
+    while seen < 16:
+        seen += 1
+        if isinstance(obj, JITFunction):
+            return UnwrappedKernel(obj, configs, heuristics)
+        if isinstance(obj, InterpretedFunction):
+            # The file forced TRITON_INTERPRET=1 itself: rebuild the JIT function it would have been.
+            return UnwrappedKernel(JITFunction(obj.fn, **_jit_kwargs(obj.kwargs)), configs, heuristics)
+        if isinstance(obj, Autotuner):
+            configs = list(obj.configs)
+            obj = obj.fn
+        elif isinstance(obj, Heuristics):
+            heuristics.extend(obj.values.keys())
+            obj = obj.fn
+        else:
+            return None
+    return None
+
+
+def _jit_kwargs(kwargs: dict) -> dict:
+    allowed = {"version", "do_not_specialize", "do_not_specialize_on_alignment", "debug", "noinline", "repr",
+               "launch_metadata"}
+    return {k: v for k, v in kwargs.items() if k in allowed}
+
+
+
+
+
+
+def config_kwargs(config) -> dict:
+    """A triton.Config as the keyword arguments the autotuner would launch with."""
+    return dict(config.all_kwargs())
+
+
+
+
+
+
+def bind_arguments(jit: JITFunction, args: tuple, kwargs: dict) -> dict:
+    """The kernel's parameters by name, defaults applied (what a grid lambda receives as `meta`)."""
+    params = set(jit.signature.parameters)
+    bound = jit.signature.bind(*args, **{k: v for k, v in kwargs.items() if k in params})
+    bound.apply_defaults()
+    return {**kwargs, **bound.arguments}
+
+
+def kernel_param_names(jit: JITFunction) -> list[str]:
+    return [p.name for p in jit.params]
+
+
+def constexpr_param_names(jit: JITFunction) -> list[str]:
+    return [p.name for p in jit.params if p.is_constexpr]
+
+
+def param_defaults(jit: JITFunction) -> dict[str, Any]:
+    return {p.name: p.default for p in jit.params if p.has_default}
+
+
