@@ -219,6 +219,6 @@ def _report(ws, args) -> int:
     for k in failed:
         err = k["error"]
         shown = ws.shown_path(err["file"]) if err["file"] else ws.user_file.shown  # the line is in that file
-        where = f"{shown}:{err['line']}: " if err["line"] else ""
+        where = f"{shown}:{err['source_line']}: " if err["source_line"] else ""
         print(f"irscope: error: {where}{k['name']} failed to compile: {err['message']}", file=sys.stderr)
     return KernelCompileError.exit_code if failed else 0
