@@ -1,4 +1,4 @@
-"""Command line: `irscope FILE`, `irscope dump`, `irscope report`, `irscope step`.
+"""Command line: `irscope FILE`, `irscope dump`, `irscope report`, `irscope step`, `irscope check`.
 
 Thin on purpose: everything it shows comes from `irscope.core`. Bad input ends in one line on
 stderr that names the problem and the fix, and a non-zero exit; never a traceback.
@@ -15,7 +15,7 @@ from .core.errors import IrscopeError, KernelCompileError, UserCodeError
 from .core.names import ALL_STAGES, TARGETS, target_name
 from .core.paths import check_kernel_path
 
-COMMANDS = ("dump", "report", "tui", "step")
+COMMANDS = ("dump", "report", "tui", "step", "check")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="See what the Triton compiler makes of a kernel: every stage from source to SASS, "
                     "compiled exactly as the JIT would for the file's own launch. No GPU needed.",
         epilog="commands: irscope FILE | irscope dump FILE --stage ptx | irscope report FILE [--json] | "
-               "irscope step FILE --program 1 --break LINE --print NAME,...")
+               "irscope step FILE --program 1 --break LINE --print NAME,... | irscope check PATH... [--format sarif]")
     parser.add_argument("--version", action="version", version=f"irscope {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     dump = sub.add_parser("dump", help="print one stage of a kernel to stdout")
@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(tui)
     from . import step_command
     step_command.add_parser(sub, _common)
+    from . import check
+    check.add_parser(sub)
     return parser
 
 
@@ -111,6 +113,10 @@ def _guarded(work) -> int:
 def _front(args: argparse.Namespace, argv: list[str]) -> int:
     if args.command == "tui":
         return _tui(args)
+    if args.command == "check":  # a worker per file, started by check itself
+        from . import check
+        _check_target(args.target)
+        return check.run(args)
     stage = getattr(args, "stage", None)
     if stage is not None and stage not in ALL_STAGES:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")

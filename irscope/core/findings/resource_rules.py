@@ -102,6 +102,9 @@ def _one_more_block(comp, occ) -> WhatIf | None:
                 return WhatIf(f"at {regs} registers per thread or fewer: {better.warps_per_sm} of "
                               f"{better.max_warps_per_sm} warps per SM ({better.fraction:.0%}), by the occupancy "
                               f"model (not recompiled)", False)
+        other = nvidia_occupancy(arch, 1, comp.num_warps, res.shared_bytes or 0)
+        return WhatIf(f"fewer registers alone would not let another block in: {other.limited_by.replace('_', ' ')} "
+                      f"then allows {other.blocks_per_sm} block(s) per SM, by the occupancy model", False)
     if occ.limited_by == "shared_memory":
         lim = NVIDIA_LIMITS[arch]
         budget = (lim.shared_per_sm // want) // lim.shared_alloc_unit * lim.shared_alloc_unit - lim.reserved_shared_per_block
