@@ -95,7 +95,7 @@ def test_amd_spills_count_registers():
 def test_attention_occupancy_is_low_and_says_its_limiter():
     comp = compiled(kernel_path("attention.py"))[0]
     (f,) = [f for f in findings(comp) if f.rule == "low-occupancy"]
-    assert f.severity == "warning" and f.source_line == comp.kernel.line
+    assert f.severity == "info" and f.source_line == comp.kernel.line  # pipelined kernels run so by design
     assert f.message.startswith("8 of 64 warps per SM (12%): 1 block(s) of 8 warps, limited by registers")
     assert f.cost.unit == "occupancy_lost" and f.cost.value == 0.875
     assert f.fix.startswith("use fewer registers per thread")

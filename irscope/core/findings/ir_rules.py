@@ -26,19 +26,42 @@ _ELEM_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "i16": 2, "f16": 2,
                "i64": 8, "f64": 8}
 
 
-def _loop_depths(lines: list[str]) -> list[int]:
-    """For each TTGIR line, how many scf.for / scf.while loops enclose it."""
-    stack: list[bool] = []
-    depths = []
-    for raw in lines:
+def _regions(lines: list[str]) -> tuple[list[tuple[int, ...]], list[list]]:
+    """The MLIR region nesting of a TTGIR text: per line, the ids of the regions that enclose it
+    (outermost first), and per region [kind, first line, last line], kind "loop" (scf.for / scf.while),
+    "if" (scf.if, either branch) or "other"."""
+    stack: list[int] = []
+    regions: list[list] = []
+    enclosing = []
+    for index, raw in enumerate(lines):
         text = strip_locations(raw).strip()
-        if text.startswith("}"):
-            if stack:
-                stack.pop()
-        depths.append(sum(stack))
+        if text.startswith("}") and stack:
+            regions[stack.pop()][2] = index
+        enclosing.append(tuple(stack))
         if text.endswith("{"):
-            stack.append(bool(re.search(r"\bscf\.(?:for|while)\b", text)) or text.startswith("} do"))
-    return depths
+            if re.search(r"\bscf\.(?:for|while)\b", text) or text.startswith("} do"):
+                kind = "loop"
+            elif re.search(r"\bscf\.if\b", text) or text.startswith("} else"):
+                kind = "if"
+            else:
+                kind = "other"
+            stack.append(len(regions))
+            regions.append([kind, index, len(lines)])
+    return enclosing, regions
+
+
+def _where_in_loops(index: int, enclosing, regions) -> str:
+    """"hot": in the innermost loop, unconditionally; "outer": in a loop that holds another loop (e.g. the
+    tile loop of a persistent kernel, around its K loop) or under a condition inside the loop; "": no loop."""
+    around = enclosing[index]
+    loops = [r for r in around if regions[r][0] == "loop"]
+    if not loops:
+        return ""
+    inner = loops[-1]
+    _, start, end = regions[inner]
+    holds_loop = any(kind == "loop" and start < first <= end for kind, first, _ in regions[inner + 1:])
+    conditional = any(regions[r][0] == "if" for r in around[around.index(inner) + 1:])
+    return "outer" if holds_loop or conditional else "hot"
 
 
 def shuffle_findings(comp, new) -> list[Finding]:
@@ -47,7 +70,6 @@ def shuffle_findings(comp, new) -> list[Finding]:
     source_map = comp.source_map
     shared_lines = {op.source_line for op in memory_ops(comp, [primary_stage(comp)]) if op.space == SHARED}
     aliases = None
-    depths = None
     out = []
     for index, raw in enumerate(lines):
         if "ttg.convert_layout" not in raw:
@@ -57,20 +79,24 @@ def shuffle_findings(comp, new) -> list[Finding]:
         if m is None or line is None or line not in shared_lines:
             continue
         if aliases is None:
-            aliases, depths = layout_aliases(ttgir), _loop_depths(lines)
+            aliases, (enclosing, regions) = layout_aliases(ttgir), _regions(lines)
         shape = [int(x) for x in m.group(1).split("x")]
         elem = _ELEM_BYTES.get(m.group(2))
         size = math.prod(shape) * elem if elem else None
         tensor = f"a {'×'.join(map(str, shape))} {m.group(2)} tensor" + (f" ({size} B)" if size else "")
         src, dst = (describe_layout(aliases.get(n)) if n in aliases else n for n in (m.group(3), m.group(4)))
-        in_loop = depths[index] > 0
-        where = "inside a loop, so every iteration pays it" if in_loop else "once per program"
+        place = _where_in_loops(index, enclosing, regions)
+        in_loop = place == "hot"
+        where = {"hot": "inside the innermost loop, so every iteration pays it",
+                 "outer": "inside a loop, but outside its innermost loop or under a condition (once per tile of a "
+                          "persistent kernel, say)",
+                 "": "once per program"}[place]
         message = (f"ttg.convert_layout moves {tensor} between threads through shared memory, {where}: "
                    f"from {m.group(3)} ({src}) to {m.group(4)} ({dst})")
         fix = _shuffle_fix(aliases.get(m.group(3)), in_loop)
-        cost = Cost(size, "shared_bytes_per_program" + ("_per_iteration" if in_loop else ""),
-                    f"{size if size is not None else '?'} B written to and read back from shared memory per program"
-                    + (" per iteration" if in_loop else ""))
+        per = {"hot": " per iteration", "outer": " each time it runs", "": " per program"}[place]
+        cost = Cost(size, "shared_bytes" + per.replace(" ", "_"),
+                    f"{size if size is not None else '?'} B written to and read back from shared memory{per}")
         out.append(new("layout-shuffle", "warning" if in_loop else "info", line, message, fix, cost, None,
                        stage="ttgir", stage_line=index))
     return out

@@ -95,6 +95,8 @@ def _uncoalesced(access, new) -> Finding:
     c = access.counts
     spr, ideal = c.sectors_per_request, c.ideal_sectors_per_request
     efficiency = c.efficiency or 0.0
+    if access.cause == "narrow_access":
+        return _rereads(access, new)
     severity = "warning" if efficiency <= 0.5 else "info"
     cost = Cost(round(spr - ideal, 2), "excess_sectors_per_request",
                 f"{spr:.1f} sectors per request where {ideal:.1f} would do: {c.cost:.1f}× the bytes the lanes use "
@@ -118,3 +120,23 @@ def _cause_and_what_if(access) -> tuple[str, WhatIf | None]:
     if recount:
         return text, WhatIf(recount + " (a recount of the recorded addresses, not a recompile)", False)
     return text, None
+
+
+def _rereads(access, new) -> Finding:
+    """Each lane's run is contiguous and wider than one instruction moves, and no argument keeps the access
+    narrow (else it is a not-vectorized finding): the following instruction reads the rest of the same
+    sectors, which L1 usually still holds. More requests and L1 wavefronts, not more DRAM traffic."""
+    c = access.counts
+    stride = access.lane_stride_bytes or 0
+    width = access.width_bytes or access.elem_bytes
+    message = (f"{access.kind} of {access.param or 'memory'}: each lane owns {stride} adjacent bytes and one "
+               f"instruction moves {width} of them, so a request spans {c.sectors_per_request:.1f} sectors where "
+               f"{c.ideal_sectors_per_request:.1f} would do and the next instruction reads the rest of the same "
+               f"sectors (usually from L1: more requests, not more DRAM traffic)")
+    fix = (f"give each thread a run of {width} bytes (fewer elements per thread: more num_warps for the same "
+           f"BLOCK), so that one request covers whole sectors" if width >= VECTOR_BYTES else access.fix)
+    cost = Cost(round(c.sectors_per_request - c.ideal_sectors_per_request, 2), "excess_sectors_per_request",
+                f"{c.sectors_per_request:.1f} sectors per request where {c.ideal_sectors_per_request:.1f} would do, "
+                f"the same sectors read again by the next instruction")
+    return new("uncoalesced", "info", access.source_line, message, fix, cost, 1 - (c.efficiency or 0.0),
+               stage="ttgir", stage_line=access.stage_line)

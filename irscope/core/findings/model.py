@@ -1,9 +1,10 @@
 """What a finding is: one thing that costs a compiled kernel time, where it is, what it costs, the fix.
 
 Severities: `error` — the kernel cannot run as written (it does not compile, its block cannot launch)
-or the file cannot be opened; `warning` — a loss the analyses measure: at least twice the bytes,
-instructions or local traffic the work needs, or a resource that leaves three quarters of the SM
-idle; `info` — a smaller loss, or one whose size irscope cannot tell.
+or the file cannot be opened; `warning` — a loss the analyses measure: at least twice the DRAM sectors,
+instructions or local traffic the work needs, a dot off the tensor cores, a shared-memory round trip
+in every iteration of a hot loop; `info` — a smaller loss, or one whose effect on time irscope cannot
+tell (low occupancy, a shuffle once per program, sectors fetched again from L1).
 
 Findings are ranked by severity, then by `weight`: the fraction of the resource the finding wastes
 (sectors, vector width, occupancy, per-thread storage), 0 to 1. The weight orders findings; it is not a
