@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from . import check_output
 from .core.errors import IrscopeError
 from .core.findings.model import SEVERITIES, at_least, rank_key
+from .worker.textsafe import safe_text
 
 FORMATS = ("text", "json", "sarif", "github")
 _KERNEL_DEF = re.compile(r"^\s*@\s*(?:triton\.)?(?:jit|autotune|heuristics)\b|\btriton\.jit\s*\(", re.MULTILINE)
@@ -111,11 +112,12 @@ def _open_all(files: list[str], target: str | None, jobs: int) -> list[dict]:
 def open_one(path: str, target: str | None) -> dict:
     """One file through a worker, as `irscope report --json` runs it: its findings, or one `open-failed`."""
     from .worker.client import run_captured
+    from .worker.textsafe import scrub
 
     argv = ["report", "--json", path] + (["--target", target] if target else [])
     code, out, err = run_captured(argv, path)
     try:
-        doc = json.loads(out) if out.strip() else None
+        doc = scrub(json.loads(out)) if out.strip() else None  # JSON brings escaped control bytes back
     except json.JSONDecodeError:
         doc = None
     if doc is None:
@@ -130,7 +132,7 @@ def open_one(path: str, target: str | None) -> dict:
 
 def open_failed(path: str, err: str, code: int) -> dict:
     """The worker's one-line error as a finding at the line of the file it names, when it names one."""
-    lines = [line for line in err.splitlines() if line.strip()]
+    lines = [safe_text(line) for line in err.splitlines() if line.strip()]
     said = next((line for line in lines if line.startswith("irscope: error:")), lines[0] if lines else "")
     message = said.removeprefix("irscope: error:").strip() or f"the file could not be opened (exit status {code})"
     line = None

@@ -71,6 +71,16 @@ def test_text_is_compiler_style_and_add_alone_is_clean(repo):
     assert (code, out) == (0, "") and "0 finding(s)" in err
 
 
+def test_control_bytes_in_the_source_reach_no_terminal(tmp_path):
+    text = open(os.path.join(KERNELS, "strided.py")).read()
+    (tmp_path / "s.py").write_text(text.replace("# stride 8 (= STRIDE): uncoalesced", "# \x1b]0;owned\x07\x1b[2J"))
+    for fmt in ("text", "github", "json", "sarif"):
+        code, out, _ = check("s.py", "--format", fmt, cwd=tmp_path)
+        assert code == 1 and "\x1b" not in out and "\x07" not in out, fmt
+    (f,) = json.loads(check("s.py", "--format", "json", cwd=tmp_path)[1])["findings"]
+    assert f["source_text"].endswith("# \\x1b]0;owned\\x07\\x1b[2J")  # shown, not obeyed
+
+
 def test_fail_on_threshold(repo):
     assert check("kernels/strided.py", "--fail-on", "error", cwd=repo)[0] == 0
     assert check("kernels/strided.py", "--fail-on", "never", cwd=repo)[0] == 0

@@ -188,3 +188,15 @@ def test_report_json_line_numbers_are_one_based_and_named(cli):
         assert row["op"] in ttgir[row["ttgir_line"] - 1]
     src = comp.source_text.splitlines()
     assert src[k["def_line"] - 1].startswith("def add_kernel")
+
+
+def test_the_tui_gets_the_same_findings_through_its_worker():
+    from tui_helpers import open_view
+
+    session, view = open_view(kernel_path("strided.py"))
+    try:
+        (f,) = view.call("findings")
+    finally:
+        session.close()
+    (here,) = findings(compiled(kernel_path("strided.py"))[0])
+    assert f == here

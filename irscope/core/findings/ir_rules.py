@@ -2,7 +2,8 @@
 
 A `ttg.convert_layout` moves a tensor from one thread layout to another; the backend does it in
 registers or with warp shuffles when it can, and through shared memory otherwise. It counts as a
-finding only when the machine code of its source line reads and writes shared memory. A `tt.dot` whose
+finding only when the machine code at its source line and column (the compiler's debug location)
+reads and writes shared memory; a reduction on the same line has a column of its own. A `tt.dot` whose
 result stays in a `#blocked` layout is computed on the FMA pipes; it counts only when no `mma` / `wgmma`
 (AMD: `mfma` / `wmma`) instruction comes from its source line.
 """
@@ -12,14 +13,17 @@ from __future__ import annotations
 import math
 import re
 
-from ..analysis.layouts import BlockedLayout, describe_layout, layout_aliases
+from ..analysis.layouts import BlockedLayout, describe_layout, layout_aliases, parse_layout
 from ..analysis.memory import SHARED, memory_ops, primary_stage
 from ..stages.mlir import strip_locations
 from .model import Cost, Finding
 
 _TENSOR = re.compile(r"tensor<([\dx]+)x(\w+),\s*(#[^>]+(?:>[^>]*>)?)>")
-_CONVERT = re.compile(r"ttg\.convert_layout\s+%[\w#.]+\s*:\s*tensor<([\dx]+)x(\w+),\s*(#\w+)>\s*->\s*"
-                      r"tensor<[\dx]+x\w+,\s*(#\w+)>")
+_CONVERT = re.compile(r"ttg\.convert_layout\s+%[\w#.]+\s*:\s*tensor<([\dx]+)x(\w+),\s*(#.+?)>\s*->\s*"
+                      r"tensor<[\dx]+x\w+,\s*(#.+?)>$")
+# Other ops that go through shared memory: when one has the conversion's line and column, the shared
+# accesses there cannot be told apart, and no finding is made.
+_SHARED_USERS = re.compile(r'"?\b(?:tt\.(?:reduce|scan|histogram|gather)|ttg\.(?:local_\w+|async_\w+)|ttng\.\w+)\b')
 _DOT = re.compile(r"=\s*tt\.dot\s")
 _TENSOR_CORE = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:wgmma|mma|tcgen05\.mma)\.|^\s*v_(?:mfma|wmma|smfmac)_")
 _ELEM_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4,
@@ -68,23 +72,29 @@ def shuffle_findings(comp, new) -> list[Finding]:
     ttgir = comp.stage("ttgir")
     lines = ttgir.splitlines()
     source_map = comp.source_map
-    shared_lines = {op.source_line for op in memory_ops(comp, [primary_stage(comp)]) if op.space == SHARED}
+    machine = primary_stage(comp)
+    machine_lines = source_map.lines(machine)
+    shared_at = {_place(machine_lines[op.line].loc) for op in memory_ops(comp, [machine]) if op.space == SHARED}
+    ttgir_lines = source_map.lines("ttgir")
+    others = {_place(ttgir_lines[i].loc) for i, text in enumerate(lines)
+              if "convert_layout" not in text and _SHARED_USERS.search(strip_locations(text))}
     aliases = None
     out = []
     for index, raw in enumerate(lines):
         if "ttg.convert_layout" not in raw:
             continue
-        m = _CONVERT.search(strip_locations(raw))
-        line = source_map.source_line("ttgir", index)
-        if m is None or line is None or line not in shared_lines:
-            continue
+        m = _CONVERT.search(strip_locations(raw).rstrip())
+        loc = ttgir_lines[index].loc
+        if m is None or loc is None or _place(loc) not in shared_at or _place(loc) in others:
+            continue  # no shared memory from this op's line and column (registers, warp shuffles), or unclear
+        line = loc.line
         if aliases is None:
             aliases, (enclosing, regions) = layout_aliases(ttgir), _regions(lines)
         shape = [int(x) for x in m.group(1).split("x")]
         elem = _ELEM_BYTES.get(m.group(2))
         size = math.prod(shape) * elem if elem else None
         tensor = f"a {'×'.join(map(str, shape))} {m.group(2)} tensor" + (f" ({size} B)" if size else "")
-        src, dst = (describe_layout(aliases.get(n)) if n in aliases else n for n in (m.group(3), m.group(4)))
+        src, dst = (describe_layout(parse_layout(n, aliases)) for n in (m.group(3), m.group(4)))
         place = _where_in_loops(index, enclosing, regions)
         in_loop = place == "hot"
         where = {"hot": "inside the innermost loop, so every iteration pays it",
@@ -93,7 +103,7 @@ def shuffle_findings(comp, new) -> list[Finding]:
                  "": "once per program"}[place]
         message = (f"ttg.convert_layout moves {tensor} between threads through shared memory, {where}: "
                    f"from {m.group(3)} ({src}) to {m.group(4)} ({dst})")
-        fix = _shuffle_fix(aliases.get(m.group(3)), in_loop)
+        fix = _shuffle_fix(parse_layout(m.group(3), aliases), in_loop)
         per = {"hot": " per iteration", "outer": " each time it runs", "": " per program"}[place]
         cost = Cost(size, "shared_bytes" + per.replace(" ", "_"),
                     f"{size if size is not None else '?'} B written to and read back from shared memory{per}")
@@ -102,10 +112,16 @@ def shuffle_findings(comp, new) -> list[Finding]:
     return out
 
 
+def _place(loc) -> tuple[int, int] | None:
+    """Line and column: a reduction on the same line as a conversion (tl.sum(a * b)) has its own column."""
+    return None if loc is None else (loc.line, loc.column)
+
+
 def _shuffle_fix(source_layout, in_loop: bool) -> str:
     if in_loop:
-        return ("move the conversion out of the loop: convert a loop-invariant value once, before the loop, or "
-                "produce the value in the layout its use inside the loop needs")
+        return ("produce the value in the layout its use inside the loop needs (for a reduction's result that is "
+                "stored, store it from the reduction's layout), or convert it once outside the loop when it does "
+                "not change there")
     kind = getattr(source_layout, "kind", "")
     if "mma" in kind or "mfma" in kind or "wmma" in kind:
         return ("usually none: the dot's result leaves the MMA layout so that the store is coalesced, once per "
