@@ -211,3 +211,26 @@ def test_sarif_format_through_the_command_line(repo):
     loc = result["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"] == {"uri": "kernels/strided.py", "uriBaseId": "%SRCROOT%"}
     assert loc["region"]["startLine"] == 26 and loc["region"]["startColumn"] == 9
+
+
+def test_real_files_from_outside_the_repository(tmp_path):
+    """A ROCm snippet whose copy loop Triton cannot prove contiguous (irscope cannot name why either, and
+    says so), and Triton's grouped-GEMM tutorial, whose epilogue shuffle sits in its tile loop, outside the K
+    loop: information, not a warning."""
+    corpus = os.path.join(ROOT, "tests", "corpus")
+    copy = os.path.join(corpus, "snippets", "rocm-triton", "hbm-bw-test.py")
+    gemm = os.path.join(corpus, "tutorials", "triton-main-2026-08-20", "08-grouped-gemm.py")
+    code, out, _ = check(copy, gemm, "--format", "json", "--jobs", "2", cwd=tmp_path)
+    doc = json.loads(out)
+    assert code == 1 and all(f["opened"] for f in doc["files"])
+    (narrow,) = [f for f in doc["findings"] if f["file"] == copy and f["rule"] == "not-vectorized"]
+    assert narrow["source_line"] == 40 and narrow["source_text"] == "in_vals = tl.load(input_ptr + offsets)"
+    assert "4 B per thread where the layout allows 16 B" in narrow["message"]
+    assert "irscope sees no missing alignment or divisibility fact" in narrow["message"]
+    assert "tl.multiple_of(offsets, 16)" in narrow["fix"] and narrow["what_if"] is None
+    grouped = [f for f in doc["findings"] if f["file"] == gemm]
+    assert grouped and all(f["severity"] == "info" for f in grouped)
+    (shuffle,) = [f for f in grouped if f["rule"] == "layout-shuffle"]
+    assert "inside a loop, but outside its innermost loop or under a condition" in shuffle["message"]
+    assert shuffle["fix"].startswith("usually none")
+    assert check(gemm, cwd=tmp_path)[0] == 0  # --fail-on warning: information does not fail

@@ -200,3 +200,14 @@ def test_the_tui_gets_the_same_findings_through_its_worker():
         session.close()
     (here,) = findings(compiled(kernel_path("strided.py"))[0])
     assert f == here
+
+
+def test_a_shuffle_in_the_innermost_loop_is_a_warning():
+    (comp,) = compiled(fixture_path("loop_shuffle.py"))
+    (f,) = findings(comp)
+    assert (f.rule, f.severity, f.source_line, f.column) == ("layout-shuffle", "warning", 14, 9)
+    assert f.message.startswith("ttg.convert_layout moves a 64 f32 tensor (256 B) between threads through shared "
+                                "memory, inside the innermost loop, so every iteration pays it: from "
+                                "#ttg.slice<{dim = 1, parent = #blocked}>")
+    assert f.cost.text == "256 B written to and read back from shared memory per iteration"
+    assert f.fix.startswith("convert less often")

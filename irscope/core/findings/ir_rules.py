@@ -119,9 +119,8 @@ def _place(loc) -> tuple[int, int] | None:
 
 def _shuffle_fix(source_layout, in_loop: bool) -> str:
     if in_loop:
-        return ("produce the value in the layout its use inside the loop needs (for a reduction's result that is "
-                "stored, store it from the reduction's layout), or convert it once outside the loop when it does "
-                "not change there")
+        return ("convert less often: keep the results in registers across iterations and store them once after "
+                "the loop, or convert a value once before the loop when it does not change in it")
     kind = getattr(source_layout, "kind", "")
     if "mma" in kind or "mfma" in kind or "wmma" in kind:
         return ("usually none: the dot's result leaves the MMA layout so that the store is coalesced, once per "
