@@ -77,6 +77,9 @@ def collect_files(paths: list[str]) -> list[str]:
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
                 found += [os.path.join(root, n) for n in sorted(names) if n.endswith(".py")
                           and defines_kernel(os.path.join(root, n))]
+            if not found:  # a CI step pointed at the wrong folder must not pass in silence
+                raise IrscopeError(f"{path}: no .py file under it defines a Triton kernel (@triton.jit); give the "
+                                   f"folder that holds your kernels, or the files that launch them")
             out += found
         elif not path.endswith(".py"):
             raise IrscopeError(f"{path} is not a Python file; give .py files or directories")

@@ -120,6 +120,9 @@ def test_bad_input_is_one_line_and_exit_2(repo, tmp_path):
             said = "kernels/notes.txt is not a Python file"
         code, out, err = check(*args, cwd=repo)
         assert code == 2 and out == "" and err.count("\n") == 1 and said in err and "Traceback" not in err
+    (tmp_path / "empty").mkdir()
+    code, out, err = check("empty", cwd=tmp_path)
+    assert code == 2 and "empty: no .py file under it defines a Triton kernel" in err and err.count("\n") == 1
     (tmp_path / "bad.json").write_text("{")
     code, _, err = check(str(repo / "kernels" / "add.py"), "--baseline", str(tmp_path / "bad.json"), cwd=tmp_path)
     assert code == 2 and "not a baseline irscope wrote" in err
