@@ -221,3 +221,27 @@ def test_a_shuffle_in_the_innermost_loop_is_a_warning():
                                 "#ttg.slice<{dim = 1, parent = #blocked}>")
     assert f.cost.text == "256 B written to and read back from shared memory per iteration"
     assert f.fix.startswith("convert less often")
+
+
+def test_rows_that_start_off_a_sector_cost_l1_requests_not_dram_bytes():
+    """softmax.py's rows of 781 floats start off 32-byte boundaries: each request straddles one more sector,
+    which the next request reads too; over the row, the sectors hold as many bytes as it uses."""
+    (comp,) = compiled(kernel_path("softmax.py"))
+    found = [f for f in findings(comp) if f.rule == "uncoalesced"]
+    assert [(f.source_line, f.severity) for f in found] == [(26, "info"), (30, "info")]
+    assert "start off a 32-byte boundary" in found[0].message
+    assert "over one execution of the access the sectors hold 1.0× the bytes it uses" in found[0].cost.text
+
+
+def test_a_stride_of_two_fetches_twice_the_bytes_though_each_request_spans_more(tmp_path):
+    """strided.py with stride 2 and one element per thread: lanes 8 bytes apart, four to a sector; each
+    request spans twice the sectors its bytes need, and so does the whole access (a real 2× in DRAM)."""
+    text = open(kernel_path("strided.py")).read()
+    text = text.replace("offs * 8", "offs * 2").replace("STRIDE = 8", "STRIDE = 2").replace("1024", "128")
+    path = tmp_path / "stride2.py"
+    path.write_text(text)
+    (comp,) = compiled(str(path))
+    (f,) = [f for f in findings(comp) if f.rule == "uncoalesced"]
+    assert f.severity == "warning" and f.source_line == 26
+    assert "neighbouring lanes are 8 bytes apart: 4 lanes share each 32-byte sector and use 16 of its bytes" in f.message
+    assert f.cost.text.startswith("8.0 sectors per request where 4.0 would do")

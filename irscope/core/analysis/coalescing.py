@@ -623,9 +623,14 @@ def diagnose(entry: AccessCoalescing) -> None:
             steps = ", ".join(f"{s} bytes ({s // entry.elem_bytes if entry.elem_bytes else s} elements)"
                               + (f" along dimension {d}" if len(entry.shape) > 1 else "")
                               for d, s in sorted(entry.dim_strides.items()))
+            if stride >= SECTOR_BYTES:
+                sharing = f"each lane's element sits in its own {SECTOR_BYTES}-byte sector, of which it uses {width} bytes"
+            else:  # a few lanes share a sector, and still most of its bytes are not asked for
+                per_sector = SECTOR_BYTES // stride
+                sharing = (f"{per_sector} lanes share each {SECTOR_BYTES}-byte sector and use {per_sector * width} "
+                           f"of its bytes")
             entry.diagnosis = (f"{head}; neighbouring elements of the block are {steps or 'far'} apart — a strided "
-                               f"gather — and {lane_text}: each lane's element sits in its own {SECTOR_BYTES}-byte "
-                               f"sector, of which it uses {width} bytes.{what_if}")
+                               f"gather — and {lane_text}: {sharing}.{what_if}")
             entry.fix = ("Read contiguous elements: store the data so that the elements one program reads are "
                          "adjacent (stride 1 along the index the lanes vary), or load the contiguous block that "
                          "contains them and pick the ones you need in registers; if the stride is a "

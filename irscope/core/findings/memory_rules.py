@@ -10,6 +10,9 @@ cause is the argument that kept it narrow, not the addresses.
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..analysis.coalescing import SECTOR_BYTES
 from ..analysis.vectorize import VECTOR_BYTES, Diagnosis, vectorization
 from .model import Cost, Finding, WhatIf
 
@@ -97,13 +100,34 @@ def _uncoalesced(access, new) -> Finding:
     efficiency = c.efficiency or 0.0
     if access.cause == "narrow_access":
         return _rereads(access, new)
-    severity = "warning" if efficiency <= 0.5 else "info"
-    cost = Cost(round(spr - ideal, 2), "excess_sectors_per_request",
-                f"{spr:.1f} sectors per request where {ideal:.1f} would do: {c.cost:.1f}× the bytes the lanes use "
-                f"({c.excess_bytes} excess bytes in the programs sampled)")
+    fetched = _fetched_factor(access)
+    per_request = f"{spr:.1f} sectors per request where {ideal:.1f} would do"
+    if fetched is not None and fetched < 0.9 * (c.cost or 0):
+        # later requests of the same access read sectors earlier ones fetched: L1 hits, not DRAM traffic
+        severity = "warning" if fetched >= 2 else "info"
+        text = (f"{per_request}; over one execution of the access the sectors hold {fetched:.1f}× the bytes it "
+                f"uses (the other requests touch the same sectors again)")
+    else:
+        severity = "warning" if efficiency <= 0.5 else "info"
+        text = (f"{per_request}: {c.cost:.1f}× the bytes the lanes use ({c.excess_bytes} excess bytes in the "
+                f"programs sampled)")
+    cost = Cost(round(spr - ideal, 2), "excess_sectors_per_request", text)
     message, what_if = _cause_and_what_if(access)
     return new("uncoalesced", severity, access.source_line, message, access.fix, cost, 1 - efficiency,
                what_if, stage="ttgir", stage_line=access.stage_line)
+
+
+def _fetched_factor(access) -> float | None:
+    """Distinct 32-byte sectors of one recorded execution of the access, in bytes, over the distinct bytes it
+    asks for: what the memory system must bring in once, whatever order the requests come in."""
+    if access.sample is None or not access.elem_bytes:
+        return None
+    addresses, mask = np.asarray(access.sample[0]).reshape(-1), access.sample[1]
+    if mask is not None:
+        addresses = addresses[np.asarray(mask, bool).reshape(-1)]
+    if not addresses.size:
+        return None
+    return len(np.unique(addresses // SECTOR_BYTES)) * SECTOR_BYTES / (len(np.unique(addresses)) * access.elem_bytes)
 
 
 def _cause_and_what_if(access) -> tuple[str, WhatIf | None]:
