@@ -41,14 +41,13 @@ def access_findings(comp, new) -> list[Finding]:
 
 
 def _coalescing(comp) -> list:
-    """The coalescing analysis' accesses, or none when there are no real addresses (no launch, or an
-    interpreter failure): then no finding is made from addresses."""
+    """The coalescing analysis' accesses: none when there are no real addresses (no launch, or the
+    interpreter could not run it), and then no finding is made from addresses."""
     from ..analysis.coalescing import analyze_coalescing
     try:
-        result = analyze_coalescing(comp)
+        return analyze_coalescing(comp).accesses
     except Exception:  # noqa: BLE001 - the report says why in its coalescing section
         return []
-    return result.accesses if result.error is None or result.accesses else []
 
 
 def _width_finding(comp, d: Diagnosis, what_if, coalescing, new) -> Finding | None:
