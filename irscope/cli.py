@@ -1,5 +1,5 @@
-"""Command line: `irscope FILE`, `irscope dump`, `irscope report`, `irscope step`, `irscope diff`,
-`irscope passes`, `irscope export`.
+"""Command line: `irscope FILE`, `irscope dump`, `irscope report`, `irscope step`, `irscope check`,
+`irscope diff`, `irscope passes`, `irscope export`.
 
 Thin on purpose: everything it shows comes from `irscope.core`. Bad input ends in one line on
 stderr that names the problem and the fix, and a non-zero exit; never a traceback.
@@ -16,7 +16,7 @@ from .core.errors import IrscopeError, KernelCompileError, UserCodeError
 from .core.names import ALL_STAGES, TARGETS, target_name
 from .core.paths import check_kernel_path
 
-COMMANDS = ("dump", "report", "tui", "step", "diff", "passes", "export")
+COMMANDS = ("dump", "report", "tui", "step", "check", "diff", "passes", "export")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="See what the Triton compiler makes of a kernel: every stage from source to SASS, "
                     "compiled exactly as the JIT would for the file's own launch. No GPU needed.",
         epilog="commands: irscope FILE | irscope dump FILE --stage ptx | irscope report FILE [--json] | "
-               "irscope step FILE --program 1 --break LINE --print NAME,... | "
+               "irscope step FILE --program 1 --break LINE --print NAME,... | irscope check PATH... [--format sarif] | "
                "irscope diff FILE --left SPEC --right SPEC | irscope passes FILE [--line N] | "
                "irscope export FILE -o kernel.html")
     parser.add_argument("--version", action="version", version=f"irscope {_version()}")
@@ -75,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     step_command.add_parser(sub, _common)
     from . import passes_command
     passes_command.add_parser(sub, _common)
+    from . import check
+    check.add_parser(sub)
     return parser
 
 
@@ -129,6 +131,10 @@ def _guarded(work) -> int:
 def _front(args: argparse.Namespace, argv: list[str]) -> int:
     if args.command == "tui":
         return _tui(args)
+    if args.command == "check":  # a worker per file, started by check itself
+        from . import check
+        _check_target(args.target)
+        return check.run(args)
     stage = getattr(args, "stage", None) if args.command != "passes" else None
     if stage is not None and stage not in ALL_STAGES:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
@@ -251,7 +257,7 @@ def _report(ws, args) -> int:
     for k in failed:
         err = k["error"]
         shown = ws.shown_path(err["file"]) if err["file"] else ws.user_file.shown  # the line is in that file
-        where = f"{shown}:{err['line']}: " if err["line"] else ""
+        where = f"{shown}:{err['source_line']}: " if err["source_line"] else ""
         print(f"irscope: error: {where}{k['name']} failed to compile: {err['message']}", file=sys.stderr)
     return KernelCompileError.exit_code if failed else 0
 

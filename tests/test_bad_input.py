@@ -93,8 +93,8 @@ def test_compile_error_is_a_result_in_the_report(cli):
     code, out, err = cli("report", fixture_path("compile_error.py"), "--json")
     assert code != 0
     entry = json.loads(out)["kernels"][0]
-    assert entry["error"]["line"] == 9
-    assert entry["error"]["source_line"] == "offs = tl.arange(0, 1000)"
+    assert entry["error"]["source_line"] == 9
+    assert entry["error"]["source_text"] == "offs = tl.arange(0, 1000)"
     assert "power of 2" in entry["error"]["message"]
 
 

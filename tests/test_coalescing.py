@@ -276,7 +276,7 @@ def test_add_is_ideal_and_json_shape():
     for row in rows:
         assert row["sectors_per_request"] == 16.0 and row["ideal_sectors_per_request"] == 16.0
         assert row["efficiency"] == 1.0 and row["op"] in ("tt.load", "tt.store")
-        assert isinstance(row["stage_line"], int)
+        assert isinstance(row["ttgir_line"], int) and row["ttgir_line"] >= 1
 
 
 def test_layouts_triton_builds_are_used_for_other_layouts():

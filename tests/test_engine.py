@@ -141,7 +141,7 @@ def test_report_json_fields(cli):
     assert code == 0, err
     doc = json.loads(out)
     entry = doc["kernels"][0]
-    for field in ("name", "file", "line", "target", "grid", "signature", "specialization", "constexprs",
+    for field in ("name", "file", "def_line", "target", "grid", "signature", "specialization", "constexprs",
                   "num_warps", "num_stages", "registers", "spills", "shared_bytes", "stages"):
         assert field in entry, field
     assert entry["signature"]["x_ptr"] == "*fp32" and entry["signature"]["BLOCK_SIZE"] == "constexpr"

@@ -13,7 +13,7 @@ def test_add_sm90_json_memory_ops_are_16_bytes_and_masked(cli):
     assert len(globals_) == 6 and all(o["stage"] == "ptx" for o in globals_)
     assert all(o["width_bytes"] == 16 and o["masked"] for o in globals_)
     assert {o["op"] for o in globals_} == {"load", "store"}
-    assert set(globals_[0]) >= {"stage", "line", "source_line", "op", "space", "width_bytes", "masked"}
+    assert set(globals_[0]) >= {"stage", "ptx_line", "source_line", "op", "space", "width_bytes", "masked"}
     assert [(r["source_line"], r["loads"], r["stores"]) for r in k["memory_by_line"]] == [(26, 2, 0), (27, 2, 0), (28, 0, 2)]
     assert k["occupancy"]["warps_per_sm"] == 64 and k["occupancy"]["max_warps_per_sm"] == 64
     assert k["occupancy"]["limited_by"] == "warps"

@@ -45,7 +45,7 @@ def test_a_kernel_from_another_module_is_captured_in_a_file_that_sets_triton_int
     assert done.returncode == 0, done.stderr
     (kernel,) = json.loads(done.stdout)["kernels"]
     assert (kernel["name"], kernel["module"]) == ("double_kernel", "sibling_kernels")
-    assert kernel["file"].endswith("sibling_kernels.py") and kernel["line"] == 8
+    assert kernel["file"].endswith("sibling_kernels.py") and kernel["def_line"] == 8
     assert kernel["stages"]["ptx"]["mapped_fraction"] > 0.5
     by_module = run_irscope("dump", fixture_path("calls_sibling.py"), "--kernel", "sibling_kernels:double_kernel",
                             "--stage", "ttir", "--annotate")
@@ -103,5 +103,5 @@ def test_a_breakpoint_in_a_kernel_is_skipped_in_the_interpreter_and_explained_by
     doc = json.loads(done.stdout)
     assert doc["notes"] == ["breakpoint() at line 12 skipped (no debugger under irscope)"]
     (kernel,) = doc["kernels"]
-    assert kernel["error"]["line"] == 12
+    assert kernel["error"]["source_line"] == 12
     assert "runs only in Triton's interpreter" in kernel["error"]["message"]

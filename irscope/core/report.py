@@ -26,7 +26,7 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         "name": comp.kernel.name,
         "module": comp.kernel.module,
         "file": ws.shown_path(comp.kernel.file),
-        "line": comp.kernel.line,
+        "def_line": comp.kernel.line,
         "target": comp.target.name,
         "grid": list(comp.launch.grid) if comp.launch.grid else None,
         "launch": comp.launch.origin,
@@ -52,8 +52,9 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         entry["autotune"] = {"configs": [str(c) for c in comp.kernel.autotune_configs or []],
                              "selected": comp.launch.autotune_index or 0}
     if comp.failure is not None:
+        entry["findings"] = _findings_json(ws, comp)
         f = comp.failure
-        entry["error"] = {"message": f.message, "file": f.file, "line": f.line, "source_line": f.source_line}
+        entry["error"] = {"message": f.message, "file": f.file, "source_line": f.line, "source_text": f.source_line}
         entry["stages"] = {"source": {"lines": len(comp.source_text.splitlines())}}
         return entry
     sm = comp.source_map
@@ -67,14 +68,28 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
     if comp.launch.guesses and entry.get("coalescing_totals") is not None:
         entry["coalescing_totals"].setdefault("notes", []).append(
             "addresses from guessed arguments (" + ", ".join(comp.launch.guesses) + "): not a real launch's")
+    entry["findings"] = _findings_json(ws, comp)
+    from .findings import rule_errors
+    if rule_errors(comp):
+        entry["finding_rule_errors"] = rule_errors(comp)
     return entry
+
+
+def _findings_json(ws: Workspace, comp: Compilation) -> list[dict[str, Any]]:
+    from .findings import findings
+    out = []
+    for f in findings(comp):
+        item = f.to_json()
+        item["file"] = ws.shown_path(f.file) if f.file else None
+        out.append(item)
+    return out
 
 
 def build_report(ws: Workspace, comps: list[Compilation]) -> dict[str, Any]:
     for comp in comps:
         comp.prefetch_sass()  # one nvdisasm per compilation, side by side
     doc: dict[str, Any] = {"kernels": [compilation_entry(ws, c) for c in comps]}
-    doc["not_launched"] = [{"name": k.name, "line": k.line} for k in ws.not_launched()]
+    doc["not_launched"] = [{"name": k.name, "def_line": k.line} for k in ws.not_launched()]
     if ws.run_warning:
         doc["warning"] = ws.run_warning
     doc["notes"] = list(ws.notes)
@@ -82,12 +97,38 @@ def build_report(ws: Workspace, comps: list[Compilation]) -> dict[str, Any]:
     return doc
 
 
+def format_findings(doc: dict[str, Any]) -> list[str]:
+    """The report's opening: every compilation's findings in one ranked list, with cost, fix and what-if."""
+    from .findings import ranked
+    launches: dict[str, int] = {}
+    items = []
+    for k in doc["kernels"]:
+        launches[k["name"]] = launches.get(k["name"], 0) + 1
+        for f in k.get("findings") or []:
+            items.append((f, k["name"], launches[k["name"]]))
+    several = {name for name, n in launches.items() if n > 1}
+    if not items:
+        return ["findings: none"] if doc["kernels"] else []
+    order = {id(f): i for i, f in enumerate(ranked([f for f, _, _ in items]))}
+    out = [f"findings ({len(items)}, most costly first):"]
+    for number, (f, name, launch) in enumerate(sorted(items, key=lambda t: order[id(t[0])]), start=1):
+        which = f"{name}, compilation {launch}" if name in several else name
+        where = f"{f['file']}:{f['source_line']}" if f["source_line"] else (f["file"] or "?")
+        out.append(f"  {number}. {f['severity']}[{f['rule']}] {where} ({which}): {f['message']}")
+        out.append(f"     cost: {f['cost']['text']}")
+        out.append(f"     fix: {f['fix']}")
+        if f.get("what_if"):
+            out.append(f"     what if: {f['what_if']['text']}")
+    return out
+
+
 def format_report(doc: dict[str, Any]) -> str:
     """The human-readable report: one block per compilation."""
     out: list[str] = [f"device: {doc['device']}"] if doc.get("device") else []
+    out.extend(format_findings(doc))
     for k in doc["kernels"]:
         grid = "×".join(map(str, k["grid"])) if k["grid"] else "unknown"
-        out.append(f"{k['name']}  ({k['file']}:{k['line']})  target {k['target']}  grid {grid}")
+        out.append(f"{k['name']}  ({k['file']}:{k['def_line']})  target {k['target']}  grid {grid}")
         if k.get("interpreter_error"):
             out.append(f"  interpreter could not run this launch: {k['interpreter_error']} "
                        f"(compiled all the same; no coalescing or stepping for it)")
@@ -110,7 +151,7 @@ def format_report(doc: dict[str, Any]) -> str:
                        + "  (no launch: give -D/--arg, or run the file, for real values)")
         if k["error"]:
             err = k["error"]
-            where = f" at line {err['line']}: {err['source_line']}" if err["line"] else ""
+            where = f" at line {err['source_line']}: {err['source_text']}" if err["source_line"] else ""
             out.append(f"  COMPILE ERROR{where}")
             out.append(f"    {err['message']}")
             continue
@@ -121,7 +162,7 @@ def format_report(doc: dict[str, Any]) -> str:
         from .analysis.coalescing import format_lines
         out.extend(format_lines(k))
     if doc.get("not_launched"):
-        names = ", ".join(f"{k['name']} (line {k['line']})" for k in doc["not_launched"])
+        names = ", ".join(f"{k['name']} (line {k['def_line']})" for k in doc["not_launched"])
         out.append(f"not launched by the file: {names}")
     out.append("specialization: D = divisible by 16 (aligned), S = fits 32-bit offsets, "
                "constant = folded into the code")

@@ -72,7 +72,7 @@ def _header(entry: dict[str, Any], versions: dict[str, str], device: str) -> str
             args.append(f"{name}: {kind}" + (f" [{spec}]" if spec else ""))
     rows = "".join(f'<tr><td class="k">{_esc(k)}</td><td>{_esc(v)}</td></tr>' for k, v in cells)
     made = ", ".join(f"{k} {v}" for k, v in versions.items())
-    return (f'<header><h1>{_esc(entry["name"])} <span class="k">{_esc(entry["file"])}:{entry["line"]}</span></h1>'
+    return (f'<header><h1>{_esc(entry["name"])} <span class="k">{_esc(entry["file"])}:{entry["def_line"]}</span></h1>'
             f'<table>{rows}<tr><td class="k">arguments</td><td>{_esc(", ".join(args))}</td></tr>'
             f'<tr><td class="k">device</td><td>{_esc(device)}</td></tr>'
             f'<tr><td class="k">made by</td><td id="versions">{_esc(made)}</td></tr></table></header>')

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from . import protocol
@@ -17,6 +18,8 @@ from .textsafe import safe_text
 
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _TAIL_LINES = 8
+_live: set = set()  # workers of run_captured still running (several at once under `check --jobs`)
+_live_lock = threading.Lock()
 
 
 class _Stopped(Exception):
@@ -60,40 +63,64 @@ def stop(proc: subprocess.Popen, grace: float = 1.0) -> None:
 
 def run_command(argv: list[str], shown_file: str) -> int:
     """Run one `dump` / `report` / `step` in a worker and print its answer; the exit code is the command's."""
-    tmp = tempfile.mkdtemp(prefix="irscope-")
-    read_fd, write_fd = os.pipe()
     previous = {signum: signal.getsignal(signum) for signum in _FORWARDED}
 
     def stopped(signum, _frame):
         raise _Stopped(signum)
 
-    proc = None
     try:
         for signum in _FORWARDED:
             signal.signal(signum, stopped)
+        code, out, err = run_captured(argv, shown_file)
+        sys.stdout.write(out)
+        sys.stdout.flush()
+        sys.stderr.write(err)
+        return code
+    except _Stopped as stop_signal:
+        return 128 + stop_signal.signum
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def run_captured(argv: list[str], shown_file: str) -> tuple[int, str, str]:
+    """Run one command in a worker and return (exit code, stdout, stderr) as the command would print them,
+    control characters written out. A worker that dies without answering gives its one-line cause on
+    stderr. Safe from any thread (`irscope check --jobs`); whatever stops the caller stops the worker."""
+    tmp = tempfile.mkdtemp(prefix="irscope-")
+    read_fd, write_fd = os.pipe()
+    proc = None
+    try:
         with open(os.path.join(tmp, "file-output"), "wb") as output:
             proc = start(argv, tmp, write_fd, output)
+        with _live_lock:
+            _live.add(proc)
         os.close(write_fd)
         write_fd = -1
         answer = protocol.receive(read_fd)
         proc.wait()
         if answer is None:
-            return _report_death(proc.returncode, shown_file, _output_tail(tmp))
-        sys.stdout.write(safe_text(answer["out"]))
-        sys.stdout.flush()
-        sys.stderr.write(safe_text(answer["err"]))
-        return int(answer["code"])
-    except _Stopped as stop_signal:
-        return 128 + stop_signal.signum
+            code, lines = _death(proc.returncode, shown_file, _output_tail(tmp))
+            return code, "", "".join(line + "\n" for line in lines)
+        return int(answer["code"]), safe_text(answer["out"]), safe_text(answer["err"])
     finally:
         if proc is not None:
             stop(proc)
+            with _live_lock:
+                _live.discard(proc)
         for fd in (read_fd, write_fd):
             if fd >= 0:
                 os.close(fd)
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def stop_all() -> None:
+    """End every worker run_captured started that is still running (Ctrl+C in `check --jobs N`): each
+    thread waiting on one then gets its answer (none) and cleans up after it."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        stop(proc, grace=0.2)
 
 
 def _output_tail(tmp: str) -> list[str]:
@@ -107,8 +134,8 @@ def _output_tail(tmp: str) -> list[str]:
     return text.splitlines()[-_TAIL_LINES:]
 
 
-def _report_death(code: int, shown_file: str, tail: list[str]) -> int:
-    """The worker ended without answering: say how, in one line, with the end of the file's output."""
+def _death(code: int, shown_file: str, tail: list[str]) -> tuple[int, list[str]]:
+    """The worker ended without answering: how, in one line, with the end of the file's output."""
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
         what = f"was killed by {name}" + (" (out of memory?)" if name == "SIGKILL" else "")
@@ -116,8 +143,7 @@ def _report_death(code: int, shown_file: str, tail: list[str]) -> int:
     else:
         what = f"ended the process with exit status {code} (os._exit?)"
         status = code or 1
-    print(f"irscope: error: {safe_text(shown_file)} {what} before irscope could finish; "
-          f"run it with python to see why", file=sys.stderr)
-    for line in tail:
-        print(f"  file output | {safe_text(line)}", file=sys.stderr)
-    return status
+    lines = [f"irscope: error: {safe_text(shown_file)} {what} before irscope could finish; "
+             f"run it with python to see why"]
+    lines += [f"  file output | {safe_text(line)}" for line in tail]
+    return status, lines

@@ -45,7 +45,7 @@ def _read_exactly(fd: int, count: int) -> bytes | None:
 
 _ALLOWED = ("irscope.core.analysis.", "irscope.core.interp.trace", "irscope.core.interp.values",
             "irscope.core.model", "irscope.core.target", "irscope.core.explain.", "irscope.core.stages.",
-            "irscope.worker.views", "numpy", "collections", "builtins", "copyreg")
+            "irscope.core.findings.model", "irscope.worker.views", "numpy", "collections", "builtins", "copyreg")
 
 
 class _FrontEndUnpickler(pickle.Unpickler):

@@ -111,6 +111,9 @@ class Server:
             from ..core.analysis.vectorize import what_if
             result = what_if(comp)
             return None if result is None else dataclasses.replace(result, comp=self.snapshot(result.comp))
+        if name == "findings":  # the ranked list the report and `irscope check` show
+            from ..core.findings import findings
+            return findings(comp)
         if name == "coalescing":
             from ..core.analysis.coalescing import analyze_coalescing
             return analyze_coalescing(comp)

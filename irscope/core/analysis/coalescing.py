@@ -234,6 +234,7 @@ class AccessCoalescing:
     diagnosis: str = ""
     fix: str = ""
     what_if: str = ""              # a recount under the change the fix suggests, where irscope can make one
+    cause: str = ""                # "narrow_access" | "lanes_across" | "strided" | "misaligned_start" | "idle_lanes"
     sample: tuple | None = field(default=None, repr=False)  # (addresses, mask, layout object, vector) of one execution
 
     @property
@@ -247,14 +248,14 @@ class AccessCoalescing:
 
     def to_json(self) -> dict[str, Any]:
         c = self.counts
-        return {"source_line": self.source_line, "op": self.op, "kind": self.kind, "stage_line": self.stage_line,
+        return {"source_line": self.source_line, "op": self.op, "kind": self.kind, "ttgir_line": self.stage_line + 1,
                 "param": self.param, "shape": list(self.shape), "dtype": self.dtype, "width_bytes": self.width_bytes,
                 "layout": self.layout, "analysed": self.analysed, "reason": self.reason or None,
                 "sectors_per_request": _round(c.sectors_per_request),
                 "ideal_sectors_per_request": _round(c.ideal_sectors_per_request),
                 "efficiency": _round(c.efficiency, 3), "requests": c.requests, "sectors": c.sectors,
                 "excess_bytes": c.excess_bytes, "lane_stride_bytes": self.lane_stride_bytes,
-                "diagnosis": self.diagnosis or None, "fix": self.fix or None, "what_if": self.what_if or None}
+                "cause": self.cause or None, "diagnosis": self.diagnosis or None, "fix": self.fix or None, "what_if": self.what_if or None}
 
 
 @dataclass
@@ -598,6 +599,7 @@ def diagnose(entry: AccessCoalescing) -> None:
         if entry.lane_dim is not None and len(entry.shape) > 1:
             lane_text += f" (lanes step along dimension {entry.lane_dim} of the {'×'.join(map(str, entry.shape))} block)"
         if entry.lane_dim in contiguous_dims:
+            entry.cause = "narrow_access"  # each lane's run is contiguous: the access width is what is missing
             per_lane = stride // entry.elem_bytes
             entry.diagnosis = (f"{head}; each lane holds {per_lane} adjacent elements ({stride} bytes) but the "
                                f"compiler issues {width}-byte accesses, so one instruction touches every "
@@ -607,6 +609,7 @@ def diagnose(entry: AccessCoalescing) -> None:
                          "sizes and strides that are multiples of 16 elements — the JIT specializes on divisibility "
                          "by 16 — or state it with tl.multiple_of / tl.max_contiguous.")
         elif contiguous_dims:
+            entry.cause = "lanes_across"
             d = contiguous_dims[0]
             entry.diagnosis = f"{head}; {lane_text}, but the data is contiguous along dimension {d}."
             entry.what_if = _what_if_fastest(entry, d)
@@ -616,12 +619,18 @@ def diagnose(entry: AccessCoalescing) -> None:
                          f"or as a tl.constexpr, or swap the index roles so the contiguous index is the inner "
                          f"(last) one; a block pointer (tl.make_block_ptr with order=) also tells it.")
         else:
+            entry.cause = "strided"
             steps = ", ".join(f"{s} bytes ({s // entry.elem_bytes if entry.elem_bytes else s} elements)"
                               + (f" along dimension {d}" if len(entry.shape) > 1 else "")
                               for d, s in sorted(entry.dim_strides.items()))
+            if stride >= SECTOR_BYTES:
+                sharing = f"each lane's element sits in its own {SECTOR_BYTES}-byte sector, of which it uses {width} bytes"
+            else:  # a few lanes share a sector, and still most of its bytes are not asked for
+                per_sector = SECTOR_BYTES // stride
+                sharing = (f"{per_sector} lanes share each {SECTOR_BYTES}-byte sector and use {per_sector * width} "
+                           f"of its bytes")
             entry.diagnosis = (f"{head}; neighbouring elements of the block are {steps or 'far'} apart — a strided "
-                               f"gather — and {lane_text}: each lane's element sits in its own {SECTOR_BYTES}-byte "
-                               f"sector, of which it uses {width} bytes.{what_if}")
+                               f"gather — and {lane_text}: {sharing}.{what_if}")
             entry.fix = ("Read contiguous elements: store the data so that the elements one program reads are "
                          "adjacent (stride 1 along the index the lanes vary), or load the contiguous block that "
                          "contains them and pick the ones you need in registers; if the stride is a "
@@ -630,6 +639,7 @@ def diagnose(entry: AccessCoalescing) -> None:
         return
     off = sum(n for o, n in entry.alignment_offsets.items() if o)
     if off:
+        entry.cause = "misaligned_start"
         total = sum(entry.alignment_offsets.values())
         shown = ", ".join(str(o) for o, _ in entry.alignment_offsets.most_common(3) if o)
         entry.diagnosis = (f"{head}; the lanes are contiguous, but {off} of {total} executions start off a "
@@ -641,6 +651,7 @@ def diagnose(entry: AccessCoalescing) -> None:
                      + "; Triton then also emits 16-byte vector accesses.")
         return
     lanes = c.active_lanes / c.requests if c.requests else 0
+    entry.cause = "idle_lanes"
     entry.diagnosis = f"{head}; on average {lanes:.1f} of {entry.threads_per_warp} lanes are active per request."
     entry.fix = ("Match the block to the data: a block shape whose rows fit the tensor (fewer masked-off "
                  "lanes), or the contiguous dimension as the block's inner dimension.")

@@ -44,7 +44,7 @@ class MemoryOp:
     source_line: int | None = None  # 1-based line of the user's file (from the source map)
 
     def to_json(self) -> dict[str, Any]:
-        return {"stage": self.stage, "line": self.line, "source_line": self.source_line, "op": self.op,
+        return {"stage": self.stage, f"{self.stage}_line": self.line + 1, "source_line": self.source_line, "op": self.op,
                 "space": self.space, "width_bytes": self.width_bytes, "masked": self.masked,
                 "opcode": self.opcode}
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from .memory import memory_ops, primary_stage, totals_by_source_line
 from .occupancy import occupancy
-from .vectorize import what_if, why_not_vectorized
+from .vectorize import vectorization
 
 
 def analysis_entry(comp, with_what_if: bool = True) -> dict[str, Any]:
@@ -15,7 +15,7 @@ def analysis_entry(comp, with_what_if: bool = True) -> dict[str, Any]:
     stage = primary_stage(comp)
     ops = memory_ops(comp, [stage])
     occ = occupancy(comp)
-    diagnoses = why_not_vectorized(comp)
+    diagnoses, result = vectorization(comp, with_what_if)
     entry: dict[str, Any] = {
         "memory_ops": [op.to_json() for op in ops],
         "memory_by_line": [row.to_json() for row in totals_by_source_line(ops)],
@@ -23,9 +23,8 @@ def analysis_entry(comp, with_what_if: bool = True) -> dict[str, Any]:
         "vectorization": [d.to_json() for d in diagnoses],
         "what_if": None,
     }
-    if with_what_if and diagnoses:
-        result = what_if(comp, diagnoses)
-        entry["what_if"] = result.to_json() if result else None
+    if with_what_if and result is not None:
+        entry["what_if"] = result.to_json()
     return entry
 
 

@@ -52,7 +52,7 @@ class Diagnosis:
     reasons: list[Reason] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"ttir_line": self.ttir_line, "source_line": self.source_line, "op": self.op,
+        return {"ttir_line": self.ttir_line + 1, "source_line": self.source_line, "op": self.op,
                 "pointer": self.pointer, "width_bytes": self.width_bytes, "elem_bytes": self.elem_bytes,
                 "contiguous_per_thread": self.contiguous_per_thread,
                 "reasons": [r.to_json() for r in self.reasons]}
@@ -345,6 +345,17 @@ def _width_for(widths, op: MemoryOp) -> int | None:
 
 
 # -------------------------------------------------------------------------------------- what if
+
+def vectorization(comp, with_what_if: bool = True) -> tuple[list[Diagnosis], "WhatIf | None"]:
+    """The narrow accesses and, when asked, the what-if recompile: computed once per compilation (the
+    report and the findings both read them; a what-if is a compile)."""
+    cache = comp.__dict__.setdefault("_vectorization", {})
+    if "diagnoses" not in cache:
+        cache["diagnoses"] = why_not_vectorized(comp)
+    if with_what_if and "what_if" not in cache:
+        cache["what_if"] = what_if(comp, cache["diagnoses"]) if cache["diagnoses"] else None
+    return cache["diagnoses"], cache.get("what_if")
+
 
 @dataclass
 class WhatIf:
