@@ -65,6 +65,12 @@ def explain(text: str, stage: str = "llir", amd: bool = False) -> Explanation:
     if line.startswith("!"):
         title, body = data.TOPLEVEL["metadata"]
         return Explanation(stage, None, title, sentence(body))
+    if line.startswith("]"):
+        return Explanation(stage, None, "End of a list", "The list the lines above continue ends here.")
+    if re.match(r"(i\d+|ptr|half|bfloat|float|double)\s", line):
+        return Explanation(stage, None, "Continued from above", sentence(
+            "an entry of a list a line above opens: a switch's case (a value, then the label it jumps to), or an "
+            "element of a constant"))
     word = line.split()[0]
     if word in data.TOPLEVEL and word not in ("label", "metadata", "global"):
         title, body = data.TOPLEVEL[word]

@@ -84,6 +84,16 @@ def explain(text: str, stage: str, module_text: str | None = None) -> Explanatio
     if line.startswith("^bb"):
         return Explanation(stage, None, "Block arguments",
                            "The values a region receives; in a reduction, the two partial results to combine.")
+    if line.startswith("default {"):
+        return Explanation(stage, None, "Default region of a warp_specialize",
+                           "What the block's own warps run while the partitions below run on warps of their own.")
+    region = re.match(r"partition(\d+)\(", line)
+    if region:
+        warps = re.search(r"num_warps\((\d+)\)", line)
+        return Explanation(stage, None, f"Partition {region.group(1)} of a warp_specialize",
+                           "A region that runs on a group of warps of its own"
+                           + (f" ({warps.group(1)} warps)" if warps else "")
+                           + ", beside the default region; its arguments are the values captured from outside.")
     alias = _ALIAS_DEF.match(line)
     if alias:
         return _layout_definition(alias.group(1), alias.group(2), stage)

@@ -21,6 +21,17 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "fma": ("Fused multiply-add", "{d} = {a} × {b} + {c} with one rounding"),
     "fmac": ("Fused multiply-accumulate", "{d} = {a} × {b} + {d}"), "mac": ("Multiply-accumulate", "{d} = {a} × {b} + {d}"),
     "mad": ("Multiply-add", "{d} = {a} × {b} + {c}"),
+    "add_co": ("Add with carry-out", "{d} = the sum of the two sources; the carry-out (for the high half of a 64-bit "
+               "add) goes to VCC or the SGPR pair named"),
+    "sub_co": ("Subtract with borrow-out", "{d} = the first source minus the second; the borrow goes to VCC or the "
+               "SGPR pair named"),
+    "subbrev_co": ("Reverse subtract with borrow", "{d} = the second source minus the first minus the borrow in; the "
+                   "borrow out goes to VCC or the SGPR pair named (the high half of a 64-bit subtract)"),
+    "bitcmp0": ("Test a bit", "SCC = whether bit {a} of {d} is 0"),
+    "bitset1": ("Set a bit", "bit {a} of {d} becomes 1"),
+    "brev": ("Bit reverse", "{d} = {a} with its bits in reverse order"),
+    "mulk": ("Multiply by a 16-bit constant", "{d} = {d} × the constant {a}"),
+    "bfi": ("Bit-field insert", "{d} = the bits of {b} where the mask {a} is 1, and of {c} where it is 0"),
     "fmamk": ("Fused multiply-add, constant factor", "{d} = {a} × {b} + {c}, {b} a 32-bit constant written in the "
               "instruction"),
     "fmaak": ("Fused multiply-add, constant addend", "{d} = {a} × {b} + {c}, {c} a 32-bit constant written in the "
@@ -112,6 +123,8 @@ FULL: dict[str, tuple[str, str]] = {
                         "inside integer division sequences: it raises no floating-point exception flags"),
     "s_setprio": ("Set wave priority", "raise or lower this wave's issue priority"),
     "s_sleep": ("Sleep", "pause the wave for a while"),
+    "s_setreg_imm32_b32": ("Write a hardware register", "set a field of a hardware register to a constant, such as "
+                           "the float mode (rounding, subnormals) for the code that follows"),
     "s_getpc_b64": ("Read the program counter", "{d} = the address of the next instruction"),
     "v_pack_b32_f16": ("Pack two halves", "{d} = the fp16 values {a} (low) and {b} (high) in one register"),
     "v_cvt_pkrtz_f16_f32": ("Convert and pack", "{d} = {a} and {b} rounded toward zero to fp16 and packed"),

@@ -164,6 +164,19 @@ INTRINSICS: dict[str, tuple[str, str]] = {
     "amdgcn.fdiv.fast": ("Fast divide", "a/b, approximate"),
     # generic
     "assume": ("Assumption", "tell the optimizer a condition always holds; emits no code"),
+    "bitreverse": ("Bit reverse", "x with its bits in reverse order"),
+    "canonicalize": ("Canonical float", "x in its canonical form: a NaN made quiet, a subnormal flushed to zero if the "
+                     "float mode says so"),
+    "copysign": ("Copy sign", "the magnitude of the first value with the sign of the second"),
+    "usub.sat": ("Saturating unsigned subtract", "a − b, or 0 where b is larger (no wrap-around)"),
+    "nvvm.fabs.ftz": ("Absolute value", "|x| of a float, a subnormal input flushed to zero"),
+    "nvvm.fabs": ("Absolute value", "|x| of a float"),
+    "nvvm.setmaxnreg.inc": ("Raise the register budget", "each thread of this warp group may now hold more registers "
+                            "(setmaxnreg.inc): a warp-specialized kernel's consumer warps take what the producers gave up"),
+    "nvvm.setmaxnreg.dec": ("Lower the register budget", "each thread of this warp group gives registers back "
+                            "(setmaxnreg.dec), for the other warp groups of the block to take"),
+    "amdgcn.wave.barrier": ("Wave barrier", "a fence for the compiler's scheduler within one wave; no instruction is "
+                            "emitted"),
     "exp2": ("2^x", "2 to the power x"),
     "exp": ("e^x", "e to the power x"),
     "log2": ("log2", "base-2 logarithm"),

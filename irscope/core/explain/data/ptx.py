@@ -64,7 +64,23 @@ OPS: dict[str, tuple[str, str]] = {
                             "wait until at most {d} committed groups of this thread's cp.async copies are still in flight; "
                             "older groups have landed in shared memory"),
     "cp.async.wait_all": ("Wait for all async copies", "wait until every cp.async of this thread has landed in shared memory"),
+    "cp.async.bulk.commit_group": ("Close a group of bulk copies",
+                                   "bundle the bulk (TMA) copies this thread issued since the last commit into one group"),
+    "cp.async.bulk.wait_group": ("Wait for bulk copies",
+                                 "wait until at most {d} committed groups of this thread's bulk (TMA) copies are unfinished"),
+    "cp.async.bulk.tensor": ("Tensor copy through TMA",
+                             "the tensor memory accelerator copies a tile of a tensor, described by a tensor map, between "
+                             "global and shared memory without the threads moving the data"),
     "cp.async.bulk": ("Bulk async copy (TMA)", "copy a block of memory asynchronously with the tensor memory accelerator"),
+    "tensormap.replace": ("Edit a tensor map", "rewrite one field of a TMA tensor map held in shared memory (its base "
+                          "address, sizes, strides, box, element type or swizzle) before it is used"),
+    "tensormap.cp_fenceproxy": ("Publish a tensor map", "copy a tensor map from shared to global memory and make it "
+                                "visible to the TMA unit, which reads it through another memory proxy"),
+    "createpolicy.fractional": ("Make an L2 cache policy", "build a 64-bit cache-policy value that applies the named L2 "
+                                "eviction priority to a fraction of the accesses that carry it"),
+    "setmaxnreg": ("Change this warp group's register budget", "raise (inc) or lower (dec) the registers each thread of "
+                   "the warp group may hold, so that producer and consumer warps of a warp-specialized kernel split the "
+                   "register file unevenly"),
     "cp.async": ("Asynchronous copy into shared memory",
                  "copy {b} bytes from global memory at {a} to shared memory at {d} without passing through registers, "
                  "and go on without waiting; only {c} bytes are read from global memory and the rest are filled with "
@@ -193,6 +209,19 @@ MODIFIERS: dict[str, str] = {
     "volatile": "volatile: not reordered or merged by the compiler",
     "relaxed": "relaxed memory ordering",
     "acquire": "acquire ordering: later accesses stay after it",
+    "tensor": "a tile of a tensor, described by a tensor map", "2d": "two-dimensional", "3d": "three-dimensional",
+    "4d": "four-dimensional", "5d": "five-dimensional",
+    "read": "only until the source may be overwritten (the reads are done), not until the writes land",
+    "proxy": "between memory proxies (different paths to the same memory)",
+    "tensormap::generic": "between ordinary accesses and the TMA unit's reads of a tensor map",
+    "row": "the A operand is row-major", "col": "the B operand is column-major",
+    "b1024": "the tensor map is the 1024-bit (128-byte) object TMA reads",
+    "box_dim": "field: the size of the tile copied, per dimension", "global_address": "field: the tensor's base address",
+    "global_dim": "field: the tensor's size, per dimension", "global_stride": "field: the tensor's stride, per dimension",
+    "element_stride": "field: the step between elements copied, per dimension",
+    "elemtype": "field: the element type", "rank": "field: the number of dimensions",
+    "swizzle_mode": "field: how shared-memory rows are permuted to avoid bank conflicts",
+    "fractional": "the policy covers a fraction of the accesses", "inc": "raise the budget", "dec": "lower the budget",
     "release": "release ordering: earlier accesses stay before it",
     "acq_rel": "acquire and release ordering",
     "sc": "sequentially consistent ordering",

@@ -146,6 +146,20 @@ OPS: dict[str, tuple[str, str]] = {
     "ULEA": ("Uniform shift and add", "{d} = ({a} << {shift}) + {b} on the uniform datapath"),
     "ULOP3": ("Uniform three-input logic", "{d} = a bitwise function of {a}, {b}, {c} on the uniform datapath"),
     "UPLOP3": ("Uniform predicate logic", "{d} = a function of three uniform predicates"),
+    "BREAK": ("Leave a reconvergence region", "lanes that leave a loop or branch early drop out of the named "
+              "reconvergence barrier, so the lanes still inside do not wait for them"),
+    "QGMMA": ("Warp-group tensor-core MMA, fp8 (Hopper wgmma)", "{d} (accumulator registers) += A × B with 8-bit float "
+              "inputs, A and B read from shared memory or registers, for the whole warp group of 128 threads"),
+    "USETMAXREG": ("Change the register budget", "raise or lower the registers each thread of this warp group may hold "
+                   "(setmaxnreg), taking them from or giving them to the block's pool"),
+    "UTMALDG": ("TMA load", "the tensor memory accelerator copies a tile of a tensor from global into shared memory, "
+                "described by a tensor map; the threads only issue it"),
+    "UTMASTG": ("TMA store", "the tensor memory accelerator copies a tile from shared into global memory"),
+    "UTMACCTL": ("TMA cache control", "act on the TMA unit's cached copy of a tensor map (IV: drop it, so that an "
+                 "edited map is read again)"),
+    "UTMACMDFLUSH": ("Flush TMA commands", "push the TMA commands this thread issued out to the unit"),
+    "VIADDMNMX": ("Add, then min/max", "{d} = the minimum or maximum (an operand chooses) of {a} + {b} and {c}, in one "
+                  "instruction"),
     "USHF": ("Uniform funnel shift", "{d} = a shifted 64-bit pair on the uniform datapath"),
     "USGXT": ("Uniform sign extend", "{d} = the low {b} bits of {a}, extended"),
     "USEL": ("Uniform select", "{d} = {a} if predicate {c}, else {b}"),
@@ -166,6 +180,14 @@ MODIFIERS: dict[str, str] = {
     "E": "64-bit (extended) address", "128": "128 bits per thread (a 16-byte vector)", "64": "64 bits per thread",
     "U8": "unsigned 8-bit", "S8": "signed 8-bit", "U16": "unsigned 16-bit", "S16": "signed 16-bit",
     "U32": "unsigned 32-bit", "S32": "signed 32-bit", "U64": "unsigned 64-bit", "F32": "fp32", "F16": "fp16", "F64": "fp64",
+    "IVALL": "drop every cached line (invalidate all)", "NAN": "true if either value is NaN (the unordered test)",
+    "16816": "tile shape M×N×K = 16×8×16", "1688": "tile shape M×N×K = 16×8×8", "884": "tile shape M×N×K = 8×8×4",
+    "TF32": "TensorFloat-32 inputs (fp32's range, a 10-bit mantissa)", "MT88": "8×8 tiles, transposed on the way",
+    "E5M2": "fp8 with 5 exponent and 2 mantissa bits", "E4M3": "fp8 with 4 exponent and 3 mantissa bits",
+    "ARRIVE": "count an arrival on the mbarrier", "ART0": "a variant ptxas emits for arrivals in TMA pipelines "
+    "(NVIDIA does not document this modifier)", "CTAPOOL": "the block's shared pool of registers",
+    "TRY_ALLOC": "ask for registers and report whether they were granted", "S64": "signed 64-bit",
+    "2D": "a two-dimensional tile", "3D": "a three-dimensional tile",
     "BF16": "bfloat16", "BF16_V2": "on pairs of bfloat16 values (two in each 32-bit register), not fp16",
     "AND": "combine with AND", "OR": "combine with OR", "XOR": "combine with XOR",
     "EQ": "equal", "NE": "not equal", "LT": "less than", "LE": "at most", "GT": "greater than", "GE": "at least",

@@ -31,6 +31,13 @@ OPS: dict[str, tuple[str, str]] = {
                        "the data of older groups is in shared memory"),
     "ttg.barrier": ("Block barrier", "wait for every thread of the block"),
     "ttg.warp_specialize": ("Warp specialization", "run different regions on different groups of warps"),
+    "ttg.warp_yield": ("End of the default region", "the warps that run the default region of a warp_specialize are "
+                       "done with it; its values become the op's results"),
+    "ttg.warp_return": ("End of a partition", "the warps of this partition of a warp_specialize are done"),
+    "ttng.tensormap_fenceproxy_acquire": ("Acquire a tensor map", "make a tensor map just written to global memory "
+                                          "visible to this program's TMA copies that follow"),
+    "llvm.intr.assume": ("Assumption", "tell the compiler a condition always holds (for example that an offset is a "
+                         "multiple of 16), so it may vectorize; emits no code"),
     "ttg.global_scratch_alloc": ("Scratch memory", "{results} = a per-program scratch buffer in global memory"),
     "ttg.upcast_mxfp": ("Upcast block-scaled floats", "{results} = low-precision values with shared scales widened"),
     "ttg.fp4_to_fp": ("Widen fp4", "{results} = fp4 values widened to a larger float"),

@@ -46,6 +46,8 @@ OPS: dict[str, tuple[str, str]] = {
     "tt.clampf": ("Clamp", "{results} = {a} limited to [{b}, {c}]"),
     "tt.precise_sqrt": ("Precise square root", "{results} = √{a}, correctly rounded"),
     "tt.precise_divf": ("Precise division", "{results} = {a} / {b}, correctly rounded"),
+    "llvm.intr.assume": ("Assumption", "tell the compiler a condition always holds (for example that an offset is a "
+                         "multiple of 16), so it may vectorize; emits no code"),
     "tt.mulhiui": ("High multiply", "{results} = the high 32 bits of {a} × {b}"),
     "tt.extern_elementwise": ("Library call", "{results} = a libdevice or other external function applied element by element"),
     "tt.elementwise_inline_asm": ("Inline assembly", "{results} = inline PTX/AMDGCN applied element by element"),
