@@ -151,7 +151,7 @@ def main() -> int:
             ("warm reopen over `import torch, triton`", overs_all, 0.3, " s"),
             ("warm reopen through the command line over the import", cli_all, 0.3, " s")):
         verdict = "met" if max(values) <= limit else "NOT met"
-        print(f"{what}: {min(values):.2f}–{max(values):.2f}{unit} (target ≤ {limit:g}{unit.strip()}): {verdict}")
+        print(f"{what}: {min(values):.2f}–{max(values):.2f}{unit} (target ≤ {limit:g}{unit}): {verdict}")
     return 0
 
 
