@@ -49,10 +49,10 @@ def test_amd_targets_compile_ahead_too(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "amd"))
     comp = open_file(kernel_path("add.py"), target="gfx942").compile_all()[0]
     assert re.search(r"\b(global|buffer)_load_dwordx4\b", comp.stage("amdgcn"))
-    # The parent needed only the compile, so it has read the child's pipe up to that step; the second step
-    # may not have been read yet (seen in CI): read on until the child reports it, as compile.py does.
-    ahead.wait(_key(comp), ahead.DISASSEMBLED)
-    assert ahead.progress(_key(comp)) == "cs"
+    # The child compiled it. On AMD the compile is its last step (there is no SASS to disassemble): the parent
+    # collects the child as soon as it has read "compiled", and whether the child's closing "s" was in the
+    # same read is a matter of timing (both were seen in CI), so only the compile is asserted.
+    assert ahead.progress(_key(comp)) in ("c", "cs")
 
 
 def test_only_the_autotune_config_that_will_be_compiled_starts(monkeypatch, tmp_path):
