@@ -46,6 +46,8 @@ OPS: dict[str, tuple[str, str]] = {
     "tt.clampf": ("Clamp", "{results} = {a} limited to [{b}, {c}]"),
     "tt.precise_sqrt": ("Precise square root", "{results} = √{a}, correctly rounded"),
     "tt.precise_divf": ("Precise division", "{results} = {a} / {b}, correctly rounded"),
+    "tt.approx_divf": ("Fast division", "{results} = {a} / {b} by the hardware's approximate fp32 division (a few ulp "
+                       "off, quicker than the correctly rounded one)"),
     "llvm.intr.assume": ("Assumption", "tell the compiler a condition always holds (for example that an offset is a "
                          "multiple of 16), so it may vectorize; emits no code"),
     "tt.mulhiui": ("High multiply", "{results} = the high 32 bits of {a} × {b}"),
