@@ -13,6 +13,7 @@ import json
 from conftest import fixture_path
 from irscope.core.analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
 from irscope.core.capture import run_user_file
+from irscope.core.session import open_file
 from irscope.core.discover import read_user_file
 from irscope.core.names import TARGETS
 from irscope.core.triton_compat import Target
@@ -359,3 +360,12 @@ def test_a_file_that_registers_no_cuda_operator_pays_nothing_for_the_route():
             "print('torch._dynamo' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.stdout.strip().splitlines()[-1] == "False", done.stderr[-2000:]
+
+
+def test_a_compiled_kernel_launched_again_directly_runs_and_adds_no_compilation():
+    # FlagGems keeps the kernel a launch returned and launches it with kernel[grid](*args): on a GPU the same
+    # binary runs again, so irscope runs it in the interpreter (the file's check of its result passes) and
+    # shows no second compilation.
+    ws = open_file(fixture_path("relaunch_compiled.py"), target="sm_90", compile_ahead=False)
+    assert ws.run_warning is None and ws.last_output == "relaunched", (ws.run_warning, ws.last_output)
+    assert len(ws.launches) == 1

@@ -20,7 +20,7 @@ from . import interp_patches
 from .autotune import as_launched, config_index, configs_tried
 from .compiler import compile_specialized, specialize
 from .driver import interpreter_lock, target_from_gpu_target
-from .jit import config_kwargs
+from .jit import bind_arguments, config_kwargs, constexpr_param_names, kernel_param_names
 from .originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _JIT_CALL, _JIT_RUN
 
 
@@ -149,7 +149,7 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
                 _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
             # A real launch returns the compiled kernel, and files print its `.asm["ptx"]`; compiling it
             # on every launch would slow the run down, so it is compiled when first looked at.
-            return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs))
+            return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
         except Exception as exc:  # noqa: BLE001 - the interpreter's gap or the kernel's bug: the launch is kept
             # The launch was recorded before it ran, so it is compiled and shown all the same; the file's
             # run goes on (its outputs are left unwritten), and the failure is said where it matters.
@@ -157,7 +157,8 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
             if failed is None:
                 raise
             failed.interp_error = interpreter_failure(exc, self)
-            return None
+            # what a GPU launch returns all the same (libraries keep it and launch it again directly)
+            return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
 
     call = _call_interpreted
     def autotune_run(self, *args, **kwargs):
@@ -263,11 +264,15 @@ def interpreter_failure(exc: BaseException, jit: JITFunction) -> str:
 
 class CompiledWhenUsed:
     """What a launch returns on the virtual GPU: the CompiledKernel a GPU launch would, compiled the
-    first time an attribute of it is read."""
+    first time an attribute of it is read. Launched again directly, `kernel[grid](*args)` (libraries keep
+    the kernel a first launch returned and launch it so afterwards: FlagGems' LibEntry), it is a launch of
+    the same JITFunction with the constexprs of the first, run in the interpreter."""
 
-    def __init__(self, compile_it: Callable[[], Any]):
+    def __init__(self, compile_it: Callable[[], Any], jit: JITFunction | None = None, args: tuple = (),
+                 kwargs: dict | None = None):
         self._compile_it = compile_it
         self._kernel = None
+        self._jit, self._args, self._kwargs = jit, args, dict(kwargs or {})
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
@@ -275,6 +280,35 @@ class CompiledWhenUsed:
         if self._kernel is None:
             self._kernel = self._compile_it()
         return getattr(self._kernel, name)
+
+    def __getitem__(self, grid):
+        if self._jit is None:
+            raise TypeError("this kernel cannot be launched again directly")
+        return lambda *args: self._launch(grid, args)
+
+    def _launch(self, grid, args: tuple) -> None:
+        names = kernel_param_names(self._jit)
+        constexprs = set(constexpr_param_names(self._jit))
+        first = bind_arguments(self._jit, self._args, self._kwargs)
+        if len(args) == len(names):  # every parameter, constexprs too (how Triton 3.3-3.6's kernels take them)
+            values = dict(zip(names, args))
+        elif len(args) == len(names) - len(constexprs):  # the runtime arguments; constexprs as compiled
+            values = {**{n: first[n] for n in names if n in constexprs and n in first},
+                      **dict(zip([n for n in names if n not in constexprs], args))}
+        else:
+            raise TypeError(f"{self._jit.__name__} takes {len(names) - len(constexprs)} runtime arguments "
+                            f"({len(names)} with its constexprs); {len(args)} were given")
+        options = {k: v for k, v in self._kwargs.items() if k not in names}  # num_warps, num_stages, ...
+        # The GPU would run the binary of the first launch again, whatever these arguments would specialize
+        # to: nothing new to compile or show, so the launch runs in the interpreter unrecorded.
+        recording = _state.record
+        _state.record = False
+        try:
+            self._jit.run(grid=tuple(grid), warmup=False, **options, **values)
+        except Exception:  # noqa: BLE001 - the interpreter cannot run it: said at its first launch, kept there
+            pass
+        finally:
+            _state.record = recording
 
 
 def compile_for_active_target(jit: JITFunction, args: tuple, kwargs: dict):
