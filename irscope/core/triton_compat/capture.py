@@ -12,15 +12,14 @@ from typing import Any, Callable, Iterator
 import triton
 import triton.runtime.interpreter as _interpreter_module
 from triton.runtime.autotuner import Autotuner
-from triton.runtime.driver import driver as _driver_registry
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
 
 from . import interp_patches
 from .autotune import as_launched, config_index, configs_tried
-from .compiler import compile_specialized, specialize
-from .driver import interpreter_lock, target_from_gpu_target
-from .jit import bind_arguments, config_kwargs, constexpr_param_names, kernel_param_names
+from .driver import interpreter_lock
+from .compiled import CompiledWhenUsed, compile_for_active_target
+from .jit import config_kwargs
 from .originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _JIT_CALL, _JIT_RUN
 
 
@@ -260,62 +259,6 @@ def interpreter_failure(exc: BaseException, jit: JITFunction) -> str:
     text = str(exc).strip().splitlines()
     detail = f"{type(exc).__name__}: {text[-1]}" if text else type(exc).__name__
     return f"{detail} (at line {line})" if line else detail
-
-
-class CompiledWhenUsed:
-    """What a launch returns on the virtual GPU: the CompiledKernel a GPU launch would, compiled the
-    first time an attribute of it is read. Launched again directly, `kernel[grid](*args)` (libraries keep
-    the kernel a first launch returned and launch it so afterwards: FlagGems' LibEntry), it is a launch of
-    the same JITFunction with the constexprs of the first, run in the interpreter."""
-
-    def __init__(self, compile_it: Callable[[], Any], jit: JITFunction | None = None, args: tuple = (),
-                 kwargs: dict | None = None):
-        self._compile_it = compile_it
-        self._kernel = None
-        self._jit, self._args, self._kwargs = jit, args, dict(kwargs or {})
-
-    def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if self._kernel is None:
-            self._kernel = self._compile_it()
-        return getattr(self._kernel, name)
-
-    def __getitem__(self, grid):
-        if self._jit is None:
-            raise TypeError("this kernel cannot be launched again directly")
-        return lambda *args: self._launch(grid, args)
-
-    def _launch(self, grid, args: tuple) -> None:
-        names = kernel_param_names(self._jit)
-        constexprs = set(constexpr_param_names(self._jit))
-        first = bind_arguments(self._jit, self._args, self._kwargs)
-        if len(args) == len(names):  # every parameter, constexprs too (how Triton 3.3-3.6's kernels take them)
-            values = dict(zip(names, args))
-        elif len(args) == len(names) - len(constexprs):  # the runtime arguments; constexprs as compiled
-            values = {**{n: first[n] for n in names if n in constexprs and n in first},
-                      **dict(zip([n for n in names if n not in constexprs], args))}
-        else:
-            raise TypeError(f"{self._jit.__name__} takes {len(names) - len(constexprs)} runtime arguments "
-                            f"({len(names)} with its constexprs); {len(args)} were given")
-        options = {k: v for k, v in self._kwargs.items() if k not in names}  # num_warps, num_stages, ...
-        # The GPU would run the binary of the first launch again, whatever these arguments would specialize
-        # to: nothing new to compile or show, so the launch runs in the interpreter unrecorded.
-        recording = _state.record
-        _state.record = False
-        try:
-            self._jit.run(grid=tuple(grid), warmup=False, **options, **values)
-        except Exception:  # noqa: BLE001 - the interpreter cannot run it: said at its first launch, kept there
-            pass
-        finally:
-            _state.record = recording
-
-
-def compile_for_active_target(jit: JITFunction, args: tuple, kwargs: dict):
-    """`JITFunction.warmup` with no GPU: compile for the target the active driver names, exactly as the JIT
-    would, and return Triton's CompiledKernel (the virtual GPU's driver "loads" it: triton_compat/virtual_device.py)."""
-    target = target_from_gpu_target(_driver_registry.active.get_current_target())
-    return compile_specialized(jit, specialize(jit, args, kwargs, target), target)
 
 
 def restore_unpatched_triton() -> None:
