@@ -213,11 +213,7 @@ def _tui(args) -> int:
 
 def _dump(ws, args, stage: str | None) -> int:
     kernel = ws.kernel(args.kernel)
-    comps = ws.compile(kernel, config=args.config)
-    if not 0 <= args.launch < len(comps):
-        raise IrscopeError(f"--launch {args.launch}: {kernel.name} has {len(comps)} distinct "
-                           f"specialization(s); choose 0 to {len(comps) - 1}")
-    comp = comps[args.launch]
+    comp = ws.compilation_at(kernel, args.config, args.launch)
     stage = stage or ("ptx" if comp.target.is_nvidia else "amdgcn")
     if stage != "source" and comp.failure is not None:
         f = comp.failure

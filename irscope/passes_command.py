@@ -39,11 +39,7 @@ def run(ws, args: argparse.Namespace) -> int:
     from .core.passes import capture_passes, find_step
 
     kernel = ws.kernel(args.kernel)
-    comps = ws.compile(kernel, config=args.config)
-    if not 0 <= args.launch < len(comps):
-        raise IrscopeError(f"--launch {args.launch}: {kernel.name} has {len(comps)} distinct specialization(s); "
-                           f"choose 0 to {len(comps) - 1}")
-    comp = comps[args.launch]
+    comp = ws.compilation_at(kernel, args.config, args.launch)
     if comp.failure is not None:
         raise KernelCompileError(f"{comp.failure.message}; fix the kernel and run again", ws.user_file.shown,
                                  comp.failure.line, comp.failure.source_line)

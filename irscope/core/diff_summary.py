@@ -10,26 +10,13 @@ from typing import Any
 from .analysis.coalescing import report_fields
 from .analysis.summary import analysis_entry
 from .compile import Compilation
-from .report import _jsonable
+from .report import launch_fields
 
 
 def side_entry(comp: Compilation, spec_text: str) -> dict[str, Any]:
     """One side: what it is and what it costs."""
-    res = comp.resources
-    entry: dict[str, Any] = {
-        "spec": spec_text,
-        "target": comp.target.name,
-        "grid": list(comp.launch.grid) if comp.launch.grid else None,
-        "signature": dict(comp.signature),
-        "specialization": comp.specialization,
-        "constexprs": _jsonable(comp.constexprs),
-        "num_warps": comp.num_warps,
-        "num_stages": comp.num_stages,
-        "registers": res.registers,
-        "spills": res.spills,
-        "shared_bytes": res.shared_bytes,
-        "error": comp.failure.message if comp.failure else None,
-    }
+    entry: dict[str, Any] = {"spec": spec_text, **launch_fields(comp),
+                             "error": comp.failure.message if comp.failure else None}
     if comp.failure is None:
         analysis = analysis_entry(comp, with_what_if=False)
         entry["occupancy"] = analysis["occupancy"]

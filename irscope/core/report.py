@@ -20,16 +20,13 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
+def launch_fields(comp: Compilation) -> dict[str, Any]:
+    """What a compilation is and costs: target, grid, specialization, warps, stages, registers, spills,
+    shared memory (the report's entry and each side of a diff)."""
     res = comp.resources
-    entry: dict[str, Any] = {
-        "name": comp.kernel.name,
-        "module": comp.kernel.module,
-        "file": ws.shown_path(comp.kernel.file),
-        "def_line": comp.kernel.line,
+    return {
         "target": comp.target.name,
         "grid": list(comp.launch.grid) if comp.launch.grid else None,
-        "launch": comp.launch.origin,
         "signature": dict(comp.signature),
         "specialization": comp.specialization,
         "constexprs": _jsonable(comp.constexprs),
@@ -37,8 +34,20 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         "num_stages": comp.num_stages,
         "registers": res.registers,
         "spills": res.spills,
-        "local_bytes": res.local_bytes,
         "shared_bytes": res.shared_bytes,
+    }
+
+
+def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
+    res = comp.resources
+    entry: dict[str, Any] = {
+        "name": comp.kernel.name,
+        "module": comp.kernel.module,
+        "file": ws.shown_path(comp.kernel.file),
+        "def_line": comp.kernel.line,
+        **launch_fields(comp),
+        "launch": comp.launch.origin,
+        "local_bytes": res.local_bytes,
         "stages": {},
         "error": None,
         "interpreter_error": comp.launch.interp_error,

@@ -157,6 +157,15 @@ class Workspace:
         """The text of the file that defines the kernel: the source pane and the source map read it."""
         return self.user_file.text if kernel.file == self.user_file.path else kernel_file_text(kernel.file)
 
+    def compilation_at(self, kernel: Kernel, config: int | None, launch: int):
+        """The compilation of the kernel's `launch`-th distinct specialization (`--launch`), or one line
+        naming the choices."""
+        comps = self.compile(kernel, config=config)
+        if not 0 <= launch < len(comps):
+            raise IrscopeError(f"--launch {launch}: {kernel.name} has {len(comps)} distinct "
+                               f"specialization(s); choose 0 to {len(comps) - 1}")
+        return comps[launch]
+
     def launches_of(self, kernel: Kernel, config: int | None = None) -> list[Launch]:
         """Launches of a kernel, narrowed to one autotune config (default: the first)."""
         if kernel.is_autotuned:

@@ -23,11 +23,7 @@ def run(ws, args) -> int:
     from .page import build_page
 
     kernel = ws.kernel(args.kernel)
-    comps = ws.compile(kernel, config=args.config)
-    if not 0 <= args.launch < len(comps):
-        raise IrscopeError(f"--launch {args.launch}: {kernel.name} has {len(comps)} distinct "
-                           f"specialization(s); choose 0 to {len(comps) - 1}")
-    comp = comps[args.launch]
+    comp = ws.compilation_at(kernel, args.config, args.launch)
     if comp.failure is not None:
         f = comp.failure
         raise KernelCompileError(f.message + "; fix the kernel and run again", ws.shown_path(f.file), f.line,
