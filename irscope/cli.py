@@ -56,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="summarize every compilation: specialization, registers, stages")
     _common(report)
     report.add_argument("--json", action="store_true", help="one JSON document {\"kernels\": [...]}")
+    report.add_argument("--measure", action="store_true",
+                        help="with a GPU: time each launch, its bandwidth against the peak, and Nsight Compute's "
+                             "counters per source line beside the predictions")
+    report.add_argument("--no-ncu", action="store_true", help="with --measure: time only, without Nsight Compute")
     diff = sub.add_parser("diff", help="two compilations of one kernel, compared source line by source line")
     _common(diff)
     diff.add_argument("--left", required=True, metavar="SPEC",
@@ -168,6 +172,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "export":
         from .export.command import check_output
         check_output(args.output)
+    if getattr(args, "measure", False):  # refuse before the file runs
+        from .core.measure import why_not_measurable
+        why = why_not_measurable(args.target)
+        if why:
+            raise IrscopeError(why)
     compiles = args.command in ("report", "diff", "passes", "export") or (args.command == "dump" and stage != "source")
     ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides,
                    compile_ahead=compiles, ahead_sass=args.command in ("report", "export") or stage == "sass",
@@ -244,7 +253,16 @@ def _report(ws, args) -> int:
     from .core.report import build_report, format_report
 
     comps = ws.compile_all(kernel_name=args.kernel, config=args.config)
+    measured = {}
+    if args.measure:
+        from .core.measure import measure
+        for comp in comps:
+            measured[id(comp)] = measure(ws, comp, with_ncu=not args.no_ncu, run_main=not args.no_run,
+                                         defines=args.defines, arg_types=args.args)
     doc = build_report(ws, comps)
+    for entry, comp in zip(doc["kernels"], comps):
+        if id(comp) in measured:
+            entry["measured"] = measured[id(comp)].to_json()
     if args.json:
         print(json.dumps(doc, indent=2))
     else:

@@ -170,6 +170,9 @@ def format_report(doc: dict[str, Any]) -> str:
         out.extend(format_analysis(k))
         from .analysis.coalescing import format_lines
         out.extend(format_lines(k))
+        if k.get("measured"):
+            from .measure.format import format_measured
+            out.extend(format_measured(k["measured"]))
     if doc.get("not_launched"):
         names = ", ".join(f"{k['name']} (line {k['def_line']})" for k in doc["not_launched"])
         out.append(f"not launched by the file: {names}")

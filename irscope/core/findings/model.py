@@ -33,6 +33,8 @@ RULES: dict[str, tuple[str, str]] = {
     "no-tensor-core": ("a tl.dot is computed on the FMA pipes, without mma / wgmma", "warning"),
     "compile-error": ("the kernel does not compile for this launch and target", "error"),
     "open-failed": ("the file could not be opened: it failed before any kernel was compiled", "error"),
+    "measured-disagrees": ("on a GPU (--measure), Nsight Compute measured something other than irscope "
+                           "predicted, by more than 5%", "warning"),
 }
 
 

@@ -1,0 +1,137 @@
+"""Measured mode (`report --measure`): with a real GPU, time each compilation's launch, put its bandwidth
+and FLOP rate against the device's peaks and on the roofline, and run Nsight Compute on it for counters
+per source line next to irscope's predictions. With no GPU it refuses in one line, before the file runs.
+
+One measurement per compilation, on its own launch (the first launch of that specialization): timing
+with `triton.testing.do_bench` on copies of the arguments (triton_compat/measure.py), the work from
+work.py, ncu from ncu_run.py, the comparison from agreement.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .peaks import Peaks, peaks_of
+from .work import Work, launch_work
+
+
+@dataclass
+class Measurement:
+    kernel: str
+    time_ms: tuple[float, float, float] | None = None   # median, 20th, 80th percentile
+    work: Work | None = None
+    peaks: Peaks | None = None
+    lines: list = field(default_factory=list)           # per_line.LineCounters
+    raw: dict[str, str] = field(default_factory=dict)   # ncu's raw metrics of the launch
+    agreements: list = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)     # what could not be measured, and why
+
+    @property
+    def gbps(self) -> float | None:
+        if not self.time_ms or not self.work or not self.work.bytes_moved:
+            return None
+        return self.work.bytes_moved / (self.time_ms[0] * 1e-3) / 1e9
+
+    @property
+    def tflops(self) -> float | None:
+        if not self.time_ms or not self.work or not self.work.flops:
+            return None
+        return self.work.flops / (self.time_ms[0] * 1e-3) / 1e12
+
+    def roofline(self) -> dict[str, Any] | None:
+        """Arithmetic intensity against the ridge point of this GPU, for the dot's precision (or FP32)."""
+        if not self.work or not self.peaks or not self.peaks.dram_gbps or not self.work.bytes_moved:
+            return None
+        kind = self.work.flop_kind or "fp32"
+        peak = self.peaks.math_tflops.get(kind)
+        intensity = self.work.flops / self.work.bytes_moved
+        if peak is None:
+            return {"intensity_flop_per_byte": round(intensity, 3), "precision": kind, "ridge": None,
+                    "bound": None, "attainable_tflops": None}
+        ridge = peak * 1e12 / (self.peaks.dram_gbps * 1e9)
+        attainable = min(peak, intensity * self.peaks.dram_gbps * 1e9 / 1e12)
+        achieved = self.tflops if self.work.flops else None
+        out = {"intensity_flop_per_byte": round(intensity, 3), "precision": kind, "ridge": round(ridge, 1),
+               "bound": "memory" if intensity < ridge else "compute", "attainable_tflops": round(attainable, 3)}
+        if self.gbps is not None:
+            out["dram_fraction"] = round(self.gbps / self.peaks.dram_gbps, 4)
+        if achieved is not None:
+            out["math_fraction"] = round(achieved / peak, 4)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"time_ms": None if self.time_ms is None else {"median": self.time_ms[0], "p20": self.time_ms[1],
+                                                               "p80": self.time_ms[2]},
+                "timed_by": "triton.testing.do_bench on copies of the launch's arguments",
+                "work": self.work.to_json() if self.work else None,
+                "achieved_gbps": None if self.gbps is None else round(self.gbps, 2),
+                "achieved_tflops": None if self.tflops is None else round(self.tflops, 4),
+                "peaks": self.peaks.to_json() if self.peaks else None, "roofline": self.roofline(),
+                "ncu": {"lines": [c.to_json() for c in self.lines],
+                        "registers": self.raw.get("launch__registers_per_thread"),
+                        "gpu_time_us": self.raw.get("gpu__time_duration.sum"),
+                        "dram_bytes_read": self.raw.get("dram__bytes_read.sum"),
+                        "dram_bytes_write": self.raw.get("dram__bytes_write.sum")} if self.raw else None,
+                "agreements": [a.to_json() for a in self.agreements], "errors": self.errors}
+
+
+def why_not_measurable(target_name: str | None) -> str | None:
+    """One line saying why this machine cannot measure, or None. Asked before the file runs."""
+    from ..triton_compat import local_gpu_target
+
+    local = local_gpu_target()
+    if local is None:
+        return ("--measure needs a GPU, and this machine has none: irscope's virtual GPU runs kernels in Triton's "
+                "interpreter, which times nothing; leave out --measure for the predictions, or run on a GPU machine")
+    if target_name is not None and target_name != local.name:
+        return (f"--measure measures this machine's GPU ({local.name}); leave out --target, or give "
+                f"--target {local.name}")
+    return None
+
+
+def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: list[str] | None = None,
+            arg_types: list[str] | None = None) -> Measurement:
+    """Measure one compilation of `ws`. `run_main`, `defines`, `arg_types`: how the file was opened
+    (--no-run, -D, --arg), so that ncu's child opens it the same way."""
+    from ..analysis.coalescing import analyze_coalescing
+    from ..triton_compat.measure import bench, gpu_properties, relaunch
+    from .agreement import agreements, disagreement_findings
+
+    result = Measurement(comp.kernel.name)
+    if not comp.ok:
+        result.errors.append("the kernel did not compile")
+        return result
+    if comp.launch.origin != "captured" or not comp.launch.grid:
+        result.errors.append("the file does not launch it, so there are no real arguments to time it with")
+        return result
+    result.peaks = peaks_of(gpu_properties())
+    try:
+        result.time_ms = bench(relaunch(comp.kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid))
+    except Exception as exc:  # noqa: BLE001 - the user's kernel on the user's data: say it, go on
+        result.errors.append(f"timing failed: {type(exc).__name__}: {exc}")
+    coalescing = analyze_coalescing(comp)
+    result.work = launch_work(comp, coalescing)
+    if not with_ncu:
+        return result
+    from .ncu_run import run_ncu
+    from .per_line import per_source_line
+
+    config = comp.launch.autotune_index if comp.kernel.is_autotuned else None
+    index = next(i for i, c in enumerate(ws.compile(comp.kernel, config=config)) if c is comp)
+    ncu = run_ncu(ws.user_file.path, comp.kernel.qualified_name, config, index, run_main=run_main,
+                  defines=defines, arg_types=arg_types)
+    if ncu.error:
+        result.errors.append(ncu.error)
+        return result
+    result.raw = ncu.raw
+    result.lines, mismatch = per_source_line(comp, ncu.page)
+    if mismatch:
+        result.errors.append(f"per-line counters not shown: {mismatch}")
+    result.agreements = agreements(comp, coalescing, result.lines, ncu.raw)
+    extra = disagreement_findings(comp, result.agreements)
+    if extra:
+        from ..findings import findings, ranked
+        comp.__dict__["_findings"] = ranked(findings(comp) + extra)
+    return result
+

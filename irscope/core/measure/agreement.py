@@ -1,0 +1,94 @@
+"""Where a prediction meets a measurement: both side by side, and a finding when they disagree by more
+than 5% (a wrong prediction is a defect of irscope's, and the user should not have to trust it).
+
+Compared: sectors per request of each source line's global loads and stores (coalescing analysis vs
+ncu's L2 theoretical sectors over instructions executed), registers per thread (the cubin vs
+`launch__registers_per_thread`), theoretical occupancy (irscope's model vs
+`sm__maximum_warps_per_active_cycle_pct`), and shared-memory bank conflicts where a prediction exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..findings.model import Cost
+from .ncu_parse import number
+from .per_line import LineCounters
+
+TOLERANCE = 0.05
+
+
+@dataclass
+class Agreement:
+    what: str                  # "ld sectors/request", "st sectors/request", "registers", "occupancy"
+    source_line: int | None
+    predicted: float | None
+    measured: float | None
+
+    @property
+    def agrees(self) -> bool | None:
+        if self.predicted is None or self.measured is None:
+            return None
+        if self.measured == 0:
+            return self.predicted == 0
+        return abs(self.predicted - self.measured) / abs(self.measured) <= TOLERANCE
+
+    def to_json(self) -> dict:
+        return {"what": self.what, "source_line": self.source_line, "predicted": self.predicted,
+                "measured": self.measured, "agrees": self.agrees}
+
+
+def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str]) -> list[Agreement]:
+    out = []
+    measured = {c.source_line: c for c in lines}
+    if coalescing is not None and not coalescing.error:
+        for predicted in coalescing.by_source_line():
+            m = measured.get(predicted.source_line)
+            for kind, counts in (("ld", predicted.loads), ("st", predicted.stores)):
+                if not counts.requests:
+                    continue
+                value = getattr(m, f"{kind}_sectors_per_request") if m else None
+                out.append(Agreement(f"{kind} sectors/request", predicted.source_line,
+                                     _round(counts.sectors_per_request), value))
+        predicted_lines = {(p.source_line, k) for p in coalescing.by_source_line()
+                           for k, c in (("ld", p.loads), ("st", p.stores)) if c.requests}
+        for m in lines:  # measured global traffic on a line irscope predicted nothing for
+            for kind in ("ld", "st"):
+                if getattr(m, f"{kind}_requests") and (m.source_line, kind) not in predicted_lines:
+                    out.append(Agreement(f"{kind} sectors/request", m.source_line, None,
+                                         getattr(m, f"{kind}_sectors_per_request")))
+    registers = number(raw.get("launch__registers_per_thread", ""))
+    if registers is not None:
+        out.append(Agreement("registers", None, comp.resources.registers, registers))
+    occupancy_pct = number(raw.get("sm__maximum_warps_per_active_cycle_pct", ""))
+    if occupancy_pct is not None:
+        from ..analysis.occupancy import occupancy
+        occ = occupancy(comp)
+        out.append(Agreement("occupancy %", None, round(occ.fraction * 100, 2) if occ else None, occupancy_pct))
+    return out
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def disagreement_findings(comp, found: list[Agreement]) -> list:
+    from ..findings.engine import _builder
+
+    new = _builder(comp)
+    out = []
+    for a in found:
+        if a.agrees is not False and not (a.predicted is None and a.measured):
+            continue
+        where = f"line {a.source_line}: " if a.source_line else ""
+        if a.predicted is None:
+            message = (f"{where}Nsight Compute measured {a.what} {a.measured:g}, and irscope predicted "
+                       f"nothing for it")
+        else:
+            off = abs(a.predicted - a.measured) / abs(a.measured) if a.measured else 1.0
+            message = (f"{where}irscope predicted {a.what} {a.predicted:g}, Nsight Compute measured "
+                       f"{a.measured:g} ({off:.0%} apart)")
+        out.append(new("measured-disagrees", "warning", a.source_line, message,
+                       "trust the measurement; please report this with `irscope report FILE --measure --json`",
+                       Cost(a.measured, a.what.replace(" ", "_"), f"measured {a.measured:g}"), None))
+    return out

@@ -1,0 +1,47 @@
+"""The process Nsight Compute profiles: it opens the file as irscope does (its launches run for real,
+unprofiled), then launches the chosen compilation once more inside the NVTX range `irscope_measure`,
+the only range ncu is told to profile.
+
+    python -m irscope.core.measure.ncu_child FILE KERNEL CONFIG INDEX [--no-run] [-D N=V ...] [--arg N:T ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+RANGE = "irscope_measure"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("file")
+    parser.add_argument("kernel")
+    parser.add_argument("config", type=int)
+    parser.add_argument("index", type=int)
+    parser.add_argument("--no-run", action="store_true")
+    parser.add_argument("-D", dest="defines", action="append")
+    parser.add_argument("--arg", dest="args", action="append")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from ..session import Overrides, open_file
+    from ..triton_compat.measure import relaunch
+
+    ws = open_file(args.file, run_main=not args.no_run, overrides=Overrides.parse(args.defines, args.args),
+                   compile_ahead=False, kernel_name=args.kernel)
+    kernel = ws.kernel(args.kernel)
+    comp = ws.compilation_at(kernel, None if args.config < 0 else args.config, args.index)
+    launch = relaunch(kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push(RANGE)
+    launch()
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+    print(f"irscope_measure: launched {kernel.name} once", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

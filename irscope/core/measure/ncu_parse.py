@@ -1,0 +1,106 @@
+"""Reading Nsight Compute's CSV pages: the source page per SASS instruction, and the raw page per launch.
+
+`ncu --import R --page source --csv --print-source sass` prints, per profiled launch, a "Kernel Name" row,
+a header row, then one row per SASS instruction: its address, its text, and counters (instructions
+executed, global sectors and their ideal, shared wavefronts and their ideal, warp stall samples by
+reason). `--page raw --csv` prints a header row, a units row, then one row of metrics per launch.
+Numbers may carry thousands separators; "-" means the counter does not apply.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+
+INSTRUCTIONS = "Instructions Executed"
+SPACE, OPERATION = "Address Space", "Access Operation"
+SECTORS, SECTORS_IDEAL = "L2 Theoretical Sectors Global", "L2 Theoretical Sectors Global Ideal"
+WAVEFRONTS, WAVEFRONTS_IDEAL = "L1 Wavefronts Shared", "L1 Wavefronts Shared Ideal"
+SAMPLES = "Warp Stall Sampling (All Samples)"
+_STALL = re.compile(r"^stall_(\w+)$")
+
+
+def number(text: str) -> float | None:
+    text = (text or "").strip().replace(",", "")
+    if text in ("", "-", "n/a"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+@dataclass
+class SassRow:
+    offset: int            # bytes from the function's first instruction
+    text: str              # the instruction as ncu disassembled it
+    values: dict[str, str]
+
+    def get(self, name: str) -> float:
+        return number(self.values.get(name, "")) or 0.0
+
+    @property
+    def space(self) -> str:
+        return self.values.get(SPACE, "-")
+
+    @property
+    def operation(self) -> str:
+        return self.values.get(OPERATION, "-")
+
+    def stalls(self) -> dict[str, float]:
+        out = {}
+        for name, text in self.values.items():
+            found = _STALL.match(name)
+            value = number(text)
+            if found and value:
+                out[found.group(1)] = value
+        return out
+
+
+@dataclass
+class SourcePage:
+    kernel: str
+    rows: list[SassRow] = field(default_factory=list)
+
+
+def parse_source_page(text: str) -> list[SourcePage]:
+    """Every launch's table in a `--page source --print-source sass` CSV, in order."""
+    pages: list[SourcePage] = []
+    header: list[str] | None = None
+    base = None
+    for row in csv.reader(io.StringIO(text)):
+        if not row:
+            continue
+        if row[0] == "Kernel Name":
+            pages.append(SourcePage(row[1] if len(row) > 1 else ""))
+            header, base = None, None
+            continue
+        if not pages:
+            continue
+        if header is None:
+            header = row
+            continue
+        values = dict(zip(header, row))
+        address = values.get("Address", "")
+        if not address.startswith("0x"):
+            continue
+        where = int(address, 16)
+        base = where if base is None else base
+        pages[-1].rows.append(SassRow(where - base, values.get("Source", "").strip(), values))
+    return pages
+
+
+def parse_raw_page(text: str) -> list[dict[str, str]]:
+    """One dict of metric -> value per launch of a `--page raw --csv` output (the units row dropped)."""
+    rows = [r for r in csv.reader(io.StringIO(text)) if r]
+    start = next((i for i, r in enumerate(rows) if r and r[0] == "ID"), None)
+    if start is None:
+        return []
+    header = rows[start]
+    out = []
+    for row in rows[start + 1:]:
+        if row and row[0].strip().isdigit():
+            out.append(dict(zip(header, row)))
+    return out

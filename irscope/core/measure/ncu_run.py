@@ -1,0 +1,99 @@
+"""Running Nsight Compute on one compilation's launch, and reading back its source and raw pages.
+
+ncu profiles a child process (ncu_child.py) that opens the file again and launches the chosen
+compilation once inside an NVTX range; only that launch is profiled, with the sections that give
+per-instruction counters (SourceCounters), warp stall reasons (WarpStateStats), memory tables, launch
+statistics and occupancy. What stops it is said in one line: no ncu, no permission to read the GPU's
+performance counters, a child that failed, a launch that was not profiled.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+from .ncu_child import RANGE
+from .ncu_parse import SourcePage, parse_raw_page, parse_source_page
+
+SECTIONS = ("SourceCounters", "WarpStateStats", "MemoryWorkloadAnalysis_Tables", "LaunchStats", "Occupancy",
+            "SpeedOfLight")
+TIMEOUT_S = 600
+
+
+@dataclass
+class NcuResult:
+    page: SourcePage | None = None
+    raw: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    command: str = ""
+
+
+def ncu_path() -> str | None:
+    return os.environ.get("IRSCOPE_NCU") or shutil.which("ncu")
+
+
+def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main: bool = True,
+            defines: list[str] | None = None, arg_types: list[str] | None = None) -> NcuResult:
+    ncu = ncu_path()
+    if ncu is None:
+        return NcuResult(error="Nsight Compute's `ncu` is not on PATH (set IRSCOPE_NCU to its path): "
+                               "no per-line counters")
+    child = [sys.executable, "-m", "irscope.core.measure.ncu_child", file, kernel,
+             str(-1 if config is None else config), str(index)]
+    child += [] if run_main else ["--no-run"]
+    for d in defines or []:
+        child += ["-D", d]
+    for a in arg_types or []:
+        child += ["--arg", a]
+    with tempfile.TemporaryDirectory(prefix="irscope-ncu-") as tmp:
+        report = os.path.join(tmp, "launch")
+        cmd = [ncu, "--nvtx", "--nvtx-include", f"{RANGE}/", "-c", "1", "--import-source", "no", "-f",
+               "--export", report] + [x for s in SECTIONS for x in ("--section", s)] + child
+        result = NcuResult(command=" ".join(cmd))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH"))
+                                                          if p))
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            result.error = f"ncu did not finish in {TIMEOUT_S} s"
+            return result
+        output = done.stdout + done.stderr
+        if "ERR_NVGPUCTRPERM" in output:
+            result.error = ("ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM): run as root, or "
+                            "allow profiling for all users (NVreg_RestrictProfilingToAdminUsers=0)")
+            return result
+        if not os.path.exists(report + ".ncu-rep"):
+            last = [line for line in output.splitlines() if line.strip()][-1:] or ["no output"]
+            result.error = f"ncu profiled nothing (exit {done.returncode}): {last[0][:300]}"
+            return result
+        source = _page(ncu, report, ["--page", "source", "--csv", "--print-source", "sass"])
+        raw = _page(ncu, report, ["--page", "raw", "--csv"])
+    keep = os.environ.get("IRSCOPE_NCU_KEEP")  # validation: keep ncu's pages beside irscope's answer
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        stem = os.path.join(keep, f"{os.path.basename(file).rsplit('.', 1)[0]}.{kernel.replace(':', '.')}.{index}")
+        for suffix, text in ((".source.csv", source), (".raw.csv", raw)):
+            with open(stem + suffix, "w", encoding="utf-8") as f:
+                f.write(text)
+    pages = parse_source_page(source)
+    rows = parse_raw_page(raw)
+    if not pages or not rows:
+        result.error = "ncu's report holds no profiled launch (the NVTX range was not seen)"
+        return result
+    result.page, result.raw = pages[0], rows[0]
+    return result
+
+
+def _page(ncu: str, report: str, flags: list[str]) -> str:
+    done = subprocess.run([ncu, "--import", report + ".ncu-rep", *flags], capture_output=True, text=True,
+                          timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+    return done.stdout
+
+
+def _package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

@@ -1,0 +1,129 @@
+"""On a GPU: irscope's measured mode on every example (and given corpus files), against references.
+
+For each file, `irscope report FILE --measure --json` (GPU visible, ncu on PATH) times every compilation
+with triton.testing.do_bench and runs Nsight Compute on its launch; ncu's pages are kept under
+OUT/ncu_pages (IRSCOPE_NCU_KEEP), irscope's JSON under OUT/json. Then, per compilation:
+  - irscope's per-line counters must come from the binary irscope compiled (its SASS listing and ncu's,
+    instruction by instruction; a mismatch is an error row);
+  - measured against predicted: sectors per request per source line (loads, stores), registers,
+    theoretical occupancy, each within 5%, in both directions (a measured line without a prediction fails);
+  - the per-line sums against ncu's own kernel totals (l1tex sectors and requests of global loads), which
+    irscope's mapping must not lose or double;
+  - do_bench's median against ncu's gpu__time_duration of the same launch, shown side by side (do_bench
+    includes launch latency, so it may only be larger);
+Writes OUT/measure.md (the table for docs/validation.md) and OUT/measure.json; exit 1 on any failure.
+    python3 validation/gpu_measure.py --out $OUT/measure [FILES...]
+    python3 validation/gpu_measure.py --rebuild validation/data/h100_measure   # no GPU: from the kept JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def run_file(path: str, out: str) -> dict:
+    env = dict(os.environ, IRSCOPE_NCU_KEEP=os.path.join(out, "ncu_pages"), PYTHONPATH=ROOT)
+    done = subprocess.run([sys.executable, "-m", "irscope", "report", path, "--measure", "--json"],
+                          capture_output=True, text=True, env=env, timeout=900, cwd=os.path.dirname(path))
+    name = os.path.relpath(path, ROOT).replace("/", "__")
+    os.makedirs(os.path.join(out, "json"), exist_ok=True)
+    with open(os.path.join(out, "json", name + ".json"), "w") as f:
+        f.write(done.stdout or json.dumps({"error": done.stderr[-2000:], "returncode": done.returncode}))
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1], "kernels": []}
+
+
+def _num(text) -> float | None:
+    try:
+        return float(str(text).replace(",", ""))
+    except (TypeError, ValueError):
+        return None
+
+
+def rows_of(rel: str, doc: dict) -> list[dict]:
+    if doc.get("error") and not doc.get("kernels"):
+        return [{"file": rel, "kernel": "-", "failed": [f"irscope failed: {doc['error']}"]}]
+    rows = []
+    for k in doc.get("kernels", []):
+        m = k.get("measured") or {}
+        row = {"file": rel, "kernel": k["name"], "failed": list(m.get("errors") or [])}
+        if not m:
+            row["failed"].append("not measured")
+        t = (m.get("time_ms") or {}).get("median")
+        ncu = m.get("ncu") or {}
+        gpu_us = _num(ncu.get("gpu_time_us"))
+        row.update(time_us=None if t is None else t * 1e3, ncu_us=gpu_us, gbps=m.get("achieved_gbps"),
+                   peak=(m.get("peaks") or {}).get("dram_gbps"), tflops=m.get("achieved_tflops"))
+        agree = m.get("agreements") or []
+        row["lines"] = [a for a in agree if a["source_line"] is not None]
+        row["checks"] = len(agree)
+        bad = [a for a in agree if a["agrees"] is not True]
+        row["failed"] += [f"{a['what']} at line {a['source_line']}: measured {a['measured']}, predicted "
+                          f"{a['predicted']}" for a in bad]
+        if t is not None and gpu_us is not None and t * 1e3 < gpu_us * 0.95:
+            row["failed"].append(f"do_bench {t * 1e3:.2f} µs is below ncu's kernel time {gpu_us:.2f} µs")
+        rows.append(row)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    out = ["| file | kernel | do_bench median | ncu gpu time | GB/s (% of DRAM peak) | TFLOP/s | sectors/request "
+           "per line, measured / predicted | checks | result |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        def f(v, fmt):
+            return "-" if v is None else format(v, fmt)
+        bw = "-" if r.get("gbps") is None else f"{r['gbps']:.1f}" + (
+            f" ({r['gbps'] / r['peak']:.1%})" if r.get("peak") else "")
+        lines = "; ".join(f"{a['source_line']} {a['what'].split()[0]} {f(a['measured'], 'g')} / "
+                          f"{f(a['predicted'], 'g')}" for a in r.get("lines", []))
+        verdict = "PASS" if not r["failed"] else "FAIL: " + "; ".join(r["failed"])[:300]
+        out.append(f"| {r['file']} | {r['kernel']} | {f(r.get('time_us'), '.2f')} µs | {f(r.get('ncu_us'), '.2f')} µs | "
+                   f"{bw} | {f(r.get('tflops'), '.3f')} | {lines or '-'} | {r.get('checks', 0)} | {verdict} |")
+    return "\n".join(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*")
+    parser.add_argument("--out", default=os.environ.get("OUT", "/tmp/irscope-measure"))
+    parser.add_argument("--rebuild", help="a folder of a past run: rebuild the table from its json/")
+    args = parser.parse_args()
+    rows = []
+    if args.rebuild:
+        for path in sorted(glob.glob(os.path.join(args.rebuild, "json", "*.json"))):
+            rel = os.path.basename(path)[:-5].replace("__", "/")
+            rows += rows_of(rel, json.load(open(path)))
+    else:
+        os.makedirs(args.out, exist_ok=True)
+        files = args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
+        for path in files:
+            path = os.path.abspath(path)
+            rel = os.path.relpath(path, ROOT)
+            found = rows_of(rel, run_file(path, args.out))
+            rows += found
+            print(table(found).splitlines()[-1] if found else rel, flush=True)
+    text = table(rows)
+    target = args.rebuild or args.out
+    if not args.rebuild:
+        with open(os.path.join(target, "measure.md"), "w") as f:
+            f.write(text + "\n")
+        with open(os.path.join(target, "measure.json"), "w") as f:
+            json.dump(rows, f, indent=1)
+    print(text)
+    failed = [r for r in rows if r["failed"]]
+    print(f"\n{len(rows) - len(failed)} of {len(rows)} compilations measured and agreeing")
+    return 1 if failed or not rows else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
