@@ -16,6 +16,9 @@ from .peaks import Peaks, peaks_of
 from .work import Work, launch_work
 
 
+WHOLE_GRID_LIMIT = 512  # programs the interpreter runs for a whole-launch prediction (about 0.05 s each)
+
+
 @dataclass
 class Measurement:
     kernel: str
@@ -110,7 +113,11 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
         result.time_ms = bench(relaunch(comp.kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid))
     except Exception as exc:  # noqa: BLE001 - the user's kernel on the user's data: say it, go on
         result.errors.append(f"timing failed: {type(exc).__name__}: {exc}")
-    coalescing = analyze_coalescing(comp)
+    # every program, so that the prediction is of the launch ncu measures (up to WHOLE_GRID_LIMIT programs)
+    grid = comp.launch.grid + (1,) * (3 - len(comp.launch.grid))
+    programs = grid[0] * grid[1] * grid[2]
+    coalescing = analyze_coalescing(comp, max_programs=min(programs, WHOLE_GRID_LIMIT)) if with_ncu \
+        else analyze_coalescing(comp)
     result.work = launch_work(comp, coalescing)
     if not with_ncu:
         return result

@@ -1,8 +1,11 @@
 """Where a prediction meets a measurement: both side by side, and a finding when they disagree by more
 than 5% (a wrong prediction is a defect of irscope's, and the user should not have to trust it).
 
-Compared: sectors per request of each source line's global loads and stores (coalescing analysis vs
-ncu's L2 theoretical sectors over instructions executed), registers per thread (the cubin vs
+Compared: the sectors of each source line's global loads and stores over the whole launch (when the
+coalescing analysis ran every program) and their sectors per request (coalescing analysis vs ncu's
+theoretical sectors over instructions executed; ncu's per-instruction count includes executions with
+every lane masked off, which issue no request, so where those exist the ratio is shown, not compared),
+registers per thread (the cubin vs
 `launch__registers_per_thread`), theoretical occupancy (irscope's model vs
 `sm__maximum_warps_per_active_cycle_pct`), and shared-memory bank conflicts where a prediction exists.
 """
@@ -20,14 +23,15 @@ TOLERANCE = 0.05
 
 @dataclass
 class Agreement:
-    what: str                  # "ld sectors/request", "st sectors/request", "registers", "occupancy"
+    what: str                  # "ld sectors", "ld sectors/request", ..., "registers", "occupancy %"
     source_line: int | None
     predicted: float | None
     measured: float | None
+    note: str = ""             # why the two are not compared, when they are not
 
     @property
     def agrees(self) -> bool | None:
-        if self.predicted is None or self.measured is None:
+        if self.predicted is None or self.measured is None or self.note:
             return None
         if self.measured == 0:
             return self.predicted == 0
@@ -35,21 +39,31 @@ class Agreement:
 
     def to_json(self) -> dict:
         return {"what": self.what, "source_line": self.source_line, "predicted": self.predicted,
-                "measured": self.measured, "agrees": self.agrees}
+                "measured": self.measured, "agrees": self.agrees, "note": self.note or None}
 
 
 def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str]) -> list[Agreement]:
     out = []
     measured = {c.source_line: c for c in lines}
     if coalescing is not None and not coalescing.error:
+        whole = len(coalescing.programs) == _programs(coalescing.grid)
         for predicted in coalescing.by_source_line():
             m = measured.get(predicted.source_line)
             for kind, counts in (("ld", predicted.loads), ("st", predicted.stores)):
                 if not counts.requests:
                     continue
+                requests = getattr(m, f"{kind}_requests") if m else None
+                if whole:  # every program predicted: the sectors of the whole launch, exactly
+                    out.append(Agreement(f"{kind} sectors", predicted.source_line, counts.sectors,
+                                         getattr(m, f"{kind}_sectors") if m else None))
+                note = ""
+                if whole and requests and requests > counts.requests:
+                    note = (f"ncu counts {requests - counts.requests:g} executions with every lane masked off, "
+                            f"which issue no request: its {requests:g} instructions against {counts.requests} "
+                            f"requests")
                 value = getattr(m, f"{kind}_sectors_per_request") if m else None
                 out.append(Agreement(f"{kind} sectors/request", predicted.source_line,
-                                     _round(counts.sectors_per_request), value))
+                                     _round(counts.sectors_per_request), value, note))
         predicted_lines = {(p.source_line, k) for p in coalescing.by_source_line()
                            for k, c in (("ld", p.loads), ("st", p.stores)) if c.requests}
         for m in lines:  # measured global traffic on a line irscope predicted nothing for
@@ -68,6 +82,13 @@ def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str])
     return out
 
 
+def _programs(grid) -> int:
+    total = 1
+    for n in grid:
+        total *= n
+    return total
+
+
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
@@ -77,9 +98,13 @@ def disagreement_findings(comp, found: list[Agreement]) -> list:
 
     new = _builder(comp)
     out = []
+    said = set()
     for a in found:
         if a.agrees is not False and not (a.predicted is None and a.measured):
             continue
+        if (a.source_line, a.what.split()[0]) in said:  # one finding per line and direction (ld / st)
+            continue
+        said.add((a.source_line, a.what.split()[0]))
         where = f"line {a.source_line}: " if a.source_line else ""
         if a.predicted is None:
             message = (f"{where}Nsight Compute measured {a.what} {a.measured:g}, and irscope predicted "

@@ -31,7 +31,10 @@ def main(argv: list[str]) -> int:
 
     ws = open_file(args.file, run_main=not args.no_run, overrides=Overrides.parse(args.defines, args.args),
                    compile_ahead=False, kernel_name=args.kernel)
-    kernel = ws.kernel(args.kernel)
+    try:
+        kernel = ws.kernel(args.kernel)
+    except Exception:  # noqa: BLE001 - Inductor's kernel modules are named for a cache folder of each run
+        kernel = ws.kernel(args.kernel.rsplit(":", 1)[-1])
     comp = ws.compilation_at(kernel, None if args.config < 0 else args.config, args.index)
     launch = relaunch(kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid)
     torch.cuda.synchronize()

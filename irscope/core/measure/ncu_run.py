@@ -67,16 +67,20 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
             result.error = ("ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM): run as root, or "
                             "allow profiling for all users (NVreg_RestrictProfilingToAdminUsers=0)")
             return result
+        keep = os.environ.get("IRSCOPE_NCU_KEEP")  # validation: keep ncu's output beside irscope's answer
+        stem = os.path.join(keep, f"{os.path.basename(file).rsplit('.', 1)[0]}.{kernel.replace(':', '.')}.{index}") \
+            if keep else None
+        if keep:
+            os.makedirs(keep, exist_ok=True)
+            with open(stem + ".log", "w", encoding="utf-8") as f:
+                f.write(output)
         if not os.path.exists(report + ".ncu-rep"):
             last = [line for line in output.splitlines() if line.strip()][-1:] or ["no output"]
             result.error = f"ncu profiled nothing (exit {done.returncode}): {last[0][:300]}"
             return result
         source = _page(ncu, report, ["--page", "source", "--csv", "--print-source", "sass"])
         raw = _page(ncu, report, ["--page", "raw", "--csv"])
-    keep = os.environ.get("IRSCOPE_NCU_KEEP")  # validation: keep ncu's pages beside irscope's answer
     if keep:
-        os.makedirs(keep, exist_ok=True)
-        stem = os.path.join(keep, f"{os.path.basename(file).rsplit('.', 1)[0]}.{kernel.replace(':', '.')}.{index}")
         for suffix, text in ((".source.csv", source), (".raw.csv", raw)):
             with open(stem + suffix, "w", encoding="utf-8") as f:
                 f.write(text)

@@ -55,12 +55,16 @@ class LineCounters:
         self.samples += row.get(SAMPLES)
         for reason, count in row.stalls().items():
             self.stalls[reason] = self.stalls.get(reason, 0.0) + count
-        if row.space == "Global" and row.operation in ("Load", "Store"):
-            prefix = "ld" if row.operation == "Load" else "st"
+        # an asynchronous copy (LDGSTS) is a global load and a shared store: "Global,Shared", "Load,Store"
+        spaces, operations = row.space.split(","), row.operation.split(",")
+        operation = operations[spaces.index("Global")] if "Global" in spaces and len(operations) == len(spaces) \
+            else row.operation
+        if "Global" in spaces and operation in ("Load", "Store"):
+            prefix = "ld" if operation == "Load" else "st"
             setattr(self, f"{prefix}_sectors", getattr(self, f"{prefix}_sectors") + row.get(SECTORS))
             setattr(self, f"{prefix}_requests", getattr(self, f"{prefix}_requests") + executed)
             setattr(self, f"{prefix}_ideal", getattr(self, f"{prefix}_ideal") + row.get(SECTORS_IDEAL))
-        if row.space == "Shared":
+        if "Shared" in spaces:
             self.shared_wavefronts += row.get(WAVEFRONTS)
             self.shared_ideal += row.get(WAVEFRONTS_IDEAL)
 
@@ -89,10 +93,16 @@ def listed_offsets(sass: str) -> dict[int, tuple[int, str]]:
 _TARGET = re.compile(r"`\(\.L_x_\d+\)|0x[0-9a-f]{9,}")
 
 
-def _normal(text: str) -> str:
-    # ncu's listing leaves out the register-reuse hints (`R0.reuse`) that nvdisasm prints, and names a
-    # branch target by its absolute address where nvdisasm names a label
-    return " ".join(_TARGET.sub("@target", text.rstrip(" ;").replace(".reuse", "")).split())
+def _normal(text: str) -> tuple[str, tuple[str, ...]]:
+    """An instruction as (guard and opcode, its operands as a sorted tuple). ncu's listing leaves out the
+    register-reuse hints (`R0.reuse`) that nvdisasm prints, names a branch target by its absolute address
+    where nvdisasm names a label, and orders some operands otherwise (LDGSTS's shared address first in
+    nvdisasm, last in ncu)."""
+    text = _TARGET.sub("@target", text.rstrip(" ;").replace(".reuse", ""))
+    words = text.split()
+    head = words[:2] if words and words[0].startswith("@") else words[:1]
+    operands = " ".join(words[len(head):])
+    return " ".join(head), tuple(sorted(o.strip() for o in operands.split(",") if o.strip()))
 
 
 def _same_instruction(a: str, b: str) -> bool:
