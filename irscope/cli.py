@@ -176,7 +176,8 @@ def _run(args: argparse.Namespace) -> int:
         from .core.measure import why_not_measurable
         why = why_not_measurable(args.target)
         if why:
-            raise IrscopeError(why)
+            raise IrscopeError(f"--measure: {why}; leave out --measure for the predictions"
+                               + (", or --target" if args.target else ""))
     compiles = args.command in ("report", "diff", "passes", "export") or (args.command == "dump" and stage != "source")
     ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides,
                    compile_ahead=compiles, ahead_sass=args.command in ("report", "export") or stage == "sass",

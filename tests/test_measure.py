@@ -47,7 +47,7 @@ def test_without_a_gpu_measure_refuses_in_one_line_before_the_file_runs():
     assert done.returncode == 2
     assert done.stdout == ""  # the file did not run (it prints "strided: OK" when it does)
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--measure needs a GPU" in lines[0] and "Traceback" not in done.stderr
+    assert len(lines) == 1 and "--measure: measuring needs a GPU" in lines[0] and "Traceback" not in done.stderr
 
 
 def test_the_source_page_is_read_instruction_by_instruction():

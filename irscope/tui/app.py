@@ -128,6 +128,8 @@ class IrscopeApp(App):
         Binding("r", "reload", "Reload", id="reload"),
         Binding("i", "toggle_panels", "Info", id="panels", tooltip="Info panels; again: the next one, then none"),
         Binding("p", "pick", "Kernels", id="pick", show=False),
+        Binding("M", "measure", "Measure", id="measure", show=False,
+                tooltip="With a GPU: time this compilation and run Nsight Compute on it (the Measured panel)"),
         Binding("ctrl+t", "stepper", "Stepper", id="stepper", show=False),
         Binding("x", "stop_capture", "Go on", id="stop-capture", show=False,
                 tooltip="While the file runs: stop it and go on with the launches captured so far"),
@@ -143,7 +145,7 @@ class IrscopeApp(App):
     # they would act unseen on the main view behind it.
     MAIN_VIEW_ACTIONS = frozenset({"stage", "set_stage", "block", "maximize_pane", "cycle_layout", "toggle_colour",
                                    "toggle_debug", "search", "search_next", "goto", "target", "edit", "reload",
-                                   "toggle_panels", "pick", "stepper"})
+                                   "toggle_panels", "pick", "stepper", "measure"})
 
     def __init__(self, path: str, *, target: str | None = None, kernel: str | None = None,
                  config: int | None = None, run_main: bool = True, defines: list[str] | None = None,
@@ -896,6 +898,17 @@ class IrscopeApp(App):
             panels.display = False
         self.refresh_panels()
         self.call_after_refresh(self._reveal_cursors)  # the panes changed height
+
+    def action_measure(self) -> None:
+        """Open the Measured panel and measure the shown compilation (with no GPU it says why not)."""
+        from .panels.measured import MeasuredPanel
+        panels = self.query_one("#panels", TabbedContent)
+        panel = self.query_one(MeasuredPanel)
+        pane = next(p for p in panels.query(TabPane) if panel in p.query(MeasuredPanel))
+        panels.display = True
+        panels.active = pane.id
+        self.refresh_panels()
+        panel.measure()
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

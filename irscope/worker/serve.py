@@ -47,6 +47,7 @@ class Server:
             progress(f"captured {p.launches} launch(es) of {p.kernels} kernel(s){line} · x: go on with these",
                      0.1 + 0.35 * min(1.0, p.seconds / 30))
 
+        self.opened_with = {"run_main": run_main, "defines": defines, "arg_types": arg_types}  # for ncu's child
         progress("running the file to capture its launches", 0.1)
         self.budget = CaptureBudget(path, on_progress=show)
         try:
@@ -114,6 +115,14 @@ class Server:
         if name == "findings":  # the ranked list the report and `irscope check` show
             from ..core.findings import findings
             return findings(comp)
+        if name in ("measure", "why_not_measurable"):  # measured mode: only with a GPU (core/measure)
+            from ..core.measure import measure, why_not_measurable
+            why = why_not_measurable(comp.target.name)
+            if why or name == "why_not_measurable":
+                return why
+            from ..core.findings import findings
+            done = measure(self.ws, comp, **getattr(self, "opened_with", {}))
+            return {"measured": done.to_json(), "findings": findings(comp)}
         if name == "coalescing":
             from ..core.analysis.coalescing import analyze_coalescing
             return analyze_coalescing(comp)

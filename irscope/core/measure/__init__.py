@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .peaks import Peaks, peaks_of
-from .work import Work, launch_work
+
+# Nothing here imports torch or Triton at module level: the TUI renders a measurement with format.py.
 
 
 WHOLE_GRID_LIMIT = 512  # programs the interpreter runs for a whole-launch prediction (about 0.05 s each)
@@ -23,7 +24,7 @@ WHOLE_GRID_LIMIT = 512  # programs the interpreter runs for a whole-launch predi
 class Measurement:
     kernel: str
     time_ms: tuple[float, float, float] | None = None   # median, 20th, 80th percentile
-    work: Work | None = None
+    work: Any = None                                   # work.Work
     peaks: Peaks | None = None
     lines: list = field(default_factory=list)           # per_line.LineCounters
     raw: dict[str, str] = field(default_factory=dict)   # ncu's raw metrics of the launch
@@ -85,11 +86,11 @@ def why_not_measurable(target_name: str | None) -> str | None:
 
     local = local_gpu_target()
     if local is None:
-        return ("--measure needs a GPU, and this machine has none: irscope's virtual GPU runs kernels in Triton's "
-                "interpreter, which times nothing; leave out --measure for the predictions, or run on a GPU machine")
+        return ("measuring needs a GPU, and this machine has none: irscope's virtual GPU runs kernels in Triton's "
+                "interpreter, which times nothing")
     if target_name is not None and target_name != local.name:
-        return (f"--measure measures this machine's GPU ({local.name}); leave out --target, or give "
-                f"--target {local.name}")
+        return (f"measuring times this machine's GPU ({local.name}), and this compilation is for {target_name}; "
+                f"compile for {local.name} to measure it")
     return None
 
 
@@ -100,6 +101,7 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     from ..analysis.coalescing import analyze_coalescing
     from ..triton_compat.measure import bench, gpu_properties, relaunch
     from .agreement import agreements, disagreement_findings
+    from .work import launch_work
 
     result = Measurement(comp.kernel.name)
     if not comp.ok:

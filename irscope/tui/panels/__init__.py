@@ -6,8 +6,9 @@ from .base import InfoPanel
 from .coalescing import CoalescingPanel
 from .explain import ExplainPanel
 from .info import LineInfoPanel
+from .measured import MeasuredPanel
 from .memory import MemoryPanel
 
-PANELS: list[type[InfoPanel]] = [LineInfoPanel, ExplainPanel, MemoryPanel, CoalescingPanel]
+PANELS: list[type[InfoPanel]] = [LineInfoPanel, ExplainPanel, MemoryPanel, CoalescingPanel, MeasuredPanel]
 
 __all__ = ["PANELS", "InfoPanel"]
