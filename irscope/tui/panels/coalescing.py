@@ -157,8 +157,13 @@ class CoalescingPanel(InfoPanel):
             self._body_widget().update(self._overview_for(result, ctx))
             return
         parts: list = []
+        from .measured import measured_line, measured_text
         for access in here:
             parts.append(access_summary(access, result))
+            ncu = measured_text(measured_line(self.app, ctx.comp.key, access.source_line),
+                                "st" if access.kind == "store" else "ld")
+            if ncu:
+                parts.append(Text(f"measured by Nsight Compute (the whole launch): {ncu}", style="bold"))
             if access.diagnosis:
                 parts.append(Text(access.diagnosis))
             if access.fix:
@@ -174,18 +179,25 @@ class CoalescingPanel(InfoPanel):
         self._body_widget().update(Group(*parts))
 
     def _overview_for(self, result: KernelCoalescing, ctx: CursorContext) -> Group:
+        from .measured import measured_line
+        measured = getattr(self.app, "measured_lines", {}).get(ctx.comp.key)
         table = Table(box=None, padding=(0, 2), show_edge=False)
-        for column in ("line", "access", "sectors/request", "ideal", "efficiency"):
+        for column in ("line", "access", "sectors/request", "ideal", "efficiency") + (("measured",) if measured else ()):
             table.add_column(column)
         for a in result.accesses:
             c = a.counts
+            extra = ()
+            if measured:
+                m = measured_line(self.app, ctx.comp.key, a.source_line)
+                kind = "st" if a.kind == "store" else "ld"
+                extra = (f"{m[f'{kind}_sectors_per_request']:g}" if m and m.get(f"{kind}_requests") else "-",)
             if not a.analysed or not c.requests:
-                table.add_row(str(a.source_line), f"{a.kind} {a.param or '?'}", "-", "-", "not analysed")
+                table.add_row(str(a.source_line), f"{a.kind} {a.param or '?'}", "-", "-", "not analysed", *extra)
                 continue
             eff = c.efficiency or 0.0
             table.add_row(str(a.source_line), f"{a.kind} {a.param or '?'}", f"{c.sectors_per_request:.1f}",
                           f"{c.ideal_sectors_per_request:.1f}",
-                          Text(f"{eff:.0%}", style="green" if eff >= 0.9 else "bold red"))
+                          Text(f"{eff:.0%}", style="green" if eff >= 0.9 else "bold red"), *extra)
         totals = []
         for name, c in (("loads", result.loads), ("stores", result.stores)):
             if c.requests:

@@ -72,6 +72,10 @@ class MeasuredPanel(InfoPanel):
 
     def _done(self, key: int, result) -> None:
         self._results[key] = result
+        if isinstance(result, dict):  # the Memory and Coalescing panels show it beside their predictions
+            self.app.__dict__.setdefault("measured_lines", {})[key] = {
+                c["source_line"]: c for c in (result["measured"].get("ncu") or {}).get("lines") or []}
+            self.app.refresh_panels()
         if self._cursor is not None and self._cursor.comp.key == key:
             self._redraw()
 
@@ -120,6 +124,18 @@ class MeasuredPanel(InfoPanel):
                               style=style)
             parts.append(table)
         return Group(*parts)
+
+
+def measured_line(app, key: int, line: int | None) -> dict | None:
+    """Nsight Compute's counters of one source line of a measured compilation (None: not measured)."""
+    return (getattr(app, "measured_lines", {}).get(key) or {}).get(line)
+
+
+def measured_text(counters: dict | None, kind: str) -> str:
+    """'32 sectors/request' for a line's loads ("ld") or stores ("st"), or "" when ncu counted none."""
+    if not counters or not counters.get(f"{kind}_requests"):
+        return ""
+    return f"{counters[f'{kind}_sectors_per_request']:g} sectors/request ({counters[f'{kind}_sectors']:g} sectors)"
 
 
 def _num(value) -> str:

@@ -123,6 +123,15 @@ class MemoryPanel(InfoPanel):
         if a.occupancy is not None:
             table.add_row("occupancy", a.occupancy.describe())
         line = ctx.source_line
+        from .measured import measured_line, measured_text
+        counters = measured_line(self.app, comp.key, line)
+        if counters:
+            said = [f"{kind} {measured_text(counters, k)}" for kind, k in (("loads", "ld"), ("stores", "st"))
+                    if measured_text(counters, k)]
+            if counters.get("shared_wavefronts"):
+                said.append(f"shared {counters['shared_wavefronts']:g} wavefronts (ideal "
+                            f"{counters['shared_wavefronts_ideal']:g})")
+            table.add_row("measured", Text(f"line {line}, Nsight Compute: " + ("; ".join(said) or "no memory access")))
         ops = a.ops_by_line.get(line, []) if line is not None else []
         label = f"line {line}" if line is not None else "this line"
         if ops:
