@@ -195,6 +195,9 @@ def _record_real_autotuners(patches: Patches, autotuner_class: type) -> None:
         kernel = self.__dict__.get("_irscope")
         if kernel is not None:
             kernel.record_launch(args, kwargs)
+        # Inductor's own compiles set this in the process that compiles: with a pool of compile workers, not
+        # this one, where irscope compiles the kernel again (and where a lazy precompile happens just below)
+        use_inductors_ptxas()
         return original_run(self, *args, **kwargs)
 
     patches.patch(autotuner_class, "__init__", __init__)
