@@ -7,7 +7,10 @@ For every kernel file in kernels/ (or the files given):
      launches on CPU and compile them for the GPU's target;
   3. compare: each stage byte for byte, and irscope's registers against the driver's n_regs.
 
-The two sides use separate Triton caches, so neither can reuse the other's output.
+The two sides use separate Triton caches, so neither can reuse the other's output. A file that calls
+torch.compile: each side gets Inductor's cache at one path (the path is in the IR's debug locations), moved
+aside after the side ends so that the next side generates its own kernels; the real side compiles with
+TORCHINDUCTOR_COMPILE_THREADS=1, so Inductor's triton.compile calls happen where they are recorded.
 Writes a Markdown table (stdout, and --out FILE). Run from the repository root:
     python3 validation/gpu_fidelity.py --out $OUT/fidelity.md
     FIDELITY_FIRST_POINT=1 python3 validation/gpu_fidelity.py tests/corpus/*/*.py tests/corpus/*/*/*.py --jobs 6
@@ -45,6 +48,7 @@ def collect_real(path: str, out_json: str) -> None:
     from sass_listing import cuobjdump_instructions
 
     sys.path.insert(0, os.path.dirname(path))
+    compiled_here = _keep_compiles()
     if os.environ.get("FIDELITY_FIRST_POINT"):
         # benchmark sweeps at their first point only, as irscope's virtual GPU runs them, so that a
         # tutorial's sweep takes seconds: the launches of that point are real ones all the same
@@ -75,6 +79,7 @@ def collect_real(path: str, out_json: str) -> None:
                 loose.append(obj)
         except ReferenceError:  # a weak proxy whose object is gone
             pass
+    loose += compiled_here  # the same object twice is counted once below
 
     def describe(name: str, compiled, via: str) -> dict:
         import base64
@@ -115,6 +120,25 @@ def collect_real(path: str, out_json: str) -> None:
                                     "outside the JIT (torch.compile, or triton.compile called directly)"))
     with open(out_json, "w") as f:
         json.dump(kernels, f)
+
+
+def _keep_compiles() -> list:
+    """Every kernel `triton.compile` returns in this process, kept alive: Inductor compiles with
+    triton.compile outside Triton's JIT and may keep only a launcher made from the binary, not the
+    CompiledKernel. Its compiles happen in this process because `_child` runs the real side with
+    TORCHINDUCTOR_COMPILE_THREADS=1 (otherwise a pool of compile workers does them, unseen here)."""
+    import triton
+
+    kept: list = []
+    original = triton.compile
+
+    def compile_and_keep(*args, **kwargs):
+        compiled = original(*args, **kwargs)
+        kept.append(compiled)
+        return compiled
+
+    triton.compile = compile_and_keep
+    return kept
 
 
 def collect_offline(path: str, target: str, out_json: str) -> None:
@@ -161,10 +185,17 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
         json.dump({"compilations": out, "notes": ws.notes, "warning": ws.run_warning, "device": ws.device}, f)
 
 
-def _child(mode: str, path: str, target: str, cache: str, out_json: str, hide_gpu: bool) -> str:
+def _child(mode: str, path: str, target: str, cache: str, out_json: str, hide_gpu: bool,
+           inductor_cache: str | None = None) -> str:
     env = dict(os.environ, TRITON_CACHE_DIR=cache, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
     if hide_gpu:
         env["CUDA_VISIBLE_DEVICES"] = ""
+    if inductor_cache is not None:
+        # Inductor's kernel modules at one path on every side (the path is in the IR's debug locations),
+        # and, on the real side, Inductor's compiles in the process that records them (_keep_compiles)
+        env["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache
+        if mode == "real":
+            env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     try:
         done = subprocess.run([sys.executable, __file__, "--child", mode, path, target, out_json], env=env,
                               capture_output=True, text=True, cwd=ROOT, timeout=CHILD_TIMEOUT_S)
@@ -173,6 +204,15 @@ def _child(mode: str, path: str, target: str, cache: str, out_json: str, hide_gp
     if done.returncode != 0:
         return (done.stderr or done.stdout).strip().splitlines()[-1] if (done.stderr or done.stdout) else "failed"
     return ""
+
+
+def _set_aside(folder: str, side: str) -> None:
+    """Move a side's Inductor cache out of the way, so that the next side starts with none at that path."""
+    import shutil
+
+    if os.path.isdir(folder):
+        shutil.rmtree(f"{folder}-{side}", ignore_errors=True)
+        os.rename(folder, f"{folder}-{side}")
 
 
 def _kernel_arguments(ttir: str) -> list[str]:
@@ -199,14 +239,20 @@ def compare(path: str, target: str) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         real_json, off_json = os.path.join(tmp, "real.json"), os.path.join(tmp, "offline.json")
-        err = _child("real", path, target, os.path.join(tmp, "cache-real"), real_json, hide_gpu=False)
+        inductor = os.path.join(tmp, "inductor")
+        err = _child("real", path, target, os.path.join(tmp, "cache-real"), real_json, hide_gpu=False,
+                     inductor_cache=inductor)
         if err:
             return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"real run failed: {err}"}]
-        err = _child("offline", path, target, os.path.join(tmp, "cache-offline"), off_json, hide_gpu=True)
+        _set_aside(inductor, "real")  # each side generates its own kernels, at the same path
+        err = _child("offline", path, target, os.path.join(tmp, "cache-offline"), off_json, hide_gpu=True,
+                     inductor_cache=inductor)
         if err:
             return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"offline failed: {err}"}]
+        _set_aside(inductor, "offline")
         on_gpu_json = os.path.join(tmp, "on_gpu.json")
-        on_gpu_err = _child("offline", path, target, os.path.join(tmp, "cache-on-gpu"), on_gpu_json, hide_gpu=False)
+        on_gpu_err = _child("offline", path, target, os.path.join(tmp, "cache-on-gpu"), on_gpu_json, hide_gpu=False,
+                            inductor_cache=inductor)
         on_gpu_doc = json.load(open(on_gpu_json)) if not on_gpu_err and os.path.exists(on_gpu_json) else {}
         on_gpu = on_gpu_doc.get("compilations", [])
         if not os.path.exists(real_json) or not os.path.exists(off_json):
@@ -221,8 +267,8 @@ def compare(path: str, target: str) -> list[dict]:
     if not offline:
         why = ""
         if not real and uses_torch_compile:
-            why = (" (its kernels go through torch.compile: Inductor compiles them itself, outside Triton's JIT, "
-                   "and irscope does not capture Inductor's kernels yet)")
+            why = (" (its kernels go through torch.compile: Inductor compiles them itself, outside Triton's JIT; "
+                   "none was seen in the real run's process either)")
         return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "raw": said,
                  "result": f"offline compiled nothing; the real run compiled {len(real)} kernel(s) through "
                            f"Triton's JIT{why}"}]

@@ -14,7 +14,12 @@ It runs three children:
   3. compare: each compilation matched by (kernel, constexprs, num_warps, num_stages); ttir, ttgir, llir,
      ptx and SASS byte for byte; irscope's registers against the driver's n_regs.
 Writes OUT/inductor_fidelity.md (a table, also printed) and OUT/inductor_fidelity.json.
-Nothing here has been run yet on a GPU; rows belong in docs/validation.md once it has.
+First run on an H100, 2026-11-23 (Triton 3.6.0, PyTorch 2.11.0+cu130; its files are the h100_t211_* test
+fixtures): TTIR, TTGIR, LLIR and registers matched, but PTX and SASS did not (Inductor compiles with
+torch/bin/ptxas, CUDA 13.0; irscope then used Triton's own), and the block's last three kernels were missing
+offline (its wrapper stopped at a CUDA-only attention operator). Both are fixed (core/inductor/ptxas.py,
+core/virtual_aten.py); with CUDA 13.0.88's ptxas standing in for torch's, every stage of all 11 compilations
+then matched that run's, install paths aside. Rows belong in docs/validation.md once a GPU run passes.
 """
 
 from __future__ import annotations
@@ -95,6 +100,7 @@ def collect_real(out: str) -> None:
     torch.cuda.synchronize()
     with open(os.path.join(out, "real.json"), "w") as f:
         json.dump(records, f)
+    _note_ptxas(out, "real")
     files = os.path.join(out, "files")
     os.makedirs(files, exist_ok=True)
     for path in glob.glob(os.path.join(os.environ["TORCHINDUCTOR_CACHE_DIR"], "*", "c*.py")):
@@ -124,6 +130,21 @@ def collect_offline(out: str) -> None:
             rows.append(entry)
     with open(os.path.join(out, "offline.json"), "w") as f:
         json.dump(rows, f)
+    _note_ptxas(out, "offline")
+
+
+def _note_ptxas(out: str, side: str) -> None:
+    """Which ptxas this side's compiles ran (Inductor, or irscope after it, set TRITON_PTXAS_PATH)."""
+    with open(os.path.join(out, f"ptxas_{side}.txt"), "w") as f:
+        f.write(os.environ.get("TRITON_PTXAS_PATH") or "Triton's bundled ptxas")
+
+
+def _ptxas_line(out: str) -> str:
+    said = []
+    for side in ("real", "offline"):
+        path = os.path.join(out, f"ptxas_{side}.txt")
+        said.append(f"{side}: {open(path).read() if os.path.exists(path) else 'not recorded'}")
+    return "ptxas (TRITON_PTXAS_PATH) " + "; ".join(said) + "\n\n"
 
 
 def _key(entry: dict) -> tuple:
@@ -152,7 +173,7 @@ def compare(out: str) -> str:
         results.append({"key": repr(key), "same": same, "registers": [o["registers"], r["n_regs"]], "verdict": verdict})
     with open(os.path.join(out, "inductor_fidelity.json"), "w") as f:
         json.dump(results, f, indent=1)
-    table = "\n".join(lines)
+    table = _ptxas_line(out) + "\n".join(lines)
     with open(os.path.join(out, "inductor_fidelity.md"), "w") as f:
         f.write(table + "\n")
     return table

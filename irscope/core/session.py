@@ -320,6 +320,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         resolved, written_for = _inductor_target(kernels, resolved)
         if written_for:
             result.notes.append(written_for)
+    result.notes.extend(_ptxas_notes(kernels, resolved))
     by_jit = {id(k.jit): k for k in kernels}
     _check_arg_names(overrides, kernels, user_file)
     launches = [_launch(raw, by_jit, overrides) for raw in result.launches if id(raw.jit) in by_jit]
@@ -351,6 +352,12 @@ def _no_virtual_compile(user_file: UserFile, result, local: Target | None) -> No
     line = virtual_compile_failure(result.error, user_file.shown) if local is None else None
     if line:
         raise IrscopeError(line)
+
+
+def _ptxas_notes(kernels: list[Kernel], target: Target) -> list[str]:
+    from .inductor.ptxas import ptxas_note
+    note = ptxas_note(target) if any(k.inductor is not None for k in kernels) else None
+    return [note] if note else []
 
 
 def _inductor_target(kernels: list[Kernel], resolved: Target) -> tuple[Target, str | None]:

@@ -2,7 +2,8 @@
 
 `torch.cuda.is_available()` is true, `get_device_properties` describes a representative GPU of the target
 (from the same table as the occupancy analysis, analysis/occupancy.py), `device="cuda"` and `.cuda()` give
-CPU tensors that say they are on `cuda:0` (virtual_tensors.py), streams and events do nothing, and
+CPU tensors that say they are on `cuda:0` (virtual_tensors.py), the ATen operators torch has only for CUDA
+have CPU stand-ins with the CUDA operator's output shapes (virtual_aten.py), streams and events do nothing, and
 Triton's driver answers for the target (triton_compat/virtual_device.py). Kernels run in Triton's
 interpreter; benchmarks run their function once and return NaN, so no number is ever a measurement.
 
@@ -23,6 +24,7 @@ from .triton_compat import Target
 from .triton_compat.virtual_device import virtual_triton
 from .virtual_cuda import VirtualDeviceProperties, accelerator_namespace, cuda_namespace
 from .patching import Patches
+from .virtual_aten import cuda_only_standins
 from .virtual_dispatch import route_cuda_registrations, routing_stopped
 from .virtual_smi import vendor_tool
 from .virtual_tensors import VirtualDeviceMode, engine_in_mode
@@ -149,7 +151,8 @@ def virtual_gpu(target: Target, asked: set[str] | None = None) -> Iterator[Virtu
             if not target.is_nvidia:
                 patch(torch.version, "hip", "6.4.0")  # code that picks a backend asks torch.version.hip
             with virtual_triton(target, triton_device_properties(target), (props.major, props.minor),
-                                kernel_loader(target), asked), vendor_tool(props.name, target.is_nvidia):
+                                kernel_loader(target), asked), vendor_tool(props.name, target.is_nvidia), \
+                    cuda_only_standins():
                 mode = VirtualDeviceMode()
                 mode.__enter__()
                 for owner in (torch.autograd, torch.autograd.graph):  # the backward pass sees the GPU too

@@ -33,6 +33,7 @@ def start(argv: list[str], tmp: str, result_fd: int, output, request_fd: int | N
     its output into `output`."""
     env = dict(os.environ, TMPDIR=tmp, IRSCOPE_WORKER_TMP=tmp, IRSCOPE_WORKER_RESULT_FD=str(result_fd),
                IRSCOPE_FRONT_END_PID=str(os.getpid()), PYTHONUNBUFFERED="1")
+    env.setdefault("TORCHINDUCTOR_CACHE_DIR", inductor_cache_dir())
     fds = (result_fd,)
     if request_fd is not None:
         env["IRSCOPE_WORKER_REQUEST_FD"] = str(request_fd)
@@ -40,6 +41,20 @@ def start(argv: list[str], tmp: str, result_fd: int, output, request_fd: int | N
     return subprocess.Popen([sys.executable, "-m", "irscope.worker", *argv], stdin=subprocess.DEVNULL,
                             stdout=output, stderr=output, pass_fds=fds, start_new_session=True,
                             close_fds=True, env=env)
+
+
+def inductor_cache_dir() -> str:
+    """Where Inductor keeps the kernel modules a file's run writes, as it would outside irscope: torch's
+    default (`torchinductor_<user>` in the system's temporary folder). Under the worker's own TMPDIR, which
+    is removed when the worker ends, every path to an Inductor kernel that a report shows led nowhere."""
+    import getpass
+    import re
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        user = f"uid_{os.getuid()}"
+    return os.path.join(tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
 
 
 def stop(proc: subprocess.Popen, grace: float = 1.0) -> None:

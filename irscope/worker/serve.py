@@ -147,7 +147,7 @@ class Server:
             key, label,
             KernelInfo(kernel.name, kernel.file, kernel.line, kernel.module, configs, list(kernel.heuristics),
                        (self.ws.shown_path(kernel.file) if self.ws is not None else None) or kernel.file,
-                       inductor_view(kernel.inductor_info)),
+                       inductor_view(kernel.inductor_info, comp.target)),
             LaunchInfo(tuple(launch.grid) if launch.grid else None, launch.origin, launch.autotune_index,
                        launch.autotune_count, launch.interp_error, dict(launch.guesses)),
             comp.target, comp.failure, comp.source_text, dict(comp.signature),
@@ -155,10 +155,14 @@ class Server:
             comp.num_warps, comp.num_stages)
 
 
-def inductor_view(info: dict | None) -> dict | None:
-    """An Inductor kernel's plain data for the front end: strings, numbers, lists and dicts only."""
+def inductor_view(info: dict | None, target=None) -> dict | None:
+    """An Inductor kernel's plain data for the front end: strings, numbers, lists and dicts only; with the
+    line that says its PTX/SASS may not be what a CUDA build of torch compiles for `target` (inductor/ptxas.py)."""
     if info is None:
         return None
+    if target is not None:
+        from ..core.inductor.ptxas import ptxas_note
+        info = {**info, "ptxas_note": ptxas_note(target)}
 
     def clean(value: Any) -> Any:  # names read from the user's file: no terminal escapes reach the screen
         if isinstance(value, str):

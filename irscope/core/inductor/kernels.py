@@ -6,7 +6,8 @@ which would build a `CachingAutotuner` and, on first use, compile each config fo
 irscope it returns an `InductorKernel` that keeps what it was given: the configs Inductor's own heuristics
 chose for the `size_hints` and device properties written in the module. A wrapper's `kernel.run(...)`
 records the launch once per config (as an autotuner would compile each) and runs nothing: the outputs of
-Inductor's kernels are left unwritten, which the report says.
+Inductor's kernels are left unwritten, which the report says. The ptxas they are compiled with is the one
+Inductor would use (ptxas.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import torch
 
 from ..patching import Patches
 from ..triton_compat import JITFunction, RawLaunch
+from .ptxas import use_inductors_ptxas
 
 # The kernel objects made in this process, by their JITFunction: discovery and compile read them.
 _by_jit: dict[int, "InductorKernel"] = {}
@@ -138,6 +140,7 @@ def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | No
     def cached_autotune(size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None,
                         custom_kernel=False, **_ignored):
         inductor_meta = dict(inductor_meta or {})
+        use_inductors_ptxas()  # as Inductor does before it compiles a kernel (ptxas.py)
         configs = _as_inductor_prunes(triton_heuristics, list(configs), size_hints, heuristic_type, inductor_meta)
 
         def decorator(fn):
@@ -192,6 +195,9 @@ def _record_real_autotuners(patches: Patches, autotuner_class: type) -> None:
         kernel = self.__dict__.get("_irscope")
         if kernel is not None:
             kernel.record_launch(args, kwargs)
+        # Inductor's own compiles set this in the process that compiles: with a pool of compile workers, not
+        # this one, where irscope compiles the kernel again (and where a lazy precompile happens just below)
+        use_inductors_ptxas()
         return original_run(self, *args, **kwargs)
 
     patches.patch(autotuner_class, "__init__", __init__)

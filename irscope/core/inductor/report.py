@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from .provenance import CPU_NOTE
+from .ptxas import ptxas_note
 
 
 def inductor_entry(comp) -> dict[str, Any]:
@@ -18,6 +19,7 @@ def inductor_entry(comp) -> dict[str, Any]:
         "index": index, "of": len(configs), "kwargs": dict(getattr(config, "kwargs", {})),
         "num_warps": getattr(config, "num_warps", None), "num_stages": getattr(config, "num_stages", None)}
     info.pop("wrapper_line", None)
+    info["ptxas_note"] = ptxas_note(comp.target)
     return info
 
 

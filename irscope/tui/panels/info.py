@@ -62,6 +62,8 @@ class LineInfoPanel(InfoPanel):
             if comp.kernel.generated_for_cpu:
                 table.add_row("", Text("generated for CPU by Inductor's Triton CPU backend: a GPU run may choose "
                                        "other block sizes", style="yellow"))
+            if inductor.get("ptxas_note"):
+                table.add_row("ptxas", Text(inductor["ptxas_note"], style="yellow"))
         self.query_one("#line-info", Static).update(table)
 
 
