@@ -13,6 +13,7 @@ import glob
 import io
 import os
 import subprocess
+import tempfile
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,7 +28,11 @@ METRICS = {
 
 def measure(path: str) -> list[dict]:
     cmd = ["ncu", "--csv", "--metrics", ",".join(METRICS.values()), sys.executable, path]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    # A fresh Inductor cache and in-process compiles: a torch.compile file benchmarks every config of its
+    # autotuned kernels (each a launch ncu measures) instead of reusing a choice cached by an earlier run.
+    with tempfile.TemporaryDirectory(prefix="ncu-inductor-") as cache:
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TORCHINDUCTOR_COMPILE_THREADS="1")
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     text = done.stdout[done.stdout.find('"ID"'):] if '"ID"' in done.stdout else ""
     rows: dict[tuple, dict] = {}
     for rec in csv.DictReader(io.StringIO(text)):

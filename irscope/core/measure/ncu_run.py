@@ -54,8 +54,9 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
         cmd = [ncu, "--nvtx", "--nvtx-include", f"{RANGE}/", "-c", "1", "--import-source", "no", "-f",
                "--export", report] + [x for s in SECTIONS for x in ("--section", s)] + child
         result = NcuResult(command=" ".join(cmd))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH"))
-                                                          if p))
+        # Inductor compiles in-process in the profiled child (no compile-worker pool under ncu)
+        env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1",
+                   PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p))
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
                                   stdin=subprocess.DEVNULL)
