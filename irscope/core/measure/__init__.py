@@ -127,7 +127,11 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     from .per_line import per_source_line
 
     config = comp.launch.autotune_index if comp.kernel.is_autotuned else None
-    index = next(i for i, c in enumerate(ws.compile(comp.kernel, config=config)) if c is comp)
+    index = next((i for i, c in enumerate(ws.compile(comp.kernel, config=config)) if c is comp), None)
+    if index is None:
+        result.errors.append("Nsight Compute not run: this compilation is not one the file's run made "
+                             "(an edit or another target); measure it as launched")
+        return result
     ncu = run_ncu(ws.user_file.path, comp.kernel.qualified_name, config, index, run_main=run_main,
                   defines=defines, arg_types=arg_types)
     if ncu.error:
