@@ -52,8 +52,8 @@ def matmul_fp32(a: torch.Tensor, b: torch.Tensor, block_n: int) -> torch.Tensor:
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    a = torch.randn(256, 256, device=DEVICE)
-    b = torch.randn(256, 256, device=DEVICE)
+    a = torch.randn(128, 128, device=DEVICE)
+    b = torch.randn(128, 128, device=DEVICE)
     expected = a @ b
     conflicted = matmul_fp32(a, b, block_n=64)   # 2-way bank conflicts on every read of A
     fixed = matmul_fp32(a, b, block_n=128)       # the same product, conflict-free

@@ -26,13 +26,16 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "validation"))
 TOLERANCE = 0.05
 NCU_LAUNCHES = 8
+RECORD_TIMEOUT = 100   # seconds for one file's offline recording
+PROFILE_TIMEOUT = 90   # seconds for one file under Nsight Compute
 _NOT_CODE = (".loc", ".file", ".section", "//", "$L__", "{", "}")
 # reads irscope does not model are compared per launch (their count, and no excess measured): ptxas
 # attributes HGMMA to other source lines than the PTX wgmma it came from
@@ -79,8 +82,13 @@ def record(path: str, target: str, out_dir: str) -> str:
 def record_offline(path: str, target: str, out_dir: str) -> str | None:
     """`record` in a child process that sees no GPU; None and the reason on stderr when it fails."""
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "PYTHONPATH": ROOT}
-    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--record", path, "--target", target,
-                           "--out", out_dir], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    try:
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--record", path, "--target", target,
+                               "--out", out_dir], capture_output=True, text=True, cwd=ROOT, env=env,
+                              timeout=RECORD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        print(f"record {path}: over {RECORD_TIMEOUT} s", file=sys.stderr)
+        return None
     if done.returncode != 0:
         print(f"record {path}: {done.stderr.strip()[-600:]}", file=sys.stderr)
         return None
@@ -95,18 +103,27 @@ def profile(path: str, kernels: list[str], out_dir: str) -> str:
     stem = os.path.join(out_dir, os.path.splitext(os.path.basename(path))[0])
     names = "|".join(kernels) or "."
     log = []
-    done = subprocess.run(["ncu", "-c", str(NCU_LAUNCHES), "-k", f"regex:^({names})$", "--section", "SourceCounters",
-                           "--section", "LaunchStats", "--import-source", "yes", "--export", stem, "-f",
-                           sys.executable, path], capture_output=True, text=True, cwd=ROOT, timeout=100)
-    log.append(f"profile rc={done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    try:
+        done = subprocess.run(["ncu", "-c", str(NCU_LAUNCHES), "-k", f"regex:^({names})$", "--section",
+                               "SourceCounters", "--section", "LaunchStats", "--import-source", "yes", "--export", stem,
+                               "-f", sys.executable, path], capture_output=True, text=True, cwd=ROOT,
+                              timeout=PROFILE_TIMEOUT)
+        log.append(f"profile rc={done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    except (subprocess.TimeoutExpired, OSError) as exc:
+        log.append(f"profile failed: {exc}")
     pages = {"source_sass": ["--page", "source", "--print-source", "sass"],
              "source_cuda_sass": ["--page", "source", "--print-source", "cuda,sass"],
              "source_ptx": ["--page", "source", "--print-source", "ptx"], "raw": ["--page", "raw"]}
     for name, flags in pages.items():
-        with open(f"{stem}.{name}.csv", "w") as f:
-            page = subprocess.run(["ncu", "--import", stem + ".ncu-rep", "--csv", *flags], stdout=f,
-                                  stderr=subprocess.PIPE, text=True, timeout=60)
-        log.append(f"{name} rc={page.returncode} {page.stderr[-300:]}")
+        if not os.path.exists(stem + ".ncu-rep"):
+            break
+        try:
+            with open(f"{stem}.{name}.csv", "w") as f:
+                page = subprocess.run(["ncu", "--import", stem + ".ncu-rep", "--csv", *flags], stdout=f,
+                                      stderr=subprocess.PIPE, text=True, timeout=60)
+            log.append(f"{name} rc={page.returncode} {page.stderr[-300:]}")
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            log.append(f"{name} failed: {exc}")
     with open(stem + ".profile.log", "w") as f:
         f.write("\n".join(log))
     return stem
@@ -175,10 +192,15 @@ def compare_file(stem_path: str) -> tuple[list[dict], list[str]]:
     if os.path.exists(ptx_page) or os.path.exists(ptx_page + ".gz"):
         ran = [r[1].strip() for r in read_rows(ptx_page)[1:] if len(r) > 1]
         ran = [t for t in ran if t and not t.startswith(_NOT_CODE)]
-        if not any(_same_code(ran, text) for text in doc["ptx"].values()):
+        if ran and not any(_same_code(ran, text) for text in doc["ptx"].values()):
             problems.append(f"{doc['file']}: the PTX Nsight Compute saw is not the PTX irscope recorded")
     rows, cache = [], {}
-    for index, (m, rec) in enumerate(pair_launches(measured, doc["launches"])):
+    pairs = pair_launches(measured, doc["launches"])
+    seen = {id(rec) for _, rec in pairs}
+    if len(measured) < NCU_LAUNCHES:  # Nsight Compute measured every launch: each recorded one must be there
+        problems += [f"{doc['file']}: recorded launch {r['launch']} of {r['kernel']} was not measured"
+                     for r in doc["launches"] if id(r) not in seen and not r.get("error")]
+    for index, (m, rec) in enumerate(pairs):
         if rec is None:
             problems.append(f"{doc['file']}: measured launch {index} of {m['kernel']} (grid {m['grid']}) has no "
                             f"recorded launch")
@@ -242,6 +264,25 @@ def table(rows: list[dict]) -> list[str]:
     return out
 
 
+def gpu_run(files: list[str], target: str, data: str) -> None:
+    """Record every file offline (8 at a time) and profile each one as soon as it is recorded (3 at a time:
+    the recording runs on the CPU, and Nsight Compute's own work is mostly CPU too)."""
+    start = time.monotonic()
+    with ThreadPoolExecutor(max_workers=8) as recorders, ThreadPoolExecutor(max_workers=3) as profilers:
+        recorded = {recorders.submit(record_offline, os.path.abspath(f), target, data): f for f in files}
+        profiled = []
+        for done in as_completed(recorded):
+            path, got = recorded[done], done.result()
+            if got is None:
+                continue  # the comparison reports the file as not recorded
+            kernels = json.load(open(got))["kernels"]
+            profiled.append(profilers.submit(profile, os.path.abspath(path), kernels, data))
+            print(f"{time.monotonic() - start:5.1f}s recorded {os.path.relpath(path, ROOT)}", file=sys.stderr,
+                  flush=True)
+        for done in as_completed(profiled):
+            print(f"{time.monotonic() - start:5.1f}s profiled {done.result()}", file=sys.stderr, flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", help="kernel files (default: kernels/*.py)")
@@ -263,12 +304,7 @@ def main() -> int:
             parser.error("give --out DIR (GPU mode) or --measured DIR")
         data = args.out
         os.makedirs(data, exist_ok=True)
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            recorded = list(pool.map(lambda f: record_offline(os.path.abspath(f), args.target, data), files))
-        for path, got in zip(files, recorded):
-            kernels = json.load(open(got))["kernels"] if got else []
-            print(f"profiling {os.path.relpath(path, ROOT)}", file=sys.stderr, flush=True)
-            profile(os.path.abspath(path), kernels, data)
+        gpu_run(files, args.target, data)
     rows, problems = [], []
     for stem in stems:
         base = os.path.join(data, stem)

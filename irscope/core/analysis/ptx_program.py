@@ -162,33 +162,34 @@ def parse_program(ptx: str, kernel: str | None = None) -> Program:
     first_line = clean.count("\n", 0, open_brace + 1)
     raw = list(_statements(clean[open_brace + 1:end], first_line))
     # what each block declares: registers (names, or prefixes of %r<N> ranges) and labels
-    declared: dict[int, set[str]] = {}
+    regs: dict[int, set[str]] = {}
     ranges: dict[int, set[str]] = {}
+    labels_in: dict[int, set[str]] = {}
     for _line, blocks, labels, text in raw:
         inner = blocks[-1]
-        if inner:
-            declared.setdefault(inner, set()).update(labels)
+        labels_in.setdefault(inner, set()).update(labels)
         d = _REG_DECL.match(text)
-        if d and inner:
+        if d:
             for name in split_operands(d.group(1)):
                 r = _RANGE.match(name)
                 if r:
                     ranges.setdefault(inner, set()).add(r.group(1))
                 else:
-                    declared.setdefault(inner, set()).add(name)
+                    regs.setdefault(inner, set()).add(name)
 
     def rename(name: str, blocks: tuple[int, ...]) -> str:
-        for b in reversed(blocks[1:]):
-            if name in declared.get(b, ()):
-                return f"{name}@{b}"
+        """A block's own names get the block's number; registers declared without `%` (inline asm's
+        `complete`, `t`) get one, so that they read as registers everywhere."""
+        for b in reversed(blocks):
             prefix = name.rstrip("0123456789")
-            if prefix != name and prefix in ranges.get(b, ()):
+            if name in regs.get(b, ()) or (prefix != name and prefix in ranges.get(b, ())):
+                reg = name if name.startswith("%") else "%" + name
+                return f"{reg}@{b}" if b else reg
+            if b and name in labels_in.get(b, ()):
                 return f"{name}@{b}"
         return name
 
     def resolve(text: str, blocks: tuple[int, ...]) -> str:
-        if len(blocks) == 1:
-            return text
         return _NAME.sub(lambda m: rename(m.group(0), blocks), text)
 
     shared = re.findall(r"^\s*(?:\.extern\s+|\.visible\s+)?\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)",
