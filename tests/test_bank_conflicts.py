@@ -194,3 +194,6 @@ def test_the_prediction_equals_the_h100_per_instruction_counts():
     assert "| kernels/transpose.py | transpose_kernel | transpose.py:30 | store | 32/32 | 2048/2048 | 2048 (2048) | " \
            "2048 (2048) | 1 | yes |" in rows
     assert len(rows) == 17 and all(row.endswith("| yes |") for row in rows)
+    doc = open(os.path.join(ROOT, "docs", "validation.md")).read()
+    section = doc[doc.index("## Bank conflicts: irscope's prediction against Nsight Compute"):]
+    assert [line for line in section.splitlines() if line.startswith("| kernels/")] == rows
