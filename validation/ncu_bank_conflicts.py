@@ -4,17 +4,17 @@ For each kernels/*.py file irscope records every launch offline, in a child proc
 on a laptop): the PTX, the grid, the block and the value of each kernel parameter. Nsight Compute profiles
 the same file on the GPU (the SourceCounters section: per SASS instruction "Instructions Executed", "L1
 Wavefronts Shared" and its "Ideal"). Then irscope's prediction is made from the recorded PTX and launch,
-and compared both ways: every measured LDS / STS / LDSM / STSM / LDGSTS / HGMMA must have a predicted PTX
-access and every predicted access a measured instruction. Instructions of one source line and kind are
-paired in sorted order (ptxas reorders them); a row fails when any pair is more than 5% apart. HGMMA
-(wgmma) reads are not modelled: irscope predicts no excess for them, and the row checks that the measured
-wavefronts equal their ideal. A `.source_ptx.csv` beside the data is checked against the recorded PTX.
+and compared both ways (bank_compare.py): every measured LDS / STS / LDSM / STSM / LDGSTS / HGMMA must have
+a predicted PTX access and every predicted access a measured instruction, within 5%; a recorded launch
+Nsight Compute did not measure is a failure too (unless its launch cap was reached). The PTX Nsight Compute
+saw (`.source_ptx.csv`) is checked against the recorded PTX, and a difference is noted.
 
     python3 validation/ncu_bank_conflicts.py --out $OUT/bank          # GPU and ncu: measure, record, compare
     python3 validation/ncu_bank_conflicts.py --measured validation/data/bank_conflicts   # no GPU: committed data
 
 Writes DIR/<file>.launches.json, DIR/<file>.{source_sass,source_cuda_sass,source_ptx,raw}.csv and
-DIR/bank_conflicts.md (the table for docs/validation.md). Exit status 1 when a row fails.
+DIR/bank_conflicts.md (the table for docs/validation.md). Exit status 1 when a row fails or a file could not
+be recorded or measured. Files are recorded 8 at a time and profiled 3 at a time as they come.
 """
 
 from __future__ import annotations
@@ -32,14 +32,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "validation"))
-TOLERANCE = 0.05
-NCU_LAUNCHES = 8
+from bank_compare import NCU_LAUNCHES, NOTES, compare_file, table  # noqa: E402
 RECORD_TIMEOUT = 100   # seconds for one file's offline recording
-PROFILE_TIMEOUT = 90   # seconds for one file under Nsight Compute
-_NOT_CODE = (".loc", ".file", ".section", "//", "$L__", "{", "}")
-# reads irscope does not model are compared per launch (their count, and no excess measured): ptxas
-# attributes HGMMA to other source lines than the PTX wgmma it came from
-_PER_LAUNCH = ("wgmma", "bulk")
+PROFILE_TIMEOUT = 110  # seconds for one file under Nsight Compute
 
 
 # ---------------------------------------------------------------------------------------------- recorded
@@ -104,7 +99,8 @@ def profile(path: str, kernels: list[str], out_dir: str) -> str:
     names = "|".join(kernels) or "."
     log = []
     try:
-        done = subprocess.run(["ncu", "-c", str(NCU_LAUNCHES), "-k", f"regex:^({names})$", "--section",
+        done = subprocess.run(["ncu", "--target-processes", "application-only", "-c", str(NCU_LAUNCHES),
+                               "-k", f"regex:^({names})$", "--section",
                                "SourceCounters", "--section", "LaunchStats", "--import-source", "yes", "--export", stem,
                                "-f", sys.executable, path], capture_output=True, text=True, cwd=ROOT,
                               timeout=PROFILE_TIMEOUT)
@@ -127,141 +123,6 @@ def profile(path: str, kernels: list[str], out_dir: str) -> str:
     with open(stem + ".profile.log", "w") as f:
         f.write("\n".join(log))
     return stem
-
-
-# ---------------------------------------------------------------------------------------------- compare
-
-
-def ptx_locations(ptx: str) -> list[tuple[str, int] | None]:
-    """Per PTX line, the (file base name, line) of the last `.loc` before it: what ptxas saw."""
-    import re
-    files = {int(m.group(1)): os.path.basename(m.group(2)) for m in re.finditer(r'\.file\s+(\d+)\s+"([^"]+)"', ptx)}
-    out, current = [], None
-    for line in ptx.splitlines():
-        m = re.match(r"\s*\.loc\s+(\d+)\s+(\d+)", line)
-        if m:
-            current = (files.get(int(m.group(1)), "?"), int(m.group(2))) if int(m.group(2)) else None
-        out.append(current)
-    return out
-
-
-def predicted_groups(doc: dict, launch: dict) -> tuple[dict, list[str]]:
-    """(file, line, kind) -> [(wavefronts, ideal, executions, modelled)] for one recorded launch."""
-    from irscope.core.analysis.bank_conflicts import LaunchInputs, predict
-    from irscope.core.analysis.ptx_program import parse_program
-    ptx = doc["ptx"][launch["ptx"]]
-    inputs = LaunchInputs(tuple(launch["grid"]), launch["threads"], launch["params"])
-    report = predict(parse_program(ptx), inputs)
-    where = ptx_locations(ptx)
-    groups: dict = {}
-    for r in report.accesses:
-        file_line = ("all lines", 0) if r.access.kind in _PER_LAUNCH else where[r.access.line] or ("?", 0)
-        value = (r.wavefronts, r.ideal, r.executions, r.access.not_modelled is None and not r.unknown)
-        groups.setdefault((*file_line, r.access.kind), []).append(value)
-    return groups, report.stops
-
-
-def pair_launches(measured: list[dict], recorded: list[dict]) -> list[tuple[dict, dict | None]]:
-    """Each measured launch with the recorded launch of the same kernel, grid and block (the autotuner's
-    benchmark runs of one config are launches of the same binary); registers break a tie."""
-    out = []
-    for m in measured:
-        same = [r for r in recorded if r["kernel"] == m["kernel"] and "grid" in r
-                and tuple(r["grid"]) == tuple(m["grid"] or ()) and r["threads"] == (m["block"] or (0,))[0]]
-        if len(same) > 1 and m.get("registers") is not None:
-            same = [r for r in same if r.get("registers") == m["registers"]] or same
-        out.append((m, same[0] if same else None))
-    return out
-
-
-def close(measured: int | None, predicted: int | None) -> bool:
-    if measured is None or predicted is None:
-        return False
-    return abs(predicted - measured) <= TOLERANCE * measured
-
-
-def compare_file(stem_path: str) -> tuple[list[dict], list[str]]:
-    """Rows (one per launch, source line and kind) and problems for one file's recorded and measured data."""
-    from ncu_shared import measured_launches, read_rows
-    with open(stem_path + ".launches.json") as f:
-        doc = json.load(f)
-    problems = [f"{doc['file']}: launch {r['launch']} ({r['kernel']}): {r['error']}"
-                for r in doc["launches"] if r.get("error")]
-    measured = measured_launches(stem_path)
-    ptx_page = stem_path + ".source_ptx.csv"
-    if os.path.exists(ptx_page) or os.path.exists(ptx_page + ".gz"):
-        ran = [r[1].strip() for r in read_rows(ptx_page)[1:] if len(r) > 1]
-        ran = [t for t in ran if t and not t.startswith(_NOT_CODE)]
-        if ran and not any(_same_code(ran, text) for text in doc["ptx"].values()):
-            problems.append(f"{doc['file']}: the PTX Nsight Compute saw is not the PTX irscope recorded")
-    rows, cache = [], {}
-    pairs = pair_launches(measured, doc["launches"])
-    seen = {id(rec) for _, rec in pairs}
-    if len(measured) < NCU_LAUNCHES:  # Nsight Compute measured every launch: each recorded one must be there
-        problems += [f"{doc['file']}: recorded launch {r['launch']} of {r['kernel']} was not measured"
-                     for r in doc["launches"] if id(r) not in seen and not r.get("error")]
-    for index, (m, rec) in enumerate(pairs):
-        if rec is None:
-            problems.append(f"{doc['file']}: measured launch {index} of {m['kernel']} (grid {m['grid']}) has no "
-                            f"recorded launch")
-            continue
-        key = (rec["ptx"], json.dumps(rec["params"]), tuple(rec["grid"]))
-        if key not in cache:
-            cache[key] = predicted_groups(doc, rec)
-        groups, stops = cache[key]
-        problems += [f"{doc['file']}: {m['kernel']}: {s}" for s in stops]
-        measured_groups: dict = {}
-        for r in m["rows"]:
-            if r.never:
-                if r.wavefronts:
-                    problems.append(f"{doc['file']}: {r.text} never executes yet has {r.wavefronts} wavefronts")
-                continue
-            file_line = ("all lines", 0) if r.kind in _PER_LAUNCH else (r.file or "?", r.line or 0)
-            measured_groups.setdefault((*file_line, r.kind), []).append(r)
-        for key3 in sorted(set(groups) | set(measured_groups), key=lambda k: (k[0], k[1], k[2])):
-            rows.append(_row(doc, m, rec, index, key3, groups.get(key3, []), measured_groups.get(key3, [])))
-    return rows, problems
-
-
-def _same_code(ran: list[str], recorded: str) -> bool:
-    mine = [t.strip() for t in recorded.splitlines()]
-    mine = [t for t in mine if t and not t.startswith(_NOT_CODE)]
-    return mine == ran
-
-
-def _row(doc, m, rec, index, key, predicted, measured) -> dict:
-    file, line, kind = key
-    meas = sorted(measured, key=lambda r: (r.wavefronts or 0, r.executed))
-    pred = sorted(predicted, key=lambda p: (p[0], p[2]))
-    if kind in _PER_LAUNCH:
-        ok = len(meas) == len(pred) and all(r.wavefronts == r.ideal for r in meas)
-    else:
-        ok = len(meas) == len(pred) and all(p[3] and close(r.wavefronts, p[0]) for r, p in zip(meas, pred))
-    return {"file": doc["file"], "kernel": m["kernel"], "config": rec.get("config"), "launch": index,
-            "source": file if not line else f"{file}:{line}", "kind": kind, "measured_n": len(meas), "predicted_n": len(pred),
-            "measured": sum(r.wavefronts or 0 for r in meas), "measured_ideal": sum(r.ideal or 0 for r in meas),
-            "predicted": sum(p[0] for p in pred), "predicted_ideal": sum(p[1] for p in pred),
-            "executed": sum(r.executed for r in meas), "predicted_executed": sum(p[2] for p in pred), "ok": ok}
-
-
-def table(rows: list[dict]) -> list[str]:
-    """Markdown, identical launches (autotuner benchmark runs) folded into one row with their count."""
-    out = ["| file | kernel | source line | kind | instr. (measured/irscope) | executed (measured/irscope) | "
-           "wavefronts measured (ideal) | wavefronts irscope (ideal) | launches | within 5% |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-    folded: dict = {}
-    for r in rows:
-        key = tuple((k, v) for k, v in r.items() if k != "launch")
-        folded[key] = folded.get(key, 0) + 1
-    for key, launches in folded.items():
-        r = dict(key)
-        kind = r["kind"] + (" (not modelled: no excess)" if r["kind"] in _PER_LAUNCH else "")
-        cfg = f" (config {r['config']})" if r["config"] is not None else ""
-        irscope = "-" if r["kind"] in _PER_LAUNCH else f"{r['predicted']} ({r['predicted_ideal']})"
-        out.append(f"| {r['file']} | {r['kernel']}{cfg} | {r['source']} | {kind} | {r['measured_n']}/{r['predicted_n']} "
-                   f"| {r['executed']}/{r['predicted_executed']} | {r['measured']} ({r['measured_ideal']}) | {irscope} "
-                   f"| {launches} | {'yes' if r['ok'] else 'NO'} |")
-    return out
 
 
 def gpu_run(files: list[str], target: str, data: str) -> None:
@@ -323,6 +184,8 @@ def main() -> int:
     print(f"{len(rows)} row(s), {len(failed)} off by more than 5% or unmatched, {len(problems)} problem(s)")
     for p in problems:
         print("problem:", p)
+    for note in NOTES:
+        print("note:", note)
     print(text)
     if args.out and args.measured is None:
         with open(os.path.join(data, "bank_conflicts.md"), "w") as f:

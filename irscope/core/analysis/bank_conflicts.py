@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .bank_model import copy_groups, copy_phase_size, count, ldmatrix_lanes, worst_bank
-from .ptx_exec import Machine, State, Stop, immediate
-from .ptx_program import Instr, Program, parse_program
+from .ptx_exec import Machine, State
+from .ptx_program import Instr, Program, immediate
 
 POINTER_STRIDE = 1 << 40  # synthetic global addresses: argument i's data starts at (i + 1) << 40
 BATCH_LANES = 1 << 17
@@ -225,7 +225,7 @@ class _Watcher:
 
 
 def predict(program: Program, inputs: LaunchInputs, max_programs: int | None = None,
-            step_limit: int = 20_000_000) -> BankReport:
+            step_limit: int = 20_000_000, time_limit: float | None = None) -> BankReport:
     """Every shared access of `program`, counted over the launch's programs (evenly spaced ones when there
     are more than `max_programs`)."""
     start = time.perf_counter()
@@ -241,9 +241,10 @@ def predict(program: Program, inputs: LaunchInputs, max_programs: int | None = N
     shared = {name: 0 for name in _shared_symbols(program)}
     per_batch = max(1, BATCH_LANES // inputs.threads)
     watcher = _Watcher(accesses, results)
+    watched = {a.index: [] if a.not_modelled else [a.address, a.global_address, a.src_size] for a in accesses}
     for first in range(0, len(ctas), per_batch):
         machine = Machine(program, inputs.params, inputs.grid, ctas[first:first + per_batch], inputs.threads,
-                          set(results), watcher, shared, step_limit)
+                          watched, watcher, shared, step_limit, time_limit)
         for stop in machine.run():
             if stop not in report.stops:
                 report.stops.append(stop)

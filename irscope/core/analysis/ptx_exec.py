@@ -14,18 +14,16 @@ does); one that splits a warp stops the run, since what a warp executes after di
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from .ptx_program import Instr, Program
+from .ptx_program import REGISTER, Instr, Program, destinations, immediate, is_special, sources
 from .ptx_values import U64, Value, wrap
 
-_REG = re.compile(r"%[\w$@.]+")
 _ADDRESS = re.compile(r"^\[\s*([%$\w@.]+)?\s*(?:\+\s*(-?(?:0x[0-9a-fA-F]+|\d+)))?\s*\]$")
-_NO_DEST = ("bra", "call", "st", "stmatrix", "red", "cp", "bar", "barrier", "fence", "membar", "prefetch",
-            "trap", "griddepcontrol", "setmaxnreg", "tcgen05", "ret", "exit", "wgmma")
 
 
 class Stop(Exception):
@@ -37,53 +35,20 @@ class State:
     pc: int
     active: np.ndarray
     regs: dict[str, Value] = field(default_factory=dict)
+    rejoin: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (label, lanes that wait there)
 
-
-def immediate(text: str) -> int | None:
-    t = text.strip()
-    try:
-        if re.fullmatch(r"-?0[xX][0-9a-fA-F]+U?", t):
-            return int(t.rstrip("U"), 16)
-        if re.fullmatch(r"-?\d+U?", t):
-            return int(t.rstrip("U"))
-        if re.fullmatch(r"0[fF][0-9a-fA-F]{8}", t):
-            return int(t[2:], 16)
-        if re.fullmatch(r"0[dD][0-9a-fA-F]{16}", t):
-            return int(t[2:], 16)
-    except ValueError:
-        return None
-    return None
-
-
-def destinations(instr: Instr) -> list[str]:
-    """The registers an instruction writes: its first operand, when that names registers."""
-    if not instr.operands or instr.parts[0] in _NO_DEST:
-        return []
-    first = instr.operands[0]
-    if first.startswith("["):
-        return []
-    return [r for r in _REG.findall(first) if not _special(r)]
-
-
-def sources(instr: Instr) -> list[str]:
-    ops = instr.operands[1:] if destinations(instr) else instr.operands
-    found = [r for op in ops for r in _REG.findall(op) if not _special(r)]
-    if instr.parts[0] == "mov" and instr.operands and instr.operands[0].startswith("{"):
-        found = [r for r in _REG.findall(instr.operands[1])]
-    return found + ([instr.guard] if instr.guard else [])
-
-
-def _special(name: str) -> bool:
-    return "." in name.split("@")[0][1:] or name in ("%laneid", "%warpid", "%nwarpid", "%smid", "%clock",
-                                                    "%clock64", "%globaltimer", "%lanemask_lt")
+    def fork(self, pc: int, active: np.ndarray) -> "State":
+        return State(pc, active, dict(self.regs), list(self.rejoin))
 
 
 class Machine:
-    """`watch(machine, state, instr)` is called before each execution of the instructions in `watched`."""
+    """`watch(machine, state, instr)` is called before each execution of the instructions in `watched`, which
+    maps each one's index to the operands whose values it needs (with its guard, they seed the slice)."""
 
     def __init__(self, program: Program, params: dict[str, int | None], grid: tuple[int, int, int],
-                 ctas: list[tuple[int, int, int]], threads: int, watched: set[int],
-                 watch: Callable, shared_symbols: dict[str, int] | None = None, step_limit: int = 5_000_000):
+                 ctas: list[tuple[int, int, int]], threads: int, watched: dict[int, list[str]],
+                 watch: Callable, shared_symbols: dict[str, int] | None = None, step_limit: int = 5_000_000,
+                 time_limit: float | None = None):
         self.program, self.params, self.grid, self.threads = program, params, grid, threads
         self.lanes = len(ctas) * threads
         self.tid = np.tile(np.arange(threads, dtype=np.uint64), len(ctas))
@@ -91,6 +56,8 @@ class Machine:
         self.ctaid = {"x": cta[:, 0], "y": cta[:, 1], "z": cta[:, 2]}
         self.shared_symbols = shared_symbols or {}
         self.watched, self.watch, self.step_limit = watched, watch, step_limit
+        self.deadline = None if time_limit is None else time.monotonic() + time_limit
+        self.time_limit = time_limit
         self.steps = 0
         self.dests = [destinations(ins) for ins in program.instrs]
         self.relevant = self._slice()
@@ -101,7 +68,7 @@ class Machine:
         needed: set[str] = set()
         for i, ins in enumerate(instrs):
             if i in self.watched:
-                needed.update(r for op in ins.operands for r in _REG.findall(op) if not _special(r))
+                needed.update(r for op in self.watched[i] for r in REGISTER.findall(op or "") if not is_special(r))
             if ins.parts[0] in ("bra", "ret", "exit") and ins.guard:
                 needed.add(ins.guard)
             if i in self.watched and ins.guard:
@@ -200,10 +167,14 @@ class Machine:
     def _run(self, state: State, pending: list[State]) -> None:
         instrs = self.program.instrs
         while state.pc < len(instrs) and state.active.any():
+            while state.rejoin and state.rejoin[-1][0] == state.pc:  # the end of a divergent `if`
+                state.active = state.active | state.rejoin.pop()[1]
             ins = instrs[state.pc]
             self.steps += 1
             if self.steps > self.step_limit:
                 raise Stop(f"stopped after {self.step_limit} instructions")
+            if self.deadline is not None and self.steps % 4096 == 0 and time.monotonic() > self.deadline:
+                raise Stop(f"stopped after {self.time_limit:g} s ({self.steps} instructions)")
             if state.pc in self.watched:
                 self.watch(self, state, ins)
             head = ins.parts[0]
@@ -235,6 +206,15 @@ class Machine:
             raise Stop(f"a branch to an unknown label (PTX line {ins.line + 1})")
         taken = self.guard_lanes(state, ins)
         if taken is None:
+            # a branch on data (libdevice's special cases, say) over straight-line code with no watched access:
+            # whatever the lanes did, what the code writes is unknown after it
+            region = range(state.pc + 1, target)
+            if self._plain_region(state.pc, target) and not any(i in self.watched for i in region):
+                for i in region:
+                    for name in self.dests[i]:
+                        state.regs[name] = self.unknown()
+                state.pc = target
+                return True
             raise Stop(f"a branch on a value irscope cannot compute (PTX line {ins.line + 1})")
         if not taken.any():
             return False
@@ -243,11 +223,22 @@ class Machine:
             return True
         warps_taken = taken.reshape(-1, 32).any(axis=1)
         warps_left = (state.active & ~taken).reshape(-1, 32).any(axis=1)
-        if (warps_taken & warps_left).any():
-            raise Stop(f"a branch that splits a warp (PTX line {ins.line + 1})")
-        pending.append(State(target, taken, dict(state.regs)))
-        state.active = state.active & ~taken
-        return False
+        if not (warps_taken & warps_left).any():  # whole warps go each way: two paths
+            pending.append(state.fork(target, taken))
+            state.active = state.active & ~taken
+            return False
+        if self._plain_region(state.pc, target):
+            # a forward branch over straight-line code splits a warp: the other lanes run the code, and the
+            # warp reconverges at the label (SIMT `if`)
+            state.rejoin.append((target, taken))
+            state.active = state.active & ~taken
+            return False
+        raise Stop(f"a branch that splits a warp (PTX line {ins.line + 1})")
+
+    def _plain_region(self, pc: int, target: int) -> bool:
+        """Whether the instructions between a branch and its (later) target have no control flow."""
+        return target > pc and not any(self.program.instrs[i].parts[0] in ("bra", "ret", "exit")
+                                       for i in range(pc + 1, target))
 
     def _write(self, state: State, ins: Instr, name: str, result: Value | None, lanes: np.ndarray | None) -> None:
         if lanes is None or result is None:

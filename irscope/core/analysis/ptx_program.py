@@ -18,6 +18,9 @@ _GUARD = re.compile(r"^@(!?)([%$\w.]+)\s+")
 _REG_DECL = re.compile(r"^\.reg\s+(?:\.v\d\s+)?\.\w+\s+(.+)$")
 _RANGE = re.compile(r"^([%\w$]+)<(\d+)>$")
 _NAME = re.compile(r"[%$A-Za-z_][\w$.]*")
+_NO_DEST = ("bra", "call", "st", "stmatrix", "red", "cp", "bar", "barrier", "fence", "membar", "prefetch",
+            "trap", "griddepcontrol", "setmaxnreg", "tcgen05", "ret", "exit", "wgmma")
+REGISTER = re.compile(r"%[\w$@.]+")
 
 
 @dataclass
@@ -209,3 +212,42 @@ def parse_program(ptx: str, kernel: str | None = None) -> Program:
         operands = split_operands(resolve(parts[1], blocks)) if len(parts) > 1 else []
         program.instrs.append(Instr(line if line is not None else 0, parts[0], operands, guard, negated))
     return program
+
+
+def immediate(text: str) -> int | None:
+    t = text.strip()
+    try:
+        if re.fullmatch(r"-?0[xX][0-9a-fA-F]+U?", t):
+            return int(t.rstrip("U"), 16)
+        if re.fullmatch(r"-?\d+U?", t):
+            return int(t.rstrip("U"))
+        if re.fullmatch(r"0[fF][0-9a-fA-F]{8}", t):
+            return int(t[2:], 16)
+        if re.fullmatch(r"0[dD][0-9a-fA-F]{16}", t):
+            return int(t[2:], 16)
+    except ValueError:
+        return None
+    return None
+
+
+def destinations(instr: Instr) -> list[str]:
+    """The registers an instruction writes: its first operand, when that names registers."""
+    if not instr.operands or instr.parts[0] in _NO_DEST:
+        return []
+    first = instr.operands[0]
+    if first.startswith("["):
+        return []
+    return [r for r in REGISTER.findall(first) if not is_special(r)]
+
+
+def sources(instr: Instr) -> list[str]:
+    ops = instr.operands[1:] if destinations(instr) else instr.operands
+    found = [r for op in ops for r in REGISTER.findall(op) if not is_special(r)]
+    if instr.parts[0] == "mov" and instr.operands and instr.operands[0].startswith("{"):
+        found = [r for r in REGISTER.findall(instr.operands[1])]
+    return found + ([instr.guard] if instr.guard else [])
+
+
+def is_special(name: str) -> bool:
+    return "." in name.split("@")[0][1:] or name in ("%laneid", "%warpid", "%nwarpid", "%smid", "%clock",
+                                                    "%clock64", "%globaltimer", "%lanemask_lt")

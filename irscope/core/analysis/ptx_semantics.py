@@ -59,6 +59,8 @@ def compute(m, state, ins, dests: list[str]) -> list[Value | None] | None:
         return out[-len(dests):] if "|" in ops[0] else out[:1]
     if head == "mbarrier" and ("try_wait" in parts or "test_wait" in parts):
         return [Value(np.ones(m.lanes, dtype=bool))]
+    if head == "shfl" and "sync" in parts:
+        return _shuffle(m, state, ins, dests)
     if head == "activemask":
         return [Value(_ballot(state.active, state.active))]
     if head == "vote":
@@ -121,6 +123,27 @@ def _setp(m, state, ins, dests) -> list[Value | None] | None:
     if len(dests) > 1:
         out.append(Value(other, known))
     return out
+
+
+def _shuffle(m, state, ins, dests) -> list[Value | None] | None:
+    """shfl.sync over whole warps (segment mask 0): each lane takes `a` from its source lane."""
+    mode = next((p for p in ins.parts if p in ("idx", "up", "down", "bfly")), None)
+    a, b, c = (m.value(state, o) for o in ins.operands[1:4])
+    if mode is None or not (b.known_in(state.active) and c.known_in(state.active)):
+        return None
+    packed = wrap(c.bits, 32).astype(np.int64)
+    if ((packed >> 8) & 31).any():
+        return None  # sub-warp segments: not modelled
+    lane = np.tile(np.arange(32), m.lanes // 32)
+    top, step = packed & 31, wrap(b.bits, 32).astype(np.int64)
+    source = {"idx": step & 31, "up": lane - step, "down": lane + step, "bfly": lane ^ step}[mode]
+    valid = source >= top if mode == "up" else source <= top
+    source = np.where(valid, source, lane)
+    rows = np.repeat(np.arange(m.lanes // 32) * 32, 32)
+    taken = rows + np.clip(source, 0, 31)
+    value = Value(a.bits[taken], None if a.known is None else a.known[taken])
+    out = [value, Value(valid)]
+    return out[:len(dests)]
 
 
 def _ballot(on: np.ndarray, active: np.ndarray) -> np.ndarray:

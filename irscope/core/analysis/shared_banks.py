@@ -19,6 +19,7 @@ from .ptx_program import parse_program
 # instructions stepped (a long K loop is cut short; the counts per execution are what the rule reports).
 SAMPLED_PROGRAMS = 8
 STEP_LIMIT = 400_000
+TIME_LIMIT = 0.5  # seconds
 
 
 def bank_report(comp) -> BankReport | None:
@@ -31,7 +32,8 @@ def bank_report(comp) -> BankReport | None:
         program = parse_program(comp.stage("ptx"))
         inputs = launch_inputs(comp, program.params, program.threads)
         if inputs is not None:
-            report = predict(program, inputs, max_programs=SAMPLED_PROGRAMS, step_limit=STEP_LIMIT)
+            report = predict(program, inputs, max_programs=SAMPLED_PROGRAMS, step_limit=STEP_LIMIT,
+                             time_limit=TIME_LIMIT)
             for result in report.accesses:
                 result.source_line = comp.source_map.source_line("ptx", result.access.line)
     comp.__dict__["_bank_report"] = report
