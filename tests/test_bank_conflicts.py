@@ -197,3 +197,49 @@ def test_the_prediction_equals_the_h100_per_instruction_counts():
     doc = open(os.path.join(ROOT, "docs", "validation.md")).read()
     section = doc[doc.index("## Bank conflicts: irscope's prediction against Nsight Compute"):]
     assert [line for line in section.splitlines() if line.startswith("| kernels/")] == rows
+
+
+SPLIT_PTX = """
+.version 8.7
+.target sm_90a
+.address_size 64
+.extern .shared .align 16 .b8 global_smem[];
+.visible .entry split(
+	.param .u64 split_param_0
+)
+.reqntid 32
+{
+	.reg .pred 	%p<4>;
+	.reg .b32 	%r<20>;
+	.reg .b64 	%rd<4>;
+	mov.u32 	%r1, %tid.x;
+	mov.b32 	%r3, global_smem;
+	setp.lt.u32 	%p1, %r1, 16;
+	shl.b32 	%r4, %r1, 7;
+	@%p1 bra 	$L__join;
+	add.s32 	%r5, %r3, %r4;
+	st.shared.b32 	[%r5], %r1;
+$L__join:
+	st.shared.b32 	[%r3+4096], %r1;
+	ld.param.b64 	%rd1, [split_param_0];
+	ld.global.b32 	%r6, [%rd1];
+	mov.b32 	%r7, 0;
+	setp.eq.s32 	%p2, %r6, 0;
+	@%p2 bra 	$L__data;
+	mov.b32 	%r7, 64;
+$L__data:
+	add.s32 	%r8, %r3, %r7;
+	st.shared.b32 	[%r8], %r1;
+	ret;
+}
+"""
+
+
+def test_a_warp_split_by_an_if_reconverges_and_data_makes_addresses_unknown():
+    program = parse_program(SPLIT_PTX)
+    report = predict(program, LaunchInputs((1, 1, 1), 32, {"split_param_0": 1 << 40}))
+    assert report.stops == []
+    first, joined, after_data = report.accesses
+    assert (first.executions, first.wavefronts, first.ideal) == (1, 16, 1)  # lanes 16-31 only: 16-way
+    assert (joined.executions, joined.wavefronts) == (1, 1)                 # all 32 lanes again: one word
+    assert (after_data.executions, after_data.unknown, after_data.wavefronts) == (1, 1, 0)  # %r7 depends on data
