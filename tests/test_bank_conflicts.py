@@ -167,7 +167,8 @@ def test_the_example_conflicts_and_its_fix_does_not(example):
     assert f.cost.unit == "extra_wavefronts_per_program" and f.cost.value == 96 * 4 * 4
     assert f.cost.text.startswith("1.00 extra wavefronts per warp-level instruction (2.00× the ideal)")
     assert f.weight == pytest.approx(0.5) and not f.what_if.recompiled
-    assert "tile shape and num_warps" in f.fix
+    assert f.fix.startswith("give a warp's lanes different banks, or the same word (read once and broadcast)")
+    assert "this is a tl.dot operand staged for the FMA pipes in an unswizzled buffer" in f.fix
     assert not [f for f in findings(fixed) if f.rule == "bank-conflict"]
 
 

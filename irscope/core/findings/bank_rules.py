@@ -10,6 +10,8 @@ depends on the kind of access.
 
 from __future__ import annotations
 
+import re
+
 from ..analysis.shared_banks import bank_report
 from .model import Cost, Finding, WhatIf
 
@@ -47,10 +49,12 @@ def _finding(comp, report, line, results, new) -> Finding:
                "float16, 32 for float32 when K is contiguous), so that each phase copies from one line")
     else:
         cause = f"a {_nway(worst)} bank conflict — in the worst warp {worst.worst}"
-        fix = ("give the warp's lanes different banks or the same word: the layout Triton picks for this access "
-               "follows the tile shape and num_warps (a tile whose warp lies along one row shares each word by "
-               "broadcast); for a tl.dot on the FMA pipes, tensor cores (tf32 / float16 operands) avoid this "
-               "staging altogether")
+        fix = ("give a warp's lanes different banks, or the same word (read once and broadcast): the shared layout "
+               "Triton picks here follows the tile shape and num_warps, so another BLOCK shape or num_warps "
+               "changes which lanes meet")
+        if _fma_dot_operand(comp, line):
+            fix += ("; this is a tl.dot operand staged for the FMA pipes in an unswizzled buffer: on tensor cores "
+                    "(tf32 or float16 operands) Triton swizzles the tiles and reads them without conflicts")
     message = (f"{what} at this line: {wavefronts} shared-memory wavefronts where {ideal} would do{sampled}; "
                f"{cause}")
     cost = Cost(round(extra_per_program, 1), "extra_wavefronts_per_program",
@@ -62,6 +66,23 @@ def _finding(comp, report, line, results, new) -> Finding:
     first = min(results, key=lambda r: r.access.line)
     return new("bank-conflict", severity, line, message, fix, cost, 1 - ideal / wavefronts, what_if,
                stage="ptx", stage_line=first.access.line)
+
+
+def _fma_dot_operand(comp, line: int | None) -> bool:
+    """Whether a TTGIR local_load at this source line feeds a dot on the FMA pipes (`#ttg.dot_op` of a
+    `#blocked` parent)."""
+    try:
+        source_map = comp.source_map
+        text = comp.stage("ttgir").splitlines()
+    except Exception:  # noqa: BLE001 - no TTGIR map: the general fix only
+        return False
+    blocked = {m.group(1) for m in re.finditer(r"^(#\w+) = #ttg\.blocked<", "\n".join(text), re.MULTILINE)}
+    for index, raw in enumerate(text):
+        if "ttg.local_load" in raw and source_map.source_line("ttgir", index) == line:
+            parent = re.search(r"dot_op<\{opIdx = \d, parent = (#\w+)", raw)
+            if parent and parent.group(1) in blocked:
+                return True
+    return False
 
 
 def _phase_lanes(width: int) -> int:
