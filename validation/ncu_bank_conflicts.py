@@ -24,6 +24,7 @@ import glob
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -74,13 +75,26 @@ def record(path: str, target: str, out_dir: str) -> str:
     return target_path
 
 
+def _run(command: list[str], timeout: float, env: dict | None = None) -> subprocess.CompletedProcess:
+    """subprocess.run in a session of its own, the whole session killed on timeout (ncu's and irscope's
+    children included, so that nothing keeps the GPU)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                               env=env, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
 def record_offline(path: str, target: str, out_dir: str) -> str | None:
     """`record` in a child process that sees no GPU; None and the reason on stderr when it fails."""
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "PYTHONPATH": ROOT}
     try:
-        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--record", path, "--target", target,
-                               "--out", out_dir], capture_output=True, text=True, cwd=ROOT, env=env,
-                              timeout=RECORD_TIMEOUT)
+        done = _run([sys.executable, os.path.abspath(__file__), "--record", path, "--target", target, "--out",
+                     out_dir], RECORD_TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         print(f"record {path}: over {RECORD_TIMEOUT} s", file=sys.stderr)
         return None
@@ -99,11 +113,10 @@ def profile(path: str, kernels: list[str], out_dir: str) -> str:
     names = "|".join(kernels) or "."
     log = []
     try:
-        done = subprocess.run(["ncu", "--target-processes", "application-only", "-c", str(NCU_LAUNCHES),
-                               "-k", f"regex:^({names})$", "--section",
-                               "SourceCounters", "--section", "LaunchStats", "--import-source", "yes", "--export", stem,
-                               "-f", sys.executable, path], capture_output=True, text=True, cwd=ROOT,
-                              timeout=PROFILE_TIMEOUT)
+        done = _run(["ncu", "--target-processes", "application-only", "-c", str(NCU_LAUNCHES),
+                     "-k", f"regex:^({names})$", "--section", "SourceCounters", "--section",
+                     "MemoryWorkloadAnalysis_Tables", "--section", "LaunchStats", "--import-source", "yes",
+                     "--export", stem, "-f", sys.executable, path], PROFILE_TIMEOUT)
         log.append(f"profile rc={done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     except (subprocess.TimeoutExpired, OSError) as exc:
         log.append(f"profile failed: {exc}")
@@ -122,6 +135,8 @@ def profile(path: str, kernels: list[str], out_dir: str) -> str:
             log.append(f"{name} failed: {exc}")
     with open(stem + ".profile.log", "w") as f:
         f.write("\n".join(log))
+    if os.path.exists(stem + ".ncu-rep") and not os.environ.get("KEEP_NCU_REPORTS"):
+        os.remove(stem + ".ncu-rep")  # the CSV pages hold what the comparison reads; reports are megabytes
     return stem
 
 
