@@ -9,10 +9,10 @@ conflict costs.
 
 Half-warps, not quarter-warps, for 16-byte accesses: the common account splits LDS.128 into four 8-lane
 phases, but an H100 (and an A10) counts 2 wavefronts, not 4, for an LDS.128 whose lanes 0-15 read one
-16-byte chunk and lanes 16-31 another, and 8 for one where lanes t and t+16 read chunk 2t (NVIDIA
-developer forum, "Discrepancy in LDS.128 wavefronts: does SMEM broadcast across quarter-warps?"): the
-half-warp rule gives both, the quarter-warp rule neither. Where each quarter-warp is conflict-free (the
-usual case) both give the same count.
+16-byte chunk and lanes 16-31 another (NVIDIA developer forum, "Discrepancy in LDS.128 wavefronts: does
+SMEM broadcast across quarter-warps?"); the same thread's other pattern, lanes t and t+16 reading the
+chunk at 32·t bytes, takes 8. The half-warp rule gives both counts, the quarter-warp rule only the second.
+Where each quarter-warp is conflict-free (the usual case) the two rules agree.
 
 - `ldmatrix` / `stmatrix` (`LDSM` / `STSM`): matrix i of an `.x1/.x2/.x4` takes its eight 16-byte row
   addresses from lanes 8i..8i+7: one group per matrix.
