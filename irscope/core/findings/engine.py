@@ -7,12 +7,14 @@ list and named in `rule_errors`, and the other rules still run.
 
 from __future__ import annotations
 
+from .bank_rules import bank_findings
 from .ir_rules import dot_findings, shuffle_findings
 from .memory_rules import access_findings
 from .model import Cost, Finding, WhatIf, ranked
 from .resource_rules import local_findings, occupancy_findings
 
-RULE_FUNCTIONS = (access_findings, local_findings, occupancy_findings, shuffle_findings, dot_findings)
+RULE_FUNCTIONS = (access_findings, local_findings, occupancy_findings, shuffle_findings, dot_findings,
+                  bank_findings)
 
 
 def findings(comp) -> list[Finding]:

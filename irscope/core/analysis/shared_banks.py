@@ -1,0 +1,77 @@
+"""The bank-conflict analysis of a compilation (`bank_report`), and its launch as the PTX sees it.
+
+`launch_inputs`: the grid, the threads of a block, and the value of each `.param`.
+Scalars are the launch's own values. Pointers get synthetic addresses: argument i's tensor starts at
+(i + 1) << 40 plus its offset in its storage, which keeps what decides global line boundaries (the
+address modulo 128: allocations are at least 256-byte aligned on a GPU) and nothing else; shared-memory
+addresses never depend on them. Parameters past the kernel's own (Triton's scratch pointers) are pointers
+too. Floats and descriptors are left unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .bank_conflicts import POINTER_STRIDE, BankReport, LaunchInputs, predict
+from .ptx_program import parse_program
+
+# What the findings engine simulates of a launch: a few programs spread over the grid, and a bound on the
+# instructions stepped (a long K loop is cut short; the counts per execution are what the rule reports).
+SAMPLED_PROGRAMS = 8
+STEP_LIMIT = 400_000
+TIME_LIMIT = 0.5  # seconds
+
+
+def bank_report(comp) -> BankReport | None:
+    """Every shared-memory access of an NVIDIA compilation with its predicted wavefronts (cached on it);
+    None for AMD targets, failed compiles and compilations without a launch grid."""
+    if "_bank_report" in comp.__dict__:
+        return comp.__dict__["_bank_report"]
+    report = None
+    if comp.ok and comp.target.is_nvidia:
+        program = parse_program(comp.stage("ptx"))
+        inputs = launch_inputs(comp, program.params, program.threads)
+        if inputs is not None:
+            report = predict(program, inputs, max_programs=SAMPLED_PROGRAMS, step_limit=STEP_LIMIT,
+                             time_limit=TIME_LIMIT)
+            for result in report.accesses:
+                result.source_line = comp.source_map.source_line("ptx", result.access.line)
+    comp.__dict__["_bank_report"] = report
+    return report
+
+
+def launch_inputs(comp, ptx_params: list[str], threads: int | None) -> LaunchInputs | None:
+    """None when the compilation has no launch grid (nothing ran it)."""
+    from ..triton_compat import bind_arguments
+    grid = comp.launch.grid
+    if not grid:
+        return None
+    grid3 = tuple(int(g) for g in (list(grid) + [1, 1, 1])[:3])
+    try:
+        bound = bind_arguments(comp.kernel.jit, comp.launch.args, comp.launch.kwargs)
+    except Exception:  # noqa: BLE001 - arguments that do not bind: every parameter unknown
+        bound = {}
+    runtime = [name for name, kind in comp.signature.items()
+               if kind != "constexpr" and comp.specialization.get(name) != "constant"]
+    params: dict[str, int | None] = {}
+    for i, ptx_name in enumerate(ptx_params):
+        if i < len(runtime):
+            params[ptx_name] = scalar(bound.get(runtime[i]), i)
+        else:
+            params[ptx_name] = (i + 1) * POINTER_STRIDE
+    return LaunchInputs(grid3, threads or comp.num_warps * 32, params)
+
+
+def scalar(value: Any, index: int) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if hasattr(value, "data_ptr"):
+        offset = 0
+        try:
+            offset = int(value.storage_offset()) * int(value.element_size())
+        except Exception:  # noqa: BLE001 - not a torch tensor: its own start
+            offset = 0
+        return (index + 1) * POINTER_STRIDE + offset
+    return None

@@ -1,0 +1,138 @@
+"""Nsight Compute's per-instruction shared-memory counts, read from its source-page CSVs.
+
+`ncu --import R.ncu-rep --page source --csv --print-source sass` gives one table per profiled launch
+(after a "Kernel Name" row): per SASS instruction its address, text, "Instructions Executed" and the
+L1 shared wavefront columns. `--print-source cuda,sass` lists the same instructions under the source
+line (and file) they came from; `--page raw --csv` one row per launch with its grid and block. Files
+may be gzip-compressed (`.csv.gz`), as the committed copies are.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+import re
+from dataclasses import dataclass
+
+# SASS opcode stem -> the PTX access kind irscope predicts for it
+SASS_KINDS = {"LDS": "load", "STS": "store", "LDSM": "ldmatrix", "STSM": "stmatrix", "LDGSTS": "cp.async",
+              "ATOMS": "atomic", "HGMMA": "wgmma", "UTMALDG": "bulk", "UTMASTG": "bulk", "UBLKCP": "bulk"}
+
+
+@dataclass
+class SassRow:
+    address: str
+    text: str
+    kind: str                 # as in SASS_KINDS
+    executed: int
+    wavefronts: int | None
+    ideal: int | None
+    never: bool               # guarded by !PT: ptxas' placeholder, never executes
+    file: str | None = None   # base name of the source file, from the cuda,sass page
+    line: int | None = None
+
+
+def read_rows(path: str) -> list[list[str]]:
+    """The CSV at `path`, or at `path + '.gz'`."""
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        path += ".gz"
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
+        text = f.read()
+    start = text.find('"')  # ncu may print ==PROF== lines before the CSV
+    return list(csv.reader(io.StringIO(text[max(start, 0):])))
+
+
+def _int(text: str) -> int | None:
+    text = text.replace(",", "").strip()
+    return int(float(text)) if re.fullmatch(r"-?\d+(\.\d+)?", text) else None
+
+
+def sass_kind(text: str) -> tuple[str | None, bool]:
+    """The access kind of a SASS instruction's text, and whether it is guarded by !PT."""
+    tokens = text.split()
+    never = bool(tokens) and tokens[0] == "@!PT"
+    if tokens and tokens[0].startswith("@"):
+        tokens = tokens[1:]
+    stem = tokens[0].split(".")[0] if tokens else ""
+    return SASS_KINDS.get(stem), never
+
+
+def launches_sass(path: str) -> list[tuple[str, list[SassRow]]]:
+    """Per profiled launch, in order: the kernel's name and its shared-memory instructions."""
+    out: list[tuple[str, list[SassRow]]] = []
+    header: list[str] | None = None
+    for row in read_rows(path):
+        if not row:
+            continue
+        if row[0] == "Kernel Name":
+            out.append((row[1], []))
+            header = None
+        elif row[0] == "Address":
+            header = row
+        elif header is not None and out and len(row) >= len(header) - 1:
+            kind, never = sass_kind(row[1])
+            if kind is None:
+                continue
+            get = {name: row[i] for i, name in enumerate(header) if i < len(row)}
+            out[-1][1].append(SassRow(row[0], row[1].strip(), kind, _int(get.get("Instructions Executed", "")) or 0,
+                                      _int(get.get("L1 Wavefronts Shared", "")),
+                                      _int(get.get("L1 Wavefronts Shared Ideal", "")), never))
+    return out
+
+
+def source_lines(path: str) -> dict[str, tuple[str, int]]:
+    """SASS address -> (source file base name, line), from a `cuda,sass` source page."""
+    out: dict[str, tuple[str, int]] = {}
+    file, line = None, None
+    for row in read_rows(path):
+        if not row:
+            continue
+        if row[0] == "File Path":
+            file = os.path.basename(row[1])
+        elif row[0] in ("Function Name", "Line No"):
+            continue
+        elif row[0].strip():
+            line = _int(row[0])
+        elif len(row) > 2 and row[2].startswith("0x") and file is not None and line is not None:
+            out[row[2]] = (file, line)
+    return out
+
+
+def launches_raw(path: str) -> list[dict]:
+    """Per profiled launch: kernel name, grid and block (x, y, z), registers per thread."""
+    rows = read_rows(path)
+    if not rows:
+        return []
+    header = rows[0]
+    out = []
+    for row in rows[1:]:
+        got = dict(zip(header, row))
+        if not got.get("ID", "").strip().isdigit():
+            continue  # the units row
+        out.append({"kernel": got.get("Kernel Name"), "grid": _triple(got.get("Grid Size", "")),
+                    "block": _triple(got.get("Block Size", "")),
+                    "registers": _int(got.get("launch__registers_per_thread", ""))})
+    return out
+
+
+def _triple(text: str) -> tuple[int, ...] | None:
+    numbers = re.findall(r"\d+", text)
+    return tuple(int(n) for n in numbers) if numbers else None
+
+
+def measured_launches(stem_path: str) -> list[dict]:
+    """Everything measured for one file (`stem_path` = DIR/name): per launch its kernel, grid, block,
+    registers and shared instructions, each with its source file and line."""
+    sass = launches_sass(stem_path + ".source_sass.csv")
+    lines = source_lines(stem_path + ".source_cuda_sass.csv")
+    raw = launches_raw(stem_path + ".raw.csv")
+    out = []
+    for i, (kernel, rows) in enumerate(sass):
+        for r in rows:
+            r.file, r.line = lines.get(r.address, (None, None))
+        facts = raw[i] if i < len(raw) and raw[i]["kernel"] == kernel else {}
+        out.append({"kernel": kernel, "rows": rows, **{k: facts.get(k) for k in ("grid", "block", "registers")}})
+    return out
