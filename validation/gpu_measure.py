@@ -19,6 +19,7 @@ Writes OUT/measure.md (the table for docs/validation.md) and OUT/measure.json; e
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import glob
 import json
 import os
@@ -98,6 +99,8 @@ def main() -> int:
     parser.add_argument("files", nargs="*")
     parser.add_argument("--out", default=os.environ.get("OUT", "/tmp/irscope-measure"))
     parser.add_argument("--rebuild", help="a folder of a past run: rebuild the table from its json/")
+    parser.add_argument("--jobs", type=int, default=1, help="files measured at once (ncu profiles one at a time; "
+                                                             "do_bench then shares the GPU with the others)")
     args = parser.parse_args()
     rows = []
     if args.rebuild:
@@ -106,13 +109,13 @@ def main() -> int:
             rows += rows_of(rel, json.load(open(path)))
     else:
         os.makedirs(args.out, exist_ok=True)
-        files = args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
-        for path in files:
-            path = os.path.abspath(path)
-            rel = os.path.relpath(path, ROOT)
-            found = rows_of(rel, run_file(path, args.out))
-            rows += found
-            print(table(found).splitlines()[-1] if found else rel, flush=True)
+        files = [os.path.abspath(p) for p in args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))]
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            docs = pool.map(lambda p: run_file(p, args.out), files)
+            for path, doc in zip(files, docs):
+                found = rows_of(os.path.relpath(path, ROOT), doc)
+                rows += found
+                print("\n".join(table(found).splitlines()[2:]), flush=True)
     text = table(rows)
     target = args.rebuild or args.out
     if not args.rebuild:
