@@ -54,8 +54,9 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
         cmd = [ncu, "--nvtx", "--nvtx-include", f"{RANGE}/", "-c", "1", "--import-source", "no", "-f",
                "--export", report] + [x for s in SECTIONS for x in ("--section", s)] + child
         result = NcuResult(command=" ".join(cmd))
-        # Inductor compiles in-process in the profiled child (no compile-worker pool under ncu)
-        env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1",
+        # Inductor compiles afresh and in-process in the profiled child: a kernel loaded from Inductor's caches
+        # (or from its compile-worker pool) comes without its Python function, which capture needs
+        env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1", TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"),
                    PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p))
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
