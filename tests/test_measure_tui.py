@@ -22,6 +22,8 @@ def _text(widget) -> str:
     return console.export_text()
 
 
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None and os.path.exists("/dev/nvidia0"),
+                    reason="this machine has a GPU: M measures (the test below)")
 @run_async
 async def test_M_without_a_gpu_says_why_in_the_measured_panel():
     from irscope.tui.panels.measured import MeasuredPanel

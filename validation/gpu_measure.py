@@ -9,8 +9,9 @@ OUT/ncu_pages (IRSCOPE_NCU_KEEP), irscope's JSON under OUT/json. Then, per compi
     theoretical occupancy, each within 5%, in both directions (a measured line without a prediction fails);
   - the per-line sums against ncu's own kernel totals (l1tex sectors and requests of global loads), which
     irscope's mapping must not lose or double;
-  - do_bench's median against ncu's gpu__time_duration of the same launch, shown side by side (do_bench
-    includes launch latency, so it may only be larger);
+  - do_bench's median beside ncu's gpu__time_duration of the same launch, shown, not compared: do_bench
+    includes launch latency, and ncu locks the clocks to base (its default --clock-control base), so
+    either can be the larger;
 Writes OUT/measure.md (the table for docs/validation.md) and OUT/measure.json; exit 1 on any failure.
     python3 validation/gpu_measure.py --out $OUT/measure [FILES...]
     python3 validation/gpu_measure.py --rebuild validation/data/h100_measure   # no GPU: from the kept JSON
@@ -71,8 +72,6 @@ def rows_of(rel: str, doc: dict) -> list[dict]:
         bad = [a for a in agree if a["agrees"] is False or (a["predicted"] is None) != (a["measured"] is None)]
         row["failed"] += [f"{a['what']} at line {a['source_line']}: measured {a['measured']}, predicted "
                           f"{a['predicted']}" for a in bad]
-        if t is not None and gpu_us is not None and t * 1e3 < gpu_us * 0.95:
-            row["failed"].append(f"do_bench {t * 1e3:.2f} µs is below ncu's kernel time {gpu_us:.2f} µs")
         rows.append(row)
     return rows
 
