@@ -258,7 +258,7 @@ class StageView(ScrollView, can_focus=True):
         """A pane made shorter (the Findings view or a panel opened or grew under it) keeps its cursor
         in sight."""
         if self.rows:
-            self.scroll_to_row(self.cursor_row)
+            self.scroll_to_row(self.cursor_row, center=True)
 
     def on_focus(self) -> None:
         self._refresh_row(self.cursor_row)
