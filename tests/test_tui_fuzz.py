@@ -16,13 +16,13 @@ from tui_helpers import run_async, wait_until_shown
 KEYS = (["tab", "shift+tab", "up", "down", "left", "right", "pageup", "pagedown", "home", "end", "enter", "escape",
          "backspace", "space", "ctrl+t", "ctrl+p", "question_mark", "slash", "left_square_bracket",
          "right_square_bracket", "1", "2", "3", "4", "5", "6", "7"]
-        + list("sSmlcdnNgteipxM") + list("[]\\/=<>'\"#:,.") + list(string.ascii_lowercase.replace("q", "")))
+        + list("sSmlcdnNgteipxfM") + list("[]\\/=<>'\"#:,.") + list(string.ascii_lowercase.replace("q", "")))
 SIZES = [(80, 24), (220, 50), (120, 40), (100, 30), (60, 20)]
 PRESSES = 700
 
 
 @pytest.mark.parametrize("path, seed", [(kernel_path("add.py"), 1), (fixture_path("compile_error.py"), 2),
-                                        (fixture_path("escapes.py"), 3)])
+                                        (fixture_path("escapes.py"), 3), (kernel_path("strided.py"), 4)])
 @run_async
 async def test_random_keys_and_resizes_never_end_the_app(path, seed):
     rng = random.Random(seed)

@@ -53,3 +53,25 @@ def test_help_at_120x40(snap_compare):
 
     assert snap_compare(IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"), terminal_size=(120, 40),
                         run_before=open_help)
+
+
+def test_findings_at_80x24(snap_compare):
+    """strided.py at 80×24: the Findings view opened with f, its finding wrapped to the width."""
+    async def open_findings(pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("f")
+        await pilot.pause()
+
+    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("strided.py")), target="sm_90"), terminal_size=(80, 24),
+                        run_before=open_findings)
+
+
+def test_findings_jumped_to_at_200x50(snap_compare):
+    """strided.py at 200×50: the view open on start; f and Enter put every pane on line 26."""
+    async def jump(pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("f", "enter")
+        await pilot.pause()
+
+    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("strided.py")), target="sm_90"), terminal_size=(200, 50),
+                        run_before=jump)

@@ -32,6 +32,9 @@ _EVERY_VIEW = textwrap.dedent("""
                 await pilot.press("i")
                 await pilot.pause(0.3)
                 await app.workers.wait_for_complete()
+            await pilot.press("f", "enter") # the findings, from the worker, and the jump to one
+            await pilot.pause(0.3)
+            await pilot.press("escape")
             await pilot.press("t")          # another target, compiled by the worker
             await pilot.pause()
             await pilot.press("escape")

@@ -27,6 +27,7 @@ from textual.widgets import Input, Label, ProgressBar, Static, TabbedContent, Ta
 from ..core.names import ALL_STAGES, TARGETS
 from ..worker.textsafe import safe_text
 from .context import CursorContext
+from .findings import FindingsView
 from .highlight import StageText
 from .panels import PANELS, InfoPanel
 from .screens import EditScreen, HelpScreen, PickerScreen, TargetScreen
@@ -127,6 +128,8 @@ class IrscopeApp(App):
         Binding("e", "edit", "Edit", id="edit", tooltip="Edit constexprs and launch options, recompile"),
         Binding("r", "reload", "Reload", id="reload"),
         Binding("i", "toggle_panels", "Info", id="panels", tooltip="Info panels; again: the next one, then none"),
+        Binding("f", "toggle_findings", "Findings", id="findings",
+                tooltip="What costs this kernel time, ranked; Enter shows a finding's line in every pane"),
         Binding("p", "pick", "Kernels", id="pick", show=False),
         Binding("M", "measure", "Measure", id="measure", show=False,
                 tooltip="With a GPU: time this compilation and run Nsight Compute on it (the Measured panel)"),
@@ -145,7 +148,7 @@ class IrscopeApp(App):
     # they would act unseen on the main view behind it.
     MAIN_VIEW_ACTIONS = frozenset({"stage", "set_stage", "block", "maximize_pane", "cycle_layout", "toggle_colour",
                                    "toggle_debug", "search", "search_next", "goto", "target", "edit", "reload",
-                                   "toggle_panels", "pick", "stepper", "measure"})
+                                   "toggle_panels", "toggle_findings", "pick", "stepper", "measure"})
 
     def __init__(self, path: str, *, target: str | None = None, kernel: str | None = None,
                  config: int | None = None, run_main: bool = True, defines: list[str] | None = None,
@@ -191,6 +194,7 @@ class IrscopeApp(App):
         with Container(id="panes"):
             for n in range(MAX_PANES):
                 yield StagePane(n)
+        yield FindingsView()
         with TabbedContent(id="panels"):
             for panel_cls in PANELS:
                 with TabPane(panel_cls.panel_title):
@@ -502,6 +506,7 @@ class IrscopeApp(App):
                 source.view.move_cursor_to_index(f.line - 1, center=True)
         else:
             self.set_progress("")
+        self.query_one(FindingsView).show_compilation(shown)  # asks the worker; marks the gutter when it answers
         self.apply_layout()
         self.call_after_refresh(self._reveal_cursors)  # after layout, when panes know their height
         if previous is None and comp.ok and self.panes[0].stage == "source":
@@ -539,12 +544,14 @@ class IrscopeApp(App):
         pane.view.memory_marks = shown.marks.get(stage, {})
         pane.view.show(stage, text, links, shown.links.colour_slot, cursor_index=cursor_index,
                        full_text=shown.full_texts.get(stage))
+        pane.view.set_finding_marks(shown.finding_marks.get(stage, {}))
         self.update_pane_title(pane)
 
     def show_open_failure(self, failure: OpenFailure) -> None:
         """The file could not be opened or compiled: say why, show its text, mark the line."""
         self.failure = failure
         self.set_progress(f"✗ {failure.message.splitlines()[0]}  (r reloads)", error=True)  # the message says the fix
+        self.query_one(FindingsView).show_no_compilation()
         try:
             with open(self.path, encoding="utf-8", errors="replace") as f:
                 source = safe_text(f.read())
@@ -910,6 +917,9 @@ class IrscopeApp(App):
         self.refresh_panels()
         panel.measure()
 
+    def action_toggle_findings(self) -> None:
+        self.query_one(FindingsView).toggle()
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
@@ -1058,6 +1068,7 @@ class IrscopeApp(App):
         yield SystemCommand("Maximise or restore this pane", "", self.action_maximize_pane)
         yield SystemCommand("Reload the file", "After editing it", self.action_reload)
         yield SystemCommand("Info panels", "Show the panels, the next panel, or hide them (i)", self.action_toggle_panels)
+        yield SystemCommand("Findings", "What costs this kernel time, ranked (f)", self.action_toggle_findings)
         yield SystemCommand("Step through the kernel", "The stepper (ctrl+t)", self.action_stepper)
         if len(self.comps) > 1:
             yield SystemCommand("Pick another kernel or compilation", "", self.action_pick)

@@ -26,6 +26,7 @@ class Shown:
     texts: dict[str, StageText] = field(default_factory=dict)       # inline debug annotations left out
     full_texts: dict[str, StageText] = field(default_factory=dict)  # exactly as the compiler wrote them
     marks: dict[str, dict[int, set[str]]] = field(default_factory=dict)  # stage -> line -> memory marks
+    finding_marks: dict[str, dict[int, str]] = field(default_factory=dict)  # stage -> line -> severest finding
 
     @property
     def stages(self) -> tuple[str, ...]:

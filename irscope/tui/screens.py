@@ -135,6 +135,16 @@ irscope — your kernel and what the Triton compiler made of it, line by line.
   Memory marks before the bar: V vectorized global access (8 B or more per thread),
   S scalar global access (look here), m masked, s shared memory, c convert_layout,
   L local memory, ! register spill. The Memory panel (i) says why an access is scalar.
+  A source line with a finding has its glyph in place of the bar: ▲ warning, ● info,
+  ✗ error. f lists the findings.
+
+## Findings (f)
+  What costs this kernel time, ranked: rule, source line and cost; the selected one with
+  its cause, fix and what-if. It opens by itself when something wants fixing and the
+  terminal has the room; else its top line names the first finding.
+  f       open the list and go to it; in it: close it
+  ↑ ↓     select a finding       Enter / click   show its line in every pane
+  m       maximise the list      Esc             back to the panes
 
 ## Moving
   ↑ ↓ j k PgUp PgDn Home End   move the cursor        mouse   click a line, wheel scrolls

@@ -2,9 +2,10 @@
 
 With every key and its full description the main view's footer needs about 120 columns, the stepper's
 about 130; narrower, Textual cuts it off at the right edge, and the keys cut off were the ones a newcomer
-needs (/ t e r i in the main view, esc ? in the stepper). So when the full footer does not fit, the
-descriptions get shorter, and when that still does not fit, the minor keys (the main view's keys for
-looks: block jumps, maximise, layout, colours, debug) leave the footer: `?` lists every key.
+needs (/ t e r i f in the main view, esc ? in the stepper). So when the full footer does not fit, the
+descriptions get shorter; when that still does not fit, the minor keys (the main view's keys for
+looks: block jumps, maximise, layout, colours, debug) leave the footer, and then the command palette's
+key (^p): `?` lists every key.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class KeyFooter(Footer):
                 key.description = self.short.get(key.action, key.description)
             if _width(listed) + PALETTE_WIDTH > width:
                 keys = [key for key in keys if not (_is_key(key) and key.action in self.minor)]
+                kept = [key for key in keys if _is_key(key) and not key.has_class("-command-palette")]
+                if _width(kept) + PALETTE_WIDTH > width:  # last: the palette's key (`?` names ctrl+p)
+                    keys = [key for key in keys if not (_is_key(key) and key.has_class("-command-palette"))]
         yield from keys
 
     def on_resize(self) -> None:

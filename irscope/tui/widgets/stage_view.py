@@ -37,6 +37,10 @@ _GREY_ROWS = {("tint", True, True): "color(235)", ("linked", True, True): "color
               ("linked", True, False): "color(251)", ("linked", False, False): "color(252)"}
 MARK_COLOURS = {"vector": "#009E73", "scalar": "#E69F00", "masked": "#999999", "shared": "#56B4E9",
                  "convert_layout": "#CC79A7", "local": "#D55E00", "spill": "#D55E00"}
+# The gutter glyph of a line with a finding, the same in the Findings view's list: one per severity, in
+# Okabe-Ito colours as the memory marks; an error is the compile error's cross.
+FINDING_GLYPHS = {"error": "✗", "warning": "▲", "info": "●"}
+FINDING_COLOURS = {"error": "#D55E00", "warning": "#E69F00", "info": "#56B4E9"}
 _MARK_SLOTS = (("vector", "scalar"), ("masked",), ("spill", "local", "convert_layout", "shared"))
 
 
@@ -102,6 +106,7 @@ class StageView(ScrollView, can_focus=True):
         self.linked: frozenset[int] = frozenset()
         self.marks: dict[int, str] = {}        # stage line index -> "error"
         self.memory_marks: dict[int, set[str]] = {}  # stage line index -> memory marks (core.analysis.marks)
+        self.finding_marks: dict[int, str] = {}  # stage line index -> severity of its severest finding
         self.colouring = True
         self.show_debug = False
         self.on_cursor_moved = None            # callable(view, index): the app's linker
@@ -123,6 +128,7 @@ class StageView(ScrollView, can_focus=True):
         self.links = links
         self.colour_slot = colour_slot
         self.marks = {}
+        self.finding_marks = {}
         self.linked = frozenset()
         self._layout_rows(keep_index=cursor_index)
 
@@ -157,6 +163,13 @@ class StageView(ScrollView, can_focus=True):
                 self.text = self._full_text if show_debug else self._clean_text
             self._layout_rows(keep_index=index)
             self.scroll_to_row(self.cursor_row, center=True)
+
+    def set_finding_marks(self, marks: dict[int, str]) -> None:
+        """Lines with findings: their severity's glyph takes the place of the link bar in the gutter."""
+        if marks != self.finding_marks:
+            self.finding_marks = marks
+            self._forget_rendered()
+            self.refresh()
 
     def restyle(self) -> None:
         """Forget rendered rows (the theme changed)."""
@@ -240,6 +253,12 @@ class StageView(ScrollView, can_focus=True):
 
     def action_edge(self, direction: int) -> None:
         self.move_cursor_to_row(0 if direction < 0 else len(self.rows) - 1)
+
+    def on_resize(self) -> None:
+        """A pane made shorter (the Findings view or a panel opened or grew under it) keeps its cursor
+        in sight."""
+        if self.rows:
+            self.scroll_to_row(self.cursor_row, center=True)
 
     def on_focus(self) -> None:
         self._refresh_row(self.cursor_row)
@@ -357,6 +376,10 @@ class StageView(ScrollView, can_focus=True):
             bar = Segment("✗ ", self._style("base") + Style(color="#D55E00", bold=True))
         elif state == CURSOR:
             bar = Segment("▶ ", self._style("base") + Style(bold=True))
+        elif index in self.finding_marks:
+            severity = self.finding_marks[index]
+            bar = Segment(FINDING_GLYPHS.get(severity, "?") + " ",
+                          self._style("base") + Style(color=FINDING_COLOURS.get(severity), bold=True))
         elif slot is not None and self.colouring:
             bar = Segment("▌ ", self._style("base") + self._style(f"bar:{slot}"))
         elif state == LINKED:
