@@ -357,11 +357,11 @@ async def test_i_opens_the_panels_then_steps_through_them_then_hides_them():
         await wait_until_shown(app, pilot)
         panels = app.query_one("#panels", TabbedContent)
         seen = []
-        for _ in range(5):
+        for _ in range(6):
             await pilot.press("i")
             await pilot.pause()
             seen.append(panels.get_tab(panels.active).label.plain if panels.display else None)
-        assert seen == ["Info", "Explain", "Memory", "Coalescing", None]
+        assert seen == ["Info", "Explain", "Memory", "Coalescing", "Measured", None]
         await app.workers.wait_for_complete()
 
 
