@@ -1,17 +1,17 @@
-"""Shared-memory bank conflicts in an exact float32 matmul, and the tile shape that removes them.
+"""Bank conflicts in the copies that stage a matmul's tiles in shared memory, and the tile shape that fixes them.
 
-An exact float32 tl.dot (input_precision="ieee") cannot use tensor cores, which take float32 only as
-tf32: Triton computes it on the FMA pipes, with both tiles staged in shared memory in a plain row-major
-layout (the TTGIR's #shared is vec = 1, maxPhase = 1: Triton swizzles the buffers it converts layouts
-through and the tensor-core operand tiles, not these). Each thread then reads, for every k, the A values
-of its 4 rows of C from that buffer.
+Both tiles reach shared memory through cp.async (LDGSTS): 16 bytes a lane, 8 lanes (128 bytes) a phase.
+Shared memory takes a phase's data one global 128-byte line at a time, so a phase whose lanes copy from
+two lines costs two wavefronts where one would do (Nsight Compute counts the extra ones as "L1 Wavefronts
+Shared Excessive", a conflict; irscope's `bank-conflict` says why). With BLOCK_K = 16 float32 a row of the
+A tile is 64 bytes, and the rows lie K × 4 bytes apart in memory: every phase spans two lines. With
+BLOCK_K = 32 a row is one whole line: the fix is the tile's shape, the product is the same.
 
-With BLOCK_N = 64 the dot's layout puts a warp's 32 lanes on 2 groups of rows × 16 columns
-(threadsPerWarp = [2, 16]): lanes 0-15 read A[m, k] while lanes 16-31 read A[m + 4, k], four rows of
-BLOCK_K float32 = 512 bytes further on, in the same bank. Every read of A takes 2 wavefronts where one
-would do: a 2-way bank conflict (Nsight Compute's "L1 Conflicts Shared N-Way", irscope's `bank-conflict`).
-With BLOCK_N = 128 the 32 lanes lie along N, all read the same word of A, and one wavefront broadcasts it:
-the fix is the tile's shape, the data and the result are the same.
+Measured on an H100 (docs/validation.md, "Bank conflicts"): the BLOCK_K = 32 launch is conflict-free, every
+shared access at its ideal (the A copies 1536 wavefronts for 1536 ideal, the A reads, which ptxas merges
+into LDS.128, 8192 for 8192), and the same 64-byte-row copy in kernels/matmul.py (float16, BLOCK_K = 32)
+took 1280 wavefronts where 768 would do, as irscope predicts. The BLOCK_K = 16 launch has not been measured
+yet: irscope predicts 2304 wavefronts where 1280 would do for its A copies.
 """
 import os
 
@@ -40,13 +40,13 @@ def matmul_fp32_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, strid
     tl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :], acc)
 
 
-def matmul_fp32(a: torch.Tensor, b: torch.Tensor, block_n: int) -> torch.Tensor:
+def matmul_fp32(a: torch.Tensor, b: torch.Tensor, block_k: int) -> torch.Tensor:
     M, K = a.shape
     _, N = b.shape
     c = torch.empty((M, N), device=a.device, dtype=torch.float32)
-    grid = (triton.cdiv(M, 64), triton.cdiv(N, block_n))
+    grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
     matmul_fp32_kernel[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0),
-                             BLOCK_M=64, BLOCK_N=block_n, BLOCK_K=32, num_warps=4)
+                             BLOCK_M=64, BLOCK_N=64, BLOCK_K=block_k, num_warps=4)
     return c
 
 
@@ -55,8 +55,8 @@ if __name__ == "__main__":
     a = torch.randn(128, 128, device=DEVICE)
     b = torch.randn(128, 128, device=DEVICE)
     expected = a @ b
-    conflicted = matmul_fp32(a, b, block_n=64)   # 2-way bank conflicts on every read of A
-    fixed = matmul_fp32(a, b, block_n=128)       # the same product, conflict-free
+    conflicted = matmul_fp32(a, b, block_k=16)   # 64-byte rows of A: each copy phase spans 2 global lines
+    fixed = matmul_fp32(a, b, block_k=32)        # 128-byte rows: the same product, conflict-free
     assert torch.allclose(conflicted, expected, atol=1e-3, rtol=1e-3)
     assert torch.allclose(fixed, expected, atol=1e-3, rtol=1e-3)
     print("bank_conflict: OK")

@@ -5,6 +5,11 @@ Instructions of one source line and kind are paired in sorted order (ptxas reord
 when the counts differ in number or any pair is more than 5% apart. HGMMA (wgmma) reads are not modelled:
 their row counts them per launch (ptxas attributes HGMMA to other source lines than the wgmma it came from)
 and checks that the measured wavefronts equal their ideal, as irscope assumes.
+
+Inductor writes each kernel into a module named by a hash of its code (`c<51 letters and digits>.py`), and
+the GPU run generates its modules afresh: the same kernel's source lines come under another module name
+there. Rows pair such lines by kernel, config and line number ("Inductor module:56"), and a launch whose
+recorded PTX is not one Nsight Compute saw says so in its kernel column ("other PTX").
 """
 
 from __future__ import annotations
@@ -19,13 +24,20 @@ TOLERANCE = 0.05
 NCU_LAUNCHES = 8  # what the GPU run profiles per file (ncu -c): with fewer measured, every launch must be
 _NOT_CODE = (".loc", ".file", ".section", "//", "$L__", "{", "}")
 _PER_LAUNCH = ("wgmma", "bulk")
+_INDUCTOR_MODULE = re.compile(r"^c[a-z0-9]{51}\.py$")
 NOTES: list[str] = []  # said, not failed on
 
 
 
+def source_file(name: str) -> str:
+    """A source file's name as rows show it: an Inductor module's hash name is not the kernel's identity."""
+    return "Inductor module" if _INDUCTOR_MODULE.match(name) else name
+
+
 def ptx_locations(ptx: str) -> list[tuple[str, int] | None]:
     """Per PTX line, the (file base name, line) of the last `.loc` before it: what ptxas saw."""
-    files = {int(m.group(1)): os.path.basename(m.group(2)) for m in re.finditer(r'\.file\s+(\d+)\s+"([^"]+)"', ptx)}
+    files = {int(m.group(1)): source_file(os.path.basename(m.group(2)))
+             for m in re.finditer(r'\.file\s+(\d+)\s+"([^"]+)"', ptx)}
     out, current = [], None
     for line in ptx.splitlines():
         m = re.match(r"\s*\.loc\s+(\d+)\s+(\d+)", line)
@@ -82,8 +94,10 @@ def compare_file(stem_path: str) -> tuple[list[dict], list[str]]:
                 for r in doc["launches"] if r.get("error")]
     measured = measured_launches(stem_path)
     ptx_page = stem_path + ".source_ptx.csv"
+    modules = None
     if os.path.exists(ptx_page) or os.path.exists(ptx_page + ".gz"):
-        for module in _modules(read_rows(ptx_page)):
+        modules = _modules(read_rows(ptx_page))
+        for module in modules:
             if not any(_same_code(module, text) for text in doc["ptx"].values()):
                 NOTES.append(f"{doc['file']}: a PTX module Nsight Compute saw is not one irscope recorded "
                              f"({len(module)} lines); the rows compare irscope's own PTX")
@@ -102,6 +116,7 @@ def compare_file(stem_path: str) -> tuple[list[dict], list[str]]:
         if key not in cache:
             cache[key] = predicted_groups(doc, rec)
         groups, stops = cache[key]
+        other_ptx = modules is not None and not any(_same_code(mod, doc["ptx"][rec["ptx"]]) for mod in modules)
         problems += [f"{doc['file']}: {m['kernel']}: {s}" for s in stops]
         measured_groups: dict = {}
         for r in m["rows"]:
@@ -109,10 +124,11 @@ def compare_file(stem_path: str) -> tuple[list[dict], list[str]]:
                 if r.wavefronts:
                     problems.append(f"{doc['file']}: {r.text} never executes yet has {r.wavefronts} wavefronts")
                 continue
-            file_line = ("all lines", 0) if r.kind in _PER_LAUNCH else (r.file or "?", r.line or 0)
+            file_line = ("all lines", 0) if r.kind in _PER_LAUNCH else (source_file(r.file or "?"), r.line or 0)
             measured_groups.setdefault((*file_line, r.kind), []).append(r)
         for key3 in sorted(set(groups) | set(measured_groups), key=lambda k: (k[0], k[1], k[2])):
-            rows.append(_row(doc, m, rec, index, key3, groups.get(key3, []), measured_groups.get(key3, [])))
+            rows.append(_row(doc, m, rec, index, key3, groups.get(key3, []), measured_groups.get(key3, []),
+                             other_ptx))
     return rows, problems
 
 
@@ -137,7 +153,7 @@ def _same_code(ran: list[str], recorded: str) -> bool:
     return mine == ran
 
 
-def _row(doc, m, rec, index, key, predicted, measured) -> dict:
+def _row(doc, m, rec, index, key, predicted, measured, other_ptx=False) -> dict:
     file, line, kind = key
     meas = sorted(measured, key=lambda r: (r.wavefronts or 0, r.executed))
     pred = sorted(predicted, key=lambda p: (p[0], p[2]))
@@ -145,7 +161,8 @@ def _row(doc, m, rec, index, key, predicted, measured) -> dict:
         ok = len(meas) == len(pred) and all(r.wavefronts == r.ideal for r in meas)
     else:
         ok = len(meas) == len(pred) and all(p[3] and close(r.wavefronts, p[0]) for r, p in zip(meas, pred))
-    return {"file": doc["file"], "kernel": m["kernel"], "config": rec.get("config"), "launch": index,
+    return {"file": doc["file"], "kernel": m["kernel"], "config": rec.get("config"), "other_ptx": other_ptx,
+            "launch": index,
             "source": file if not line else f"{file}:{line}", "kind": kind, "measured_n": len(meas), "predicted_n": len(pred),
             "measured": sum(r.wavefronts or 0 for r in meas), "measured_ideal": sum(r.ideal or 0 for r in meas),
             "predicted": sum(p[0] for p in pred), "predicted_ideal": sum(p[1] for p in pred),
@@ -164,7 +181,9 @@ def table(rows: list[dict]) -> list[str]:
     for key, launches in folded.items():
         r = dict(key)
         kind = r["kind"] + (" (not modelled: no excess)" if r["kind"] in _PER_LAUNCH else "")
-        cfg = f" (config {r['config']})" if r["config"] is not None else ""
+        said = [f"config {r['config']}"] if r["config"] is not None else []
+        said += ["other PTX"] if r["other_ptx"] else []
+        cfg = f" ({', '.join(said)})" if said else ""
         irscope = "-" if r["kind"] in _PER_LAUNCH else f"{r['predicted']} ({r['predicted_ideal']})"
         out.append(f"| {r['file']} | {r['kernel']}{cfg} | {r['source']} | {kind} | {r['measured_n']}/{r['predicted_n']} "
                    f"| {r['executed']}/{r['predicted_executed']} | {r['measured']} ({r['measured_ideal']}) | {irscope} "

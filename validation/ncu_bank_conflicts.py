@@ -14,7 +14,11 @@ saw (`.source_ptx.csv`) is checked against the recorded PTX, and a difference is
 
 Writes DIR/<file>.launches.json, DIR/<file>.{source_sass,source_cuda_sass,source_ptx,raw}.csv and
 DIR/bank_conflicts.md (the table for docs/validation.md). Exit status 1 when a row fails or a file could not
-be recorded or measured. Files are recorded 8 at a time and profiled 3 at a time as they come.
+be recorded or measured. Files are recorded 8 at a time and profiled one at a time as they come: Nsight
+Compute cannot profile two processes at once ("Profiling failed because a driver resource was
+unavailable"; the H100 run of 2026-11-23 lost add.py and a launch of misaligned.py to it, profiling 3 at
+a time beside another script's ncu), so each profile also holds ncu_shared.one_ncu_at_a_time(), which
+other validation scripts that run ncu take too.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ import glob
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -34,8 +40,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "validation"))
 from bank_compare import NCU_LAUNCHES, NOTES, compare_file, table  # noqa: E402
+from ncu_shared import one_ncu_at_a_time  # noqa: E402
 RECORD_TIMEOUT = 100   # seconds for one file's offline recording
-PROFILE_TIMEOUT = 110  # seconds for one file under Nsight Compute
+PROFILE_TIMEOUT = 240  # seconds for one file under Nsight Compute (compiled_block.py, a fresh Inductor cache)
 
 
 # ---------------------------------------------------------------------------------------------- recorded
@@ -110,16 +117,26 @@ def record_offline(path: str, target: str, out_dir: str) -> str | None:
 def profile(path: str, kernels: list[str], out_dir: str) -> str:
     """Nsight Compute on the file's own Triton kernels; the CSV pages under out_dir/<stem>.*."""
     stem = os.path.join(out_dir, os.path.splitext(os.path.basename(path))[0])
-    names = "|".join(kernels) or "."
+    # Inductor's kernels may be fused and named otherwise on the GPU (compiled_block.py's second kernel is
+    # triton_per_fused_addmm_gelu_sum_1 there, triton_per_fused_gelu_sum_1 offline): take all of them
+    names = "triton_.*" if any(k.startswith("triton_") for k in kernels) else "|".join(kernels) or "."
     log = []
+    # a fresh Inductor cache and in-process compiles (as ncu_sectors.py): a torch.compile file then
+    # benchmarks every config of its autotuned kernels, the launches irscope recorded, instead of launching
+    # a choice cached by an earlier run (in the 2026-11-23 run compiled_block.py launched one)
+    cache = tempfile.mkdtemp(prefix="ncu-inductor-")
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TORCHINDUCTOR_COMPILE_THREADS="1")
     try:
-        done = _run(["ncu", "--target-processes", "application-only", "-c", str(NCU_LAUNCHES),
-                     "-k", f"regex:^({names})$", "--section", "SourceCounters", "--section",
-                     "MemoryWorkloadAnalysis_Tables", "--section", "LaunchStats", "--import-source", "yes",
-                     "--export", stem, "-f", sys.executable, path], PROFILE_TIMEOUT)
+        with one_ncu_at_a_time():
+            done = _run(["ncu", "--target-processes", "application-only", "-c", str(NCU_LAUNCHES),
+                         "-k", f"regex:^({names})$", "--section", "SourceCounters", "--section",
+                         "MemoryWorkloadAnalysis_Tables", "--section", "LaunchStats", "--import-source", "yes",
+                         "--export", stem, "-f", sys.executable, path], PROFILE_TIMEOUT, env=env)
         log.append(f"profile rc={done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     except (subprocess.TimeoutExpired, OSError) as exc:
         log.append(f"profile failed: {exc}")
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     pages = {"source_sass": ["--page", "source", "--print-source", "sass"],
              "source_cuda_sass": ["--page", "source", "--print-source", "cuda,sass"],
              "source_ptx": ["--page", "source", "--print-source", "ptx"], "raw": ["--page", "raw"]}
@@ -141,10 +158,10 @@ def profile(path: str, kernels: list[str], out_dir: str) -> str:
 
 
 def gpu_run(files: list[str], target: str, data: str) -> None:
-    """Record every file offline (8 at a time) and profile each one as soon as it is recorded (3 at a time:
-    the recording runs on the CPU, and Nsight Compute's own work is mostly CPU too)."""
+    """Record every file offline (8 at a time, on the CPU) and profile each one as soon as it is recorded,
+    one at a time (Nsight Compute profiles one process at a time)."""
     start = time.monotonic()
-    with ThreadPoolExecutor(max_workers=8) as recorders, ThreadPoolExecutor(max_workers=3) as profilers:
+    with ThreadPoolExecutor(max_workers=8) as recorders, ThreadPoolExecutor(max_workers=1) as profilers:
         recorded = {recorders.submit(record_offline, os.path.abspath(f), target, data): f for f in files}
         profiled = []
         for done in as_completed(recorded):

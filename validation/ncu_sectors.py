@@ -16,6 +16,8 @@ import subprocess
 import tempfile
 import sys
 
+from ncu_shared import one_ncu_at_a_time
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 METRICS = {
     "ld_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -32,7 +34,8 @@ def measure(path: str) -> list[dict]:
     # autotuned kernels (each a launch ncu measures) instead of reusing a choice cached by an earlier run.
     with tempfile.TemporaryDirectory(prefix="ncu-inductor-") as cache:
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TORCHINDUCTOR_COMPILE_THREADS="1")
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+        with one_ncu_at_a_time():  # a second ncu profiling at the same time would fail
+            done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     text = done.stdout[done.stdout.find('"ID"'):] if '"ID"' in done.stdout else ""
     rows: dict[tuple, dict] = {}
     for rec in csv.DictReader(io.StringIO(text)):

@@ -9,16 +9,31 @@ may be gzip-compressed (`.csv.gz`), as the committed copies are.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import fcntl
 import gzip
 import io
 import os
 import re
+import tempfile
 from dataclasses import dataclass
 
 # SASS opcode stem -> the PTX access kind irscope predicts for it
 SASS_KINDS = {"LDS": "load", "STS": "store", "LDSM": "ldmatrix", "STSM": "stmatrix", "LDGSTS": "cp.async",
               "ATOMS": "atomic", "HGMMA": "wgmma", "UTMALDG": "bulk", "UTMASTG": "bulk", "UBLKCP": "bulk"}
+
+
+@contextlib.contextmanager
+def one_ncu_at_a_time():
+    """Hold the machine's Nsight Compute lock (a file lock under the temporary directory) while profiling:
+    two ncu processes profiling at once make the second fail ("a driver resource was unavailable")."""
+    with open(os.path.join(tempfile.gettempdir(), "irscope-ncu.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @dataclass

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .bank_model import copy_groups, copy_phase_size, count, ldmatrix_lanes, worst_bank
+from .ptxas_shared import ptxas_view
 from .ptx_exec import Machine, State
 from .ptx_program import Instr, Program, immediate
 
@@ -45,6 +46,8 @@ class SharedAccess:
     global_address: str | None = None
     src_size: str | None = None
     not_modelled: str | None = None  # why its wavefronts are not predicted
+    merged: tuple[int, ...] = ()     # PTX lines of the loads ptxas emits as this one (ptxas_shared.py)
+    tail_guard: str | None = None    # the predicate ptxas's early exit leaves it to (ptxas_shared.py)
 
 
 @dataclass
@@ -137,7 +140,15 @@ class _Watcher:
     def __call__(self, machine: Machine, state: State, ins: Instr) -> None:
         access = self.by_index[state.pc]
         result = self.results[state.pc]
-        reached = state.active.reshape(-1, 32).any(axis=1)
+        live = state.active
+        if access.tail_guard is not None:  # the threads ptxas's early exit leaves
+            guard = machine.value(state, access.tail_guard)
+            if not guard.known_in(state.active):
+                result.executions += int(state.active.reshape(-1, 32).any(axis=1).sum())
+                result.unknown += int(state.active.reshape(-1, 32).any(axis=1).sum())
+                return
+            live = state.active & guard.bits.astype(bool)
+        reached = live.reshape(-1, 32).any(axis=1)
         result.executions += int(reached.sum())
         if access.not_modelled:
             return
@@ -145,6 +156,7 @@ class _Watcher:
         if lanes is None:
             result.unknown += int(reached.sum())
             return
+        lanes &= live
         address = machine.address(state, access.address)
         on = lanes.copy()
         phase_of_lane, group, width = None, None, access.width
@@ -229,7 +241,7 @@ def predict(program: Program, inputs: LaunchInputs, max_programs: int | None = N
     """Every shared access of `program`, counted over the launch's programs (evenly spaced ones when there
     are more than `max_programs`)."""
     start = time.perf_counter()
-    accesses = find_accesses(program)
+    accesses = ptxas_view(program, find_accesses(program))
     results = {a.index: AccessResult(a) for a in accesses}
     gx, gy, gz = inputs.grid
     total = gx * gy * gz
@@ -241,7 +253,8 @@ def predict(program: Program, inputs: LaunchInputs, max_programs: int | None = N
     shared = {name: 0 for name in _shared_symbols(program)}
     per_batch = max(1, BATCH_LANES // inputs.threads)
     watcher = _Watcher(accesses, results)
-    watched = {a.index: [] if a.not_modelled else [a.address, a.global_address, a.src_size] for a in accesses}
+    watched = {a.index: [] if a.not_modelled else [a.address, a.global_address, a.src_size, a.tail_guard]
+               for a in accesses}
     for first in range(0, len(ctas), per_batch):
         machine = Machine(program, inputs.params, inputs.grid, ctas[first:first + per_batch], inputs.threads,
                           watched, watcher, shared, step_limit, time_limit)

@@ -12,7 +12,9 @@ phases, but an H100 (and an A10) counts 2 wavefronts, not 4, for an LDS.128 whos
 16-byte chunk and lanes 16-31 another (NVIDIA developer forum, "Discrepancy in LDS.128 wavefronts: does
 SMEM broadcast across quarter-warps?"); the same thread's other pattern, lanes t and t+16 reading the
 chunk at 32·t bytes, takes 8. The half-warp rule gives both counts, the quarter-warp rule only the second.
-Where each quarter-warp is conflict-free (the usual case) the two rules agree.
+Where each quarter-warp is conflict-free (the usual case) the two rules agree. This project's own H100 data
+has the first pattern: kernels/bank_conflict.py's A reads (LDS.128, lanes 0-15 on one 16-byte chunk, 16-31
+on another) take 2 wavefronts each, and 2 also where all 32 lanes read one chunk.
 
 - `ldmatrix` / `stmatrix` (`LDSM` / `STSM`): matrix i of an `.x1/.x2/.x4` takes its eight 16-byte row
   addresses from lanes 8i..8i+7: one group per matrix.

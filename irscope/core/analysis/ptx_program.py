@@ -44,6 +44,7 @@ class Program:
     labels: dict[str, int]                  # label -> index in instrs of the instruction after it
     threads: int | None = None              # .reqntid / .maxntid (x * y * z)
     shared_symbols: list[str] = field(default_factory=list)  # module-level .shared variables
+    shared_align: dict[str, int] = field(default_factory=dict)  # their `.align` (bytes; 1 when none)
 
 
 def split_operands(text: str) -> list[str]:
@@ -195,9 +196,10 @@ def parse_program(ptx: str, kernel: str | None = None) -> Program:
     def resolve(text: str, blocks: tuple[int, ...]) -> str:
         return _NAME.sub(lambda m: rename(m.group(0), blocks), text)
 
-    shared = re.findall(r"^\s*(?:\.extern\s+|\.visible\s+)?\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)",
+    shared = re.findall(r"^\s*(?:\.extern\s+|\.visible\s+)?\.shared\s+(?:\.align\s+(\d+)\s+)?\.\w+\s+([\w$]+)",
                         clean[:entry.start()], re.MULTILINE)
-    program = Program(entry.group(1), params, [], {}, threads, shared)
+    program = Program(entry.group(1), params, [], {}, threads, [name for _, name in shared],
+                      {name: int(align or 1) for align, name in shared})
     for line, blocks, labels, text in raw:
         for label in labels:
             program.labels[rename(label, blocks)] = len(program.instrs)
