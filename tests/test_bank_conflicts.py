@@ -283,6 +283,7 @@ def test_the_prediction_equals_the_h100_per_instruction_counts():
     assert len(rows) == 41 and all(row.endswith("| yes |") for row in rows)
     doc = open(os.path.join(ROOT, "docs", "validation.md")).read()
     section = doc[doc.index("## Bank conflicts: irscope's prediction against Nsight Compute"):]
+    section = section[:section.find("\n## ", 1)] if "\n## " in section[1:] else section  # up to the next section
     assert [line for line in section.splitlines() if line.startswith("| kernels/")] == rows
 
 

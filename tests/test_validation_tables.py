@@ -34,8 +34,19 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT, timeout=900)
 
 
-def _examples() -> set[str]:
+def _not_yet_on_gpu() -> set[str]:
+    """Examples docs/validation.md names as not yet run on a GPU (written after the last GPU run)."""
+    line = next(line for line in open(DOC).read().splitlines() if line.startswith("**Examples not yet run on a GPU:**"))
+    return set(re.findall(r"`(kernels/\w+\.py)`", line))
+
+
+def _all_examples() -> set[str]:
     return {os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "kernels", "*.py"))}
+
+
+def _examples() -> set[str]:
+    """The examples every GPU table must cover."""
+    return _all_examples() - _not_yet_on_gpu()
 
 
 def _coalescing(files: list[str]) -> subprocess.CompletedProcess:

@@ -9,6 +9,8 @@ performance counters, a child that failed, a launch that was not profiled.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
@@ -59,8 +61,9 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
         env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1", TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"),
                    PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p))
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
-                                  stdin=subprocess.DEVNULL)
+            with _machine_lock():
+                done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
+                                      stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             result.error = f"ncu did not finish in {TIMEOUT_S} s"
             return result
@@ -93,6 +96,18 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
         return result
     result.page, result.raw = pages[0], rows[0]
     return result
+
+
+@contextlib.contextmanager
+def _machine_lock():
+    """One Nsight Compute profile at a time on this machine: two at once fail ("a driver resource was
+    unavailable"). The lock file is the one validation/ncu_shared.py takes too."""
+    with open(os.path.join(tempfile.gettempdir(), "irscope-ncu.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _page(ncu: str, report: str, flags: list[str]) -> str:
