@@ -9,31 +9,25 @@ may be gzip-compressed (`.csv.gz`), as the committed copies are.
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import fcntl
 import gzip
 import io
 import os
 import re
-import tempfile
+import sys
 from dataclasses import dataclass
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from irscope.core.measure.ncu_run import ncu_machine_lock  # noqa: E402
 
 # SASS opcode stem -> the PTX access kind irscope predicts for it
 SASS_KINDS = {"LDS": "load", "STS": "store", "LDSM": "ldmatrix", "STSM": "stmatrix", "LDGSTS": "cp.async",
               "ATOMS": "atomic", "HGMMA": "wgmma", "UTMALDG": "bulk", "UTMASTG": "bulk", "UBLKCP": "bulk"}
 
 
-@contextlib.contextmanager
-def one_ncu_at_a_time():
-    """Hold the machine's Nsight Compute lock (a file lock under the temporary directory) while profiling:
-    two ncu processes profiling at once make the second fail ("a driver resource was unavailable")."""
-    with open(os.path.join(tempfile.gettempdir(), "irscope-ncu.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+# Hold the machine's Nsight Compute lock while profiling: two ncu processes profiling at once make the second
+# fail ("a driver resource was unavailable"). irscope's measured mode takes the same lock.
+one_ncu_at_a_time = ncu_machine_lock
 
 
 @dataclass

@@ -61,7 +61,7 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
         env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1", TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"),
                    PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p))
         try:
-            with _machine_lock():
+            with ncu_machine_lock():
                 done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
                                       stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
@@ -99,9 +99,9 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
 
 
 @contextlib.contextmanager
-def _machine_lock():
+def ncu_machine_lock():
     """One Nsight Compute profile at a time on this machine: two at once fail ("a driver resource was
-    unavailable"). The lock file is the one validation/ncu_shared.py takes too."""
+    unavailable"). The validation scripts take it too."""
     with open(os.path.join(tempfile.gettempdir(), "irscope-ncu.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
