@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from irscope.core.measure.ncu_parse import (INSTRUCTIONS, WAVEFRONTS, WAVEFRONTS_IDEAL, number,  # noqa: E402
+                                            parse_raw_page, parse_source_page)
 from irscope.core.measure.ncu_run import ncu_machine_lock  # noqa: E402
 
 # SASS opcode stem -> the PTX access kind irscope predicts for it
@@ -43,20 +45,23 @@ class SassRow:
     line: int | None = None
 
 
-def read_rows(path: str) -> list[list[str]]:
-    """The CSV at `path`, or at `path + '.gz'`."""
+def read_text(path: str) -> str:
+    """The CSV at `path`, or at `path + '.gz'`, from its first quoted field (ncu may print ==PROF== lines first)."""
     if not os.path.exists(path) and os.path.exists(path + ".gz"):
         path += ".gz"
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", newline="") as f:
         text = f.read()
-    start = text.find('"')  # ncu may print ==PROF== lines before the CSV
-    return list(csv.reader(io.StringIO(text[max(start, 0):])))
+    return text[max(text.find('"'), 0):]
 
 
-def _int(text: str) -> int | None:
-    text = text.replace(",", "").strip()
-    return int(float(text)) if re.fullmatch(r"-?\d+(\.\d+)?", text) else None
+def read_rows(path: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(read_text(path))))
+
+
+def _int(text: str | None) -> int | None:
+    value = number(text or "")
+    return None if value is None else int(value)
 
 
 def sass_kind(text: str) -> tuple[str | None, bool]:
@@ -70,25 +75,17 @@ def sass_kind(text: str) -> tuple[str | None, bool]:
 
 
 def launches_sass(path: str) -> list[tuple[str, list[SassRow]]]:
-    """Per profiled launch, in order: the kernel's name and its shared-memory instructions."""
+    """Per profiled launch, in order: the kernel's name and its shared-memory instructions (the source page
+    read by irscope's own reader, irscope/core/measure/ncu_parse.py)."""
     out: list[tuple[str, list[SassRow]]] = []
-    header: list[str] | None = None
-    for row in read_rows(path):
-        if not row:
-            continue
-        if row[0] == "Kernel Name":
-            out.append((row[1], []))
-            header = None
-        elif row[0] == "Address":
-            header = row
-        elif header is not None and out and len(row) >= len(header) - 1:
-            kind, never = sass_kind(row[1])
-            if kind is None:
-                continue
-            get = {name: row[i] for i, name in enumerate(header) if i < len(row)}
-            out[-1][1].append(SassRow(row[0], row[1].strip(), kind, _int(get.get("Instructions Executed", "")) or 0,
-                                      _int(get.get("L1 Wavefronts Shared", "")),
-                                      _int(get.get("L1 Wavefronts Shared Ideal", "")), never))
+    for page in parse_source_page(read_text(path)):
+        rows = []
+        for r in page.rows:
+            kind, never = sass_kind(r.text)
+            if kind is not None:
+                rows.append(SassRow(r.values["Address"], r.text, kind, _int(r.values.get(INSTRUCTIONS)) or 0,
+                                    _int(r.values.get(WAVEFRONTS)), _int(r.values.get(WAVEFRONTS_IDEAL)), never))
+        out.append((page.kernel, rows))
     return out
 
 
@@ -112,19 +109,9 @@ def source_lines(path: str) -> dict[str, tuple[str, int]]:
 
 def launches_raw(path: str) -> list[dict]:
     """Per profiled launch: kernel name, grid and block (x, y, z), registers per thread."""
-    rows = read_rows(path)
-    if not rows:
-        return []
-    header = rows[0]
-    out = []
-    for row in rows[1:]:
-        got = dict(zip(header, row))
-        if not got.get("ID", "").strip().isdigit():
-            continue  # the units row
-        out.append({"kernel": got.get("Kernel Name"), "grid": _triple(got.get("Grid Size", "")),
-                    "block": _triple(got.get("Block Size", "")),
-                    "registers": _int(got.get("launch__registers_per_thread", ""))})
-    return out
+    return [{"kernel": got.get("Kernel Name"), "grid": _triple(got.get("Grid Size", "")),
+             "block": _triple(got.get("Block Size", "")), "registers": _int(got.get("launch__registers_per_thread"))}
+            for got in parse_raw_page(read_text(path))]
 
 
 def _triple(text: str) -> tuple[int, ...] | None:

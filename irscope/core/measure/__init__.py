@@ -9,6 +9,7 @@ work.py, ncu from ncu_run.py, the comparison from agreement.py.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,7 +99,8 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
             arg_types: list[str] | None = None) -> Measurement:
     """Measure one compilation of `ws`. `run_main`, `defines`, `arg_types`: how the file was opened
     (--no-run, -D, --arg), so that ncu's child opens it the same way."""
-    from ..analysis.coalescing import analyze_coalescing
+    from ..analysis.coalescing import DEFAULT_PROGRAMS, analyze_coalescing
+    from ..interp import launch_grid
     from ..triton_compat.measure import bench, gpu_properties, relaunch
     from .agreement import agreements, disagreement_findings
     from .work import launch_work
@@ -115,11 +117,11 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
         result.time_ms = bench(relaunch(comp.kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid))
     except Exception as exc:  # noqa: BLE001 - the user's kernel on the user's data: say it, go on
         result.errors.append(f"timing failed: {type(exc).__name__}: {exc}")
-    # every program, so that the prediction is of the launch ncu measures (up to WHOLE_GRID_LIMIT programs)
-    grid = comp.launch.grid + (1,) * (3 - len(comp.launch.grid))
-    programs = grid[0] * grid[1] * grid[2]
-    coalescing = analyze_coalescing(comp, max_programs=min(programs, WHOLE_GRID_LIMIT)) if with_ncu \
-        else analyze_coalescing(comp)
+    # every program, so that the prediction is of the launch ncu measures (up to WHOLE_GRID_LIMIT programs); a
+    # grid no larger than the default sample is the default analysis, which the report then reuses
+    programs = math.prod(launch_grid(comp.launch))
+    coalescing = analyze_coalescing(comp, max_programs=max(DEFAULT_PROGRAMS, min(programs, WHOLE_GRID_LIMIT))) \
+        if with_ncu else analyze_coalescing(comp)
     result.work = launch_work(comp, coalescing)
     if not with_ncu:
         return result

@@ -12,6 +12,7 @@ registers per thread (the cubin vs
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..findings.model import Cost
@@ -46,7 +47,7 @@ def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str])
     out = []
     measured = {c.source_line: c for c in lines}
     if coalescing is not None and not coalescing.error:
-        whole = len(coalescing.programs) == _programs(coalescing.grid)
+        whole = len(coalescing.programs) == math.prod(coalescing.grid)
         for predicted in coalescing.by_source_line():
             m = measured.get(predicted.source_line)
             for kind, counts in (("ld", predicted.loads), ("st", predicted.stores)):
@@ -80,13 +81,6 @@ def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str])
         occ = occupancy(comp)
         out.append(Agreement("occupancy %", None, round(occ.fraction * 100, 2) if occ else None, occupancy_pct))
     return out
-
-
-def _programs(grid) -> int:
-    total = 1
-    for n in grid:
-        total *= n
-    return total
 
 
 def _round(value: float | None) -> float | None:

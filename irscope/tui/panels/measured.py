@@ -30,14 +30,16 @@ class MeasuredPanel(InfoPanel):
         super().__init__()
         self._cursor: CursorContext | None = None
         self._results: dict[int, object] = {}  # compilation key -> "measuring" | str (refusal, error) | dict
-        self._refusal: str | None = None      # why this machine cannot measure (asked once)
+        self._refusal: str | None = None      # why this machine cannot measure ("" when it can; asked once)
+        self._asking = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text(ASK), id="measured-body")
 
     def show_context(self, ctx: CursorContext) -> None:
         self._cursor = ctx
-        if self._refusal is None and ctx.comp.key not in self._results:
+        if self._refusal is None and not self._asking:
+            self._asking = True
             self._ask_refusal(ctx.comp)
         self._redraw()
 
@@ -45,6 +47,9 @@ class MeasuredPanel(InfoPanel):
         """Measure the shown compilation (the app's `M`)."""
         ctx = self._cursor
         if ctx is None or self._results.get(ctx.comp.key) == "measuring":
+            return
+        if self._refusal:  # this machine cannot measure: the panel already says why
+            self._redraw()
             return
         self._results[ctx.comp.key] = "measuring"
         self._redraw()
@@ -59,7 +64,7 @@ class MeasuredPanel(InfoPanel):
         self.app.call_from_thread(self._refusal_known, why or "")
 
     def _refusal_known(self, why: str) -> None:
-        self._refusal = why
+        self._refusal, self._asking = why, False
         self._redraw()
 
     @work(thread=True, group="measure")
