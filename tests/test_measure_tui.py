@@ -50,7 +50,7 @@ async def test_M_without_a_gpu_says_why_in_the_measured_panel():
 GPU = shutil.which("nvidia-smi") is not None and os.path.exists("/dev/nvidia0")
 
 
-@pytest.mark.skipif(not GPU, reason="needs a GPU (run by validation/h100_session.sh on the H100)")
+@pytest.mark.skipif(not GPU, reason="needs a GPU (run by validation/h100_measure.sh on the H100)")
 @run_async
 async def test_M_on_a_gpu_shows_time_bandwidth_and_line_26_measured_beside_predicted():
     from irscope.tui.panels.measured import MeasuredPanel
