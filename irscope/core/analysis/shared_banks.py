@@ -40,6 +40,21 @@ def bank_report(comp) -> BankReport | None:
     return report
 
 
+def whole_launch_report(comp, max_programs: int, time_limit: float) -> BankReport | None:
+    """The prediction over every program of the launch (measured mode compares it with Nsight Compute's
+    totals); a report that stopped short or sampled says so in `complete`. Not cached: it is asked once."""
+    if not (comp.ok and comp.target.is_nvidia):
+        return None
+    program = parse_program(comp.stage("ptx"))
+    inputs = launch_inputs(comp, program.params, program.threads)
+    if inputs is None:
+        return None
+    report = predict(program, inputs, max_programs=max_programs, time_limit=time_limit)
+    for result in report.accesses:
+        result.source_line = comp.source_map.source_line("ptx", result.access.line)
+    return report
+
+
 def launch_inputs(comp, ptx_params: list[str], threads: int | None) -> LaunchInputs | None:
     """None when the compilation has no launch grid (nothing ran it)."""
     from ..triton_compat import bind_arguments

@@ -19,6 +19,7 @@ from .peaks import Peaks, peaks_of
 
 
 WHOLE_GRID_LIMIT = 512  # programs the interpreter runs for a whole-launch prediction (about 0.05 s each)
+BANK_TIME_LIMIT = 30.0  # seconds for the bank-conflict model over those programs
 
 
 @dataclass
@@ -143,7 +144,11 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     result.lines, mismatch = per_source_line(comp, ncu.page)
     if mismatch:
         result.errors.append(f"per-line counters not shown: {mismatch}")
-    result.agreements = agreements(comp, coalescing, result.lines, ncu.raw)
+    banks = None
+    if not mismatch:
+        from ..analysis.shared_banks import whole_launch_report
+        banks = whole_launch_report(comp, max_programs=WHOLE_GRID_LIMIT, time_limit=BANK_TIME_LIMIT)
+    result.agreements = agreements(comp, coalescing, result.lines, ncu.raw, banks)
     extra = disagreement_findings(comp, result.agreements)
     if extra:
         from ..findings import findings, ranked

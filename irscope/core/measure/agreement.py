@@ -7,7 +7,8 @@ theoretical sectors over instructions executed; ncu's per-instruction count incl
 every lane masked off, which issue no request, so where those exist the ratio is shown, not compared),
 registers per thread (the cubin vs
 `launch__registers_per_thread`), theoretical occupancy (irscope's model vs
-`sm__maximum_warps_per_active_cycle_pct`), and shared-memory bank conflicts where a prediction exists.
+`sm__maximum_warps_per_active_cycle_pct`), and each line's shared-memory wavefronts and bank conflicts
+(bank_agreements: the bank-conflict model run over the whole launch).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ class Agreement:
                 "measured": self.measured, "agrees": self.agrees, "note": self.note or None}
 
 
-def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str]) -> list[Agreement]:
+def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str], banks=None) -> list[Agreement]:
+    """`banks`: the bank-conflict prediction over the whole launch (shared_banks.whole_launch_report)."""
     out = []
     measured = {c.source_line: c for c in lines}
     if coalescing is not None and not coalescing.error:
@@ -72,6 +74,8 @@ def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str])
                 if getattr(m, f"{kind}_requests") and (m.source_line, kind) not in predicted_lines:
                     out.append(Agreement(f"{kind} sectors/request", m.source_line, None,
                                          getattr(m, f"{kind}_sectors_per_request")))
+    if banks is not None:
+        out.extend(bank_agreements(banks, lines))
     registers = number(raw.get("launch__registers_per_thread", ""))
     if registers is not None:
         out.append(Agreement("registers", None, comp.resources.registers, registers))
@@ -80,6 +84,42 @@ def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str])
         from ..analysis.occupancy import occupancy
         occ = occupancy(comp)
         out.append(Agreement("occupancy %", None, round(occ.fraction * 100, 2) if occ else None, occupancy_pct))
+    return out
+
+
+def bank_agreements(report, lines: list[LineCounters]) -> list[Agreement]:
+    """Per source line, the shared-memory wavefronts of the accesses irscope models (LDS, STS, LDSM, STSM,
+    LDGSTS) and their bank conflicts (wavefronts over the ideal), predicted for the whole launch against
+    Nsight Compute's totals. HGMMA's reads are left out of both sides: irscope does not model them (their
+    measured wavefronts equal their ideal, docs/validation.md)."""
+    predicted: dict[int | None, list] = {}
+    for r in report.accesses:
+        if r.access.kind in ("wgmma", "bulk"):
+            continue
+        predicted.setdefault(r.source_line, []).append(r)
+    measured = {c.source_line: c for c in lines}
+    short = "" if report.complete else (
+        f"the prediction ran {report.programs} of the launch's {report.grid_programs} programs"
+        + (f" ({report.stops[0]})" if report.stops else "") + ", so its totals are not the launch's")
+    out = []
+    for line in sorted(set(predicted) | {c.source_line for c in lines if c.shared_wavefronts > c.other_wavefronts},
+                       key=lambda n: (n is None, n or 0)):
+        m = measured.get(line)
+        waves = m.shared_wavefronts - m.other_wavefronts if m else 0.0
+        ideal = m.shared_ideal - m.other_ideal if m else 0.0
+        results = predicted.get(line)
+        if not results:
+            out.append(Agreement("shared wavefronts", line, None, waves, short))
+            continue
+        note = short
+        if not note and any(r.access.not_modelled or r.unknown for r in results):
+            odd = next(r for r in results if r.access.not_modelled or r.unknown)
+            note = (f"not predicted: {odd.access.not_modelled}" if odd.access.not_modelled else
+                    f"{odd.unknown} executions of a {odd.access.opcode} whose address irscope could not compute")
+        p_waves = sum(r.wavefronts for r in results)
+        p_ideal = sum(r.ideal for r in results)
+        out.append(Agreement("bank conflicts", line, p_waves - p_ideal, waves - ideal, note))
+        out.append(Agreement("shared wavefronts", line, p_waves, waves, note))
     return out
 
 
@@ -94,11 +134,12 @@ def disagreement_findings(comp, found: list[Agreement]) -> list:
     out = []
     said = set()
     for a in found:
-        if a.agrees is not False and not (a.predicted is None and a.measured):
+        if a.note or (a.agrees is not False and not (a.predicted is None and a.measured)):
             continue
-        if (a.source_line, a.what.split()[0]) in said:  # one finding per line and direction (ld / st)
+        family = "shared" if a.what in ("bank conflicts", "shared wavefronts") else a.what.split()[0]
+        if (a.source_line, family) in said:  # one finding per line and kind of access (ld / st / shared)
             continue
-        said.add((a.source_line, a.what.split()[0]))
+        said.add((a.source_line, family))
         where = f"line {a.source_line}: " if a.source_line else ""
         if a.predicted is None:
             message = (f"{where}Nsight Compute measured {a.what} {a.measured:g}, and irscope predicted "

@@ -62,6 +62,8 @@ def _agreement_lines(agreements: list[dict[str, Any]]) -> list[str]:
     for a in agreements:
         where = f"line {a['source_line']}: " if a["source_line"] else ""
         mark = {True: "agrees", False: "DISAGREES (over 5%)", None: "no prediction"}[a["agrees"]]
+        if a["agrees"] is None and a.get("note"):
+            mark = f"not compared: {a['note']}"
         predicted = "-" if a["predicted"] is None else f"{a['predicted']:g}"
         measured = "-" if a["measured"] is None else f"{a['measured']:g}"
         out.append(f"  ncu        {where}{a['what']}: measured {measured}, predicted {predicted}  {mark}")

@@ -46,6 +46,13 @@ class SassRow:
         return self.values.get(SPACE, "-")
 
     @property
+    def opcode(self) -> str:
+        """The mnemonic with its modifiers, after a guard (`@!P0 LDS.128 ...` -> `LDS.128`)."""
+        words = self.text.split()
+        words = words[1:] if words and words[0].startswith("@") else words
+        return words[0] if words else ""
+
+    @property
     def operation(self) -> str:
         return self.values.get(OPERATION, "-")
 

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from .ncu_parse import (INSTRUCTIONS, SAMPLES, SECTORS, SECTORS_IDEAL, WAVEFRONTS, WAVEFRONTS_IDEAL, SassRow,
                         SourcePage)
 
+# The SASS shared-memory instructions whose wavefronts irscope's bank model predicts (analysis/bank_model.py)
+MODELLED_SHARED = frozenset({"LDS", "STS", "LDSM", "STSM", "LDGSTS"})
+
 _LISTED = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;?\s*(?:/\*.*)?$")
 
 
@@ -30,6 +33,8 @@ class LineCounters:
     st_ideal: float = 0.0
     shared_wavefronts: float = 0.0
     shared_ideal: float = 0.0
+    other_wavefronts: float = 0.0       # of these, shared accesses irscope does not model (HGMMA, ATOMS, ...)
+    other_ideal: float = 0.0
     samples: float = 0.0
     stalls: dict[str, float] = field(default_factory=dict)
 
@@ -67,6 +72,9 @@ class LineCounters:
         if "Shared" in spaces:
             self.shared_wavefronts += row.get(WAVEFRONTS)
             self.shared_ideal += row.get(WAVEFRONTS_IDEAL)
+            if row.opcode.split(".")[0] not in MODELLED_SHARED:
+                self.other_wavefronts += row.get(WAVEFRONTS)
+                self.other_ideal += row.get(WAVEFRONTS_IDEAL)
 
     def to_json(self) -> dict:
         top = sorted(self.stalls.items(), key=lambda kv: -kv[1])[:3]
@@ -76,6 +84,7 @@ class LineCounters:
                 "st_sectors": self.st_sectors, "st_requests": self.st_requests,
                 "st_sectors_per_request": self.st_sectors_per_request,
                 "shared_wavefronts": self.shared_wavefronts, "shared_wavefronts_ideal": self.shared_ideal,
+                "shared_wavefronts_not_modelled": self.other_wavefronts,
                 "bank_conflicts": self.bank_conflicts, "stall_samples": self.samples,
                 "top_stalls": {k: v for k, v in top}}
 
