@@ -164,3 +164,26 @@ def test_the_report_block_says_time_bandwidth_and_line_26(strided):
     assert f"{gbps:.1f} GB/s = {gbps / 3352.32:.1%} of its 3352 GB/s DRAM peak" in text
     assert "line 26: ld sectors/request: measured 32, predicted 32  agrees" in text
     assert "roofline   memory-bound" in text
+
+
+def test_ncus_child_finds_every_torch_compile_kernel_again_in_a_fresh_inductor_cache(tmp_path):
+    """The process ncu profiles re-opens the file and launches the chosen compilation once. Inductor names its
+    kernels' modules per run and a kernel it loads from its caches has no Python function, so the child gets a
+    fresh cache: here, on the virtual GPU, it must find each of compiled_block.py's compilations and their
+    arguments (the launch under ncu itself is run by validation/h100_measure.sh on the H100)."""
+    import subprocess
+
+    from irscope.core.measure import child_key
+    from irscope.core.measure.ncu_run import child_command, child_env
+
+    path = str(tmp_path / "compiled_block.py")
+    with open(kernel_path("compiled_block.py")) as src, open(path, "w") as dst:
+        dst.write(src.read())
+    ws = open_file(path, target="sm_90")
+    keys = [child_key(ws, comp) for comp in ws.compile_all()]
+    assert len(keys) >= 2 and None not in keys
+    for name, config, index in keys[:2] + keys[-1:]:
+        done = subprocess.run(child_command(path, name, config, index), env=child_env(str(tmp_path)),
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-1500:]
+        assert f"found {name.rsplit(':', 1)[-1]} and its arguments; no GPU to launch it on" in done.stderr

@@ -96,6 +96,14 @@ def why_not_measurable(target_name: str | None) -> str | None:
     return None
 
 
+def child_key(ws, comp) -> tuple[str, int | None, int] | None:
+    """How ncu's child (ncu_child.py) finds this compilation again: kernel, autotune config, launch index;
+    None for a compilation the file's run did not make."""
+    config = comp.launch.autotune_index if comp.kernel.is_autotuned else None
+    index = next((i for i, c in enumerate(ws.compile(comp.kernel, config=config)) if c is comp), None)
+    return None if index is None else (comp.kernel.qualified_name, config, index)
+
+
 def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: list[str] | None = None,
             arg_types: list[str] | None = None) -> Measurement:
     """Measure one compilation of `ws`. `run_main`, `defines`, `arg_types`: how the file was opened
@@ -129,14 +137,12 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     from .ncu_run import run_ncu
     from .per_line import per_source_line
 
-    config = comp.launch.autotune_index if comp.kernel.is_autotuned else None
-    index = next((i for i, c in enumerate(ws.compile(comp.kernel, config=config)) if c is comp), None)
-    if index is None:
+    key = child_key(ws, comp)
+    if key is None:
         result.errors.append("Nsight Compute not run: this compilation is not one the file's run made "
                              "(an edit or another target); measure it as launched")
         return result
-    ncu = run_ncu(ws.user_file.path, comp.kernel.qualified_name, config, index, run_main=run_main,
-                  defines=defines, arg_types=arg_types)
+    ncu = run_ncu(ws.user_file.path, *key, run_main=run_main, defines=defines, arg_types=arg_types)
     if ncu.error:
         result.errors.append(ncu.error)
         return result

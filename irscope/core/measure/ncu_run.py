@@ -44,22 +44,13 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
     if ncu is None:
         return NcuResult(error="Nsight Compute's `ncu` is not on PATH (set IRSCOPE_NCU to its path): "
                                "no per-line counters")
-    child = [sys.executable, "-m", "irscope.core.measure.ncu_child", file, kernel,
-             str(-1 if config is None else config), str(index)]
-    child += [] if run_main else ["--no-run"]
-    for d in defines or []:
-        child += ["-D", d]
-    for a in arg_types or []:
-        child += ["--arg", a]
+    child = child_command(file, kernel, config, index, run_main=run_main, defines=defines, arg_types=arg_types)
     with tempfile.TemporaryDirectory(prefix="irscope-ncu-") as tmp:
         report = os.path.join(tmp, "launch")
         cmd = [ncu, "--nvtx", "--nvtx-include", f"{RANGE}/", "-c", "1", "--import-source", "no", "-f",
                "--export", report] + [x for s in SECTIONS for x in ("--section", s)] + child
         result = NcuResult(command=" ".join(cmd))
-        # Inductor compiles afresh and in-process in the profiled child: a kernel loaded from Inductor's caches
-        # (or from its compile-worker pool) comes without its Python function, which capture needs
-        env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1", TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"),
-                   PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p))
+        env = child_env(tmp)
         try:
             with ncu_machine_lock():
                 done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
@@ -96,6 +87,26 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
         return result
     result.page, result.raw = pages[0], rows[0]
     return result
+
+
+def child_command(file: str, kernel: str, config: int | None, index: int, *, run_main: bool = True,
+                  defines: list[str] | None = None, arg_types: list[str] | None = None) -> list[str]:
+    """The process ncu profiles (ncu_child.py), opening the file as the user's irscope did."""
+    child = [sys.executable, "-m", "irscope.core.measure.ncu_child", file, kernel,
+             str(-1 if config is None else config), str(index)]
+    child += [] if run_main else ["--no-run"]
+    for d in defines or []:
+        child += ["-D", d]
+    for a in arg_types or []:
+        child += ["--arg", a]
+    return child
+
+
+def child_env(tmp: str) -> dict[str, str]:
+    """Inductor compiles afresh and in-process in the profiled child: a kernel loaded from Inductor's caches
+    (or from its compile-worker pool) comes without its Python function, which capture needs."""
+    return dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1", TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"),
+                PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p))
 
 
 @contextlib.contextmanager
