@@ -33,7 +33,8 @@ sys.path.insert(0, ROOT)
 
 
 def run_file(path: str, out: str) -> dict:
-    env = dict(os.environ, IRSCOPE_NCU_KEEP=os.path.join(out, "ncu_pages"), PYTHONPATH=ROOT)
+    path_list = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)  # and the corpus's libraries
+    env = dict(os.environ, IRSCOPE_NCU_KEEP=os.path.join(out, "ncu_pages"), PYTHONPATH=path_list)
     done = subprocess.run([sys.executable, "-m", "irscope", "report", path, "--measure", "--json"],
                           capture_output=True, text=True, env=env, timeout=900, cwd=os.path.dirname(path))
     name = os.path.relpath(path, ROOT).replace("/", "__")
