@@ -22,9 +22,19 @@ if [ "${PART:-1}" = 1 ]; then
     $C/snippets/gpu-mode-lectures/triton_fused_add_mul_activation.py $C/tutorials/triton-3.6/02-fused-softmax.py \
     > "$D/measure.log" 2>&1; echo "measure rc=$?" >> "$D/rc.txt"
 else
-  timeout 540 python3 validation/gpu_measure.py --out "$D/measure_b" $C/tutorials/triton-3.6/05-layer-norm.py \
-    $C/snippets/rocm-triton/rmsnorm.py $C/drivers/flag_gems_use_gems.py kernels/compiled_block.py \
-    > "$D/measure_b.log" 2>&1; echo "measure_b rc=$?" >> "$D/rc.txt"
+  # part 2: the compile-side fidelity (with the driver's register count) of two corpus files beside one more
+  # Nsight Compute profile of bank_conflict.py (are its cp.async counts the same from run to run?), then
+  # measured mode alone on the GPU
+  (timeout 200 python3 validation/gpu_fidelity.py $C/snippets/gpu-mode-lectures/triton_fused_add_mul_activation.py \
+    $C/snippets/pytorch-tutorials/torch_compile_user_defined_triton_kernel_tutorial.py --out "$D/fidelity_corpus.md" \
+    > "$D/fidelity_corpus.log" 2>&1; echo "fidelity_corpus rc=$?" >> "$D/rc.txt") &
+  timeout 150 python3 validation/ncu_bank_conflicts.py kernels/bank_conflict.py --out "$D/bank_again" > "$D/bank_again.log" 2>&1; echo "bank_again rc=$?" >> "$D/rc.txt"
+  wait
+  timeout 420 python3 validation/gpu_measure.py --out "$D/measure_b" \
+    $C/snippets/pytorch-tutorials/torch_compile_user_defined_triton_kernel_tutorial.py \
+    $C/snippets/gpu-mode-lectures/triton_fused_add_mul_activation.py $C/tutorials/triton-3.6/02-fused-softmax.py \
+    $C/snippets/rocm-triton/rmsnorm.py $C/tutorials/triton-3.6/05-layer-norm.py kernels/compiled_block.py \
+    $C/drivers/flag_gems_use_gems.py > "$D/measure_b.log" 2>&1; echo "measure_b rc=$?" >> "$D/rc.txt"
 fi
 cat "$D/rc.txt"; tail -12 "$D"/bank.log "$D"/measure*.log "$D"/fidelity_bank.log 2>/dev/null | cut -c1-400
 tar czf "$(dirname "$D")/measure2.tar.gz" --exclude="*.ncu-rep" -C "$(dirname "$D")" d

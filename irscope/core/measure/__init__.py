@@ -19,6 +19,7 @@ from .peaks import Peaks, peaks_of
 
 
 WHOLE_GRID_LIMIT = 512  # programs the interpreter runs for a whole-launch prediction (about 0.05 s each)
+NOT_LAUNCHED = "the file does not launch it, so there are no real arguments to time it with"
 BANK_TIME_LIMIT = 30.0  # seconds for the bank-conflict model over those programs
 
 
@@ -118,8 +119,12 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     if not comp.ok:
         result.errors.append("the kernel did not compile")
         return result
-    if comp.launch.origin != "captured" or not comp.launch.grid:
-        result.errors.append("the file does not launch it, so there are no real arguments to time it with")
+    if comp.launch.origin != "captured":
+        result.errors.append(NOT_LAUNCHED)
+        return result
+    if not comp.launch.grid:
+        result.errors.append("its launch was captured without a grid (a launcher of Inductor's own ran it), so "
+                             "irscope cannot launch it again to time it")
         return result
     result.peaks = peaks_of(gpu_properties())
     try:

@@ -21,6 +21,10 @@ from .ncu_parse import number
 from .per_line import LineCounters
 
 TOLERANCE = 0.05
+# ncu's launch__registers_per_thread is what each thread of the launch holds: on the H100 a kernel whose cubin
+# uses 6 registers (an Inductor zeros_like) and one that uses 14 both read 16, one that uses 18 reads 18
+# (validation/data/h100_measure2).
+MIN_ALLOCATED_REGISTERS = 16
 
 
 @dataclass
@@ -78,7 +82,12 @@ def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str],
         out.extend(bank_agreements(banks, lines))
     registers = number(raw.get("launch__registers_per_thread", ""))
     if registers is not None:
-        out.append(Agreement("registers", None, comp.resources.registers, registers))
+        used = comp.resources.registers
+        if used is not None and used < MIN_ALLOCATED_REGISTERS:  # what the launch holds, not what the code uses
+            out.append(Agreement(f"registers allocated (the code uses {used}, a thread holds at least "
+                                 f"{MIN_ALLOCATED_REGISTERS})", None, MIN_ALLOCATED_REGISTERS, registers))
+        else:
+            out.append(Agreement("registers", None, used, registers))
     occupancy_pct = number(raw.get("sm__maximum_warps_per_active_cycle_pct", ""))
     if occupancy_pct is not None:
         from ..analysis.occupancy import occupancy

@@ -32,10 +32,7 @@ def main(argv: list[str]) -> int:
 
     ws = open_file(args.file, run_main=not args.no_run, overrides=Overrides.parse(args.defines, args.args),
                    compile_ahead=False, kernel_name=args.kernel)
-    try:
-        kernel = ws.kernel(args.kernel)
-    except Exception:  # noqa: BLE001 - Inductor's kernel modules are named for a cache folder of each run
-        kernel = ws.kernel(args.kernel.rsplit(":", 1)[-1])
+    kernel = find_kernel(ws, args.kernel)
     comp = ws.compilation_at(kernel, None if args.config < 0 else args.config, args.index)
     launch = relaunch(kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid)
     if local_gpu_target() is None:  # the virtual GPU (tests): found and ready, and nothing to profile
@@ -48,6 +45,27 @@ def main(argv: list[str]) -> int:
     torch.cuda.nvtx.range_pop()
     print(f"irscope_measure: launched {kernel.name} once", file=sys.stderr)
     return 0
+
+
+def find_kernel(ws, qualified: str):
+    """The kernel the parent named. Inductor names the module of each kernel it compiles (one of its own,
+    or a user's @triton.jit called inside torch.compile) for a hash that differs from run to run: such a
+    kernel is found by its name among the kernels of Inductor's modules, never confused with the user's
+    module's kernel of the same name."""
+    try:
+        return ws.kernel(qualified)
+    except Exception:  # noqa: BLE001 - not found under that module: the Inductor case below, or the error
+        module, _, name = qualified.rpartition(":")
+        if not module.startswith(INDUCTOR_MODULES):
+            raise
+    found = [k for k in ws.kernels if k.name == name and k.qualified_name.startswith(INDUCTOR_MODULES)]
+    if len(found) != 1:
+        raise SystemExit(f"irscope_measure: {len(found)} kernels named {name} in Inductor's modules; "
+                         f"cannot tell which one the parent measured")
+    return found[0]
+
+
+INDUCTOR_MODULES = "torch._inductor."
 
 
 if __name__ == "__main__":
