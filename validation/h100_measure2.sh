@@ -11,7 +11,14 @@ mkdir -p "$D"
 python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__, torch.cuda.get_device_name(0))" | tee "$D/versions.txt"
 ncu --version >> "$D/versions.txt" 2>&1
 C=tests/corpus
-if [ "${PART:-1}" = 1 ]; then
+if [ "${PART:-1}" = 3 ]; then
+  # part 3: the cp.async probe (one thing varied per launch), then measured mode on more of the corpus
+  timeout 150 python3 validation/ncu_bank_conflicts.py validation/probes/cp_async_probe.py --out "$D/probe" > "$D/probe.log" 2>&1; echo "probe rc=$?" >> "$D/rc.txt"
+  timeout 380 python3 validation/gpu_measure.py --out "$D/measure_c" \
+    $C/snippets/gpu-mode-lectures/triton_fused_add_mul_activation.py $C/tutorials/triton-3.6/02-fused-softmax.py \
+    $C/snippets/rocm-triton/rmsnorm.py $C/tutorials/triton-3.6/05-layer-norm.py $C/drivers/flag_gems_use_gems.py \
+    $C/drivers/liger_layer_norm.py kernels/compiled_block.py > "$D/measure_c.log" 2>&1; echo "measure_c rc=$?" >> "$D/rc.txt"
+elif [ "${PART:-1}" = 1 ]; then
   # fidelity compiles and launches but never profiles: beside the one ncu, before any timing
   (timeout 200 python3 validation/gpu_fidelity.py kernels/bank_conflict.py --out "$D/fidelity_bank.md" > "$D/fidelity_bank.log" 2>&1; echo "fidelity_bank rc=$?" >> "$D/rc.txt") &
   timeout 150 python3 validation/ncu_bank_conflicts.py kernels/bank_conflict.py --out "$D/bank" > "$D/bank.log" 2>&1; echo "bank rc=$?" >> "$D/rc.txt"
