@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..ir import sass as ir_sass
+
 LOAD, STORE, ATOMIC = "load", "store", "atomic"
 GLOBAL, SHARED, LOCAL, GENERIC, CONSTANT, TENSOR = "global", "shared", "local", "generic", "constant", "tensor"
 
@@ -162,34 +164,22 @@ def _int(text: str) -> int | None:
 
 # --------------------------------------------------------------------------------------------- SASS
 
-_SASS_INSTR = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@(?P<pred>!?U?P[T0-9]+)\s+)?(?P<opcode>[A-Z][A-Z0-9_.]*)"
-                         r"\s*(?P<operands>[^;]*);")
 _SASS_SIZES = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16, "256": 32}
-_SASS_SPACES = {"LDG": (LOAD, GLOBAL), "STG": (STORE, GLOBAL), "LDS": (LOAD, SHARED), "STS": (STORE, SHARED),
-                "LDL": (LOAD, LOCAL), "STL": (STORE, LOCAL), "LD": (LOAD, GENERIC), "ST": (STORE, GENERIC),
-                "LDSM": (LOAD, SHARED), "STSM": (STORE, SHARED), "LDGSTS": (LOAD, GLOBAL),
-                "ATOMG": (ATOMIC, GLOBAL), "ATOMS": (ATOMIC, SHARED), "ATOM": (ATOMIC, GENERIC),
-                "RED": (ATOMIC, GLOBAL), "REDG": (ATOMIC, GLOBAL), "LDTM": (LOAD, TENSOR),
-                "STTM": (STORE, TENSOR)}
 _SASS_CACHE = {"EF", "EL", "LU", "EU", "NA", "CONSTANT", "STRONG", "GPU", "SYS", "SM", "CTA", "BYPASS", "LTC128B",
                "LTC64B", "LTC256B", "ZFILL", "ENL2", "NC"}
 
 
 def parse_sass(text: str, stage: str = "sass") -> list[MemoryOp]:
     ops = []
-    for index, raw in enumerate(text.splitlines()):
-        match = _SASS_INSTR.match(raw)
-        if match is None:
-            continue
-        opcode = match.group("opcode")
-        parts = opcode.split(".")
-        kind_space = _SASS_SPACES.get(parts[0])
+    for instruction in ir_sass.instructions(text):
+        kind_space = instruction.memory
         if kind_space is None:
             continue
         kind, space = kind_space
-        pred = match.group("pred")
+        opcode, pred = instruction.opcode, instruction.guard
+        parts = opcode.split(".")
         guarded = pred is not None and pred not in ("PT", "UPT")
-        operands = _split_operands(match.group("operands"))
+        operands = instruction.operands
         width = 4
         if parts[0] in ("LDSM", "STSM"):  # LDSM.16.M88.4: four 8x8 matrices of b16, one register each
             count = int(parts[-1]) if parts[-1].isdigit() and len(parts) > 3 else 1
@@ -202,11 +192,12 @@ def parse_sass(text: str, stage: str = "sass") -> list[MemoryOp]:
                     width = _SASS_SIZES[p]
                 elif p in ("F16x2", "BF16x2"):
                     width = 4
-        zero_fill = parts[0] == "LDGSTS" and len(operands) > 2 and re.fullmatch(r"!?P\d", operands[-1]) is not None
+        zero_fill = parts[0] == "LDGSTS" and len(operands) > 2 and ir_sass.is_predicate(operands[-1]) \
+            and "T" not in operands[-1] and not operands[-1].lstrip("!").startswith("U")
         cache = tuple(p for p in parts[1:] if p in _SASS_CACHE)
-        ops.append(MemoryOp(stage, index, opcode, kind, space, width, guarded or zero_fill, elem_type=None,
-                            vector=max(1, (width or 4) // 4), predicate=pred if guarded else None, cache=cache,
-                            copy_to=SHARED if parts[0] == "LDGSTS" else None))
+        ops.append(MemoryOp(stage, instruction.index, opcode, kind, space, width, guarded or zero_fill,
+                            elem_type=None, vector=max(1, (width or 4) // 4), predicate=pred if guarded else None,
+                            cache=cache, copy_to=SHARED if parts[0] == "LDGSTS" else None))
     return ops
 
 
