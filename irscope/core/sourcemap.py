@@ -20,7 +20,8 @@ from .stages.amdgcn import parse_amdgcn
 from .stages.base import Chain, IRLine, LineKind, Parsed, SourceLoc
 from .stages.llvm import parse_llvm
 from .stages.mlir import parse_mlir
-from .stages.ptx import memory_direction, parse_ptx
+from .ir.ptx import memory_direction
+from .stages.ptx import parse_ptx
 from .ir import sass as ir_sass
 from .stages.sass import parse_sass
 

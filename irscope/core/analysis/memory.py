@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..ir import ptx as ir_ptx
 from ..ir import sass as ir_sass
 
 LOAD, STORE, ATOMIC = "load", "store", "atomic"
@@ -60,8 +61,7 @@ _PTX_TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16
                    "e5m2": 1, "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
                    "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
 _PTX_SPACES = {"global": GLOBAL, "shared": SHARED, "local": LOCAL, "const": CONSTANT, "param": "param"}
-_PTX_INSTR = re.compile(r"^\s*(?:@(?P<pred>!?[%$][\w.]+)\s+)?(?P<opcode>(?:ldmatrix|stmatrix|ldu|ld|st|atom|red|cp\.async)(?=[.\s])"
-                        r"(?:\.[\w:]+)*)\s*(?P<operands>[^;]*);")
+_PTX_MEMORY = ("ldmatrix", "stmatrix", "ldu", "ld", "st", "atom", "red", "cp.async")
 _PTX_ORDERING = {"volatile", "relaxed", "acquire", "release", "acq_rel", "weak", "mmio",
                  "cta", "cluster", "gpu", "sys", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt"}
 
@@ -76,29 +76,30 @@ def parse_ptx(text: str, stage: str = "ptx") -> list[MemoryOp]:
 
 
 def _ptx_line(raw: str, index: int, stage: str) -> MemoryOp | None:
-    code = raw.split("//", 1)[0]
-    match = _PTX_INSTR.match(code)
-    if match is None:
+    instruction = ir_ptx.tokenize(raw, index)
+    if instruction is None or not instruction.complete or (instruction.guard or "%")[0] not in "%$":
         return None
-    opcode = match.group("opcode")
+    opcode = instruction.opcode
     parts = opcode.split(".")
     head = parts[0]
+    if ("cp.async" if parts[:2] == ["cp", "async"] else head) not in _PTX_MEMORY:
+        return None
+    predicate = instruction.predicate
     if head == "cp" and opcode.startswith("cp.async.bulk"):
-        return _ptx_bulk_copy(opcode, parts, match, index, stage)
+        return _ptx_bulk_copy(opcode, parts, predicate, index, stage)
     if head == "cp":  # cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size}{, policy}
         if len(parts) < 3 or parts[2] in ("commit_group", "wait_group", "wait_all", "mbarrier"):
             return None
-        operands = _split_operands(match.group("operands"))
+        operands = _split_operands(instruction.operand_text)
         size = _int(operands[2]) if len(operands) > 2 else None
         zero_fill = len(operands) > 3 and not operands[3].startswith("%rd")  # src-size: fewer bytes are read
-        return MemoryOp(stage, index, opcode, LOAD, GLOBAL, size, bool(match.group("pred")) or zero_fill,
-                        elem_type=None, vector=1, predicate=match.group("pred"),
+        return MemoryOp(stage, index, opcode, LOAD, GLOBAL, size, bool(predicate) or zero_fill,
+                        elem_type=None, vector=1, predicate=predicate,
                         cache=tuple(p for p in parts[2:3]), copy_to=SHARED)
     if head in ("ldmatrix", "stmatrix"):  # .sync.aligned.m8n8.x4{.trans}.shared{::cta}.b16
-        count = next((int(p[1:]) for p in parts if re.fullmatch(r"x\d", p)), 1)
+        count = next((n for n in map(ir_ptx.matrix_count, parts) if n is not None), 1)
         return MemoryOp(stage, index, opcode, LOAD if head == "ldmatrix" else STORE, SHARED, 4 * count,
-                        bool(match.group("pred")), elem_type=parts[-1], vector=count,
-                        predicate=match.group("pred"))
+                        bool(predicate), elem_type=parts[-1], vector=count, predicate=predicate)
     space = GENERIC
     for p in parts[1:]:
         base = p.split("::")[0]
@@ -111,19 +112,19 @@ def _ptx_line(raw: str, index: int, stage: str) -> MemoryOp | None:
     elem = None
     cache = []
     for p in parts[1:]:
-        if re.fullmatch(r"v\d+", p):
-            vector = int(p[1:])
+        if ir_ptx.vector_count(p) is not None:
+            vector = ir_ptx.vector_count(p)
         elif p in _PTX_TYPE_BYTES:
             elem = p
         elif "::" in p and p.split("::")[0] not in _PTX_SPACES or p in _PTX_ORDERING:
             cache.append(p)
     kind = {"ld": LOAD, "ldu": LOAD, "st": STORE}.get(head, ATOMIC)
     width = vector * _PTX_TYPE_BYTES[elem] if elem else None
-    return MemoryOp(stage, index, opcode, kind, space, width, bool(match.group("pred")), elem_type=elem,
-                    vector=vector, predicate=match.group("pred"), cache=tuple(cache))
+    return MemoryOp(stage, index, opcode, kind, space, width, bool(predicate), elem_type=elem,
+                    vector=vector, predicate=predicate, cache=tuple(cache))
 
 
-def _ptx_bulk_copy(opcode: str, parts: list[str], match: re.Match, index: int, stage: str) -> MemoryOp | None:
+def _ptx_bulk_copy(opcode: str, parts: list[str], predicate: str | None, index: int, stage: str) -> MemoryOp | None:
     """TMA and bulk copies move a whole tile for the CTA: there is no per-thread width."""
     if any(p in ("commit_group", "wait_group", "wait_group.read") for p in parts) or "prefetch" in parts:
         return None
@@ -132,10 +133,9 @@ def _ptx_bulk_copy(opcode: str, parts: list[str], match: re.Match, index: int, s
         return None
     src = spaces[1]  # the destination is spaces[0]
     if src == GLOBAL:
-        return MemoryOp(stage, index, opcode, LOAD, GLOBAL, None, bool(match.group("pred")),
-                        predicate=match.group("pred"), copy_to=SHARED)
-    return MemoryOp(stage, index, opcode, STORE, GLOBAL, None, bool(match.group("pred")),
-                    predicate=match.group("pred"))
+        return MemoryOp(stage, index, opcode, LOAD, GLOBAL, None, bool(predicate), predicate=predicate,
+                        copy_to=SHARED)
+    return MemoryOp(stage, index, opcode, STORE, GLOBAL, None, bool(predicate), predicate=predicate)
 
 
 def _split_operands(text: str) -> list[str]:
