@@ -23,6 +23,9 @@ _WHOLE_LABEL = re.compile(r"([\w.$]+):")
 _BRACKETED = re.compile(r"\[([^\]]+)\]")
 _PREDICATE = re.compile(r"^!?U?P(T|\d)$")
 _REGISTER = re.compile(r"(U?R)(\d+)")
+_NOTABLE = re.compile(r"^(LDG|STG|LDS|STS|LDL|STL|LDGSTS|ATOM|RED|BAR|SHFL|HGMMA|HMMA|UTCHMMA|LDSM|STSM|LDTM|STTM"
+                      r"|CREDUX|REDUX)")
+_HEX_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/[^\n]*?/\*\s*0x([0-9a-f]{16})\s*\*/\s*\n\s*/\*\s*0x([0-9a-f]{16})\s*\*/")
 _TARGET = re.compile(r"`\(\.L_x_\d+\)|0x[0-9a-f]{9,}")
 
 LOAD, STORE, ATOMIC = "load", "store", "atomic"
@@ -154,3 +157,17 @@ def comparable(text: str) -> tuple[str, tuple[str, ...]]:
     head = words[:2] if words and words[0].startswith("@") else words[:1]
     operands = " ".join(words[len(head):])
     return " ".join(head), tuple(sorted(o.strip() for o in operands.split(",") if o.strip()))
+
+
+def encodings(listing: str) -> dict[int, tuple[int, int]]:
+    """`nvdisasm -hex` prints each instruction's 128-bit encoding as two 64-bit words in comments, the low one
+    after the instruction and the high one on the next line: offset -> (low word, high word)."""
+    out: dict[int, tuple[int, int]] = {}
+    for m in _HEX_LINE.finditer(listing):
+        out.setdefault(int(m.group(1), 16), (int(m.group(2), 16), int(m.group(3), 16)))
+    return out
+
+
+def is_notable(opcode: str) -> bool:
+    """Memory, synchronization and tensor-core opcodes: what the lowering story names (it counts the rest)."""
+    return _NOTABLE.match(opcode) is not None
