@@ -62,21 +62,22 @@ _PTX_TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16
                    "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
 _PTX_SPACES = {"global": GLOBAL, "shared": SHARED, "local": LOCAL, "const": CONSTANT, "param": "param"}
 _PTX_MEMORY = ("ldmatrix", "stmatrix", "ldu", "ld", "st", "atom", "red", "cp.async")
+_PTX_HEADS = frozenset(m.split(".")[0] for m in _PTX_MEMORY)
 _PTX_ORDERING = {"volatile", "relaxed", "acquire", "release", "acq_rel", "weak", "mmio",
                  "cta", "cluster", "gpu", "sys", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt"}
 
 
 def parse_ptx(text: str, stage: str = "ptx") -> list[MemoryOp]:
     ops = []
-    for index, raw in enumerate(text.splitlines()):
-        op = _ptx_line(raw, index, stage)
-        if op is not None:
-            ops.append(op)
+    for instruction in ir_ptx.instructions(text):
+        if instruction.base in _PTX_HEADS:
+            op = _ptx_op(instruction, instruction.index, stage)
+            if op is not None:
+                ops.append(op)
     return ops
 
 
-def _ptx_line(raw: str, index: int, stage: str) -> MemoryOp | None:
-    instruction = ir_ptx.tokenize(raw, index)
+def _ptx_op(instruction: ir_ptx.Instruction | None, index: int, stage: str) -> MemoryOp | None:
     if instruction is None or not instruction.complete or (instruction.guard or "%")[0] not in "%$":
         return None
     opcode = instruction.opcode
@@ -329,7 +330,7 @@ def parse_llvm(text: str, stage: str = "llir") -> list[MemoryOp]:
         if asm:
             body = asm.group("body").replace("\\0A", "\n").replace("\\09", " ")
             for piece in re.split(r"\n|;", body):
-                op = _ptx_line(piece.strip() + ";", index, stage) if piece.strip() else None
+                op = _ptx_op(ir_ptx.tokenize(piece.strip() + ";"), index, stage) if piece.strip() else None
                 if op is not None:
                     ops.append(op)
                     break

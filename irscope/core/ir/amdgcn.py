@@ -10,7 +10,7 @@ form and are read by ir/ptx.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .operands import split_operands
 
@@ -20,8 +20,7 @@ _NOTABLE = re.compile(r"^(buffer_|global_|ds_|scratch_|v_mfma|s_barrier|\w+_dpp)
 TENSOR_CORE = ("v_mfma_", "v_wmma_", "v_smfmac_")
 
 
-@dataclass(frozen=True)
-class Instruction:
+class Instruction(NamedTuple):
     index: int            # 0-based line in the stage text (-1: read from a lone line)
     opcode: str           # "global_load_dwordx4"
     operand_text: str     # the operands as written, comment left out

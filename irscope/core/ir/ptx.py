@@ -12,9 +12,10 @@ LLVM writes the inlining only in the comment after it, as `@[ file:line:col ]` f
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .operands import split_operands
 
@@ -35,23 +36,19 @@ TENSOR_CORE = ("wgmma.", "mma.", "tcgen05.mma.")   # opcodes run on the tensor c
 Position = tuple[int, int, int]   # `.file` number, line, column
 
 
-@dataclass(frozen=True)
-class Instruction:
+class Instruction(NamedTuple):
     index: int                 # 0-based line in the stage text (-1: read from a lone line)
     guard: str | None          # the guarding predicate register, "%p1" (without `@` and `!`)
     negated: bool              # `@!%p1`
     opcode: str                # with modifiers: "ld.global.v4.b32"
     operand_text: str          # the operands as written, up to the `;`
-    complete: bool = True      # the line has the `;` that ends a statement
+    complete: bool             # the line has the `;` that ends a statement
+    base: str                  # the opcode without its modifiers: "ld"
 
     @property
     def predicate(self) -> str | None:
         """The guard as one word: "%p1", "!%p1", or None."""
         return None if self.guard is None else ("!" if self.negated else "") + self.guard
-
-    @property
-    def base(self) -> str:
-        return self.opcode.split(".", 1)[0]
 
     @property
     def modifiers(self) -> list[str]:
@@ -80,21 +77,26 @@ def tokenize(line: str, index: int = -1) -> Instruction | None:
     """The instruction on one line, or None for a blank, comment, label or directive line. Braces and
     parentheses of multi-line statements are not filtered out here (callers that care check them)."""
     code = line.split("//", 1)[0].strip()
-    if not code or code[0] == "." or label(code) is not None:
+    if not code or code[0] == "." or code[-1] == ":" and label(code) is not None:
         return None
     found = _BODY.match(code)
     negated, guard, opcode, rest = found.group(1) == "!", found.group(2), found.group(3), found.group(4)
-    return Instruction(index, guard, negated if guard else False, opcode.rstrip(";"), rest.split(";", 1)[0].strip(),
-                       ";" in code)
+    opcode = opcode.rstrip(";")
+    return Instruction(index, guard, negated if guard else False, opcode, rest.split(";", 1)[0].strip(), ";" in code,
+                       opcode.split(".", 1)[0])
 
 
-def instructions(text: str) -> list[Instruction]:
+@functools.lru_cache(maxsize=8)
+def instructions(text: str) -> tuple[Instruction, ...]:
+    """Every instruction of a stage, in order. The last few stages' are kept: several analyses read one text."""
     out = []
     for index, line in enumerate(text.splitlines()):
-        found = tokenize(line, index)
-        if found is not None:
-            out.append(found)
-    return out
+        head = line.lstrip()[:1]
+        if head and head not in "./":   # directives, `.loc`s and comments: a third of a PTX text or more
+            found = tokenize(line, index)
+            if found is not None:
+                out.append(found)
+    return tuple(out)
 
 
 def label(code: str) -> str | None:

@@ -10,12 +10,13 @@ turns them into source locations).
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .operands import split_operands
 
-_LINE = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/\s*(.*?)\s*;?\s*(?:/\*.*)?$")
+_ADDRESS = re.compile(r"\s*/\*([0-9a-fA-F]+)\*/")
 _BODY = re.compile(r"(?:@(!?U?P[T0-9]+)\s+)?([A-Z][A-Za-z0-9_.]*)\s*(.*)$")
 _ROW = re.compile(r'//## File "([^"]*)", line (\d+)(?: inlined at "([^"]*)", line (\d+))?')
 _LABEL = re.compile(r"^\s*[.$\w]+:")
@@ -45,19 +46,14 @@ GLOBAL_OR_SHARED = frozenset(("LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", 
 _BRANCHES = frozenset(("BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYNC", "WARPSYNC", "BREAK"))
 
 
-@dataclass(frozen=True)
-class Instruction:
+class Instruction(NamedTuple):
     index: int                     # 0-based line in the stage text (-1: read from a lone line)
     offset: int                    # the address nvdisasm prints, `/*0040*/`
     text: str                      # guard, opcode and operands as written, without the `;`
     guard: str | None              # "P0", "!P0", "UPT" ... (without the `@`)
     opcode: str                    # with modifiers: "LDG.E.128"; "" for an address with no instruction
     operand_text: str              # everything after the opcode
-
-    @property
-    def base(self) -> str:
-        """The opcode without its modifiers: "LDG"."""
-        return self.opcode.split(".", 1)[0]
+    base: str                      # the opcode without its modifiers: "LDG"
 
     @property
     def modifiers(self) -> list[str]:
@@ -85,28 +81,36 @@ class Instruction:
 
 def tokenize(line: str, index: int = -1) -> Instruction | None:
     """The instruction on one line of a listing, or None for any other line."""
-    found = _LINE.match(line)
+    found = _ADDRESS.match(line)
     if found is None:
         return None
-    text = found.group(2).strip()
+    text = line[found.end():]
+    comment = text.find("/*")   # `/* 0x... */` after the `;` in a -hex listing
+    if comment >= 0:
+        text = text[:comment]
+    text = text.strip()
+    if text.endswith(";"):
+        text = text[:-1].rstrip()
     body = _BODY.match(text)
     guard, opcode, rest = (body.group(1), body.group(2), body.group(3)) if body else (None, "", text)
-    return Instruction(index, int(found.group(1), 16), text, guard, opcode, rest)
+    return Instruction(index, int(found.group(1), 16), text, guard, opcode, rest, opcode.split(".", 1)[0])
 
 
-def instructions(text: str) -> list[Instruction]:
-    """Every instruction of a listing, in order."""
+@functools.lru_cache(maxsize=8)
+def instructions(text: str) -> tuple[Instruction, ...]:
+    """Every instruction of a listing, in order. The last few listings' are kept: the source map, the memory
+    analysis and measured mode read the same text."""
     out = []
     for index, line in enumerate(text.splitlines()):
         if "/*" in line:
             found = tokenize(line, index)
             if found is not None:
                 out.append(found)
-    return out
+    return tuple(out)
 
 
 def is_instruction(line: str) -> bool:
-    return _LINE.match(line) is not None
+    return _ADDRESS.match(line) is not None
 
 
 def is_label(line: str) -> bool:
