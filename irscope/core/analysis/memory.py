@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..ir import mlir as ir_mlir
 from ..ir import ptx as ir_ptx
 from ..ir import sass as ir_sass
 
@@ -363,8 +364,7 @@ def parse_llvm(text: str, stage: str = "llir") -> list[MemoryOp]:
 
 # ------------------------------------------------------------------------------------ TTIR / TTGIR
 
-_MLIR_OP = re.compile(r"^\s*(?:(?P<result>%[\w#:]+(?:\s*,\s*%[\w#:]+)*)\s*=\s*)?(?P<opcode>(?:tt|ttg|ttng|amdgpu|amdg)"
-                      r"\.[a-z_0-9]+)\b(?P<rest>.*)$")
+_MLIR_DIALECTS = ("tt.", "ttg.", "ttng.", "amdgpu.", "amdg.")
 _MLIR_MEMORY = {
     "tt.load": (LOAD, GLOBAL), "tt.store": (STORE, GLOBAL), "tt.atomic_rmw": (ATOMIC, GLOBAL),
     "tt.atomic_cas": (ATOMIC, GLOBAL), "tt.descriptor_load": (LOAD, GLOBAL), "tt.descriptor_store": (STORE, GLOBAL),
@@ -391,12 +391,12 @@ def parse_mlir(text: str, stage: str) -> list[MemoryOp]:
     ops = []
     constants = {m.group(1): m.group(2).strip() for m in map(_MLIR_CONSTANT.match, text.splitlines()) if m}
     for index, raw in enumerate(text.splitlines()):
-        match = _MLIR_OP.match(raw)
-        if match is None:
+        found = ir_mlir.operation(raw)
+        if found is None or not found.opcode.startswith(_MLIR_DIALECTS):
             continue
-        opcode = match.group("opcode")
+        opcode = found.opcode
         key = "amdgpu." + opcode[5:] if opcode.startswith("amdg.") else opcode  # the dialect was renamed
-        rest = re.sub(r"\sloc\(.*$", "", match.group("rest"))
+        rest = re.sub(r"\sloc\(.*$", "", found.rest)
         if opcode == "ttg.local_alloc":
             # an alloc with an initial value stores that tensor into shared memory
             if not re.match(r"\s*%", rest):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ..ir import amdgcn as ir_amdgcn
 from ..ir import ptx as ir_ptx
 from ..ir import sass as ir_sass
-from ..stages.mlir import strip_locations
+from ..ir.mlir import strip_locations
 from . import layouts, mlir
 from .engine import explain_line
 

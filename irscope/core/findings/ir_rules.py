@@ -17,7 +17,7 @@ from ..analysis.layouts import BlockedLayout, describe_layout, layout_aliases, p
 from ..analysis.memory import SHARED, memory_ops, primary_stage
 from ..ir import amdgcn as ir_amdgcn
 from ..ir import ptx as ir_ptx
-from ..stages.mlir import strip_locations
+from ..ir.mlir import strip_locations
 from .model import Cost, Finding
 
 _TENSOR = re.compile(r"tensor<([\dx]+)x(\w+),\s*(#[^>]+(?:>[^>]*>)?)>")
