@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..ir import amdgcn as ir_amdgcn
 from ..ir import mlir as ir_mlir
 from ..ir import ptx as ir_ptx
 from ..ir import sass as ir_sass
@@ -205,7 +206,6 @@ def parse_sass(text: str, stage: str = "sass") -> list[MemoryOp]:
 
 # ------------------------------------------------------------------------------------------- AMDGCN
 
-_AMD_INSTR = re.compile(r"^\s*(?P<opcode>(?:global|buffer|flat|scratch|ds)_[a-z0-9_]+)\s*(?P<operands>[^;]*)")
 _AMD_SIZE = [(re.compile(r"dwordx(\d)"), lambda m: 4 * int(m.group(1))), (re.compile(r"dword"), lambda m: 4),
              (re.compile(r"(?:^|_)b(\d+)"), lambda m: int(m.group(1)) // 8),
              (re.compile(r"(?:u|i)(\d+)"), lambda m: int(m.group(1)) // 8),
@@ -244,10 +244,10 @@ def parse_amdgcn(text: str, stage: str = "amdgcn") -> list[MemoryOp]:
             else:
                 selected_by_mask.discard(dest)
             continue
-        match = _AMD_INSTR.match(code)
-        if match is None:
+        instruction = ir_amdgcn.tokenize(code)
+        if instruction is None or instruction.opcode.split("_", 1)[0] not in _AMD_SPACES:
             continue
-        opcode = match.group("opcode")
+        opcode, operand_text = instruction.opcode, instruction.operand_text
         if opcode in _AMD_NOT_MEMORY or "barrier" in opcode or opcode.startswith("ds_gws"):
             continue
         family, rest = opcode.split("_", 1)
@@ -266,12 +266,12 @@ def parse_amdgcn(text: str, stage: str = "amdgcn") -> list[MemoryOp]:
         width = _amd_width(rest)
         if width is not None and re.match(r"(?:read|write)2", rest):
             width *= 2
-        operands = _split_operands(match.group("operands"))
+        operands = _split_operands(operand_text)
         masked = exec_narrowed
         if family == "buffer" and len(operands) > 1 and operands[1] in selected_by_mask:
             masked = True
-        copy_to = SHARED if (" lds" in match.group("operands") or "_lds_" in opcode) else None
-        cache = tuple(t for t in re.findall(r"\b(glc|slc|nt|sc0|sc1|dlc|nv)\b", match.group("operands")))
+        copy_to = SHARED if (" lds" in operand_text or "_lds_" in opcode) else None
+        cache = tuple(t for t in re.findall(r"\b(glc|slc|nt|sc0|sc1|dlc|nv)\b", operand_text))
         ops.append(MemoryOp(stage, index, opcode, kind, space, width, masked, elem_type=None,
                             vector=max(1, (width or 4) // 4), cache=cache, copy_to=copy_to))
     return ops

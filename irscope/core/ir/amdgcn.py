@@ -16,6 +16,7 @@ from .operands import split_operands
 
 _MNEMONIC = re.compile(r"[a-z][a-z0-9_]*")
 _LABEL = re.compile(r"[\w.$]+:")
+_NAMED = re.compile(r"\w+:")
 _NOTABLE = re.compile(r"^(buffer_|global_|ds_|scratch_|v_mfma|s_barrier|\w+_dpp)")
 TENSOR_CORE = ("v_mfma_", "v_wmma_", "v_smfmac_")
 
@@ -28,6 +29,11 @@ class Instruction(NamedTuple):
     @property
     def operands(self) -> list[str]:
         return split_operands(self.operand_text)
+
+    @property
+    def positional_operands(self) -> list[str]:
+        """The operands without the named modifiers after them (`offset:16`, `glc`): each one's first word."""
+        return [o.split()[0] for o in self.operands if o and not _NAMED.match(o)]
 
 
 def tokenize(line: str, index: int = -1) -> Instruction | None:
