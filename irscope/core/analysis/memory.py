@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..ir import amdgcn as ir_amdgcn
+from ..ir import llvm as ir_llvm
 from ..ir import mlir as ir_mlir
 from ..ir import ptx as ir_ptx
 from ..ir import sass as ir_sass
@@ -298,10 +299,8 @@ _LLVM_SPACES = {"0": GENERIC, "1": GLOBAL, "3": SHARED, "4": CONSTANT, "5": LOCA
 _LLVM_LOAD = re.compile(r"=\s*load\s+(?:volatile\s+)?(?P<type><\d+ x \w+>|\w+),\s*ptr(?:\s+addrspace\((?P<space>\d+)\))?")
 _LLVM_STORE = re.compile(r"^\s*store\s+(?:volatile\s+)?(?P<type><\d+ x \w+>|\w+)\s+[^,]+,\s*ptr(?:\s+addrspace\((?P<space>\d+)\))?")
 _LLVM_ATOMIC = re.compile(r"=\s*(?:atomicrmw|cmpxchg)\s+(?:volatile\s+)?\w*\s*ptr(?:\s+addrspace\((?P<space>\d+)\))?")
-_LLVM_ASM = re.compile(r'asm\s+(?:sideeffect\s+)?(?:\w+\s+)*"(?P<body>(?:[^"\\]|\\.)*)"')
 _LLVM_BUFFER = re.compile(r"@llvm\.amdgcn\.(?:raw|struct)\.(?:ptr\.)?buffer\.(?P<kind>load|store|atomic\.\w+)"
                           r"(?:\.lds)?(?:\.(?P<type>v\d+[a-z]+\d+|[a-z]+\d+))?\((?P<args>.*)")
-_LLVM_SELECT = re.compile(r"^\s*(%[\w.]+)\s*=\s*select\b")
 
 
 def _llvm_type_bytes(text: str | None) -> int | None:
@@ -323,15 +322,14 @@ def parse_llvm(text: str, stage: str = "llir") -> list[MemoryOp]:
         line = raw.split(", !dbg", 1)[0]
         if line.startswith(("declare", "define", ";", "!", "attributes")):
             continue
-        sel = _LLVM_SELECT.match(line)
-        if sel:
-            selected.add(sel.group(1))
+        found = ir_llvm.instruction(line.strip())
+        if found is not None and found.opcode == "select" and found.result:
+            selected.add(found.result)
             continue
-        asm = _LLVM_ASM.search(line)
-        if asm:
-            body = asm.group("body").replace("\\0A", "\n").replace("\\09", " ")
-            for piece in re.split(r"\n|;", body):
-                op = _ptx_op(ir_ptx.tokenize(piece.strip() + ";"), index, stage) if piece.strip() else None
+        asm = ir_llvm.inline_asm(line)
+        if asm is not None:
+            for piece in ir_llvm.asm_statements(asm):
+                op = _ptx_op(ir_ptx.tokenize(piece + ";"), index, stage)
                 if op is not None:
                     ops.append(op)
                     break
