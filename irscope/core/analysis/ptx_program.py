@@ -67,19 +67,6 @@ def split_operands(text: str) -> list[str]:
     return out
 
 
-def _strip_comments(text: str) -> str:
-    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.DOTALL)
-    lines = []
-    for raw in text.splitlines():
-        line = raw.split("//", 1)[0]
-        stripped = line.strip()
-        # .loc / .file / .section lines carry no ';': they would swallow the next statement
-        if stripped.startswith((".loc", ".file", "@@DWARF")):
-            line = ""
-        lines.append(line)
-    return "\n".join(lines)
-
-
 def _statements(body: str, first_line: int):
     """(line, block path, labels, text) per statement of a function body (the text inside its braces);
     `line` is where the statement's own text starts, after its labels."""
@@ -140,7 +127,7 @@ def _take_labels(text: str) -> tuple[list[str], str, int]:
 
 def parse_program(ptx: str, kernel: str | None = None) -> Program:
     """The first `.entry` (or the one named `kernel`) of a PTX module."""
-    clean = _strip_comments(ptx)
+    clean = ir_ptx.code_only(ptx)
     entries = list(re.finditer(r"\.entry\s+([\w$]+)\s*\(", clean))
     if not entries:
         raise ValueError("no .entry in the PTX")

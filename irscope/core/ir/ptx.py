@@ -30,6 +30,7 @@ _NOTABLE = re.compile(r"^(ld\.(?!param)|st\.|cp\.async|atom|red\.|bar\.|barrier|
                       r"|ldmatrix|stmatrix|redux)")
 _VECTOR = re.compile(r"v(\d+)")
 _MATRIX_COUNT = re.compile(r"x(\d)")
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 _FLOAT = re.compile(r"0([fd])([0-9A-Fa-f]{8}|[0-9A-Fa-f]{16})")
 
 TENSOR_CORE = ("wgmma.", "mma.", "tcgen05.mma.")   # opcodes run on the tensor cores
@@ -128,6 +129,19 @@ def float_bits(operand: str) -> float | None:
     if not found:
         return None
     return struct.unpack(">f" if found.group(1) == "f" else ">d", bytes.fromhex(found.group(2)))[0]
+
+
+def code_only(text: str) -> str:
+    """A PTX text with its comments and debug lines (`.loc`, `.file`, DWARF bytes) blanked, for reading it
+    statement by statement: those lines carry no `;` and would swallow the next statement."""
+    text = _BLOCK_COMMENT.sub(" ", text)
+    lines = []
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0]
+        if line.strip().startswith((".loc", ".file", "@@DWARF")):
+            line = ""
+        lines.append(line)
+    return "\n".join(lines)
 
 
 # ---- debug lines -----------------------------------------------------------------------------------
