@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
