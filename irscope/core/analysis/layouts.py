@@ -394,3 +394,10 @@ def _mlir_loc_lines(lines: list[str], user_file: str | None = None) -> dict[str,
         mine = [f for f in chain if user_base is None or os.path.basename(f.file) == user_base]
         out[name] = (mine[0] if mine else chain[-1]).line
     return out
+
+
+def module_threads(ttgir: str) -> tuple[int, int]:
+    """(warps per CTA, threads per warp) from the module's attributes."""
+    warps = re.search(r'"ttg\.num-warps"\s*=\s*(\d+)', ttgir)
+    threads = re.search(r'"ttg\.threads-per-warp"\s*=\s*(\d+)', ttgir)
+    return int(warps.group(1)) if warps else 4, int(threads.group(1)) if threads else 32
