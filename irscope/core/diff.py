@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .compile import Compilation, compile_launch
 from .errors import IrscopeError
+from .ir.normal import normalized
 from .names import target_name
 from .session import Workspace, _literal, resolve_target
 from .sourcemap import LineKind
@@ -79,24 +79,6 @@ def compile_side(ws: Workspace, kernel, spec: SideSpec, flag: str) -> Compilatio
 
 
 # ---- per source line ------------------------------------------------------------------------------
-
-_BLANKS = [
-    (re.compile(r"\s*(loc\([^()]*(\([^()]*\))*[^()]*\)|!dbg ![0-9]+|//.*|#loc[0-9]*)"), ""),  # debug, comments
-    (re.compile(r"/\*[0-9a-f]{4,}\*/"), ""),                        # SASS addresses
-    (re.compile(r"%[A-Za-z_$.]*[0-9]+(?![0-9A-Za-z_])"), "%_"),     # registers and SSA values (%r12, %rd3, %5)
-    (re.compile(r"%[A-Za-z_][\w.$]*"), "%_"),                        # named SSA values (%arg0, %offsets)
-    (re.compile(r"\b(U?R|P|UP)[0-9]+\b"), r"\1_"),                  # SASS registers
-    (re.compile(r"\$L__\w+|\.L\w+"), "L_"),                          # labels
-]
-
-
-def normalized(text: str) -> str:
-    """An instruction with what does not change its meaning blanked: debug locations, register numbers,
-    SSA names, SASS addresses, labels. `ld.global.v4.b32 {%r1,...}` and `ld.global.b32 %r5` still differ."""
-    for pattern, repl in _BLANKS:
-        text = pattern.sub(repl, text)
-    return " ".join(text.split())
-
 
 def _instructions_by_line(comp: Compilation, stage: str) -> dict[int, list[int]]:
     """Source line -> 0-based indices of the stage's instruction lines whose innermost user frame is it;

@@ -16,7 +16,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from .diff import normalized
+from .ir.normal import normalized
 from .sourcemap import LineKind, SourceMap
 
 # Triton 3.9 (MLIR 21+): `IR Dump Before TritonGPUCoalesce: tritongpu-coalesce ('builtin.module' operation)`;

@@ -20,8 +20,10 @@ from .stages.amdgcn import parse_amdgcn
 from .stages.base import Chain, IRLine, LineKind, Parsed, SourceLoc
 from .stages.llvm import parse_llvm
 from .stages.mlir import parse_mlir
-from .stages.ptx import memory_direction, parse_ptx
-from .stages.sass import MEMORY_OPCODES, opcode, parse_sass
+from .ir.ptx import memory_direction
+from .stages.ptx import parse_ptx
+from .ir import sass as ir_sass
+from .stages.sass import parse_sass
 
 __all__ = ["SourceMap", "LineKind", "SourceLoc", "IRLine", "PARSERS", "parse_stage"]
 
@@ -198,8 +200,9 @@ class SourceMap:
             inner = chain[0]
             key = (os.path.basename(inner.file), inner.line)
             true_line = None
-            op = opcode(text_lines[index])
-            memory_key = (key[0], key[1], memory_direction(op)) if op in MEMORY_OPCODES else None
+            instruction = ir_sass.tokenize(text_lines[index])
+            op = instruction.base if instruction is not None else None
+            memory_key = (key[0], key[1], memory_direction(op)) if op in ir_sass.GLOBAL_OR_SHARED else None
             if memory_key in memory:
                 options = memory[memory_key]
                 if inner.line not in options:

@@ -8,6 +8,7 @@ import re
 import subprocess
 import tempfile
 
+from .ir.sass import encodings as sass_encodings
 from .model import Resources
 from .patching import write_atomically
 from .triton_compat import find_tool, triton_cache_dir
@@ -127,15 +128,8 @@ def hsaco_resources(hsaco: bytes, shared_bytes: int | None) -> Resources:
                      sgprs=_msgpack_uint_after(hsaco, ".sgpr_count"), vgpr_spills=vgpr_spills, sgpr_spills=sgpr_spills)
 
 
-_HEX_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/[^\n]*?/\*\s*0x([0-9a-f]{16})\s*\*/\s*\n\s*/\*\s*0x([0-9a-f]{16})\s*\*/")
-
-
 def instruction_encodings(cubin: bytes) -> dict[int, tuple[int, int]]:
     """Per instruction offset, the two 64-bit words of its 128-bit encoding (`nvdisasm -hex`). The high word
     holds the scheduling control field (stall, yield, scoreboards) that plain SASS text does not show.
     Cached on disk next to the SASS text."""
-    text = _cached_tool_output("sasshex", ("-c", "-hex"), cubin)
-    out: dict[int, tuple[int, int]] = {}
-    for m in _HEX_LINE.finditer(text):
-        out.setdefault(int(m.group(1), 16), (int(m.group(2), 16), int(m.group(3), 16)))
-    return out
+    return sass_encodings(_cached_tool_output("sasshex", ("-c", "-hex"), cubin))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ir import ptx as ir_ptx
 from .layouts import LinearLayout, OpaqueLayout, TensorAccessOp, describe_layout, linear_layout, module_threads, \
     ttgir_access_ops
 
@@ -476,24 +476,16 @@ def _width_for(widths, op: TensorAccessOp, ops: list[TensorAccessOp]) -> int | N
     return Counter(found).most_common(1)[0][0]
 
 
-_DOT_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:.*inlined_at\s+(\d+)\s+(\d+)\s+\d+)?")
-_DOT_FILE = re.compile(r"^\s*\.file\s+(\d+)\s+\"([^\"]*)\"(?:,\s*\"([^\"]*)\")?")
-
-
 def _asm_loc_lines(text: str, user_file: str) -> dict[int, int]:
     """PTX/AMDGCN line index → user line, from `.loc` directives (used when no source map is at hand)."""
     import os
-    files: dict[str, str] = {}
+    files = ir_ptx.file_table(text)   # PTX lists its files at the end
     out: dict[int, int] = {}
     current = None
     user_base = os.path.basename(user_file)
     lines = text.splitlines()
-    for line in lines:  # PTX lists its files at the end
-        m = _DOT_FILE.match(line)
-        if m:
-            files[m.group(1)] = m.group(2) if not m.group(3) else os.path.join(m.group(2), m.group(3))
 
-    def is_user(f: str) -> bool:
+    def is_user(f: int) -> bool:
         # Triton's cache may hold this kernel compiled from another copy of the same file: compare names
         return os.path.basename(files.get(f, "")) == user_base
 
@@ -504,14 +496,15 @@ def _asm_loc_lines(text: str, user_file: str) -> dict[int, int]:
             in_asm = True  # the `.loc`s inside an inline asm block count its lines, not the source's
         elif stripped.startswith("// end inline asm"):
             in_asm = False
-        m = _DOT_LOC.match(line)
-        if m and in_asm:
+        loc = ir_ptx.read_loc(stripped) if stripped.startswith(".loc") else None
+        if loc and in_asm:
             continue
-        if m:
-            if is_user(m.group(1)) and m.group(2) != "0":
-                current = int(m.group(2))
-            elif m.group(3) and is_user(m.group(3)):
-                current = int(m.group(4))
+        if loc:
+            (number, line_number, _), inlined = loc
+            if is_user(number) and line_number != 0:
+                current = line_number
+            elif inlined and is_user(inlined[0]):
+                current = inlined[1]
             continue
         if current is not None:
             out[index] = current

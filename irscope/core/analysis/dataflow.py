@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..stages.mlir import strip_locations
+from ..ir.mlir import strip_locations
 
 _VALUE = re.compile(r"%[\w.$-]+(?:#\d+)?")
 _FUNC = re.compile(r"^\s*tt\.func\b.*?@[\w$.]+\((?P<args>.*)\)\s*(?:->.*)?(?:attributes.*)?\{\s*$")

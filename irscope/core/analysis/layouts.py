@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ..ir import mlir as ir_mlir
+
 # ---------------------------------------------------------------------------------------------- layouts
 
 
@@ -337,7 +339,6 @@ _DATA_TENSOR = re.compile(r"(?:->|:)\s*tensor<((?:\d+x)+)(\w+)(?:,\s*(#[^>]*?(?:
 _OP_RE = re.compile(r"^\s*(?:%[\w#:]+(?:,\s*%[\w#:]+)*\s*=\s*)?\"?(" + "|".join(map(re.escape, _OPS)) + r")\"?[\s(]")
 _PTR_TENSOR = re.compile(r"tensor<((?:\d+x)+)!tt\.ptr<([\w]+)>(?:,\s*(#[^>]*?(?:<\{.*?\}>)?))?>")
 _SCALAR_PTR = re.compile(r":\s*!tt\.ptr<(\w+)>")
-_LOC_REF = re.compile(r"loc\((#loc\d*)\)\s*$")
 
 
 def ttgir_access_ops(ttgir: str, source_line_of=None, user_file: str | None = None) -> list[TensorAccessOp]:
@@ -371,52 +372,27 @@ def ttgir_access_ops(ttgir: str, source_line_of=None, user_file: str | None = No
         if source_line_of is not None:
             src = source_line_of(index)
         else:
-            ref = _LOC_REF.search(line)
-            src = locs.get(ref.group(1)) if ref and locs else None
+            ref = ir_mlir.trailing_alias(line)
+            src = locs.get(ref) if ref and locs else None
         out.append(TensorAccessOp(index, op, _OPS[op], shape, elem, layout, layout_text, src, line.strip()))
     return out
 
 
-_LOC_DEF = re.compile(r"^(#loc\d*)\s*=\s*loc\((.*)\)\s*$")
-_FILE_LOC = re.compile(r"^\"([^\"]*)\":(\d+):(\d+)")
-
-
 def _mlir_loc_lines(lines: list[str], user_file: str | None = None) -> dict[str, int]:
-    """`#locN` → user line, reading the alias table (names; call sites: the innermost frame that lies
-    in the user's file, compared by file name, since Triton's cache may hold another copy's paths)."""
+    """`#locN` → user line, from the module's alias table (ir/mlir.py reads it): the innermost frame that
+    lies in the user's file, compared by file name since Triton's cache may hold another copy's paths;
+    with no such frame, the outermost one."""
     import os
     user_base = os.path.basename(user_file) if user_file else None
-    defs = {}
-    for line in lines:
-        m = _LOC_DEF.match(line)
-        if m:
-            defs[m.group(1)] = m.group(2).strip()
+    defs = dict(filter(None, map(ir_mlir.location_alias_definition, lines)))
+    locations = ir_mlir.Locations(defs)
     out: dict[str, int] = {}
-
-    def resolve(body: str, depth: int = 0) -> tuple[str, int] | None:
-        if depth > 30:
-            return None
-        m = _FILE_LOC.match(body)
-        if m:
-            return m.group(1), int(m.group(2))
-        m = re.match(r"^callsite\((#loc\d*) at (#loc\d*)\)", body)
-        if m:
-            inner = resolve(defs.get(m.group(1), ""), depth + 1)
-            if inner and (user_base is None or os.path.basename(inner[0]) == user_base):
-                return inner
-            return resolve(defs.get(m.group(2), ""), depth + 1)
-        m = re.match(r"^\"[^\"]*\"\((#loc\d*)\)", body)
-        if m:
-            return resolve(defs.get(m.group(1), ""), depth + 1)
-        m = re.match(r"^\"[^\"]*\"\((\"[^\"]*\":\d+:\d+)\)", body)
-        if m:
-            return resolve(m.group(1), depth + 1)
-        return None
-
-    for name, body in defs.items():
-        found = resolve(body)
-        if found is not None:
-            out[name] = found[1]
+    for name in defs:
+        chain = locations.alias(name)
+        if not chain:
+            continue
+        mine = [f for f in chain if user_base is None or os.path.basename(f.file) == user_base]
+        out[name] = (mine[0] if mine else chain[-1]).line
     return out
 
 

@@ -22,6 +22,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..ir import amdgcn as ir_amdgcn
+from ..ir import llvm as ir_llvm
+from ..ir import mlir as ir_mlir
+from ..ir import ptx as ir_ptx
+from ..ir import sass as ir_sass
+
 LOAD, STORE, ATOMIC = "load", "store", "atomic"
 GLOBAL, SHARED, LOCAL, GENERIC, CONSTANT, TENSOR = "global", "shared", "local", "generic", "constant", "tensor"
 
@@ -58,45 +64,46 @@ _PTX_TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16
                    "e5m2": 1, "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
                    "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
 _PTX_SPACES = {"global": GLOBAL, "shared": SHARED, "local": LOCAL, "const": CONSTANT, "param": "param"}
-_PTX_INSTR = re.compile(r"^\s*(?:@(?P<pred>!?[%$][\w.]+)\s+)?(?P<opcode>(?:ldmatrix|stmatrix|ldu|ld|st|atom|red|cp\.async)(?=[.\s])"
-                        r"(?:\.[\w:]+)*)\s*(?P<operands>[^;]*);")
+_PTX_MEMORY = ("ldmatrix", "stmatrix", "ldu", "ld", "st", "atom", "red", "cp.async")
+_PTX_HEADS = frozenset(m.split(".")[0] for m in _PTX_MEMORY)
 _PTX_ORDERING = {"volatile", "relaxed", "acquire", "release", "acq_rel", "weak", "mmio",
                  "cta", "cluster", "gpu", "sys", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt"}
 
 
 def parse_ptx(text: str, stage: str = "ptx") -> list[MemoryOp]:
     ops = []
-    for index, raw in enumerate(text.splitlines()):
-        op = _ptx_line(raw, index, stage)
-        if op is not None:
-            ops.append(op)
+    for instruction in ir_ptx.instructions(text):
+        if instruction.base in _PTX_HEADS:
+            op = _ptx_op(instruction, instruction.index, stage)
+            if op is not None:
+                ops.append(op)
     return ops
 
 
-def _ptx_line(raw: str, index: int, stage: str) -> MemoryOp | None:
-    code = raw.split("//", 1)[0]
-    match = _PTX_INSTR.match(code)
-    if match is None:
+def _ptx_op(instruction: ir_ptx.Instruction | None, index: int, stage: str) -> MemoryOp | None:
+    if instruction is None or not instruction.complete or (instruction.guard or "%")[0] not in "%$":
         return None
-    opcode = match.group("opcode")
+    opcode = instruction.opcode
     parts = opcode.split(".")
     head = parts[0]
+    if ("cp.async" if parts[:2] == ["cp", "async"] else head) not in _PTX_MEMORY:
+        return None
+    predicate = instruction.predicate
     if head == "cp" and opcode.startswith("cp.async.bulk"):
-        return _ptx_bulk_copy(opcode, parts, match, index, stage)
+        return _ptx_bulk_copy(opcode, parts, predicate, index, stage)
     if head == "cp":  # cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size}{, policy}
         if len(parts) < 3 or parts[2] in ("commit_group", "wait_group", "wait_all", "mbarrier"):
             return None
-        operands = _split_operands(match.group("operands"))
+        operands = _split_operands(instruction.operand_text)
         size = _int(operands[2]) if len(operands) > 2 else None
         zero_fill = len(operands) > 3 and not operands[3].startswith("%rd")  # src-size: fewer bytes are read
-        return MemoryOp(stage, index, opcode, LOAD, GLOBAL, size, bool(match.group("pred")) or zero_fill,
-                        elem_type=None, vector=1, predicate=match.group("pred"),
+        return MemoryOp(stage, index, opcode, LOAD, GLOBAL, size, bool(predicate) or zero_fill,
+                        elem_type=None, vector=1, predicate=predicate,
                         cache=tuple(p for p in parts[2:3]), copy_to=SHARED)
     if head in ("ldmatrix", "stmatrix"):  # .sync.aligned.m8n8.x4{.trans}.shared{::cta}.b16
-        count = next((int(p[1:]) for p in parts if re.fullmatch(r"x\d", p)), 1)
+        count = next((n for n in map(ir_ptx.matrix_count, parts) if n is not None), 1)
         return MemoryOp(stage, index, opcode, LOAD if head == "ldmatrix" else STORE, SHARED, 4 * count,
-                        bool(match.group("pred")), elem_type=parts[-1], vector=count,
-                        predicate=match.group("pred"))
+                        bool(predicate), elem_type=parts[-1], vector=count, predicate=predicate)
     space = GENERIC
     for p in parts[1:]:
         base = p.split("::")[0]
@@ -109,19 +116,19 @@ def _ptx_line(raw: str, index: int, stage: str) -> MemoryOp | None:
     elem = None
     cache = []
     for p in parts[1:]:
-        if re.fullmatch(r"v\d+", p):
-            vector = int(p[1:])
+        if ir_ptx.vector_count(p) is not None:
+            vector = ir_ptx.vector_count(p)
         elif p in _PTX_TYPE_BYTES:
             elem = p
         elif "::" in p and p.split("::")[0] not in _PTX_SPACES or p in _PTX_ORDERING:
             cache.append(p)
     kind = {"ld": LOAD, "ldu": LOAD, "st": STORE}.get(head, ATOMIC)
     width = vector * _PTX_TYPE_BYTES[elem] if elem else None
-    return MemoryOp(stage, index, opcode, kind, space, width, bool(match.group("pred")), elem_type=elem,
-                    vector=vector, predicate=match.group("pred"), cache=tuple(cache))
+    return MemoryOp(stage, index, opcode, kind, space, width, bool(predicate), elem_type=elem,
+                    vector=vector, predicate=predicate, cache=tuple(cache))
 
 
-def _ptx_bulk_copy(opcode: str, parts: list[str], match: re.Match, index: int, stage: str) -> MemoryOp | None:
+def _ptx_bulk_copy(opcode: str, parts: list[str], predicate: str | None, index: int, stage: str) -> MemoryOp | None:
     """TMA and bulk copies move a whole tile for the CTA: there is no per-thread width."""
     if any(p in ("commit_group", "wait_group", "wait_group.read") for p in parts) or "prefetch" in parts:
         return None
@@ -130,10 +137,9 @@ def _ptx_bulk_copy(opcode: str, parts: list[str], match: re.Match, index: int, s
         return None
     src = spaces[1]  # the destination is spaces[0]
     if src == GLOBAL:
-        return MemoryOp(stage, index, opcode, LOAD, GLOBAL, None, bool(match.group("pred")),
-                        predicate=match.group("pred"), copy_to=SHARED)
-    return MemoryOp(stage, index, opcode, STORE, GLOBAL, None, bool(match.group("pred")),
-                    predicate=match.group("pred"))
+        return MemoryOp(stage, index, opcode, LOAD, GLOBAL, None, bool(predicate), predicate=predicate,
+                        copy_to=SHARED)
+    return MemoryOp(stage, index, opcode, STORE, GLOBAL, None, bool(predicate), predicate=predicate)
 
 
 def _split_operands(text: str) -> list[str]:
@@ -162,34 +168,22 @@ def _int(text: str) -> int | None:
 
 # --------------------------------------------------------------------------------------------- SASS
 
-_SASS_INSTR = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@(?P<pred>!?U?P[T0-9]+)\s+)?(?P<opcode>[A-Z][A-Z0-9_.]*)"
-                         r"\s*(?P<operands>[^;]*);")
 _SASS_SIZES = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16, "256": 32}
-_SASS_SPACES = {"LDG": (LOAD, GLOBAL), "STG": (STORE, GLOBAL), "LDS": (LOAD, SHARED), "STS": (STORE, SHARED),
-                "LDL": (LOAD, LOCAL), "STL": (STORE, LOCAL), "LD": (LOAD, GENERIC), "ST": (STORE, GENERIC),
-                "LDSM": (LOAD, SHARED), "STSM": (STORE, SHARED), "LDGSTS": (LOAD, GLOBAL),
-                "ATOMG": (ATOMIC, GLOBAL), "ATOMS": (ATOMIC, SHARED), "ATOM": (ATOMIC, GENERIC),
-                "RED": (ATOMIC, GLOBAL), "REDG": (ATOMIC, GLOBAL), "LDTM": (LOAD, TENSOR),
-                "STTM": (STORE, TENSOR)}
 _SASS_CACHE = {"EF", "EL", "LU", "EU", "NA", "CONSTANT", "STRONG", "GPU", "SYS", "SM", "CTA", "BYPASS", "LTC128B",
                "LTC64B", "LTC256B", "ZFILL", "ENL2", "NC"}
 
 
 def parse_sass(text: str, stage: str = "sass") -> list[MemoryOp]:
     ops = []
-    for index, raw in enumerate(text.splitlines()):
-        match = _SASS_INSTR.match(raw)
-        if match is None:
-            continue
-        opcode = match.group("opcode")
-        parts = opcode.split(".")
-        kind_space = _SASS_SPACES.get(parts[0])
+    for instruction in ir_sass.instructions(text):
+        kind_space = instruction.memory
         if kind_space is None:
             continue
         kind, space = kind_space
-        pred = match.group("pred")
+        opcode, pred = instruction.opcode, instruction.guard
+        parts = opcode.split(".")
         guarded = pred is not None and pred not in ("PT", "UPT")
-        operands = _split_operands(match.group("operands"))
+        operands = instruction.operands
         width = 4
         if parts[0] in ("LDSM", "STSM"):  # LDSM.16.M88.4: four 8x8 matrices of b16, one register each
             count = int(parts[-1]) if parts[-1].isdigit() and len(parts) > 3 else 1
@@ -202,17 +196,17 @@ def parse_sass(text: str, stage: str = "sass") -> list[MemoryOp]:
                     width = _SASS_SIZES[p]
                 elif p in ("F16x2", "BF16x2"):
                     width = 4
-        zero_fill = parts[0] == "LDGSTS" and len(operands) > 2 and re.fullmatch(r"!?P\d", operands[-1]) is not None
+        zero_fill = parts[0] == "LDGSTS" and len(operands) > 2 and ir_sass.is_predicate(operands[-1]) \
+            and "T" not in operands[-1] and not operands[-1].lstrip("!").startswith("U")
         cache = tuple(p for p in parts[1:] if p in _SASS_CACHE)
-        ops.append(MemoryOp(stage, index, opcode, kind, space, width, guarded or zero_fill, elem_type=None,
-                            vector=max(1, (width or 4) // 4), predicate=pred if guarded else None, cache=cache,
-                            copy_to=SHARED if parts[0] == "LDGSTS" else None))
+        ops.append(MemoryOp(stage, instruction.index, opcode, kind, space, width, guarded or zero_fill,
+                            elem_type=None, vector=max(1, (width or 4) // 4), predicate=pred if guarded else None,
+                            cache=cache, copy_to=SHARED if parts[0] == "LDGSTS" else None))
     return ops
 
 
 # ------------------------------------------------------------------------------------------- AMDGCN
 
-_AMD_INSTR = re.compile(r"^\s*(?P<opcode>(?:global|buffer|flat|scratch|ds)_[a-z0-9_]+)\s*(?P<operands>[^;]*)")
 _AMD_SIZE = [(re.compile(r"dwordx(\d)"), lambda m: 4 * int(m.group(1))), (re.compile(r"dword"), lambda m: 4),
              (re.compile(r"(?:^|_)b(\d+)"), lambda m: int(m.group(1)) // 8),
              (re.compile(r"(?:u|i)(\d+)"), lambda m: int(m.group(1)) // 8),
@@ -251,10 +245,10 @@ def parse_amdgcn(text: str, stage: str = "amdgcn") -> list[MemoryOp]:
             else:
                 selected_by_mask.discard(dest)
             continue
-        match = _AMD_INSTR.match(code)
-        if match is None:
+        instruction = ir_amdgcn.tokenize(code)
+        if instruction is None or instruction.opcode.split("_", 1)[0] not in _AMD_SPACES:
             continue
-        opcode = match.group("opcode")
+        opcode, operand_text = instruction.opcode, instruction.operand_text
         if opcode in _AMD_NOT_MEMORY or "barrier" in opcode or opcode.startswith("ds_gws"):
             continue
         family, rest = opcode.split("_", 1)
@@ -273,12 +267,12 @@ def parse_amdgcn(text: str, stage: str = "amdgcn") -> list[MemoryOp]:
         width = _amd_width(rest)
         if width is not None and re.match(r"(?:read|write)2", rest):
             width *= 2
-        operands = _split_operands(match.group("operands"))
+        operands = _split_operands(operand_text)
         masked = exec_narrowed
         if family == "buffer" and len(operands) > 1 and operands[1] in selected_by_mask:
             masked = True
-        copy_to = SHARED if (" lds" in match.group("operands") or "_lds_" in opcode) else None
-        cache = tuple(t for t in re.findall(r"\b(glc|slc|nt|sc0|sc1|dlc|nv)\b", match.group("operands")))
+        copy_to = SHARED if (" lds" in operand_text or "_lds_" in opcode) else None
+        cache = tuple(t for t in re.findall(r"\b(glc|slc|nt|sc0|sc1|dlc|nv)\b", operand_text))
         ops.append(MemoryOp(stage, index, opcode, kind, space, width, masked, elem_type=None,
                             vector=max(1, (width or 4) // 4), cache=cache, copy_to=copy_to))
     return ops
@@ -305,10 +299,8 @@ _LLVM_SPACES = {"0": GENERIC, "1": GLOBAL, "3": SHARED, "4": CONSTANT, "5": LOCA
 _LLVM_LOAD = re.compile(r"=\s*load\s+(?:volatile\s+)?(?P<type><\d+ x \w+>|\w+),\s*ptr(?:\s+addrspace\((?P<space>\d+)\))?")
 _LLVM_STORE = re.compile(r"^\s*store\s+(?:volatile\s+)?(?P<type><\d+ x \w+>|\w+)\s+[^,]+,\s*ptr(?:\s+addrspace\((?P<space>\d+)\))?")
 _LLVM_ATOMIC = re.compile(r"=\s*(?:atomicrmw|cmpxchg)\s+(?:volatile\s+)?\w*\s*ptr(?:\s+addrspace\((?P<space>\d+)\))?")
-_LLVM_ASM = re.compile(r'asm\s+(?:sideeffect\s+)?(?:\w+\s+)*"(?P<body>(?:[^"\\]|\\.)*)"')
 _LLVM_BUFFER = re.compile(r"@llvm\.amdgcn\.(?:raw|struct)\.(?:ptr\.)?buffer\.(?P<kind>load|store|atomic\.\w+)"
                           r"(?:\.lds)?(?:\.(?P<type>v\d+[a-z]+\d+|[a-z]+\d+))?\((?P<args>.*)")
-_LLVM_SELECT = re.compile(r"^\s*(%[\w.]+)\s*=\s*select\b")
 
 
 def _llvm_type_bytes(text: str | None) -> int | None:
@@ -330,15 +322,14 @@ def parse_llvm(text: str, stage: str = "llir") -> list[MemoryOp]:
         line = raw.split(", !dbg", 1)[0]
         if line.startswith(("declare", "define", ";", "!", "attributes")):
             continue
-        sel = _LLVM_SELECT.match(line)
-        if sel:
-            selected.add(sel.group(1))
+        found = ir_llvm.instruction(line.strip())
+        if found is not None and found.opcode == "select" and found.result:
+            selected.add(found.result)
             continue
-        asm = _LLVM_ASM.search(line)
-        if asm:
-            body = asm.group("body").replace("\\0A", "\n").replace("\\09", " ")
-            for piece in re.split(r"\n|;", body):
-                op = _ptx_line(piece.strip() + ";", index, stage) if piece.strip() else None
+        asm = ir_llvm.inline_asm(line)
+        if asm is not None:
+            for piece in ir_llvm.asm_statements(asm):
+                op = _ptx_op(ir_ptx.tokenize(piece + ";"), index, stage)
                 if op is not None:
                     ops.append(op)
                     break
@@ -371,8 +362,7 @@ def parse_llvm(text: str, stage: str = "llir") -> list[MemoryOp]:
 
 # ------------------------------------------------------------------------------------ TTIR / TTGIR
 
-_MLIR_OP = re.compile(r"^\s*(?:(?P<result>%[\w#:]+(?:\s*,\s*%[\w#:]+)*)\s*=\s*)?(?P<opcode>(?:tt|ttg|ttng|amdgpu|amdg)"
-                      r"\.[a-z_0-9]+)\b(?P<rest>.*)$")
+_MLIR_DIALECTS = ("tt.", "ttg.", "ttng.", "amdgpu.", "amdg.")
 _MLIR_MEMORY = {
     "tt.load": (LOAD, GLOBAL), "tt.store": (STORE, GLOBAL), "tt.atomic_rmw": (ATOMIC, GLOBAL),
     "tt.atomic_cas": (ATOMIC, GLOBAL), "tt.descriptor_load": (LOAD, GLOBAL), "tt.descriptor_store": (STORE, GLOBAL),
@@ -399,12 +389,12 @@ def parse_mlir(text: str, stage: str) -> list[MemoryOp]:
     ops = []
     constants = {m.group(1): m.group(2).strip() for m in map(_MLIR_CONSTANT.match, text.splitlines()) if m}
     for index, raw in enumerate(text.splitlines()):
-        match = _MLIR_OP.match(raw)
-        if match is None:
+        found = ir_mlir.operation(raw)
+        if found is None or not found.opcode.startswith(_MLIR_DIALECTS):
             continue
-        opcode = match.group("opcode")
+        opcode = found.opcode
         key = "amdgpu." + opcode[5:] if opcode.startswith("amdg.") else opcode  # the dialect was renamed
-        rest = re.sub(r"\sloc\(.*$", "", match.group("rest"))
+        rest = re.sub(r"\sloc\(.*$", "", found.rest)
         if opcode == "ttg.local_alloc":
             # an alloc with an initial value stores that tensor into shared memory
             if not re.match(r"\s*%", rest):

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..ir import ptx as ir_ptx
+
 _LABEL = re.compile(r"\s*([$\w.]+)\s*:(?!:)")
-_GUARD = re.compile(r"^@(!?)([%$\w.]+)\s+")
 _REG_DECL = re.compile(r"^\.reg\s+(?:\.v\d\s+)?\.\w+\s+(.+)$")
 _RANGE = re.compile(r"^([%\w$]+)<(\d+)>$")
 _NAME = re.compile(r"[%$A-Za-z_][\w$.]*")
@@ -64,19 +65,6 @@ def split_operands(text: str) -> list[str]:
     if tail:
         out.append(tail)
     return out
-
-
-def _strip_comments(text: str) -> str:
-    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.DOTALL)
-    lines = []
-    for raw in text.splitlines():
-        line = raw.split("//", 1)[0]
-        stripped = line.strip()
-        # .loc / .file / .section lines carry no ';': they would swallow the next statement
-        if stripped.startswith((".loc", ".file", "@@DWARF")):
-            line = ""
-        lines.append(line)
-    return "\n".join(lines)
 
 
 def _statements(body: str, first_line: int):
@@ -139,7 +127,7 @@ def _take_labels(text: str) -> tuple[list[str], str, int]:
 
 def parse_program(ptx: str, kernel: str | None = None) -> Program:
     """The first `.entry` (or the one named `kernel`) of a PTX module."""
-    clean = _strip_comments(ptx)
+    clean = ir_ptx.code_only(ptx)
     entries = list(re.finditer(r"\.entry\s+([\w$]+)\s*\(", clean))
     if not entries:
         raise ValueError("no .entry in the PTX")
@@ -205,14 +193,12 @@ def parse_program(ptx: str, kernel: str | None = None) -> Program:
             program.labels[rename(label, blocks)] = len(program.instrs)
         if not text or text.startswith("."):
             continue  # directives: .reg, .pragma, .shared
-        guard, negated = None, False
-        g = _GUARD.match(text)
-        if g:
-            negated, guard = g.group(1) == "!", rename(g.group(2), blocks)
-            text = text[g.end():]
-        parts = text.split(None, 1)
-        operands = split_operands(resolve(parts[1], blocks)) if len(parts) > 1 else []
-        program.instrs.append(Instr(line if line is not None else 0, parts[0], operands, guard, negated))
+        found = ir_ptx.tokenize(text)
+        if found is None:
+            continue
+        guard = rename(found.guard, blocks) if found.guard else None
+        operands = split_operands(resolve(found.operand_text, blocks)) if found.operand_text else []
+        program.instrs.append(Instr(line if line is not None else 0, found.opcode, operands, guard, found.negated))
     return program
 
 

@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..stages.mlir import strip_locations
+from ..ir.mlir import strip_locations
 from .dataflow import FunctionGraph, constant_value, parse_function
 from .memory import GLOBAL, MemoryOp, memory_ops, primary_stage
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from .common import Explanation, fill, nothing, sentence, split_operands
+from ..ir import amdgcn as ir
+from .common import Explanation, fill, nothing, sentence
 from .data import amdgcn as data
 
 _MFMA = re.compile(r"v_mfma_(\w+?)_(\d+)x(\d+)x(\d+)_?(\w*)")
@@ -18,13 +19,13 @@ def explain(text: str, stage: str = "amdgcn") -> Explanation:
     if line.startswith("."):
         return nothing(stage, "Directive", data.DIRECTIVES) if not line.endswith(":") else \
             Explanation(stage, None, f"Label {line[:-1]}", "A branch target.")
-    if re.fullmatch(r"[\w.$]+:", line):
+    if ir.label(line) is not None:
         return Explanation(stage, None, f"Label {line[:-1]}", "A branch target or the start of the kernel.")
-    mnemonic, _, rest = line.partition(" ")
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", mnemonic):
+    instruction = ir.tokenize(line)
+    if instruction is None:
         return nothing(stage)
-    operands = [o.split()[0] for o in split_operands(rest.strip()) if o and not re.match(r"\w+:", o)]
-    values = {"ops": rest.strip() or "nothing"}
+    mnemonic, rest, operands = instruction.opcode, instruction.operand_text, instruction.positional_operands
+    values = {"ops": rest or "nothing"}
     for name, value in zip(("d", "a", "b", "c", "e"), operands):
         values[name] = value
     details = []

@@ -6,6 +6,8 @@ import re
 import string
 from dataclasses import dataclass, field
 
+from ..ir.operands import split_operands  # noqa: F401  (the explainers split operands here)
+
 
 @dataclass(frozen=True)
 class Explanation:
@@ -53,25 +55,6 @@ def fill(template: str, values: dict[str, str]) -> str:
         return _formatter.vformat(template, (), _Keep(values))
     except (ValueError, IndexError, AttributeError):
         return template
-
-
-def split_operands(text: str) -> list[str]:
-    """Split `a, {b, c}, [d + 4], e` at top-level commas, keeping brackets, braces and parentheses whole."""
-    out, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>" and depth:
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    last = "".join(cur).strip()
-    if last:
-        out.append(last)
-    return out
 
 
 def positional(operands: list[str]) -> dict[str, str]:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import re
 
+from ..ir import llvm as ir
 from . import ptx
 from .common import Explanation, fill, nothing, sentence, split_operands
 from .data import llvm as data
 
-_INSTR = re.compile(r"^(?:(?P<d>%[\w.\-]+)\s*=\s*)?(?:(?:tail|musttail|notail)\s+)?(?P<op>[a-z]+)\b(?P<rest>.*)$")
-_LABEL = re.compile(r"^([\w.$\-]+):(\s|$)")
 _INTRINSIC = re.compile(r"@llvm\.([\w.]+)")
-_ASM = re.compile(r'asm\s+(?:sideeffect\s+)?(?:inteldialect\s+)?"((?:[^"\\]|\\.)*)"')
 _TYPE = re.compile(r"^\s*(?:(?:nuw|nsw|exact|disjoint|nneg|fast|contract|afn|reassoc|nnan|ninf|nsz|arcp|volatile|atomic)\s+)*"
                    r"(<\d+ x [\w]+>|\{[^}]*\}|\[[^\]]*\]|[\w]+(?: addrspace\(\d+\))?)")
 _CAST = re.compile(r"^\s*(?:nneg\s+)?(<\d+ x \w+>|\w+(?: addrspace\(\d+\))?)\s+(.+?)\s+to\s+(<\d+ x \w+>|\w+(?: addrspace\(\d+\))?)\s*$")
@@ -78,14 +76,14 @@ def explain(text: str, stage: str = "llir", amd: bool = False) -> Explanation:
     if line.startswith("@"):
         title, body = data.TOPLEVEL["global"]
         return Explanation(stage, "global", title, sentence(body))
-    label = _LABEL.match(line)
-    if label:
+    label = ir.label(line)
+    if label is not None:
         title, body = data.TOPLEVEL["label"]
-        return Explanation(stage, "label", f"{title} {label.group(1)}", sentence(body))
-    m = _INSTR.match(line)
-    if not m:
+        return Explanation(stage, "label", f"{title} {label}", sentence(body))
+    found = ir.instruction(line)
+    if found is None:
         return Explanation(stage, word, "Unrecognised line", "", known=False, unknown=(word,))
-    op, d, rest = m.group("op"), m.group("d") or "the result", m.group("rest")
+    op, d, rest = found.opcode, found.result or "the result", found.rest
     if op == "call":
         return _call(d, rest, stage)
     entry = data.INSTRUCTIONS.get(op)
@@ -117,9 +115,9 @@ def explain(text: str, stage: str = "llir", amd: bool = False) -> Explanation:
 
 
 def _call(d: str, rest: str, stage: str) -> Explanation:
-    asm = _ASM.search(rest)
-    if asm:
-        return _inline_asm(asm.group(1), stage)
+    asm = ir.inline_asm(rest)
+    if asm is not None:
+        return _inline_asm(asm, stage)
     intrinsic = _INTRINSIC.search(rest)
     if intrinsic:
         name = intrinsic.group(1)
@@ -136,15 +134,11 @@ def _call(d: str, rest: str, stage: str) -> Explanation:
     return Explanation(stage, "call", title, sentence(fill(template, {"d": d, "callee": callee.group(1) if callee else "a function"})))
 
 
-def _unescape(asm: str) -> str:
-    return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), asm)
-
-
 def _inline_asm(asm: str, stage: str) -> Explanation:
     """Triton writes some PTX by hand (loads with masks, cp.async, wgmma): explain it as PTX."""
     pieces = []
-    for raw in re.split(r"[;\n]", _unescape(asm)):
-        e = ptx.explain(raw.strip()) if raw.strip() else None
+    for statement in ir.asm_statements(asm):
+        e = ptx.explain(statement)
         if e is not None and e.op and e.op != "label" and not e.op.startswith("."):
             pieces.append(e)
     if not pieces:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 
-from ..stages.mlir import strip_locations
+from ..ir.mlir import operation, strip_locations
 from . import layouts
 from .common import Explanation, fill, nothing, sentence
 from .data import ttgir as ttgir_data
@@ -14,7 +14,6 @@ from .data import ttir as ttir_data
 
 OPS = {**ttir_data.OPS, **ttgir_data.OPS}
 
-_OP = re.compile(r'^(?:(?P<results>%[^=]+?)\s*=\s*)?"?(?P<op>[a-z_][\w]*\.[\w.]+)"?(?P<rest>.*)$')
 _VALUE = re.compile(r"%[\w-]+(?:#\d+)?")
 _ALIAS_DEF = re.compile(r"^(#\w+)\s*=\s*(#(?:ttg|ttng|amdg|triton_gpu)\.\w+(?:<.*>)?)\s*$")
 _TENSOR = re.compile(r"(?:tensor|!ttg\.memdesc|memdesc)?<((?:\d+x)+)([\w!.]+(?:<[^>]*>)?)\s*(?:,\s*(#[\w.]+(?:<\{.*?\}>)?))?")
@@ -100,10 +99,10 @@ def explain(text: str, stage: str, module_text: str | None = None) -> Explanatio
     if line.startswith("module"):
         title, template = OPS["module"]
         return Explanation(stage, "module", title, sentence(template), _module_details(line))
-    m = _OP.match(line)
-    if not m:
+    found = operation(line)
+    if found is None:
         return Explanation(stage, line.split()[0], "Unrecognised line", "", known=False, unknown=(line.split()[0],))
-    op, results, rest = m.group("op"), m.group("results") or "", m.group("rest")
+    op, results, rest = found.opcode, found.results or "", found.rest
     operand_text, types = _top_level_split(rest)
     if op == "tt.func":
         operand_text, types = rest, ""

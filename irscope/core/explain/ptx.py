@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import re
-import struct
 
-from .common import (Explanation, address, fill, lower_first, nothing, positional, register_list, sentence,
-                     split_operands)
+from ..ir import ptx as ir
+from .common import Explanation, address, fill, lower_first, nothing, positional, register_list, sentence
 from .data import ptx as data
-
-_GUARD = re.compile(r"^@(!?)(\S+)\s+")
-_LABEL = re.compile(r"^([$\w.]+):\s*$")
 
 
 def _modifier(token: str) -> str | None:
@@ -30,11 +26,8 @@ def _modifier(token: str) -> str | None:
 
 def _float_literal(operand: str) -> str:
     """PTX writes float constants as raw bits: `0f3F000000` -> `0f3F000000 (0.5)`."""
-    m = re.fullmatch(r"0([fd])([0-9A-Fa-f]{8}|[0-9A-Fa-f]{16})", operand)
-    if not m:
-        return operand
-    value = struct.unpack(">f" if m.group(1) == "f" else ">d", bytes.fromhex(m.group(2)))[0]
-    return f"{operand} ({value:.6g})"
+    value = ir.float_bits(operand)
+    return operand if value is None else f"{operand} ({value:.6g})"
 
 
 def split_opcode(opcode: str) -> tuple[str | None, list[str]]:
@@ -51,20 +44,15 @@ def explain(text: str, stage: str = "ptx") -> Explanation:
     line = text.split("//", 1)[0].strip()
     if not line or line in ("{", "}", ")", "(") or line.startswith(("}", ")")):
         return nothing(stage)
-    label = _LABEL.match(line)
-    if label:
-        return Explanation(stage, "label", f"Label {label.group(1)}",
+    label = ir.label(line)
+    if label is not None:
+        return Explanation(stage, "label", f"Label {label}",
                            "A place in the code that branches jump to; it does nothing itself.")
     if line.startswith("."):
         return _directive(line, stage)
-    guard = _GUARD.match(line)
-    negated, predicate = (guard.group(1) == "!", guard.group(2)) if guard else (False, None)
-    if guard:
-        line = line[guard.end():]
-    opcode, _, rest = line.partition(" ")
-    opcode = opcode.rstrip(";")
-    operands = split_operands(rest.strip().rstrip(";").strip())
-    return explain_instruction(opcode, operands, predicate, negated, stage)
+    instruction = ir.tokenize(line)
+    return explain_instruction(instruction.opcode, instruction.operands, instruction.guard, instruction.negated,
+                               stage)
 
 
 def _directive(line: str, stage: str) -> Explanation:
@@ -118,7 +106,7 @@ _SPACE_WORDS = {"global": "global memory", "shared": "shared memory", "shared::c
 
 def _memory(key: str, mods: list[str], types: list[str], operands: list[str]) -> tuple[str, str]:
     space = next((_SPACE_WORDS[m] for m in mods if m in _SPACE_WORDS), "memory (generic address)")
-    vec = next((int(m[1:]) for m in mods if re.fullmatch(r"v\d+", m)), 1)
+    vec = next((n for n in map(ir.vector_count, mods) if n is not None), 1)
     bits = data.TYPES[types[-1]][1] if types else 32
     if key == "st":
         where, regs = operands[0], register_list(operands[1] if len(operands) > 1 else "")

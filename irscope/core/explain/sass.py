@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..ir import sass as ir
 from .common import Explanation, fill, lower_first, nothing, sentence, split_operands
 from .data import sass as data
-
-_INSTR = re.compile(r"^/\*([0-9a-f]+)\*/\s+(?:(@!?U?P[T0-9]+)\s+)?([A-Z][A-Z0-9_.a-z]*)\s*(.*?)\s*;?\s*$")
 
 
 @dataclass(frozen=True)
@@ -74,8 +73,7 @@ _SPACES = {"LDG": "global memory", "STG": "global memory", "LDS": "shared memory
 
 def _address(text: str) -> str:
     """`desc[UR4][R2.64]` -> `R2 (64-bit)`; `[R5+0x400]` -> `R5 + 0x400`."""
-    inner = re.findall(r"\[([^\]]+)\]", text)
-    where = inner[-1] if inner else text
+    where = ir.address_of(text)
     where = where.replace(".64", " (64-bit)").replace("+", " + ")
     return where
 
@@ -83,15 +81,14 @@ def _address(text: str) -> str:
 def _memory(base: str, mods: list[str], operands: list[str]) -> str:
     size = next((data.WIDTH_BYTES[m] for m in mods if m in data.WIDTH_BYTES), 4)
     space = _SPACES[base]
-    regs = _register_range(operands[0], size // 4) if operands else "a register"
+    regs = ir.register_range(operands[0], size // 4) if operands else "a register"
     if base.startswith("L"):
         return f"load {size} byte{'s' if size > 1 else ''} per thread from {space} at {_address(operands[1] if len(operands) > 1 else '?')} into {regs}"
     src = operands[1] if len(operands) > 1 else "?"
-    srcs = _register_range(src, size // 4)
+    srcs = ir.register_range(src, size // 4)
     return f"store {size} byte{'s' if size > 1 else ''} per thread from {srcs} to {space} at {_address(operands[0])}"
 
 
-_PREDICATE = re.compile(r"^!?U?P(T|\d)$")
 _CMP = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "GEU": ">= (or NaN)", "LTU": "< (or NaN)",
         "GTU": "> (or NaN)", "LEU": "<= (or NaN)", "NEU": "!= (or NaN)", "EQU": "== (or NaN)"}
 _DROP_PREDICATES = {"IADD3", "UIADD3", "VIMNMX", "LEA", "ULEA", "IMAD", "UIMAD", "VIADD", "IMNMX"}
@@ -103,7 +100,7 @@ def _values(base: str, mods: list[str], operands: list[str]) -> dict[str, str]:
     values = {"ops": ", ".join(operands)}
     shown = operands
     if base in _DROP_PREDICATES and operands:
-        shown = operands[:1] + [o for o in operands[1:] if not _PREDICATE.match(o)]
+        shown = operands[:1] + [o for o in operands[1:] if not ir.is_predicate(o)]
     for name, value in zip(("d", "a", "b", "c", "e", "f"), shown):
         values[name] = data.SPECIAL_REGISTERS.get(value, value) if name != "d" else value
     values["cmp"] = next((_CMP[m] for m in mods if m in _CMP), "compared with")
@@ -114,36 +111,30 @@ def _values(base: str, mods: list[str], operands: list[str]) -> dict[str, str]:
             values["combine"] += " (the high-half step of a 64-bit compare)"
     else:
         values["combine"] = ""
-    plain = [o for o in shown if not _PREDICATE.match(o)]
+    plain = [o for o in shown if not ir.is_predicate(o)]
     values["shift"] = plain[-1] if len(plain) >= 4 else "?"
     last = operands[-1] if operands else ""
     values["minmax"] = "maximum" if last in ("!PT", "!UPT") else "minimum" if last in ("PT", "UPT") else "minimum or maximum"
     target = next((o for o in operands if "`(" in o), None)
     values["target"] = target.split("`(", 1)[1].rstrip(")") if target else values.get("d", "?")
-    cond = [o for o in operands if _PREDICATE.match(o) and o not in ("PT", "UPT")]
+    cond = [o for o in operands if ir.is_predicate(o) and o not in ("PT", "UPT")]
     if base == "BRA" and cond:
         values["target"] += f" if {cond[0]} is true"
     values["bytes"] = f"{next((data.WIDTH_BYTES[m] for m in mods if m in data.WIDTH_BYTES), 4)} bytes"
     return values
 
 
-def _register_range(first: str, count: int) -> str:
-    m = re.fullmatch(r"(U?R)(\d+)", first)
-    if m and count > 1:
-        return f"{first}..{m.group(1)}{int(m.group(2)) + count - 1}"
-    return first
-
-
 def explain(text: str, stage: str = "sass", controls: dict[int, tuple[int, int]] | None = None) -> Explanation:
     line = text.strip()
     if not line or line.startswith("//") or line.startswith("."):
         return nothing(stage)
-    if re.fullmatch(r"[\w.$]+:", line):
+    if ir.label(line) is not None:
         return Explanation(stage, None, f"Label {line[:-1]}", "A branch target or the start of the kernel's code.")
-    m = _INSTR.match(line)
-    if not m:
+    instruction = ir.tokenize(line)
+    if instruction is None or not instruction.opcode:
         return nothing(stage)
-    offset, guard, opcode, rest = int(m.group(1), 16), m.group(2), m.group(3), m.group(4)
+    offset, opcode, rest = instruction.offset, instruction.opcode, instruction.operand_text
+    guard = "@" + instruction.guard if instruction.guard else None
     operands = split_operands(rest.split("`", 1)[0] if "`(" not in rest else rest)
     parts = opcode.split(".")
     base, mods = parts[0], parts[1:]

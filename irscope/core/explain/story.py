@@ -7,7 +7,10 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ..stages.mlir import strip_locations
+from ..ir import amdgcn as ir_amdgcn
+from ..ir import ptx as ir_ptx
+from ..ir import sass as ir_sass
+from ..ir.mlir import strip_locations
 from . import layouts, mlir
 from .engine import explain_line
 
@@ -15,11 +18,7 @@ if TYPE_CHECKING:
     from ..compile import Compilation
 
 # Instructions worth naming in the story (the rest are counted): memory, synchronization, tensor cores.
-_NOTABLE = {
-    "ptx": re.compile(r"^(ld\.(?!param)|st\.|cp\.async|atom|red\.|bar\.|barrier|shfl|wgmma|mma|tcgen05\.(mma|ld|st)|ldmatrix|stmatrix|redux)"),
-    "sass": re.compile(r"^(LDG|STG|LDS|STS|LDL|STL|LDGSTS|ATOM|RED|BAR|SHFL|HGMMA|HMMA|UTCHMMA|LDSM|STSM|LDTM|STTM|CREDUX|REDUX)"),
-    "amdgcn": re.compile(r"^(buffer_|global_|ds_|scratch_|v_mfma|s_barrier|\w+_dpp)"),
-}
+_NOTABLE = {"ptx": ir_ptx.is_notable, "sass": ir_sass.is_notable, "amdgcn": ir_amdgcn.is_notable}
 _LAYOUT_REF = re.compile(r"#(?:blocked|mma|shared|linear|dot_op|slice)\w*|#ttg\.(?:slice|dot_op)<\{[^}]*\}>")
 
 
@@ -86,7 +85,7 @@ def lowering_story(comp: "Compilation", source_line: int) -> str:
         ops = _ops(comp, stage, _instruction_indices(comp, stage, source_line))
         if not ops:
             continue
-        notable = [op for op in ops if _NOTABLE[stage].match(op)]
+        notable = [op for op in ops if _NOTABLE[stage](op)]
         name = {"ptx": "PTX", "sass": "SASS", "amdgcn": "AMDGCN"}[stage]
         s = f"The {name} has {len(ops)} instruction{'s' if len(ops) != 1 else ''} for it"
         if notable:
@@ -102,6 +101,6 @@ def _first_notable_text(comp: "Compilation", stage: str, source_line: int) -> st
     text = comp.stage(stage).splitlines()
     for i in _instruction_indices(comp, stage, source_line):
         e = explain_line(stage, text[i])
-        if e.op and _NOTABLE[stage].match(e.op):
+        if e.op and _NOTABLE[stage](e.op):
             return e.text[:1].lower() + e.text[1:].rstrip(".") if e.text else ""
     return ""

@@ -15,7 +15,9 @@ import re
 
 from ..analysis.layouts import BlockedLayout, describe_layout, layout_aliases, parse_layout
 from ..analysis.memory import SHARED, memory_ops, primary_stage
-from ..stages.mlir import strip_locations
+from ..ir import amdgcn as ir_amdgcn
+from ..ir import ptx as ir_ptx
+from ..ir.mlir import strip_locations
 from .model import Cost, Finding
 
 _TENSOR = re.compile(r"tensor<([\dx]+)x(\w+),\s*(#[^>]+(?:>[^>]*>)?)>")
@@ -25,9 +27,18 @@ _CONVERT = re.compile(r"ttg\.convert_layout\s+%[\w#.]+\s*:\s*tensor<([\dx]+)x(\w
 # accesses there cannot be told apart, and no finding is made.
 _SHARED_USERS = re.compile(r'"?\b(?:tt\.(?:reduce|scan|histogram|gather)|ttg\.(?:local_\w+|async_\w+)|ttng\.\w+)\b')
 _DOT = re.compile(r"=\s*tt\.dot\s")
-_TENSOR_CORE = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:wgmma|mma|tcgen05\.mma)\.|^\s*v_(?:mfma|wmma|smfmac)_")
 _ELEM_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4,
                "i64": 8, "f64": 8}
+
+
+def _on_tensor_cores(stage: str, line: str) -> bool:
+    """A PTX (`wgmma`, `mma`, `tcgen05.mma`) or AMDGCN (`v_mfma`, `v_wmma`, `v_smfmac`) matrix instruction."""
+    if stage == "ptx":
+        found = ir_ptx.tokenize(line)
+        return found is not None and (found.guard or "%").startswith("%") and \
+            found.opcode.startswith(ir_ptx.TENSOR_CORE)
+    found = ir_amdgcn.tokenize(line)
+    return found is not None and found.opcode.startswith(ir_amdgcn.TENSOR_CORE)
 
 
 def _regions(lines: list[str]) -> tuple[list[tuple[int, ...]], list[list]]:
@@ -136,7 +147,7 @@ def dot_findings(comp, new) -> list[Finding]:
     source_map = comp.source_map
     machine = primary_stage(comp)
     tensor_core_lines = {source_map.source_line(machine, i)
-                         for i, text in enumerate(comp.stage(machine).splitlines()) if _TENSOR_CORE.match(text)}
+                         for i, text in enumerate(comp.stage(machine).splitlines()) if _on_tensor_cores(machine, text)}
     aliases = None
     out = []
     for index, raw in enumerate(lines):

@@ -9,16 +9,14 @@ measurement says so.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from ..ir import sass as ir_sass
 from .ncu_parse import (INSTRUCTIONS, SAMPLES, SECTORS, SECTORS_IDEAL, WAVEFRONTS, WAVEFRONTS_IDEAL, SassRow,
                         SourcePage)
 
 # The SASS shared-memory instructions whose wavefronts irscope's bank model predicts (analysis/bank_model.py)
 MODELLED_SHARED = frozenset({"LDS", "STS", "LDSM", "STSM", "LDGSTS"})
-
-_LISTED = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;?\s*(?:/\*.*)?$")
 
 
 @dataclass
@@ -91,31 +89,11 @@ class LineCounters:
 
 def listed_offsets(sass: str) -> dict[int, tuple[int, str]]:
     """irscope's SASS listing: offset -> (line index, instruction text without the trailing ';')."""
-    out = {}
-    for index, line in enumerate(sass.splitlines()):
-        found = _LISTED.match(line)
-        if found:
-            out[int(found.group(1), 16)] = (index, found.group(2).strip())
-    return out
-
-
-_TARGET = re.compile(r"`\(\.L_x_\d+\)|0x[0-9a-f]{9,}")
-
-
-def _normal(text: str) -> tuple[str, tuple[str, ...]]:
-    """An instruction as (guard and opcode, its operands as a sorted tuple). ncu's listing leaves out the
-    register-reuse hints (`R0.reuse`) that nvdisasm prints, names a branch target by its absolute address
-    where nvdisasm names a label, and orders some operands otherwise (LDGSTS's shared address first in
-    nvdisasm, last in ncu)."""
-    text = _TARGET.sub("@target", text.rstrip(" ;").replace(".reuse", ""))
-    words = text.split()
-    head = words[:2] if words and words[0].startswith("@") else words[:1]
-    operands = " ".join(words[len(head):])
-    return " ".join(head), tuple(sorted(o.strip() for o in operands.split(",") if o.strip()))
+    return {instruction.offset: (instruction.index, instruction.text) for instruction in ir_sass.instructions(sass)}
 
 
 def _same_instruction(a: str, b: str) -> bool:
-    return _normal(a) == _normal(b)
+    return ir_sass.comparable(a) == ir_sass.comparable(b)
 
 
 def binary_mismatch(page: SourcePage, listed: dict[int, tuple[int, str]]) -> str | None:

@@ -6,18 +6,14 @@ writes the inlined-at chain in the comment after it: `; standard.py:43:13 @[ ker
 
 from __future__ import annotations
 
-import re
-
+from ..ir import ptx as ir
 from .base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
-from .ptx import chain_with_comment_frames, file_table, paths_by_base_name
-
-_LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
-_LABEL = re.compile(r"^[.$\w]+:")
+from .ptx import chain_with_comment_frames, paths_by_base_name
 
 
 def parse_amdgcn(text: str) -> Parsed:
     lines = text.splitlines()
-    files = file_table(text)
+    files = ir.file_table(text)
     by_base = paths_by_base_name(files)
     memo: dict[str, Chain | None] = {}
 
@@ -25,10 +21,11 @@ def parse_amdgcn(text: str) -> Parsed:
         got = memo.get(s, False)
         if got is not False:
             return got
-        m = _LOC.match(s)
+        loc = ir.read_loc(s)
         result: Chain | None = None
-        if m and int(m.group(2)) > 0:
-            first = SourceLoc(files.get(int(m.group(1)), m.group(1)), int(m.group(2)), int(m.group(3)))
+        if loc and loc[0][1] > 0:
+            (number, line, column), _inlined = loc
+            first = SourceLoc(files.get(number, str(number)), line, column)
             result = chain_with_comment_frames(first, s, by_base)
         memo[s] = result
         return result
@@ -56,7 +53,7 @@ def parse_amdgcn(text: str) -> Parsed:
             kinds.append(LineKind.COMMENT)
             chains.append(None)
             continue
-        if _LABEL.match(s):
+        if ir.starts_with_label(s):
             kinds.append(LineKind.LABEL)
             chains.append(None)
             continue

@@ -9,14 +9,9 @@ instruction of their basic block, marked as inferred.
 from __future__ import annotations
 
 import os
-import re
 
+from ..ir import llvm as ir
 from .base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
-
-_META = re.compile(r"^!(\d+) = (?:distinct )?!(\w+)\((.*)\)\s*$")
-_FIELD = re.compile(r"(\w+): (?:!(\d+)|\"((?:[^\"\\]|\\.)*)\"|(-?\d+))")
-_DBG = re.compile(r"!dbg !(\d+)")
-_LABEL = re.compile(r"^[\w.$-]+:")
 
 
 class _Metadata:
@@ -29,10 +24,7 @@ class _Metadata:
     def field_map(self, node: str) -> dict[str, str]:
         got = self.fields.get(node)
         if got is None:
-            got = {}
-            body = self.nodes.get(node, ("", ""))[1]
-            for m in _FIELD.finditer(body):
-                got[m.group(1)] = m.group(2) or m.group(3) or m.group(4) or ""
+            got = ir.metadata_fields(self.nodes.get(node, ("", ""))[1])
             self.fields[node] = got
         return got
 
@@ -81,9 +73,9 @@ def parse_llvm(text: str) -> Parsed:
     nodes: dict[str, tuple[str, str]] = {}
     for line in lines:
         if line.startswith("!"):
-            m = _META.match(line)
-            if m:
-                nodes[m.group(1)] = (m.group(2), m.group(3))
+            found = ir.metadata_node(line)
+            if found:
+                nodes[found[0]] = (found[1], found[2])
     meta = _Metadata(nodes)
     kinds: list[LineKind] = []
     chains: list[Chain | None] = []
@@ -101,8 +93,8 @@ def parse_llvm(text: str) -> Parsed:
                 chains.append(None)
                 continue
             kinds.append(I)
-            m = _DBG.search(line)
-            chains.append(meta.chain(m.group(1)) if m else None)
+            ref = ir.debug_location(line)
+            chains.append(meta.chain(ref) if ref else None)
             continue
         if first == "!":
             kinds.append(LineKind.DEBUG)
@@ -112,9 +104,9 @@ def parse_llvm(text: str) -> Parsed:
             chains.append(None)
         elif line.startswith("define "):
             kinds.append(LineKind.DIRECTIVE)
-            m = _DBG.search(line)
-            chains.append(meta.chain(m.group(1)) if m else None)
-        elif _LABEL.match(line):
+            ref = ir.debug_location(line)
+            chains.append(meta.chain(ref) if ref else None)
+        elif ir.label(line) is not None:
             kinds.append(LineKind.LABEL)
             chains.append(None)
         else:

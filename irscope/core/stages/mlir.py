@@ -7,158 +7,11 @@ function), the op takes the location of the first later op that uses its result,
 
 from __future__ import annotations
 
-import re
+from ..ir.mlir import Locations, defined_values, is_function_header, location_alias_definition, \
+    strip_locations, trailing_alias, trailing_location, values
+from .base import Chain, LineKind, Parsed
 
-from .base import Chain, LineKind, Parsed, SourceLoc
-
-_ALIAS_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
-_TRAILING_ALIAS = re.compile(r" loc\((#loc\d*)\)\s*$")
-_FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
-_DEFINES = re.compile(r"^\s*(%[\w.$-]+)(?::\d+)?(?:\s*,\s*(%[\w.$-]+)(?::\d+)?)*\s*=")
-_VALUE = re.compile(r"%[\w.$-]+")
-_FUNC_HEADER = re.compile(r"^\s*(?:tt\.func|func\.func|llvm\.func|module)\b")
-
-
-class _LocParser:
-    """Resolves location expressions to chains, memoized by text. Aliases resolve lazily."""
-
-    def __init__(self, aliases: dict[str, str]) -> None:
-        self.aliases = aliases
-        self.alias_chain: dict[str, Chain | None] = {}
-        self.memo: dict[str, Chain | None] = {}
-        self.resolving: set[str] = set()
-
-    def alias(self, name: str) -> Chain | None:
-        if name in self.alias_chain:
-            return self.alias_chain[name]
-        body = self.aliases.get(name)
-        if body is None or name in self.resolving:
-            return None
-        self.resolving.add(name)
-        chain = self.expr(body)
-        self.resolving.discard(name)
-        self.alias_chain[name] = chain
-        return chain
-
-    def expr(self, text: str) -> Chain | None:
-        text = text.strip()
-        if text in self.memo:
-            return self.memo[text]
-        chain, _ = self._parse(text, 0)
-        self.memo[text] = chain
-        return chain
-
-    def _parse(self, s: str, i: int) -> tuple[Chain | None, int]:
-        """Parse one location starting at s[i]; return its chain and the index after it."""
-        n = len(s)
-        while i < n and s[i] == " ":
-            i += 1
-        if s.startswith("#loc", i):
-            j = i + 4
-            while j < n and s[j].isdigit():
-                j += 1
-            return self.alias(s[i:j]), j
-        if s.startswith("unknown", i):
-            return None, i + 7
-        if s.startswith("callsite(", i):
-            callee, j = self._parse(s, i + 9)
-            k = s.find(" at ", j)
-            if k < 0:
-                return callee, n
-            caller, j = self._parse(s, k + 4)
-            j = _skip_past(s, j, ")")
-            if callee and caller:
-                return callee + caller, j
-            return callee or caller, j
-        if s.startswith("fused", i):
-            j = s.find("[", i)
-            if j < 0:
-                return None, n
-            j += 1
-            first: Chain | None = None
-            while j < n and s[j] != "]":
-                part, j = self._parse(s, j)
-                if first is None:
-                    first = part
-                while j < n and s[j] in ", ":
-                    j += 1
-            return first, j + 1
-        if s.startswith('"', i):
-            m = _FILE_LOC.match(s, i)
-            if m:
-                j = m.end()
-                if s.startswith(" to ", j):  # a range "f":L:C to :L2:C2 (or to L2:C2)
-                    j = _skip_range_end(s, j + 4)
-                return (SourceLoc(m.group(1), int(m.group(2)), int(m.group(3))),), j
-            # a named location: "name" or "name"(child)
-            j = s.find('"', i + 1)
-            while j > 0 and s[j - 1] == "\\":
-                j = s.find('"', j + 1)
-            if j < 0:
-                return None, n
-            j += 1
-            if j < n and s[j] == "(":
-                child, j = self._parse(s, j + 1)
-                return child, _skip_past(s, j, ")")
-            return None, j
-        # something this parser does not know: skip to the next separator
-        j = i
-        while j < n and s[j] not in ",)]":
-            j += 1
-        return None, j
-
-
-def _skip_past(s: str, j: int, ch: str) -> int:
-    while j < len(s) and s[j] == " ":
-        j += 1
-    return j + 1 if j < len(s) and s[j] == ch else j
-
-
-def _skip_range_end(s: str, j: int) -> int:
-    while j < len(s) and (s[j].isdigit() or s[j] == ":"):
-        j += 1
-    return j
-
-
-def strip_locations(line: str) -> str:
-    """A line of MLIR without its `loc(...)` annotations (nested parentheses and quoted names with
-    parentheses in them included), each with the space before it; trailing blanks dropped.
-    `#loc` definition lines come back unchanged: they are nothing but a location."""
-    if "loc(" not in line or line.lstrip().startswith("#loc"):
-        return line.rstrip()
-    out, i = [], 0
-    while True:
-        j = line.find("loc(", i)
-        while j > 0 and (line[j - 1].isalnum() or line[j - 1] in "_.$"):  # part of a name: `alloc(`
-            j = line.find("loc(", j + 4)
-        if j < 0:
-            out.append(line[i:])
-            return "".join(out).rstrip()
-        out.append(line[i:j - 1] if j > i and line[j - 1] == " " else line[i:j])
-        depth, k = 0, j + 3
-        while k < len(line):
-            if line[k] == "(":
-                depth += 1
-            elif line[k] == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            elif line[k] == '"':  # a quoted name may hold parentheses
-                k = line.find('"', k + 1)
-                if k < 0:
-                    k = len(line)
-            k += 1
-        i = k + 1
-
-
-def _trailing_loc_text(line: str) -> str | None:
-    """The location of the op on this line: the last ` loc(...)` closing the line."""
-    if not line.endswith(")"):
-        return None
-    k = line.rfind(" loc(")
-    if k < 0:
-        return None
-    return line[k + 5:-1]
+__all__ = ["parse_mlir", "strip_locations"]
 
 
 def parse_mlir(text: str) -> Parsed:
@@ -166,10 +19,10 @@ def parse_mlir(text: str) -> Parsed:
     aliases: dict[str, str] = {}
     for line in lines:
         if line.startswith("#loc"):
-            m = _ALIAS_DEF.match(line)
-            if m:
-                aliases[m.group(1)] = m.group(2)
-    locs = _LocParser(aliases)
+            found = location_alias_definition(line)
+            if found:
+                aliases[found[0]] = found[1]
+    locs = Locations(aliases)
     kinds: list[LineKind] = []
     chains: list[Chain | None] = []
     openers: list[int] = []
@@ -184,9 +37,9 @@ def parse_mlir(text: str) -> Parsed:
         first = s[0]
         if first == "#":
             if s.startswith("#loc"):
-                m = _ALIAS_DEF.match(s)
+                found = location_alias_definition(s)
                 kinds.append(DBG)
-                chains.append(locs.alias(m.group(1)) if m else None)
+                chains.append(locs.alias(found[0]) if found else None)
             else:
                 kinds.append(D)
                 chains.append(None)
@@ -195,11 +48,11 @@ def parse_mlir(text: str) -> Parsed:
             kinds.append(LineKind.COMMENT)
             chains.append(None)
             continue
-        m = _TRAILING_ALIAS.search(line)
-        if m:
-            chain = locs.alias(m.group(1))
+        alias = trailing_alias(line)
+        if alias:
+            chain = locs.alias(alias)
         else:
-            loc_text = _trailing_loc_text(line)
+            loc_text = trailing_location(line)
             if loc_text is not None:
                 chain = locs.expr(loc_text)
         if first == "}":
@@ -214,7 +67,7 @@ def parse_mlir(text: str) -> Parsed:
             kinds.append(LineKind.LABEL)
             k = line.find(" loc(")
             chains.append(locs.expr(line[k + 5:]) if k >= 0 and chain is None else chain)
-        elif _FUNC_HEADER.match(s):
+        elif is_function_header(s):
             kinds.append(D)
             chains.append(chain)
         else:
@@ -234,15 +87,12 @@ def _infer_from_first_use(lines: list[str], kinds: list[LineKind], chains: list[
         if kinds[index] is not LineKind.INSTRUCTION:
             continue
         if pending and chains[index] is not None:
-            for value in _VALUE.findall(line):
+            for value in values(line):
                 target = pending.pop(value.split("#")[0], None)
                 if target is not None and target != index:
                     chains[target] = chains[index]
                     inferred.add(target)
         if chains[index] is None:
-            m = _DEFINES.match(line)
-            if m:
-                head = line[:m.end()]
-                for value in _VALUE.findall(head):
-                    pending[value] = index
+            for value in defined_values(line):
+                pending[value] = index
     return inferred

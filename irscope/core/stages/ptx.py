@@ -14,37 +14,10 @@ irscope keeps the block's first `.loc` and restores it after `// end inline asm`
 
 from __future__ import annotations
 
-import re
-
+from ..ir import ptx as ir
 from .base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
 
-_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s*,?\s*"([^"]*)")?', re.MULTILINE)
-_LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*?inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
-_LABEL = re.compile(r"^\s*[$\w.]+:")
-_COMMENT_FRAME = re.compile(r"@\[\s*([^\s:@\[\]]+):(\d+):(\d+)")
-_MEMORY = re.compile(r"\b(?:(ld|st)\.(?:global|shared)|(atom|red|cp\.async|ldmatrix|stmatrix|st\.async)\.)")
-
-
-def memory_direction(op: str) -> str:
-    """'load', 'store' or 'atomic' for a PTX memory opcode stem (or a SASS opcode)."""
-    op = op.lower()
-    if op.startswith(("atom", "red")):
-        return "atomic"
-    if op.startswith(("st", "utmast")):
-        return "store"
-    return "load"
-
 Key = tuple[int, int, int]
-
-
-def file_table(text: str) -> dict[int, str]:
-    table = {}
-    for m in _FILE.finditer(text):
-        path = m.group(2)
-        if m.group(3):  # .file N "dir" "name" (LLVM's two-string form)
-            path = f"{path}/{m.group(3)}" if path else m.group(3)
-        table[int(m.group(1))] = path
-    return table
 
 
 def paths_by_base_name(files: dict[int, str]) -> dict[str, str]:
@@ -59,15 +32,15 @@ def chain_with_comment_frames(first: SourceLoc, comment: str, paths_by_base: dic
     """`first`, then the inlined-at frames LLVM writes in a `.loc`'s comment, `@[ b.py:3:4 @[ k.py:9:1 ] ]`
     (PTX under Triton 3.6, AMDGCN always); frames at line 0 carry no position and are left out."""
     frames = [first]
-    for base, line, col in _COMMENT_FRAME.findall(comment):
-        if int(line) > 0:
-            frames.append(SourceLoc(paths_by_base.get(base, base), int(line), int(col)))
+    for base, line, col in ir.comment_frames(comment):
+        if line > 0:
+            frames.append(SourceLoc(paths_by_base.get(base, base), line, col))
     return tuple(frames)
 
 
 def parse_ptx(text: str) -> Parsed:
     lines = text.splitlines()
-    files = file_table(text)
+    files = ir.file_table(text)
     by_base = paths_by_base_name(files)
     parent: dict[Key, Key] = {}        # an inlined position -> where it was inlined, as last seen
     chain_memo: dict[tuple, Chain | None] = {}
@@ -146,14 +119,13 @@ def parse_ptx(text: str) -> Parsed:
             continue
         if first == ".":
             if s.startswith(".loc"):
-                m = _LOC.match(s)
+                loc = ir.read_loc(s)
                 kinds.append(DBG)
-                if m is None:
+                if loc is None:
                     chains.append(None)
                     continue
-                key = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+                key, inl = loc
                 raw_line = (files.get(key[0], str(key[0])), key[1]) if key[1] > 0 else None
-                inl = (int(m.group(4)), int(m.group(5)), int(m.group(6))) if m.group(4) else None
                 if inl is not None:
                     parent[key] = inl
                     chain = chain_of(key, inl)
@@ -190,16 +162,15 @@ def parse_ptx(text: str) -> Parsed:
             kinds.append(LineKind.DIRECTIVE)
             chains.append(None)
             continue
-        if _LABEL.match(s) and not s.endswith(";"):
+        if ir.starts_with_label(s) and not s.endswith(";"):
             kinds.append(LineKind.LABEL)
             chains.append(None)
             continue
         kinds.append(I)
         chains.append(current)
         if raw_line is not None and current:
-            mem = _MEMORY.search(s)
-            if mem:
-                memory_ops.append((raw_line[0], raw_line[1], current[0].line,
-                                   memory_direction(mem.group(1) or mem.group(2))))
+            stem = ir.memory_stem(s)
+            if stem:
+                memory_ops.append((raw_line[0], raw_line[1], current[0].line, ir.memory_direction(stem)))
     inferred = infer_gaps(kinds, chains, prefer_next=False)
     return Parsed(kinds, chains, inferred, extra={"asm_shifted": shifted, "memory_ops": memory_ops})

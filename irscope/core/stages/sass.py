@@ -10,27 +10,21 @@ position. Instructions inherit the last row until the next one. SASS carries no 
 
 from __future__ import annotations
 
-import re
-
+from ..ir import sass as ir
 from .base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
-
-_ROW = re.compile(r'//## File "([^"]*)", line (\d+)(?: inlined at "([^"]*)", line (\d+))?')
-_INSTRUCTION = re.compile(r"^\s*/\*[0-9a-fA-F]+\*/")
-_LABEL = re.compile(r"^\s*[.$\w]+:")
-_OPCODE = re.compile(r"^\s*/\*[0-9a-fA-F]+\*/\s*(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)")
 
 
 def _chain_of_run(run: list[str]) -> Chain | None:
     """Frames of one row: each comment adds its position and its caller; duplicates collapse."""
     frames: list[SourceLoc] = []
     for text in run:
-        m = _ROW.search(text)
-        if m is None:
+        row = ir.line_table_row(text)
+        if row is None:
             continue
-        for path, line in ((m.group(1), m.group(2)), (m.group(3), m.group(4))):
-            if path is None:
+        for position in row:
+            if position is None:
                 continue
-            n = int(line)
+            path, n = position
             if n <= 0:
                 continue
             loc = SourceLoc(path, n, 0)
@@ -68,7 +62,7 @@ def parse_sass(text: str) -> Parsed:
             chains.append(current)
             continue
         if s.startswith("/*"):
-            if _INSTRUCTION.match(s):
+            if ir.is_instruction(s):
                 kinds.append(I)
                 chains.append(current)
                 run = []
@@ -81,7 +75,7 @@ def parse_sass(text: str) -> Parsed:
             kinds.append(LineKind.DIRECTIVE)
             chains.append(None)
             continue
-        if _LABEL.match(s):
+        if ir.is_label(s):
             kinds.append(LineKind.LABEL)
             chains.append(None)
             continue
@@ -90,12 +84,3 @@ def parse_sass(text: str) -> Parsed:
     inferred = infer_gaps(kinds, chains, prefer_next=False)
     return Parsed(kinds, chains, inferred)
 
-
-MEMORY_OPCODES = frozenset(("LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "LDS", "STS", "LDSM", "STSM",
-                            "LDGSTS", "ATOMS", "UBLKCP", "UTMALDG", "UTMASTG", "REDG"))
-
-
-def opcode(line: str) -> str | None:
-    """The opcode of a SASS instruction line (without its predicate and modifiers)."""
-    m = _OPCODE.match(line)
-    return m.group(1) if m else None

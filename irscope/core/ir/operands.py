@@ -1,0 +1,23 @@
+"""Operand lists, split at their top-level commas."""
+
+from __future__ import annotations
+
+
+def split_operands(text: str) -> list[str]:
+    """Split `a, {b, c}, [d + 4], e` at top-level commas, keeping brackets, braces, parentheses and angle
+    brackets whole; each piece is stripped, and an empty last piece is dropped."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>" and depth:
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    last = "".join(cur).strip()
+    if last:
+        out.append(last)
+    return out
