@@ -30,6 +30,7 @@ from .context import CursorContext
 from .findings import FindingsView
 from .highlight import StageText
 from .panels import PANELS, InfoPanel
+from .panels import area as panel_area
 from .screens import EditScreen, HelpScreen, PickerScreen, TargetScreen
 from .widgets.key_footer import KeyFooter
 from .widgets.stage_view import StageView
@@ -680,6 +681,7 @@ class IrscopeApp(App):
                 self.active_pane = number
                 for pane in self.panes:
                     self.update_pane_title(pane)
+            self.refresh_panels()  # the panels describe the focused pane's line, never the one before
 
     def update_pane_title(self, pane: StagePane) -> None:
         if not pane.stage:
@@ -804,8 +806,7 @@ class IrscopeApp(App):
             else:
                 self.screen.focus_previous()
             return
-        count = self.visible_count(self.effective_layout())
-        self.focus_pane((self.active_pane + delta) % count)
+        panel_area.cycle_focus(self, delta, self.visible_count(self.effective_layout()))
 
     def action_stage(self, delta: int) -> None:
         if self.shown is None:
@@ -896,14 +897,17 @@ class IrscopeApp(App):
         """Show the panels; again: the next panel (Tab belongs to the panes), after the last: hide them."""
         panels = self.query_one("#panels", TabbedContent)
         tabs = [pane.id for pane in panels.query(TabPane)]
+        inside = panel_area.has_focus_inside(self)
         if not panels.display:
             panels.display = True
             panels.active = tabs[0]
         elif panels.active in tabs and panels.active != tabs[-1]:
             panels.active = tabs[tabs.index(panels.active) + 1]
         else:
+            panel_area.restore(self)
             panels.display = False
         self.refresh_panels()
+        panel_area.after_toggle(self, inside)
         self.call_after_refresh(self._reveal_cursors)  # the panes changed height
 
     def action_measure(self) -> None:

@@ -18,7 +18,7 @@ from ...core.analysis.coalescing import SECTOR_BYTES, AccessCoalescing, KernelCo
 from ..context import CursorContext
 from .base import InfoPanel
 
-MAX_SECTOR_ROWS = 12
+MAX_SECTOR_ROWS = 64  # the panel scrolls: a whole warp, one sector per lane, and more (AMD)
 LABEL_END = "\u2502"  # ends each picture line's label
 
 
