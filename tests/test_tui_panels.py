@@ -152,3 +152,70 @@ async def test_the_panels_follow_the_focused_pane():
         await pilot.click(f"#view-{ttgir.number}", offset=(10, 2))  # a click on another pane
         await pilot.pause()
         assert said().startswith(f"ttgir line {ttgir.view.cursor_index + 1}")
+
+
+def _lines_under_cursors(app) -> dict[str, int | None]:
+    """Each visible pane's stage -> the source line its cursor is on."""
+    links = app.shown.links
+    return {pane.stage: links.source_line(pane.stage, pane.view.cursor_index)
+            for pane in app.panes if pane.display and pane.view.cursor_index is not None}
+
+
+async def _recompiled(app, pilot) -> None:
+    await pilot.pause(0.2)
+    await wait_until_shown(app, pilot)
+    await pilot.pause()
+
+
+@run_async
+async def test_t_e_and_r_keep_the_source_line_in_every_pane():
+    from textual.widgets import Input, OptionList
+
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        line = source_line_of(ADD, "y = tl.load(")
+        app.panes[0].view.move_cursor_to_index(line - 1, notify=True)
+        ptx = pane_showing(app, "ptx")
+        await pilot.click(f"#view-{ptx.number}")  # the cursor's pane is the PTX: its line numbers change
+        ptx.view.move_cursor_to_index(app.shown.links.ir_lines("ptx", line)[-1], notify=True)
+        await pilot.pause()
+        assert set(_lines_under_cursors(app).values()) == {line}
+
+        await pilot.press("t")  # sm_90 -> sm_80
+        await pilot.pause()
+        app.screen.query_one(OptionList).highlighted = 0
+        await pilot.press("enter")
+        await _recompiled(app, pilot)
+        assert str(app.shown.comp.target) == "sm_80"
+        assert set(_lines_under_cursors(app).values()) == {line}, _lines_under_cursors(app)
+        assert app.source_line == line and ptx.view.has_focus
+
+        await pilot.press("e")  # BLOCK_SIZE 1024 -> 256: other IR, the same source line
+        await pilot.pause()
+        app.screen.query_one("#field-BLOCK_SIZE", Input).value = "256"
+        await pilot.press("enter")
+        await _recompiled(app, pilot)
+        assert app.shown.comp.constexprs["BLOCK_SIZE"] == 256
+        assert set(_lines_under_cursors(app).values()) == {line}, _lines_under_cursors(app)
+
+        await pilot.press("r")
+        await _recompiled(app, pilot)
+        assert set(_lines_under_cursors(app).values()) == {line}, _lines_under_cursors(app)
+
+
+@run_async
+async def test_p_keeps_the_source_line_when_another_launch_of_the_kernel_is_picked():
+    misaligned = kernel_path("misaligned.py")
+    app = IrscopeApp(misaligned, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("enter")  # the picker: the first launch
+        await _recompiled(app, pilot)
+        line = source_line_of(misaligned, "tl.store(")
+        app.panes[0].view.move_cursor_to_index(line - 1, notify=True)
+        await pilot.pause()
+        await pilot.press("p", "down", "enter")  # the second launch (x[1:])
+        await _recompiled(app, pilot)
+        assert app.shown.comp is app.comps[1]
+        assert set(_lines_under_cursors(app).values()) == {line}, _lines_under_cursors(app)

@@ -28,6 +28,7 @@ from ..core.names import ALL_STAGES, TARGETS
 from ..worker.textsafe import safe_text
 from .context import CursorContext
 from .findings import FindingsView
+from . import keep_line
 from .highlight import StageText
 from .panels import PANELS, InfoPanel
 from .panels import area as panel_area
@@ -480,7 +481,7 @@ class IrscopeApp(App):
     # ---- showing a compilation
 
     def show_compilation(self, shown: Shown) -> None:
-        previous = self.shown
+        previous, line_before = self.shown, self.source_line
         cursors = {}
         if previous is not None:
             cursors = {pane.number: (pane.stage, pane.view.cursor_index) for pane in self.panes}
@@ -510,11 +511,15 @@ class IrscopeApp(App):
         self.query_one(FindingsView).show_compilation(shown)  # asks the worker; marks the gutter when it answers
         self.apply_layout()
         self.call_after_refresh(self._reveal_cursors)  # after layout, when panes know their height
-        if previous is None and comp.ok and self.panes[0].stage == "source":
+        kept = keep_line.keeps_line(self, line_before, previous)  # t, e, p, r: the line the user was on
+        if not kept and comp.ok and self.panes[0].stage == "source" and (
+                previous is None or previous.comp.kernel.name != comp.kernel.name):
             self._start_at_kernel_body(self.panes[0].view)
         self.focus_pane(self.active_pane)
         view = self.panes[self.active_pane].view
-        if view.cursor_index is not None and comp.ok:
+        if kept:
+            keep_line.put_every_pane_on(self, line_before)
+        elif view.cursor_index is not None and comp.ok:
             self.link_from(view, view.cursor_index)
         self.refresh_panels()
         self.call_after_refresh(_spare_the_heap)  # after the paint, not before it
