@@ -28,7 +28,7 @@ from ..core.names import ALL_STAGES, TARGETS
 from ..worker.textsafe import safe_text
 from .context import CursorContext
 from .findings import FindingsView
-from . import keep_line
+from . import edit, keep_line
 from .highlight import StageText
 from .panels import PANELS, InfoPanel
 from .panels import area as panel_area
@@ -960,25 +960,8 @@ class IrscopeApp(App):
         self.push_screen(TargetScreen(str(self.shown.comp.target)), chosen)
 
     def action_edit(self) -> None:
-        if self.shown is None or self.still_working():
-            return
-        comp = self.shown.comp
-        folded = [name for name, kind in comp.specialization.items() if kind == "constant"]
-        constexprs = comp.constexprs
-        values: dict[str, Any] = {name: v for name, v in constexprs.items() if name not in folded}
-        kinds = dict.fromkeys(values, "constexpr")
-        for name in folded:  # ordinary arguments: the JIT folded their value (an int 1) into the code
-            values[name] = constexprs[name]
-            kinds[name] = f"argument; the JIT folded its value {constexprs[name]!r} into the code"
-        values["num_warps"] = comp.num_warps
-        values["num_stages"] = comp.num_stages
-        kinds["num_warps"] = kinds["num_stages"] = "launch option"
-
-        def chosen(changed: dict | None) -> None:
-            if changed:
-                self.recompile_in_background(defines=changed)
-
-        self.push_screen(EditScreen(values, kinds), chosen)
+        if self.shown is not None and not self.still_working():
+            edit.open_edit(self)
 
     def action_stepper(self) -> None:
         if self.shown is None or self.ws is None:
