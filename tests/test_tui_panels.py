@@ -219,3 +219,19 @@ async def test_p_keeps_the_source_line_when_another_launch_of_the_kernel_is_pick
         await _recompiled(app, pilot)
         assert app.shown.comp is app.comps[1]
         assert set(_lines_under_cursors(app).values()) == {line}, _lines_under_cursors(app)
+
+
+@run_async
+async def test_the_info_panel_says_the_mapped_share_the_json_report_gives(cli):
+    import json
+
+    code, out, _ = cli("report", ADD, "--target", "sm_90", "--json")
+    stages = json.loads(out)["kernels"][0]["stages"]
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        await _open_panel(app, pilot, "Info")
+        shown = words(static_text(app.query_one(LineInfoPanel).query_one("#line-info"), width=300))
+    for stage in ("ttir", "ttgir", "llir", "ptx", "sass"):
+        assert f"{stage} {stages[stage]['mapped_fraction']:.0%}" in shown, (stage, shown)
+    assert "ptx 100%" in shown and "of instruction lines have a source line" in shown
