@@ -232,6 +232,9 @@ def _dump(ws, args, stage: str | None) -> int:
     text = comp.stage(stage)
     if args.annotate:
         text = _annotated(comp, stage, text)
+    elif stage == "sass":  # nvdisasm's rows can name the wrong lines: the source map's repaired ones
+        from .core.sass_rows import sass_with_repaired_rows
+        text = sass_with_repaired_rows(comp)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 

@@ -67,7 +67,7 @@ async def test_panel_draws_one_warp_of_the_strided_load(strided_comp):
         assert "32.0 sectors/request" in text and "ideal 4.0" in text and "efficiency 12%" in text
         assert "128 bytes between neighbouring lanes" in text
         assert "32 bytes (8 elements)" in text and "fix:" in text
-        assert "… 20 more sectors" in text       # 32 sectors, one per lane: the first 12 drawn
+        assert "+3968 B" in text and "more sectors" not in text  # 32 sectors, one per lane: all drawn (it scrolls)
         # the cursor on a line with no load or store: the kernel's overview
         app.point_at(LOAD_LINE - 2)
         await pilot.pause()
@@ -80,8 +80,8 @@ def test_warp_picture_one_sector_per_lane_when_strided(strided_comp):
     from irscope.tui.panels.coalescing import LABEL_END
     lines = [line.partition(LABEL_END)[2] for line in warp_picture_lines(load.picture, load.elem_bytes)]
     rows = [line for line in lines if "█" in line]
-    assert len(rows) == 12 and all(row.count("█") == 1 for row in rows)
-    assert [row.index("█") for row in rows] == list(range(12))   # lane k alone in sector k
+    assert len(rows) == 32 and all(row.count("█") == 1 for row in rows)  # every sector of the warp
+    assert [row.index("█") for row in rows] == list(range(32))   # lane k alone in sector k
     assert lines[2] == "●" * 32
 
 

@@ -75,3 +75,17 @@ def test_findings_jumped_to_at_200x50(snap_compare):
 
     assert snap_compare(IrscopeApp(snapshot_source(kernel_path("strided.py")), target="sm_90"), terminal_size=(200, 50),
                         run_before=jump)
+
+
+def test_coalescing_panel_focused_and_maximised_at_80x24(snap_compare):
+    """strided.py at 80×24: the gather's Coalescing panel reached with Tab and maximised with m; it scrolls."""
+    async def maximise(pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("i", "i", "i", "i", "g", *"26", "enter")
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.press("tab", "tab", "m")
+        await pilot.pause()
+
+    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("strided.py")), target="sm_90"), terminal_size=(80, 24),
+                        run_before=maximise)

@@ -28,8 +28,10 @@ from ..core.names import ALL_STAGES, TARGETS
 from ..worker.textsafe import safe_text
 from .context import CursorContext
 from .findings import FindingsView
+from . import edit, keep_line
 from .highlight import StageText
 from .panels import PANELS, InfoPanel
+from .panels import area as panel_area
 from .screens import EditScreen, HelpScreen, PickerScreen, TargetScreen
 from .widgets.key_footer import KeyFooter
 from .widgets.stage_view import StageView
@@ -479,7 +481,7 @@ class IrscopeApp(App):
     # ---- showing a compilation
 
     def show_compilation(self, shown: Shown) -> None:
-        previous = self.shown
+        previous, line_before = self.shown, self.source_line
         cursors = {}
         if previous is not None:
             cursors = {pane.number: (pane.stage, pane.view.cursor_index) for pane in self.panes}
@@ -509,11 +511,15 @@ class IrscopeApp(App):
         self.query_one(FindingsView).show_compilation(shown)  # asks the worker; marks the gutter when it answers
         self.apply_layout()
         self.call_after_refresh(self._reveal_cursors)  # after layout, when panes know their height
-        if previous is None and comp.ok and self.panes[0].stage == "source":
+        kept = keep_line.keeps_line(self, line_before, previous)  # t, e, p, r: the line the user was on
+        if not kept and comp.ok and self.panes[0].stage == "source" and (
+                previous is None or previous.comp.kernel.name != comp.kernel.name):
             self._start_at_kernel_body(self.panes[0].view)
         self.focus_pane(self.active_pane)
         view = self.panes[self.active_pane].view
-        if view.cursor_index is not None and comp.ok:
+        if kept:
+            keep_line.put_every_pane_on(self, line_before)
+        elif view.cursor_index is not None and comp.ok:
             self.link_from(view, view.cursor_index)
         self.refresh_panels()
         self.call_after_refresh(_spare_the_heap)  # after the paint, not before it
@@ -680,6 +686,7 @@ class IrscopeApp(App):
                 self.active_pane = number
                 for pane in self.panes:
                     self.update_pane_title(pane)
+            self.refresh_panels()  # the panels describe the focused pane's line, never the one before
 
     def update_pane_title(self, pane: StagePane) -> None:
         if not pane.stage:
@@ -804,8 +811,7 @@ class IrscopeApp(App):
             else:
                 self.screen.focus_previous()
             return
-        count = self.visible_count(self.effective_layout())
-        self.focus_pane((self.active_pane + delta) % count)
+        panel_area.cycle_focus(self, delta, self.visible_count(self.effective_layout()))
 
     def action_stage(self, delta: int) -> None:
         if self.shown is None:
@@ -896,14 +902,17 @@ class IrscopeApp(App):
         """Show the panels; again: the next panel (Tab belongs to the panes), after the last: hide them."""
         panels = self.query_one("#panels", TabbedContent)
         tabs = [pane.id for pane in panels.query(TabPane)]
+        inside = panel_area.has_focus_inside(self)
         if not panels.display:
             panels.display = True
             panels.active = tabs[0]
         elif panels.active in tabs and panels.active != tabs[-1]:
             panels.active = tabs[tabs.index(panels.active) + 1]
         else:
+            panel_area.restore(self)
             panels.display = False
         self.refresh_panels()
+        panel_area.after_toggle(self, inside)
         self.call_after_refresh(self._reveal_cursors)  # the panes changed height
 
     def action_measure(self) -> None:
@@ -951,25 +960,8 @@ class IrscopeApp(App):
         self.push_screen(TargetScreen(str(self.shown.comp.target)), chosen)
 
     def action_edit(self) -> None:
-        if self.shown is None or self.still_working():
-            return
-        comp = self.shown.comp
-        folded = [name for name, kind in comp.specialization.items() if kind == "constant"]
-        constexprs = comp.constexprs
-        values: dict[str, Any] = {name: v for name, v in constexprs.items() if name not in folded}
-        kinds = dict.fromkeys(values, "constexpr")
-        for name in folded:  # ordinary arguments: the JIT folded their value (an int 1) into the code
-            values[name] = constexprs[name]
-            kinds[name] = f"argument; the JIT folded its value {constexprs[name]!r} into the code"
-        values["num_warps"] = comp.num_warps
-        values["num_stages"] = comp.num_stages
-        kinds["num_warps"] = kinds["num_stages"] = "launch option"
-
-        def chosen(changed: dict | None) -> None:
-            if changed:
-                self.recompile_in_background(defines=changed)
-
-        self.push_screen(EditScreen(values, kinds), chosen)
+        if self.shown is not None and not self.still_working():
+            edit.open_edit(self)
 
     def action_stepper(self) -> None:
         if self.shown is None or self.ws is None:

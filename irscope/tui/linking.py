@@ -44,10 +44,6 @@ class StageLinks:
                     hits.append(index)
         return cls(list(source_of), list(chain_of), list(debug), by_source)
 
-    def mapped_fraction(self) -> float:
-        code = [s for s, d in zip(self.source_of, self.debug) if not d]
-        return sum(s is not None for s in code) / len(code) if code else 0.0
-
 
 class LinkIndex:
     """Everything the panes ask about links for one compilation; stages are built on first use."""

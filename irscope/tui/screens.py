@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import ast
-
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -78,15 +76,18 @@ class TargetScreen(ModalScreen[str]):
 
 
 class EditScreen(ModalScreen[dict]):
-    """Edit constexprs, arguments the JIT folded to constants, and launch options; the app recompiles
-    in the background."""
+    """Edit constexprs, arguments the JIT folded to constants, and launch options; each value is checked
+    (edit.check) before the app recompiles in the background. With edits in force, Reset (ctrl+r) goes
+    back to the launch's own values."""
 
-    BINDINGS = [Binding("escape", "cancel", "Back")]
+    BINDINGS = [Binding("escape", "cancel", "Back"), Binding("ctrl+r", "reset", "Reset")]
 
-    def __init__(self, values: dict[str, Any], kinds: dict[str, str] | None = None) -> None:
+    def __init__(self, values: dict[str, Any], kinds: dict[str, str] | None = None,
+                 edited: dict[str, Any] | None = None) -> None:
         super().__init__()
         self.values = values
         self.kinds = kinds or {}  # name -> what it is, shown after the name ("constexpr", "launch option", ...)
+        self.edited = edited or {}  # the values set with e so far (the reset drops them)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="edit"):
@@ -96,11 +97,18 @@ class EditScreen(ModalScreen[dict]):
                     label = Text(name, style="bold")
                     if self.kinds.get(name):
                         label.append(f"  {self.kinds[name]}")
+                    if name in self.edited:
+                        label.append("  (edited)", style="italic")
                     yield Label(label, id=f"label-{name}", classes="field-label")
                     yield Input(str(value), id=f"field-{name}", classes="field")
-            yield Button("Recompile", id="recompile", variant="primary")
+            yield Static("", id="edit-error", markup=False)
+            with Horizontal(id="edit-buttons"):
+                yield Button("Recompile", id="recompile", variant="primary")
+                if self.edited:
+                    yield Button("Reset to the launch's values (ctrl+r)", id="reset")
 
     def on_mount(self) -> None:
+        self.query_one("#edit-error").display = False
         fields = self.query(Input)
         if fields:
             fields.first().focus()
@@ -109,16 +117,33 @@ class EditScreen(ModalScreen[dict]):
         self._done()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self._done()
+        if event.button.id == "reset":
+            self.action_reset()
+        else:
+            self._done()
 
     def _done(self) -> None:
+        from .edit import check
+
         changed: dict[str, Any] = {}
         for name, value in self.values.items():
-            text = self.query_one(f"#field-{name}", Input).value.strip()
-            new = _literal(text)
-            if new != value:
+            field = self.query_one(f"#field-{name}", Input)
+            new, wrong = check(name, field.value, value, self.kinds.get(name, ""))
+            if wrong:  # said in the dialog, on one line; nothing compiles
+                error = self.query_one("#edit-error", Static)
+                error.update(Text(wrong, style="bold red"))
+                error.display = True
+                field.focus()
+                return
+            if new != value or type(new) is not type(value):
                 changed[name] = new
         self.dismiss(changed)
+
+    def action_reset(self) -> None:
+        from .edit import RESET
+
+        if self.edited:
+            self.dismiss(RESET)
 
     def action_cancel(self) -> None:
         self.dismiss({})
@@ -160,12 +185,19 @@ irscope — your kernel and what the Triton compiler made of it, line by line.
   l       layout: auto, columns, rows, tabs
   c       colour links on / off
   d       debug metadata on / off (#loc, loc(...), !dbg, .loc, .file, //## File)
-  i       info panels: Info, again Explain, Memory, Coalescing, then hidden
+  i       info panels: Info, again Explain, Memory, Coalescing, Measured, then hidden
+
+## Info panels (i)
+  Tab / Shift+Tab reach the panel shown after the panes (or click it). There:
+  ↑ ↓ PgUp PgDn Home End, mouse wheel   scroll      m     maximise (again: restore)
+  i   the next panel                                Esc   back to the panes
+  The panels describe the line under the cursor of the pane focused last.
 
 ## Compiling
   t       target: sm_80 … sm_120, gfx942, gfx950
   e       edit constexprs, num_warps / num_stages and arguments the JIT
-          folded in (ints equal to 1), then recompile
+          folded in (ints equal to 1), then recompile; each value is checked
+          first; with edits in force, ctrl+r there resets to the launch's values
   r       reload the file after you edit it (keeps the target, kernel and e's values)
   p       pick another kernel or compilation
   ctrl+t  step through the kernel (the stepper)
@@ -200,11 +232,3 @@ def _help_text(help_text: str = HELP) -> Text:
         else:
             text.append(line + "\n", style="bold" if n == 0 else "")
     return text
-
-
-def _literal(text: str) -> Any:
-    """What the user typed, as a Python literal when it is one, else as the text itself."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text

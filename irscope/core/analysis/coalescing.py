@@ -417,6 +417,8 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
         elif entry.kind == "store":
             result.stores.add(entry.counts)
         diagnose(entry)
+    from .coalescing_width import explain_narrow
+    explain_narrow(result.accesses, comp)  # narrow accesses: the argument that kept them narrow
     for (line, kind), n in sorted(unmatched.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
         result.notes.append(f"line {line}: {n} {kind}(s) found no matching TTGIR op (not counted)")
     if any(not e.analysed for e in result.accesses):

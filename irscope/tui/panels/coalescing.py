@@ -18,7 +18,7 @@ from ...core.analysis.coalescing import SECTOR_BYTES, AccessCoalescing, KernelCo
 from ..context import CursorContext
 from .base import InfoPanel
 
-MAX_SECTOR_ROWS = 12
+MAX_SECTOR_ROWS = 64  # the panel scrolls: a whole warp, one sector per lane, and more (AMD)
 LABEL_END = "\u2502"  # ends each picture line's label
 
 
@@ -75,8 +75,13 @@ def access_summary(access: AccessCoalescing, result: KernelCoalescing) -> Table:
     numbers.append(f"{c.sectors_per_request:.1f} sectors/request", style=style)
     numbers.append(f" · ideal {c.ideal_sectors_per_request:.1f} · efficiency ")
     numbers.append(f"{eff:.0%}", style=style)
-    numbers.append(f" · {c.cost:.1f}× the bytes · {c.excess_bytes} excess bytes · "
-                   f"{c.requests} requests in {len(result.programs)} of {_programs(result)} programs")
+    if access.cause == "narrow_access":  # the next instructions ask for the same sectors: not more traffic
+        from ...core.analysis.coalescing_width import moved_factor
+        moved = moved_factor(access)
+        numbers.append(f" · {c.cost:.1f}× the sectors requested" + (f", {moved:.1f}× moved" if moved else "") + " · ")
+    else:
+        numbers.append(f" · {c.cost:.1f}× the bytes · {c.excess_bytes} excess bytes · ")
+    numbers.append(f"{c.requests} requests in {len(result.programs)} of {_programs(result)} programs")
     table.add_row("sectors", numbers)
     if access.lane_stride_bytes is not None:
         table.add_row("lane stride", f"{access.lane_stride_bytes} bytes between neighbouring lanes")

@@ -46,8 +46,7 @@ class LineInfoPanel(InfoPanel):
                 parts.append(f"{stage} {len(hits)}" + (f" in {blocks} blocks" if blocks > 1 else ""))
             table.add_row(f"line {ctx.source_line} →", " · ".join(parts) + "  lines")
         if links is not None and comp.ok:
-            mapped = [f"{s} {links.stage(s).mapped_fraction():.0%}" for s in comp.stage_names if s != "source"]
-            table.add_row("mapped", " · ".join(mapped) + "  of code lines have a source line")
+            table.add_row("mapped", mapped_text(comp))
         res = comp.resources
         table.add_row("kernel", f"{comp.kernel.name}  {comp.target}  warps {comp.num_warps}  stages {comp.num_stages}"
                       f"  regs {res.registers}  spills {res.spills}  shared {res.shared_bytes} B")
@@ -65,6 +64,14 @@ class LineInfoPanel(InfoPanel):
             if inductor.get("ptxas_note"):
                 table.add_row("ptxas", Text(inductor["ptxas_note"], style="yellow"))
         self.query_one("#line-info", Static).update(table)
+
+
+def mapped_text(comp) -> str:
+    """Each stage's share of instruction lines that have a source line: the number `irscope report --json`
+    gives as `stages.<stage>.mapped_fraction` (one function, core.sourcemap, computes both)."""
+    sm = comp.source_map
+    shares = [f"{s} {sm.mapped_fraction(s):.0%}" for s in comp.stage_names if s != "source"]
+    return " · ".join(shares) + "  of instruction lines have a source line"
 
 
 def _links_for(app, comp):

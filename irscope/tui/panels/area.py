@@ -1,0 +1,112 @@
+"""The panel area (`#panels`, the tabs of info panels under the panes) as a place the focus goes.
+
+Tab and Shift+Tab go round the visible panes and then the panel shown; `m` on a focused panel
+maximises the area (the panes and the Findings view step aside; again, Tab away or Esc: they come
+back). The app keeps its own state; these functions read and change the widgets only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.widgets import TabbedContent
+
+    from .base import InfoPanel
+
+MAXIMISED = "-max"  # the class #panels carries while maximised (app.tcss gives it the height)
+
+
+def panel_area(app: App) -> TabbedContent:
+    return app.query_one("#panels")
+
+
+def shown_panel(app: App) -> InfoPanel | None:
+    """The panel of the active tab, when the area is shown."""
+    from .base import InfoPanel
+
+    area = panel_area(app)
+    if not area.display or area.active_pane is None:
+        return None
+    return next(iter(area.active_pane.query(InfoPanel)), None)
+
+
+def has_focus_inside(app: App) -> bool:
+    focused = app.focused
+    area = panel_area(app)
+    while focused is not None:
+        if focused is area:
+            return True
+        focused = focused.parent
+    return False
+
+
+def is_maximised(app: App) -> bool:
+    return panel_area(app).has_class(MAXIMISED)
+
+
+def toggle_maximised(app: App) -> None:
+    if is_maximised(app):
+        restore(app)
+        return
+    area = panel_area(app)
+    findings = app.query_one("#findings")
+    area.add_class(MAXIMISED)
+    area.findings_were_shown = bool(findings.display)  # (findings hides #panels the same way)
+    findings.display = False
+    app.query_one("#panes").display = False
+    area.refresh(layout=True)
+
+
+def restore(app: App) -> None:
+    """The panes (and the Findings view, when it was shown) back beside a maximised area."""
+    area = panel_area(app)
+    if not area.has_class(MAXIMISED):
+        return
+    area.remove_class(MAXIMISED)
+    app.query_one("#panes").display = True
+    app.query_one("#findings").display = getattr(area, "findings_were_shown", False)
+    reveal = getattr(app, "_reveal_cursors", None)
+    if reveal is not None:
+        app.call_after_refresh(reveal)  # the panes have their height again
+
+
+def restore_unless_focused(app: App) -> None:
+    if is_maximised(app) and not has_focus_inside(app):
+        restore(app)
+
+
+def leave(app: App) -> None:
+    """Esc on a panel: the panes again, the focus on the one the panels describe."""
+    restore(app)
+    panes = getattr(app, "panes", None)
+    if panes:
+        panes[app.active_pane].view.focus()
+
+
+def cycle_focus(app, delta: int, pane_count: int) -> None:
+    """Tab / Shift+Tab: the next of the visible panes and, when the area is shown, its panel."""
+    ring: list[int | None] = list(range(pane_count))
+    panel = shown_panel(app)
+    if panel is not None:
+        ring.append(None)  # None: the panel
+    here = None if has_focus_inside(app) and panel is not None else min(app.active_pane, pane_count - 1)
+    target = ring[(ring.index(here) + delta) % len(ring)]
+    if target is None:
+        panel.focus()
+        return
+    restore(app)
+    app.focus_pane(target)
+
+
+def after_toggle(app, was_inside: bool) -> None:
+    """`i` pressed on a focused panel: the focus goes with it to the next panel, or back to the panes
+    when the area is hidden."""
+    if not was_inside:
+        return
+    panel = shown_panel(app)
+    if panel is not None:
+        app.call_after_refresh(panel.focus)  # once the tab's content is shown
+    else:
+        leave(app)
