@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from conftest import kernel_path
-from irscope.core.stages.sass import opcode, parse_sass
+from irscope.core.ir import sass as ir_sass
+from irscope.core.stages.sass import parse_sass
 from tui_helpers import source_line_of
 
 ADD = kernel_path("add.py")
@@ -20,8 +21,8 @@ def _row_before_each(text: str) -> list[tuple[str, int | None]]:
         m = ROW.search(raw)
         if m:
             line = int(m.group(1))
-        elif re.match(r"^\s*/\*[0-9a-f]+\*/", raw):
-            out.append((opcode(raw), line))
+        elif (ins := ir_sass.tokenize(raw)) is not None:
+            out.append((ins.base, line))
     return out
 
 
