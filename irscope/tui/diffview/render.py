@@ -78,6 +78,13 @@ def findings_text(change: dict[str, Any]) -> Text:
     return text
 
 
+def changed_rows(doc: dict[str, Any]) -> list[int]:
+    """Rows of `doc["lines"]` whose instructions changed, or whose source line has an access that changed
+    (width, count or sectors per request: the same PTX can touch memory differently)."""
+    lines = {a["source_line"] for a in doc["accesses"] if a["changed"]}
+    return [n for n, r in enumerate(doc["lines"]) if r["changed"] or r["source_line"] in lines]
+
+
 def row_lines(doc: dict[str, Any], width: int, show_unchanged: bool) -> list[tuple[Text, int]]:
     """The two panes as full-width lines, each with the index of its row in `doc["lines"]`: a source
     line's header, its memory accesses with why they are not vectorized, then its instructions, the
@@ -87,13 +94,14 @@ def row_lines(doc: dict[str, Any], width: int, show_unchanged: bool) -> list[tup
     accesses: dict[int, list] = {}
     for access in doc["accesses"]:
         accesses.setdefault(access["source_line"], []).append(access)
+    changed = set(changed_rows(doc))
     for n, row in enumerate(doc["lines"]):
-        if not row["changed"] and not show_unchanged:
+        if n not in changed and not show_unchanged:
             continue
         number = row["source_line"]
-        head = (f"{'*' if row['changed'] else ' '} {number:>4} │ {row['source']}" if number
+        head = (f"{'*' if n in changed else ' '} {number:>4} │ {row['source']}" if number
                 else "     - │ (no source line: header, layouts, directives)")
-        out.append((Text(head, style=CHANGED if row["changed"] else "bold"), n))
+        out.append((Text(head, style=CHANGED if n in changed else "bold"), n))
         for access in accesses.get(number, []):
             out.append((_access_line(access, half), n))
             for side, name, style in ((access["left"], "left", LEFT), (access["right"], "right", RIGHT)):

@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from ..widgets.key_footer import KeyFooter
 from ..widgets.line_list import LineList
-from .render import row_lines, summary
+from .render import changed_rows, row_lines, summary
 from .sides import Side, SideScreen, candidates, default_sides, launch_index
 
 NOTHING_TO_DIFF = ("{kernel} has one launch and nothing shown before it: nothing to diff yet. "
@@ -43,6 +43,15 @@ class DiffRows(LineList):
         target = next((n for n, (_, row) in enumerate(lines) if row == keep_row), 0) if keep_row is not None else 0
         self.cursor = -1
         self.move_to(target, center=True)
+
+    def reveal(self) -> None:
+        """The cursor's line in view, a third of the way down (the summary above may have changed size)."""
+        height = self.scrollable_content_region.height
+        if height and not self.scroll_offset.y <= self.cursor < self.scroll_offset.y + height:
+            self.scroll_to(y=max(0, self.cursor - height // 3), animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.reveal)
 
     @property
     def row(self) -> int | None:
@@ -102,7 +111,7 @@ class DiffScreen(Screen):
             self._status(NOTHING_TO_DIFF.format(kernel=self.main.shown.comp.kernel.name), "yellow")
             self.query_one(DiffRows).set_lines([], 1)
             return
-        self._status(f"comparing {left.label} with {right.label}…", "")
+        self._status(f"comparing {left.short or left.label} with {right.short or right.label}…", "")
         self._compute(left, right, self.stage, launch_index(self.main))
 
     @work(thread=True, exclusive=True, group="diff")
@@ -115,7 +124,7 @@ class DiffScreen(Screen):
                 if side.view is None:
                     spec = side.spec if "launch=" in side.spec else f"launch={here},{side.spec}"
                     side.view = session.request("compile_spec", key=shown.key, spec=spec)
-            sides = [{"view": s.view, "label": s.label, "findings": s.findings} for s in (left, right)]
+            sides = [{"view": s.view, "label": s.short or s.label, "findings": s.findings} for s in (left, right)]
             doc = session.request("diff", sides=sides, stage=stage)
         except Exception as exc:  # noqa: BLE001 - said on screen; the user picks another side
             for side in (left, right):
@@ -136,19 +145,18 @@ class DiffScreen(Screen):
         self._title()
         self.query_one("#diff-summary-body", Static).update(summary(doc, self.size.width))
         self._fill(keep)
-        if keep is None and doc["lines"]:
-            first = next((n for n, r in enumerate(doc["lines"]) if r["changed"]), None)
-            if first is not None:
-                self._go_to_row(first)
-        changed = sum(1 for r in doc["lines"] if r["changed"])
+        changed = changed_rows(doc)
+        if keep is None and changed:
+            self._go_to_row(changed[0])
+        same = sum(1 for r in doc["lines"] if not r["changed"])
         if not doc["stage"]:
             self._status("a side did not compile: the summary says why", "bold red")
         elif not changed:
             self._status(f"{doc['stage']}: every source line became the same instructions on both sides "
                          "(register numbers and debug locations aside); the summary shows what differs", "")
         else:
-            self._status(f"{doc['stage']}: {changed} of {len(doc['lines'])} source lines changed; "
-                         "'-' only left, '+' only right; ] next change", "")
+            self._status(f"{doc['stage']}: {len(changed)} of {len(doc['lines'])} source lines changed, "
+                         f"{same} became the same instructions; '-' only left, '+' only right; ] next", "")
 
     # ---- drawing
 
@@ -167,7 +175,7 @@ class DiffScreen(Screen):
             title.append(f"  stage {self.stage}")
         for side, name, style in ((self.sides[0], "L", "red"), (self.sides[1], "R", "green")):
             title.append(f"  {name}: ", style="dim")
-            title.append(side.label if side else "(none: b picks it)", style=style)
+            title.append((side.short or side.label) if side else "(none: b picks it)", style=style)
         self.query_one("#diff-title", Static).update(title)
 
     def _status(self, message: str, style: str) -> None:
@@ -180,8 +188,9 @@ class DiffScreen(Screen):
         row = self.doc["lines"][rows.row]
         where = f"source line {row['source_line']}" if row["source_line"] else "no source line"
         counts = f"{len(row['left'])} instructions left, {len(row['right'])} right"
-        self._status(f"{where}: {counts}; {'changed' if row['changed'] else 'the same on both sides'}",
-                     "bold yellow" if row["changed"] else "")
+        what = ("instructions changed" if row["changed"] else "its memory access changed"
+                if rows.row in changed_rows(self.doc) else "the same on both sides")
+        self._status(f"{where}: {counts}; {what}", "bold yellow" if what != "the same on both sides" else "")
 
     def on_line_list_cursor_moved(self, message: LineList.CursorMoved) -> None:
         self._line_status()
@@ -195,6 +204,7 @@ class DiffScreen(Screen):
         index = next((n for n, (_, r) in enumerate(rows.lines) if r == row), None)
         if index is not None:
             rows.move_to(index, center=True)
+            rows.call_after_refresh(rows.reveal)  # a new list's height is known after the next layout
 
     # ---- keys
 
@@ -222,7 +232,7 @@ class DiffScreen(Screen):
         rows = self.query_one(DiffRows)
         if self.doc is None or rows.row is None:
             return
-        changed = [n for n, r in enumerate(self.doc["lines"]) if r["changed"]]
+        changed = changed_rows(self.doc)
         after = [n for n in changed if (n > rows.row if direction > 0 else n < rows.row)]
         if not after:
             self._status("no more changed source lines", "dim")

@@ -26,6 +26,7 @@ class Side:
     view: Any = None        # a CompilationView; None: compile `spec` first
     spec: str = ""
     findings: list | None = None  # for a view whose worker is gone: the findings the app kept for it
+    short: str = ""         # the name in the title and the summary's columns ("launch 1", "sm_80")
 
 
 def describe(comp) -> str:
@@ -62,22 +63,25 @@ def kept_findings(app, key: int) -> list | None:
 
 def candidates(app) -> list[Side]:
     shown = app.shown.comp
-    out = [Side(f"the compilation shown ({describe(shown)})", view=shown)]
+    here = launch_index(app)
+    rows = launches(app)
+    listed = any(c.key == shown.key for c in rows)
+    out = [Side(f"the compilation shown ({describe(shown)})", view=shown,
+                short=f"launch {here}" if listed and len(rows) > 1 else "shown" if listed else "shown, edited")]
     previous = getattr(app, "previous_comp", None)
     if previous is not None and previous.key != shown.key and previous.kernel.name == shown.kernel.name:
         out.append(Side(f"the one shown before ({describe(previous)})", view=previous,
-                        findings=kept_findings(app, previous.key)))
-    for n, comp in enumerate(launches(app)):
+                        findings=kept_findings(app, previous.key), short="shown before"))
+    for n, comp in enumerate(rows):
         if comp.key != shown.key:
-            out.append(Side(f"launch {n} ({describe(comp)})", view=comp))
-    here = launch_index(app)
+            out.append(Side(f"launch {n} ({describe(comp)})", view=comp, short=f"launch {n}"))
     chosen = shown.launch.autotune_index or 0
     for n, config in enumerate(shown.kernel.autotune_configs or []):
         if n != chosen:
-            out.append(Side(f"autotune config {n}: {config}", spec=f"config={n},launch={here}"))
+            out.append(Side(f"autotune config {n}: {config}", spec=f"config={n},launch={here}", short=f"config {n}"))
     for target in TARGETS:
         if target != str(shown.target) and target.startswith("sm") == shown.target.is_nvidia:
-            out.append(Side(f"target {target} (launch {here})", spec=f"target={target},launch={here}"))
+            out.append(Side(f"target {target} (launch {here})", spec=f"target={target},launch={here}", short=target))
     return out
 
 
@@ -86,9 +90,9 @@ def default_sides(app) -> tuple[Side | None, Side | None]:
     kernel's next launch; else the one shown alone (nothing to compare yet)."""
     found = candidates(app)
     shown = found[0]
-    if len(found) > 1 and found[1].label.startswith("the one shown before"):
+    if len(found) > 1 and found[1].short == "shown before":
         return found[1], shown
-    other = next((s for s in found[1:] if s.label.startswith("launch ")), None)
+    other = next((s for s in found[1:] if s.short.startswith("launch ")), None)
     if other is None:
         return shown, None
     rows = launches(app)
@@ -122,7 +126,7 @@ class SideScreen(ModalScreen[Side]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
         if text:
-            self.dismiss(Side(text, spec=text))
+            self.dismiss(Side(text, spec=text, short=text))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

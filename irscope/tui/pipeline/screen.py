@@ -38,10 +38,11 @@ class PassList(LineList):
     def row_text(self, index: int) -> Text:
         step = self.steps[index]
         touched = self.line is not None and self.line in step["source_lines"]
-        text = Text("● " if touched else "  ", style="bold yellow")
+        text = Text()
+        text.append("● " if touched else "  ", style="bold yellow")
         text.append(f"{step['index']:>3} ", style="dim")
+        text.append(f"{step['changed_lines']:>4} ", style="cyan" if step["changed_lines"] else "dim")
         text.append(step["name"], style="bold" if touched else ("" if step["changed_lines"] else "dim"))
-        text.append(f"  {step['changed_lines']}", style="cyan" if step["changed_lines"] else "dim")
         return text
 
     def show(self, steps: list[dict], line: int | None, keep: int | None) -> None:
@@ -94,7 +95,7 @@ class PipelineScreen(Screen):
     PipelineScreen { layout: vertical; }
     PipelineScreen #pipe-title { height: auto; max-height: 3; background: $panel; padding: 0 1; }
     PipelineScreen #pipe-body { height: 1fr; }
-    PipelineScreen #pipe-passes { width: 34%; min-width: 26; border-right: solid $primary-darken-2; }
+    PipelineScreen #pipe-passes { width: 40%; min-width: 26; border-right: solid $primary-darken-2; }
     PipelineScreen #pipe-diff { width: 1fr; }
     PipelineScreen #pipe-status { height: auto; max-height: 3; padding: 0 1; background: $panel; }
     """
