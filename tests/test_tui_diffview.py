@@ -38,6 +38,20 @@ async def wait_for_doc(pilot, screen: DiffScreen, old=None) -> dict:
     return screen.doc
 
 
+async def open_pipeline_on_line(pilot, line: int) -> PipelineScreen:
+    """P with the source pane's cursor on `line`; waits for the capture."""
+    app = pilot.app
+    app.focus_pane(0)
+    pane_showing(app, "source").view.move_cursor_to_index(line - 1, notify=True)
+    await pilot.pause()
+    await pilot.press("P")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, PipelineScreen) and screen.line == line
+    await wait_for(pilot, lambda: screen.steps is not None, "the pass capture")
+    return screen
+
+
 def group_text(screen: DiffScreen, source_line: int) -> str:
     """Everything the two panes show for one source line, as plain text."""
     rows = [n for n, r in enumerate(screen.doc["lines"]) if r["source_line"] == source_line]
@@ -130,14 +144,7 @@ async def test_pipeline_names_the_passes_that_changed_line_26():
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until_shown(app, pilot)
         assert not getattr(app, "pass_captures", None)  # nothing captured on open
-        app.focus_pane(0)
-        pane_showing(app, "source").view.move_cursor_to_index(25, notify=True)
-        await pilot.pause()
-        await pilot.press("P")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, PipelineScreen) and screen.line == 26
-        await wait_for(pilot, lambda: screen.steps is not None, "the pass capture")
+        screen = await open_pipeline_on_line(pilot, 26)
         touching = [s["name"] for s in screen.steps if 26 in s["source_lines"]]
         assert {"convert-triton-to-tritongpu", "tritongpu-coalesce", "convert-triton-gpu-to-llvm"} <= set(touching)
         title = screen.query_one("#pipe-title").render().plain
