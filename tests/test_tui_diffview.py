@@ -169,3 +169,23 @@ async def test_pipeline_and_diff_on_a_compile_error_say_so():
         await pilot.pause()
         assert app.screen is app.screen_stack[0]
         assert any("did not compile" in str(n.message) for n in app._notifications)
+
+
+@run_async
+async def test_leaving_before_the_worker_answers_is_harmless():
+    app = IrscopeApp(kernel_path("add.py"), target="sm_90")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until_shown(app, pilot)
+        screen = await open_diff(pilot)
+        await pilot.press("b")
+        await pilot.pause()
+        app.screen.query_one("#diff-side-spec").focus()
+        await pilot.press(*"num_warps=8", "enter", "escape")  # a compile starts; the view is left at once
+        await pilot.press("P", "escape")                       # so is a pass capture
+        await pilot.pause()
+        assert app.screen is app.screen_stack[0] and screen.doc is None
+        await app.workers.wait_for_complete()
+        for _ in range(30):  # the worker's answers arrive after the screens are gone
+            await asyncio.sleep(0.1)
+        await pilot.pause()
+        assert app.is_running and app.screen is app.screen_stack[0]

@@ -135,9 +135,13 @@ class DiffScreen(Screen):
         self.app.call_from_thread(self._show, doc)
 
     def _failed(self, message: str) -> None:
+        if not self.is_attached:  # left before the worker answered
+            return
         self._status(f"cannot diff: {message}", "bold red")
 
     def _show(self, doc: dict) -> None:
+        if not self.is_attached:  # left before the worker answered
+            return
         rows = self.query_one(DiffRows)
         keep = rows.row if self.doc is not None and self.doc.get("lines") == doc.get("lines") else None
         self.doc = doc

@@ -147,7 +147,8 @@ class PipelineScreen(Screen):
         self.steps = steps
         if isinstance(steps, list):  # a failure is not kept: P again tries again
             self.main.__dict__.setdefault("pass_captures", {})[self.comp.key] = steps
-        self._fill()
+        if self.is_attached:  # not left before the capture ended
+            self._fill()
 
     def _title(self, text: Text) -> None:
         self.query_one("#pipe-title", Static).update(text)
