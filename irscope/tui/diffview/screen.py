@@ -13,6 +13,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -130,18 +131,23 @@ class DiffScreen(Screen):
             for side in (left, right):
                 if side.spec:
                     side.view = None
-            self.app.call_from_thread(self._failed, str(exc))
+            self.app.call_from_thread(self._answered, str(exc))
             return
-        self.app.call_from_thread(self._show, doc)
+        self.app.call_from_thread(self._answered, doc)
+
+    def _answered(self, doc: dict | str) -> None:
+        try:
+            if self.is_attached and isinstance(doc, str):
+                self._failed(doc)
+            elif self.is_attached:
+                self._show(doc)
+        except NoMatches:  # the view was left before the worker answered
+            pass
 
     def _failed(self, message: str) -> None:
-        if not self.is_attached:  # left before the worker answered
-            return
         self._status(f"cannot diff: {message}", "bold red")
 
     def _show(self, doc: dict) -> None:
-        if not self.is_attached:  # left before the worker answered
-            return
         rows = self.query_one(DiffRows)
         keep = rows.row if self.doc is not None and self.doc.get("lines") == doc.get("lines") else None
         self.doc = doc

@@ -13,6 +13,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -147,8 +148,11 @@ class PipelineScreen(Screen):
         self.steps = steps
         if isinstance(steps, list):  # a failure is not kept: P again tries again
             self.main.__dict__.setdefault("pass_captures", {})[self.comp.key] = steps
-        if self.is_attached:  # not left before the capture ended
-            self._fill()
+        try:
+            if self.is_attached:
+                self._fill()
+        except NoMatches:  # the view was left while the capture ran
+            pass
 
     def _title(self, text: Text) -> None:
         self.query_one("#pipe-title", Static).update(text)
