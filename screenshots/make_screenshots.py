@@ -128,6 +128,39 @@ async def shoot_stepper() -> str:
     return out
 
 
+async def shoot_diff() -> str:
+    """misaligned.py: D on launch 0, against launch 1 at PTX; the cursor on the x load, with why each side
+    is not vectorized."""
+    from test_tui_diffview import open_diff, wait_for_doc
+
+    app = IrscopeApp(os.path.join(ROOT, "kernels", "misaligned.py"), target="sm_90")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        await wait_until_shown(app, pilot)
+        await wait_for_doc(pilot, await open_diff(pilot))
+        await pilot.pause()
+        out = os.path.join(HERE, "misaligned_diff.svg")
+        app.save_screenshot(out)
+    return out
+
+
+async def shoot_pipeline() -> str:
+    """add.py: P on source line 26 (the y load); the passes that changed it marked, the coalesce pass's diff."""
+    from test_tui_diffview import open_pipeline_on_line
+
+    app = IrscopeApp(os.path.join(ROOT, "kernels", "add.py"), target="sm_90")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until_shown(app, pilot)
+        await open_pipeline_on_line(pilot, 26)
+        await pilot.press("down")
+        await pilot.pause()
+        out = os.path.join(HERE, "add_pipeline.svg")
+        app.save_screenshot(out)
+    return out
+
+
 def main() -> int:
     only = set(sys.argv[1:])
     for name, path, size, keys in SHOTS:
@@ -142,6 +175,10 @@ def main() -> int:
         print(asyncio.run(shoot_explain_panel()))
     if not only or "add_stepper" in only:
         print(asyncio.run(shoot_stepper()))
+    if not only or "misaligned_diff" in only:
+        print(asyncio.run(shoot_diff()))
+    if not only or "add_pipeline" in only:
+        print(asyncio.run(shoot_pipeline()))
     return 0
 
 

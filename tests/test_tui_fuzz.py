@@ -16,7 +16,7 @@ from tui_helpers import run_async, wait_until_shown
 KEYS = (["tab", "shift+tab", "up", "down", "left", "right", "pageup", "pagedown", "home", "end", "enter", "escape",
          "backspace", "space", "ctrl+t", "ctrl+p", "question_mark", "slash", "left_square_bracket",
          "right_square_bracket", "1", "2", "3", "4", "5", "6", "7"]
-        + list("sSmlcdnNgteipxfM") + list("[]\\/=<>'\"#:,.") + list(string.ascii_lowercase.replace("q", "")))
+        + list("sSmlcdnNgteipxfMDP") + list("[]\\/=<>'\"#:,.") + list(string.ascii_lowercase.replace("q", "")))
 SIZES = [(80, 24), (220, 50), (120, 40), (100, 30), (60, 20)]
 PRESSES = 700
 

@@ -89,3 +89,33 @@ def test_coalescing_panel_focused_and_maximised_at_80x24(snap_compare):
 
     assert snap_compare(IrscopeApp(snapshot_source(kernel_path("strided.py")), target="sm_90"), terminal_size=(80, 24),
                         run_before=maximise)
+
+
+def test_diff_misaligned_launches_at_80x24(snap_compare):
+    """misaligned.py, D on launch 0: launch 0 against launch 1 at PTX, the cursor on the x load with its causes."""
+    from test_tui_diffview import open_diff, wait_for_doc
+
+    async def diff(pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("enter")  # the picker: launch 0
+        await pilot.pause(0.2)
+        await _loaded(pilot)
+        await wait_for_doc(pilot, await open_diff(pilot))
+        await pilot.pause()
+
+    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("misaligned.py")), target="sm_90"),
+                        terminal_size=(80, 24), run_before=diff)
+
+
+def test_pipeline_add_line_26_at_160x40(snap_compare):
+    """add.py, P on source line 26: the passes that changed it marked, the coalesce pass's diff."""
+    from test_tui_diffview import open_pipeline_on_line
+
+    async def pipeline(pilot) -> None:
+        await _loaded(pilot)
+        await open_pipeline_on_line(pilot, 26)
+        await pilot.press("down")
+        await pilot.pause()
+
+    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"), terminal_size=(160, 40),
+                        run_before=pipeline)

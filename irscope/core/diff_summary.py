@@ -13,14 +13,15 @@ from .compile import Compilation
 from .report import launch_fields
 
 
-def side_entry(comp: Compilation, spec_text: str) -> dict[str, Any]:
-    """One side: what it is and what it costs."""
+def side_entry(comp: Compilation, spec_text: str, interpreted: str | None = None) -> dict[str, Any]:
+    """One side: what it is and what it costs. `interpreted`, when given, says why the launch cannot be
+    interpreted (a front end's view of a compilation whose worker is gone): no sectors per request."""
     entry: dict[str, Any] = {"spec": spec_text, **launch_fields(comp),
                              "error": comp.failure.message if comp.failure else None}
     if comp.failure is None:
         analysis = analysis_entry(comp, with_what_if=False)
         entry["occupancy"] = analysis["occupancy"]
-        coalescing = report_fields(comp)
+        coalescing = report_fields(comp) if interpreted is None else {"coalescing_totals": {"error": interpreted}}
         entry["accesses"] = _accesses(analysis, coalescing)
         entry["coalescing_error"] = (coalescing.get("coalescing_totals") or {}).get("error")
     return entry

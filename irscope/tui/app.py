@@ -136,6 +136,8 @@ class IrscopeApp(App):
         Binding("M", "measure", "Measure", id="measure", show=False,
                 tooltip="With a GPU: time this compilation and run Nsight Compute on it (the Measured panel)"),
         Binding("ctrl+t", "stepper", "Stepper", id="stepper", show=False),
+        Binding("D", "open_view('diff')", "Diff", id="diff", show=False, tooltip="Two compilations, by source line"),
+        Binding("P", "open_view('passes')", "Passes", id="passes", show=False, tooltip="The compiler pass by pass"),
         Binding("x", "stop_capture", "Go on", id="stop-capture", show=False,
                 tooltip="While the file runs: stop it and go on with the launches captured so far"),
         *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
@@ -150,7 +152,7 @@ class IrscopeApp(App):
     # they would act unseen on the main view behind it.
     MAIN_VIEW_ACTIONS = frozenset({"stage", "set_stage", "block", "maximize_pane", "cycle_layout", "toggle_colour",
                                    "toggle_debug", "search", "search_next", "goto", "target", "edit", "reload",
-                                   "toggle_panels", "toggle_findings", "pick", "stepper", "measure"})
+                                   "toggle_panels", "toggle_findings", "pick", "stepper", "measure", "open_view"})
 
     def __init__(self, path: str, *, target: str | None = None, kernel: str | None = None,
                  config: int | None = None, run_main: bool = True, defines: list[str] | None = None,
@@ -488,6 +490,8 @@ class IrscopeApp(App):
         self.shown = shown
         self.failure = None
         comp = shown.comp
+        if previous is not None and previous.comp.key != comp.key:  # diff mode (D) compares with it
+            self.previous_comp = previous.comp
         defaults = NVIDIA_PANES if comp.target.is_nvidia else AMD_PANES
         stages = shown.stages
         self.pane_stages = [s if s in stages else defaults[n] for n, s in enumerate(self.pane_stages)]
@@ -970,6 +974,10 @@ class IrscopeApp(App):
         from .stepper import StepperScreen  # imported on first use: it pulls in the interpreter's recorder
 
         self.push_screen(StepperScreen(self.shown.comp))
+
+    def action_open_view(self, name: str) -> None:  # D: diff mode (tui/diffview), P: passes (tui/pipeline)
+        from . import diffview, pipeline
+        (diffview.open_diff if name == "diff" else pipeline.open_pipeline)(self)
 
     # ---- search and go-to
 

@@ -202,6 +202,16 @@ irscope — your kernel and what the Triton compiler made of it, line by line.
   p       pick another kernel or compilation
   ctrl+t  step through the kernel (the stepper)
 
+## Comparing
+  D       diff: two compilations of this kernel side by side, aligned by source line,
+          under a summary (registers, occupancy, each access's width and sectors per
+          request, findings). In it: a / b pick the left / right side (another launch,
+          autotune config, target, the one shown before a reload or edit, or a SPEC
+          such as BLOCK_SIZE=512), x swap, s stage, ] [ next change, u unchanged lines
+  P       passes: the compiler pass by pass for this compilation (compiles once more);
+          ● marks the passes that changed the cursor's source line; beside the list,
+          what the selected pass changed (Tab: that pane); l only those passes, a all
+
   ctrl+p  command palette          ?  this help          q  quit
 """
 

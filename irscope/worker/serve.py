@@ -103,6 +103,16 @@ class Server:
         comp = self.comps[key]
         return [self.snapshot(c) for c in self.ws.compile(comp.kernel, target=comp.target, config=index)]
 
+    def op_diff(self, progress: Progress, sides: list, stage: str | None = None) -> dict:
+        """The TUI's diff mode: two compilations by source line (worker/diffs.py)."""
+        from .diffs import diff_doc
+        return diff_doc(self, sides, stage)
+
+    def op_compile_spec(self, progress: Progress, key: int, spec: str) -> CompilationView:
+        """A diff side typed as `irscope diff --left` takes it, for the kernel of compilation `key`."""
+        from .diffs import compile_spec
+        return self.snapshot(compile_spec(self, key, spec))
+
     def op_call(self, progress: Progress, name: str, key: int, args: tuple = ()) -> Any:
         comp = self.comps[key]
         if name == "why_not_vectorized":
@@ -126,6 +136,9 @@ class Server:
         if name == "coalescing":
             from ..core.analysis.coalescing import analyze_coalescing
             return analyze_coalescing(comp)
+        if name == "passes":  # the pipeline view: one more compile with the pass dumps on
+            from .diffs import pass_list
+            return pass_list(comp)
         if name == "record_program":
             from ..core.interp import record_program
             rec = record_program(comp.launch, *args)
