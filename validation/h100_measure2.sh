@@ -11,7 +11,13 @@ mkdir -p "$D"
 python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__, torch.cuda.get_device_name(0))" | tee "$D/versions.txt"
 ncu --version >> "$D/versions.txt" 2>&1
 C=tests/corpus
-if [ "${PART:-1}" = 3 ]; then
+if [ "${PART:-1}" = 4 ]; then
+  # part 4, on the session's final code (one tokenizer per dialect): strided.py, then more of the corpus
+  timeout 500 python3 validation/gpu_measure.py --out "$D/measure_d" kernels/strided.py \
+    $C/tutorials/triton-3.6/02-fused-softmax.py $C/snippets/rocm-triton/rmsnorm.py \
+    $C/tutorials/triton-3.6/05-layer-norm.py $C/drivers/liger_layer_norm.py $C/drivers/flag_gems_use_gems.py \
+    > "$D/measure_d.log" 2>&1; echo "measure_d rc=$?" >> "$D/rc.txt"
+elif [ "${PART:-1}" = 3 ]; then
   # part 3: the cp.async probe (one thing varied per launch), then measured mode on more of the corpus
   timeout 150 python3 validation/ncu_bank_conflicts.py validation/probes/cp_async_probe.py --out "$D/probe" > "$D/probe.log" 2>&1; echo "probe rc=$?" >> "$D/rc.txt"
   timeout 380 python3 validation/gpu_measure.py --out "$D/measure_c" \
