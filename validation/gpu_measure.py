@@ -30,9 +30,11 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-# measured mode's own words for a compilation it cannot launch again: the file does not launch it
-# (irscope.core.measure.NOT_LAUNCHED), or its capture holds no grid (a limit of irscope's, said in the row)
-NOT_MEASURABLE = ("the file does not launch it", "its launch was captured without a grid")
+from irscope.core.measure import NO_GRID, NOT_LAUNCHED  # noqa: E402
+
+# measured mode's own words for a compilation it cannot launch again: the file does not launch it, or its
+# capture holds no grid (a limit of irscope's, said in the row)
+NOT_MEASURABLE = (NOT_LAUNCHED, NO_GRID)
 
 
 def run_file(path: str, out: str) -> dict:

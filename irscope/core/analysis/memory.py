@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..ir import amdgcn as ir_amdgcn
+from ..ir.operands import split_operands
 from ..ir import llvm as ir_llvm
 from ..ir import mlir as ir_mlir
 from ..ir import ptx as ir_ptx
@@ -94,7 +95,7 @@ def _ptx_op(instruction: ir_ptx.Instruction | None, index: int, stage: str) -> M
     if head == "cp":  # cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size}{, policy}
         if len(parts) < 3 or parts[2] in ("commit_group", "wait_group", "wait_all", "mbarrier"):
             return None
-        operands = _split_operands(instruction.operand_text)
+        operands = split_operands(instruction.operand_text)
         size = _int(operands[2]) if len(operands) > 2 else None
         zero_fill = len(operands) > 3 and not operands[3].startswith("%rd")  # src-size: fewer bytes are read
         return MemoryOp(stage, index, opcode, LOAD, GLOBAL, size, bool(predicate) or zero_fill,
@@ -140,23 +141,6 @@ def _ptx_bulk_copy(opcode: str, parts: list[str], predicate: str | None, index: 
         return MemoryOp(stage, index, opcode, LOAD, GLOBAL, None, bool(predicate), predicate=predicate,
                         copy_to=SHARED)
     return MemoryOp(stage, index, opcode, STORE, GLOBAL, None, bool(predicate), predicate=predicate)
-
-
-def _split_operands(text: str) -> list[str]:
-    out, depth, current = [], 0, ""
-    for ch in text:
-        if ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        out.append(current.strip())
-    return out
 
 
 def _int(text: str) -> int | None:
@@ -267,7 +251,7 @@ def parse_amdgcn(text: str, stage: str = "amdgcn") -> list[MemoryOp]:
         width = _amd_width(rest)
         if width is not None and re.match(r"(?:read|write)2", rest):
             width *= 2
-        operands = _split_operands(operand_text)
+        operands = split_operands(operand_text)
         masked = exec_narrowed
         if family == "buffer" and len(operands) > 1 and operands[1] in selected_by_mask:
             masked = True
@@ -342,7 +326,7 @@ def parse_llvm(text: str, stage: str = "llir") -> list[MemoryOp]:
             if op_kind == STORE and width is None:
                 first = re.match(r"\s*(<\d+ x \w+>|\w+)", buffer.group("args"))
                 width = _llvm_type_bytes(first.group(1)) if first else None
-            args = _split_operands(buffer.group("args").rsplit(")", 1)[0])
+            args = split_operands(buffer.group("args").rsplit(")", 1)[0])
             offset_at = 2 if op_kind == STORE else 1
             offset = args[offset_at].split()[-1] if len(args) > offset_at else ""
             ops.append(MemoryOp(stage, index, "buffer." + kind, op_kind, GLOBAL, width, offset in selected,

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..ir import ptx as ir_ptx
+from ..ir.operands import split_operands
 
 _LABEL = re.compile(r"\s*([$\w.]+)\s*:(?!:)")
 _REG_DECL = re.compile(r"^\.reg\s+(?:\.v\d\s+)?\.\w+\s+(.+)$")
@@ -46,25 +47,6 @@ class Program:
     threads: int | None = None              # .reqntid / .maxntid (x * y * z)
     shared_symbols: list[str] = field(default_factory=list)  # module-level .shared variables
     shared_align: dict[str, int] = field(default_factory=dict)  # their `.align` (bytes; 1 when none)
-
-
-def split_operands(text: str) -> list[str]:
-    """Top-level comma split, keeping `[a + 4]` and `{a, b}` whole."""
-    out, depth, current = [], 0, []
-    for ch in text:
-        if ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(current).strip())
-            current = []
-        else:
-            current.append(ch)
-    tail = "".join(current).strip()
-    if tail:
-        out.append(tail)
-    return out
 
 
 def _statements(body: str, first_line: int):

@@ -25,31 +25,26 @@ TIME_LIMIT = 0.5  # seconds
 def bank_report(comp) -> BankReport | None:
     """Every shared-memory access of an NVIDIA compilation with its predicted wavefronts (cached on it);
     None for AMD targets, failed compiles and compilations without a launch grid."""
-    if "_bank_report" in comp.__dict__:
-        return comp.__dict__["_bank_report"]
-    report = None
-    if comp.ok and comp.target.is_nvidia:
-        program = parse_program(comp.stage("ptx"))
-        inputs = launch_inputs(comp, program.params, program.threads)
-        if inputs is not None:
-            report = predict(program, inputs, max_programs=SAMPLED_PROGRAMS, step_limit=STEP_LIMIT,
-                             time_limit=TIME_LIMIT)
-            for result in report.accesses:
-                result.source_line = comp.source_map.source_line("ptx", result.access.line)
-    comp.__dict__["_bank_report"] = report
-    return report
+    if "_bank_report" not in comp.__dict__:
+        comp.__dict__["_bank_report"] = _predicted(comp, max_programs=SAMPLED_PROGRAMS, step_limit=STEP_LIMIT,
+                                                   time_limit=TIME_LIMIT)
+    return comp.__dict__["_bank_report"]
 
 
 def whole_launch_report(comp, max_programs: int, time_limit: float) -> BankReport | None:
     """The prediction over every program of the launch (measured mode compares it with Nsight Compute's
     totals); a report that stopped short or sampled says so in `complete`. Not cached: it is asked once."""
+    return _predicted(comp, max_programs=max_programs, time_limit=time_limit)
+
+
+def _predicted(comp, **limits) -> BankReport | None:
     if not (comp.ok and comp.target.is_nvidia):
         return None
     program = parse_program(comp.stage("ptx"))
     inputs = launch_inputs(comp, program.params, program.threads)
     if inputs is None:
         return None
-    report = predict(program, inputs, max_programs=max_programs, time_limit=time_limit)
+    report = predict(program, inputs, **limits)
     for result in report.accesses:
         result.source_line = comp.source_map.source_line("ptx", result.access.line)
     return report

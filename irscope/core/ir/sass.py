@@ -88,12 +88,17 @@ def tokenize(line: str, index: int = -1) -> Instruction | None:
     comment = text.find("/*")   # `/* 0x... */` after the `;` in a -hex listing
     if comment >= 0:
         text = text[:comment]
+    return tokenize_text(text, index, int(found.group(1), 16))
+
+
+def tokenize_text(text: str, index: int = -1, address: int = -1) -> Instruction:
+    """One instruction's text without its address (as Nsight Compute lists it): guard, opcode, operands."""
     text = text.strip()
     if text.endswith(";"):
         text = text[:-1].rstrip()
     body = _BODY.match(text)
     guard, opcode, rest = (body.group(1), body.group(2), body.group(3)) if body else (None, "", text)
-    return Instruction(index, int(found.group(1), 16), text, guard, opcode, rest, opcode.split(".", 1)[0])
+    return Instruction(index, address, text, guard, opcode, rest, opcode.split(".", 1)[0])
 
 
 @functools.lru_cache(maxsize=8)

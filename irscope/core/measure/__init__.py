@@ -20,6 +20,8 @@ from .peaks import Peaks, peaks_of
 
 WHOLE_GRID_LIMIT = 512  # programs the interpreter runs for a whole-launch prediction (about 0.05 s each)
 NOT_LAUNCHED = "the file does not launch it, so there are no real arguments to time it with"
+NO_GRID = ("its launch was captured without a grid (a launcher of Inductor's own ran it), so irscope cannot "
+           "launch it again to time it")
 BANK_TIME_LIMIT = 30.0  # seconds for the bank-conflict model over those programs
 
 
@@ -123,8 +125,7 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
         result.errors.append(NOT_LAUNCHED)
         return result
     if not comp.launch.grid:
-        result.errors.append("its launch was captured without a grid (a launcher of Inductor's own ran it), so "
-                             "irscope cannot launch it again to time it")
+        result.errors.append(NO_GRID)
         return result
     result.peaks = peaks_of(gpu_properties())
     try:

@@ -11,6 +11,7 @@ import argparse
 import sys
 
 RANGE = "irscope_measure"
+INDUCTOR_MODULES = "torch._inductor."  # the modules Inductor writes kernels into, named per run
 
 
 def main(argv: list[str]) -> int:
@@ -63,9 +64,6 @@ def find_kernel(ws, qualified: str):
         raise SystemExit(f"irscope_measure: {len(found)} kernels named {name} in Inductor's modules; "
                          f"cannot tell which one the parent measured")
     return found[0]
-
-
-INDUCTOR_MODULES = "torch._inductor."
 
 
 if __name__ == "__main__":

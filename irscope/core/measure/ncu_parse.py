@@ -14,6 +14,8 @@ import io
 import re
 from dataclasses import dataclass, field
 
+from ..ir import sass as ir_sass
+
 INSTRUCTIONS = "Instructions Executed"
 SPACE, OPERATION = "Address Space", "Access Operation"
 SECTORS, SECTORS_IDEAL = "L2 Theoretical Sectors Global", "L2 Theoretical Sectors Global Ideal"
@@ -46,11 +48,9 @@ class SassRow:
         return self.values.get(SPACE, "-")
 
     @property
-    def opcode(self) -> str:
-        """The mnemonic with its modifiers, after a guard (`@!P0 LDS.128 ...` -> `LDS.128`)."""
-        words = self.text.split()
-        words = words[1:] if words and words[0].startswith("@") else words
-        return words[0] if words else ""
+    def base(self) -> str:
+        """The mnemonic without guard or modifiers (`@!P0 LDS.128 ...` -> `LDS`)."""
+        return ir_sass.tokenize_text(self.text).base
 
     @property
     def operation(self) -> str:

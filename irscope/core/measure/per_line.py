@@ -70,7 +70,7 @@ class LineCounters:
         if "Shared" in spaces:
             self.shared_wavefronts += row.get(WAVEFRONTS)
             self.shared_ideal += row.get(WAVEFRONTS_IDEAL)
-            if row.opcode.split(".")[0] not in MODELLED_SHARED:
+            if row.base not in MODELLED_SHARED:
                 self.other_wavefronts += row.get(WAVEFRONTS)
                 self.other_ideal += row.get(WAVEFRONTS_IDEAL)
 
