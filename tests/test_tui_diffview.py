@@ -183,9 +183,12 @@ async def test_leaving_before_the_worker_answers_is_harmless():
         await pilot.press(*"num_warps=8", "enter", "escape")  # a compile starts; the view is left at once
         await pilot.press("P", "escape")                       # so is a pass capture
         await pilot.pause()
-        assert app.screen is app.screen_stack[0] and screen.doc is None
+        # on a loaded machine the compile may answer before escape is handled: what the view held when it was
+        # left is what it holds after every later answer
+        assert app.screen is app.screen_stack[0]
+        seen = screen.doc
         await app.workers.wait_for_complete()
         for _ in range(30):  # the worker's answers arrive after the screens are gone
             await asyncio.sleep(0.1)
         await pilot.pause()
-        assert app.is_running and app.screen is app.screen_stack[0]
+        assert app.is_running and app.screen is app.screen_stack[0] and screen.doc is seen

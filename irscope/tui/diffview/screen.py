@@ -136,12 +136,16 @@ class DiffScreen(Screen):
         self.app.call_from_thread(self._answered, doc)
 
     def _answered(self, doc: dict | str) -> None:
+        # a view the user has left is out of the screen stack at once, while Textual may still be removing it
+        # (it is attached for a while): its answers are dropped
+        if self not in self.app.screen_stack:
+            return
         try:
-            if self.is_attached and isinstance(doc, str):
+            if isinstance(doc, str):
                 self._failed(doc)
-            elif self.is_attached:
+            else:
                 self._show(doc)
-        except NoMatches:  # the view was left before the worker answered
+        except NoMatches:  # removed between the check and the update
             pass
 
     def _failed(self, message: str) -> None:

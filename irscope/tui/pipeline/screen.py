@@ -148,10 +148,11 @@ class PipelineScreen(Screen):
         self.steps = steps
         if isinstance(steps, list):  # a failure is not kept: P again tries again
             self.main.__dict__.setdefault("pass_captures", {})[self.comp.key] = steps
+        if self not in self.app.screen_stack:  # the view was left while the capture ran (it is kept above)
+            return
         try:
-            if self.is_attached:
-                self._fill()
-        except NoMatches:  # the view was left while the capture ran
+            self._fill()
+        except NoMatches:  # removed between the check and the update
             pass
 
     def _title(self, text: Text) -> None:
