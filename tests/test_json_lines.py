@@ -56,3 +56,13 @@ def test_every_line_number_is_one_based_and_points_at_what_its_name_says(cli):
         text = source[finding["source_line"] - 1]
         assert text.strip() == finding["source_text"]
         assert text[finding["column"] - 1:].startswith("tl.")  # 1-based: the call Triton's location names
+
+
+def test_a_findings_column_is_the_call_whichever_column_triton_recorded():
+    from irscope.core.findings.engine import _callee_start
+    line = "    tl.store(out_ptr + offsets, tl.sum(x, 0) + y, mask=mask)"
+    assert _callee_start(line, 5) == 5            # newer Tritons: at the callee already
+    assert _callee_start(line, 13) == 5           # Triton 3.6, a load: at the opening parenthesis
+    assert _callee_start(line, 32) == 5           # Triton 3.6, a store: inside its arguments
+    assert _callee_start(line, line.index("tl.sum") + 1) == line.index("tl.sum") + 1  # an inner call keeps its own
+    assert _callee_start(line, line.index("+ y") + 1) == 5  # after a closed inner call: the outer one

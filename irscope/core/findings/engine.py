@@ -7,6 +7,8 @@ list and named in `rule_errors`, and the other rules still run.
 
 from __future__ import annotations
 
+import re
+
 from .bank_rules import bank_findings
 from .ir_rules import dot_findings, shuffle_findings
 from .memory_rules import access_findings
@@ -65,10 +67,34 @@ def _column(comp, stage: str | None, stage_line: int | None, source_line: int | 
         except Exception:  # noqa: BLE001 - no map for this stage: fall back to the line's indentation
             loc = None
         if loc is not None and loc.line == source_line and loc.column > 0:
-            return loc.column
+            return _callee_start(text, loc.column)
     if text is None:
         return None
     return len(text) - len(text.lstrip()) + 1
+
+
+_CALL_START = re.compile(r"[A-Za-z_][\w.]*\s*\(")
+_CALLEE_END = re.compile(r"[A-Za-z_][\w.]*\s*$")
+
+
+def _callee_start(text: str | None, column: int) -> int:
+    """Where the call behind a finding starts. Newer Tritons record a call's column at its callee
+    (`|tl.load(`); Triton 3.6 at its opening parenthesis (`tl.load|(`) or, for a store, inside its
+    arguments. A column that does not start a call is moved back to the callee of the call around it, so
+    that `irscope check`'s annotations stay put when Triton is upgraded."""
+    if text is None or not 0 < column <= len(text) or _CALL_START.match(text, column - 1):
+        return column
+    depth = 0
+    for i in range(min(column, len(text)) - 1, -1, -1):
+        c = text[i]
+        if c == ")" and i != column - 1:
+            depth += 1
+        elif c == "(":
+            if depth == 0:
+                callee = _CALLEE_END.search(text[:i])
+                return callee.start() + 1 if callee else column
+            depth -= 1
+    return column
 
 
 def _compile_error(comp) -> Finding:
