@@ -66,6 +66,32 @@ async def test_strided_lists_its_uncoalesced_gather_and_enter_shows_line_26_in_e
 
 
 @run_async
+async def test_tab_goes_round_the_panes_and_then_the_open_findings_list():
+    app = IrscopeApp(STRIDED, target="sm_90")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until_shown(app, pilot)
+        view = app.query_one(FindingsView)
+        assert view.mode == "open"  # a warning, tall enough: open on start
+        count = app.visible_count(app.effective_layout())
+        assert app.panes[0].view.has_focus
+        for n in range(1, count):
+            await pilot.press("tab")
+            assert app.panes[n].view.has_focus and not view.has_focus
+        await pilot.press("tab")  # past the last pane (no info panel shown): the list
+        await pilot.pause()
+        assert view.has_focus
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.source_line == view.findings[0].source_line
+        await pilot.press("tab")  # round again: the first pane
+        await pilot.pause()
+        assert app.panes[0].view.has_focus and not view.has_focus
+        await pilot.press("shift+tab")  # and back
+        await pilot.pause()
+        assert view.has_focus
+
+
+@run_async
 async def test_at_80x24_it_is_one_line_until_f_then_it_wraps_everything_and_maximises():
     app = IrscopeApp(STRIDED, target="sm_90")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -55,10 +55,9 @@ def kept_findings(app, key: int) -> list | None:
     from ..findings import FindingsView
 
     try:
-        got = app.query_one(FindingsView)._cache.get(key)
+        return app.query_one(FindingsView).findings_of(key)
     except Exception:  # noqa: BLE001 - no Findings view: the summary says the findings are not known
         return None
-    return got if isinstance(got, list) else None
 
 
 def candidates(app) -> list[Side]:

@@ -111,6 +111,11 @@ class FindingsView(VerticalScroll, can_focus=True):
         self._rebuild()
         self._fetch(shown.comp)
 
+    def findings_of(self, key: int) -> list | None:
+        """The findings the worker gave for compilation `key`, when they came (None: never asked, or failed)."""
+        got = self._cache.get(key)
+        return got if isinstance(got, list) else None
+
     def show_no_compilation(self) -> None:
         """The file did not open: nothing to list until it does."""
         self.shown, self.findings, self.failed = None, [], ""

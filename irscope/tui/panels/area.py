@@ -1,6 +1,6 @@
 """The panel area (`#panels`, the tabs of info panels under the panes) as a place the focus goes.
 
-Tab and Shift+Tab go round the visible panes and then the panel shown; `m` on a focused panel
+Tab and Shift+Tab go round the visible panes, then the panel shown and the Findings view; `m` on a focused panel
 maximises the area (the panes and the Findings view step aside; again, Tab away or Esc: they come
 back). The app keeps its own state; these functions read and change the widgets only.
 """
@@ -86,18 +86,40 @@ def leave(app: App) -> None:
 
 
 def cycle_focus(app, delta: int, pane_count: int) -> None:
-    """Tab / Shift+Tab: the next of the visible panes and, when the area is shown, its panel."""
-    ring: list[int | None] = list(range(pane_count))
+    """Tab / Shift+Tab: the next of the visible panes, then, where they are shown, the panel and the
+    Findings view."""
+    ring: list[int | str] = list(range(pane_count))
     panel = shown_panel(app)
     if panel is not None:
-        ring.append(None)  # None: the panel
-    here = None if has_focus_inside(app) and panel is not None else min(app.active_pane, pane_count - 1)
+        ring.append("panel")
+    findings = shown_findings(app)
+    if findings is not None:
+        ring.append("findings")
+    if findings is not None and findings.has_focus:
+        here: int | str = "findings"
+    elif panel is not None and has_focus_inside(app):
+        here = "panel"
+    else:
+        here = min(app.active_pane, pane_count - 1)
     target = ring[(ring.index(here) + delta) % len(ring)]
-    if target is None:
+    if target == "panel":
         panel.focus()
+        return
+    if target == "findings":
+        restore(app)
+        findings.focus()
         return
     restore(app)
     app.focus_pane(target)
+
+
+def shown_findings(app: App):
+    """The Findings view, when its list is open on screen (collapsed to its title line, it takes no keys)."""
+    try:
+        view = app.query_one("#findings")
+    except Exception:  # noqa: BLE001 - a screen without one
+        return None
+    return view if view.display and getattr(view, "mode", "") == "open" else None
 
 
 def after_toggle(app, was_inside: bool) -> None:
