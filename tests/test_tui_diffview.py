@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import time
 
@@ -77,6 +78,12 @@ async def test_misaligned_launch_0_against_1_shows_the_load_lines_with_their_cau
         assert "left not vectorized: the mask is built from n_elements = 1000" in x
         assert "right not vectorized: x_ptr is not known to be 16-byte aligned" in x
         assert "ld.global.b32" in x and "ld.global.v4" not in x
+        # PTX separates opcode and operands with a tab; drawn raw, a terminal jumps over stale cells
+        drawn = [text.plain for text, _ in screen.query_one("#diff-rows").lines]
+        assert not any("\t" in row for row in drawn)
+        dividers = {row.index(" │ ") for row in drawn if row.startswith(("  ", "- ", "+ ")) and " │ " in row
+                    and not re.match(r"[* ] +(\d+|-) │ ", row)}  # (a source line's header: `  25 │ x = ...`)
+        assert len(dividers) == 1  # the right side's column starts at one place on every row
         assert {(f["rule"], f["source_line"]) for f in doc["findings"]["added"]} == {("not-vectorized", x_line),
                                                                                       ("not-vectorized", x_line + 1)}
         await pilot.press("s")  # the next stage both sides have: SASS

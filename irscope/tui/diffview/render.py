@@ -11,6 +11,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ..highlight import TAB_SIZE
+
 LEFT, RIGHT, CHANGED = "red", "green", "bold yellow"
 
 
@@ -99,7 +101,7 @@ def row_lines(doc: dict[str, Any], width: int, show_unchanged: bool) -> list[tup
         if n not in changed and not show_unchanged:
             continue
         number = row["source_line"]
-        head = (f"{'*' if n in changed else ' '} {number:>4} │ {row['source']}" if number
+        head = (f"{'*' if n in changed else ' '} {number:>4} │ {row['source'].expandtabs(TAB_SIZE)}" if number
                 else "     - │ (no source line: header, layouts, directives)")
         out.append((Text(head, style=CHANGED if n in changed else "bold"), n))
         for access in accesses.get(number, []):
@@ -129,6 +131,6 @@ def _cell(ins: dict[str, Any] | None, width: int) -> Text:
     if ins is None:
         return Text(" " * width)
     style = {"-": LEFT, "+": RIGHT}.get(ins["mark"], "")
-    text = Text(f"{ins['mark']} {ins['text']}", style=style)
+    text = Text(f"{ins['mark']} {ins['text'].expandtabs(TAB_SIZE)}", style=style)  # (PTX has tabs)
     text.truncate(width, overflow="ellipsis", pad=True)
     return text

@@ -13,6 +13,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..highlight import TAB_SIZE
+
 _CURSOR = Style(bgcolor="#264f78")
 
 
@@ -102,6 +104,9 @@ class LineList(ScrollView, can_focus=True):
         strip = self._strips.get(key)
         if strip is None:
             text = self.row_text(index)
+            if "\t" in text.plain:  # a terminal would jump to its own tab stop over what is drawn there
+                text = text.copy()
+                text.expand_tabs(TAB_SIZE)
             segments = list(text.render(self.app.console))
             strip = Strip(segments).extend_cell_length(self._width)
             if selected:
