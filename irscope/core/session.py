@@ -21,7 +21,7 @@ from .model import DEFAULT_TARGET, Kernel, Launch
 from .names import target_name
 from .retarget import device_suffix, run_on_other_targets
 from .triton_compat import (RawLaunch, Target, bind_arguments, check_caches, config_kwargs, constexpr_param_names,
-                            local_gpu_target, param_defaults)
+                            local_gpu_target, param_defaults, warm_triton_key)
 
 
 def resolve_target(name: str | None) -> Target:
@@ -296,6 +296,8 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     local = local_gpu_target()
     overrides = overrides or Overrides()
     cache_warning = check_caches()  # a read-only or full cache: compile without one, and say so
+    if compile_ahead and not cache_warning:
+        warm_triton_key()  # the install's hash, while the file runs (the first compile needs it)
 
     def run(on: Target):
         on_launch = None

@@ -27,7 +27,7 @@ from triton.runtime.jit import JITFunction  # noqa: E402,F401
 from .originals import TRITON_VERSION  # noqa: E402,F401  (imported first: Triton as it is before any patch)
 from . import caches, interp_patches  # noqa: E402,F401
 from .caches import (check_caches, irscope_cache_dir, new_cache_warning, remember_triton_key,  # noqa: E402,F401
-                     triton_cache_dir, triton_install_key)
+                     triton_cache_dir, triton_install_key, warm_triton_key)
 from ..target import Target  # noqa: E402,F401
 from .driver import (_CpuDriver, install_cpu_driver, interpreter_lock, local_gpu_target,
     target_from_gpu_target)  # noqa: E402,F401

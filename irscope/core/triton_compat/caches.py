@@ -20,6 +20,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 from typing import Callable
 
 import triton
@@ -209,18 +210,21 @@ def remember_triton_key() -> None:
         return
     memo_path = os.path.join(irscope_cache_dir(), f"triton_key.{_install_fingerprint()}")
     value: list[str] = []
+    lock = threading.Lock()  # warm_triton_key's thread and a launch may ask at once: one hashes
 
     def triton_key() -> str:
-        if not value:
-            try:
-                with open(memo_path, encoding="utf-8") as f:
-                    value.append(f.read())
-            except OSError:
-                value.append(original())
-                _write_memo(memo_path, value[0])
+        with lock:
+            if not value:
+                try:
+                    with open(memo_path, encoding="utf-8") as f:
+                        value.append(f.read())
+                except OSError:
+                    value.append(original())
+                    _write_memo(memo_path, value[0])
         return value[0]
 
     triton_key._irscope = True
+    triton_key._memo_path = memo_path
     cache_module.triton_key = triton_key
     autotuner_module.triton_key = triton_key
 
@@ -235,3 +239,14 @@ def triton_install_key() -> str:
 
     remember_triton_key()
     return cache_module.triton_key()
+
+
+def warm_triton_key() -> None:
+    """Hash Triton's install in a thread, while the user's file runs, when irscope's memo does not have it:
+    the first compile would otherwise wait for it (hashlib and file reads let the file's thread run)."""
+    import triton.runtime.cache as cache_module
+
+    remember_triton_key()
+    if os.path.exists(getattr(cache_module.triton_key, "_memo_path", "")):
+        return
+    threading.Thread(target=cache_module.triton_key, name="irscope-triton-key", daemon=True).start()
