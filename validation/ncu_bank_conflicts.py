@@ -69,7 +69,7 @@ def record(path: str, target: str, out_dir: str) -> str:
             key = hashlib.sha1(ptx.encode()).hexdigest()[:16]
             doc["ptx"][key] = ptx
             program = parse_program(ptx)
-            inputs = launch_inputs(comp, program.params, program.threads)
+            inputs = launch_inputs(comp, program.params, program.threads, launch)
             row.update(ptx=key, registers=comp.resources.registers)
             if inputs is None:
                 row["error"] = "no grid: the launch was not captured"

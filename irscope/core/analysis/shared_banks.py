@@ -50,15 +50,18 @@ def _predicted(comp, **limits) -> BankReport | None:
     return report
 
 
-def launch_inputs(comp, ptx_params: list[str], threads: int | None) -> LaunchInputs | None:
-    """None when the compilation has no launch grid (nothing ran it)."""
+def launch_inputs(comp, ptx_params: list[str], threads: int | None, launch=None) -> LaunchInputs | None:
+    """None when the compilation has no launch grid (nothing ran it). `launch`: another launch of the same
+    compilation (compile_launch gives every launch of one specialization the first one's Compilation, whose
+    `launch` is that first launch: its arguments are not the others')."""
     from ..triton_compat import bind_arguments
-    grid = comp.launch.grid
+    launch = launch or comp.launch
+    grid = launch.grid
     if not grid:
         return None
     grid3 = tuple(int(g) for g in (list(grid) + [1, 1, 1])[:3])
     try:
-        bound = bind_arguments(comp.kernel.jit, comp.launch.args, comp.launch.kwargs)
+        bound = bind_arguments(comp.kernel.jit, launch.args, launch.kwargs)
     except Exception:  # noqa: BLE001 - arguments that do not bind: every parameter unknown
         bound = {}
     runtime = [name for name, kind in comp.signature.items()
