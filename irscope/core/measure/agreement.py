@@ -4,7 +4,8 @@ than 5% (a wrong prediction is a defect of irscope's, and the user should not ha
 Compared: the sectors of each source line's global loads and stores over the whole launch (when the
 coalescing analysis ran every program) and their sectors per request (coalescing analysis vs ncu's
 theoretical sectors over instructions executed; ncu's per-instruction count includes executions with
-every lane masked off, which issue no request, so where those exist the ratio is shown, not compared),
+every lane masked off, which issue no request, so where those exist in the launch, or in the programs a
+sampled prediction ran, the ratio is shown, not compared),
 registers per thread (the cubin vs
 `launch__registers_per_thread`), theoretical occupancy (irscope's model vs
 `sm__maximum_warps_per_active_cycle_pct`), and each line's shared-memory wavefronts and bank conflicts
@@ -77,6 +78,13 @@ def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str],
                     note = (f"ncu counts {requests - counts.requests:g} executions with every lane masked off, "
                             f"which issue no request: its {requests:g} instructions against {counts.requests} "
                             f"requests")
+                elif not whole and counts.instructions > counts.requests:
+                    # ncu's ratio is over instructions executed; a sample tells that masked-off executions
+                    # exist, not how many the launch has
+                    off = counts.instructions - counts.requests
+                    note = (f"ncu's ratio is over instructions executed, and in the {len(coalescing.programs)} "
+                            f"programs irscope ran (of {math.prod(coalescing.grid)}) {off} of {counts.instructions} "
+                            f"executions have every lane masked off, which issue no request")
                 value = getattr(m, f"{kind}_sectors_per_request") if m else None
                 out.append(Agreement(f"{kind} sectors/request", predicted.source_line,
                                      _round(counts.sectors_per_request), value, note))
