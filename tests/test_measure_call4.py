@@ -101,3 +101,21 @@ def test_a_one_lane_store_from_a_sampled_prediction_is_shown_not_compared():
     assert all(by[("ld sectors/request", line)].agrees for line in (70, 77, 89, 90, 91))
     assert by[("st sectors/request", 95)].agrees
     assert not [f for f in disagreement_findings(comp, list(by.values())) if f.source_line in (83, 84)]
+
+
+def test_ncu_times_and_sizes_are_read_in_the_unit_their_page_gives():
+    """ncu's raw page picks a unit per metric: tutorial 02's kernel took 1.40 ms ("msecond"), the others µs.
+    Read as µs, the H100 table showed 1.40 µs beside do_bench's 1127.52 µs; in µs it is 1399.55, at ncu's
+    base clocks against do_bench's boosted ones. Bytes likewise (Mbyte, Kbyte) are bytes."""
+    import json
+
+    softmax = _page("02-fused-softmax.__main__.softmax_kernel.0")[1]
+    assert float(softmax["gpu__time_duration.sum"]) == pytest.approx(1399.552)
+    assert float(softmax["dram__bytes_read.sum"]) == pytest.approx(5702144)
+    doc = json.load(open(os.path.join(CALL4, "json", "tests__corpus__tutorials__triton-3.6__02-fused-softmax.py.json")))
+    bench_us = doc["kernels"][0]["measured"]["time_ms"]["median"] * 1e3
+    assert 1.0 < float(softmax["gpu__time_duration.sum"]) / bench_us < 1.3
+    strided = _page("strided.__main__.strided_gather_kernel.0")[1]
+    assert float(strided["gpu__time_duration.sum"]) == pytest.approx(3.488)
+    assert float(strided["dram__bytes_read.sum"]) == pytest.approx(133888)
+    assert strided["launch__registers_per_thread"] == "18"  # no unit to scale
