@@ -187,3 +187,65 @@ def test_ncus_child_finds_every_torch_compile_kernel_again_in_a_fresh_inductor_c
                               capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert done.returncode == 0, done.stderr[-1500:]
         assert f"found {name.rsplit(':', 1)[-1]} and its arguments; no GPU to launch it on" in done.stderr
+
+
+_LATE_MODULE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def last_kernel(x_ptr):
+    tl.store(x_ptr + tl.arange(0, 32), 2 * tl.arange(0, 32).to(tl.float32))
+'''
+
+# As FlagGems does with the kernels it generates: a module loaded from a file at run time, not in sys.modules,
+# so that only its launch makes its kernel known
+_LATE_LAUNCH = '''import importlib.util
+import os
+import time
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def first_kernel(x_ptr):
+    tl.store(x_ptr + tl.arange(0, 32), tl.arange(0, 32).to(tl.float32))
+
+
+x = torch.empty(32, device="cuda")
+first_kernel[(1,)](x)
+time.sleep(4)  # longer than the capture budget's quiet time (3 s) without a new launch
+spec = importlib.util.spec_from_file_location("_generated_at_run_time",
+                                              os.path.join(os.path.dirname(__file__), "late_module.py"))
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+module.last_kernel[(1,)](x)
+'''
+
+
+def test_ncus_child_is_not_cut_short_where_the_parents_run_was_not(tmp_path):
+    """Under ncu the file runs slower than it did for the parent, and a capture budget spent on the wall clock
+    stopped the H100's child before FlagGems' add, the last launch of flag_gems_use_gems.py (call 4). Here a
+    pause longer than the default quiet time stands for that slowness: the child still reaches the last
+    launch; and where a kernel is missing, the child's one line says how its run went."""
+    import subprocess
+
+    from irscope.core.measure.ncu_run import child_command, child_env
+
+    path = tmp_path / "late_launch.py"
+    path.write_text(_LATE_LAUNCH)
+    (tmp_path / "late_module.py").write_text(_LATE_MODULE)
+    env = child_env(str(tmp_path))
+    KERNEL = "_generated_at_run_time:last_kernel"  # noqa: N806 - as the parent names it
+    done = subprocess.run(child_command(str(path), KERNEL, None, 0), env=env, capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert "found last_kernel and its arguments; no GPU to launch it on" in done.stderr
+    # the user's own budget still decides, and the error says it stopped the run
+    done = subprocess.run(child_command(str(path), KERNEL, None, 0), env=dict(env, IRSCOPE_CAPTURE_QUIET="1"),
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert last.startswith(f"irscope_measure: no kernel named '{KERNEL}'")
+    assert "this run of the file:" in last and "nothing new launched in the last 1 s" in last

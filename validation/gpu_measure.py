@@ -83,10 +83,15 @@ def rows_of(rel: str, doc: dict) -> list[dict]:
         # a prediction of part of the launch (its note says so) is shown, not compared
         bad = [a for a in agree if a["agrees"] is False
                or (not a.get("note") and (a["predicted"] is None) != (a["measured"] is None))]
-        row["failed"] += [f"{a['what']} at line {a['source_line']}: measured {a['measured']}, predicted "
+        row["failed"] += [f"{a['what']} at line {_where(a)}: measured {a['measured']}, predicted "
                           f"{a['predicted']}" for a in bad]
         rows.append(row)
     return rows
+
+
+def _where(a: dict) -> str:
+    """A row's line, or its group of lines compared together (`156+157`)."""
+    return "+".join(map(str, a["source_lines"])) if a.get("source_lines") else str(a["source_line"])
 
 
 def table(rows: list[dict]) -> str:
@@ -98,10 +103,10 @@ def table(rows: list[dict]) -> str:
             return "-" if v is None else format(v, fmt)
         bw = "-" if r.get("gbps") is None else f"{r['gbps']:.1f}" + (
             f" ({r['gbps'] / r['peak']:.1%})" if r.get("peak") else "")
-        lines = "; ".join(f"{a['source_line']} {a['what'].split()[0]} {f(a['measured'], 'g')} / "
+        lines = "; ".join(f"{_where(a)} {a['what'].split()[0]} {f(a['measured'], 'g')} / "
                           f"{f(a['predicted'], 'g')}" + (" (not compared: masked-off executions)" if a.get("note") else "")
                           for a in r.get("lines", []) if a["what"].endswith("/request"))
-        banks = "; ".join(f"{a['source_line']} {f(a['measured'], 'g')} / {f(a['predicted'], 'g')}"
+        banks = "; ".join(f"{_where(a)} {f(a['measured'], 'g')} / {f(a['predicted'], 'g')}"
                           + (" (not compared)" if a.get("note") else "")
                           for a in r.get("lines", []) if a["what"] == "bank conflicts")
         verdict = "PASS" if not r["failed"] else "FAIL: " + "; ".join(r["failed"])[:300]

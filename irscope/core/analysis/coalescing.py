@@ -54,6 +54,7 @@ class Counts:
     unique_bytes: int = 0      # distinct bytes per request, summed
     ideal_sectors: int = 0     # per request: the fewest sectors its distinct bytes fit in, summed
     active_lanes: int = 0      # summed over requests
+    instructions: int = 0      # warp-level executions, those with every lane masked off (no request) included
 
     def add(self, other: "Counts") -> None:
         for name in self.__dataclass_fields__:
@@ -156,7 +157,7 @@ def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_b
     act_r = act.transpose(0, 2, 1, 3).reshape(warps * len(group_starts), lanes * vector)
     issued = act_r.any(axis=1)
     addr_r, act_r = addr_r[issued], act_r[issued]
-    counts = Counts()
+    counts = Counts(instructions=int(issued.size))
     if not len(addr_r):
         return RequestBatch(counts, None, Counter())
 

@@ -4,7 +4,8 @@ than 5% (a wrong prediction is a defect of irscope's, and the user should not ha
 Compared: the sectors of each source line's global loads and stores over the whole launch (when the
 coalescing analysis ran every program) and their sectors per request (coalescing analysis vs ncu's
 theoretical sectors over instructions executed; ncu's per-instruction count includes executions with
-every lane masked off, which issue no request, so where those exist the ratio is shown, not compared),
+every lane masked off, which issue no request, so where those exist in the launch, or in the programs a
+sampled prediction ran, the ratio is shown, not compared),
 registers per thread (the cubin vs
 `launch__registers_per_thread`), theoretical occupancy (irscope's model vs
 `sm__maximum_warps_per_active_cycle_pct`), and each line's shared-memory wavefronts and bank conflicts
@@ -34,6 +35,7 @@ class Agreement:
     predicted: float | None
     measured: float | None
     note: str = ""             # why the two are not compared, when they are not
+    lines: tuple = ()          # the source lines compared together (line_groups), when more than one
 
     @property
     def agrees(self) -> bool | None:
@@ -45,7 +47,15 @@ class Agreement:
 
     def to_json(self) -> dict:
         return {"what": self.what, "source_line": self.source_line, "predicted": self.predicted,
-                "measured": self.measured, "agrees": self.agrees, "note": self.note or None}
+                "measured": self.measured, "agrees": self.agrees, "note": self.note or None,
+                **({"source_lines": list(self.lines)} if self.lines else {})}
+
+    @property
+    def where(self) -> str:
+        """`line 12: ` or `lines 156+157: ` (a group), or nothing for the kernel as a whole."""
+        if self.lines:
+            return "lines " + "+".join(str(n) for n in self.lines) + ": "
+        return f"line {self.source_line}: " if self.source_line else ""
 
 
 def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str], banks=None) -> list[Agreement]:
@@ -68,6 +78,13 @@ def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str],
                     note = (f"ncu counts {requests - counts.requests:g} executions with every lane masked off, "
                             f"which issue no request: its {requests:g} instructions against {counts.requests} "
                             f"requests")
+                elif not whole and counts.instructions > counts.requests:
+                    # ncu's ratio is over instructions executed; a sample tells that masked-off executions
+                    # exist, not how many the launch has
+                    off = counts.instructions - counts.requests
+                    note = (f"ncu's ratio is over instructions executed, and in the {len(coalescing.programs)} "
+                            f"programs irscope ran (of {math.prod(coalescing.grid)}) {off} of {counts.instructions} "
+                            f"executions have every lane masked off, which issue no request")
                 value = getattr(m, f"{kind}_sectors_per_request") if m else None
                 out.append(Agreement(f"{kind} sectors/request", predicted.source_line,
                                      _round(counts.sectors_per_request), value, note))
@@ -100,7 +117,16 @@ def bank_agreements(report, lines: list[LineCounters]) -> list[Agreement]:
     """Per source line, the shared-memory wavefronts of the accesses irscope models (LDS, STS, LDSM, STSM,
     LDGSTS) and their bank conflicts (wavefronts over the ideal), predicted for the whole launch against
     Nsight Compute's totals. HGMMA's reads are left out of both sides: irscope does not model them (their
-    measured wavefronts equal their ideal, docs/validation.md)."""
+    measured wavefronts equal their ideal, docs/validation.md).
+
+    The two sides name lines through different maps: a predicted access has its PTX instruction's `.loc`,
+    a measured one its SASS instruction's line in the cubin's table (ptxas's, which Nsight Compute shows
+    too). Where ptxas gives one line the instructions of two (two `tl.sum` on neighbouring lines whose
+    shared-memory exchanges it files under the first: Liger's layer-norm backward, FlagGems' layer norm),
+    per-line totals cannot be compared, while their sum can. So lines are compared in groups
+    (line_groups): a line alone where both maps give it as many shared-memory instructions, else together
+    with the lines after it until the two maps hold as many instructions; the group is decided by the
+    instructions each map places, before any count is looked at."""
     predicted: dict[int | None, list] = {}
     for r in report.accesses:
         if r.access.kind in ("wgmma", "bulk"):
@@ -110,15 +136,20 @@ def bank_agreements(report, lines: list[LineCounters]) -> list[Agreement]:
     short = "" if report.complete else (
         f"the prediction ran {report.programs} of the launch's {report.grid_programs} programs"
         + (f" ({report.stops[0]})" if report.stops else "") + ", so its totals are not the launch's")
+    shown = set(predicted) | {c.source_line for c in lines
+                              if c.shared_wavefronts > c.other_wavefronts or c.shared_instructions}
     out = []
-    for line in sorted(set(predicted) | {c.source_line for c in lines if c.shared_wavefronts > c.other_wavefronts},
-                       key=lambda n: (n is None, n or 0)):
-        m = measured.get(line)
-        waves = m.shared_wavefronts - m.other_wavefronts if m else 0.0
-        ideal = m.shared_ideal - m.other_ideal if m else 0.0
-        results = predicted.get(line)
+    for group in line_groups(sorted(shown, key=lambda n: (n is None, n or 0)),
+                             {line: len(results) for line, results in predicted.items()},
+                             {c.source_line: c.shared_instructions for c in lines}):
+        ms = [measured[line] for line in group if line in measured]
+        waves = sum(m.shared_wavefronts - m.other_wavefronts for m in ms)
+        ideal = sum(m.shared_ideal - m.other_ideal for m in ms)
+        results = [r for line in group for r in predicted.get(line, [])]
+        together = tuple(group) if len(group) > 1 else ()
         if not results:
-            out.append(Agreement("shared wavefronts", line, None, waves, short))
+            if waves:  # measured where irscope predicted nothing
+                out.append(Agreement("shared wavefronts", group[0], None, waves, short, together))
             continue
         note = short
         if not note and any(r.access.not_modelled or r.unknown for r in results):
@@ -127,9 +158,31 @@ def bank_agreements(report, lines: list[LineCounters]) -> list[Agreement]:
                     f"{odd.unknown} executions of a {odd.access.opcode} whose address irscope could not compute")
         p_waves = sum(r.wavefronts for r in results)
         p_ideal = sum(r.ideal for r in results)
-        out.append(Agreement("bank conflicts", line, p_waves - p_ideal, waves - ideal, note))
-        out.append(Agreement("shared wavefronts", line, p_waves, waves, note))
+        out.append(Agreement("bank conflicts", group[0], p_waves - p_ideal, waves - ideal, note, together))
+        out.append(Agreement("shared wavefronts", group[0], p_waves, waves, note, together))
     return out
+
+
+def line_groups(ordered: list, in_ptx: dict, in_sass: dict) -> list[list]:
+    """`ordered` source lines (None, the unmapped, last and alone) in groups: a line alone when the PTX's map
+    and the SASS's give it as many modelled shared-memory instructions (`in_ptx`, `in_sass`), else joined
+    with the next lines until the two counts are even (or the lines run out)."""
+    groups: list[list] = []
+    open_group: list = []
+    balance = 0
+    for line in ordered:
+        if line is None:
+            continue
+        open_group.append(line)
+        balance += in_ptx.get(line, 0) - in_sass.get(line, 0)
+        if balance == 0:
+            groups.append(open_group)
+            open_group = []
+    if open_group:
+        groups.append(open_group)
+    if None in ordered:
+        groups.append([None])
+    return groups
 
 
 def _round(value: float | None) -> float | None:
@@ -149,7 +202,7 @@ def disagreement_findings(comp, found: list[Agreement]) -> list:
         if (a.source_line, family) in said:  # one finding per line and kind of access (ld / st / shared)
             continue
         said.add((a.source_line, family))
-        where = f"line {a.source_line}: " if a.source_line else ""
+        where = a.where
         if a.predicted is None:
             message = (f"{where}Nsight Compute measured {a.what} {a.measured:g}, and irscope predicted "
                        f"nothing for it")

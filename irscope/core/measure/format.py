@@ -60,7 +60,9 @@ def format_measured(m: dict[str, Any]) -> list[str]:
 def _agreement_lines(agreements: list[dict[str, Any]]) -> list[str]:
     out = []
     for a in agreements:
-        where = f"line {a['source_line']}: " if a["source_line"] else ""
+        group = a.get("source_lines")
+        where = ("lines " + "+".join(map(str, group)) + ": " if group else
+                 f"line {a['source_line']}: " if a["source_line"] else "")
         mark = {True: "agrees", False: "DISAGREES (over 5%)", None: "no prediction"}[a["agrees"]]
         if a["agrees"] is None and a.get("note"):
             mark = f"not compared: {a['note']}"

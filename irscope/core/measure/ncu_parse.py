@@ -99,15 +99,36 @@ def parse_source_page(text: str) -> list[SourcePage]:
     return pages
 
 
+# ncu prints each metric of the raw page in a unit of its choosing, per metric and per report (the units row):
+# one kernel's gpu__time_duration in "us", a longer one's in "ms"; bytes in "byte", "Kbyte", "Mbyte". Times are
+# kept in microseconds and sizes in bytes, whatever unit a page used (tutorial 02's 1.4 ms kernel was read
+# as 1.4 µs on the H100 before this).
+_SCALES = {"nsecond": ("usecond", 1e-3), "ns": ("usecond", 1e-3), "usecond": ("usecond", 1.0), "us": ("usecond", 1.0),
+           "msecond": ("usecond", 1e3), "ms": ("usecond", 1e3), "second": ("usecond", 1e6), "s": ("usecond", 1e6),
+           "byte": ("byte", 1.0), "Kbyte": ("byte", 1e3), "Mbyte": ("byte", 1e6), "Gbyte": ("byte", 1e9),
+           "Tbyte": ("byte", 1e12)}
+
+
+def _in_base_unit(text: str, unit: str) -> str:
+    scale = _SCALES.get(unit.strip())
+    value = number(text)
+    if scale is None or value is None or scale[1] == 1.0:
+        return text
+    return format(value * scale[1], ".10g")
+
+
 def parse_raw_page(text: str) -> list[dict[str, str]]:
-    """One dict of metric -> value per launch of a `--page raw --csv` output (the units row dropped)."""
+    """One dict of metric -> value per launch of a `--page raw --csv` output, times in microseconds and sizes
+    in bytes (the units row read, then dropped)."""
     rows = [r for r in csv.reader(io.StringIO(text)) if r]
     start = next((i for i, r in enumerate(rows) if r and r[0] == "ID"), None)
     if start is None:
         return []
     header = rows[start]
+    units = rows[start + 1] if start + 1 < len(rows) and not rows[start + 1][0].strip().isdigit() else []
+    units = dict(zip(header, units))
     out = []
     for row in rows[start + 1:]:
         if row and row[0].strip().isdigit():
-            out.append(dict(zip(header, row)))
+            out.append({name: _in_base_unit(value, units.get(name, "")) for name, value in zip(header, row)})
     return out

@@ -33,6 +33,7 @@ class LineCounters:
     shared_ideal: float = 0.0
     other_wavefronts: float = 0.0       # of these, shared accesses irscope does not model (HGMMA, ATOMS, ...)
     other_ideal: float = 0.0
+    shared_instructions: int = 0        # SASS instructions on the line that the bank model predicts (static)
     samples: float = 0.0
     stalls: dict[str, float] = field(default_factory=dict)
 
@@ -70,7 +71,9 @@ class LineCounters:
         if "Shared" in spaces:
             self.shared_wavefronts += row.get(WAVEFRONTS)
             self.shared_ideal += row.get(WAVEFRONTS_IDEAL)
-            if row.base not in MODELLED_SHARED:
+            if row.base in MODELLED_SHARED:
+                self.shared_instructions += 1
+            else:
                 self.other_wavefronts += row.get(WAVEFRONTS)
                 self.other_ideal += row.get(WAVEFRONTS_IDEAL)
 

@@ -105,7 +105,9 @@ class MeasuredPanel(InfoPanel):
     def _measured_view(self, m: dict, ctx: CursorContext) -> Group:
         parts: list = [Text(line.strip()) for line in format_measured(m) if not line.lstrip().startswith("ncu ")]
         ncu = m.get("ncu") or {}
-        here = [a for a in m.get("agreements") or [] if a["source_line"] == ctx.source_line]
+        # a group of lines compared together (two maps file its instructions differently) shows on each of them
+        here = [a for a in m.get("agreements") or []
+                if ctx.source_line in (a.get("source_lines") or [a["source_line"]])]
         if here:
             table = Table(box=None, padding=(0, 2), show_edge=False, title=f"line {ctx.source_line}", title_justify="left")
             for column in ("counter", "measured", "predicted", ""):
@@ -113,7 +115,9 @@ class MeasuredPanel(InfoPanel):
             for a in here:
                 verdict = {True: Text("agrees", style="green"), False: Text("DISAGREES", style="bold red"),
                            None: Text(a.get("note") or "no prediction", style="dim")}[a["agrees"]]
-                table.add_row(a["what"], _num(a["measured"]), _num(a["predicted"]), verdict)
+                group = a.get("source_lines")
+                what = a["what"] + (" (lines " + "+".join(map(str, group)) + " together)" if group else "")
+                table.add_row(what, _num(a["measured"]), _num(a["predicted"]), verdict)
             parts.append(table)
         lines = sorted((c for c in ncu.get("lines") or [] if c["stall_samples"]), key=lambda c: -c["stall_samples"])
         if lines:
