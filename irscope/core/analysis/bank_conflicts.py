@@ -175,7 +175,10 @@ class _Watcher:
                 known &= np.ones(on.size, bool) if size.known is None else size.known
             if source.known is not None:
                 known &= source.known | ~fetching
-            group = copy_groups(source.bits, fetching)
+            # A 16-byte copy writes each global line's lanes in wavefronts of their own (matmul.py's rows);
+            # a 4-byte copy whose warp reads two lines costs one wavefront all the same (tutorial 02's
+            # LDGSTS.E rows on the H100). 8-byte copies are unmeasured: counted as 16-byte ones.
+            group = copy_groups(source.bits, fetching) if width >= 8 else None
             phase_of_lane = np.arange(32) // copy_phase_size(width)
         bad = ((~known) & on).reshape(-1, 32).any(axis=1)
         result.unknown += int((bad & reached).sum())
