@@ -13,12 +13,13 @@ from . import protocol
 
 
 def _shutdown(signum, _frame) -> None:
-    """Asked to stop, or the front end died: stop the compile children, remove the temporary folder, and
-    end the whole process group (ptxas, nvdisasm, this process)."""
+    """Asked to stop, or the front end died: tell the compile children to stop (they clean up and end by
+    themselves; waiting for them kept the front end waiting), remove the temporary folder, and end the
+    whole process group (ptxas, nvdisasm, this process)."""
     ahead = sys.modules.get("irscope.core.ahead")
     if ahead is not None:
         try:
-            ahead.stop_all()
+            ahead.ask_all_to_stop()
         except Exception:  # noqa: BLE001 - on the way out; the group kill below still happens
             pass
     tmp = os.environ.get("IRSCOPE_WORKER_TMP")
