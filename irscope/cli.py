@@ -8,6 +8,7 @@ stderr that names the problem and the fix, and a non-zero exit; never a tracebac
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
@@ -208,11 +209,15 @@ def _tui(args) -> int:
     _check_target(args.target)
     check_kernel_path(path)  # a bad path is one line on stderr, before the screen switches
     from .tui.app import IrscopeApp
+    from .tui.driver import driver_for
 
     app = IrscopeApp(path, target=args.target, kernel=args.kernel, config=args.config,
                      run_main=not args.no_run, defines=args.defines, arg_types=args.args)
+    app.driver_class = driver_for(app.driver_class)  # `q` does not wait out Textual's input polling
     try:
-        app.run()
+        # On a loop of its own, not asyncio.run: that joins every thread worker before it returns, so a
+        # `q` during a compile or an analysis waited for it. The process ends below without them.
+        app.run(loop=asyncio.new_event_loop())
     finally:
         app.close_session()  # the worker, its compile children and its files
     code = app.return_code or 0

@@ -167,3 +167,53 @@ def test_scrubbing_an_answer_keeps_its_types_and_numbers():
     scrub(answer)
     assert answer["strides"] == Counter({128: 31, 4: 1}) and answer["strides"].most_common(1) == [(128, 31)]
     assert answer["pair"] == Pair("x\\x1b[2J", 2) and answer["names"] == ["ok", "\\x07bell"]
+
+
+def test_closing_a_session_fails_the_request_that_waits_on_the_file(tmp_path):
+    """`q` while the file still runs: the request waiting on the file's run must fail at once, or the
+    thread that made it keeps the app from exiting. The file forks a process of its own session (as a
+    compile child or a data loader would), which outlives the worker and holds its answer pipe open."""
+    import threading
+
+    from irscope.worker.remote import WorkerGone, open_session
+
+    marker = tmp_path / "running"
+    script = tmp_path / "still_running.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, time
+        if __name__ == '__main__':
+            if os.fork() == 0:
+                os.setsid()
+                with open({str(marker)!r}, 'w') as f:
+                    f.write(str(os.getpid()))
+                time.sleep(60)
+                os._exit(0)
+            time.sleep(600)
+        """))
+    session = open_session(str(script))
+    outcome = []
+
+    def ask():
+        try:
+            session.request("open", path=str(script), target="sm_90", run_main=True, defines=[], arg_types=[],
+                            kernel=None, config=None)
+            outcome.append("answered")
+        except WorkerGone as exc:
+            outcome.append(exc)
+
+    asker = threading.Thread(target=ask, daemon=True)
+    asker.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), "the file never started"
+    finally:
+        session.close()
+    try:
+        asker.join(timeout=30)
+    finally:
+        os.kill(int(marker.read_text()), signal.SIGKILL)
+    assert not asker.is_alive(), "the request still waits after the session was closed"
+    assert len(outcome) == 1 and isinstance(outcome[0], WorkerGone)
+    session.close()  # a second close is harmless

@@ -329,6 +329,19 @@ def stop_all() -> None:
         _stop(child)
 
 
+def ask_all_to_stop() -> None:
+    """SIGTERM every child's group and wait for none: for a worker on its way out, whose children end
+    anyway when it does (die_with_parent) and clean up after themselves on SIGTERM (_exit_cleanly). A
+    child inside a compile only sees the signal when it is back in Python, which can take a second:
+    waiting for it here made `q` in the TUI wait as long."""
+    for child in list(_children.values()):
+        if not child.finished:
+            try:
+                os.killpg(child.pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def progress(key: tuple) -> str | None:
     """None if no child was started for `key`; else the steps it has been heard to reach ("cs": both)."""
     child = _children.get(key)

@@ -13,12 +13,13 @@ from . import protocol
 
 
 def _shutdown(signum, _frame) -> None:
-    """Asked to stop, or the front end died: stop the compile children, remove the temporary folder, and
-    end the whole process group (ptxas, nvdisasm, this process)."""
+    """Asked to stop, or the front end died: tell the compile children to stop (they clean up and end by
+    themselves; waiting for them kept the front end waiting), remove the temporary folder, and end the
+    whole process group (ptxas, nvdisasm, this process)."""
     ahead = sys.modules.get("irscope.core.ahead")
     if ahead is not None:
         try:
-            ahead.stop_all()
+            ahead.ask_all_to_stop()
         except Exception:  # noqa: BLE001 - on the way out; the group kill below still happens
             pass
     tmp = os.environ.get("IRSCOPE_WORKER_TMP")
@@ -34,6 +35,7 @@ def main(argv: list[str]) -> None:
         signal.signal(signum, _shutdown)
     die_with_parent(front_end)
     if argv[:1] == ["--serve"]:  # `--serve FILE`: the TUI's worker (the file named for `ps`)
+        _yield_to_the_screen()
         serve_forever(int(os.environ.pop("IRSCOPE_WORKER_REQUEST_FD")), result_fd)
     me = os.getpid()
     out, err = io.StringIO(), io.StringIO()
@@ -52,6 +54,16 @@ def main(argv: list[str]) -> None:
         sys.__stdout__.flush()
         # Threads the file started, atexit hooks it registered: none of them may keep the worker alive.
         os._exit(code if os.getpid() == me else 0)
+
+
+def _yield_to_the_screen() -> None:
+    """The TUI's worker runs at a lower priority than the TUI: on a machine with few cores a compile or
+    the user's file took the CPU from the screen, and cursor moves made during a compile waited. The
+    worker still gets every cycle the screen does not want."""
+    try:
+        os.nice(10)
+    except OSError:  # not allowed here: only slower moves while it works
+        pass
 
 
 def serve_forever(request_fd: int, result_fd: int) -> None:

@@ -127,6 +127,8 @@ class Session:
                 message = protocol.receive_object(self._result_fd)
             except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
                 message = {"id": None, "error": "", "message": f"an unreadable answer: {exc}"}
+            except OSError:  # the pipe broke: the worker is gone
+                message = None
             if message is None:
                 break
             with self._lock:
@@ -142,6 +144,14 @@ class Session:
             pending.reply = message
             pending.done.set()
         self.proc.wait()
+        self._release_waiting()
+        try:
+            os.close(self._result_fd)  # closed here, by the one thread that reads it
+        except OSError:
+            pass
+
+    def _release_waiting(self) -> None:
+        """Every request still waiting fails (its reply stays None: WorkerGone, saying how)."""
         with self._lock:
             self._closed = True
             waiting, self._pending = list(self._pending.values()), {}
@@ -160,15 +170,21 @@ class Session:
         return _output_tail(self.tmp)
 
     def close(self) -> None:
-        """Stop the worker and everything it started; remove its files."""
+        """Stop the worker and everything it started; remove its files. Requests still waiting fail at
+        once: a thread left waiting kept the app from exiting (asyncio joins its executor's threads).
+        The answer pipe is left to the reader thread, which is blocked reading it: closing it under that
+        thread would let a later pipe reuse its number."""
         with self._lock:
+            if self._request_fd < 0:
+                return  # closed already: its descriptor's number may belong to something else by now
             self._closed = True
+            request_fd, self._request_fd = self._request_fd, -1
         stop(self.proc, grace=0.5)
-        for fd in (self._request_fd, self._result_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._release_waiting()
+        try:
+            os.close(request_fd)
+        except OSError:
+            pass
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 

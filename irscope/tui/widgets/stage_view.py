@@ -218,11 +218,12 @@ class StageView(ScrollView, can_focus=True):
         old, self.linked = self.linked, indices
         top, bottom = self.visible_rows()
         changed = [row for row in range(top, bottom) if (self.rows[row] in old) != (self.rows[row] in indices)]
-        if len(changed) > 8:
-            self.refresh()  # one region is cheaper to track than many
-        else:
-            for row in changed:  # repaint only shown rows whose state changed: O(screen)
-                self._refresh_row(row)
+        # Repaint only the shown rows whose state changed, one region per run of them: a whole-pane
+        # refresh re-renders every row through Textual's per-line styling, which costs more than the
+        # regions do to track (a relink changes a few runs of rows, not the pane).
+        width = self.size.width
+        for start, end in consecutive_runs(changed):
+            self.refresh(Region(0, start - top, width, end - start))
 
     def reveal_index(self, index: int) -> None:
         """Scroll so that stage line `index` is on screen (a third from the top when it was not)."""
@@ -325,16 +326,49 @@ class StageView(ScrollView, can_focus=True):
         """A terminal of 256 colours or fewer (tmux's default): no faint tinted colour exists there."""
         return getattr(self.app.console, "color_system", "truecolor") in ("256", "standard", "windows")
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The rows in `crop`, straight from the row cache. Textual's own path (its styles cache) re-wraps
+        every row it repaints in a new Strip, so the terminal's colour filter runs again on each, and
+        checks borders, padding, tint and opacity per row: most of a cursor move's time when a pane
+        scrolls. This view has none of those, and its rows are exactly as wide as it is, so what that
+        path makes of them is the rows themselves; the filter's answer is cached on each row's Strip."""
+        width, height = self.size
+        if not (self._plain_box() and crop.right <= width and crop.bottom <= height):
+            return super().render_lines(crop)
+        filters = self.get_line_filters()
+        background = self.background_colors[1]
+        offset = self.scroll_offset
+        top, left, focused = int(offset.y), int(offset.x), self.has_focus
+        line = self._line
+        strips = []
+        for y in crop.line_range:
+            strip = line(top + y, left, width, focused)
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)
+            strips.append(strip)
+        if crop.column_span != (0, width):
+            strips = [strip.crop(crop.x, crop.right) for strip in strips]
+        return strips
+
+    def _plain_box(self) -> bool:
+        """No border, outline, padding, hatch, tint or opacity: Textual's styling would leave rows as they are."""
+        styles = self.styles
+        return (not any(edge for edge, _ in styles.border) and not any(edge for edge, _ in styles.outline)
+                and styles.padding == (0, 0, 0, 0) and not styles.tint.a and self.opacity == 1.0
+                and styles.text_opacity == 1.0 and (not styles.has_rule("hatch") or styles.hatch == "none")
+                and self.region.size == self.size)
+
     def render_line(self, y: int) -> Strip:
-        top = int(self.scroll_offset.y)
-        row = top + y
-        width = self.size.width
+        offset = self.scroll_offset
+        return self._line(int(offset.y) + y, int(offset.x), self.size.width, self.has_focus)
+
+    def _line(self, row: int, left: int, width: int, focused: bool) -> Strip:
+        """Row `row` as shown from column `left`, `width` cells wide."""
         if self.text is None or row >= len(self.rows):
             return Strip.blank(width, self._style("base"))
         index = self.rows[row]
-        state = CURSOR if row == self.cursor_row and self.has_focus else (
+        state = CURSOR if row == self.cursor_row and focused else (
             LINKED if index in self.linked or row == self.cursor_row else PLAIN)
-        left = int(self.scroll_offset.x)
         key = (index, state, left, width)
         line = self._lines.get(key)
         if line is None:
