@@ -94,22 +94,22 @@ async def move_latencies(path: str, moves: int, size=(200, 50)) -> tuple[list[fl
     async with app.run_test(size=size) as pilot:
         await wait_until_shown(app, pilot)
         # every stage through a pane once, so all are loaded and rendered; then the benchmark layout
-        for stage in app.shown.stages:
+        for stage in app.main.shown.stages:
             app.action_set_stage(stage)
             await pilot.pause()
         for number, stage in enumerate(("source", "ttgir", "llir", "ptx")):
-            app.focus_pane(number)
+            app.main.focus_pane(number)
             app.action_set_stage(stage)
         await pilot.pause()
         screen = app.screen
-        kernel_line = app.shown.comp.kernel.line
+        kernel_line = app.main.shown.comp.kernel.line
         # Half the moves in the source pane over the kernel's body (each move relinks every pane and
         # scrolls them), half in the LLIR pane (the biggest stage; mostly moves inside one block).
         for pane, start in ((0, kernel_line), (2, None)):
-            app.focus_pane(pane)
-            view = app.panes[pane].view
+            app.main.focus_pane(pane)
+            view = app.main.panes[pane].view
             if start is None:
-                body = app.shown.links.ir_lines("llir", kernel_line + 10)
+                body = app.main.shown.links.ir_lines("llir", kernel_line + 10)
                 start = (body[0] if body else len(view.rows) // 3) + 1
             view.move_cursor_to_index(start - 1, center=True)
             await pilot.pause()
@@ -129,10 +129,10 @@ async def move_latencies(path: str, moves: int, size=(200, 50)) -> tuple[list[fl
                 await pilot._wait_for_screen()
             screen._on_timer_update()
             overhead.append((time.perf_counter() - begin) * 1000)
-        counts = {stage: len(text) for stage, text in app.shown.texts.items()}
+        counts = {stage: len(text) for stage, text in app.main.shown.texts.items()}
         counts["overhead_ms"] = statistics.median(overhead)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        counts["worker_rss_mb"] = _peak_rss_mb(app.session.proc.pid) if hasattr(app.session, "proc") else None
+        counts["worker_rss_mb"] = _peak_rss_mb(app.main.session.proc.pid) if hasattr(app.main.session, "proc") else None
     return forced, observed, rss, counts
 
 
@@ -153,10 +153,10 @@ async def _timed_key(app, pilot, screen, key: str) -> float:
     Pilot.press is not used for this: it sleeps in 20 ms steps until the process looks idle."""
     from textual import events
 
-    before = app.links_done
+    before = app.main.links_done
     start = time.perf_counter()
     app._driver.send_message(events.Key(key, None))
-    while app.links_done == before:  # the key was dispatched, the cursor moved, every pane relinked
+    while app.main.links_done == before:  # the key was dispatched, the cursor moved, every pane relinked
         await asyncio.sleep(0)
     for _ in range(2):  # widgets turn refresh requests into messages to the screen: two rounds
         await pilot._wait_for_screen()
