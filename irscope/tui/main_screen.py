@@ -136,6 +136,11 @@ class MainScreen(MainRequests, MainActions, Screen):
         showing.show_source_while_loading(self)
         self.call_after_refresh(self.load)  # paint first: the worker's imports compete for the GIL
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The main view's own keys are off (and out of its footer) while another screen is in front:
+        they would act unseen on the panes behind it. Quit and help are the app's and stay."""
+        return self.is_active
+
     def close_session(self) -> None:
         session, self.session = self.session, None
         if session is not None:
