@@ -379,10 +379,11 @@ async def test_main_view_keys_are_off_while_a_dialog_is_in_front():
         await pilot.pause()
         assert isinstance(app.screen, TargetScreen) and not app.main.pane_maximized and not app.main.busy
         keys = app.screen.active_bindings  # the main screen's keys are not among the dialog's
-        assert "e" not in keys and "m" not in keys and keys["q"].binding.action == "quit"
+        assert "e" not in keys and "m" not in keys and app.main.check_action("edit", ()) is False
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.main and app.screen.active_bindings["e"].binding.action == "edit"
+        assert app.main.check_action("edit", ()) is True
 
 
 @run_async

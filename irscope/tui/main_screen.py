@@ -113,7 +113,7 @@ class MainScreen(MainRequests, MainActions, Screen):
     def compose(self) -> ComposeResult:
         yield Static(Text(f"irscope  {safe_text(self.path)}", style="bold"), id="header")
         with Horizontal(id="status"):
-            yield Label("", id="status-text")
+            yield Label("", id="status-text", markup=False)  # a message is never markup
             yield ProgressBar(total=1.0, show_eta=False, show_percentage=False, id="progress")
         with Container(id="panes"):
             for n in range(MAX_PANES):
