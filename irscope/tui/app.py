@@ -22,15 +22,6 @@ from .palette import main_commands
 from .screens import HelpScreen
 
 
-def spare_the_heap() -> None:
-    """The compiled stages make a heap of many objects; a full garbage collection walking it stalls a
-    keypress by 100-300 ms. They live for the whole session, so move them out of the collector's sight
-    (`gc.freeze`) and collect young objects less often."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(20_000, 20, 100)
-
-
 class IrscopeApp(App):
     """`irscope FILE`."""
 

@@ -10,6 +10,7 @@ other exception leaves the job and reaches the screen's one failure handler as a
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -31,6 +32,36 @@ class Snapshot:
     shown_comp: Any = None  # the compilation shown, or None
 
 
+class Sessions:
+    """The worker processes a screen's loads started, so that closing the screen closes one a load has
+    just opened too (its `SessionOpened` may not have reached the screen yet). Safe from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: list = []
+        self._closed = False
+
+    def opened(self, session) -> None:
+        with self._lock:
+            if not self._closed:
+                self._live.append(session)
+                return
+        session.close()  # the screen is gone: nobody will ask this worker anything
+
+    def close(self, session) -> None:
+        with self._lock:
+            if session in self._live:
+                self._live.remove(session)
+        session.close()
+
+    def close_all(self) -> None:
+        with self._lock:
+            self._closed = True
+            live, self._live = self._live, []
+        for session in live:
+            session.close()
+
+
 def read_registers(session, comps) -> None:
     """Registers for the picker's rows (cuobjdump runs in the worker)."""
     wanted = [comp for comp in comps if comp.ok and comp.resources is None]
@@ -46,15 +77,17 @@ def reporter(request: Request, post: Post, path: str) -> Callable[[str, float], 
     return progress
 
 
-def load(request: Request, post: Post, state: Snapshot, old_session, open_args: dict, before: str | None) -> None:
+def load(request: Request, post: Post, state: Snapshot, sessions: Sessions, old_session, open_args: dict,
+         before: str | None) -> None:
     """Open the file in a new worker (it runs the file's __main__), then show the compilation shown
     before a reload (`before`: its kernel's name), the only one, or ask for a pick."""
     from ..worker.remote import open_session
 
     post(Progress(request, f"opening {state.path}: loading Triton…", 0.02))
     if old_session is not None:
-        old_session.close()  # a reload runs the file afresh, in a new worker
+        sessions.close(old_session)  # a reload runs the file afresh, in a new worker
     session = open_session(state.path)
+    sessions.opened(session)
     post(SessionOpened(request, session))
     ws, comps = session.request("open", reporter(request, post, state.path), path=os.path.abspath(state.path),
                                 **open_args)

@@ -10,6 +10,7 @@ shown and the picker's rows).
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from functools import partial
@@ -18,6 +19,15 @@ from . import jobs, showing
 from .loader import describe_open_error
 from .messages import Analysed, Compiled, Failed, Loaded, PickWanted, Progress, Request, SessionOpened
 from .screens import PickerScreen
+
+
+def spare_the_heap() -> None:
+    """The compiled stages make a heap of many objects; a full garbage collection walking it stalls a
+    keypress by 100-300 ms. They live for the whole session, so move them out of the collector's sight
+    (`gc.freeze`) and collect young objects less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 100)
 
 
 class MainRequests:
@@ -55,7 +65,7 @@ class MainRequests:
         """Open the file afresh in a new worker (it runs the file's __main__)."""
         before = self.shown.comp.kernel.name if self.shown is not None else None  # None: the first load
         old, self.session = self.session, None
-        self._start("load", jobs.load, self._snapshot(), old, dict(self.open_args), before)
+        self._start("load", jobs.load, self._snapshot(), self.sessions, old, dict(self.open_args), before)
 
     def prepare_in_background(self, comp) -> None:
         if not self.still_working():
@@ -78,7 +88,7 @@ class MainRequests:
 
     def on_session_opened(self, message: SessionOpened) -> None:
         if not self._current(message):  # a newer load has its own worker: this one is not needed
-            threading.Thread(target=message.session.close, daemon=True).start()
+            threading.Thread(target=self.sessions.close, args=(message.session,), daemon=True).start()
             return
         self.session, self.capturing = message.session, True
 
@@ -109,7 +119,6 @@ class MainRequests:
         showing.show_compilation(self, message.shown)
         if message.note:
             self.notify(message.note, severity=message.severity, timeout=6)
-        from .app import spare_the_heap
         self.call_after_refresh(spare_the_heap)  # after the paint, not before it
 
     def on_failed(self, message: Failed) -> None:

@@ -22,7 +22,7 @@ from textual.widgets import Label, ProgressBar, Static, TabbedContent, TabPane
 
 from ..core.names import ALL_STAGES
 from ..worker.textsafe import safe_text
-from . import pane_links, panes as panes_mod, showing
+from . import jobs, pane_links, panes as panes_mod, showing
 from .findings import FindingsView
 from .panels import PANELS, InfoPanel
 from .main_actions import MainActions
@@ -88,6 +88,7 @@ class MainScreen(MainRequests, MainActions, Screen):
         self.open_args = open_args  # target, kernel, config, run_main, defines, arg_types: what `open` is asked
         self.ws = None        # the opened file (a WorkspaceInfo from the worker)
         self.session = None   # the worker process that runs the file and answers for it
+        self.sessions = jobs.Sessions()  # every worker process started here, closed with the screen
         self.capturing = False  # the file is running in the worker (x: go on with what is captured)
         self.comps: list = []           # the file's compilations for the target shown (the picker's rows)
         self.shown_index: int | None = None  # which of them is shown (an edited one stands in for its row)
@@ -142,9 +143,9 @@ class MainScreen(MainRequests, MainActions, Screen):
         return self.is_active
 
     def close_session(self) -> None:
-        session, self.session = self.session, None
-        if session is not None:
-            session.close()  # the worker, its compile children and its files: gone
+        """The worker, its compile children and its files: gone (with any a load has just started)."""
+        self.session = None
+        self.sessions.close_all()
 
     def set_progress(self, message: str, fraction: float | None = None, *, error: bool = False) -> None:
         message = safe_text(message)
