@@ -76,7 +76,7 @@ class MainScreen(MainRequests, MainActions, Screen):
     FOOTER_MINOR = frozenset({"block(1)", "maximize_pane", "cycle_layout", "toggle_colour", "toggle_debug"})
 
     layout_mode = var("auto", init=False)     # auto, columns, rows, tabs (l)
-    pane_maximized = var(False, init=False)        # the active pane alone (m)
+    pane_maximized = var(False, init=False)   # the active pane alone (m)
     active_pane = var(0, init=False)          # the pane focused last: the panels describe its line
     colouring = var(True, init=False)         # colour links (c)
     show_debug = var(False, init=False)       # debug metadata in the IR (d)
@@ -104,10 +104,6 @@ class MainScreen(MainRequests, MainActions, Screen):
         self._serial = 0     # the newest request's number: answers to older ones are dropped
         self._panes: list[StagePane] = []
         self._panel_area: TabbedContent | None = None
-
-    @property
-    def target_name(self) -> str | None:
-        return self.open_args["target"]
 
     # ---- building the screen
 
