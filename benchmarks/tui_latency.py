@@ -95,11 +95,11 @@ async def move_latencies(path: str, moves: int, size=(200, 50)) -> tuple[list[fl
         await wait_until_shown(app, pilot)
         # every stage through a pane once, so all are loaded and rendered; then the benchmark layout
         for stage in app.main.shown.stages:
-            app.action_set_stage(stage)
+            app.main.action_set_stage(stage)
             await pilot.pause()
         for number, stage in enumerate(("source", "ttgir", "llir", "ptx")):
             app.main.focus_pane(number)
-            app.action_set_stage(stage)
+            app.main.action_set_stage(stage)
         await pilot.pause()
         screen = app.screen
         kernel_line = app.main.shown.comp.kernel.line
