@@ -56,15 +56,15 @@ async def move_latencies(path: str, moves: int, size=(200, 50), other_target: st
     async with app.run_test(size=size) as pilot:
         await wait_until_shown(app, pilot)
         # every stage through a pane once, so all are loaded and rendered; then the benchmark layout
-        for stage in app.shown.stages:
-            app.action_set_stage(stage)
+        for stage in app.main.shown.stages:
+            app.main.action_set_stage(stage)
             await pilot.pause()
         for number, stage in enumerate(("source", "ttgir", "llir", "ptx")):
-            app.focus_pane(number)
-            app.action_set_stage(stage)
+            app.main.focus_pane(number)
+            app.main.action_set_stage(stage)
         await pilot.pause()
         screen = app.screen
-        kernel_line = app.shown.comp.kernel.line
+        kernel_line = app.main.shown.comp.kernel.line
         # Half the moves in the source pane over the kernel's body (each move relinks every pane and
         # scrolls them), half in the LLIR pane (the biggest stage; mostly moves inside one block).
         for timings, wait in ((forced, _settled), (pilot_waited, _pilot_waited)):
@@ -91,28 +91,28 @@ async def move_latencies(path: str, moves: int, size=(200, 50), other_target: st
                 screen._on_timer_update()
                 idle.append((time.perf_counter() - begin) * 1000)
             overhead.append(statistics.median(idle))
-        counts = {stage: len(text) for stage, text in app.shown.texts.items()}
+        counts = {stage: len(text) for stage, text in app.main.shown.texts.items()}
         rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        worker_loaded = _peak_rss_mb(app.session.proc.pid) if hasattr(app.session, "proc") else None
+        worker_loaded = _peak_rss_mb(app.main.session.proc.pid) if hasattr(app.main.session, "proc") else None
         # Moves while the worker compiles for another target: only those that began and ended with the
         # compile still running and the same compilation shown count.
         await _place_cursor(app, pilot, 0, kernel_line)
-        shown = app.shown
+        shown = app.main.shown
         compile_began = time.perf_counter()
-        app.recompile_in_background(target=other_target)
+        app.main.recompile_in_background(target=other_target)
         n = 0
-        while app.busy and n < 2000:
+        while app.main.busy and n < 2000:
             key = "down" if (n // 40) % 2 == 0 else "up"
             took = await _timed_key(app, pilot, screen, key, _settled)
-            if app.busy and app.shown is shown:
+            if app.main.busy and app.main.shown is shown:
                 during.append(took)
             n += 1
             await asyncio.sleep(0.005)  # a person's key repeat, not a flood: the compile gets its turns
         await wait_until_shown(app, pilot)
         compile_s = time.perf_counter() - compile_began
-        compiled = str(app.shown.comp.target) if app.shown is not None else "nothing"
+        compiled = str(app.main.shown.comp.target) if app.main.shown is not None else "nothing"
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        worker_rss = _peak_rss_mb(app.session.proc.pid) if hasattr(app.session, "proc") else None
+        worker_rss = _peak_rss_mb(app.main.session.proc.pid) if hasattr(app.main.session, "proc") else None
     return {"forced": forced, "pilot_waited": pilot_waited, "late": late, "observed": observed, "during": during,
             "rss": rss, "worker_rss": worker_rss, "rss_loaded": rss_loaded, "worker_loaded": worker_loaded,
             "counts": counts, "overhead_ms": overhead, "compile_s": compile_s,
@@ -121,10 +121,10 @@ async def move_latencies(path: str, moves: int, size=(200, 50), other_target: st
 
 async def _place_cursor(app, pilot, pane: int, start: int | None):
     """Focus `pane` and put its cursor on 1-based line `start` (None: the LLIR of the kernel's body)."""
-    app.focus_pane(pane)
-    view = app.panes[pane].view
+    app.main.focus_pane(pane)
+    view = app.main.panes[pane].view
     if start is None:
-        body = app.shown.links.ir_lines("llir", app.shown.comp.kernel.line + 10)
+        body = app.main.shown.links.ir_lines("llir", app.main.shown.comp.kernel.line + 10)
         start = (body[0] if body else len(view.rows) // 3) + 1
     view.move_cursor_to_index(start - 1, center=True)
     await pilot.pause()
@@ -148,10 +148,10 @@ async def _timed_key(app, pilot, screen, key: str, wait) -> float:
     Pilot.press is not used for this: it sleeps in 20 ms steps until the process looks idle."""
     from textual import events
 
-    before = app.links_done
+    before = app.main.links_done
     start = time.perf_counter()
     app._driver.send_message(events.Key(key, None))
-    while app.links_done == before:  # the key was dispatched, the cursor moved, every pane relinked
+    while app.main.links_done == before:  # the key was dispatched, the cursor moved, every pane relinked
         await asyncio.sleep(0)
         if time.perf_counter() - start > 5:
             raise RuntimeError(f"a {key} press was not linked within 5 s (is a kernel shown?)")

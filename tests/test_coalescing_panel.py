@@ -107,10 +107,10 @@ async def test_panel_in_the_app_follows_the_cursor():
         pane_id = next(p.id for p in tabs.query("TabPane") if p.query(CoalescingPanel))
         tabs.active = pane_id
         await pilot.pause()
-        app.refresh_panels()
+        app.main.refresh_panels()
         await wait_for_analysis(app, pilot)
         await pilot.press("g", *str(LOAD_LINE), "enter")
         await pilot.pause()
-        app.refresh_panels()
+        app.main.refresh_panels()
         await pilot.pause()
         assert "32.0 sectors/request" in body_text(app)

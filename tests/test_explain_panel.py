@@ -74,7 +74,7 @@ async def test_real_app_explains_the_cursor_line():
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        ctx = app.cursor_context()
+        ctx = app.main.cursor_context()
         assert ctx is not None and ctx.source_line == line
         assert "tt.load" in panel.last_story and "LDG.E.128" in panel.last_story
 
@@ -82,7 +82,7 @@ async def test_real_app_explains_the_cursor_line():
 async def _focus(app, pilot, stage: str) -> None:
     pane = pane_showing(app, stage)
     for _ in range(6):
-        if app.active_pane == pane.number and pane.view.has_focus:
+        if app.main.active_pane == pane.number and pane.view.has_focus:
             return
         await pilot.press("tab")
         await pilot.pause()
@@ -99,7 +99,7 @@ async def explain_the_ptx_load_of_x(pilot) -> None:
     await pilot.pause()
     await _focus(app, pilot, "ptx")
     view = pane_showing(app, "ptx").view
-    ptx = app.shown.comp.stage("ptx").splitlines()
+    ptx = app.main.shown.comp.stage("ptx").splitlines()
     target = next(i for i, text in enumerate(ptx) if "ld.global.v4.b32" in text)
     while view.cursor_index is not None and view.cursor_index != target:
         await pilot.press("down" if view.cursor_index < target else "up")
@@ -128,7 +128,7 @@ def test_snapshot_explain_panel_on_a_sass_load_with_its_control_field(snap_compa
         await pilot.press("6")   # this pane shows SASS now
         await pilot.pause()
         view = pane_showing(app, "sass").view
-        sass = app.shown.comp.stage("sass").splitlines()
+        sass = app.main.shown.comp.stage("sass").splitlines()
         target = next(i for i, text in enumerate(sass) if "LDG.E.128" in text)
         while view.cursor_index is not None and view.cursor_index != target:
             await pilot.press("down" if view.cursor_index < target else "up")

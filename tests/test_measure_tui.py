@@ -112,7 +112,7 @@ async def test_a_measurement_shows_in_the_measured_coalescing_and_memory_panels(
         await wait_until_shown(app, pilot)
         await pilot.press("g", *str(source_line_of(path, "offs * 8")), "enter")
         await pilot.pause()
-        key = app.cursor_context().comp.key
+        key = app.main.cursor_context().comp.key
         app.query_one(MeasuredPanel)._done(key, result)  # as the worker's answer to M arrives
         for _ in range(3):  # the panels: Info, Explain, Memory
             await pilot.press("i")

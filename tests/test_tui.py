@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 
 from conftest import fixture_path, kernel_path
 from irscope.tui.app import IrscopeApp
@@ -21,7 +22,7 @@ async def _search(pilot, text: str) -> None:
 async def _focus(app, pilot, stage: str) -> None:
     pane = pane_showing(app, stage)
     for _ in range(6):
-        if app.active_pane == pane.number and pane.view.has_focus:
+        if app.main.active_pane == pane.number and pane.view.has_focus:
             return
         await pilot.press("tab")
         await pilot.pause()
@@ -33,7 +34,7 @@ async def test_ptx_load_links_to_source_load_and_back():
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until_shown(app, pilot)
-        assert app.shown is not None and app.shown.comp.ok
+        assert app.main.shown is not None and app.main.shown.comp.ok
         source, ptx = pane_showing(app, "source"), pane_showing(app, "ptx")
         x_load = source_line_of(ADD, "x = tl.load(")
 
@@ -55,7 +56,7 @@ async def test_ptx_load_links_to_source_load_and_back():
         assert any("ld.global" in line for line in linked_ptx)
         assert ptx.view.cursor_index in ptx.view.linked
         # every linked PTX line maps back to the y load
-        links = app.shown.links
+        links = app.main.shown.links
         assert all(y_load in links.chain("ptx", i) for i in ptx.view.linked)
         # ... and the TTGIR pane shows its tt.load
         ttgir = pane_showing(app, "ttgir")
@@ -89,17 +90,17 @@ async def test_block_jumps_stay_on_the_same_source_line():
         ptx = pane_showing(app, "ptx")
         await _focus(app, pilot, "ptx")
         await _search(pilot, "ld.global")
-        src = app.shown.links.source_line("ptx", ptx.view.cursor_index)
-        blocks = ptx.view.block_rows(app.shown.links.ir_lines("ptx", src))
+        src = app.main.shown.links.source_line("ptx", ptx.view.cursor_index)
+        blocks = ptx.view.block_rows(app.main.shown.links.ir_lines("ptx", src))
         assert len(blocks) > 1, "the x load should lower to several PTX blocks"
         first = ptx.view.cursor_row
         await pilot.press("right_square_bracket")
         await pilot.pause()
         assert ptx.view.cursor_row != first
-        assert app.shown.links.source_line("ptx", ptx.view.cursor_index) == src
+        assert app.main.shown.links.source_line("ptx", ptx.view.cursor_index) == src
         await pilot.press("left_square_bracket")
         await pilot.pause()
-        assert app.shown.links.source_line("ptx", ptx.view.cursor_index) == src
+        assert app.main.shown.links.source_line("ptx", ptx.view.cursor_index) == src
 
 
 @run_async
@@ -108,7 +109,7 @@ async def test_stage_cycling_maximise_layout_and_debug_toggle():
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until_shown(app, pilot)
         await _focus(app, pilot, "ttgir")
-        pane = app.panes[app.active_pane]
+        pane = app.main.panes[app.main.active_pane]
         rows_hidden = len(pane.view.rows)
         assert not any(pane.view.text.lines[i].startswith("#loc") for i in pane.view.rows)
         await pilot.press("d")
@@ -124,10 +125,10 @@ async def test_stage_cycling_maximise_layout_and_debug_toggle():
         assert pane.stage == "sass"
         await pilot.press("m")
         await pilot.pause()
-        assert [p.number for p in app.panes if p.display] == [pane.number]
+        assert [p.number for p in app.main.panes if p.display] == [pane.number]
         await pilot.press("m", "l", "l")  # auto -> columns -> rows
         await pilot.pause()
-        assert app.layout_mode == "rows"
+        assert app.main.layout_mode == "rows"
         assert app.query_one("#panes").has_class("-rows")
         await pilot.press("c")
         await pilot.pause()
@@ -139,10 +140,10 @@ async def test_narrow_terminal_stacks_two_panes():
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until_shown(app, pilot)
-        shown = [p.stage for p in app.panes if p.display]
+        shown = [p.stage for p in app.main.panes if p.display]
         assert shown == ["source", "ttgir"]
         assert app.query_one("#panes").has_class("-rows")
-        for pane in app.panes[:2]:
+        for pane in app.main.panes[:2]:
             assert pane.view.size.height >= 6
 
 
@@ -161,7 +162,7 @@ async def test_info_panel_describes_the_cursor_line():
         console.print(panel.query_one("#line-info").content)
         shown = console.export_text()
         assert "cursor" in shown and "mapped" in shown and "add.py:" in shown
-        ctx = app.cursor_context()
+        ctx = app.main.cursor_context()
         assert ctx is not None and ctx.stage == "source" and ctx.source_line == ctx.index + 1
 
 
@@ -172,7 +173,7 @@ async def test_compile_error_is_shown_with_its_line_marked_and_reload_fixes_it(t
     app = IrscopeApp(str(broken), target="sm_90")
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_until_shown(app, pilot)
-        assert app.shown is not None and not app.shown.comp.ok
+        assert app.main.shown is not None and not app.main.shown.comp.ok
         bad_line = source_line_of(str(broken), "tl.arange(0, 1000)")
         source = pane_showing(app, "source")
         assert bad_line - 1 in source.view.marks
@@ -183,7 +184,7 @@ async def test_compile_error_is_shown_with_its_line_marked_and_reload_fixes_it(t
         await pilot.press("r")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert app.shown.comp.ok
+        assert app.main.shown.comp.ok
         assert not app.query_one("#status").display
         assert not pane_showing(app, "source").view.marks
 
@@ -198,8 +199,8 @@ async def test_several_compilations_open_the_picker_first():
         await pilot.press("down", "enter")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert app.shown is app.shown and app.shown.comp is app.comps[1]
-        ptx = "\n".join(app.shown.texts["ptx"].lines)
+        assert app.main.shown is app.main.shown and app.main.shown.comp is app.main.comps[1]
+        ptx = "\n".join(app.main.shown.texts["ptx"].lines)
         assert "ld.global.b32" in ptx and "ld.global.v4" not in ptx  # x[1:]: no vector loads
 
 
@@ -208,11 +209,11 @@ async def test_changing_target_recompiles_in_the_background():
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until_shown(app, pilot)
-        app.recompile_in_background(target="gfx942")
+        app.main.recompile_in_background(target="gfx942")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert str(app.shown.comp.target) == "gfx942"
-        assert "amdgcn" in [p.stage for p in app.panes if p.display]
+        assert str(app.main.shown.comp.target) == "gfx942"
+        assert "amdgcn" in [p.stage for p in app.main.panes if p.display]
 
 
 @run_async
@@ -231,8 +232,8 @@ async def test_editing_a_constexpr_recompiles_with_it():
         await pilot.press("enter")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert app.shown.comp.constexprs["BLOCK_SIZE"] == 256
-        assert "256" in "\n".join(app.shown.texts["ttir"].lines)
+        assert app.main.shown.comp.constexprs["BLOCK_SIZE"] == 256
+        assert "256" in "\n".join(app.main.shown.texts["ttir"].lines)
 
 
 @run_async
@@ -282,14 +283,14 @@ async def test_a_file_that_does_not_parse_shows_the_line_in_the_app():
     app = IrscopeApp(fixture_path("syntax_error.py"), target="sm_90")
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_until_shown(app, pilot)
-        assert app.shown is None and app.failure is not None
-        assert "syntax error" in app.failure.message
-        source = app.panes[0].view
-        assert source.stage == "source" and app.failure.line - 1 in source.marks
+        assert app.main.shown is None and app.main.failure is not None
+        assert "syntax error" in app.main.failure.message
+        source = app.main.panes[0].view
+        assert source.stage == "source" and app.main.failure.line - 1 in source.marks
         assert app.query_one("#status").has_class("-error")
         status = str(app.query_one("#status-text").content)
         assert status.endswith("(r reloads)") and "press r" not in status  # the message itself says the fix
-        error = next(p.view for p in app.panes[1:] if p.display)
+        error = next(p.view for p in app.main.panes[1:] if p.display)
         assert max(len(line) for line in error.text.lines) <= 34  # wrapped for a narrow pane
 
 
@@ -298,10 +299,10 @@ async def test_a_file_that_raises_shows_its_traceback_in_the_app():
     app = IrscopeApp(fixture_path("raises.py"), target="sm_90")
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_until_shown(app, pilot)
-        assert app.failure is not None and "ValueError" in app.failure.message
-        marked = app.failure.line
+        assert app.main.failure is not None and "ValueError" in app.main.failure.message
+        marked = app.main.failure.line
         assert marked == source_line_of(fixture_path("raises.py"), 'raise ValueError(')
-        error_pane = app.panes[1].view
+        error_pane = app.main.panes[1].view
         assert any("raise ValueError" in line for line in error_pane.text.lines)
 
 
@@ -310,17 +311,17 @@ async def test_another_autotune_config_from_the_palette():
     app = IrscopeApp(kernel_path("matmul.py"), target="sm_90")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until_shown(app, pilot)
-        first = dict(app.shown.comp.constexprs)
+        first = dict(app.main.shown.comp.constexprs)
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert any(t.startswith("Autotune config 1:") for t in titles)
-        app.compile_config_in_background(1)
+        app.main.compile_config_in_background(1)
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert app.shown.comp.launch.autotune_index == 1
-        assert dict(app.shown.comp.constexprs) != first
+        assert app.main.shown.comp.launch.autotune_index == 1
+        assert dict(app.main.shown.comp.constexprs) != first
         # the picker now lists config 1's compilation, the one shown
-        assert [comp.launch.autotune_index for comp in app.comps] == [1]
-        assert app.comps[app.shown_index] is app.shown.comp
+        assert [comp.launch.autotune_index for comp in app.main.comps] == [1]
+        assert app.main.comps[app.main.shown_index] is app.main.shown.comp
 
 
 @run_async
@@ -376,11 +377,13 @@ async def test_main_view_keys_are_off_while_a_dialog_is_in_front():
         await pilot.pause()
         await pilot.press("e", "m", "r")  # edit, maximise, reload: they would act unseen behind the dialog
         await pilot.pause()
-        assert isinstance(app.screen, TargetScreen) and not app.maximized and not app.busy
-        assert app.check_action("edit", ()) is False and app.check_action("quit", ()) is True
+        assert isinstance(app.screen, TargetScreen) and not app.main.pane_maximized and not app.main.busy
+        keys = app.screen.active_bindings  # the main screen's keys are not among the dialog's
+        assert "e" not in keys and "m" not in keys and app.main.check_action("edit", ()) is False
         await pilot.press("escape")
         await pilot.pause()
-        assert app.check_action("edit", ()) is True
+        assert app.screen is app.main and app.screen.active_bindings["e"].binding.action == "edit"
+        assert app.main.check_action("edit", ()) is True
 
 
 @run_async
@@ -388,12 +391,12 @@ async def test_an_edit_triton_refuses_names_the_value_not_an_internal_error():
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until_shown(app, pilot)
-        app.recompile_in_background(defines={"num_warps": 3})
+        app.main.recompile_in_background(defines={"num_warps": 3})
         await app.workers.wait_for_complete()
         await pilot.pause()
         status = str(app.query_one("#status-text").content)
         assert "num_warps=3" in status and "internal error" not in status and "press e" in status
-        assert app.shown is not None and app.shown.comp.num_warps == 4  # the last good compilation stays
+        assert app.main.shown is not None and app.main.shown.comp.num_warps == 4  # the last good compilation stays
 
 
 def _notes(app) -> list[str]:
@@ -405,17 +408,17 @@ async def test_reload_keeps_the_values_set_with_e_the_target_and_says_so():
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until_shown(app, pilot)
-        app.recompile_in_background(defines={"BLOCK_SIZE": 256})
+        app.main.recompile_in_background(defines={"BLOCK_SIZE": 256})
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        app.recompile_in_background(target="sm_80")
+        app.main.recompile_in_background(target="sm_80")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         assert not any("reloaded" in n for n in _notes(app)), "only a reload says what it kept"
         await pilot.press("r")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        comp = app.shown.comp
+        comp = app.main.shown.comp
         assert comp.constexprs["BLOCK_SIZE"] == 256 and str(comp.target) == "sm_80"
         assert any("reloaded add.py" in n and "sm_80" in n and "BLOCK_SIZE=256" in n for n in _notes(app))
 
@@ -428,12 +431,12 @@ async def test_reload_keeps_the_compilation_picked():
         await pilot.press("down", "enter")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        first_spec = app.shown.comp.specialization
+        first_spec = app.main.shown.comp.specialization
         await pilot.press("r")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         assert app.screen is app.screen_stack[0], "reload must not ask again which compilation"
-        assert app.shown.comp is app.comps[1] and app.shown.comp.specialization == first_spec
+        assert app.main.shown.comp is app.main.comps[1] and app.main.shown.comp.specialization == first_spec
 
 
 @run_async
@@ -447,10 +450,10 @@ async def test_after_a_target_change_the_picker_lists_that_target_with_the_curso
         await pilot.press("down", "enter")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        app.recompile_in_background(target="gfx942")
+        app.main.recompile_in_background(target="gfx942")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert str(app.shown.comp.target) == "gfx942"
+        assert str(app.main.shown.comp.target) == "gfx942"
         await pilot.press("p")
         await pilot.pause()
         assert isinstance(app.screen, PickerScreen)
@@ -459,7 +462,7 @@ async def test_after_a_target_change_the_picker_lists_that_target_with_the_curso
         await pilot.press("enter")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert str(app.shown.comp.target) == "gfx942" and app.shown.comp is app.comps[1]
+        assert str(app.main.shown.comp.target) == "gfx942" and app.main.shown.comp is app.main.comps[1]
 
 
 @run_async
@@ -473,7 +476,7 @@ async def test_edit_shows_an_int_the_jit_folded_as_an_argument_not_a_constexpr()
         await pilot.press("enter")  # strided_copy, launched with stride=1
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert app.shown.comp.specialization["stride"] == "constant"
+        assert app.main.shown.comp.specialization["stride"] == "constant"
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, EditScreen)
@@ -488,7 +491,7 @@ async def test_edit_shows_an_int_the_jit_folded_as_an_argument_not_a_constexpr()
         await pilot.press("enter")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        comp = app.shown.comp
+        comp = app.main.shown.comp
         assert comp.specialization["stride"] == "" and "stride" not in comp.constexprs  # a runtime i32 now
         assert comp.signature["stride"] == "i32"
 
@@ -525,18 +528,23 @@ async def test_while_busy_the_keys_that_start_work_wait_and_say_so():
         await pilot.press("enter")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        shown = app.shown.comp
-        app.busy = True  # as while a compile runs in a worker
+        shown = app.main.shown.comp
+        gate = threading.Event()  # a request that runs until the gate opens, as a compile in the worker
+        app.main.run_worker(gate.wait, thread=True, group="load")
+        await pilot.pause()
+        assert app.main.busy
         for key in ("p", "t", "e", "r"):
             await pilot.press(key)
             await pilot.pause()
             assert app.screen is app.screen_stack[0] and not isinstance(app.screen, PickerScreen), key
-        app.recompile_in_background(target="sm_80")
-        app.compile_config_in_background(1)
+        app.main.recompile_in_background(target="sm_80")
+        app.main.compile_config_in_background(1)
         await pilot.pause(0.2)
-        assert app.shown.comp is shown
+        assert app.main.shown.comp is shown
         assert sum("still working" in n for n in _notes(app)) >= 4
-        app.busy = False
+        gate.set()
+        await app.workers.wait_for_complete()
+        assert not app.main.busy
 
 
 @run_async
@@ -546,16 +554,16 @@ async def test_reload_drops_the_edits_when_the_file_now_has_another_kernel(tmp_p
     app = IrscopeApp(str(path), target="sm_90")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until_shown(app, pilot)
-        app.recompile_in_background(defines={"BLOCK_SIZE": 256})
+        app.main.recompile_in_background(defines={"BLOCK_SIZE": 256})
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert app.edits == {"BLOCK_SIZE": 256}
+        assert app.main.edits == {"BLOCK_SIZE": 256}
         path.write_text(open(ADD).read().replace("add_kernel", "sum_kernel"))
         await pilot.press("r")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert app.shown.comp.kernel.name == "sum_kernel"
-        assert app.edits == {} and app.shown.comp.constexprs["BLOCK_SIZE"] == 1024
+        assert app.main.shown.comp.kernel.name == "sum_kernel"
+        assert app.main.edits == {} and app.main.shown.comp.constexprs["BLOCK_SIZE"] == 1024
 
 
 @run_async
@@ -567,7 +575,7 @@ async def test_rows_on_a_256_colour_terminal_take_greys_not_saturated_blocks():
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until_shown(app, pilot)
-        view = app.panes[0].view
+        view = app.main.panes[0].view
         view._eight_bit = lambda: False
         truecolor = {view._make_style(f"tint:{n}").bgcolor for n in range(8)}
         assert len(truecolor) == 8  # one tint per link colour

@@ -41,7 +41,7 @@ async def wait_for_doc(pilot, screen: DiffScreen, old=None) -> dict:
 async def open_pipeline_on_line(pilot, line: int) -> PipelineScreen:
     """P with the source pane's cursor on `line`; waits for the capture."""
     app = pilot.app
-    app.focus_pane(0)
+    app.main.focus_pane(0)
     pane_showing(app, "source").view.move_cursor_to_index(line - 1, notify=True)
     await pilot.pause()
     await pilot.press("P")
@@ -69,7 +69,7 @@ async def test_misaligned_launch_0_against_1_shows_the_load_lines_with_their_cau
         await wait_until_shown(app, pilot)
         screen = await open_diff(pilot)
         doc = await wait_for_doc(pilot, screen)
-        assert screen.sides[0].view.key == app.comps[0].key and screen.sides[1].view.key == app.comps[1].key
+        assert screen.sides[0].view.key == app.main.comps[0].key and screen.sides[1].view.key == app.main.comps[1].key
         assert doc["stage"] == "ptx" and "x_ptr specialization [D] -> [-]" in doc["changes"]
         x_line = source_line_of(path, "x = tl.load(")
         x = group_text(screen, x_line)
@@ -128,11 +128,11 @@ async def test_the_compilation_before_a_reload_is_kept_for_the_diff(tmp_path):
             text = f.read()
         with open(path, "w", encoding="utf-8") as f:
             f.write(text.replace("x + y, mask=mask", "x * y, mask=mask"))
-        before = app.shown.comp.key
+        before = app.main.shown.comp.key
         await pilot.press("r")
         await pilot.pause(0.5)
         await wait_until_shown(app, pilot)
-        assert app.shown.comp.key != before and app.previous_comp.key == before
+        assert app.main.shown.comp.key != before and app.main.previous_comp.key == before
         screen = await open_diff(pilot)
         doc = await wait_for_doc(pilot, screen)
         assert screen.sides[0].view.key == before

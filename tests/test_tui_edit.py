@@ -54,7 +54,7 @@ async def test_abc_for_an_int_constexpr_is_refused_in_the_dialog_and_reset_goes_
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until_shown(app, pilot)
-        launch_comp = app.shown.comp
+        launch_comp = app.main.shown.comp
         await pilot.press("e")
         await pilot.pause()
         dialog = app.screen
@@ -63,7 +63,7 @@ async def test_abc_for_an_int_constexpr_is_refused_in_the_dialog_and_reset_goes_
         field.value = "abc"
         await pilot.press("enter")
         await pilot.pause()
-        assert app.screen is dialog and not app.busy  # nothing compiles
+        assert app.screen is dialog and not app.main.busy  # nothing compiles
         error = dialog.query_one("#edit-error", Static)
         assert error.display and str(error.content) == "BLOCK_SIZE: 'abc' is not a whole number (it was 1024)"
         assert field.has_focus
@@ -71,7 +71,7 @@ async def test_abc_for_an_int_constexpr_is_refused_in_the_dialog_and_reset_goes_
         await pilot.press("enter")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert app.shown.comp.constexprs["BLOCK_SIZE"] == 256 and app.edits == {"BLOCK_SIZE": 256}
+        assert app.main.shown.comp.constexprs["BLOCK_SIZE"] == 256 and app.main.edits == {"BLOCK_SIZE": 256}
 
         await pilot.press("e")
         await pilot.pause()
@@ -81,20 +81,20 @@ async def test_abc_for_an_int_constexpr_is_refused_in_the_dialog_and_reset_goes_
         await pilot.press("ctrl+r")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert app.screen is app.screen_stack[0] and app.edits == {}
-        assert app.shown.comp.constexprs["BLOCK_SIZE"] == 1024 and app.shown.comp.key == launch_comp.key
+        assert app.screen is app.screen_stack[0] and app.main.edits == {}
+        assert app.main.shown.comp.constexprs["BLOCK_SIZE"] == 1024 and app.main.shown.comp.key == launch_comp.key
 
         # edited, then reloaded (a new worker): the reset runs the file again, without the edits
-        app.recompile_in_background(defines={"num_warps": 8})
+        app.main.recompile_in_background(defines={"num_warps": 8})
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         await pilot.press("r")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert app.shown.comp.num_warps == 8
+        assert app.main.shown.comp.num_warps == 8
         await pilot.press("e")
         await pilot.pause()
         await pilot.click("#reset")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert app.shown.comp.num_warps == 4 and app.edits == {}
+        assert app.main.shown.comp.num_warps == 4 and app.main.edits == {}

@@ -55,11 +55,11 @@ async def test_strided_lists_its_uncoalesced_gather_and_enter_shows_line_26_in_e
         await pilot.press("enter")
         await pilot.pause()
         assert source.view.cursor_index == gather - 1
-        hits = app.shown.links.ir_lines("ptx", gather)
+        hits = app.main.shown.links.ir_lines("ptx", gather)
         assert hits and ptx.view.cursor_index in hits
         assert ptx.view.linked == frozenset(hits)
         assert any("ld.global" in ptx.view.text.lines[i] for i in hits)
-        assert app.source_line == gather and view.has_focus  # the list keeps the focus: ↓ Enter goes on
+        assert app.main.source_line == gather and view.has_focus  # the list keeps the focus: ↓ Enter goes on
 
         await pilot.press("escape")
         assert source.view.has_focus and view.mode == "open"
@@ -118,7 +118,7 @@ async def test_at_80x24_it_is_one_line_until_f_then_it_wraps_everything_and_maxi
         assert app.query_one("#panes").display and not view.has_focus
         await pilot.press("f", "f")  # to the list, and closed again: back to one line
         await pilot.pause()
-        assert view.mode == "collapsed" and app.panes[app.active_pane].view.has_focus
+        assert view.mode == "collapsed" and app.main.panes[app.main.active_pane].view.has_focus
         keys = {k.key_display for k in app.query("FooterKey")}
         assert "f" in keys
 

@@ -57,15 +57,15 @@ async def test_at_80x24_tab_reaches_the_coalescing_panel_which_scrolls_and_maxim
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until_shown(app, pilot)
         await _open_panel(app, pilot, "Coalescing")
-        app.panes[0].view.move_cursor_to_index(GATHER - 1, notify=True)
+        app.main.panes[0].view.move_cursor_to_index(GATHER - 1, notify=True)
         await _settle(app, pilot)
         panel = app.query_one(CoalescingPanel)
-        access = next(a for a in panel._analyses[app.shown.comp.key].accesses if a.source_line == GATHER)
+        access = next(a for a in panel._analyses[app.main.shown.comp.key].accesses if a.source_line == GATHER)
         assert access.fix and access.diagnosis and access.picture is not None
         # Tab goes round the two panes, then the panel
         await pilot.press("tab", "tab")
         await pilot.pause()
-        assert panel.has_focus and app.active_pane == 1
+        assert panel.has_focus and app.main.active_pane == 1
         assert panel.max_scroll_y > 0 and panel.size.height < 10  # it does not fit: it scrolls
         await pilot.press("pagedown")
         await pilot.pause()
@@ -98,10 +98,10 @@ async def test_at_80x24_tab_reaches_the_coalescing_panel_which_scrolls_and_maxim
         await pilot.press("m", "tab")
         await pilot.pause()
         assert not area.is_maximised(app) and app.query_one("#panes").display
-        assert app.panes[0].view.has_focus
+        assert app.main.panes[0].view.has_focus
         await pilot.press("tab", "tab", "escape")  # Esc on the panel: back to the pane it describes
         await pilot.pause()
-        assert app.panes[1].view.has_focus and not panel.has_focus
+        assert app.main.panes[1].view.has_focus and not panel.has_focus
 
 
 @run_async
@@ -125,7 +125,7 @@ async def test_a_click_focuses_a_panel_and_i_on_a_focused_panel_takes_the_focus_
         await pilot.press("i")  # after the last: hidden, and the focus back on a pane
         await pilot.pause()
         assert not app.query_one("#panels").display
-        assert app.panes[app.active_pane].view.has_focus
+        assert app.main.panes[app.main.active_pane].view.has_focus
 
 
 @run_async
@@ -142,7 +142,7 @@ async def test_the_panels_follow_the_focused_pane():
         assert said().startswith("source line")
         ptx = pane_showing(app, "ptx")
         for _ in range(4):
-            if app.active_pane == ptx.number:
+            if app.main.active_pane == ptx.number:
                 break
             await pilot.press("tab")
             await pilot.pause()
@@ -156,9 +156,9 @@ async def test_the_panels_follow_the_focused_pane():
 
 def _lines_under_cursors(app) -> dict[str, int | None]:
     """Each visible pane's stage -> the source line its cursor is on."""
-    links = app.shown.links
+    links = app.main.shown.links
     return {pane.stage: links.source_line(pane.stage, pane.view.cursor_index)
-            for pane in app.panes if pane.display and pane.view.cursor_index is not None}
+            for pane in app.main.panes if pane.display and pane.view.cursor_index is not None}
 
 
 async def _recompiled(app, pilot) -> None:
@@ -175,10 +175,10 @@ async def test_t_e_and_r_keep_the_source_line_in_every_pane():
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until_shown(app, pilot)
         line = source_line_of(ADD, "y = tl.load(")
-        app.panes[0].view.move_cursor_to_index(line - 1, notify=True)
+        app.main.panes[0].view.move_cursor_to_index(line - 1, notify=True)
         ptx = pane_showing(app, "ptx")
         await pilot.click(f"#view-{ptx.number}")  # the cursor's pane is the PTX: its line numbers change
-        ptx.view.move_cursor_to_index(app.shown.links.ir_lines("ptx", line)[-1], notify=True)
+        ptx.view.move_cursor_to_index(app.main.shown.links.ir_lines("ptx", line)[-1], notify=True)
         await pilot.pause()
         assert set(_lines_under_cursors(app).values()) == {line}
 
@@ -187,16 +187,16 @@ async def test_t_e_and_r_keep_the_source_line_in_every_pane():
         app.screen.query_one(OptionList).highlighted = 0
         await pilot.press("enter")
         await _recompiled(app, pilot)
-        assert str(app.shown.comp.target) == "sm_80"
+        assert str(app.main.shown.comp.target) == "sm_80"
         assert set(_lines_under_cursors(app).values()) == {line}, _lines_under_cursors(app)
-        assert app.source_line == line and ptx.view.has_focus
+        assert app.main.source_line == line and ptx.view.has_focus
 
         await pilot.press("e")  # BLOCK_SIZE 1024 -> 256: other IR, the same source line
         await pilot.pause()
         app.screen.query_one("#field-BLOCK_SIZE", Input).value = "256"
         await pilot.press("enter")
         await _recompiled(app, pilot)
-        assert app.shown.comp.constexprs["BLOCK_SIZE"] == 256
+        assert app.main.shown.comp.constexprs["BLOCK_SIZE"] == 256
         assert set(_lines_under_cursors(app).values()) == {line}, _lines_under_cursors(app)
 
         await pilot.press("r")
@@ -213,11 +213,11 @@ async def test_p_keeps_the_source_line_when_another_launch_of_the_kernel_is_pick
         await pilot.press("enter")  # the picker: the first launch
         await _recompiled(app, pilot)
         line = source_line_of(misaligned, "tl.store(")
-        app.panes[0].view.move_cursor_to_index(line - 1, notify=True)
+        app.main.panes[0].view.move_cursor_to_index(line - 1, notify=True)
         await pilot.pause()
         await pilot.press("p", "down", "enter")  # the second launch (x[1:])
         await _recompiled(app, pilot)
-        assert app.shown.comp is app.comps[1]
+        assert app.main.shown.comp is app.main.comps[1]
         assert set(_lines_under_cursors(app).values()) == {line}, _lines_under_cursors(app)
 
 

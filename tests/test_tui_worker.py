@@ -41,7 +41,7 @@ _EVERY_VIEW = textwrap.dedent("""
             await pilot.press("ctrl+t")     # the stepper: the worker records the program
             screen = await wait_recorded(pilot)
             assert isinstance(screen, StepperScreen) and screen.stepper is not None, screen
-            print("shown", app.shown.comp.kernel.name, app.shown.comp.resources.registers)
+            print("shown", app.main.shown.comp.kernel.name, app.main.shown.comp.resources.registers)
             print("loaded", sorted(m for m in ("torch", "triton") if m in sys.modules))
     asyncio.run(main())
 """)

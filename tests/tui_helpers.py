@@ -13,8 +13,8 @@ async def wait_until_shown(app: IrscopeApp, pilot, timeout: float = 240.0) -> No
     """Wait for the worker to open, compile and show the kernel (or to report a failure)."""
     start = time.monotonic()
     while time.monotonic() - start < timeout:
-        if (app.shown is not None or app.failure is not None or app.screen is not app.screen_stack[0]) \
-                and not app.busy:
+        if (app.main.shown is not None or app.main.failure is not None or app.screen is not app.screen_stack[0]) \
+                and not app.main.busy:
             await pilot.pause()
             await app.workers.wait_for_complete()
             await pilot.pause()
@@ -24,10 +24,10 @@ async def wait_until_shown(app: IrscopeApp, pilot, timeout: float = 240.0) -> No
 
 
 def pane_showing(app: IrscopeApp, stage: str):
-    for pane in app.panes:
+    for pane in app.main.panes:
         if pane.stage == stage and pane.display:
             return pane
-    raise AssertionError(f"no visible pane shows {stage}: {[p.stage for p in app.panes if p.display]}")
+    raise AssertionError(f"no visible pane shows {stage}: {[p.stage for p in app.main.panes if p.display]}")
 
 
 def source_line_of(path: str, needle: str) -> int:

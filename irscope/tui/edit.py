@@ -13,7 +13,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .app import IrscopeApp
+    from .main_screen import MainScreen
 
 RESET = "reset"  # what the dialog answers for "back to the launch's own values"
 MAX_WARPS = 32   # 1024 threads, the most a block may have
@@ -60,11 +60,11 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def open_edit(app: IrscopeApp) -> None:
+def open_edit(main: MainScreen) -> None:
     """The dialog for the compilation shown; on Enter, the changed values recompile in the background."""
     from .screens import EditScreen
 
-    comp = app.shown.comp
+    comp = main.shown.comp
     folded = [name for name, kind in comp.specialization.items() if kind == "constant"]
     constexprs = comp.constexprs
     values: dict[str, Any] = {name: v for name, v in constexprs.items() if name not in folded}
@@ -75,28 +75,28 @@ def open_edit(app: IrscopeApp) -> None:
     values["num_warps"] = comp.num_warps
     values["num_stages"] = comp.num_stages
     kinds["num_warps"] = kinds["num_stages"] = "launch option"
-    if not app.edits:  # the launch's own compilation: kept, so that a reset needs no recompile
-        app.unedited = (app.session, app.shown_index, comp)
+    if not main.edits:  # the launch's own compilation: kept, so that a reset needs no recompile
+        main.unedited = (main.session, main.shown_index, comp)
 
     def chosen(changed: dict | str | None) -> None:
         if changed == RESET:
-            reset(app)
+            reset(main)
         elif changed:
-            app.recompile_in_background(defines=changed)
+            main.recompile_in_background(defines=changed)
 
-    app.push_screen(EditScreen(values, kinds, edited=dict(app.edits)), chosen)
+    main.app.push_screen(EditScreen(values, kinds, edited=dict(main.edits)), chosen)
 
 
-def reset(app: IrscopeApp) -> None:
+def reset(main: MainScreen) -> None:
     """Back to the launch's own values: its compilation when this worker still holds it, else a reload
     without the edits (the file runs again, the same compilation is shown)."""
-    if app.still_working():
+    if main.still_working():
         return
-    session, index, comp = getattr(app, "unedited", (None, None, None))
-    app.edits = {}
-    if comp is not None and session is app.session and index == app.shown_index and index is not None:
-        app.comps[index] = comp
-        app.notify("back to the launch's own values", timeout=3)
-        app.prepare_in_background(comp)
+    session, index, comp = getattr(main, "unedited", (None, None, None))
+    main.edits = {}
+    if comp is not None and session is main.session and index == main.shown_index and index is not None:
+        main.comps[index] = comp
+        main.notify("back to the launch's own values", timeout=3)
+        main.prepare_in_background(comp)
     else:
-        app.load()
+        main.load()

@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .app import IrscopeApp
+    from .main_screen import MainScreen
 
 
-def keeps_line(app: IrscopeApp, line: int | None, previous) -> bool:
+def keeps_line(main: MainScreen, line: int | None, previous) -> bool:
     """Whether the new compilation shown should open on `line` (the source line before it came)."""
-    shown = app.shown
+    shown = main.shown
     if line is None or previous is None or shown is None or not shown.comp.ok:
         return False
     source = shown.texts.get("source")
@@ -27,21 +27,21 @@ def keeps_line(app: IrscopeApp, line: int | None, previous) -> bool:
     return (old.name, old.file) == (new.name, new.file) or shown.links.produced_ir(line)
 
 
-def put_every_pane_on(app: IrscopeApp, line: int) -> None:
+def put_every_pane_on(main: MainScreen, line: int) -> None:
     """Every pane's cursor on source line `line` (the source pane) or its first line of IR, linked."""
-    shown = app.shown
+    shown = main.shown
     links = shown.links
-    visible = [pane for pane in app.panes if pane.display and pane.view.text is not None]
+    visible = [pane for pane in main.panes if pane.display and pane.view.text is not None]
     source = next((pane for pane in visible if pane.stage == "source"), None)
-    app.source_line, app._linked_chain = None, ()  # so that the linker moves every other pane too
+    main.source_line, main.linked_chain = None, ()  # so that the linker moves every other pane too
     if source is not None:
         source.view.move_cursor_to_index(line - 1, center=True)
-        app.link_from(source.view, line - 1)
+        main.link_from(source.view, line - 1)
         return
     for pane in visible:  # no pane shows the source: each IR pane on the line's first IR line
         hits = links.ir_lines(pane.stage, line) if pane.stage in shown.texts else []
         if hits:
             pane.view.move_cursor_to_index(hits[0], center=True)
-    active = app.panes[app.active_pane].view
+    active = main.panes[main.active_pane].view
     if active.cursor_index is not None:
-        app.link_from(active, active.cursor_index)
+        main.link_from(active, active.cursor_index)

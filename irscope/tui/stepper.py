@@ -464,20 +464,20 @@ class StepperScreen(Screen):
         line = self._shown_line
         self.app.pop_screen()
         if line is not None:
-            _main_view_to_source_line(self.app, line)
+            _main_view_to_source_line(getattr(self.app, "main", None), line)
 
 
 # ---- helpers (pure functions: easy to test)
 
 
-def _main_view_to_source_line(app, line: int) -> None:
+def _main_view_to_source_line(main, line: int) -> None:
     """Back in irscope's main view, put its source pane (and so every linked IR pane) on the line the
     stepper stopped at. Nothing happens in an app without such panes (a test harness)."""
-    for pane in getattr(app, "panes", None) or []:
+    for pane in getattr(main, "panes", None) or []:
         if getattr(pane, "stage", None) == "source" and pane.display:
             try:
                 pane.view.move_cursor_to_index(line - 1, center=True)
-                app.link_from(pane.view, line - 1)
+                main.link_from(pane.view, line - 1)
             except Exception:  # the main view changed shape: leaving must still work
                 pass
             return

@@ -5,8 +5,8 @@ from .screen import DiffScreen
 __all__ = ["DiffScreen", "open_diff"]
 
 
-def open_diff(app) -> None:
-    if app.shown is None or app.session is None:
-        app.notify("open a kernel first", timeout=2)
+def open_diff(main) -> None:
+    if main.shown is None or main.session is None:
+        main.notify("open a kernel first", timeout=2)
         return
-    app.push_screen(DiffScreen(app))
+    main.app.push_screen(DiffScreen(main))

@@ -157,7 +157,7 @@ class FindingsView(VerticalScroll, can_focus=True):
         self.selected = 0
         self._rebuild()
         if self.shown is not None:
-            mark_gutter(self.app, self.shown, self.findings)
+            mark_gutter(self.screen, self.shown, self.findings)
         if self.user_open is None:
             # (a compile error is on the status line and in every pane already)
             fix_me = any(f.severity in ("error", "warning") and f.rule != "compile-error" for f in self.findings)
@@ -269,16 +269,16 @@ class FindingsView(VerticalScroll, can_focus=True):
     def action_jump(self) -> None:
         if self.findings:
             self._restore()
-            jump_to_finding(self.app, self.findings[self.selected])
+            jump_to_finding(self.screen, self.findings[self.selected])
 
     def action_maximize(self) -> None:
         if self.maximised:
             self._restore()
             return
         self.maximised = True
-        panels = self.app.query_one("#panels")
+        panels = self.screen.query_one("#panels")
         self._panels_were_shown = bool(panels.display)
-        self.app.query_one("#panes").display = False
+        self.screen.query_one("#panes").display = False
         panels.display = False
         self.add_class("-max")
 
@@ -287,15 +287,15 @@ class FindingsView(VerticalScroll, can_focus=True):
             return
         self.maximised = False
         self.remove_class("-max")
-        self.app.query_one("#panes").display = True
-        self.app.query_one("#panels").display = self._panels_were_shown
+        self.screen.query_one("#panes").display = True
+        self.screen.query_one("#panels").display = self._panels_were_shown
 
     def action_leave(self) -> None:
         self._restore()
         self._focus_panes()
 
     def _focus_panes(self) -> None:
-        app = self.app
-        panes = getattr(app, "panes", None)
+        main = self.screen
+        panes = getattr(main, "panes", None)
         if panes:
-            panes[getattr(app, "active_pane", 0)].view.focus()
+            panes[getattr(main, "active_pane", 0)].view.focus()

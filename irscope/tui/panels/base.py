@@ -54,11 +54,11 @@ class InfoPanel(VerticalScroll, can_focus=True):
             static.update(message if n == 0 else "")
 
     def action_maximize_panels(self) -> None:
-        area.toggle_maximised(self.app)
+        area.toggle_maximised(self.screen)
 
     def action_leave(self) -> None:
-        area.leave(self.app)
+        area.leave(self.screen)
 
     def on_blur(self) -> None:
         # Tab or a click elsewhere: once the new focus is known, a maximised area gives the panes back
-        self.call_after_refresh(area.restore_unless_focused, self.app)
+        self.call_after_refresh(area.restore_unless_focused, self.screen)

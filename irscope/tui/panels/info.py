@@ -21,7 +21,7 @@ class LineInfoPanel(InfoPanel):
 
     def show_context(self, ctx: CursorContext) -> None:
         comp = ctx.comp
-        links = _links_for(self.app, comp)
+        links = _links_for(self.screen, comp)
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold")
         table.add_column()
@@ -74,8 +74,8 @@ def mapped_text(comp) -> str:
     return " · ".join(shares) + "  of instruction lines have a source line"
 
 
-def _links_for(app, comp):
-    shown = getattr(app, "shown", None)
+def _links_for(main, comp):
+    shown = getattr(main, "shown", None)
     return shown.links if shown is not None and shown.comp is comp else None
 
 

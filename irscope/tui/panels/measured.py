@@ -80,7 +80,7 @@ class MeasuredPanel(InfoPanel):
         if isinstance(result, dict):  # the Memory and Coalescing panels show it beside their predictions
             self.app.__dict__.setdefault("measured_lines", {})[key] = {
                 c["source_line"]: c for c in (result["measured"].get("ncu") or {}).get("lines") or []}
-            self.app.refresh_panels()
+            self.screen.refresh_panels()
         if self._cursor is not None and self._cursor.comp.key == key:
             self._redraw()
 

@@ -5,11 +5,11 @@ from .screen import PipelineScreen
 __all__ = ["PipelineScreen", "open_pipeline"]
 
 
-def open_pipeline(app) -> None:
-    if app.shown is None or app.session is None:
-        app.notify("open a kernel first", timeout=2)
+def open_pipeline(main) -> None:
+    if main.shown is None or main.session is None:
+        main.notify("open a kernel first", timeout=2)
         return
-    if not app.shown.comp.ok:
-        app.notify(f"{app.shown.comp.kernel.name} did not compile: no passes to show", severity="warning")
+    if not main.shown.comp.ok:
+        main.notify(f"{main.shown.comp.kernel.name} did not compile: no passes to show", severity="warning")
         return
-    app.push_screen(PipelineScreen(app))
+    main.app.push_screen(PipelineScreen(main))

@@ -1,0 +1,146 @@
+"""The main screen's requests to the worker process and their answers (a part of `MainScreen`, kept in
+its own module for size).
+
+A request runs as a thread worker in the group "load" (tui/jobs.py), started from a snapshot of the
+screen's state; it answers with typed messages (tui/messages.py) that the handlers here apply on the UI
+thread. Requests are numbered: an answer to any but the newest is dropped. `busy` is whether a request's
+worker has not finished; while it runs, no other request starts (it would race it for the compilation
+shown and the picker's rows).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+from functools import partial
+
+from . import jobs, showing
+from .loader import describe_open_error
+from .messages import Analysed, Compiled, Failed, Loaded, PickWanted, Progress, Request, SessionOpened
+from .screens import PickerScreen
+
+
+def spare_the_heap() -> None:
+    """The compiled stages make a heap of many objects; a full garbage collection walking it stalls a
+    keypress by 100-300 ms. They live for the whole session, so move them out of the collector's sight
+    (`gc.freeze`) and collect young objects less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 100)
+
+
+class MainRequests:
+    """Mixed into MainScreen: starting requests, and the handlers of their answers."""
+
+    @property
+    def busy(self) -> bool:
+        """A request runs (its answer would race another one for the compilation shown)."""
+        return any(w.group == "load" and w.node is self and not w.is_finished for w in self.app.workers)
+
+    def still_working(self) -> bool:
+        """True (and said on screen) while a request runs."""
+        busy = self.busy
+        if busy:
+            self.notify("still working; try again in a moment", timeout=2)
+        return busy
+
+    def _start(self, kind: str, job, *args) -> None:
+        self._serial += 1
+        request = Request(self._serial, kind)
+        self.run_worker(partial(self._run_job, request, job, *args), thread=True, group="load",
+                        exit_on_error=False, description=kind)
+
+    def _run_job(self, request: Request, job, *args) -> None:
+        try:
+            job(request, self.post_message, *args)
+        except BaseException as exc:  # shown on the screen (on_failed); `r` tries again
+            self.post_message(Failed(request, describe_open_error(exc)))
+
+    def _snapshot(self) -> jobs.Snapshot:
+        return jobs.Snapshot(self.path, self.session, list(self.comps), self.shown_index, dict(self.edits),
+                             self.shown.comp if self.shown is not None else None)
+
+    def load(self) -> None:
+        """Open the file afresh in a new worker (it runs the file's __main__)."""
+        before = self.shown.comp.kernel.name if self.shown is not None else None  # None: the first load
+        old, self.session = self.session, None
+        self._start("load", jobs.load, self._snapshot(), self.sessions, old, dict(self.open_args), before)
+
+    def prepare_in_background(self, comp) -> None:
+        if not self.still_working():
+            self._start("prepare", jobs.prepare_comp, self.session, comp, self.path)
+
+    def recompile_in_background(self, target: str | None = None, defines: dict | None = None) -> None:
+        if not self.still_working() and self.shown is not None:
+            self._start("recompile", jobs.recompile, self._snapshot(), target, defines)
+
+    def compile_config_in_background(self, index: int) -> None:
+        if not self.still_working() and self.shown is not None and self.ws is not None:
+            self._start("config", jobs.compile_config, self._snapshot(), index)
+
+    def _current(self, message) -> bool:
+        return message.request.serial == self._serial
+
+    def on_progress(self, message: Progress) -> None:
+        if self._current(message):
+            self.set_progress(message.text, message.fraction)
+
+    def on_session_opened(self, message: SessionOpened) -> None:
+        if not self._current(message):  # a newer load has its own worker: this one is not needed
+            threading.Thread(target=self.sessions.close, args=(message.session,), daemon=True).start()
+            return
+        self.session, self.capturing = message.session, True
+
+    def on_loaded(self, message: Loaded) -> None:
+        if self._current(message):
+            self.capturing = False
+            self.ws, self.comps = message.ws, message.comps
+            for said in ([message.ws.run_warning] if message.ws.run_warning else []) + message.ws.notes:
+                self.notify(said, severity="warning", timeout=10)
+
+    def on_compiled(self, message: Compiled) -> None:
+        if self._current(message):
+            self.comps, self.shown_index, self.edits = message.comps, message.shown_index, message.edits
+            if message.target:
+                self.open_args["target"] = message.target
+            if message.config is not None:
+                self.open_args["config"] = message.config
+
+    def on_pick_wanted(self, message: PickWanted) -> None:
+        if self._current(message):
+            self.pick(False)
+
+    def on_analysed(self, message: Analysed) -> None:
+        if not self._current(message):
+            return
+        comp = message.shown.comp
+        self.comps = [comp if c.key == comp.key else c for c in self.comps]
+        showing.show_compilation(self, message.shown)
+        if message.note:
+            self.notify(message.note, severity=message.severity, timeout=6)
+        self.call_after_refresh(spare_the_heap)  # after the paint, not before it
+
+    def on_failed(self, message: Failed) -> None:
+        """Every request's failure: shown on the screen, never the end of the app."""
+        if not self._current(message):
+            return
+        self.capturing = False
+        if message.fatal:
+            showing.show_open_failure(self, message.failure)
+        else:
+            self.set_progress(f"✗ {message.failure.message}", error=True)
+
+    def pick(self, cancellable: bool = True) -> None:
+        rows = showing.picker_rows(self.comps)
+        self.set_progress(f"{os.path.basename(self.path)}: {len(rows)} compilations", None)
+
+        def chosen(index: int | None) -> None:
+            if index is not None and index >= 0:
+                if index != self.shown_index:
+                    self.edits = {}  # they belong to the compilation shown until now
+                self.shown_index = index
+                self.set_progress(f"preparing {self.comps[index].kernel.name}…", 0.6)
+                self.prepare_in_background(self.comps[index])
+
+        self.app.push_screen(PickerScreen(rows, cancellable, start=self.shown_index or 0), chosen)

@@ -1,0 +1,56 @@
+"""The main screen's requests to the worker: an answer to an older request is dropped, `busy` is whether
+a request's worker runs, and a failure is shown on the screen by one handler (fatal: the panes say why;
+not fatal: the compilation shown stays)."""
+
+from __future__ import annotations
+
+import threading
+
+from conftest import kernel_path
+from irscope.tui.app import IrscopeApp
+from irscope.tui.loader import OpenFailure
+from irscope.tui.messages import Failed, Progress, Request
+from tui_helpers import run_async, wait_until_shown
+
+ADD = kernel_path("add.py")
+
+
+@run_async
+async def test_an_answer_to_an_older_request_is_dropped():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        main = app.main
+        older = Request(main._serial, "load")  # the request that showed the kernel
+        main.recompile_in_background(defines={"num_warps": 8})
+        await wait_until_shown(app, pilot)
+        main.post_message(Failed(older, OpenFailure("an old failure [M=64, N=32]")))  # late answers to it
+        main.post_message(Progress(older, "an old progress line", 0.5))
+        await pilot.pause()
+        assert main.failure is None and main.shown.comp.num_warps == 8 and main.edits == {"num_warps": 8}
+        assert "old" not in str(app.query_one("#status-text").content)
+        current = Request(main._serial, "recompile")  # the same failure, answering the newest request: shown
+        main.post_message(Failed(current, OpenFailure("a new failure [M=64, N=32]")))
+        await pilot.pause()
+        assert main.failure is not None and app.is_running
+        assert "a new failure [M=64, N=32]" in str(app.query_one("#status-text").content)
+
+
+@run_async
+async def test_busy_is_whether_a_request_runs_and_a_failure_that_is_not_fatal_keeps_the_panes():
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        main = app.main
+        assert not main.busy
+        gate = threading.Event()
+        main.run_worker(gate.wait, thread=True, group="load")
+        assert main.busy and main.still_working()
+        gate.set()
+        await app.workers.wait_for_complete()
+        assert not main.busy
+        shown = main.shown
+        main.post_message(Failed(Request(main._serial, "recompile"), OpenFailure("no [b]such[/b] target"), fatal=False))
+        await pilot.pause()
+        assert main.shown is shown and main.failure is None
+        assert "✗ no [b]such[/b] target" in str(app.query_one("#status-text").content)
