@@ -72,20 +72,20 @@ async def test_tab_goes_round_the_panes_and_then_the_open_findings_list():
         await wait_until_shown(app, pilot)
         view = app.query_one(FindingsView)
         assert view.mode == "open"  # a warning, tall enough: open on start
-        count = app.visible_count(app.effective_layout())
-        assert app.panes[0].view.has_focus
+        count = app.main.visible_count(app.main.effective_layout())
+        assert app.main.panes[0].view.has_focus
         for n in range(1, count):
             await pilot.press("tab")
-            assert app.panes[n].view.has_focus and not view.has_focus
+            assert app.main.panes[n].view.has_focus and not view.has_focus
         await pilot.press("tab")  # past the last pane (no info panel shown): the list
         await pilot.pause()
         assert view.has_focus
         await pilot.press("enter")
         await pilot.pause()
-        assert app.source_line == view.findings[0].source_line
+        assert app.main.source_line == view.findings[0].source_line
         await pilot.press("tab")  # round again: the first pane
         await pilot.pause()
-        assert app.panes[0].view.has_focus and not view.has_focus
+        assert app.main.panes[0].view.has_focus and not view.has_focus
         await pilot.press("shift+tab")  # and back
         await pilot.pause()
         assert view.has_focus
