@@ -181,12 +181,7 @@ def _patterns(stem: str) -> dict:
             on = machine.guard_lanes(state, ins) & state.active
             shared = machine.address(state, a.address).bits.astype(np.int64)
             source = machine.address(state, a.global_address).bits.astype(np.int64)
-            fetching = on.copy()
-            if a.src_size is not None:
-                size = machine.value(state, a.src_size)
-                ignore = a.src_size.lstrip("!").startswith("%p")
-                bits = size.bits.astype(bool) if ignore else size.bits != 0
-                fetching &= ~bits if ignore else bits
+            fetching, _known = bank_conflicts.fetching_lanes(machine, state, a, on)
             for w in np.nonzero(state.active.reshape(-1, 32).any(axis=1))[0]:
                 o, sh, so, fe = (x.reshape(-1, 32)[w] for x in (on, shared, source, fetching))
                 base, line0 = (sh[o].min(), (so[o] // 128).min()) if o.any() else (0, 0)

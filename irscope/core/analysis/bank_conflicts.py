@@ -166,13 +166,8 @@ class _Watcher:
         known = np.ones(on.size, bool) if address.known is None else address.known.copy()
         if access.kind == "cp.async":
             source = machine.address(state, access.global_address)
-            fetching = on.copy()
-            if access.src_size is not None:
-                size = machine.value(state, access.src_size)
-                ignore = access.src_size.lstrip("!").startswith("%p")
-                on_bits = size.bits.astype(bool) if ignore else size.bits != 0
-                fetching &= ~on_bits if ignore else on_bits
-                known &= np.ones(on.size, bool) if size.known is None else size.known
+            fetching, size_known = fetching_lanes(machine, state, access, on)
+            known &= size_known
             if source.known is not None:
                 known &= source.known | ~fetching
             # A 16-byte copy writes each global line's lanes in wavefronts of their own (matmul.py's rows);
@@ -285,3 +280,16 @@ def _lines_per_phase(group: np.ndarray, on: np.ndarray, width: int) -> int:
             lines = group[row, cols][fetching[row, cols]]
             most = max(most, len(np.unique(lines)))
     return most
+
+
+def fetching_lanes(machine, state, access, on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """cp.async: the lanes of `on` that copy from global memory (the others zero-fill: a source size of 0,
+    or an ignore-source predicate that is set), and where that is known."""
+    fetching = on.copy()
+    if access.src_size is None:
+        return fetching, np.ones(on.size, bool)
+    size = machine.value(state, access.src_size)
+    ignore = access.src_size.lstrip("!").startswith("%p")
+    on_bits = size.bits.astype(bool) if ignore else size.bits != 0
+    fetching &= ~on_bits if ignore else on_bits
+    return fetching, np.ones(on.size, bool) if size.known is None else size.known
