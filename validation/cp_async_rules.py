@@ -144,7 +144,8 @@ def evaluate(stems: list[str]) -> list[dict]:
     rows = []
     for stem in stems:
         got, _problems = bank_compare.compare_file(stem)
-        origin = os.path.relpath(os.path.dirname(stem), DATA) if not stem.startswith(tempfile.gettempdir()) \
+        committed = os.path.commonpath([os.path.abspath(stem), DATA]) == DATA  # else a corrected copy in a temp folder
+        origin = os.path.relpath(os.path.dirname(stem), DATA) if committed \
             else "h100_measure2/call3/probe (record corrected)"
         rows += [{**r, "data": origin} for r in got]
     return rows
