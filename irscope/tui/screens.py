@@ -174,6 +174,7 @@ irscope — your kernel and what the Triton compiler made of it, line by line.
 ## Moving
   ↑ ↓ j k PgUp PgDn Home End   move the cursor        mouse   click a line, wheel scrolls
   Tab / Shift+Tab              next / previous pane   ← →     scroll sideways
+                               (then the info panel shown and the open findings list)
   ] / [                        next / previous block of the same source line
                                (source pane: next / previous line that produced IR)
   g                            go to line             / n N   search, next, previous
