@@ -21,3 +21,13 @@ def split_operands(text: str) -> list[str]:
     if last:
         out.append(last)
     return out
+
+
+def opcode_modifiers(ins) -> list[str]:
+    """An instruction's modifiers: "ld.global.v4.b32" -> ["global", "v4", "b32"] (PTX and SASS alike)."""
+    return ins.opcode.split(".")[1:]
+
+
+def operand_list(ins) -> list[str]:
+    """An instruction's operands, split at its top-level commas."""
+    return split_operands(ins.operand_text)

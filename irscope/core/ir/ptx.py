@@ -17,7 +17,7 @@ import re
 import struct
 from typing import NamedTuple
 
-from .operands import split_operands
+from .operands import opcode_modifiers, operand_list
 
 _BODY = re.compile(r"(?:@(!?)(\S+)\s+)?(\S*)\s*(.*)$")
 _LABEL = re.compile(r"^\s*[$\w.]+:")
@@ -51,13 +51,8 @@ class Instruction(NamedTuple):
         """The guard as one word: "%p1", "!%p1", or None."""
         return None if self.guard is None else ("!" if self.negated else "") + self.guard
 
-    @property
-    def modifiers(self) -> list[str]:
-        return self.opcode.split(".")[1:]
-
-    @property
-    def operands(self) -> list[str]:
-        return split_operands(self.operand_text)
+    modifiers = property(opcode_modifiers)
+    operands = property(operand_list)
 
     @property
     def kind(self) -> str:

@@ -14,7 +14,7 @@ import functools
 import re
 from typing import NamedTuple
 
-from .operands import split_operands
+from .operands import opcode_modifiers, operand_list
 
 _ADDRESS = re.compile(r"\s*/\*([0-9a-fA-F]+)\*/")
 _BODY = re.compile(r"(?:@(!?U?P[T0-9]+)\s+)?([A-Z][A-Za-z0-9_.]*)\s*(.*)$")
@@ -55,13 +55,8 @@ class Instruction(NamedTuple):
     operand_text: str              # everything after the opcode
     base: str                      # the opcode without its modifiers: "LDG"
 
-    @property
-    def modifiers(self) -> list[str]:
-        return self.opcode.split(".")[1:]
-
-    @property
-    def operands(self) -> list[str]:
-        return split_operands(self.operand_text)
+    modifiers = property(opcode_modifiers)
+    operands = property(operand_list)
 
     @property
     def memory(self) -> tuple[str, str] | None:
