@@ -262,6 +262,7 @@ def test_warmup_compiles_and_the_compiled_kernel_launches(target):
     seen = result.namespace["SEEN"]
     assert seen["correct"] and seen["n_regs"] > 0 and seen["n_spills"] == 0
     warm, launched = result.launches
+    assert warm.warmup and not launched.warmup
     assert launched.grid == (seen["programs"], 1, 1)
     assert launched.kwargs["PROGRAMS"] == 1, "the compiled constexpr (PROGRAMS=1), not the one passed, as on a GPU"
     # the launch compiles exactly as the warmup did, num_stages (a parameter and an option) included
@@ -273,6 +274,17 @@ def test_warmup_compiles_and_the_compiled_kernel_launches(target):
     resources = cubin_resources(compiled.asm["cubin"], 0, 90) if target == "sm_90" else \
         amdgcn_resources(compiled.asm["amdgcn"], 0)
     assert resources.registers == seen["n_regs"] and compiled.metadata.shared == seen["shared"]
+
+
+def test_a_kernel_warmed_up_then_launched_by_hand_is_shown_with_the_grid_it_ran_with():
+    """The warmup's grid=(1,) compiles the binary; the launch by hand runs it on every SM: the compilation
+    (what the analyses and measured mode take) stands for the launch, not the warmup."""
+    from irscope.core.session import open_file
+    ws = open_file(fixture_path("virtual_gpu_warmup.py"), target="sm_90", run_main=True, compile_ahead=False)
+    (comp,) = ws.compile(ws.kernels[0])
+    launched = [la for la in ws.launches if not la.warmup]
+    assert len(ws.launches) == 2 and len(launched) == 1
+    assert comp.launch is launched[0] and comp.launch.grid[0] > 1
 
 
 def test_with_a_gpu_nothing_is_faked(tmp_path):

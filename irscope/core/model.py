@@ -54,6 +54,7 @@ class Launch:
     interp_error: str | None = None  # why Triton's interpreter could not run it (it is compiled all the same)
     guesses: dict[str, str] = field(default_factory=dict)  # argument -> the stand-in irscope chose (no launch)
     autotune_first: bool = False  # the first config the autotuner would try for this launch, after its pruning
+    warmup: bool = False  # compiled by `f.warmup(...)`, not run: its grid is not the one the kernel runs with
 
 
 @dataclass

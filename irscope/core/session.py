@@ -239,7 +239,9 @@ class Workspace:
             for index in range(len(kernel.autotune_configs or [])):
                 out.extend(c for c in self.compile(kernel, target, index) if all(c is not o for o in out))
             return out
-        for launch in self.launches_of(kernel, config):
+        # A warmup's grid is not what the kernel runs with (tutorial 02 warms up with grid=(1,), then launches
+        # the compiled kernel on every SM): a real launch of the same binary, compiled first, stands for it.
+        for launch in sorted(self.launches_of(kernel, config), key=lambda la: la.warmup):
             comp = compile_launch(launch, target, self.source_text(kernel), given=self.overrides.describe())
             seen.setdefault(comp.spec.cache_key(), comp)
         return list(seen.values())
@@ -456,10 +458,12 @@ def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> 
         config = (raw.autotune_configs or [None])[raw.autotune_index or 0]
         kwargs = {**(config_kwargs(config) if config is not None else {}), **overrides.defines}
         return Launch(by_jit[id(raw.jit)], raw.args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
-                      raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first)
+                      raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first,
+                      warmup=raw.warmup)
     args, kwargs = _arguments(raw, overrides)
     return Launch(by_jit[id(raw.jit)], args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
-                  raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first)
+                  raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first,
+                      warmup=raw.warmup)
 
 
 def _grid_of(raw: RawLaunch) -> tuple[int, ...] | None:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 
 import triton
 import triton.runtime.interpreter as _interpreter_module
+from triton.compiler.compiler import CompiledKernel
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
@@ -18,7 +19,7 @@ from triton.runtime.jit import JITFunction
 from . import interp_patches
 from .autotune import as_launched, config_index, configs_tried
 from .driver import interpreter_lock
-from .compiled import CompiledWhenUsed, compile_for_active_target
+from .compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
 from .jit import config_kwargs
 from .originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _JIT_CALL, _JIT_RUN
 
@@ -34,6 +35,7 @@ class RawLaunch:
     autotune_configs: list[Any] | None = None  # the autotuner's triton.Config list, when one launched it
     interp_error: str | None = None  # why Triton's interpreter could not run this launch (it is kept anyway)
     autotune_first: bool = False  # the first config the autotuner would try for this launch (what runs here)
+    warmup: bool = False  # `f.warmup(...)` or `f[grid](..., warmup=True)`: compiled, not run
 
 
 class _CaptureState(threading.local):
@@ -127,7 +129,8 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
         raw = None
         if _state.record:
             raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
-                            grid, index, count, _state.configs, autotune_first=_state.first and index is not None)
+                            grid, index, count, _state.configs, autotune_first=_state.first and index is not None,
+                            warmup=bool(warmup))
             if _state.recorded is not None:
                 _state.recorded.append(raw)
             record(raw)
@@ -210,9 +213,32 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
         finally:
             _state.autotune, _state.execute, _state.configs, _state.recorded, _state.first = outer
 
+    original_getitem = CompiledKernel.__getitem__
+
+    def getitem(self, grid):
+        # On a GPU, a compiled kernel launched by hand (`kernel = f.warmup(...)`, then `kernel[grid](*args)`:
+        # tutorial 02) bypasses JITFunction.run; it is recorded as the launch of its JIT function it amounts
+        # to. (The JIT itself launches through CompiledKernel.run, never here.) On the virtual GPU the
+        # driver's launcher does the same (virtual_device.VirtualLauncher).
+        runner = original_getitem(self, grid)
+
+        def recorded(*args, **kwargs):
+            call = by_hand_call(self.src, self.metadata, args) if _state.record else None
+            if call is not None:
+                jit, bound, options = call
+                record(RawLaunch(jit, (), {**{k: as_launched(v) for k, v in bound.items()}, **options},
+                                 tuple(grid), None, None))
+            try:
+                return runner(*args, **kwargs)
+            finally:
+                returned()
+        return recorded
+
     JITFunction.run = run
     if use_interpreter:
         JITFunction.__call__ = call
+    else:
+        CompiledKernel.__getitem__ = getitem
     Autotuner.run = autotune_run
     Autotuner._bench = bench
     interpret_knob = _force_jit_decorator()
@@ -221,6 +247,7 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
     finally:
         JITFunction.run = original_run
         JITFunction.__call__ = original_call
+        CompiledKernel.__getitem__ = original_getitem
         Autotuner.run = original_autotune_run
         Autotuner._bench = original_bench
         interpret_knob()

@@ -69,3 +69,24 @@ def compile_for_active_target(jit: JITFunction, args: tuple, kwargs: dict):
     would, and return Triton's CompiledKernel (the virtual GPU's driver "loads" it: triton_compat/virtual_device.py)."""
     target = target_from_gpu_target(_driver_registry.active.get_current_target())
     return compile_specialized(jit, specialize(jit, args, kwargs, target), target)
+
+
+def by_hand_call(src, metadata, args: tuple) -> tuple[JITFunction, dict, dict] | None:
+    """A compiled kernel launched by hand (`kernel = f.warmup(...)`, then `kernel[grid](*args)`, as
+    tutorial 02 does) as the launch of its JIT function it amounts to: (jit, arguments by name, launch
+    options), or None where the kernel has no @triton.jit source. As on a GPU, the constexprs are the
+    compiled ones, whatever values the call passes for them. By keyword: a parameter that is also a launch
+    option (tutorial 02's `num_stages`) was given to the warmup as one keyword, which set both; passed the
+    same way, it sets both again."""
+    jit = getattr(src, "fn", None)
+    if not isinstance(jit, JITFunction):
+        return None
+    args = list(args)
+    for path, value in dict(getattr(src, "constants", None) or {}).items():
+        if isinstance(path, tuple) and len(path) == 1 and path[0] < len(args):
+            args[path[0]] = value
+    bound = dict(zip([p.name for p in jit.params], args))
+    options = {k: getattr(metadata, k) for k in ("num_warps", "num_stages", "num_ctas")
+               if k not in bound and hasattr(metadata, k)}
+    return jit, bound, options
+

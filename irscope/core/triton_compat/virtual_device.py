@@ -22,7 +22,8 @@ import torch
 import triton.testing as _testing
 from triton.runtime.driver import driver as _driver_registry
 
-from . import JITFunction, Target, _CpuDriver
+from . import Target, _CpuDriver
+from .compiled import by_hand_call
 from ..patching import Patches
 
 NOT_MEASURED = math.nan  # what every virtual benchmark returns
@@ -60,32 +61,20 @@ class _VirtualUtils:
 
 
 class VirtualLauncher:
-    """`driver.active.launcher_cls` of the virtual device. A compiled kernel launched by hand
-    (`kernel = f.warmup(...)`, then `kernel[grid](*args)`, as tutorial 02 does) becomes a launch of its
-    JIT function with the same options and constexprs, so irscope captures it and the interpreter runs it.
-    As on a GPU, the constexprs are the compiled ones, whatever values the call passes for them."""
+    """`driver.active.launcher_cls` of the virtual device. A compiled kernel launched by hand becomes a
+    launch of its JIT function (compiled.by_hand_call), so irscope captures it and the interpreter runs it."""
 
     def __init__(self, src, metadata):
-        self.jit = getattr(src, "fn", None)
-        self.constants = dict(getattr(src, "constants", None) or {})
-        self.metadata = metadata
+        self.src, self.metadata = src, metadata
 
     def __call__(self, grid_x, grid_y, grid_z, stream, function, packed_metadata, launch_metadata, enter_hook,
                  exit_hook, *args):
-        if not isinstance(self.jit, JITFunction):
+        call = by_hand_call(self.src, self.metadata, args)
+        if call is None:
             raise RuntimeError("irscope: this compiled kernel has no @triton.jit source, so the virtual GPU "
                                "cannot run it; launch the @triton.jit function instead")
-        names = [p.name for p in self.jit.params]
-        args = list(args)
-        for path, value in self.constants.items():
-            if isinstance(path, tuple) and len(path) == 1 and path[0] < len(args):
-                args[path[0]] = value
-        # By keyword: a parameter that is also a launch option (tutorial 02's `num_stages`) was given to the
-        # warmup as one keyword, which set both; passed the same way, it sets both again.
-        bound = dict(zip(names, args))
-        options = {k: getattr(self.metadata, k) for k in ("num_warps", "num_stages", "num_ctas")
-                   if k not in bound and hasattr(self.metadata, k)}
-        self.jit.run(grid=(grid_x, grid_y, grid_z), warmup=False, **bound, **options)
+        jit, bound, options = call
+        jit.run(grid=(grid_x, grid_y, grid_z), warmup=False, **bound, **options)
 
 
 class VirtualDriver(_CpuDriver):
