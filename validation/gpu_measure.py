@@ -24,9 +24,11 @@ import argparse
 import concurrent.futures
 import glob
 import json
+import math
 import os
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -37,12 +39,19 @@ from irscope.core.measure import NO_GRID, NOT_LAUNCHED  # noqa: E402
 NOT_MEASURABLE = (NOT_LAUNCHED, NO_GRID)
 
 
-def run_file(path: str, out: str) -> dict:
+def run_file(path: str, out: str, timeout: float = 900) -> dict:
     path_list = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)  # and the corpus's libraries
     env = dict(os.environ, IRSCOPE_NCU_KEEP=os.path.join(out, "ncu_pages"), PYTHONPATH=path_list)
-    done = subprocess.run([sys.executable, "-m", "irscope", "report", path, "--measure", "--json"],
-                          capture_output=True, text=True, env=env, timeout=900, cwd=os.path.dirname(path))
     name = os.path.relpath(path, ROOT).replace("/", "__")
+    try:
+        done = subprocess.run([sys.executable, "-m", "irscope", "report", path, "--measure", "--json"],
+                              capture_output=True, text=True, env=env, timeout=timeout, cwd=os.path.dirname(path))
+    except subprocess.TimeoutExpired:  # a row that says so, and the next file still runs
+        doc = {"error": f"irscope report --measure did not finish in {timeout:.0f} s", "kernels": []}
+        os.makedirs(os.path.join(out, "json"), exist_ok=True)
+        with open(os.path.join(out, "json", name + ".json"), "w") as f:
+            json.dump(doc, f)
+        return doc
     os.makedirs(os.path.join(out, "json"), exist_ok=True)
     with open(os.path.join(out, "json", name + ".json"), "w") as f:
         f.write(done.stdout or json.dumps({"error": done.stderr[-2000:], "returncode": done.returncode}))
@@ -122,6 +131,9 @@ def main() -> int:
     parser.add_argument("files", nargs="*")
     parser.add_argument("--out", default=os.environ.get("OUT", "/tmp/irscope-measure"))
     parser.add_argument("--rebuild", help="a folder of a past run: rebuild the table from its json/")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds each file may take")
+    parser.add_argument("--budget", type=float, help="seconds for all files: a file gets what is left (a device "
+                                                     "call has a hard limit), and one not started in time says so")
     parser.add_argument("--jobs", type=int, default=1, help="files measured at once (ncu profiles one at a time; "
                                                              "do_bench then shares the GPU with the others)")
     args = parser.parse_args()
@@ -133,8 +145,15 @@ def main() -> int:
     else:
         os.makedirs(args.out, exist_ok=True)
         files = [os.path.abspath(p) for p in args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))]
+        end = time.monotonic() + (args.budget if args.budget else math.inf)
+
+        def one(path: str) -> dict:
+            left = min(args.timeout, end - time.monotonic())
+            if left < 20:
+                return {"error": "not run: the run's --budget was spent", "kernels": []}
+            return run_file(path, args.out, left)
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            docs = pool.map(lambda p: run_file(p, args.out), files)
+            docs = pool.map(one, files)
             for path, doc in zip(files, docs):
                 found = rows_of(os.path.relpath(path, ROOT), doc)
                 rows += found
