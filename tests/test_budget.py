@@ -34,6 +34,34 @@ def test_on_a_gpu_the_quiet_time_counts_from_the_return_of_a_new_launch():
     assert "nothing new launched in the last 0.2 s" in budget._spent(time.monotonic() + 0.3)
 
 
+def test_a_launch_is_new_only_for_a_specialization_not_seen_in_this_run():
+    """What capture.py keeps on a GPU: a benchmark loop's repeats of one specialization are not kept (their
+    tensors would stay in GPU memory), a new alignment, int class or constexpr is."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def kernel(x_ptr, n, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), 0.0, mask=tl.arange(0, BLOCK) < n)
+
+    budget = CaptureBudget("file.py", quiet_s=1, limit_s=60)
+    budget.watch()
+    jit = kernel
+    x = torch.empty(64)
+    assert budget.launched(jit, (x, 1024), {"BLOCK": 128}, None)
+    assert not budget.launched(jit, (torch.empty(64), 2048), {"BLOCK": 128}, None)  # another size, same binary
+    assert budget.launched(jit, (x[1:], 2048), {"BLOCK": 128}, None)      # not 16-byte aligned
+    assert budget.launched(jit, (x, 1000), {"BLOCK": 128}, None)          # not a multiple of 16
+    assert budget.launched(jit, (x, 1024), {"BLOCK": 256}, None)          # another constexpr
+    long_a, long_b = "a" * 70 + "1", "a" * 70 + "2"                       # told apart past 64 characters
+    assert budget.launched(jit, (x, 1024), {"BLOCK": long_a}, None) and budget.launched(jit, (x, 1024), {"BLOCK": long_b}, None)
+    assert budget.launched(jit, (x, 1024, 128), {}, None)                 # BLOCK given by position
+    assert not budget.launched(jit, (x, 4096, 128), {}, None)
+    assert budget.launched(jit, (x, 1024, 128), {"num_warps": 8}, None)   # a launch option
+    assert budget.launched(object(), (x, 1024), {"BLOCK": 128}, None)     # another kernel
+
+
 def test_a_file_that_goes_on_without_launching_still_ends_after_the_quiet_time():
     path = fixture_path("runs_forever.py")
     ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.5))

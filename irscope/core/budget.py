@@ -83,18 +83,26 @@ def _seconds(name: str, default: float) -> float:
 def specialization_key(jit: Any, args: tuple, kwargs: dict, autotune_index: int | None) -> tuple:
     """A cheap stand-in for the JIT's specialization, enough to tell a new launch from a repeat: per
     argument its dtype and 16-byte alignment (tensors), whether it is 1 or a multiple of 16 (ints), or its
-    value (anything else, constexprs included)."""
-    def part(value: Any) -> Any:
+    value (anything else; constexprs and launch options such as num_warps always by value). It may tell
+    apart launches the JIT would not (a GPU capture then keeps both); it must never merge two it would."""
+    params = list(getattr(jit, "params", None) or [])
+    constexpr = {p.name for p in params if getattr(p, "is_constexpr", False)}
+    runtime = {p.name for p in params} - constexpr
+
+    def part(value: Any, exact: bool) -> Any:
         if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
             try:
                 return (str(value.dtype), value.data_ptr() % 16 == 0)
             except Exception:  # noqa: BLE001 - an odd tensor-like: its type is enough
                 return type(value).__name__
-        if isinstance(value, bool) or not isinstance(value, int):
-            return repr(value)[:64]
+        if exact or isinstance(value, bool) or not isinstance(value, int):
+            text = repr(value)
+            return text if len(text) <= 64 else (text[:64], hash(text))
         return ("int", value == 1, value % 16 == 0, -2**31 <= value < 2**31)
-    return (id(jit), autotune_index, tuple(part(a) for a in args),
-            tuple(sorted((k, part(v)) for k, v in kwargs.items())))
+    names = [p.name for p in params]
+    positional = tuple(part(a, i >= len(names) or names[i] in constexpr) for i, a in enumerate(args))
+    return (id(jit), autotune_index, positional,
+            tuple(sorted((k, part(v, k not in runtime)) for k, v in kwargs.items())))
 
 
 class CaptureBudget:
@@ -124,14 +132,17 @@ class CaptureBudget:
         self._inject_lock = threading.Lock()
         self._stop_asked = False
 
-    def launched(self, jit: Any, args: tuple, kwargs: dict, autotune_index: int | None) -> None:
+    def launched(self, jit: Any, args: tuple, kwargs: dict, autotune_index: int | None) -> bool:
+        """Count a launch; True if it is of a specialization not launched before in this run."""
         self._launches += 1
         self._kernels.add(id(jit))
         key = specialization_key(jit, args, kwargs, autotune_index)
-        if key not in self._seen:
-            self._seen.add(key)
-            self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
-            self._new_running = self.quiet_from_return
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
+        self._new_running = self.quiet_from_return
+        return True
 
     def returned(self) -> None:
         """A launch has run and returned to the file: after a new one, the quiet time starts now."""

@@ -113,7 +113,7 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     (--no-run, -D, --arg), so that ncu's child opens it the same way."""
     from ..analysis.coalescing import DEFAULT_PROGRAMS, analyze_coalescing
     from ..interp import launch_grid
-    from ..triton_compat.measure import bench, gpu_properties, relaunch
+    from ..triton_compat.measure import bench, gpu_properties, relaunch, release_cached_memory
     from .agreement import agreements, disagreement_findings
     from .work import launch_work
 
@@ -148,6 +148,7 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
         result.errors.append("Nsight Compute not run: this compilation is not one the file's run made "
                              "(an edit or another target); measure it as launched")
         return result
+    release_cached_memory()
     ncu = run_ncu(ws.user_file.path, *key, run_main=run_main, defines=defines, arg_types=arg_types)
     if ncu.error:
         result.errors.append(ncu.error)

@@ -45,3 +45,14 @@ def bench(launch: Callable[[], Any]) -> tuple[float, float, float]:
     warm-up and repetitions (it flushes the L2 cache before each run)."""
     q50, q20, q80 = triton.testing.do_bench(launch, quantiles=[0.5, 0.2, 0.8])
     return float(q50), float(q20), float(q80)
+
+
+def release_cached_memory() -> None:
+    """Hand the GPU memory torch caches but no tensor uses back to the driver, before Nsight Compute's
+    child runs the file again beside this process: ncu needs free memory of its own to save and restore
+    the kernel's buffers between replays ("Insufficient free memory for profiling" otherwise, as
+    tutorial 05 got on the H100)."""
+    import gc
+    gc.collect()
+    torch.cuda.empty_cache()
+
