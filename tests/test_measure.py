@@ -189,6 +189,24 @@ def test_ncus_child_finds_every_torch_compile_kernel_again_in_a_fresh_inductor_c
         assert f"found {name.rsplit(':', 1)[-1]} and its arguments; no GPU to launch it on" in done.stderr
 
 
+def test_ncus_child_stops_the_file_once_the_wanted_specialization_is_launched():
+    """The specialization named by the parent's compilation (spec_id) is recognised in the child's capture
+    hook from the raw launch, so a file with a benchmark sweep stops there; another launch never stops it."""
+    from irscope.core.budget import CaptureBudget
+    from irscope.core.measure.ncu_child import spec_id, stop_at
+    from irscope.core.target import Target
+
+    path = kernel_path("misaligned.py")  # two launches, two specializations
+    first, second = open_file(path, target="sm_90", compile_ahead=False).compile_all()
+    assert spec_id(first.spec) != spec_id(second.spec)
+    for wanted, stopped in ((spec_id(second.spec), True), ("0" * 20, False)):
+        budget = CaptureBudget(path, quiet_s=30, limit_s=60)
+        ws = open_file(path, target="sm_90", compile_ahead=False, budget=budget,
+                       on_launch=stop_at(f"__main__:{first.kernel.name}", wanted, budget, Target("sm_90")))
+        assert budget._stop_asked is stopped
+        assert spec_id(ws.compile_all()[-1].spec) == spec_id(second.spec)
+
+
 _LATE_MODULE = '''import triton
 import triton.language as tl
 

@@ -6,7 +6,7 @@ import ast
 import os
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -286,13 +286,15 @@ def _config_kwargs(kernel: Kernel, index: int) -> dict:
 
 def open_file(path: str, *, target: str | None = None, run_main: bool = True,
               overrides: Overrides | None = None, compile_ahead: bool = True, ahead_sass: bool = True,
-              kernel_name: str | None = None, config: int | None = None, budget=None) -> Workspace:
+              kernel_name: str | None = None, config: int | None = None, budget=None,
+              on_launch: Callable[[RawLaunch], None] | None = None) -> Workspace:
     """Load a kernel file, run its `__main__` to capture launches, and get ready to compile.
 
     With no GPU, each launch starts compiling in a child process as soon as it is captured (core/ahead.py),
     and then disassembled unless `ahead_sass` is false (SASS will not be asked for); none starts if
     `compile_ahead` is false (nothing will be compiled), or for a launch not of `kernel_name` or not with
-    autotune `config` (when the caller will compile only those)."""
+    autotune `config` (when the caller will compile only those). `on_launch` hears of each launch as it is
+    captured."""
     user_file = read_user_file(path)
     resolved = resolve_target(target)
     local = local_gpu_target()
@@ -302,12 +304,13 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         warm_triton_key()  # the install's hash, while the file runs (the first compile needs it)
 
     def run(on: Target):
-        on_launch = None
+        hooks = [on_launch] if on_launch is not None else []
         if compile_ahead and local is None:
-            on_launch = _compiler_ahead(on, overrides, kernel_name, config, ahead_sass, user_file.text,
-                                        user_file.path)
+            hooks.append(_compiler_ahead(on, overrides, kernel_name, config, ahead_sass, user_file.text,
+                                         user_file.path))
         return run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=on,
-                             on_launch=on_launch, budget=budget)
+                             on_launch=(lambda raw: [hook(raw) for hook in hooks]) if hooks else None,
+                             budget=budget)
 
     result, first, retarget_note = run(resolved), resolved, None
     if target is None and local is None and run_main:  # launched nothing on the default virtual GPU? (retarget.py)

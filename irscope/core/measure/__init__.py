@@ -149,7 +149,9 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
                              "(an edit or another target); measure it as launched")
         return result
     release_cached_memory()
-    ncu = run_ncu(ws.user_file.path, *key, run_main=run_main, defines=defines, arg_types=arg_types)
+    from .ncu_child import spec_id
+    ncu = run_ncu(ws.user_file.path, *key, run_main=run_main, defines=defines, arg_types=arg_types,
+                  spec=spec_id(comp.spec))
     if ncu.error:
         result.errors.append(ncu.error)
         return result

@@ -8,6 +8,7 @@ the only range ncu is told to profile.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 
@@ -32,6 +33,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-run", action="store_true")
     parser.add_argument("-D", dest="defines", action="append")
     parser.add_argument("--arg", dest="args", action="append")
+    parser.add_argument("--spec", help="the compilation's spec_id: stop the file once it is launched")
     args = parser.parse_args(argv)
 
     import torch
@@ -45,13 +47,16 @@ def main(argv: list[str]) -> int:
     budget = CaptureBudget(args.file, quiet_s=None if "IRSCOPE_CAPTURE_QUIET" in os.environ else CHILD_QUIET_S,
                            limit_s=None if "IRSCOPE_CAPTURE_LIMIT" in os.environ else CHILD_LIMIT_S)
     ws = open_file(args.file, run_main=not args.no_run, overrides=Overrides.parse(args.defines, args.args),
-                   compile_ahead=False, kernel_name=args.kernel, budget=budget)
+                   compile_ahead=False, kernel_name=args.kernel, budget=budget,
+                   on_launch=stop_at(args.kernel, args.spec, budget) if args.spec else None)
     run = "; ".join([*ws.notes, *([ws.run_warning] if ws.run_warning else [])]) or "it ran to its end"
     try:  # where the launch is missing, the one line says how the child's run went (the parent shows it)
         kernel = find_kernel(ws, args.kernel)
     except IrscopeError as exc:
         raise SystemExit(f"irscope_measure: {exc}; this run of the file: {run}") from None
-    comp = ws.compilation_at(kernel, None if args.config < 0 else args.config, args.index)
+    config = None if args.config < 0 else args.config
+    comp = next((c for c in ws.compile(kernel, config=config) if args.spec and spec_id(c.spec) == args.spec), None) \
+        or ws.compilation_at(kernel, config, args.index)
     if comp.launch.origin != "captured" or not comp.launch.grid:
         raise SystemExit(f"irscope_measure: {kernel.name} was not launched in this run of the file: {run}")
     launch = relaunch(kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid)
@@ -65,6 +70,31 @@ def main(argv: list[str]) -> int:
     torch.cuda.nvtx.range_pop()
     print(f"irscope_measure: launched {kernel.name} once", file=sys.stderr)
     return 0
+
+
+def spec_id(spec) -> str:
+    """A compilation's specialization as a short name both processes compute alike (it names no object)."""
+    return hashlib.sha1(spec.cache_key().encode()).hexdigest()[:20]
+
+
+def stop_at(qualified: str, wanted: str, budget, target=None):
+    """A capture hook: once the file launches the wanted specialization, the rest of the file's run adds
+    nothing (the child launches it again itself), so the run stops there. A tutorial's benchmark sweep under
+    ncu took minutes per compilation before this (02-fused-softmax: five of them)."""
+    from ..triton_compat import local_gpu_target, specialize
+    name = qualified.rpartition(":")[2]
+    target = target or local_gpu_target()
+
+    def watch(raw) -> None:
+        if target is None or getattr(raw.jit, "__name__", None) != name:
+            return
+        try:
+            found = spec_id(specialize(raw.jit, raw.args, raw.kwargs, target)) == wanted
+        except Exception:  # noqa: BLE001 - not specializable here (Inductor's launches): run on as before
+            return
+        if found:
+            budget.stop_now()
+    return watch
 
 
 def find_kernel(ws, qualified: str):

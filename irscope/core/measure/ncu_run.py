@@ -39,12 +39,14 @@ def ncu_path() -> str | None:
 
 
 def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main: bool = True,
-            defines: list[str] | None = None, arg_types: list[str] | None = None) -> NcuResult:
+            defines: list[str] | None = None, arg_types: list[str] | None = None,
+            spec: str | None = None) -> NcuResult:
     ncu = ncu_path()
     if ncu is None:
         return NcuResult(error="Nsight Compute's `ncu` is not on PATH (set IRSCOPE_NCU to its path): "
                                "no per-line counters")
-    child = child_command(file, kernel, config, index, run_main=run_main, defines=defines, arg_types=arg_types)
+    child = child_command(file, kernel, config, index, run_main=run_main, defines=defines, arg_types=arg_types,
+                          spec=spec)
     with tempfile.TemporaryDirectory(prefix="irscope-ncu-") as tmp:
         report = os.path.join(tmp, "launch")
         cmd = [ncu, "--nvtx", "--nvtx-include", f"{RANGE}/", "-c", "1", "--import-source", "no", "-f",
@@ -90,10 +92,13 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
 
 
 def child_command(file: str, kernel: str, config: int | None, index: int, *, run_main: bool = True,
-                  defines: list[str] | None = None, arg_types: list[str] | None = None) -> list[str]:
-    """The process ncu profiles (ncu_child.py), opening the file as the user's irscope did."""
+                  defines: list[str] | None = None, arg_types: list[str] | None = None,
+                  spec: str | None = None) -> list[str]:
+    """The process ncu profiles (ncu_child.py), opening the file as the user's irscope did. `spec`: the
+    compilation's specialization (ncu_child.spec_id), so the child can stop the file once it has it."""
     child = [sys.executable, "-m", "irscope.core.measure.ncu_child", file, kernel,
              str(-1 if config is None else config), str(index)]
+    child += ["--spec", spec] if spec else []
     child += [] if run_main else ["--no-run"]
     for d in defines or []:
         child += ["-D", d]
