@@ -6,7 +6,7 @@
 #   PART=2: FlagGems and tutorial 02 again (the first call's budget did not reach the one, and the other's ncu
 #           child stopped at the warmup), torch.compile's compiled_block.py, then corpus files never measured
 #           before, small ones first
-#   PART=3: more of those
+#   PART=3: the files part 2's budget did not reach; PART=4: more of the corpus
 # Start each call with the corpus's wheels (carried as .whl, as the device's README says):
 #   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
 #     .whl/*.whl && export PYTHONPATH=/tmp/site
@@ -25,6 +25,10 @@ case $P in
             $C/snippets/gpu-mode-lectures/vector_add.py $C/snippets/gpu-mode-lectures/triton_square.py
             $C/snippets/rocm-triton/softmax.py $C/tutorials/triton-3.6/04-low-memory-dropout.py $C/drivers/liger_rope.py
             $C/drivers/liger_swiglu_mlp.py $C/drivers/liger_cross_entropy.py $C/drivers/fla_rms_norm.py
+            $C/drivers/flag_gems_only_enable.py $C/snippets/rocm-triton/hbm-bw-test.py" ;;
+  3) FILES="$C/snippets/gpu-mode-lectures/vector_add.py $C/snippets/gpu-mode-lectures/triton_square.py
+            $C/snippets/rocm-triton/softmax.py $C/tutorials/triton-3.6/04-low-memory-dropout.py $C/drivers/liger_rope.py
+            $C/drivers/liger_swiglu_mlp.py $C/drivers/fla_rms_norm.py $C/drivers/liger_cross_entropy.py
             $C/drivers/flag_gems_only_enable.py $C/snippets/rocm-triton/hbm-bw-test.py" ;;
   *) FILES="$C/tutorials/triton-3.6/11-programmatic-dependent-launch.py $C/drivers/fla_fused_recurrent_gla.py
             $C/drivers/fla_chunk_gla.py $C/drivers/fla_gated_delta_rule.py $C/drivers/liger_fused_linear_cross_entropy.py
