@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from .lifetime import die_with_parent
 from .toolchain import disassemble
 from .triton_compat import (JITFunction, Specialized, Target, compile_specialized, prepare_compiler,
-                            restore_unpatched_triton, specialize, triton_cache_dir, triton_install_key)
+                            restore_unpatched_triton, specialize, triton_cache_dir, triton_install_key,
+                            triton_key_known)
 
 # What a child writes to its pipe as it gets there.
 COMPILED = "c"       # the compilation is in Triton's cache
@@ -100,7 +101,9 @@ def _start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_t
     _considered[key] = jit
     prepare_compiler(target)
     last_step = DISASSEMBLED if disassemble_too and target.is_nvidia else COMPILED
-    if os.path.exists(_marker(source_text, jit, target, spec, last_step)):
+    # The note is keyed by Triton's install hash: while that is still being worked out (a first run), there
+    # is no note to find, and waiting here for the hash would only start the child later.
+    if triton_key_known() and os.path.exists(_marker(source_text, jit, target, spec, last_step)):
         return  # a reopen: the caches have it; a fork would only cost the parent page faults later
     with _registry_lock:
         _reap_finished()
