@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from .lifetime import die_with_parent
 from .toolchain import disassemble
-from .triton_compat import (JITFunction, Specialized, Target, compile_specialized, prepare_compiler,
+from .triton_compat import (JITFunction, Specialized, Target, compile_specialized, key_deferred, prepare_compiler,
                             restore_unpatched_triton, specialize, triton_cache_dir, triton_install_key,
                             triton_key_known)
 
@@ -158,7 +158,8 @@ def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target, disas
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         restore_unpatched_triton()  # the capture's patches of JITFunction are in force at the fork
-        compiled = compile_specialized(jit, spec, target)
+        with key_deferred():  # a first run: compile while Triton's install is still being hashed
+            compiled = compile_specialized(jit, spec, target)
         os.write(pipe, COMPILED.encode())
         if disassemble_too and target.is_nvidia:
             disassemble(compiled.asm["cubin"])
