@@ -65,6 +65,7 @@ class _Child:
 
 _children: dict[tuple, _Child] = {}
 _considered: dict[tuple, JITFunction] = {}  # every key start() has looked at (the kernel held, as in _Child)
+_waiting: dict[tuple, tuple] = {}  # launches that found no free core while the file ran: start_waiting's
 _registry_lock = threading.Lock()
 
 
@@ -72,9 +73,9 @@ def enabled() -> bool:
     return hasattr(os, "fork") and os.environ.get("IRSCOPE_COMPILE_AHEAD", "1") != "0"
 
 
-def _slots() -> int:
+def _slots(file_running: bool = True) -> int:
     """While the file runs it keeps one core busy; the children get the others (at least one)."""
-    return max(1, (os.cpu_count() or 2) - 1)
+    return max(1, (os.cpu_count() or 2) - (1 if file_running else 0))
 
 
 def start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_text: str, *,
@@ -105,11 +106,37 @@ def _start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_t
     # is no note to find, and waiting here for the hash would only start the child later.
     if triton_key_known() and os.path.exists(_marker(source_text, jit, target, spec, last_step)):
         return  # a reopen: the caches have it; a fork would only cost the parent page faults later
+    if not _fork(key, jit, spec, target, disassemble_too, last_step, _slots()):
+        _waiting[key] = (jit, spec, target, disassemble_too, last_step)
+
+
+def start_waiting() -> None:
+    """The file has run: its core is free. Start children for the launches that found none free while it
+    ran (a second specialization, compiled by the parent one after the other otherwise), as far as cores
+    are free now; the rest the parent compiles when asked, as before."""
+    for key, (jit, spec, target, disassemble_too, last_step) in list(_waiting.items()):
+        del _waiting[key]
+        try:
+            if not _fork(key, jit, spec, target, disassemble_too, last_step, _slots(file_running=False)):
+                break
+        except Exception:  # noqa: BLE001 - as in start(): the parent compiles
+            break
+    forget_waiting()
+
+
+def forget_waiting() -> None:
+    """Before a file runs: nothing left waiting from a run that did not get to start_waiting."""
+    _waiting.clear()
+
+
+def _fork(key: tuple, jit: JITFunction, spec: Specialized, target: Target, disassemble_too: bool,
+          last_step: str, slots: int) -> bool:
+    """Fork a child for `key` if fewer than `slots` children are busy; whether one was forked."""
     with _registry_lock:
         _reap_finished()
         busy = sum(1 for child in _children.values() if not child.finished and child.last_step not in child.reached)
-        if busy >= _slots():
-            return
+        if busy >= slots:
+            return False
         read_end, write_end = os.pipe()
         try:
             with warnings.catch_warnings():
@@ -131,6 +158,7 @@ def _start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_t
         except OSError:
             pass
         _children[key] = _Child(pid, read_end, jit, last_step)
+    return True
 
 
 def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target, disassemble_too: bool,
