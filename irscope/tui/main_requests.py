@@ -16,6 +16,7 @@ import threading
 from functools import partial
 
 from . import jobs, showing
+from .asker import deliver_failure, new_request
 from .loader import describe_open_error
 from .messages import Analysed, Compiled, Failed, Loaded, PickWanted, Progress, Request, SessionOpened
 from .screens import PickerScreen
@@ -28,6 +29,10 @@ def spare_the_heap() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(20_000, 20, 100)
+
+
+# The requests whose answer replaces the compilations: what the views kept of the old ones is dropped.
+NEW_COMPILATIONS = frozenset({"load", "recompile", "config"})
 
 
 class MainRequests:
@@ -46,8 +51,8 @@ class MainRequests:
         return busy
 
     def _start(self, kind: str, job, *args) -> None:
-        self._serial += 1
-        request = Request(self._serial, kind)
+        request = new_request(kind)
+        self._serial = request.serial
         self.run_worker(partial(self._run_job, request, job, *args), thread=True, group="load",
                         exit_on_error=False, description=kind)
 
@@ -115,6 +120,8 @@ class MainRequests:
         if not self._current(message):
             return
         comp = message.shown.comp
+        if message.request.kind in NEW_COMPILATIONS:
+            self.drop_caches()
         self.comps = [comp if c.key == comp.key else c for c in self.comps]
         showing.show_compilation(self, message.shown)
         if message.note:
@@ -122,14 +129,34 @@ class MainRequests:
         self.call_after_refresh(spare_the_heap)  # after the paint, not before it
 
     def on_failed(self, message: Failed) -> None:
-        """Every request's failure: shown on the screen, never the end of the app."""
+        """Every request's failure, the views' too: shown on the screen, never the end of the app."""
+        if message.asker is not None:  # a view's request: the view says it, if it still waits for it
+            deliver_failure(message)
+            return
         if not self._current(message):
             return
         self.capturing = False
         if message.fatal:
+            if message.request.kind in NEW_COMPILATIONS:
+                self.drop_caches()
             showing.show_open_failure(self, message.failure)
         else:
             self.set_progress(f"✗ {message.failure.message}", error=True)
+
+    def drop_caches(self) -> None:
+        """Forget what the views kept of the compilations shown until now (bounded caches, tui/asker.py)
+        and their questions not yet answered."""
+        for cache in self.caches().values():
+            cache.clear()
+        for asker in self.askers():
+            asker.drop_caches()
+
+    def cache_sizes(self) -> dict[str, int]:
+        """How many entries each cache of the screen and its views holds, by "View.cache" (tests)."""
+        sizes = {f"MainScreen.{name}": len(cache) for name, cache in self.caches().items()}
+        for asker in self.askers():
+            sizes.update({f"{type(asker).__name__}.{name}": len(c) for name, c in asker.caches().items()})
+        return sizes
 
     def pick(self, cancellable: bool = True) -> None:
         rows = showing.picker_rows(self.comps)
