@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ...core.findings.model import RULES, SEVERITIES, Finding
-from ..widgets.stage_view import FINDING_COLOURS as COLOURS
-from ..widgets.stage_view import FINDING_GLYPHS as GLYPHS
+from ..widgets.stage_rows import FINDING_COLOURS as COLOURS
+from ..widgets.stage_rows import FINDING_GLYPHS as GLYPHS
 
 # Rules that say a kernel could not be looked at, rather than what was looked for.
 NOT_CHECKS = frozenset({"compile-error", "open-failed"})

@@ -16,7 +16,7 @@ from textual.widgets import Static
 from ..asker import Asker, bounded
 from ..context import CursorContext
 from ..messages import Failed, Request, WhatIfCompiled
-from ..widgets.stage_view import MARK_COLOURS
+from ..widgets.stage_rows import MARK_COLOURS
 from .base import InfoPanel
 
 # The analyses are imported when the panel first shows something, so the app paints without them: hence
