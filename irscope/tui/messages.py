@@ -50,6 +50,11 @@ class Progress(Answer):
         self.text = text
         self.fraction = fraction
 
+    def can_replace(self, message: Message) -> bool:
+        """A burst of progress lines (a stage each) is drawn once, at its newest: the next one queued
+        supersedes this one."""
+        return isinstance(message, Progress)
+
 
 class SessionOpened(Answer):
     """A load started a new worker process; it runs the user's file now (x stops it)."""

@@ -8,17 +8,21 @@ comes, and keeps the answers for the last few compilations.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from ...core.analysis.coalescing import SECTOR_BYTES, AccessCoalescing, KernelCoalescing, WarpPicture
 from ..asker import Asker, bounded
 from ..context import CursorContext
 from ..messages import CoalescingAnalysed, Failed, Request
 from .base import InfoPanel
+
+if TYPE_CHECKING:  # the analysis (and numpy under it) is imported when a panel first draws: the app paints sooner
+    from ...core.analysis.coalescing import AccessCoalescing, KernelCoalescing, WarpPicture
 
 MAX_SECTOR_ROWS = 64  # the panel scrolls: a whole warp, one sector per lane, and more (AMD)
 LABEL_END = "\u2502"  # ends each picture line's label
@@ -28,6 +32,8 @@ def warp_picture_lines(picture: WarpPicture, elem_bytes: int) -> list[str]:
     """One warp-level instruction as text: a column per lane, a row per 32-byte sector touched
     (offsets from the lowest one), `█` where the lane reads or writes in that sector. Each line is
     label + LABEL_END + the lanes."""
+    from ...core.analysis.coalescing import SECTOR_BYTES
+
     lane_sectors = picture.lane_sectors()
     lanes = len(lane_sectors)
     touched = sorted({s for sectors in lane_sectors if sectors for s in sectors})

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from ...core.explain import Explanation, explain_line, lowering_story
 from ..asker import Asker, bounded
 from ..context import CursorContext
 from ..messages import Explained, Failed, Request
 from .base import InfoPanel
+
+if TYPE_CHECKING:  # the explainer's tables are imported by the first explanation: the app paints sooner
+    from ...core.explain import Explanation
 
 STORIES = 256  # lowering stories kept (a few compilations' worth of source lines)
 
@@ -32,6 +36,8 @@ def render_explanation(e: Explanation, line: str) -> Text:
 
 def _explain(request: Request, ctx: CursorContext, story: str | None) -> Explained:
     """The words for the cursor's line (and its source line's story, unless known)."""
+    from ...core.explain import explain_line, lowering_story
+
     comp = ctx.comp
     try:
         lines = comp.stage(ctx.stage).splitlines()
