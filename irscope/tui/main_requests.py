@@ -25,10 +25,14 @@ from .screens import PickerScreen
 def spare_the_heap() -> None:
     """The compiled stages make a heap of many objects; a full garbage collection walking it stalls a
     keypress by 100-300 ms. They live for the whole session, so move them out of the collector's sight
-    (`gc.freeze`) and collect young objects less often."""
+    (`gc.freeze`) and collect young objects less often. While a request runs, the collector is off
+    (`MainRequests._start`): the answers unpickled and the panes' texts and links built in its thread
+    would set off collections of young objects every few moves, and one of the middle generation that
+    walks the new compilation (~0.2 s); here, after the paint, one collection does it all."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(20_000, 20, 100)
+    gc.enable()
 
 
 # The requests whose answer replaces the compilations: what the views kept of the old ones is dropped.
@@ -53,6 +57,7 @@ class MainRequests:
     def _start(self, kind: str, job, *args) -> None:
         request = new_request(kind)
         self._serial = request.serial
+        gc.disable()  # until the request's worker has finished (on_worker_state_changed)
         self.run_worker(partial(self._run_job, request, job, *args), thread=True, group="load",
                         exit_on_error=False, description=kind)
 
@@ -126,7 +131,10 @@ class MainRequests:
         showing.show_compilation(self, message.shown)
         if message.note:
             self.notify(message.note, severity=message.severity, timeout=6)
-        self.call_after_refresh(spare_the_heap)  # after the paint, not before it
+
+    def on_worker_state_changed(self, event) -> None:
+        if event.worker.group == "load" and event.worker.is_finished and not self.busy:
+            self.call_after_refresh(spare_the_heap)  # after the paint of what it answered, not before it
 
     def on_failed(self, message: Failed) -> None:
         """Every request's failure, the views' too: shown on the screen, never the end of the app."""
