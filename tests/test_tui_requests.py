@@ -86,3 +86,18 @@ async def test_a_views_stale_answer_is_dropped_and_its_failure_comes_back_to_it_
         await pilot.pause()
         assert panel._analyses.get(comp.key) == "coalescing analysis failed: no [b]interpreter[/b] here"
         assert main.failure is None and main.shown.comp is comp and app.is_running  # the screen goes on
+
+
+@run_async
+async def test_the_collector_is_off_while_a_compile_runs_and_on_again_once_it_is_shown():
+    import gc
+
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        assert gc.isenabled()
+        app.main.recompile_in_background(defines={"num_warps": 2})
+        assert not gc.isenabled() and app.main.busy
+        await wait_until_shown(app, pilot)
+        await pilot.pause()
+        assert gc.isenabled() and app.main.shown.comp.num_warps == 2

@@ -28,7 +28,9 @@ def spare_the_heap() -> None:
     (`gc.freeze`) and collect young objects less often. While a request runs, the collector is off
     (`MainRequests._start`): the answers unpickled and the panes' texts and links built in its thread
     would set off collections of young objects every few moves, and one of the middle generation that
-    walks the new compilation (~0.2 s); here, after the paint, one collection does it all."""
+    walks the new compilation (~0.2 s); here, after the paint, one collection does it all. (It is on
+    while the user's file runs: that may take minutes, and each move leaves a few hundred objects in
+    reference cycles.)"""
     gc.collect()
     gc.freeze()
     gc.set_threshold(20_000, 20, 100)
@@ -101,10 +103,12 @@ class MainRequests:
             threading.Thread(target=self.sessions.close, args=(message.session,), daemon=True).start()
             return
         self.session, self.capturing = message.session, True
+        gc.enable()  # the file may run for minutes (a training loop): moves meanwhile leave cyclic garbage
 
     def on_loaded(self, message: Loaded) -> None:
         if self._current(message):
             self.capturing = False
+            gc.disable()  # the compile and the panes' texts: a few seconds at most, then spare_the_heap
             self.ws, self.comps = message.ws, message.comps
             for said in ([message.ws.run_warning] if message.ws.run_warning else []) + message.ws.notes:
                 self.notify(said, severity="warning", timeout=10)
