@@ -89,15 +89,17 @@ async def test_a_views_stale_answer_is_dropped_and_its_failure_comes_back_to_it_
 
 
 @run_async
-async def test_the_collector_is_off_while_a_compile_runs_and_on_again_once_it_is_shown():
+async def test_only_young_objects_are_collected_while_a_compile_runs_and_all_once_it_is_shown():
     import gc
+
+    from irscope.tui.main_requests import COLLECT, YOUNG_ONLY
 
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until_shown(app, pilot)
-        assert gc.isenabled()
+        assert gc.isenabled() and gc.get_threshold() == COLLECT
         app.main.recompile_in_background(defines={"num_warps": 2})
-        assert not gc.isenabled() and app.main.busy
+        assert gc.get_threshold() == YOUNG_ONLY and app.main.busy
         await wait_until_shown(app, pilot)
         await pilot.pause()
-        assert gc.isenabled() and app.main.shown.comp.num_warps == 2
+        assert gc.isenabled() and gc.get_threshold() == COLLECT and app.main.shown.comp.num_warps == 2

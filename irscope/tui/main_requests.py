@@ -22,19 +22,24 @@ from .messages import Analysed, Compiled, Failed, Loaded, PickWanted, Progress, 
 from .screens import PickerScreen
 
 
+# How often the collector runs: young objects every 20,000 allocations, older generations rarely; while
+# a request compiles and prepares a compilation, only young objects (see spare_the_heap).
+COLLECT = (20_000, 20, 100)
+YOUNG_ONLY = (20_000, 1_000_000, 1_000_000)
+
+
 def spare_the_heap() -> None:
     """The compiled stages make a heap of many objects; a full garbage collection walking it stalls a
     keypress by 100-300 ms. They live for the whole session, so move them out of the collector's sight
-    (`gc.freeze`) and collect young objects less often. While a request runs, the collector is off
-    (`MainRequests._start`): the answers unpickled and the panes' texts and links built in its thread
-    would set off collections of young objects every few moves, and one of the middle generation that
-    walks the new compilation (~0.2 s); here, after the paint, one collection does it all. (It is on
-    while the user's file runs: that may take minutes, and each move leaves a few hundred objects in
-    reference cycles.)"""
+    (`gc.freeze`) and collect young objects less often. While a request compiles and prepares a
+    compilation, only young objects are collected (`MainRequests._start`): the answers unpickled and the
+    panes' texts and links built in its thread would set off a collection of the middle generation that
+    walks the new compilation (~0.2 s, a key pressed then waits for it); here, after the paint, one
+    collection does it all. (Every generation is collected while the user's file runs: that may take
+    minutes, and each move leaves a few hundred objects in reference cycles.)"""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(20_000, 20, 100)
-    gc.enable()
+    gc.set_threshold(*COLLECT)
 
 
 # The requests whose answer replaces the compilations: what the views kept of the old ones is dropped.
@@ -59,7 +64,7 @@ class MainRequests:
     def _start(self, kind: str, job, *args) -> None:
         request = new_request(kind)
         self._serial = request.serial
-        gc.disable()  # until the request's worker has finished (on_worker_state_changed)
+        gc.set_threshold(*YOUNG_ONLY)  # until the request's worker has finished (on_worker_state_changed)
         self.run_worker(partial(self._run_job, request, job, *args), thread=True, group="load",
                         exit_on_error=False, description=kind)
 
@@ -103,12 +108,12 @@ class MainRequests:
             threading.Thread(target=self.sessions.close, args=(message.session,), daemon=True).start()
             return
         self.session, self.capturing = message.session, True
-        gc.enable()  # the file may run for minutes (a training loop): moves meanwhile leave cyclic garbage
+        gc.set_threshold(*COLLECT)  # the file may run for minutes (a training loop): every generation
 
     def on_loaded(self, message: Loaded) -> None:
         if self._current(message):
             self.capturing = False
-            gc.disable()  # the compile and the panes' texts: a few seconds at most, then spare_the_heap
+            gc.set_threshold(*YOUNG_ONLY)  # the compile and the panes' texts, then spare_the_heap
             self.ws, self.comps = message.ws, message.comps
             for said in ([message.ws.run_warning] if message.ws.run_warning else []) + message.ws.notes:
                 self.notify(said, severity="warning", timeout=10)
