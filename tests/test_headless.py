@@ -31,3 +31,15 @@ def test_the_app_module_loads_without_torch_or_triton():
             "print(bad); sys.exit(1 if bad else 0)")
     done = _run(code)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_app_paints_before_it_needs_numpy_or_the_analyses():
+    """What the first paint waits for is the app's imports: NumPy, the coalescing analysis and the
+    explainer's tables (over 100 ms together) come in when a panel first asks for them."""
+    pytest.importorskip("textual")
+    code = ("import sys, irscope.tui.app, irscope.tui.panels\n"
+            "bad = [m for m in ('numpy', 'irscope.core.analysis.coalescing', 'irscope.core.explain')\n"
+            "       if m in sys.modules]\n"
+            "print(bad); sys.exit(1 if bad else 0)")
+    done = _run(code)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -326,7 +326,7 @@ async def test_another_autotune_config_from_the_palette():
 
 @run_async
 async def test_a_panel_that_raises_says_so_and_the_app_goes_on(monkeypatch):
-    from irscope.tui.panels import explain
+    from irscope.core import explain
     from irscope.tui.panels.explain import ExplainPanel
     from irscope.tui.panels.info import LineInfoPanel
 
@@ -334,7 +334,7 @@ async def test_a_panel_that_raises_says_so_and_the_app_goes_on(monkeypatch):
         raise ValueError("a bug in an analysis")
 
     monkeypatch.setattr(LineInfoPanel, "show_context", broken)
-    monkeypatch.setattr(explain, "explain_line", broken)  # raises in the panel's thread worker
+    monkeypatch.setattr(explain, "explain_line", broken)  # raises in the panel's job (its thread), read there
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until_shown(app, pilot)

@@ -149,7 +149,7 @@ async def test_pipeline_names_the_passes_that_changed_line_26():
     app = IrscopeApp(path, target="sm_90")
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until_shown(app, pilot)
-        assert not getattr(app, "pass_captures", None)  # nothing captured on open
+        assert not app.main.pass_captures  # nothing captured on open
         screen = await open_pipeline_on_line(pilot, 26)
         touching = [s["name"] for s in screen.steps if 26 in s["source_lines"]]
         assert {"convert-triton-to-tritongpu", "tritongpu-coalesce", "convert-triton-gpu-to-llvm"} <= set(touching)

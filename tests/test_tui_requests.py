@@ -54,3 +54,52 @@ async def test_busy_is_whether_a_request_runs_and_a_failure_that_is_not_fatal_ke
         await pilot.pause()
         assert main.shown is shown and main.failure is None
         assert "✗ no [b]such[/b] target" in str(app.query_one("#status-text").content)
+
+
+@run_async
+async def test_a_views_stale_answer_is_dropped_and_its_failure_comes_back_to_it_through_the_main_screen():
+    from irscope.core.errors import IrscopeError
+    from irscope.tui.messages import CoalescingAnalysed
+    from irscope.tui.panels import CoalescingPanel
+    from irscope.tui.panels.coalescing import _analyse
+
+    def refused(request, comp):
+        raise IrscopeError("no [b]interpreter[/b] here")
+
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        main, panel = app.main, app.query_one(CoalescingPanel)
+        comp = main.shown.comp
+        older = panel.ask("coalescing", refused, comp, about=comp.key)
+        panel.ask("coalescing", _analyse, comp, about=comp.key)  # the newer request: its answer counts
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        result = panel._analyses.get(comp.key)
+        assert result is not None and not isinstance(result, str) and result.accesses  # the failure was stale
+        panel.post_message(CoalescingAnalysed(older, "a stale result"))
+        await pilot.pause()
+        assert panel._analyses.get(comp.key) is result
+        panel._analyses.clear()
+        panel.ask("coalescing", refused, comp, about=comp.key)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert panel._analyses.get(comp.key) == "coalescing analysis failed: no [b]interpreter[/b] here"
+        assert main.failure is None and main.shown.comp is comp and app.is_running  # the screen goes on
+
+
+@run_async
+async def test_only_young_objects_are_collected_while_a_compile_runs_and_all_once_it_is_shown():
+    import gc
+
+    from irscope.tui.main_requests import COLLECT, YOUNG_ONLY
+
+    app = IrscopeApp(ADD, target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        assert gc.isenabled() and gc.get_threshold() == COLLECT
+        app.main.recompile_in_background(defines={"num_warps": 2})
+        assert gc.get_threshold() == YOUNG_ONLY and app.main.busy
+        await wait_until_shown(app, pilot)
+        await pilot.pause()
+        assert gc.isenabled() and gc.get_threshold() == COLLECT and app.main.shown.comp.num_warps == 2

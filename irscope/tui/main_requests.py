@@ -16,18 +16,34 @@ import threading
 from functools import partial
 
 from . import jobs, showing
+from .asker import deliver_failure, new_request
 from .loader import describe_open_error
 from .messages import Analysed, Compiled, Failed, Loaded, PickWanted, Progress, Request, SessionOpened
 from .screens import PickerScreen
 
 
+# How often the collector runs: young objects every 20,000 allocations, older generations rarely; while
+# a request compiles and prepares a compilation, only young objects (see spare_the_heap).
+COLLECT = (20_000, 20, 100)
+YOUNG_ONLY = (20_000, 1_000_000, 1_000_000)
+
+
 def spare_the_heap() -> None:
     """The compiled stages make a heap of many objects; a full garbage collection walking it stalls a
     keypress by 100-300 ms. They live for the whole session, so move them out of the collector's sight
-    (`gc.freeze`) and collect young objects less often."""
+    (`gc.freeze`) and collect young objects less often. While a request compiles and prepares a
+    compilation, only young objects are collected (`MainRequests._start`): the answers unpickled and the
+    panes' texts and links built in its thread would set off a collection of the middle generation that
+    walks the new compilation (~0.2 s, a key pressed then waits for it); here, after the paint, one
+    collection does it all. (Every generation is collected while the user's file runs: that may take
+    minutes, and each move leaves a few hundred objects in reference cycles.)"""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(20_000, 20, 100)
+    gc.set_threshold(*COLLECT)
+
+
+# The requests whose answer replaces the compilations: what the views kept of the old ones is dropped.
+NEW_COMPILATIONS = frozenset({"load", "recompile", "config"})
 
 
 class MainRequests:
@@ -46,8 +62,9 @@ class MainRequests:
         return busy
 
     def _start(self, kind: str, job, *args) -> None:
-        self._serial += 1
-        request = Request(self._serial, kind)
+        request = new_request(kind)
+        self._serial = request.serial
+        gc.set_threshold(*YOUNG_ONLY)  # until the request's worker has finished (on_worker_state_changed)
         self.run_worker(partial(self._run_job, request, job, *args), thread=True, group="load",
                         exit_on_error=False, description=kind)
 
@@ -91,10 +108,12 @@ class MainRequests:
             threading.Thread(target=self.sessions.close, args=(message.session,), daemon=True).start()
             return
         self.session, self.capturing = message.session, True
+        gc.set_threshold(*COLLECT)  # the file may run for minutes (a training loop): every generation
 
     def on_loaded(self, message: Loaded) -> None:
         if self._current(message):
             self.capturing = False
+            gc.set_threshold(*YOUNG_ONLY)  # the compile and the panes' texts, then spare_the_heap
             self.ws, self.comps = message.ws, message.comps
             for said in ([message.ws.run_warning] if message.ws.run_warning else []) + message.ws.notes:
                 self.notify(said, severity="warning", timeout=10)
@@ -115,21 +134,46 @@ class MainRequests:
         if not self._current(message):
             return
         comp = message.shown.comp
+        if message.request.kind in NEW_COMPILATIONS:
+            self.drop_caches()
         self.comps = [comp if c.key == comp.key else c for c in self.comps]
         showing.show_compilation(self, message.shown)
         if message.note:
             self.notify(message.note, severity=message.severity, timeout=6)
-        self.call_after_refresh(spare_the_heap)  # after the paint, not before it
+
+    def on_worker_state_changed(self, event) -> None:
+        if event.worker.group == "load" and event.worker.is_finished and not self.busy:
+            self.call_after_refresh(spare_the_heap)  # after the paint of what it answered, not before it
 
     def on_failed(self, message: Failed) -> None:
-        """Every request's failure: shown on the screen, never the end of the app."""
+        """Every request's failure, the views' too: shown on the screen, never the end of the app."""
+        if message.asker is not None:  # a view's request: the view says it, if it still waits for it
+            deliver_failure(message)
+            return
         if not self._current(message):
             return
         self.capturing = False
         if message.fatal:
+            if message.request.kind in NEW_COMPILATIONS:
+                self.drop_caches()
             showing.show_open_failure(self, message.failure)
         else:
             self.set_progress(f"✗ {message.failure.message}", error=True)
+
+    def drop_caches(self) -> None:
+        """Forget what the views kept of the compilations shown until now (bounded caches, tui/asker.py)
+        and their questions not yet answered."""
+        for cache in self.caches().values():
+            cache.clear()
+        for asker in self.askers():
+            asker.drop_caches()
+
+    def cache_sizes(self) -> dict[str, int]:
+        """How many entries each cache of the screen and its views holds, by "View.cache" (tests)."""
+        sizes = {f"MainScreen.{name}": len(cache) for name, cache in self.caches().items()}
+        for asker in self.askers():
+            sizes.update({f"{type(asker).__name__}.{name}": len(c) for name, c in asker.caches().items()})
+        return sizes
 
     def pick(self, cancellable: bool = True) -> None:
         rows = showing.picker_rows(self.comps)

@@ -23,6 +23,7 @@ from textual.widgets import Label, ProgressBar, Static, TabbedContent, TabPane
 from ..core.names import ALL_STAGES
 from ..worker.textsafe import safe_text
 from . import jobs, pane_links, panes as panes_mod, showing
+from .asker import Asker, bounded
 from .findings import FindingsView
 from .panels import PANELS, InfoPanel
 from .main_actions import MainActions
@@ -102,6 +103,8 @@ class MainScreen(MainRequests, MainActions, Screen):
         self.linked_chain: tuple[int, ...] = ()
         self.links_done = 0  # how many cursor moves have been linked across panes (tests, benchmarks)
         self._serial = 0     # the newest request's number: answers to older ones are dropped
+        self.measured_lines = bounded()  # compilation key -> {source line: Nsight Compute's counters} (M)
+        self.pass_captures = bounded()   # compilation key -> the compiler's passes, one step each (P)
         self._panes: list[StagePane] = []
         self._panel_area: TabbedContent | None = None
 
@@ -132,6 +135,13 @@ class MainScreen(MainRequests, MainActions, Screen):
         self.set_progress(f"opening {self.path}…", 0.0)
         showing.show_source_while_loading(self)
         self.call_after_refresh(self.load)  # paint first: the worker's imports compete for the GIL
+
+    def caches(self) -> dict:
+        return {"measured_lines": self.measured_lines, "pass_captures": self.pass_captures}
+
+    def askers(self) -> list[Asker]:
+        """The views on this screen that ask the worker (and keep its answers)."""
+        return [node for node in self.walk_children() if isinstance(node, Asker)]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The main view's own keys are off (and out of its footer) while another screen is in front:

@@ -10,7 +10,7 @@ A cursor move is the StageView's own `StageView.CursorMoved` (re-exported here).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
@@ -25,15 +25,17 @@ CursorMoved = StageView.CursorMoved
 
 @dataclass(frozen=True)
 class Request:
-    """One thing asked of the worker: its number (newer requests have larger ones) and its kind
-    ("load", "prepare", "recompile", "config")."""
+    """One thing asked of the worker: its number (newer requests have larger ones), its kind ("load",
+    "prepare", "recompile", "config" for the main screen; a view's own kinds, tui/asker.py) and what it
+    is about where its answer needs saying (a compilation's key)."""
 
     serial: int
     kind: str
+    about: Any = field(default=None, compare=False)
 
 
-class Answer(Message):
-    """A message that answers a request."""
+class Answer(Message, bubble=False):
+    """A message that answers a request (to the node that asked, and no further)."""
 
     def __init__(self, request: Request) -> None:
         super().__init__()
@@ -47,6 +49,11 @@ class Progress(Answer):
         super().__init__(request)
         self.text = text
         self.fraction = fraction
+
+    def can_replace(self, message: Message) -> bool:
+        """A burst of progress lines (a stage each) is drawn once, at its newest: the next one queued
+        supersedes this one."""
+        return isinstance(message, Progress)
 
 
 class SessionOpened(Answer):
@@ -98,7 +105,88 @@ class Failed(Answer):
     """A request failed. `fatal`: nothing can be shown (the panes say why, `r` tries again); else the
     compilation shown stays and the status line says what failed."""
 
-    def __init__(self, request: Request, failure: OpenFailure, fatal: bool = True) -> None:
+    def __init__(self, request: Request, failure: OpenFailure, fatal: bool = True, asker: Any = None) -> None:
         super().__init__(request)
         self.failure = failure
         self.fatal = fatal
+        self.asker = asker  # a view's request (tui/asker.py): it says what failed; None: the main screen's
+
+
+# ---- the answers to the views' own requests (tui/asker.py); `request.about` names the compilation
+
+class CoalescingAnalysed(Answer):
+    """The Coalescing panel's analysis of a compilation (a KernelCoalescing)."""
+
+    def __init__(self, request: Request, result: Any) -> None:
+        super().__init__(request)
+        self.result = result
+
+
+class Explained(Answer):
+    """The Explain panel's words for a line: its explanation (None: the stage has no text) and the
+    lowering story of its source line."""
+
+    def __init__(self, request: Request, explanation: Any, line: str, story: str) -> None:
+        super().__init__(request)
+        self.explanation = explanation
+        self.line = line
+        self.story = story
+
+
+class WhatIfCompiled(Answer):
+    """The Memory panel's what-if: the compilation recompiled with the vectorization fixes."""
+
+    def __init__(self, request: Request, what_if: Any) -> None:
+        super().__init__(request)
+        self.what_if = what_if
+
+
+class MeasureRefusal(Answer):
+    """Why this machine cannot measure ("" when it can)."""
+
+    def __init__(self, request: Request, why: str) -> None:
+        super().__init__(request)
+        self.why = why
+
+
+class Measured(Answer):
+    """A compilation timed and run under Nsight Compute (the worker's `measure` answer)."""
+
+    def __init__(self, request: Request, result: Any) -> None:
+        super().__init__(request)
+        self.result = result
+
+
+class FindingsFound(Answer):
+    """The ranked findings of a compilation."""
+
+    def __init__(self, request: Request, findings: list) -> None:
+        super().__init__(request)
+        self.findings = findings
+
+
+class PassesCaptured(Answer):
+    """The compiler's passes of a compilation, one step each, or why none were captured (a str)."""
+
+    def __init__(self, request: Request, steps: list | str) -> None:
+        super().__init__(request)
+        self.steps = steps
+
+
+class DiffComputed(Answer):
+    """Two compilations diffed: the views compiled for the sides (None: given) and the diff document."""
+
+    def __init__(self, request: Request, views: list, doc: dict) -> None:
+        super().__init__(request)
+        self.views = views
+        self.doc = doc
+
+
+class ProgramRecorded(Answer):
+    """One program of a launch recorded in the interpreter (a Recording), or why it could not be."""
+
+    def __init__(self, request: Request, program_id: tuple, recording: Any, failure: str | None) -> None:
+        super().__init__(request)
+        self.program_id = program_id
+        self.recording = recording
+        self.failure = failure

@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -23,12 +23,15 @@ from ..core.errors import IrscopeError
 from ..core.interp import Recording, Value, launch_grid, normalize_program_id
 from ..core.interp.stepper import Stepper
 from ..core.stages.mlir import strip_locations
+from .asker import Asker
+from .messages import Failed, ProgramRecorded, Request
 from .widgets.key_footer import KeyFooter
 from .widgets.line_list import LineList
 from .widgets.stepper_views import LocalsView, SourceView
 from .widgets.value_grid import ValueGrid
 
 MASK_ROW = 64          # 1-D masks: lanes per drawn row
+INTERNAL = "internal error: "  # how loader.describe_open_error starts what is not an IrscopeError
 
 STEPPER_HELP = """\
 The stepper — one program of the kernel, run line by line in Triton's interpreter.
@@ -100,7 +103,13 @@ class ProgramChooser(ModalScreen[tuple[int, int, int] | None]):
         self.dismiss(None)
 
 
-class StepperScreen(Screen):
+def _record(request: Request, comp, program_id: tuple[int, int, int]) -> ProgramRecorded:
+    rec = comp.call("record_program", program_id)
+    failure = None if rec.steps else f"the interpreter cannot run {rec.kernel}: {rec.error or 'no line ran'}"
+    return ProgramRecorded(request, program_id, rec, failure)
+
+
+class StepperScreen(Asker, Screen):
     """One program of `comp`'s launch, recorded in the interpreter and stepped through."""
 
     DEFAULT_CSS = """
@@ -158,7 +167,6 @@ class StepperScreen(Screen):
         self._selected: str | None = None      # the local shown in the value view
         self._pinned: str | None = None        # the local the user picked (else: the newest one)
         self.breakpoints: set[int] = set()    # source lines; kept when another program is recorded
-        self._generation = 0                   # the latest recording asked for
         self._table_values: dict[str, Value | None] = {}  # what the locals table shows, row by row
         self._table_function: str | None = None
         self._function_names: dict[str, list[str]] = {}
@@ -201,23 +209,21 @@ class StepperScreen(Screen):
     # ---- recording (in a thread)
 
     def record(self, program_id: tuple[int, int, int]) -> None:
-        self._generation += 1
-        self._record_in_thread(program_id, self._generation)
+        self.ask("record", _record, self.comp, program_id, about=program_id)
 
-    @work(thread=True, exclusive=True, group="stepper-record")
-    def _record_in_thread(self, program_id: tuple[int, int, int], generation: int) -> None:
-        try:
-            rec = self.comp.call("record_program", program_id)
-            failure = None if rec.steps else f"the interpreter cannot run {rec.kernel}: {rec.error or 'no line ran'}"
-        except IrscopeError as exc:
-            rec, failure = None, str(exc)
-        except Exception as exc:  # the interpreter itself broke: say so in one line
-            rec, failure = None, f"the interpreter cannot run {self.comp.kernel.name}: {type(exc).__name__}: {exc}"
-        self.app.call_from_thread(self._recorded, generation, program_id, rec, failure)
+    def on_program_recorded(self, message: ProgramRecorded) -> None:
+        if self.answered(message):
+            self._recorded(message.program_id, message.recording, message.failure)
 
-    def _recorded(self, generation: int, program_id, rec: Recording | None, failure: str | None) -> None:
-        if generation != self._generation or not self.is_mounted:
-            return  # a newer program was asked for meanwhile, or the screen is gone
+    def request_failed(self, message: Failed) -> None:
+        why = message.failure.message
+        if why.startswith(INTERNAL):  # the interpreter itself broke: say so in one line
+            why = f"the interpreter cannot run {self.comp.kernel.name}: {why[len(INTERNAL):]}"
+        self._recorded(message.request.about, None, why)
+
+    def _recorded(self, program_id, rec: Recording | None, failure: str | None) -> None:
+        if not self.is_mounted:
+            return  # the screen is gone
         self.program_id = program_id
         self.failure = failure
         self.stepper = Stepper(rec, breakpoints=self.breakpoints) if rec is not None and failure is None else None

@@ -9,7 +9,6 @@ on each side, instructions only on the left marked '-', only on the right '+'.""
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -17,6 +16,9 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static
 
+from ...core.errors import IrscopeError
+from ..asker import Asker
+from ..messages import DiffComputed, Failed, Request
 from ..widgets.key_footer import KeyFooter
 from ..widgets.line_list import LineList
 from .render import changed_rows, row_lines, summary
@@ -60,7 +62,23 @@ class DiffRows(LineList):
         return self.lines[self.cursor][1] if 0 <= self.cursor < len(self.lines) else None
 
 
-class DiffScreen(Screen):
+def _diff(request: Request, session, shown, sides: tuple[Side, Side], stage: str | None, here: int) -> DiffComputed:
+    """The sides compiled where they have no view yet (a SPEC: launch `here` unless it names one), then
+    the worker's diff of them."""
+    if session is None:
+        raise IrscopeError("the file is not open (reload with r in the main view)")
+    views = []
+    for side in sides:
+        view = side.view
+        if view is None:
+            spec = side.spec if "launch=" in side.spec else f"launch={here},{side.spec}"
+            view = session.request("compile_spec", key=shown.key, spec=spec)
+        views.append(view)
+    described = [{"view": view, "label": s.short or s.label, "findings": s.findings} for s, view in zip(sides, views)]
+    return DiffComputed(request, views, session.request("diff", sides=described, stage=stage))
+
+
+class DiffScreen(Asker, Screen):
     DEFAULT_CSS = """
     DiffScreen { layout: vertical; }
     DiffScreen #diff-title { height: 1; background: $panel; padding: 0 1; }
@@ -113,27 +131,18 @@ class DiffScreen(Screen):
             self.query_one(DiffRows).set_lines([], 1)
             return
         self._status(f"comparing {left.short or left.label} with {right.short or right.label}…", "")
-        self._compute(left, right, self.stage, launch_index(self.main))
+        self.ask("diff", _diff, self.main.session, self.main.shown.comp, (left, right), self.stage,
+                 launch_index(self.main), about=(left, right))
 
-    @work(thread=True, exclusive=True, group="diff")
-    def _compute(self, left: Side, right: Side, stage: str | None, here: int) -> None:
-        session, shown = self.main.session, self.main.shown.comp
-        try:
-            if session is None:
-                raise RuntimeError("the file is not open (reload with r in the main view)")
-            for side in (left, right):
-                if side.view is None:
-                    spec = side.spec if "launch=" in side.spec else f"launch={here},{side.spec}"
-                    side.view = session.request("compile_spec", key=shown.key, spec=spec)
-            sides = [{"view": s.view, "label": s.short or s.label, "findings": s.findings} for s in (left, right)]
-            doc = session.request("diff", sides=sides, stage=stage)
-        except Exception as exc:  # noqa: BLE001 - said on screen; the user picks another side
-            for side in (left, right):
-                if side.spec:
-                    side.view = None
-            self.app.call_from_thread(self._answered, str(exc))
+    def on_diff_computed(self, message: DiffComputed) -> None:
+        if not self.answered(message):
             return
-        self.app.call_from_thread(self._answered, doc)
+        for side, view in zip(message.request.about, message.views):
+            side.view = view  # compiled once: the next diff with this side reuses it
+        self._answered(message.doc)
+
+    def request_failed(self, message: Failed) -> None:  # said on screen; the user picks another side
+        self._answered(message.failure.message)
 
     def _answered(self, doc: dict | str) -> None:
         # a view the user has left is out of the screen stack at once, while Textual may still be removing it

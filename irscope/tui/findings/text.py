@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ...core.findings.model import RULES, SEVERITIES, Finding
-from ..widgets.stage_view import FINDING_COLOURS as COLOURS
-from ..widgets.stage_view import FINDING_GLYPHS as GLYPHS
+from ..widgets.stage_rows import FINDING_COLOURS as COLOURS
+from ..widgets.stage_rows import FINDING_GLYPHS as GLYPHS
 
 # Rules that say a kernel could not be looked at, rather than what was looked for.
 NOT_CHECKS = frozenset({"compile-error", "open-failed"})
@@ -151,3 +151,19 @@ def analysing() -> Text:
 
 def failure(message: str) -> Text:
     return Text(f"The findings could not be computed: {message}", style="red")
+
+
+def plain(findings: list | None, failed: str, message: RenderableType | None, selected: int, width: int,
+          kernel_file: str | None) -> str:
+    """The view's title, its message and its rows as plain text (what the tests read)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=width, file=io.StringIO(), record=True, color_system=None)
+    console.print(title(findings, failed=bool(failed), collapsed=False, focused=False, width=width))
+    if message is not None:
+        console.print(message)
+    for n, finding in enumerate(findings or []):
+        console.print(row(finding, findings, selected=n == selected, width=width, kernel_file=kernel_file))
+    return console.export_text()

@@ -1,7 +1,7 @@
 """The Findings view: the ranked findings of the compilation shown, under the panes (`f`).
 
 The worker computes them (`comp.call("findings")`, the engine behind `irscope report` and `irscope
-check`) in a thread worker once per compilation. The view then lists them, one row each, the selected
+check`) once per compilation, asked from a thread (tui/asker.py); the last few are kept. The view then lists them, one row each, the selected
 one with its cause, cost, fix and what-if; Enter puts every pane on the finding's source line, and the
 source pane's gutter marks the lines that have findings.
 
@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from ..asker import Asker, bounded
+from ..messages import Failed, FindingsFound, Request
 from . import text as say
 from .panes import jump_to_finding, mark_gutter
 
@@ -53,7 +54,11 @@ class FindingRow(Static):
             view.action_jump()
 
 
-class FindingsView(VerticalScroll, can_focus=True):
+def _findings(request: Request, comp) -> FindingsFound:
+    return FindingsFound(request, list(comp.call("findings")))
+
+
+class FindingsView(Asker, VerticalScroll, can_focus=True):
     DEFAULT_CSS = """
     FindingsView {
         height: auto;
@@ -89,8 +94,10 @@ class FindingsView(VerticalScroll, can_focus=True):
         self.user_open: bool | None = None  # set by `f`: the user's choice outranks the automatic one
         self.maximised = False
         self._panels_were_shown = False
-        self._cache: dict[int, list | str] = {}  # comp.key -> findings, or why they are missing
-        self._held: list = []                    # the compilations of those keys (no key is reused)
+        self._cache = bounded()  # comp.key -> findings, or why they are missing
+
+    def caches(self) -> dict:
+        return {"findings": self._cache}
 
     def compose(self) -> ComposeResult:
         yield Static(say.analysing(), id="findings-message", markup=False)
@@ -105,11 +112,11 @@ class FindingsView(VerticalScroll, can_focus=True):
         self.shown = shown
         key = shown.comp.key
         if key in self._cache:
-            self._set(self._cache[key])
+            self._set(self._cache.get(key))
             return
         self.findings, self.failed = None, ""
         self._rebuild()
-        self._fetch(shown.comp)
+        self.ask("findings", _findings, shown.comp, about=key)
 
     def findings_of(self, key: int) -> list | None:
         """The findings the worker gave for compilation `key`, when they came (None: never asked, or failed)."""
@@ -135,20 +142,18 @@ class FindingsView(VerticalScroll, can_focus=True):
             self.user_open = False
             self._apply_mode(self._closed_mode())
 
-    # ---- the worker
+    # ---- the worker's answers
 
-    @work(thread=True, exclusive=True, group="findings")
-    def _fetch(self, comp) -> None:
-        try:
-            result: list | str = list(comp.call("findings"))
-        except Exception as exc:  # shown in the view; the app goes on
-            result = f"{type(exc).__name__}: {exc}"
-        self.app.call_from_thread(self._arrived, comp, result)
+    def on_findings_found(self, message: FindingsFound) -> None:
+        if self.answered(message):
+            self._arrived(message.request.about, message.findings)
 
-    def _arrived(self, comp, result: list | str) -> None:
-        self._cache[comp.key] = result
-        self._held.append(comp)
-        if self.shown is not None and self.shown.comp.key == comp.key:
+    def request_failed(self, message: Failed) -> None:  # said in the view; the app goes on
+        self._arrived(message.request.about, message.failure.message)
+
+    def _arrived(self, key: int, result: list | str) -> None:
+        self._cache[key] = result
+        if self.shown is not None and self.shown.comp.key == key:
             self._set(result)
 
     def _set(self, result: list | str) -> None:
@@ -233,20 +238,8 @@ class FindingsView(VerticalScroll, can_focus=True):
 
     def plain_text(self, width: int = 100) -> str:
         """The title and what the view shows, as plain text (the tests read it)."""
-        import io
-
-        from rich.console import Console
-
-        console = Console(width=width, file=io.StringIO(), record=True, color_system=None)
-        console.print(say.title(self.findings, failed=bool(self.failed), collapsed=False, focused=False, width=width))
-        findings = self.findings or []
-        message = self._message()
-        if message is not None:
-            console.print(message)
         kernel_file = self.shown.comp.kernel.file if self.shown is not None else None
-        for n, finding in enumerate(findings):
-            console.print(say.row(finding, findings, selected=n == self.selected, width=width, kernel_file=kernel_file))
-        return console.export_text()
+        return say.plain(self.findings, self.failed, self._message(), self.selected, width, kernel_file)
 
     # ---- selection and the jump
 

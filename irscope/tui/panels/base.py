@@ -22,8 +22,8 @@ from . import area
 class InfoPanel(VerticalScroll, can_focus=True):
     """Subclass this, set `panel_title`, implement `show_context`, and list the class in
     `irscope.tui.panels.PANELS`. The main view calls `show_context` on the visible panel whenever the
-    cursor moves or the compilation changes, so keep it cheap: cache per compilation, or do heavy work
-    in a thread worker (`@work(thread=True, exclusive=True)`)."""
+    cursor moves or the compilation changes, so keep it cheap: cache per compilation (bounded, dropped on a
+    new load: tui/asker.py), or ask the worker in a thread (`Asker.ask`)."""
 
     DEFAULT_CSS = """
     InfoPanel {
@@ -49,7 +49,11 @@ class InfoPanel(VerticalScroll, can_focus=True):
 
     def show_failure(self, exc: BaseException) -> None:
         """`show_context` (or its worker) raised: say so in the panel instead of ending the app."""
-        message = Text(f"{self.panel_title}: cannot show this line ({type(exc).__name__}: {exc})", style="red")
+        self.say_failed(f"{type(exc).__name__}: {exc}")
+
+    def say_failed(self, why: str) -> None:
+        """The panel cannot show the line: it says why, in its first text."""
+        message = Text(f"{self.panel_title}: cannot show this line ({why})", style="red")
         for n, static in enumerate(self.query(Static)):
             static.update(message if n == 0 else "")
 

@@ -1,22 +1,28 @@
 """The "Coalescing" panel: for the load or store under the cursor, one warp's lanes against the 32-byte
 sectors they touch, with sectors per request, the ideal, and what to change.
 
-The analysis records programs in Triton's interpreter (a fraction of a second per kernel), so it runs
-in a thread worker once per compilation; the panel shows "analysing…" until it is done.
+The analysis records programs in Triton's interpreter (a fraction of a second per kernel), so the worker
+runs it once per compilation (a request, tui/asker.py); the panel says it is recording until the answer
+comes, and keeps the answers for the last few compilations.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from ...core.analysis.coalescing import SECTOR_BYTES, AccessCoalescing, KernelCoalescing, WarpPicture
+from ..asker import Asker, bounded
 from ..context import CursorContext
+from ..messages import CoalescingAnalysed, Failed, Request
 from .base import InfoPanel
+
+if TYPE_CHECKING:  # the analysis (and numpy under it) is imported when a panel first draws: the app paints sooner
+    from ...core.analysis.coalescing import AccessCoalescing, KernelCoalescing, WarpPicture
 
 MAX_SECTOR_ROWS = 64  # the panel scrolls: a whole warp, one sector per lane, and more (AMD)
 LABEL_END = "\u2502"  # ends each picture line's label
@@ -26,6 +32,8 @@ def warp_picture_lines(picture: WarpPicture, elem_bytes: int) -> list[str]:
     """One warp-level instruction as text: a column per lane, a row per 32-byte sector touched
     (offsets from the lowest one), `█` where the lane reads or writes in that sector. Each line is
     label + LABEL_END + the lanes."""
+    from ...core.analysis.coalescing import SECTOR_BYTES
+
     lane_sectors = picture.lane_sectors()
     lanes = len(lane_sectors)
     touched = sorted({s for sectors in lane_sectors if sectors for s in sectors})
@@ -93,7 +101,11 @@ def _programs(result: KernelCoalescing) -> int:
     return g[0] * g[1] * g[2]
 
 
-class CoalescingPanel(InfoPanel):
+def _analyse(request: Request, comp) -> CoalescingAnalysed:
+    return CoalescingAnalysed(request, comp.call("coalescing"))  # the interpreter runs in the worker
+
+
+class CoalescingPanel(Asker, InfoPanel):
     panel_title = "Coalescing"
 
     DEFAULT_CSS = """
@@ -104,9 +116,11 @@ class CoalescingPanel(InfoPanel):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._analyses: dict[int, KernelCoalescing | str] = {}  # comp.key -> result
-        self._analysed: list = []  # those compilations, held so that no new one can reuse their ids
+        self._analyses = bounded()  # comp.key -> KernelCoalescing, or why it failed (a str)
         self._cursor: CursorContext | None = None
+
+    def caches(self) -> dict:
+        return {"analyses": self._analyses}
 
     def compose(self) -> ComposeResult:
         yield Static("Move the cursor to a load or store.", id="coalescing-body")
@@ -116,11 +130,11 @@ class CoalescingPanel(InfoPanel):
         if not self.is_mounted:
             return
         key = ctx.comp.key
-        if key not in self._analyses:
-            self._analyses[key] = "analysing"
-            self._analysed.append(ctx.comp)
+        if self._analyses.get(key) is None:
+            asked = self.asking("coalescing")
+            if asked is None or asked.about != key:
+                self.ask("coalescing", _analyse, ctx.comp, about=key)
             self._body_widget().update(Text("Coalescing: recording addresses in the interpreter…", style="italic"))
-            self._start_analysis(ctx.comp)
             return
         self._redraw()
 
@@ -131,13 +145,12 @@ class CoalescingPanel(InfoPanel):
         if self._cursor is not None:  # shown before it was mounted
             self.show_context(self._cursor)
 
-    @work(thread=True, exclusive=True, group="coalescing")
-    def _start_analysis(self, comp) -> None:
-        try:
-            result: KernelCoalescing | str = comp.call("coalescing")  # the interpreter runs in the worker
-        except Exception as exc:  # shown in the panel, never a crash of the app
-            result = f"coalescing analysis failed: {type(exc).__name__}: {exc}"
-        self.app.call_from_thread(self._analysis_done, comp.key, result)
+    def on_coalescing_analysed(self, message: CoalescingAnalysed) -> None:
+        if self.answered(message):
+            self._analysis_done(message.request.about, message.result)
+
+    def request_failed(self, message: Failed) -> None:
+        self._analysis_done(message.request.about, f"coalescing analysis failed: {message.failure.message}")
 
     def _analysis_done(self, key: int, result: KernelCoalescing | str) -> None:
         self._analyses[key] = result
@@ -149,7 +162,7 @@ class CoalescingPanel(InfoPanel):
         if ctx is None:
             return
         result = self._analyses.get(ctx.comp.key)
-        if result is None or result == "analysing":
+        if result is None:
             return
         if isinstance(result, str):
             self._body_widget().update(Text(result, style="red"))
@@ -165,7 +178,7 @@ class CoalescingPanel(InfoPanel):
         from .measured import measured_line, measured_text
         for access in here:
             parts.append(access_summary(access, result))
-            ncu = measured_text(measured_line(self.app, ctx.comp.key, access.source_line),
+            ncu = measured_text(measured_line(self.screen, ctx.comp.key, access.source_line),
                                 "st" if access.kind == "store" else "ld")
             if ncu:
                 parts.append(Text(f"measured by Nsight Compute (the whole launch): {ncu}", style="bold"))
@@ -184,8 +197,8 @@ class CoalescingPanel(InfoPanel):
         self._body_widget().update(Group(*parts))
 
     def _overview_for(self, result: KernelCoalescing, ctx: CursorContext) -> Group:
-        from .measured import measured_line
-        measured = getattr(self.app, "measured_lines", {}).get(ctx.comp.key)
+        from .measured import measured_line, measured_lines
+        measured = measured_lines(self.screen, ctx.comp.key)
         table = Table(box=None, padding=(0, 2), show_edge=False)
         for column in ("line", "access", "sectors/request", "ideal", "efficiency") + (("measured",) if measured else ()):
             table.add_column(column)
@@ -193,7 +206,7 @@ class CoalescingPanel(InfoPanel):
             c = a.counts
             extra = ()
             if measured:
-                m = measured_line(self.app, ctx.comp.key, a.source_line)
+                m = measured_line(self.screen, ctx.comp.key, a.source_line)
                 kind = "st" if a.kind == "store" else "ld"
                 extra = (f"{m[f'{kind}_sectors_per_request']:g}" if m and m.get(f"{kind}_requests") else "-",)
             if not a.analysed or not c.requests:

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from ...core.explain import Explanation, explain_line, lowering_story
+from ..asker import Asker, bounded
 from ..context import CursorContext
+from ..messages import Explained, Failed, Request
 from .base import InfoPanel
+
+if TYPE_CHECKING:  # the explainer's tables are imported by the first explanation: the app paints sooner
+    from ...core.explain import Explanation
+
+STORIES = 256  # lowering stories kept (a few compilations' worth of source lines)
 
 
 def render_explanation(e: Explanation, line: str) -> Text:
@@ -27,9 +34,25 @@ def render_explanation(e: Explanation, line: str) -> Text:
     return text
 
 
-class ExplainPanel(InfoPanel):
-    """Explains the cursor's line; the story is cached per compilation and source line, and both are
-    computed in a thread worker (the first SASS line runs nvdisasm once for the control fields)."""
+def _explain(request: Request, ctx: CursorContext, story: str | None) -> Explained:
+    """The words for the cursor's line (and its source line's story, unless known)."""
+    from ...core.explain import explain_line, lowering_story
+
+    comp = ctx.comp
+    try:
+        lines = comp.stage(ctx.stage).splitlines()
+    except Exception as exc:   # a failed compile has only its source
+        return Explained(request, None, "", f"Nothing to explain: {exc}")
+    line = lines[ctx.index] if 0 <= ctx.index < len(lines) else ""
+    explanation = explain_line(ctx.stage, line, comp)
+    if story is None:
+        story = lowering_story(comp, ctx.source_line) if ctx.source_line is not None and comp.ok else ""
+    return Explained(request, explanation, line, story)
+
+
+class ExplainPanel(Asker, InfoPanel):
+    """Explains the cursor's line in a thread worker (the first SASS line runs nvdisasm once for the
+    control fields); the stories are kept per compilation and source line."""
 
     panel_title = "Explain"
 
@@ -39,48 +62,33 @@ class ExplainPanel(InfoPanel):
 
     def __init__(self) -> None:
         super().__init__()
-        self._stories: dict[int, str] = {}   # source line -> story, for the compilation below
-        self._stories_of = None               # held, not an id(): a freed compilation's id is reused
+        self._stories = bounded(STORIES)  # (comp.key, source line) -> story
         self.last_explanation: Explanation | None = None
         self.last_story: str | None = None
-        self._asked = 0  # the newest request: a slower, older thread's answer must not overwrite it
+
+    def caches(self) -> dict:
+        return {"stories": self._stories}
 
     def compose(self) -> ComposeResult:
         yield Static("Move the cursor to a line to see it explained.", id="explain-line")
         yield Static("", id="explain-story")
 
     def show_context(self, ctx: CursorContext) -> None:
-        self._asked += 1
-        self._explain(ctx, self._asked)
+        key = (ctx.comp.key, ctx.source_line)
+        self.ask("explain", _explain, ctx, self._stories.get(key), about=key)
 
-    @work(thread=True, exclusive=True, group="explain")
-    def _explain(self, ctx: CursorContext, asked: int) -> None:
-        try:
-            self._explain_in_thread(ctx, asked)
-        except Exception as exc:  # an exception in a worker would end the app
-            self.app.call_from_thread(self.show_failure, exc)
-
-    def _explain_in_thread(self, ctx: CursorContext, asked: int) -> None:
-        comp = ctx.comp
-        try:
-            lines = comp.stage(ctx.stage).splitlines()
-        except Exception as exc:   # a failed compile has only its source
-            self.app.call_from_thread(self._update, asked, None, "", f"Nothing to explain: {exc}")
-            return
-        line = lines[ctx.index] if 0 <= ctx.index < len(lines) else ""
-        explanation = explain_line(ctx.stage, line, comp)
-        story = ""
-        if ctx.source_line is not None and comp.ok:
-            if self._stories_of is not comp:
-                self._stories_of, self._stories = comp, {}
-            if ctx.source_line not in self._stories:
-                self._stories[ctx.source_line] = lowering_story(comp, ctx.source_line)
-            story = self._stories[ctx.source_line]
-        self.app.call_from_thread(self._update, asked, explanation, line, story)
-
-    def _update(self, asked: int, explanation: Explanation | None, line: str, story: str) -> None:
-        if asked != self._asked:
+    def on_explained(self, message: Explained) -> None:
+        if not self.answered(message):
             return  # the cursor moved on; a newer answer is coming
+        comp_key, source_line = message.request.about
+        if message.explanation is not None and source_line is not None:
+            self._stories[comp_key, source_line] = message.story
+        self._update(message.explanation, message.line, message.story)
+
+    def request_failed(self, message: Failed) -> None:
+        self.say_failed(message.failure.message)
+
+    def _update(self, explanation: Explanation | None, line: str, story: str) -> None:
         self.last_explanation, self.last_story = explanation, story
         if explanation is not None:
             self.query_one("#explain-line", Static).update(render_explanation(explanation, line))

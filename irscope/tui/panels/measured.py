@@ -3,8 +3,9 @@ runs Nsight Compute on its launch (core/measure): the panel shows time, bandwidt
 the device's peaks, the source lines ranked by warp stall samples, and for the line under the cursor
 what ncu counted beside what irscope predicted. With no GPU it says why in one line.
 
-Measuring takes seconds (ncu: tens of seconds), so it runs only when asked, in a thread worker; results
-are kept per compilation and a result for another compilation than the one shown is only stored.
+Measuring takes seconds (ncu: tens of seconds), so it runs only when asked, in the worker (a request,
+tui/asker.py); results are kept for the last few compilations, and a result for another compilation
+than the one shown is only stored.
 """
 
 from __future__ import annotations
@@ -12,35 +13,45 @@ from __future__ import annotations
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.widgets import Static
 
 from ...core.measure.format import format_measured
+from ..asker import Asker, bounded
 from ..context import CursorContext
+from ..messages import Failed, MeasureRefusal, Measured, Request
 from .base import InfoPanel
 
 ASK = "Press M to measure this compilation on the GPU: time, bandwidth against the peak, Nsight Compute per line."
 
 
-class MeasuredPanel(InfoPanel):
+def _refusal(request: Request, comp) -> MeasureRefusal:
+    return MeasureRefusal(request, comp.call("why_not_measurable") or "")
+
+
+def _measure(request: Request, comp) -> Measured:
+    return Measured(request, comp.call("measure"))
+
+
+class MeasuredPanel(Asker, InfoPanel):
     panel_title = "Measured"
 
     def __init__(self) -> None:
         super().__init__()
         self._cursor: CursorContext | None = None
-        self._results: dict[int, object] = {}  # compilation key -> "measuring" | str (refusal, error) | dict
+        self._results = bounded()  # compilation key -> "measuring" | str (refusal, error) | dict
         self._refusal: str | None = None      # why this machine cannot measure ("" when it can; asked once)
-        self._asking = False
+
+    def caches(self) -> dict:
+        return {"results": self._results}
 
     def compose(self) -> ComposeResult:
         yield Static(Text(ASK), id="measured-body")
 
     def show_context(self, ctx: CursorContext) -> None:
         self._cursor = ctx
-        if self._refusal is None and not self._asking:
-            self._asking = True
-            self._ask_refusal(ctx.comp)
+        if self._refusal is None and self.asking("refusal") is None:
+            self.ask("refusal", _refusal, ctx.comp)
         self._redraw()
 
     def measure(self) -> None:
@@ -51,36 +62,42 @@ class MeasuredPanel(InfoPanel):
         if self._refusal:  # this machine cannot measure: the panel already says why
             self._redraw()
             return
+        before = self.asking("measure")
+        if before is not None:  # its answer will be stale: that compilation can be measured again
+            self._results.discard(before.about)
         self._results[ctx.comp.key] = "measuring"
         self._redraw()
-        self._run(ctx.comp)
+        self.ask("measure", _measure, ctx.comp, about=ctx.comp.key)
 
-    @work(thread=True, group="measure-refusal")
-    def _ask_refusal(self, comp) -> None:
-        try:
-            why = comp.call("why_not_measurable")
-        except Exception as exc:  # noqa: BLE001 - shown, never a crash
-            why = f"cannot ask the worker: {type(exc).__name__}: {exc}"
-        self.app.call_from_thread(self._refusal_known, why or "")
+    def on_measure_refusal(self, message: MeasureRefusal) -> None:
+        if self.answered(message):
+            self._refusal = message.why or ""
+            self._redraw()
 
-    def _refusal_known(self, why: str) -> None:
-        self._refusal, self._asking = why, False
-        self._redraw()
+    def on_measured(self, message: Measured) -> None:
+        if self.answered(message):
+            self.show_measured(message.request.about, message.result)
 
-    @work(thread=True, group="measure")
-    def _run(self, comp) -> None:
-        try:
-            result = comp.call("measure")
-        except Exception as exc:  # noqa: BLE001 - the user's kernel on the GPU: said in the panel
-            result = f"measuring failed: {type(exc).__name__}: {exc}"
-        self.app.call_from_thread(self._done, comp.key, result)
+    def request_failed(self, message: Failed) -> None:
+        why = message.failure.message
+        if message.request.kind == "refusal":
+            self._refusal = f"cannot ask the worker: {why}"
+            self._redraw()
+        else:  # the user's kernel on the GPU: said in the panel
+            self.show_measured(message.request.about, f"measuring failed: {why}")
 
-    def _done(self, key: int, result) -> None:
+    def drop_caches(self) -> None:
+        super().drop_caches()
+        self._refusal = None  # a new worker may see another machine: asked again
+
+    def show_measured(self, key: int, result) -> None:
+        """The worker's answer to `M` for compilation `key`."""
         self._results[key] = result
         if isinstance(result, dict):  # the Memory and Coalescing panels show it beside their predictions
-            self.app.__dict__.setdefault("measured_lines", {})[key] = {
-                c["source_line"]: c for c in (result["measured"].get("ncu") or {}).get("lines") or []}
-            self.screen.refresh_panels()
+            lines = getattr(self.screen, "measured_lines", None)
+            if lines is not None:
+                lines[key] = {c["source_line"]: c for c in (result["measured"].get("ncu") or {}).get("lines") or []}
+                self.screen.refresh_panels()
         if self._cursor is not None and self._cursor.comp.key == key:
             self._redraw()
 
@@ -135,9 +152,16 @@ class MeasuredPanel(InfoPanel):
         return Group(*parts)
 
 
-def measured_line(app, key: int, line: int | None) -> dict | None:
+def measured_lines(screen, key: int) -> dict | None:
+    """Nsight Compute's counters of each source line of a measured compilation (None: not measured),
+    as the main screen keeps them."""
+    kept = getattr(screen, "measured_lines", None)
+    return kept.get(key) if kept is not None else None
+
+
+def measured_line(screen, key: int, line: int | None) -> dict | None:
     """Nsight Compute's counters of one source line of a measured compilation (None: not measured)."""
-    return (getattr(app, "measured_lines", {}).get(key) or {}).get(line)
+    return (measured_lines(screen, key) or {}).get(line)
 
 
 def measured_text(counters: dict | None, kind: str) -> str:

@@ -13,14 +13,15 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
+from ..asker import Asker, bounded
 from ..context import CursorContext
-from ..widgets.stage_view import MARK_COLOURS
+from ..messages import Failed, Request, WhatIfCompiled
+from ..widgets.stage_rows import MARK_COLOURS
 from .base import InfoPanel
 
 # The analyses are imported when the panel first shows something, so the app paints without them: hence
 # this copy of the mark names (a test checks it against core.analysis.marks).
 MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spill")
-
 
 
 def mark_glyph(name: str) -> Text:
@@ -56,7 +57,11 @@ class _Analysis:
         self.what_if_state = "none" if not self.diagnoses else "pending"
 
 
-class MemoryPanel(InfoPanel):
+def _what_if(request: Request, comp) -> WhatIfCompiled:
+    return WhatIfCompiled(request, comp.call("what_if"))  # the worker recompiles with the fixes
+
+
+class MemoryPanel(Asker, InfoPanel):
     panel_title = "Memory"
 
     def plain_text(self, width: int = 160) -> str:
@@ -69,9 +74,12 @@ class MemoryPanel(InfoPanel):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._cache: dict[int, _Analysis] = {}
+        self._cache = bounded(1)  # comp.key -> _Analysis: one compilation at a time
         self._last: CursorContext | None = None
         self.shown: Any = None  # the renderable on screen (tests read it as text)
+
+    def caches(self) -> dict:
+        return {"analysis": self._cache}
 
     def compose(self) -> ComposeResult:
         yield Static("Move the cursor to a line.", id="memory-info")
@@ -80,21 +88,22 @@ class MemoryPanel(InfoPanel):
         found = self._cache.get(comp.key)
         if found is None:
             found = _Analysis(comp)
-            self._cache = {comp.key: found}  # one compilation at a time
+            self._cache[comp.key] = found
             if found.what_if_state == "pending":
-                self.run_worker(lambda: self._compute_what_if(comp, found), thread=True, exclusive=True,
-                                group="memory-what-if")
+                self.ask("what-if", _what_if, comp, about=comp.key)
         return found
 
-    def _compute_what_if(self, comp, analysis: _Analysis) -> None:
-        try:
-            analysis.what_if = comp.call("what_if")
-            analysis.what_if_state = "done"
-        except Exception as exc:  # a what-if that does not compile is a result to show
-            analysis.what_if_state = f"failed: {type(exc).__name__}: {exc}"
-        self.app.call_from_thread(self._refresh_last)
+    def on_what_if_compiled(self, message: WhatIfCompiled) -> None:
+        if self.answered(message):
+            self._what_if_known(message.request.about, message.what_if, "done")
 
-    def _refresh_last(self) -> None:
+    def request_failed(self, message: Failed) -> None:  # a what-if that does not compile is a result to show
+        self._what_if_known(message.request.about, None, f"failed: {message.failure.message}")
+
+    def _what_if_known(self, key: int, what_if, state: str) -> None:
+        found = self._cache.get(key)
+        if found is not None:
+            found.what_if, found.what_if_state = what_if, state
         if self._last is not None:
             self.show_context(self._last)
 
@@ -124,7 +133,7 @@ class MemoryPanel(InfoPanel):
             table.add_row("occupancy", a.occupancy.describe())
         line = ctx.source_line
         from .measured import measured_line, measured_text
-        counters = measured_line(self.app, comp.key, line)
+        counters = measured_line(self.screen, comp.key, line)
         if counters:
             said = [f"{kind} {measured_text(counters, k)}" for kind, k in (("loads", "ld"), ("stores", "st"))
                     if measured_text(counters, k)]

@@ -4,12 +4,12 @@ Opening it is the request: the worker compiles the kernel once more with Triton'
 (core/passes.py, what `irscope passes` prints) and the view lists every pass with how many IR lines it
 changed; `●` marks the passes that changed the IR of the source line the cursor was on in the main view.
 The right pane is the selected pass's before/after: the lines it removed ('-') and added ('+'). A
-capture is kept per compilation for the session; it is never taken when a file opens."""
+capture is kept for the last few compilations of a load (MainScreen.pass_captures); one that comes
+after the view was left is dropped (P asks again). It is never taken when a file opens."""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -18,6 +18,8 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from ...core.sourcemap import consecutive_runs
+from ..asker import Asker
+from ..messages import Failed, PassesCaptured, Request
 from ..widgets.key_footer import KeyFooter
 from ..widgets.line_list import LineList
 
@@ -91,7 +93,13 @@ class PassDiff(LineList):
         self.scroll_to(x=0, y=0, animate=False)
 
 
-class PipelineScreen(Screen):
+def _capture(request: Request, comp) -> PassesCaptured:
+    steps = comp.call("passes")
+    return PassesCaptured(request, steps or "this Triton printed no pass dumps (irscope passes needs Triton 3.6 "
+                                           "or newer)")
+
+
+class PipelineScreen(Asker, Screen):
     DEFAULT_CSS = """
     PipelineScreen { layout: vertical; }
     PipelineScreen #pipe-title { height: auto; max-height: 3; background: $panel; padding: 0 1; }
@@ -127,28 +135,26 @@ class PipelineScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(PassList).focus()
-        kept = self.main.__dict__.setdefault("pass_captures", {})
-        if self.comp.key in kept:
-            self._captured(kept[self.comp.key])
+        kept = self.main.pass_captures.get(self.comp.key)
+        if kept is not None:
+            self._captured(kept)
             return
         self._title(Text(CAPTURING.format(kernel=self.comp.kernel.name)))
-        self._capture()
+        self.ask("passes", _capture, self.comp, about=self.comp.key)
 
-    @work(thread=True, exclusive=True, group="passes")
-    def _capture(self) -> None:
-        try:
-            steps: list[dict] | str = self.comp.call("passes")
-            if not steps:
-                steps = "this Triton printed no pass dumps (irscope passes needs Triton 3.6 or newer)"
-        except Exception as exc:  # noqa: BLE001 - said on screen
-            steps = f"{type(exc).__name__}: {exc}"
-        self.app.call_from_thread(self._captured, steps)
+    def on_passes_captured(self, message: PassesCaptured) -> None:
+        if self.answered(message):
+            steps = message.steps
+            if isinstance(steps, list):  # a failure is not kept: P again tries again
+                self.main.pass_captures[message.request.about] = steps
+            self._captured(steps)
+
+    def request_failed(self, message: Failed) -> None:
+        self._captured(message.failure.message)
 
     def _captured(self, steps: list[dict] | str) -> None:
         self.steps = steps
-        if isinstance(steps, list):  # a failure is not kept: P again tries again
-            self.main.__dict__.setdefault("pass_captures", {})[self.comp.key] = steps
-        if self not in self.app.screen_stack:  # the view was left while the capture ran (it is kept above)
+        if self not in self.app.screen_stack:  # the view was left meanwhile: nothing to draw on
             return
         try:
             self._fill()
