@@ -45,8 +45,7 @@ def test_a_launch_is_new_only_for_a_specialization_not_seen_in_this_run():
     def kernel(x_ptr, n, BLOCK: tl.constexpr):
         tl.store(x_ptr + tl.arange(0, BLOCK), 0.0, mask=tl.arange(0, BLOCK) < n)
 
-    budget = CaptureBudget("file.py", quiet_s=1, limit_s=60)
-    budget.watch()
+    budget = CaptureBudget("file.py", quiet_s=1, limit_s=60)  # not watching a thread: nothing is stopped
     jit = kernel
     x = torch.empty(64)
     assert budget.launched(jit, (x, 1024), {"BLOCK": 128}, None)
