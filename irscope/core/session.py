@@ -464,7 +464,7 @@ def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> 
         kwargs = {**(config_kwargs(config) if config is not None else {}), **overrides.defines}
         return Launch(by_jit[id(raw.jit)], raw.args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
                       raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first,
-                      warmup=raw.warmup)
+                  warmup=raw.warmup)
     args, kwargs = _arguments(raw, overrides)
     return Launch(by_jit[id(raw.jit)], args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
                   raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first,
