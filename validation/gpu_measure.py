@@ -68,6 +68,11 @@ def _num(text) -> float | None:
         return None
 
 
+def _why(note: str) -> str:
+    """A ratio's note in the table's few words."""
+    return "zero-filled copies" if "cp.async" in note else "masked-off executions"
+
+
 def rows_of(rel: str, doc: dict) -> list[dict]:
     if doc.get("error") and not doc.get("kernels"):
         return [{"file": rel, "kernel": "-", "failed": [f"irscope failed: {doc['error']}"]}]
@@ -113,7 +118,7 @@ def table(rows: list[dict]) -> str:
         bw = "-" if r.get("gbps") is None else f"{r['gbps']:.1f}" + (
             f" ({r['gbps'] / r['peak']:.1%})" if r.get("peak") else "")
         lines = "; ".join(f"{_where(a)} {a['what'].split()[0]} {f(a['measured'], 'g')} / "
-                          f"{f(a['predicted'], 'g')}" + (" (not compared: masked-off executions)" if a.get("note") else "")
+                          f"{f(a['predicted'], 'g')}" + (f" (not compared: {_why(a['note'])})" if a.get("note") else "")
                           for a in r.get("lines", []) if a["what"].endswith("/request"))
         banks = "; ".join(f"{_where(a)} {f(a['measured'], 'g')} / {f(a['predicted'], 'g')}"
                           + (" (not compared)" if a.get("note") else "")

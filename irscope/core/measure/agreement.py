@@ -85,6 +85,12 @@ def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str],
                     note = (f"ncu's ratio is over instructions executed, and in the {len(coalescing.programs)} "
                             f"programs irscope ran (of {math.prod(coalescing.grid)}) {off} of {counts.instructions} "
                             f"executions have every lane masked off, which issue no request")
+                if not note and kind == "ld" and m is not None and m.zero_fill_copies:
+                    # cp.async copies the pipeliner issues past the loop's end are zero-filled in every lane:
+                    # ncu counts their executions, which issue no request, and the source-level prediction
+                    # has no such copies (tutorial 02's BLOCK 256 launch: 2.26 measured, 4 predicted)
+                    note = (f"ncu's ratio is over instructions executed, and {m.zero_fill_copies:g} executions "
+                            f"are of cp.async copies that may zero-fill every lane, which issue no request")
                 value = getattr(m, f"{kind}_sectors_per_request") if m else None
                 out.append(Agreement(f"{kind} sectors/request", predicted.source_line,
                                      _round(counts.sectors_per_request), value, note))

@@ -9,6 +9,7 @@ measurement says so.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..ir import sass as ir_sass
@@ -17,6 +18,7 @@ from .ncu_parse import (INSTRUCTIONS, SAMPLES, SECTORS, SECTORS_IDEAL, WAVEFRONT
 
 # The SASS shared-memory instructions whose wavefronts irscope's bank model predicts (analysis/bank_model.py)
 MODELLED_SHARED = frozenset({"LDS", "STS", "LDSM", "STSM", "LDGSTS"})
+_PREDICATE = re.compile(r"!?P[0-6]")  # an LDGSTS operand that zero-fills the copy where it is set (PT: never)
 
 
 @dataclass
@@ -34,6 +36,9 @@ class LineCounters:
     other_wavefronts: float = 0.0       # of these, shared accesses irscope does not model (HGMMA, ATOMS, ...)
     other_ideal: float = 0.0
     shared_instructions: int = 0        # SASS instructions on the line that the bank model predicts (static)
+    # executions of cp.async copies (LDGSTS) that take a zero-fill predicate: when it is set for every lane
+    # (the pipeliner's copies past a loop's end) the execution issues no request, yet ncu counts it
+    zero_fill_copies: float = 0.0
     samples: float = 0.0
     stalls: dict[str, float] = field(default_factory=dict)
 
@@ -68,6 +73,8 @@ class LineCounters:
             setattr(self, f"{prefix}_sectors", getattr(self, f"{prefix}_sectors") + row.get(SECTORS))
             setattr(self, f"{prefix}_requests", getattr(self, f"{prefix}_requests") + executed)
             setattr(self, f"{prefix}_ideal", getattr(self, f"{prefix}_ideal") + row.get(SECTORS_IDEAL))
+            if row.base == "LDGSTS" and any(_PREDICATE.fullmatch(o) for o in ir_sass.tokenize_text(row.text).operands):
+                self.zero_fill_copies += executed
         if "Shared" in spaces:
             self.shared_wavefronts += row.get(WAVEFRONTS)
             self.shared_ideal += row.get(WAVEFRONTS_IDEAL)
