@@ -339,3 +339,30 @@ def test_threads_along_the_strided_dimension_get_the_order_fix_and_a_what_if():
     lines = {e.source_line: e for e in result.by_source_line()}
     assert lines[load.source_line].loads.requests == load.counts.requests
     assert lines[load.source_line].stores.requests == 0
+
+
+def test_a_load_the_compiler_makes_in_two_layouts_is_counted_in_each(tmp_path):
+    """Liger's RoPE (a real library, tests/corpus/drivers/liger_rope.py): Triton loads `cos_row` (line 69 of
+    liger_kernel/ops/rope.py) in two layouts rather than converting one into the other, so the PTX has an
+    `ld.global.b32` and an `ld.global.b16` for the one `tl.load`, and both run. Each TTGIR load gets its own
+    entry with the width of its own PTX load (the H100's sectors for the line: tests/test_measure_call4.py)."""
+    import os
+    import shutil
+
+    from conftest import ROOT
+    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.core.analysis.memory import memory_ops, primary_stage
+    from irscope.core.session import open_file
+    pytest.importorskip("liger_kernel")
+    path = tmp_path / "liger_rope.py"
+    shutil.copy(os.path.join(ROOT, "tests", "corpus", "drivers", "liger_rope.py"), path)
+    ws = open_file(str(path), target="sm_90", compile_ahead=False)
+    comp = ws.compile_all()[0]
+    result = analyze_coalescing(comp)
+    ptx = [op for op in memory_ops(comp, [primary_stage(comp)]) if op.source_line == 69 and op.op == "load"]
+    entries = [e for e in result.accesses if e.source_line == 69 and e.kind == "load"]
+    assert len(ptx) == 2 and len(entries) == 2, (ptx, entries)
+    assert sorted(e.width_bytes for e in entries) == sorted(op.width_bytes for op in ptx) == [2, 4]
+    assert len({e.layout for e in entries}) == 2
+    assert entries[0].counts.requests == entries[1].counts.requests > 0  # each runs every time
+    assert any("once in each of 2 layouts" in note for note in result.notes)

@@ -167,3 +167,27 @@ def test_zero_filled_copies_make_the_load_ratio_not_comparable():
         if row.base == "STG":
             plain.add(row)
     assert plain.st_requests and not plain.zero_fill_copies
+
+
+@SAME_BINARY
+def test_liger_rope_loads_in_two_layouts_predicted_as_the_h100_measured(tmp_path):
+    """The third run's Liger RoPE rows (validation/data/h100_measure3/call5): ncu measured 4,096 sectors on
+    line 69 and on line 70 of liger_kernel/ops/rope.py, where irscope predicted 2,048 (it counted one of the
+    two layouts Triton loads each row in). Over the whole launch the prediction is now what was measured."""
+    import json
+    import shutil
+
+    from irscope.core.analysis.coalescing import analyze_coalescing
+    _needs("liger_kernel")
+    doc = json.load(open(os.path.join(ROOT, "validation", "data", "h100_measure3", "call5", "measure_3", "json",
+                                      "tests__corpus__drivers__liger_rope.py.json")))
+    measured = {a["source_line"]: a["measured"] for a in doc["kernels"][0]["measured"]["agreements"]
+                if a["what"] == "ld sectors" and a["source_line"] in (69, 70)}
+    assert measured == {69: 4096.0, 70: 4096.0}
+    path = tmp_path / "liger_rope.py"
+    shutil.copy(os.path.join(ROOT, "tests", "corpus", "drivers", "liger_rope.py"), path)
+    comp = open_file(str(path), target="sm_90").compile_all()[0]
+    result = analyze_coalescing(comp, max_programs=256)
+    assert len(result.programs) == 256  # the whole launch, as ncu measured it
+    for line, sectors in measured.items():
+        assert sum(e.counts.sectors for e in result.accesses if e.source_line == line and e.kind == "load") == sectors

@@ -353,17 +353,14 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
     layouts_by_site: dict[tuple, set] = defaultdict(set)
     for op in ops:
         layouts_by_site[(op.source_line, op.kind, op.shape)].add(op.layout_text)
-    for (line, kind, shape), texts in sorted(layouts_by_site.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
-        if len(texts) > 1:
-            result.notes.append(f"line {line}: the {kind}s the compiler made of it (inlined or pipelined copies) have "
-                                f"different layouts ({', '.join(sorted(texts))}); irscope counts all with the first")
+    split: set = set()  # sites counted once per layout (_matched)
     result.programs = programs or sample_programs(grid, max_programs)
     for pid in result.programs:
         rec = record_program(launch, pid, with_locals=False)
         if rec.error and not result.error:
             result.error = f"program {pid}: {rec.error}"
-        for access in rec.accesses:
-            op = _match_op(ops, access)
+        recorded = Counter((a.line, a.kind, tuple(a.shape)) for a in rec.accesses)
+        for access, op in _matched(ops, rec.accesses, recorded, split):
             if op is None:
                 unmatched[(access.line, access.kind)] += 1
                 continue
@@ -372,7 +369,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
                 entry = entries[op.index] = AccessCoalescing(
                     op.source_line, op.kind, op.op, op.index, access.param, op.shape, access.dtype or op.elem_type,
                     access.elem_bytes, layout=describe_layout(op.layout), threads_per_warp=threads)
-                entry.width_bytes = _width_for(widths, op, ops)
+                entry.width_bytes = _width_for(widths, op, ops, access.elem_bytes)
             entry.executions += 1
             key = (op.index, op.shape)
             if key not in layouts_cache:
@@ -411,6 +408,13 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
             offset = _alignment_offset(addresses, access.mask)
             if offset is not None:
                 entry.alignment_offsets[offset] += 1
+    for (line, kind, shape), texts in sorted(layouts_by_site.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
+        if len(texts) > 1 and (line, kind, shape) in split:
+            result.notes.append(f"line {line}: the compiler loads or stores it once in each of {len(texts)} layouts "
+                                f"({', '.join(sorted(texts))}), and each runs: irscope counts every one")
+        elif len(texts) > 1:
+            result.notes.append(f"line {line}: the {kind}s the compiler made of it (inlined or pipelined copies) have "
+                                f"different layouts ({', '.join(sorted(texts))}); irscope counts all with the first")
     result.accesses = sorted(entries.values(), key=lambda e: (e.source_line or 0, e.stage_line))
     for entry in result.accesses:
         if entry.kind == "load":
@@ -426,6 +430,25 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
         result.notes.append("some accesses were not analysed (see their reason)")
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _matched(ops: list[TensorAccessOp], accesses, recorded: Counter, split: set):
+    """Each recorded access with the TTGIR op(s) it ran as. Usually one op. But where the compiler made one
+    source-level access into ops of different layouts that all run (Triton's layout pass loads a value
+    again in a second layout rather than converting it: Liger's RoPE loads `cos_row` as `ld.global.b32` and
+    as `ld.global.b16`, and the H100 measured both), a program records fewer accesses there than there are
+    ops: each access then ran once per layout."""
+    for access in accesses:
+        op = _match_op(ops, access)
+        site = [o for o in ops if o.source_line == access.line and o.kind == access.kind and op is not None
+                and o.shape == op.shape]
+        firsts = list({o.layout_text: o for o in reversed(site)}.values())[::-1]  # the first op of each layout
+        if op is not None and len(firsts) > 1 and recorded[(access.line, access.kind, tuple(access.shape))] < len(site):
+            split.add((op.source_line, op.kind, op.shape))
+            for each in sorted(firsts, key=lambda o: o.index):
+                yield access, each
+        else:
+            yield access, op
 
 
 def _match_op(ops: list[TensorAccessOp], access) -> TensorAccessOp | None:
@@ -472,11 +495,26 @@ def _widths_by_line(comp) -> dict[tuple[int | None, str], list[int]]:
     return out
 
 
-def _width_for(widths, op: TensorAccessOp, ops: list[TensorAccessOp]) -> int | None:
+def _width_for(widths, op: TensorAccessOp, ops: list[TensorAccessOp], elem_bytes: int = 0) -> int | None:
     found = widths.get((op.source_line, op.kind))
     if not found:
         return None
-    return Counter(found).most_common(1)[0][0]
+    fits = [w for w in found if not elem_bytes or w <= elem_bytes * _contiguous_per_thread(op)]
+    return Counter(fits or found).most_common(1)[0][0]
+
+
+def _contiguous_per_thread(op: TensorAccessOp) -> int:
+    """Elements a thread holds next to each other along the layout's fastest dimension (no limit if unknown)."""
+    layout = op.layout
+    while getattr(layout, "parent", None) is not None and not hasattr(layout, "size_per_thread"):
+        layout = layout.parent
+    size = getattr(layout, "size_per_thread", None)
+    order = getattr(layout, "order", None)
+    if not size or not order:
+        return 1 << 20
+    sliced = getattr(op.layout, "dim", None)
+    fastest = next((d for d in order if d != sliced), order[0]) if sliced is not None else order[0]
+    return size[fastest]
 
 
 def _asm_loc_lines(text: str, user_file: str) -> dict[int, int]:
