@@ -83,7 +83,7 @@ def child_irscope(path: str, target: str) -> dict:
             comp.stage(stage)
     comp.resources
     ir_ready = time.perf_counter() - start
-    out = {"irscope_ir": ir_ready, "irscope_sass": ir_ready}
+    out = {"irscope_ir": ir_ready, "irscope_sass": ir_ready, "kernel": kernel.name}
     if "sass" in comp.stage_names:
         comp.stage("sass")
         out["irscope_sass"] = time.perf_counter() - start
@@ -139,7 +139,9 @@ def main() -> int:
             env = dict(os.environ, TRITON_CACHE_DIR=warm, IRSCOPE_CACHE_DIR=own, PYTHONPATH=ROOT)
             reopen_cmd = [sys.executable, __file__, "--child", "irscope", path, args.target]
             cli_cmd = [sys.executable, "-m", "irscope", "dump", path, "--stage", "sass", "--target", args.target]
-            _wall(reopen_cmd, env)  # fills the caches
+            kernel = json.loads(subprocess.run(reopen_cmd, env=env, capture_output=True, text=True, check=True,
+                                               cwd=ROOT).stdout.strip().splitlines()[-1])["kernel"]  # fills the caches
+            cli_cmd += ["--kernel", kernel]  # the kernel the reopen shows (a file may have several)
             bases, overs, cli_overs = [], [], []
             for _ in range(2 * args.repeat):
                 base = _wall([sys.executable, "-c", "import torch, triton"], env)

@@ -197,6 +197,27 @@ def test_a_launch_repeated_in_a_loop_starts_one_child(monkeypatch, tmp_path):
     assert ahead.progress(_key(comps[0])) == "cs"
 
 
+def test_launches_that_found_no_free_core_get_children_once_the_file_has_run(monkeypatch, tmp_path):
+    """While the file runs it holds a core; a launch that finds none free waits for the end of the run
+    (then the file's core is free) rather than for the parent to compile it one after the other."""
+    source = open(kernel_path("add.py")).read().split('if __name__ == "__main__":')[0]
+    two = tmp_path / "two_add.py"
+    two.write_text(source + 'if __name__ == "__main__":\n'
+                   '    x = torch.rand(4096)\n'
+                   '    add(x, x)\n'
+                   '    add(x[1:], x[1:])\n')
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "none-free"))
+    monkeypatch.setattr(ahead, "_slots", lambda file_running=True: 0 if file_running else 2)
+    comps = open_file(str(two), target="sm_90").compile_all()
+    assert len(comps) == 2
+    assert [ahead.progress(_key(c)) in ("c", "cs") for c in comps] == [True, True]
+    helped = [_every_stage(c) for c in comps]
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "alone"))
+    alone = open_file(str(two), target="sm_90", compile_ahead=False).compile_all()
+    assert [_every_stage(c) for c in alone] == helped
+    assert "LDG.E.128" in helped[0]["sass"] and "LDG.E.128" not in helped[1]["sass"]
+
+
 def test_a_child_forked_from_a_worker_thread_works(monkeypatch, tmp_path):
     """The terminal UI opens files in a worker thread: the child must still set its signals and finish."""
     import threading

@@ -142,28 +142,34 @@ def test_bytes_that_are_not_the_declared_encoding(tmp_path, raw, expected):
     assert expected in str(err.value) and "\n" not in str(err.value)
 
 
-def test_the_install_hash_is_warmed_while_the_file_runs_and_is_triton_own(tmp_path):
-    """open_file starts hashing Triton's install in a thread (irscope's memo is empty): the memo it writes
-    holds the value Triton itself computes, and a launch asking meanwhile gets that same value."""
+def test_the_install_hash_is_worked_out_beside_the_file_and_is_triton_own(tmp_path):
+    """open_file hashes Triton's install in a process of its own when irscope's memo is empty
+    (triton_compat/install_key.py): the memo it writes holds the value Triton itself computes, a launch
+    asking meanwhile gets that same value, and the process is collected once it is done."""
     script = """
-import os, sys, threading
+import os
 import triton.runtime.cache as cache
 original = cache.triton_key
-from irscope.core.triton_compat import triton_install_key, warm_triton_key
+from irscope.core.triton_compat import hashing_process, triton_install_key, warm_triton_key
 warm_triton_key()
-warming = [t for t in threading.enumerate() if t.name == "irscope-triton-key"]
-asked = triton_install_key()  # as a launch would, while the thread may still hash
-for t in warming:
-    t.join()
+pid = hashing_process()
+asked = triton_install_key()  # as a launch would, while the process may still hash
+collected = None
+if pid is not None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+        collected = False
+    except ChildProcessError:
+        collected = True
 memo = [n for n in os.listdir(os.environ["IRSCOPE_CACHE_DIR"]) if n.startswith("triton_key.")]
 with open(os.path.join(os.environ["IRSCOPE_CACHE_DIR"], memo[0])) as f:
     kept = f.read()
-print(len(warming), asked == original() == kept)
+print(pid is not None and pid != os.getpid(), collected, hashing_process(), asked == original() == kept)
 """
     env = dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "own"), TRITON_CACHE_DIR=str(tmp_path / "triton"),
                PYTHONPATH=ROOT)
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["1", "True"]
+    assert done.stdout.split() == ["True", "True", "None", "True"]
     again = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
-    assert again.stdout.split() == ["0", "True"]  # the memo is there: no thread the second time
+    assert again.stdout.split() == ["False", "None", "None", "True"]  # the memo is there: no process the second time

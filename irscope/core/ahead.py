@@ -14,6 +14,12 @@ at the launch): a file that changes a global after its launch gets a child's com
 the parent's under the new one, as without this module. Anything that goes wrong in a child (a compile
 error, a crash, a kill, no progress) only means the parent does the work itself.
 
+Two things kept the first child from starting at once, and no longer do. On a first run Triton's install
+hash is still being worked out (triton_compat/install_key.py): the child compiles without it and files the
+result under the real key once it is in (triton_compat/key_deferred.py). And a launch that finds no core
+free while the file runs (one is the file's) waits for the end of the run, when the file's core is free
+(start_waiting), rather than for the parent to compile it after the others.
+
 `IRSCOPE_COMPILE_AHEAD=0` turns it off.
 """
 
@@ -28,12 +34,13 @@ import signal
 import threading
 import time
 import warnings
-from dataclasses import dataclass, field
 
+from .ahead_process import Child, Progress, drain, finish, stop
 from .lifetime import die_with_parent
 from .toolchain import disassemble
-from .triton_compat import (JITFunction, Specialized, Target, compile_specialized, prepare_compiler,
-                            restore_unpatched_triton, specialize, triton_cache_dir, triton_install_key)
+from .triton_compat import (JITFunction, Specialized, Target, compile_specialized, key_deferred, prepare_compiler,
+                            restore_unpatched_triton, specialize, triton_cache_dir, triton_install_key,
+                            triton_key_known)
 
 # What a child writes to its pipe as it gets there.
 COMPILED = "c"       # the compilation is in Triton's cache
@@ -51,19 +58,9 @@ def compilation_key(jit: JITFunction, target: Target, spec: Specialized) -> tupl
     return (id(jit), target.name, spec.cache_key())
 
 
-@dataclass
-class _Child:
-    pid: int       # also its process group: ptxas and nvdisasm run in it
-    fd: int
-    jit: JITFunction  # held so that no other kernel object can take its id() while the key is in use
-    last_step: str
-    reached: set[str] = field(default_factory=set)
-    finished: bool = False
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-_children: dict[tuple, _Child] = {}
-_considered: dict[tuple, JITFunction] = {}  # every key start() has looked at (the kernel held, as in _Child)
+_children: dict[tuple, Child] = {}
+_considered: dict[tuple, JITFunction] = {}  # every key start() has looked at (the kernel held, as in Child)
+_waiting: dict[tuple, tuple] = {}  # launches that found no free core while the file ran: start_waiting's
 _registry_lock = threading.Lock()
 
 
@@ -71,9 +68,9 @@ def enabled() -> bool:
     return hasattr(os, "fork") and os.environ.get("IRSCOPE_COMPILE_AHEAD", "1") != "0"
 
 
-def _slots() -> int:
+def _slots(file_running: bool = True) -> int:
     """While the file runs it keeps one core busy; the children get the others (at least one)."""
-    return max(1, (os.cpu_count() or 2) - 1)
+    return max(1, (os.cpu_count() or 2) - (1 if file_running else 0))
 
 
 def start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_text: str, *,
@@ -100,13 +97,41 @@ def _start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_t
     _considered[key] = jit
     prepare_compiler(target)
     last_step = DISASSEMBLED if disassemble_too and target.is_nvidia else COMPILED
-    if os.path.exists(_marker(source_text, jit, target, spec, last_step)):
+    # The note is keyed by Triton's install hash: while that is still being worked out (a first run), there
+    # is no note to find, and waiting here for the hash would only start the child later.
+    if triton_key_known() and os.path.exists(_marker(source_text, jit, target, spec, last_step)):
         return  # a reopen: the caches have it; a fork would only cost the parent page faults later
+    if not _fork(key, jit, spec, target, disassemble_too, last_step, _slots()):
+        _waiting[key] = (jit, spec, target, disassemble_too, last_step)
+
+
+def start_waiting() -> None:
+    """The file has run: its core is free. Start children for the launches that found none free while it
+    ran (a second specialization, compiled by the parent one after the other otherwise), as far as cores
+    are free now; the rest the parent compiles when asked, as before."""
+    for key, (jit, spec, target, disassemble_too, last_step) in list(_waiting.items()):
+        del _waiting[key]
+        try:
+            if not _fork(key, jit, spec, target, disassemble_too, last_step, _slots(file_running=False)):
+                break
+        except Exception:  # noqa: BLE001 - as in start(): the parent compiles
+            break
+    forget_waiting()
+
+
+def forget_waiting() -> None:
+    """Before a file runs: nothing left waiting from a run that did not get to start_waiting."""
+    _waiting.clear()
+
+
+def _fork(key: tuple, jit: JITFunction, spec: Specialized, target: Target, disassemble_too: bool,
+          last_step: str, slots: int) -> bool:
+    """Fork a child for `key` if fewer than `slots` children are busy; whether one was forked."""
     with _registry_lock:
         _reap_finished()
         busy = sum(1 for child in _children.values() if not child.finished and child.last_step not in child.reached)
-        if busy >= _slots():
-            return
+        if busy >= slots:
+            return False
         read_end, write_end = os.pipe()
         try:
             with warnings.catch_warnings():
@@ -127,7 +152,8 @@ def _start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_t
             os.setpgid(pid, pid)  # as the child does itself: whichever runs first, killpg finds the group
         except OSError:
             pass
-        _children[key] = _Child(pid, read_end, jit, last_step)
+        _children[key] = Child(pid, read_end, jit, last_step)
+    return True
 
 
 def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target, disassemble_too: bool,
@@ -155,7 +181,8 @@ def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target, disas
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         restore_unpatched_triton()  # the capture's patches of JITFunction are in force at the fork
-        compiled = compile_specialized(jit, spec, target)
+        with key_deferred():  # a first run: compile while Triton's install is still being hashed
+            compiled = compile_specialized(jit, spec, target)
         os.write(pipe, COMPILED.encode())
         if disassemble_too and target.is_nvidia:
             disassemble(compiled.asm["cubin"])
@@ -202,7 +229,7 @@ def wait(key: tuple, step: str) -> None:
         return
     with child.lock:
         started = time.monotonic()
-        progress: _Progress | None = None  # read /proc only once the child keeps the parent waiting
+        progress: Progress | None = None  # read /proc only once the child keeps the parent waiting
         while step not in child.reached and not child.finished:
             try:
                 ready, _, _ = select.select([child.fd], [], [], 1.0)
@@ -210,89 +237,16 @@ def wait(key: tuple, step: str) -> None:
             except (OSError, ValueError):  # closed under us: the process is exiting (stop_all)
                 return
             if data is None:
-                progress = progress or _Progress(child.pid)
+                progress = progress or Progress(child.pid)
                 if progress.stalled(STALL_LIMIT_S) or (not progress.known and time.monotonic() - started > WAIT_LIMIT_S):
-                    _stop(child)
+                    stop(child)
                     return
                 continue
             if not data:
-                _finish(child)
+                finish(child)
             child.reached.update(data.decode("ascii", "replace"))
         if child.last_step in child.reached:
-            _finish(child)  # it is exiting: collect it now rather than leave a zombie
-
-
-class _Progress:
-    """Whether a child's process group still uses CPU, from /proc (Linux); unknown elsewhere."""
-
-    def __init__(self, group: int):
-        self.group = group
-        self.known = os.path.isdir("/proc/self")
-        self.last = self._cpu_ticks()
-        self.since = time.monotonic()
-
-    def stalled(self, limit: float) -> bool:
-        if not self.known:
-            return False
-        now = self._cpu_ticks()
-        if now != self.last:
-            self.last, self.since = now, time.monotonic()
-            return False
-        return time.monotonic() - self.since > limit
-
-    def _cpu_ticks(self) -> int:
-        if not self.known:
-            return 0
-        total = 0
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            # after the command: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
-            # utime stime cutime cstime
-            if int(fields[2]) == self.group:  # its own CPU and that of the children it has collected
-                total += sum(int(value) for value in fields[11:15])
-        return total
-
-
-def _finish(child: _Child) -> None:
-    """Close the pipe and collect the exit of a child that has exited or is about to."""
-    if child.finished:
-        return
-    child.finished = True
-    os.close(child.fd)
-    try:
-        os.waitpid(child.pid, 0)
-    except ChildProcessError:
-        pass
-
-
-def _stop(child: _Child, grace: float = 0.5) -> None:
-    """End a child and what it runs (ptxas, nvdisasm): SIGTERM lets it remove its temporary files."""
-    if child.finished:
-        return
-    try:
-        os.killpg(child.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        try:
-            pid, _status = os.waitpid(child.pid, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid == child.pid:
-            break
-        time.sleep(0.01)
-    try:
-        os.killpg(child.pid, signal.SIGKILL)  # whatever is left of its group
-    except (ProcessLookupError, PermissionError):
-        pass
-    _finish(child)
+            finish(child)  # it is exiting: collect it now rather than leave a zombie
 
 
 def _reap_finished() -> None:
@@ -306,27 +260,18 @@ def _reap_finished() -> None:
             except ChildProcessError:
                 pid = child.pid
             if pid == child.pid:
-                _drain(child)
+                drain(child)
                 child.finished = True
                 os.close(child.fd)
         finally:
             child.lock.release()
 
 
-def _drain(child: _Child) -> None:
-    while True:
-        ready, _, _ = select.select([child.fd], [], [], 0)
-        data = os.read(child.fd, 16) if ready else b""
-        if not data:
-            return
-        child.reached.update(data.decode("ascii", "replace"))
-
-
 @atexit.register
 def stop_all() -> None:
     """A run that ends before its children (Ctrl-C, an error) leaves none behind, nor their files."""
     for child in list(_children.values()):
-        _stop(child)
+        stop(child)
 
 
 def ask_all_to_stop() -> None:

@@ -16,9 +16,18 @@ _PR_SET_PDEATHSIG = 1
 def die_with_parent(parent_pid: int, signum: int = signal.SIGTERM) -> None:
     """Have `signum` sent to this process when its parent dies; if the parent is already gone, send it now."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+        _prctl()(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the front end's own clean-up still applies
         return
     if os.getppid() != parent_pid:  # the parent died before the request took effect
         os.kill(os.getpid(), signum)
+
+
+def _prctl():
+    """libc's prctl. The process's own symbols have it wherever libc is loaded (always, for Python on
+    Linux), with no search: a compile child calls this first thing, and ctypes.util.find_library("c")
+    costs a fresh process up to 10 ms (it asks ldconfig)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl

@@ -312,9 +312,11 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
                              on_launch=(lambda raw: [hook(raw) for hook in hooks]) if hooks else None,
                              budget=budget)
 
+    ahead.forget_waiting()
     result, first, retarget_note = run(resolved), resolved, None
     if target is None and local is None and run_main:  # launched nothing on the default virtual GPU? (retarget.py)
         resolved, result, retarget_note = run_on_other_targets(user_file.shown, resolved, result, run)
+    ahead.start_waiting()  # the file's core is free now: a launch that found none free gets its child
     kernels = find_kernels(result.namespace, user_file)
     kernels += kernels_of_launches([(raw.jit, raw.autotune_configs) for raw in result.launches], kernels)
     if not kernels:

@@ -9,8 +9,8 @@ By concern: `driver` (targets, the local GPU, a CPU stand-in for Triton's driver
 user's module, binding a launch's arguments), `compiler` (specialization and compilation), `capture`
 (recording launches while a file runs), `interpreter` (one program in Triton's interpreter, with memory
 hooks), `layouts` (linear layouts of TTGIR loads and stores); `autotune`, `caches`, `compile_errors`,
-`interp_patches`, `libdevice_*`, `virtual_device`, `given_spec`, `pass_dumps` for narrower matters. The
-names below are re-exported so that the rest of irscope imports from the package alone.
+`install_key`, `interp_patches`, `libdevice_*`, `virtual_device`, `given_spec`, `pass_dumps` for narrower
+matters. The names below are re-exported so that the rest of irscope imports from the package alone.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from triton.runtime.jit import JITFunction  # noqa: E402,F401
 
 from .originals import TRITON_VERSION  # noqa: E402,F401  (imported first: Triton as it is before any patch)
 from . import caches, interp_patches  # noqa: E402,F401
-from .caches import (check_caches, irscope_cache_dir, new_cache_warning, remember_triton_key,  # noqa: E402,F401
-                     triton_cache_dir, triton_install_key, warm_triton_key)
+from .caches import check_caches, irscope_cache_dir, new_cache_warning, triton_cache_dir  # noqa: E402,F401
+from .install_key import (hashing_process, remember_triton_key, triton_install_key,  # noqa: E402,F401
+                          triton_key_known, warm_triton_key)
 from ..target import Target  # noqa: E402,F401
 from .driver import (_CpuDriver, install_cpu_driver, interpreter_lock, local_gpu_target,
     target_from_gpu_target)  # noqa: E402,F401
@@ -35,6 +36,7 @@ from .jit import (UnwrappedKernel, bind_arguments, config_kwargs, constexpr_para
     param_defaults, unwrap_kernel)  # noqa: E402,F401
 from .compiler import (Specialized, attrs_by_param, compilation_error_site, compile_specialized, compiled_asm,
     compiled_metadata, constexprs_by_param, find_tool, is_compilation_error, prepare_compiler, specialize)  # noqa: E402,F401
+from .key_deferred import key_deferred  # noqa: E402,F401
 from .compiled import CompiledWhenUsed, compile_for_active_target  # noqa: E402,F401
 from .capture import (RawLaunch, capture_patches,
     interpreter_failure, restore_unpatched_triton)  # noqa: E402,F401

@@ -20,12 +20,10 @@ import hashlib
 import os
 import shutil
 import tempfile
-import threading
 from typing import Callable
 
 import triton
 from triton.compiler import ASTSource
-from ..patching import write_atomically
 
 _state: dict[str, str | None] = {"temporary": None, "irscope_dir": None, "warning": None, "unsaid": None}
 
@@ -179,74 +177,3 @@ def compile_with_cache(compile_source: Callable[[type], object], path: str):
     if records_other_path(kernel, path):
         kernel = _writing_cache(lambda: compile_source(SourceAtPath))
     return kernel
-
-
-# --- Triton's hash of its install -------------------------------------------------------------------------
-
-def _install_fingerprint() -> str:
-    """Sizes and mtimes of every file Triton hashes into its cache key: cheap to read, and any change
-    to the install (an upgrade, an edited source file) changes it."""
-    root = os.path.dirname(triton.__file__)
-    parts = []
-    for sub in ("compiler", "backends", "language", "runtime", "_C"):
-        for folder, _dirs, files in os.walk(os.path.join(root, sub)):
-            for name in sorted(files):
-                if name.endswith((".py", ".so")):
-                    st = os.stat(os.path.join(folder, name))
-                    parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()
-
-
-def remember_triton_key() -> None:
-    """Triton hashes its whole install (libtriton is ~0.5 GB) once per process before it can even look
-    in its cache: ~0.6 s on every start. Keep the result on disk, keyed by the install's fingerprint, so
-    a reopen is a cache hit in a blink. The value is Triton's own `triton_key()`, unchanged. It lives in
-    irscope's cache rather than Triton's: it describes the install, so a fresh `TRITON_CACHE_DIR` (a new
-    project, a CI run) still skips the hashing. A memo that cannot be written is only a missed shortcut."""
-    import triton.runtime.autotuner as autotuner_module
-    import triton.runtime.cache as cache_module
-    original = cache_module.triton_key
-    if getattr(original, "_irscope", False):
-        return
-    memo_path = os.path.join(irscope_cache_dir(), f"triton_key.{_install_fingerprint()}")
-    value: list[str] = []
-    lock = threading.Lock()  # warm_triton_key's thread and a launch may ask at once: one hashes
-
-    def triton_key() -> str:
-        with lock:
-            if not value:
-                try:
-                    with open(memo_path, encoding="utf-8") as f:
-                        value.append(f.read())
-                except OSError:
-                    value.append(original())
-                    _write_memo(memo_path, value[0])
-        return value[0]
-
-    triton_key._irscope = True
-    triton_key._memo_path = memo_path
-    cache_module.triton_key = triton_key
-    autotuner_module.triton_key = triton_key
-
-
-def _write_memo(path: str, text: str) -> None:
-    write_atomically(path, text)
-
-
-def triton_install_key() -> str:
-    """Triton's hash of its own install (`triton_key()`, from irscope's memo after the first time)."""
-    import triton.runtime.cache as cache_module
-
-    remember_triton_key()
-    return cache_module.triton_key()
-
-
-def warm_triton_key() -> None:
-    """Hash Triton's install in a thread, while the user's file runs, when irscope's memo does not have it:
-    the first compile would otherwise wait for it (hashlib and file reads let the file's thread run)."""
-    import triton.runtime.cache as cache_module
-
-    remember_triton_key()
-    if os.path.exists(getattr(cache_module.triton_key, "_memo_path", "")):
-        return
-    threading.Thread(target=cache_module.triton_key, name="irscope-triton-key", daemon=True).start()

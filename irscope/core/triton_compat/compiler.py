@@ -13,7 +13,7 @@ from triton.compiler.errors import CompilationError
 from triton.runtime.jit import JITFunction
 
 from . import caches
-from .caches import remember_triton_key
+from .install_key import remember_triton_key
 from ..target import Target
 from .driver import _CpuDriver, _active_driver, interpreter_lock
 from .jit import kernel_param_names
