@@ -459,16 +459,14 @@ def _arguments(raw: RawLaunch, overrides: Overrides) -> tuple[tuple, dict]:
 
 
 def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> Launch:
-    if by_jit[id(raw.jit)].inductor is not None:  # the wrapper passes no constexprs: the config's, then -D's
+    kernel = by_jit[id(raw.jit)]
+    if kernel.inductor is not None:  # the wrapper passes no constexprs: the config's, then -D's
         config = (raw.autotune_configs or [None])[raw.autotune_index or 0]
-        kwargs = {**(config_kwargs(config) if config is not None else {}), **overrides.defines}
-        return Launch(by_jit[id(raw.jit)], raw.args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
-                      raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first,
-                  warmup=raw.warmup)
-    args, kwargs = _arguments(raw, overrides)
-    return Launch(by_jit[id(raw.jit)], args, kwargs, _grid_of(raw), "captured", raw.autotune_index,
-                  raw.autotune_count, raw.interp_error, autotune_first=raw.autotune_first,
-                      warmup=raw.warmup)
+        args, kwargs = raw.args, {**(config_kwargs(config) if config is not None else {}), **overrides.defines}
+    else:
+        args, kwargs = _arguments(raw, overrides)
+    return Launch(kernel, args, kwargs, _grid_of(raw), "captured", raw.autotune_index, raw.autotune_count,
+                  raw.interp_error, autotune_first=raw.autotune_first, warmup=raw.warmup)
 
 
 def _grid_of(raw: RawLaunch) -> tuple[int, ...] | None:

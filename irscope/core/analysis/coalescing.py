@@ -354,13 +354,14 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
     for op in ops:
         layouts_by_site[(op.source_line, op.kind, op.shape)].add(op.layout_text)
     split: set = set()  # sites counted once per layout (_matched)
+    sites = _sites(ops)
     result.programs = programs or sample_programs(grid, max_programs)
     for pid in result.programs:
         rec = record_program(launch, pid, with_locals=False)
         if rec.error and not result.error:
             result.error = f"program {pid}: {rec.error}"
         recorded = Counter((a.line, a.kind, tuple(a.shape)) for a in rec.accesses)
-        for access, op in _matched(ops, rec.accesses, recorded, split):
+        for access, op in _matched(ops, sites, rec.accesses, recorded, split):
             if op is None:
                 unmatched[(access.line, access.kind)] += 1
                 continue
@@ -432,7 +433,19 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
     return result
 
 
-def _matched(ops: list[TensorAccessOp], accesses, recorded: Counter, split: set):
+def _sites(ops: list[TensorAccessOp]) -> dict[tuple, tuple[int, list[TensorAccessOp]]]:
+    """(source line, kind, shape) -> how many TTGIR ops the compiler made of that access, and the first op of
+    each layout among them, in program order."""
+    out: dict[tuple, tuple[int, list[TensorAccessOp]]] = {}
+    for op in ops:
+        count, firsts = out.get((op.source_line, op.kind, op.shape), (0, []))
+        if all(f.layout_text != op.layout_text for f in firsts):
+            firsts = firsts + [op]
+        out[(op.source_line, op.kind, op.shape)] = (count + 1, firsts)
+    return out
+
+
+def _matched(ops: list[TensorAccessOp], sites: dict, accesses, recorded: Counter, split: set):
     """Each recorded access with the TTGIR op(s) it ran as. Usually one op. But where the compiler made one
     source-level access into ops of different layouts that all run (Triton's layout pass loads a value
     again in a second layout rather than converting it: Liger's RoPE loads `cos_row` as `ld.global.b32` and
@@ -440,12 +453,10 @@ def _matched(ops: list[TensorAccessOp], accesses, recorded: Counter, split: set)
     ops: each access then ran once per layout."""
     for access in accesses:
         op = _match_op(ops, access)
-        site = [o for o in ops if o.source_line == access.line and o.kind == access.kind and op is not None
-                and o.shape == op.shape]
-        firsts = list({o.layout_text: o for o in reversed(site)}.values())[::-1]  # the first op of each layout
-        if op is not None and len(firsts) > 1 and recorded[(access.line, access.kind, tuple(access.shape))] < len(site):
+        count, firsts = sites.get((op.source_line, op.kind, op.shape), (0, [])) if op is not None else (0, [])
+        if len(firsts) > 1 and recorded[(access.line, access.kind, tuple(access.shape))] < count:
             split.add((op.source_line, op.kind, op.shape))
-            for each in sorted(firsts, key=lambda o: o.index):
+            for each in firsts:
                 yield access, each
         else:
             yield access, op
