@@ -61,6 +61,61 @@ def test_a_launch_is_new_only_for_a_specialization_not_seen_in_this_run():
     assert budget.launched(object(), (x, 1024), {"BLOCK": 128}, None)     # another kernel
 
 
+def test_an_object_argument_is_keyed_by_its_fields_and_never_printed():
+    """A TensorDescriptor is keyed by its tensor's dtype and alignment, its shape and block shape: told apart
+    where those differ, a repeat where they do not. Its repr (which prints the whole tensor) is never asked."""
+    import torch
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    class NoRepr(TensorDescriptor):
+        def __repr__(self):
+            raise AssertionError("the key printed the descriptor")
+
+    budget = CaptureBudget("file.py", quiet_s=1, limit_s=60)
+    jit = object()
+    a = torch.empty(64, 64)
+    assert budget.launched(jit, (NoRepr(a, [64, 64], [64, 1], [16, 16]), ), {}, None)
+    assert not budget.launched(jit, (NoRepr(torch.empty(64, 64), [64, 64], [64, 1], [16, 16]), ), {}, None)
+    assert budget.launched(jit, (NoRepr(a, [64, 64], [64, 1], [32, 16]), ), {}, None)            # block shape
+    assert budget.launched(jit, (NoRepr(a.half(), [64, 64], [64, 1], [16, 16]), ), {}, None)     # dtype
+
+
+def test_a_stop_never_lands_while_a_launch_is_recorded():
+    """The quiet time ran out before the first launch (a file that works long before it launches), and the
+    launch's key takes a while to work out in code a stop may land in (here a slow `dtype`; a big
+    TensorDescriptor's repr was). The launch must be counted whole, with the quiet time counting from it,
+    and the stop may land only after it. Before, the watcher saw the launch counted with the old quiet
+    time and stopped the run inside the key: tutorial 10 lost its one launch about one run in four."""
+    from irscope.core.budget import CaptureStopped
+
+    class SlowTensor:
+        def data_ptr(self):
+            return 0
+
+        @property
+        def dtype(self):
+            time.sleep(0.8)
+            return "fp32"
+
+    budget = CaptureBudget("file.py", quiet_s=0.2, limit_s=60)
+    budget.quiet_from_return = False
+    budget.watch()
+    counted = stopped_after = False
+    try:
+        time.sleep(0.6)  # quiet since the start, but nothing launched: no stop yet
+        with budget.recording():
+            new = budget.launched(object(), (SlowTensor(), ), {}, None)
+        counted = True
+        for _ in range(40):  # now the quiet time runs from the launch, and the stop may land
+            time.sleep(0.05)
+    except CaptureStopped:
+        stopped_after = counted
+    finally:
+        budget.done()
+    assert counted and new and stopped_after
+    assert "1 launch(es) of 1 kernel(s) captured" in budget.reason
+
+
 def test_a_file_that_goes_on_without_launching_still_ends_after_the_quiet_time():
     path = fixture_path("runs_forever.py")
     ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.5))

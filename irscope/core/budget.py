@@ -21,6 +21,7 @@ and interpreting a benchmark-sized grid can take minutes.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import sys
@@ -28,7 +29,9 @@ import sysconfig
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
+
+from .spec_key import specialization_key
 
 QUIET_S = 3.0
 LIMIT_S = 60.0
@@ -80,31 +83,6 @@ def _seconds(name: str, default: float) -> float:
         return default
 
 
-def specialization_key(jit: Any, args: tuple, kwargs: dict, autotune_index: int | None) -> tuple:
-    """A cheap stand-in for the JIT's specialization, enough to tell a new launch from a repeat: per
-    argument its dtype and 16-byte alignment (tensors), whether it is 1 or a multiple of 16 (ints), or its
-    value (anything else; constexprs and launch options such as num_warps always by value). It may tell
-    apart launches the JIT would not (a GPU capture then keeps both); it must never merge two it would."""
-    params = list(getattr(jit, "params", None) or [])
-    constexpr = {p.name for p in params if getattr(p, "is_constexpr", False)}
-    runtime = {p.name for p in params} - constexpr
-
-    def part(value: Any, exact: bool) -> Any:
-        if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
-            try:
-                return (str(value.dtype), value.data_ptr() % 16 == 0)
-            except Exception:  # noqa: BLE001 - an odd tensor-like: its type is enough
-                return type(value).__name__
-        if exact or isinstance(value, bool) or not isinstance(value, int):
-            text = repr(value)
-            return text if len(text) <= 64 else (text[:64], hash(text))
-        return ("int", value == 1, value % 16 == 0, -2**31 <= value < 2**31)
-    names = [p.name for p in params]
-    positional = tuple(part(a, i >= len(names) or names[i] in constexpr) for i, a in enumerate(args))
-    return (id(jit), autotune_index, positional,
-            tuple(sorted((k, part(v, k not in runtime)) for k, v in kwargs.items())))
-
-
 class CaptureBudget:
     """Watches one run of a file from a thread of its own and stops the run when the budget is spent."""
 
@@ -131,18 +109,35 @@ class CaptureBudget:
         self._done = threading.Event()
         self._inject_lock = threading.Lock()
         self._stop_asked = False
+        self._recording = 0  # > 0 while irscope records a launch in the file's thread: no stop lands there
+        self._injected = False  # a stop has been sent to the file's thread this run
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[None]:
+        """While a launch is recorded (its key, the capture, the hooks that start its compile), no stop
+        lands, even where that code calls into torch: a stop there lost the launch it was recording."""
+        self._recording += 1
+        try:
+            yield
+        finally:
+            self._recording -= 1
 
     def launched(self, jit: Any, args: tuple, kwargs: dict, autotune_index: int | None) -> bool:
-        """Count a launch; True if it is of a specialization not launched before in this run."""
-        self._launches += 1
-        self._kernels.add(id(jit))
+        """Count a launch; True if it is of a specialization not launched before in this run.
+
+        The key is worked out before anything is counted: the watching thread must never see a launch
+        counted while the quiet time still runs from before it (it stopped tutorial 10's one launch, the
+        launch lost, when the key took a while)."""
         key = specialization_key(jit, args, kwargs, autotune_index)
-        if key in self._seen:
-            return False
-        self._seen.add(key)
-        self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
-        self._new_running = self.quiet_from_return
-        return True
+        with self._inject_lock:
+            new = key not in self._seen
+            if new:
+                self._seen.add(key)
+                self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
+                self._new_running = self.quiet_from_return
+            self._launches += 1
+            self._kernels.add(id(jit))
+        return new
 
     def returned(self) -> None:
         """A launch has run and returned to the file: after a new one, the quiet time starts now."""
@@ -164,7 +159,7 @@ class CaptureBudget:
             self._schedstat = None
         self._started = self._last_new = time.monotonic()
         self._last_new_clock = self._file_clock()
-        self.reason = None
+        self.reason, self._injected = None, False
         self._seen, self._kernels, self._launches = set(), set(), 0
         self._done = threading.Event()
         threading.Thread(target=self._loop, args=(self._done, ), name="irscope-capture-budget", daemon=True).start()
@@ -185,7 +180,7 @@ class CaptureBudget:
     def _in_stoppable_code(self) -> bool:
         """Whether a stop may land in the watched thread now (see _PATCHING)."""
         frame = sys._current_frames().get(self._thread_id)
-        if frame is None:
+        if frame is None or self._recording:
             return False
         owner = frame  # the innermost frame outside the standard library decides whose code runs
         while owner is not None and _is_stdlib(owner.f_code.co_filename):
@@ -212,7 +207,7 @@ class CaptureBudget:
                     self.on_progress(self.progress())
                 except Exception:  # noqa: BLE001 - the viewer went away (the app quit): keep stopping the run
                     self.on_progress = None
-            if self.reason is None:
+            if not self._injected:  # until a stop is sent, a launch meanwhile may take the reason back
                 self.reason = self._spent(now)
             if self.reason is not None:
                 with self._inject_lock:
@@ -222,6 +217,7 @@ class CaptureBudget:
                     if not done.is_set() and self._in_stoppable_code():
                         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id),
                                                                    ctypes.py_object(CaptureStopped))
+                        self._injected = True
 
     def _spent(self, now: float) -> str | None:
         captured = f"{self._launches} launch(es) of {len(self._kernels)} kernel(s) captured"

@@ -56,15 +56,16 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
         budget.quiet_s = max(budget.quiet_s, COMPILE_QUIET_S)
 
     def record(launch: RawLaunch) -> None:
-        new = budget.launched(launch.jit, launch.args, launch.kwargs, launch.autotune_index)
-        if not new and not use_interpreter:
-            # On a GPU benchmark loops and sweeps run for real: a repeat of a specialization already captured
-            # adds nothing to show, and keeping it would keep its tensors in GPU memory (tutorial 02's sweep
-            # held 36 GB that way, and Nsight Compute's child then ran out of memory).
-            return
-        result.launches.append(launch)
-        if on_launch is not None:
-            on_launch(launch)
+        with budget.recording():
+            new = budget.launched(launch.jit, launch.args, launch.kwargs, launch.autotune_index)
+            if not new and not use_interpreter:
+                # On a GPU benchmark loops and sweeps run for real: a repeat of a specialization already
+                # captured adds nothing to show, and keeping it would keep its tensors in GPU memory (tutorial
+                # 02's sweep held 36 GB that way, and Nsight Compute's child then ran out of memory).
+                return
+            result.launches.append(launch)
+            if on_launch is not None:
+                on_launch(launch)
 
     # In a worker process (irscope/worker) the file's prints join its other output on fd 1, which the
     # front end keeps; in-process they are kept apart from irscope's own.
