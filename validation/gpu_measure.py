@@ -156,7 +156,10 @@ def main() -> int:
             left = min(args.timeout, end - time.monotonic())
             if left < 20:
                 return {"error": "not run: the run's --budget was spent", "kernels": []}
-            return run_file(path, args.out, left)
+            start = time.monotonic()
+            doc = run_file(path, args.out, left)
+            print(f"# {os.path.relpath(path, ROOT)}: {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+            return doc
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             docs = pool.map(one, files)
             for path, doc in zip(files, docs):
