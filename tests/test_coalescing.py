@@ -366,3 +366,25 @@ def test_a_load_the_compiler_makes_in_two_layouts_is_counted_in_each(tmp_path):
     assert len({e.layout for e in entries}) == 2
     assert entries[0].counts.requests == entries[1].counts.requests > 0  # each runs every time
     assert any("once in each of 2 layouts" in note for note in result.notes)
+
+
+def test_a_load_written_over_several_lines_is_matched_to_its_op():
+    """The interpreter records a call at its first line; Triton 3.6 locates a multi-line `tl.load`'s op at its
+    pointer's line, one below (3.9 at the first line). Before, the load found no TTGIR op under 3.6 and was not
+    counted, and the H100's measured sectors for Liger's cross-entropy loads (lines 154 and 210) had no
+    prediction beside them."""
+    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.core.analysis.memory import memory_ops, primary_stage
+    from irscope.core.session import open_file
+    from conftest import fixture_path
+    comp = open_file(fixture_path("multiline_load.py"), target="sm_90", compile_ahead=False).compile_all()[0]
+    result = analyze_coalescing(comp, max_programs=10**6)
+    ptx_load_lines = {op.source_line for op in memory_ops(comp, [primary_stage(comp)]) if op.op == "load"}
+    assert len(ptx_load_lines) == 1 and ptx_load_lines <= {14, 15}
+    loads = [e for e in result.accesses if e.kind == "load"]
+    assert [e.source_line for e in loads] == list(ptx_load_lines)
+    assert not any("no matching TTGIR op" in note for note in result.notes), result.notes
+    # 4 rows × 4 iterations of 256 fp32, the last 232 wide: every lane's 4 bytes, 2 per thread (8 B)
+    stores = next(e for e in result.accesses if e.kind == "store")
+    assert loads[0].counts.requests == stores.counts.requests > 0
+    assert loads[0].counts.sectors == stores.counts.sectors

@@ -471,6 +471,13 @@ def _match_op(ops: list[TensorAccessOp], access) -> TensorAccessOp | None:
     for op in same_line:
         if op.shape == shape or (op.shape == () and math.prod(shape) == 1):
             return op
+    # a call written over several lines: the interpreter records its first line, Triton may put the op on a
+    # later line of the same call (the one of its pointer argument)
+    last = getattr(access, "last_line", 0) or access.line
+    for op in ops:
+        if op.kind == kind and op.source_line is not None and access.line < op.source_line <= last and (
+                op.shape == shape or (op.shape == () and math.prod(shape) == 1)):
+            return op
     return None
 
 

@@ -123,13 +123,26 @@ class _Recorder:
         offsets_b = byte_offsets(addresses, region)
         access = MemoryAccess(line, hook.kind, region.param if region else None, offsets_b // hook.elem_bytes,
                               offsets_b, None if mask is None else mask.copy(), hook.elem_bytes, hook.dtype,
-                              frame.f_code.co_name if frame is not None else "", step)
+                              frame.f_code.co_name if frame is not None else "", step, _last_line(frame, line))
         self.accesses.append(access)
         if step is not None:
             self.steps[step].accesses.append(len(self.accesses) - 1)
         bad = self.addresses.outside(addresses, hook.elem_bytes, mask)
         if bad.any():
             raise OutOfBoundsAccess(_out_of_bounds_text(access, bad, region))
+
+
+def _last_line(frame, line: int) -> int:
+    """The last line of the expression the frame is executing: a `tl.load(` written over several lines is
+    recorded at its first line (f_lineno), while Triton may locate the op at a later one (Liger's cross
+    entropy: the load at line 153, its pointer and TTGIR op at line 154)."""
+    positions = getattr(frame.f_code, "co_positions", None) if frame is not None else None
+    if positions is None:  # Python 3.10
+        return line
+    for i, (start, end, _col, _end_col) in enumerate(positions()):
+        if i == frame.f_lasti // 2:
+            return max(line, end or line) if start == line else line
+    return line
 
 
 def _out_of_bounds_text(access: MemoryAccess, bad: np.ndarray, region: Region | None) -> str:

@@ -35,6 +35,7 @@ class MemoryAccess:
     dtype: str = ""
     function: str = ""           # the kernel or @triton.jit helper the line is in
     step: int | None = None      # index into Recording.steps (None when recorded without locals)
+    last_line: int = 0           # the last line of the call that made it (a call written over several lines)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 
 from .ncu_child import RANGE
@@ -55,8 +56,12 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
         env = child_env(tmp)
         try:
             with ncu_machine_lock():
-                done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
-                                      stdin=subprocess.DEVNULL)
+                for attempt in range(RESOURCE_TRIES):
+                    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
+                                          stdin=subprocess.DEVNULL)
+                    if not resource_busy(done.stdout + done.stderr) or attempt == RESOURCE_TRIES - 1:
+                        break
+                    time.sleep(RESOURCE_WAIT_S)
         except subprocess.TimeoutExpired:
             result.error = f"ncu did not finish in {TIMEOUT_S} s"
             return result
@@ -89,6 +94,17 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
         return result
     result.page, result.raw = pages[0], rows[0]
     return result
+
+
+# The profiling resource held by another process (a profiler that was still ending; seen once on the H100
+# with two files measured at once): tried again after a pause, a few times.
+RESOURCE_TRIES = 3
+RESOURCE_WAIT_S = 5.0
+
+
+def resource_busy(output: str) -> bool:
+    """Whether ncu failed because the driver's profiling resource was taken, not because of the launch."""
+    return "driver resource was unavailable" in output
 
 
 def child_command(file: str, kernel: str, config: int | None, index: int, *, run_main: bool = True,
