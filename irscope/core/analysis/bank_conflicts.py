@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bank_model import copy_groups, copy_phase_size, count, ldmatrix_lanes, worst_bank
+from .bank_model import copy_groups, copy_phase_size, count, ldmatrix_lanes, phase_size, worst_bank
 from .ptxas_shared import ptxas_view
 from .ptx_exec import Machine, State
 from .ptx_program import Instr, Program, immediate
@@ -159,7 +159,8 @@ class _Watcher:
         lanes &= live
         address = machine.address(state, access.address)
         on = lanes.copy()
-        phase_of_lane, group, width = None, None, access.width
+        group, width = None, access.width
+        phase_of_lane = np.arange(32) // phase_size(width, store=True) if access.kind == "store" else None
         if access.kind in ("ldmatrix", "stmatrix"):
             mask, phase_of_lane = ldmatrix_lanes(access.matrices)
             on &= np.tile(mask, on.size // 32)
