@@ -48,6 +48,7 @@ class SharedAccess:
     not_modelled: str | None = None  # why its wavefronts are not predicted
     merged: tuple[int, ...] = ()     # PTX lines of the loads ptxas emits as this one (ptxas_shared.py)
     tail_guard: str | None = None    # the predicate ptxas's early exit leaves it to (ptxas_shared.py)
+    tail_guard_at: int | None = None  # where the PTX sets that predicate, when after this access
 
 
 @dataclass
@@ -142,7 +143,9 @@ class _Watcher:
         result = self.results[state.pc]
         live = state.active
         if access.tail_guard is not None:  # the threads ptxas's early exit leaves
-            guard = machine.value(state, access.tail_guard)
+            at = access.tail_guard_at  # where the PTX sets the guard, when after this load: ptxas sets it first
+            guard = (machine.ahead(state, access.tail_guard, at) if at is not None and at > state.pc
+                     else machine.value(state, access.tail_guard))
             if not guard.known_in(state.active):
                 result.executions += int(state.active.reshape(-1, 32).any(axis=1).sum())
                 result.unknown += int(state.active.reshape(-1, 32).any(axis=1).sum())
