@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bank_model import copy_groups, copy_phase_size, count, ldmatrix_lanes, worst_bank
+from .bank_model import copy_groups, copy_phase_size, count, ldmatrix_lanes, phase_size, worst_bank
 from .ptxas_shared import ptxas_view
 from .ptx_exec import Machine, State
 from .ptx_program import Instr, Program, immediate
@@ -48,6 +48,7 @@ class SharedAccess:
     not_modelled: str | None = None  # why its wavefronts are not predicted
     merged: tuple[int, ...] = ()     # PTX lines of the loads ptxas emits as this one (ptxas_shared.py)
     tail_guard: str | None = None    # the predicate ptxas's early exit leaves it to (ptxas_shared.py)
+    tail_guard_at: int | None = None  # where the PTX sets that predicate, when after this access
 
 
 @dataclass
@@ -142,7 +143,9 @@ class _Watcher:
         result = self.results[state.pc]
         live = state.active
         if access.tail_guard is not None:  # the threads ptxas's early exit leaves
-            guard = machine.value(state, access.tail_guard)
+            at = access.tail_guard_at  # where the PTX sets the guard, when after this load: ptxas sets it first
+            guard = (machine.ahead(state, access.tail_guard, at) if at is not None and at > state.pc
+                     else machine.value(state, access.tail_guard))
             if not guard.known_in(state.active):
                 result.executions += int(state.active.reshape(-1, 32).any(axis=1).sum())
                 result.unknown += int(state.active.reshape(-1, 32).any(axis=1).sum())
@@ -159,7 +162,8 @@ class _Watcher:
         lanes &= live
         address = machine.address(state, access.address)
         on = lanes.copy()
-        phase_of_lane, group, width = None, None, access.width
+        group, width = None, access.width
+        phase_of_lane = np.arange(32) // phase_size(width, store=True) if access.kind == "store" else None
         if access.kind in ("ldmatrix", "stmatrix"):
             mask, phase_of_lane = ldmatrix_lanes(access.matrices)
             on &= np.tile(mask, on.size // 32)

@@ -16,6 +16,13 @@ Where each quarter-warp is conflict-free (the usual case) the two rules agree. T
 has the first pattern: kernels/bank_conflict.py's A reads (LDS.128, lanes 0-15 on one 16-byte chunk, 16-31
 on another) take 2 wavefronts each, and 2 also where all 32 lanes read one chunk.
 
+Stores are served otherwise: a phase takes 128 bytes of the lanes' data (32 lanes of 4 bytes, 16 of 8, 8 of
+16), each phase a lane takes part in costs a wavefront at least, and lanes of different phases never share
+one, however alike their addresses. On the H100 an STS.128 whose 32 lanes all write one 16-byte chunk takes
+4 wavefronts (a load of the same pattern takes 2), one whose active lanes are 0-3, 8-11, 16-19 and 24-27
+takes 4, and with lanes 0-3 and 16-19 only, 2 (validation/data/h100_smem_patterns: every pattern measured
+for STS, STS.64 and STS.128 agrees; kernels/compiled_block.py's Inductor reductions store so).
+
 - `ldmatrix` / `stmatrix` (`LDSM` / `STSM`): matrix i of an `.x1/.x2/.x4` takes its eight 16-byte row
   addresses from lanes 8i..8i+7: one group per matrix.
 - `cp.async` (`LDGSTS`): the data reaches shared memory one global 128-byte line at a time, so within an
@@ -36,8 +43,10 @@ BANKS = 32
 LINE_BYTES = 128
 
 
-def phase_size(width_bytes: int) -> int:
-    """Lanes per group for an ld.shared / st.shared of this many bytes per lane."""
+def phase_size(width_bytes: int, store: bool = False) -> int:
+    """Lanes per group for an ld.shared (or, `store`, an st.shared) of this many bytes per lane."""
+    if store:
+        return 32 if width_bytes <= 4 else 16 if width_bytes == 8 else 8
     return 32 if width_bytes <= 4 else 16
 
 

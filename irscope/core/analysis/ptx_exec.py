@@ -190,6 +190,18 @@ class Machine:
                 self._execute(state, ins)
             state.pc += 1
 
+    def ahead(self, state: State, text: str, last: int) -> Value:
+        """The value `text` has once the straight-line code from here to instruction `last` has run (the
+        state itself stays where it is): what ptxas computes earlier than the PTX does."""
+        probe = state.fork(state.pc, state.active)
+        for pc in range(state.pc, last + 1):
+            if self.program.instrs[pc].parts[0] in ("bra", "ret", "exit"):
+                return self.unknown()
+            if self.relevant[pc]:
+                probe.pc = pc
+                self._execute(probe, self.program.instrs[pc])
+        return self.value(probe, text)
+
     def guard_lanes(self, state: State, ins: Instr) -> np.ndarray | None:
         """The active lanes the guard lets through (None: the guard is unknown on an active lane)."""
         if ins.guard is None:

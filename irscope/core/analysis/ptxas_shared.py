@@ -16,7 +16,10 @@ both seen on the H100 (docs/validation.md, "Bank conflicts"):
 - It exits early. When everything with an effect after a kernel's last barrier is guarded by one
   predicate (Triton's scalar `tl.store` of a reduction: thread 0 only), ptxas ends the other threads
   there (`@!P EXIT`), and the loads before those stores run only in warps that still have a thread.
-  kernels/helper.py: the last `ld.shared` of `tl.max` executes in 1 warp of 4 per program.
+  kernels/helper.py: the last `ld.shared` of `tl.max` executes in 1 warp of 4 per program. The PTX may
+  compute that predicate after the loads (Inductor's reductions: `setp` and `and.pred` just before the
+  store); ptxas computes it first all the same when it needs no data the tail loads, and the H100 shows it:
+  kernels/compiled_block.py's `triton_per_fused_addmm_gelu_sum_1` runs its last LDS in 1 warp of 2.
 """
 
 from __future__ import annotations
@@ -24,13 +27,14 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .ptx_program import Program, destinations, immediate
+from .ptx_program import Program, destinations, immediate, sources
 
 CAP = 1 << 20  # "aligned to anything": a register not yet defined, or 0
 _ADDRESS = re.compile(r"^\[\s*([%$\w@.]+)\s*(?:\+\s*(-?\d+))?\s*\]$")
 _STRAIGHT_ENDS = ("bar", "barrier", "bra", "ret", "exit", "call", "atom", "red", "cp", "fence", "membar",
                   "wgmma", "stmatrix", "mbarrier", "tcgen05", "griddepcontrol")
 _EFFECTS = ("st", "atom", "red", "cp", "wgmma", "stmatrix", "call", "tcgen05", "mbarrier")
+_READS = ("ld", "ldu", "atom", "tex", "tld4", "suld", "ldmatrix")
 
 
 def ptxas_view(program: Program, accesses: list) -> list:
@@ -39,7 +43,7 @@ def ptxas_view(program: Program, accesses: list) -> list:
     out = []
     for access in merge_loads(program, accesses, alignments(program)):
         if access.kind == "load" and access.index in guards:
-            access = replace(access, tail_guard=guards[access.index])
+            access = replace(access, tail_guard=guards[access.index][0], tail_guard_at=guards[access.index][1])
         out.append(access)
     return out
 
@@ -170,9 +174,11 @@ def merge_loads(program: Program, accesses: list, align: dict[str, int]) -> list
 # ---------------------------------------------------------------------------------------------- early exit
 
 
-def tail_guards(program: Program) -> dict[int, str]:
+def tail_guards(program: Program) -> dict[int, tuple[str, int | None]]:
     """Instruction index -> the predicate (`%p8` or `!%p8`) under which it runs, for the instructions after
-    the kernel's last barrier when everything there with an effect has that one guard."""
+    the kernel's last barrier when everything there with an effect has that one guard; with it, the index of
+    the tail instruction that last writes the predicate (None: it is set before the tail). A predicate the
+    tail computes from data that the tail loads is not known before those loads: no early exit then."""
     instrs = program.instrs
     barriers = [i for i, ins in enumerate(instrs) if ins.parts[0] in ("bar", "barrier")]
     if not barriers:
@@ -186,6 +192,14 @@ def tail_guards(program: Program) -> dict[int, str]:
     if len(effects) != 1:
         return {}
     guard, negated = effects.pop()
-    if guard is None or any(guard in destinations(instrs[i]) for i in tail):
-        return {}  # unguarded, or a guard the tail computes: not known before its loads
-    return {i: ("!" if negated else "") + guard for i in tail}
+    if guard is None:
+        return {}
+    writes = [i for i in tail if guard in destinations(instrs[i])]
+    needed = {guard}
+    for i in reversed(tail):  # the predicate's backward slice within the tail
+        ins = instrs[i]
+        if needed & set(destinations(ins)):
+            if ins.parts[0] in _READS and "param" not in ins.parts:
+                return {}
+            needed.update(sources(ins))
+    return {i: (("!" if negated else "") + guard, writes[-1] if writes else None) for i in tail}
