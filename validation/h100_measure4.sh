@@ -2,8 +2,8 @@
 # The H100 calls of 2026-11-24, second session (issue 17): measured mode on the corpus files no call had
 # reached, and the files whose failures were fixed offline since (Liger RoPE's two-layout loads, tutorial
 # 02's zero-filled copies), each call inside the device's 10-minute limit (gpu_measure.py --budget).
-#   PART=A: the small files; PART=B: the big ones (tutorials 03/06/08/09/11, the fla drivers, Liger's fused
-#           linear cross entropy); PART=C: triton_square.py alone (its sweep calls torch.compile)
+#   PART=A: the small files; PART=B: tutorials 08 and 11, the fla drivers, Liger's fused linear cross entropy;
+#   PART=C: tutorials 03, 06 and 09 (autotuned) and triton_square.py (its sweep calls torch.compile)
 # Start each call with the corpus's wheels (carried as .whl, as the device's README says):
 #   tar xf .device/wheels.tar && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
 #     wheels/*.whl && export PYTHONPATH=/tmp/site   (.device/wheels.tar: the corpus wheels but matplotlib's)
@@ -21,10 +21,13 @@ case $P in
   A) FILES="$C/drivers/liger_rope.py $C/drivers/liger_swiglu_mlp.py $C/drivers/fla_rms_norm.py
             $C/drivers/liger_cross_entropy.py $C/drivers/flag_gems_only_enable.py $C/snippets/rocm-triton/hbm-bw-test.py
             $T/02-fused-softmax.py $C/snippets/rocm-triton/empty.py $T/07-extern-functions.py $T/10-block-scaled-matmul.py" ;;
-  B) FILES="$T/03-matrix-multiplication.py $T/06-fused-attention.py $T/08-grouped-gemm.py
-            $T/09-persistent-matmul.py $T/11-programmatic-dependent-launch.py $C/drivers/fla_fused_recurrent_gla.py
-            $C/drivers/fla_chunk_gla.py $C/drivers/fla_gated_delta_rule.py $C/drivers/liger_fused_linear_cross_entropy.py" ;;
-  *) FILES="$C/snippets/gpu-mode-lectures/triton_square.py"; JOBS=1 ;;
+  B) FILES="$T/11-programmatic-dependent-launch.py $C/drivers/fla_fused_recurrent_gla.py $C/drivers/fla_chunk_gla.py
+            $C/drivers/fla_gated_delta_rule.py $C/drivers/liger_fused_linear_cross_entropy.py $T/08-grouped-gemm.py"
+     JOBS=3 ;;
+  C) FILES="$T/03-matrix-multiplication.py $T/06-fused-attention.py $T/09-persistent-matmul.py
+            $C/snippets/gpu-mode-lectures/triton_square.py"
+     JOBS=4 ;;
+  *) echo "PART is A, B or C"; exit 2 ;;
 esac
 # shellcheck disable=SC2086
 python3 validation/gpu_measure.py --out "$D/measure_$P" --budget 540 --timeout 420 --jobs $JOBS $FILES \
