@@ -388,3 +388,20 @@ def test_a_load_written_over_several_lines_is_matched_to_its_op():
     stores = next(e for e in result.accesses if e.kind == "store")
     assert loads[0].counts.requests == stores.counts.requests > 0
     assert loads[0].counts.sectors == stores.counts.sectors
+
+
+def test_a_load_in_a_slice_of_an_mma_layout_is_analysed():
+    """A row vector loaded next to a tl.dot comes in a slice of the dot's MMA layout. irscope builds no MMA
+    layout itself and asked Triton only for top-level layouts it could not build, so under Triton 3.6 such
+    loads (fla's gated delta rule, lines 102-117 and 137: measured on the H100, predicted nothing) were
+    "not analysed". Triton now builds every layout irscope cannot."""
+    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.core.session import open_file
+    from conftest import fixture_path
+    comp = open_file(fixture_path("mma_row_scale.py"), target="sm_90", compile_ahead=False).compile_all()[0]
+    layouts = [op.layout_text for op in ttgir_access_ops(comp.stage("ttgir"))]
+    assert any("slice" in text and "mma" in text for text in layouts), layouts
+    result = analyze_coalescing(comp)
+    assert all(e.analysed for e in result.accesses), [(e.source_line, e.reason) for e in result.accesses]
+    row = next(e for e in result.accesses if e.source_line == 17)
+    assert row.kind == "load" and row.counts.requests > 0

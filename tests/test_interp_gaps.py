@@ -473,3 +473,48 @@ def test_a_libdevice_function_without_an_equivalent_is_named(tmp_path):
     assert len(ws.launches) == 1 and "__nv_fadd_rz" in ws.launches[0].interp_error
     (comp,) = ws.compile_all()
     assert comp.ok and "__nv_fadd_rz" in comp.stage("ttir")
+
+
+LOOP_COUNTER_SOURCE = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_sums(x_ptr, out_ptr, NT: tl.constexpr, BT: tl.constexpr):
+    total = tl.zeros([BT], dtype=tl.float32)
+    for i_t in range(NT):                       # fla's recurrences: the counter widened with .to()
+        start = i_t.to(tl.int64) * BT
+        total += tl.load(x_ptr + start + tl.arange(0, BT))
+    for j in tl.range(0, NT, 2):                # tl.range, with a step
+        total += j.to(tl.float32)
+    for k in tl.static_range(2):                # a constexpr counter stays a Python int
+        tl.static_assert(k < 2)
+    tl.store(out_ptr + tl.arange(0, BT), total)
+
+
+if __name__ == "__main__":
+    x = torch.arange(64, dtype=torch.float32)
+    out = torch.empty(16)
+    row_sums[(1,)](x, out, NT=4, BT=16)
+'''
+
+
+def test_a_loop_counter_is_an_integer_scalar_as_when_compiled(tmp_path):
+    """A compiled kernel's `for i in range(n)` gives the body an i32 scalar; Triton's interpreter gave a
+    Python int, and `i_t.to(tl.int64)` (fla's chunk_gated_delta_rule_fwd_kernel_h) failed there, so the
+    launch had no coalescing and could not be stepped. Now it runs, with the values the GPU computes."""
+    from irscope.core.analysis.coalescing import analyze_coalescing
+    ws = _open(tmp_path / "loops.py", LOOP_COUNTER_SOURCE)
+    assert ws.run_warning is None
+    x, got = ws.launches[0].args[:2]
+    want = x.reshape(4, 16).sum(0) + (0 + 2)
+    assert torch.equal(got, want)
+    recording = record_program(ws.launches[0], 0)
+    assert recording.error is None
+    comp = ws.compile_all()[0]
+    result = analyze_coalescing(comp)
+    assert result.error is None
+    load = next(e for e in result.accesses if e.kind == "load")
+    assert load.counts.requests > 0

@@ -61,3 +61,34 @@ def test_a_busy_profiling_resource_is_told_from_a_failed_launch():
     busy = _member(CALL_A, "liger_rope.liger_kernel.ops.rope._triton_rope.0.log")
     assert "The application returned an error code (9)" in busy and resource_busy(busy)
     assert not resource_busy(_member(CALL_A, "liger_rope.liger_kernel.ops.rope._triton_rope.1.log"))
+
+
+CALL_B = os.path.join(ROOT, "validation", "data", "h100_measure4", "callB", "measure_B")
+
+
+@SAME_BINARY
+@pytest.mark.parametrize("kernel, lines", [
+    ("chunk_gated_delta_rule_fwd_kkt_solve_kernel", (102, 103, 104, 105, 114, 115, 116, 117)),
+    ("chunk_fwd_kernel_o", (137, )),
+])
+def test_fla_row_loads_in_mma_slices_are_predicted_as_measured(tmp_path, kernel, lines):
+    """fla's gated delta rule loads its gates and betas as row vectors in slices of a tl.dot's MMA layout
+    (each in two or three layouts). The H100 measured them; irscope predicted nothing ("not analysed" under
+    Triton 3.6). Over the whole launch each line's sectors and requests are now what ncu counted."""
+    from irscope.core.analysis.coalescing import analyze_coalescing
+    if importlib.util.find_spec("fla") is None:
+        pytest.skip("fla is not installed (pip install --no-deps -r tests/corpus/requirements.txt)")
+    path = tmp_path / "fla_gated_delta_rule.py"
+    shutil.copy(os.path.join(ROOT, "tests", "corpus", "drivers", "fla_gated_delta_rule.py"), path)
+    ws = open_file(str(path), target="sm_90")
+    comp = ws.compile(ws.kernel(kernel))[0]
+    module = comp.kernel.qualified_name.rpartition(":")[0]
+    stem = f"fla_gated_delta_rule.{module}.{kernel}.0"
+    lines_measured, why = per_source_line(comp, parse_source_page(_member(CALL_B, stem + ".source.csv"))[0])
+    assert why is None, why
+    raw = parse_raw_page(_member(CALL_B, stem + ".raw.csv"))[0]
+    coalescing = analyze_coalescing(comp, max_programs=10**6)
+    by = {(a.what, a.source_line): a for a in agreements(comp, coalescing, lines_measured, raw, None)}
+    for line in lines:
+        ratio = by[("ld sectors/request", line)]
+        assert ratio.predicted is not None and ratio.agrees, ratio

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import ptx as ir_ptx
-from .layouts import LinearLayout, OpaqueLayout, TensorAccessOp, describe_layout, linear_layout, module_threads, \
+from .layouts import LinearLayout, TensorAccessOp, describe_layout, linear_layout, module_threads, \
     ttgir_access_ops
 
 SECTOR_BYTES = 32
@@ -379,7 +379,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
                     layout = scalar_layout(num_warps, threads)
                 else:
                     layout = linear_layout(op.layout, op.shape)
-                    if layout is None and isinstance(op.layout, OpaqueLayout):
+                    if layout is None:  # an MMA layout, or a slice of one: Triton builds it (3.6+)
                         layout = triton_layouts(ttgir).get(op.index)
                 layouts_cache[key] = layout
             layout = layouts_cache[key]

@@ -16,7 +16,7 @@ from triton.runtime.autotuner import Autotuner
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
 
-from . import interp_patches
+from . import interp_loops, interp_patches
 from .autotune import as_launched, config_index, configs_tried
 from .driver import interpreter_lock
 from .compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
@@ -61,6 +61,7 @@ def _interpreter_for(jit: JITFunction) -> InterpretedFunction:
 
 
 _TRITON_PATCH_LANG = _interpreter_module._patch_lang
+interp_loops.install()  # loop counters as the compiled kernel has them
 
 
 def _patch_lang(fn):
