@@ -133,6 +133,14 @@ class Compilation:
         return self.spec.options.num_warps
 
     @property
+    def block_warps(self) -> int:
+        """Warps per block as launched: with warp specialization the compiler adds its partitions' warps to
+        num_warps (tutorial 09's WARP_SPECIALIZE launch: 4 asked, 12 run; `.reqntid 384`), and the GPU's
+        occupancy counts them all. Its metadata says so; num_warps where it does not."""
+        compiled = self.metadata.get("num_warps") if self.metadata else None
+        return compiled if isinstance(compiled, int) and compiled > 0 else self.num_warps
+
+    @property
     def num_stages(self) -> int:
         return self.spec.options.num_stages
 

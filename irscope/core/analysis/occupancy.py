@@ -273,7 +273,7 @@ def occupancy(comp) -> Occupancy | None:
         return None
     name = comp.target.name
     if name in NVIDIA_LIMITS:
-        return nvidia_occupancy(name, res.registers, comp.num_warps, res.shared_bytes or 0)
+        return nvidia_occupancy(name, res.registers, comp.block_warps, res.shared_bytes or 0)
     if name in AMD_LIMITS:
-        return amd_occupancy(name, res.registers, comp.num_warps, res.shared_bytes or 0, res.sgprs)
+        return amd_occupancy(name, res.registers, comp.block_warps, res.shared_bytes or 0, res.sgprs)
     return None

@@ -98,19 +98,19 @@ def _one_more_block(comp, occ) -> WhatIf | None:
     want = occ.blocks_per_sm + 1
     if occ.limited_by == "registers":
         for regs in range(occ.registers_per_thread - 1, 0, -1):
-            better = nvidia_occupancy(arch, regs, comp.num_warps, res.shared_bytes or 0)
+            better = nvidia_occupancy(arch, regs, comp.block_warps, res.shared_bytes or 0)
             if better.blocks_per_sm >= want:
                 return WhatIf(f"at {regs} registers per thread or fewer: {better.warps_per_sm} of "
                               f"{better.max_warps_per_sm} warps per SM ({better.fraction:.0%}), by the occupancy "
                               f"model (not recompiled)", False)
-        other = nvidia_occupancy(arch, 1, comp.num_warps, res.shared_bytes or 0)
+        other = nvidia_occupancy(arch, 1, comp.block_warps, res.shared_bytes or 0)
         return WhatIf(f"fewer registers alone would not let another block in: {other.limited_by.replace('_', ' ')} "
                       f"then allows {other.blocks_per_sm} block(s) per SM, by the occupancy model", False)
     if occ.limited_by == "shared_memory":
         lim = NVIDIA_LIMITS[arch]
         budget = (lim.shared_per_sm // want) // lim.shared_alloc_unit * lim.shared_alloc_unit - lim.reserved_shared_per_block
         if budget > 0:
-            better = nvidia_occupancy(arch, occ.registers_per_thread, comp.num_warps, budget)
+            better = nvidia_occupancy(arch, occ.registers_per_thread, comp.block_warps, budget)
             if better.blocks_per_sm >= want:
                 return WhatIf(f"at {budget} B of shared memory per block or less: {better.warps_per_sm} of "
                               f"{better.max_warps_per_sm} warps per SM ({better.fraction:.0%}), by the occupancy "

@@ -80,6 +80,10 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
         if not os.path.exists(report + ".ncu-rep"):
             last = [line for line in output.splitlines() if line.strip()][-1:] or ["no output"]
             result.error = f"ncu profiled nothing (exit {done.returncode}): {last[0][:300]}"
+            if resource_busy(output):  # after RESOURCE_TRIES: held for good, most likely by the file itself
+                result.error = ("ncu could not profile this launch: the GPU's profiling resource was taken "
+                                f"{RESOURCE_TRIES} times, by another profiler in the file itself (Triton's "
+                                "proton, torch.profiler) or on the machine")
             return result
         source = _page(ncu, report, ["--page", "source", "--csv", "--print-source", "sass"])
         raw = _page(ncu, report, ["--page", "raw", "--csv"])
