@@ -31,6 +31,7 @@ def launch_fields(comp: Compilation) -> dict[str, Any]:
         "specialization": comp.specialization,
         "constexprs": _jsonable(comp.constexprs),
         "num_warps": comp.num_warps,
+        "block_warps": comp.block_warps if comp.ok else comp.num_warps,  # with warp specialization's partitions
         "num_stages": comp.num_stages,
         "registers": res.registers,
         "spills": res.spills,
@@ -164,7 +165,9 @@ def format_report(doc: dict[str, Any]) -> str:
             out.append(f"  COMPILE ERROR{where}")
             out.append(f"    {err['message']}")
             continue
-        out.append(f"  warps {k['num_warps']}  stages {k['num_stages']}  registers {k['registers']}  "
+        extra = (k.get("block_warps") or k["num_warps"]) - k["num_warps"]
+        warps = f"{k['num_warps']} (+{extra} of warp specialization)" if extra > 0 else k["num_warps"]
+        out.append(f"  warps {warps}  stages {k['num_stages']}  registers {k['registers']}  "
                    f"spills {k['spills']}  shared {k['shared_bytes']} B  local {k['local_bytes']} B")
         out.append("  IR lines   " + "  ".join(f"{s} {v['lines']}" for s, v in k["stages"].items()))
         out.extend(format_analysis(k))
