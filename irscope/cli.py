@@ -264,10 +264,10 @@ def _report(ws, args) -> int:
     comps = ws.compile_all(kernel_name=args.kernel, config=args.config)
     measured = {}
     if args.measure:
-        from .core.measure import measure
-        for comp in comps:
-            measured[id(comp)] = measure(ws, comp, with_ncu=not args.no_ncu, run_main=not args.no_run,
-                                         defines=args.defines, arg_types=args.args)
+        from .core.measure import measure_all
+        done = measure_all(ws, comps, with_ncu=not args.no_ncu, run_main=not args.no_run, defines=args.defines,
+                           arg_types=args.args)
+        measured = {id(comp): m for comp, m in zip(comps, done)}
     doc = build_report(ws, comps)
     for entry, comp in zip(doc["kernels"], comps):
         if id(comp) in measured:

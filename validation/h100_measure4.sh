@@ -4,6 +4,8 @@
 # 02's zero-filled copies), each call inside the device's 10-minute limit (gpu_measure.py --budget).
 #   PART=A: the small files; PART=B: tutorials 08 and 11, the fla drivers, Liger's fused linear cross entropy;
 #   PART=C: tutorials 03, 06 and 09 (autotuned) and triton_square.py (its sweep calls torch.compile)
+#   PART=D: on the final code (one ncu run per file, offline fixes of calls A-C): the rows fixed offline, and
+#           the files that took longest (06: 390 s) or did not finish (triton_square) with one ncu run a file
 # Start each call with the corpus's wheels (carried as .whl, as the device's README says):
 #   tar xf .device/wheels.tar && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
 #     wheels/*.whl && export PYTHONPATH=/tmp/site   (.device/wheels.tar: the corpus wheels but matplotlib's)
@@ -27,7 +29,10 @@ case $P in
   C) FILES="$T/03-matrix-multiplication.py $T/06-fused-attention.py $T/09-persistent-matmul.py
             $C/snippets/gpu-mode-lectures/triton_square.py"
      JOBS=4 ;;
-  *) echo "PART is A, B or C"; exit 2 ;;
+  D) FILES="kernels/compiled_block.py $C/drivers/liger_cross_entropy.py $C/drivers/fla_gated_delta_rule.py
+            $T/09-persistent-matmul.py $T/06-fused-attention.py $C/snippets/gpu-mode-lectures/triton_square.py"
+     JOBS=3 ;;
+  *) echo "PART is A, B, C or D"; exit 2 ;;
 esac
 # shellcheck disable=SC2086
 python3 validation/gpu_measure.py --out "$D/measure_$P" --budget 540 --timeout 420 --jobs $JOBS $FILES \

@@ -107,10 +107,35 @@ def child_key(ws, comp) -> tuple[str, int | None, int] | None:
     return None if index is None else (comp.kernel.qualified_name, config, index)
 
 
+def measure_all(ws, comps, *, with_ncu: bool = True, run_main: bool = True, defines: list[str] | None = None,
+                arg_types: list[str] | None = None) -> list[Measurement]:
+    """measure() of each compilation, with one Nsight Compute run of the file for all of them (ncu_run.
+    run_ncu_many): each run of the file under ncu costs what the parent's run did, and a tutorial with six
+    compilations took six runs."""
+    from .ncu_child import spec_id
+    from .ncu_run import run_ncu_many
+
+    found = {}
+    if with_ncu:
+        keys = {id(c): child_key(ws, c) for c in comps
+                if c.ok and c.launch.origin == "captured" and c.launch.grid}
+        keys = {k: v for k, v in keys.items() if v is not None}
+        wanted = [c for c in comps if id(c) in keys]
+        if wanted:
+            from ..triton_compat.measure import release_cached_memory
+            release_cached_memory()
+            results = run_ncu_many(ws.user_file.path, [(*keys[id(c)], spec_id(c.spec)) for c in wanted],
+                                   run_main=run_main, defines=defines, arg_types=arg_types)
+            found = {id(c): r for c, r in zip(wanted, results)}
+    return [measure(ws, c, with_ncu=with_ncu, run_main=run_main, defines=defines, arg_types=arg_types,
+                    ncu=found.get(id(c))) for c in comps]
+
+
 def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: list[str] | None = None,
-            arg_types: list[str] | None = None) -> Measurement:
+            arg_types: list[str] | None = None, ncu=None) -> Measurement:
     """Measure one compilation of `ws`. `run_main`, `defines`, `arg_types`: how the file was opened
-    (--no-run, -D, --arg), so that ncu's child opens it the same way."""
+    (--no-run, -D, --arg), so that ncu's child opens it the same way. `ncu`: its NcuResult when
+    measure_all already ran Nsight Compute for it."""
     from ..analysis.coalescing import DEFAULT_PROGRAMS, analyze_coalescing
     from ..interp import launch_grid
     from ..triton_compat.measure import bench, gpu_properties, relaunch, release_cached_memory
@@ -148,10 +173,11 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
         result.errors.append("Nsight Compute not run: this compilation is not one the file's run made "
                              "(an edit or another target); measure it as launched")
         return result
-    release_cached_memory()
-    from .ncu_child import spec_id
-    ncu = run_ncu(ws.user_file.path, *key, run_main=run_main, defines=defines, arg_types=arg_types,
-                  spec=spec_id(comp.spec))
+    if ncu is None:
+        release_cached_memory()
+        from .ncu_child import spec_id
+        ncu = run_ncu(ws.user_file.path, *key, run_main=run_main, defines=defines, arg_types=arg_types,
+                      spec=spec_id(comp.spec))
     if ncu.error:
         result.errors.append(ncu.error)
         return result

@@ -2,7 +2,15 @@
 unprofiled), then launches the chosen compilation once more inside the NVTX range `irscope_measure`,
 the only range ncu is told to profile.
 
-    python -m irscope.core.measure.ncu_child FILE KERNEL CONFIG INDEX [--no-run] [-D N=V ...] [--arg N:T ...]
+    python -m irscope.core.measure.ncu_child FILE KERNEL CONFIG INDEX [--spec S] [--also K C I S ...]
+                                             [--no-run] [-D N=V ...] [--arg N:T ...]
+
+With `--also`, one run of the file serves several compilations: the file stops once every wanted
+specialization has launched, then each is launched in its own range, in the order given, and each launch is
+said on stderr (`irscope_measure: launched #N`, N its place in that order) so that the parent can tell
+ncu's results apart; one that cannot be found is said (`irscope_measure: not launched #N: why`) and skipped.
+A file's run under ncu costs as much as the parent's: run once per compilation, a tutorial with six
+compilations took six times as long (06-fused-attention: 390 s on the H100).
 """
 
 from __future__ import annotations
@@ -34,7 +42,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("-D", dest="defines", action="append")
     parser.add_argument("--arg", dest="args", action="append")
     parser.add_argument("--spec", help="the compilation's spec_id: stop the file once it is launched")
+    parser.add_argument("--also", nargs=4, action="append", default=[], metavar=("KERNEL", "CONFIG", "INDEX", "SPEC"),
+                        help="one more compilation to launch in the same run")
     args = parser.parse_args(argv)
+    wanted = [(args.kernel, args.config, args.index, args.spec)] + [(k, int(c), int(i), s) for k, c, i, s in args.also]
 
     import torch
 
@@ -46,30 +57,49 @@ def main(argv: list[str]) -> int:
 
     budget = CaptureBudget(args.file, quiet_s=None if "IRSCOPE_CAPTURE_QUIET" in os.environ else CHILD_QUIET_S,
                            limit_s=None if "IRSCOPE_CAPTURE_LIMIT" in os.environ else CHILD_LIMIT_S)
+    specs = [w[3] for w in wanted]
+    single = len(wanted) == 1
     ws = open_file(args.file, run_main=not args.no_run, overrides=Overrides.parse(args.defines, args.args),
-                   compile_ahead=False, kernel_name=args.kernel, budget=budget,
-                   on_launch=stop_at(args.kernel, args.spec, budget) if args.spec else None)
+                   compile_ahead=False, kernel_name=args.kernel if single else None, budget=budget,
+                   on_launch=stop_at_all([w[0] for w in wanted], specs, budget) if all(specs) else None)
     run = "; ".join([*ws.notes, *([ws.run_warning] if ws.run_warning else [])]) or "it ran to its end"
-    try:  # where the launch is missing, the one line says how the child's run went (the parent shows it)
-        kernel = find_kernel(ws, args.kernel)
-    except IrscopeError as exc:
-        raise SystemExit(f"irscope_measure: {exc}; this run of the file: {run}") from None
-    config = None if args.config < 0 else args.config
-    comp = next((c for c in ws.compile(kernel, config=config) if args.spec and spec_id(c.spec) == args.spec), None) \
-        or ws.compilation_at(kernel, config, args.index)
-    if comp.launch.origin != "captured" or not comp.launch.grid:
-        raise SystemExit(f"irscope_measure: {kernel.name} was not launched in this run of the file: {run}")
-    launch = relaunch(kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid)
+    launches = []
+    for place, (qualified, config, index, spec) in enumerate(wanted):
+        try:  # where the launch is missing, the one line says how the child's run went (the parent shows it)
+            launches.append((place, _launch_of(ws, qualified, config, index, spec, run, relaunch)))
+        except (IrscopeError, _Missing) as exc:
+            if single:
+                raise SystemExit(f"irscope_measure: {exc}; this run of the file: {run}" if isinstance(exc, IrscopeError)
+                                 else f"irscope_measure: {exc}") from None
+            print(f"irscope_measure: not launched #{place}: {exc}", file=sys.stderr)
     if local_gpu_target() is None:  # the virtual GPU (tests): found and ready, and nothing to profile
-        print(f"irscope_measure: found {kernel.name} and its arguments; no GPU to launch it on", file=sys.stderr)
+        for place, _launch in launches:
+            name = wanted[place][0].rpartition(":")[2]
+            print(f"irscope_measure: found {name} and its arguments; no GPU to launch it on", file=sys.stderr)
         return 0
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_push(RANGE)
-    launch()
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_pop()
-    print(f"irscope_measure: launched {kernel.name} once", file=sys.stderr)
+    for place, launch in launches:
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push(RANGE)
+        launch()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+        print(f"irscope_measure: launched #{place}", file=sys.stderr)
     return 0
+
+
+class _Missing(Exception):
+    """A wanted compilation the file's run did not launch."""
+
+
+def _launch_of(ws, qualified: str, config: int, index: int, spec: str | None, run: str, relaunch):
+    """The launch (a callable) of one wanted compilation, found in the child's own run."""
+    kernel = find_kernel(ws, qualified)
+    config = None if config < 0 else config
+    comp = next((c for c in ws.compile(kernel, config=config) if spec and spec_id(c.spec) == spec), None) \
+        or ws.compilation_at(kernel, config, index)
+    if comp.launch.origin != "captured" or not comp.launch.grid:
+        raise _Missing(f"{kernel.name} was not launched in this run of the file: {run}")
+    return relaunch(kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid)
 
 
 def spec_id(spec) -> str:
@@ -81,18 +111,24 @@ def stop_at(qualified: str, wanted: str, budget, target=None):
     """A capture hook: once the file launches the wanted specialization, the rest of the file's run adds
     nothing (the child launches it again itself), so the run stops there. A tutorial's benchmark sweep under
     ncu took minutes per compilation before this (02-fused-softmax: five of them)."""
+    return stop_at_all([qualified], [wanted], budget, target)
+
+
+def stop_at_all(qualified: list[str], wanted: list[str], budget, target=None):
+    """stop_at for several compilations: the run stops once every wanted specialization has launched."""
     from ..triton_compat import local_gpu_target, specialize
-    name = qualified.rpartition(":")[2]
+    names = {q.rpartition(":")[2] for q in qualified}
+    left = set(wanted)
     target = target or local_gpu_target()
 
     def watch(raw) -> None:
-        if target is None or raw.warmup or getattr(raw.jit, "__name__", None) != name:
+        if target is None or raw.warmup or getattr(raw.jit, "__name__", None) not in names:
             return  # a warmup compiles the binary; the launch that runs it (tutorial 02's by hand) comes after
         try:
-            found = spec_id(specialize(raw.jit, raw.args, raw.kwargs, target)) == wanted
+            left.discard(spec_id(specialize(raw.jit, raw.args, raw.kwargs, target)))
         except Exception:  # noqa: BLE001 - not specializable here (Inductor's launches): run on as before
             return
-        if found:
+        if not left:
             budget.stop_now()
     return watch
 

@@ -132,3 +132,28 @@ def parse_raw_page(text: str) -> list[dict[str, str]]:
         if row and row[0].strip().isdigit():
             out.append({name: _in_base_unit(value, units.get(name, "")) for name, value in zip(header, row)})
     return out
+
+
+def split_source_text(text: str) -> list[str]:
+    """A source page of several launches, cut into one page each (at each "Kernel Name" row), in order."""
+    chunks: list[list[str]] = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith('"Kernel Name"') or line.startswith("Kernel Name"):
+            chunks.append([])
+        if chunks:
+            chunks[-1].append(line)
+    return ["".join(c) for c in chunks]
+
+
+def split_raw_text(text: str) -> list[str]:
+    """A raw page of several launches, as one page each: the header and units rows, then that launch's row."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"') or line.startswith("ID,")), None)
+    if start is None:
+        return []
+    head = lines[start:start + 2]
+    if len(head) == 2 and next(csv.reader([head[1]]), [""])[0].strip().isdigit():
+        head = head[:1]  # no units row
+    return ["".join(head + [line]) for line in lines[start + len(head):]
+            if line.strip() and next(csv.reader([line]), [""])[0].strip().isdigit()]
+

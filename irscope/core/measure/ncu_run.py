@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 
 from .ncu_child import RANGE
-from .ncu_parse import SourcePage, parse_raw_page, parse_source_page
+from .ncu_parse import SourcePage, parse_raw_page, parse_source_page, split_raw_text, split_source_text
 
 SECTIONS = ("SourceCounters", "WarpStateStats", "MemoryWorkloadAnalysis_Tables", "LaunchStats", "Occupancy",
             "SpeedOfLight")
@@ -42,17 +43,30 @@ def ncu_path() -> str | None:
 def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main: bool = True,
             defines: list[str] | None = None, arg_types: list[str] | None = None,
             spec: str | None = None) -> NcuResult:
+    """ncu on one compilation's launch (run_ncu_many with one key)."""
+    return run_ncu_many(file, [(kernel, config, index, spec)], run_main=run_main, defines=defines,
+                        arg_types=arg_types)[0]
+
+
+def run_ncu_many(file: str, keys: list[tuple[str, int | None, int, str | None]], *, run_main: bool = True,
+                 defines: list[str] | None = None, arg_types: list[str] | None = None) -> list[NcuResult]:
+    """ncu on several compilations of one file in one run of it: one NcuResult per key (kernel, autotune
+    config, launch index, spec_id), in order. The child says which it launched (ncu_child.py), and ncu's
+    results, one per launch, are matched to the keys in that order."""
     ncu = ncu_path()
     if ncu is None:
-        return NcuResult(error="Nsight Compute's `ncu` is not on PATH (set IRSCOPE_NCU to its path): "
-                               "no per-line counters")
+        return [NcuResult(error="Nsight Compute's `ncu` is not on PATH (set IRSCOPE_NCU to its path): "
+                                "no per-line counters") for _ in keys]
+    (kernel, config, index, spec), more = keys[0], keys[1:]
     child = child_command(file, kernel, config, index, run_main=run_main, defines=defines, arg_types=arg_types,
-                          spec=spec)
+                          spec=spec, also=more)
+    results = [NcuResult() for _ in keys]
     with tempfile.TemporaryDirectory(prefix="irscope-ncu-") as tmp:
         report = os.path.join(tmp, "launch")
-        cmd = [ncu, "--nvtx", "--nvtx-include", f"{RANGE}/", "-c", "1", "--import-source", "no", "-f",
+        cmd = [ncu, "--nvtx", "--nvtx-include", f"{RANGE}/", "-c", str(len(keys)), "--import-source", "no", "-f",
                "--export", report] + [x for s in SECTIONS for x in ("--section", s)] + child
-        result = NcuResult(command=" ".join(cmd))
+        for r in results:
+            r.command = " ".join(cmd)
         env = child_env(tmp)
         try:
             with ncu_machine_lock():
@@ -63,41 +77,56 @@ def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main:
                         break
                     time.sleep(RESOURCE_WAIT_S)
         except subprocess.TimeoutExpired:
-            result.error = f"ncu did not finish in {TIMEOUT_S} s"
-            return result
+            return _failed(results, f"ncu did not finish in {TIMEOUT_S} s")
         output = done.stdout + done.stderr
         if "ERR_NVGPUCTRPERM" in output:
-            result.error = ("ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM): run as root, or "
-                            "allow profiling for all users (NVreg_RestrictProfilingToAdminUsers=0)")
-            return result
+            return _failed(results, "ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM): run as "
+                                    "root, or allow profiling for all users (NVreg_RestrictProfilingToAdminUsers=0)")
         keep = os.environ.get("IRSCOPE_NCU_KEEP")  # validation: keep ncu's output beside irscope's answer
-        stem = os.path.join(keep, f"{os.path.basename(file).rsplit('.', 1)[0]}.{kernel.replace(':', '.')}.{index}") \
-            if keep else None
+        stems = [os.path.join(keep, f"{os.path.basename(file).rsplit('.', 1)[0]}.{k.replace(':', '.')}.{i}")
+                 for k, _c, i, _s in keys] if keep else []
         if keep:
             os.makedirs(keep, exist_ok=True)
-            with open(stem + ".log", "w", encoding="utf-8") as f:
-                f.write(output)
+            for stem in stems:
+                with open(stem + ".log", "w", encoding="utf-8") as f:
+                    f.write(output)
         if not os.path.exists(report + ".ncu-rep"):
             last = [line for line in output.splitlines() if line.strip()][-1:] or ["no output"]
-            result.error = f"ncu profiled nothing (exit {done.returncode}): {last[0][:300]}"
+            error = f"ncu profiled nothing (exit {done.returncode}): {last[0][:300]}"
             if resource_busy(output):  # after RESOURCE_TRIES: held for good, most likely by the file itself
-                result.error = ("ncu could not profile this launch: the GPU's profiling resource was taken "
-                                f"{RESOURCE_TRIES} times, by another profiler in the file itself (Triton's "
-                                "proton, torch.profiler) or on the machine")
-            return result
+                error = ("ncu could not profile this launch: the GPU's profiling resource was taken "
+                         f"{RESOURCE_TRIES} times, by another profiler in the file itself (Triton's "
+                         "proton, torch.profiler) or on the machine")
+            return _failed(results, error)
         source = _page(ncu, report, ["--page", "source", "--csv", "--print-source", "sass"])
         raw = _page(ncu, report, ["--page", "raw", "--csv"])
-    if keep:
-        for suffix, text in ((".source.csv", source), (".raw.csv", raw)):
-            with open(stem + suffix, "w", encoding="utf-8") as f:
-                f.write(text)
-    pages = parse_source_page(source)
-    rows = parse_raw_page(raw)
-    if not pages or not rows:
-        result.error = "ncu's report holds no profiled launch (the NVTX range was not seen)"
-        return result
-    result.page, result.raw = pages[0], rows[0]
-    return result
+    launched = [int(m) for m in re.findall(r"^irscope_measure: launched #(\d+)$", done.stderr, re.M)]
+    missing = dict(re.findall(r"^irscope_measure: not launched #(\d+): (.*)$", done.stderr, re.M))
+    sources, raws = split_source_text(source), split_raw_text(raw)
+    for place, result in enumerate(results):
+        if place not in launched:
+            result.error = (f"irscope_measure: {missing[str(place)]}" if str(place) in missing else
+                            "ncu's report holds no profiled launch (the NVTX range was not seen)")
+            continue
+        k = launched.index(place)
+        pages = parse_source_page(sources[k]) if k < len(sources) else []
+        rows = parse_raw_page(raws[k]) if k < len(raws) else []
+        if keep:
+            for suffix, text in ((".source.csv", sources[k] if k < len(sources) else ""),
+                                 (".raw.csv", raws[k] if k < len(raws) else "")):
+                with open(stems[place] + suffix, "w", encoding="utf-8") as f:
+                    f.write(text)
+        if not pages or not rows:
+            result.error = "ncu's report holds no profiled launch (the NVTX range was not seen)"
+            continue
+        result.page, result.raw = pages[0], rows[0]
+    return results
+
+
+def _failed(results: list[NcuResult], error: str) -> list[NcuResult]:
+    for r in results:
+        r.error = error
+    return results
 
 
 # The profiling resource held by another process (a profiler that was still ending; seen once on the H100
@@ -113,12 +142,14 @@ def resource_busy(output: str) -> bool:
 
 def child_command(file: str, kernel: str, config: int | None, index: int, *, run_main: bool = True,
                   defines: list[str] | None = None, arg_types: list[str] | None = None,
-                  spec: str | None = None) -> list[str]:
+                  spec: str | None = None, also: list[tuple] | None = None) -> list[str]:
     """The process ncu profiles (ncu_child.py), opening the file as the user's irscope did. `spec`: the
     compilation's specialization (ncu_child.spec_id), so the child can stop the file once it has it."""
     child = [sys.executable, "-m", "irscope.core.measure.ncu_child", file, kernel,
              str(-1 if config is None else config), str(index)]
     child += ["--spec", spec] if spec else []
+    for k, c, i, sp in also or []:  # more compilations in the same run (run_ncu_many)
+        child += ["--also", k, str(-1 if c is None else c), str(i), sp or ""]
     child += [] if run_main else ["--no-run"]
     for d in defines or []:
         child += ["-D", d]
