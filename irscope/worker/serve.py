@@ -165,7 +165,7 @@ class Server:
                        launch.autotune_count, launch.interp_error, dict(launch.guesses)),
             comp.target, comp.failure, comp.source_text, dict(comp.signature),
             {name: literal(value) for name, value in comp.constexprs.items()}, dict(comp.specialization),
-            comp.num_warps, comp.num_stages)
+            comp.num_warps, comp.num_stages, comp.block_warps if comp.ok else comp.num_warps)
 
 
 def inductor_view(info: dict | None, target=None) -> dict | None:

@@ -84,11 +84,15 @@ class CompilationView:
     specialization: dict[str, str]
     num_warps: int
     num_stages: int
+    block_warps: int = 0          # warps per block as launched (warp specialization's partitions included)
     texts: dict[str, str] = field(default_factory=dict, repr=False)
     resources: Resources | None = None
     sass_controls: dict | None = field(default=None, repr=False)  # the cubin's instruction encodings, for SASS explanations
     _call: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     _source_map: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.block_warps = self.block_warps or self.num_warps
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
