@@ -109,9 +109,10 @@ def child_key(ws, comp) -> tuple[str, int | None, int] | None:
 
 def measure_all(ws, comps, *, with_ncu: bool = True, run_main: bool = True, defines: list[str] | None = None,
                 arg_types: list[str] | None = None) -> list[Measurement]:
-    """measure() of each compilation, with one Nsight Compute run of the file for all of them (ncu_run.
-    run_ncu_many): each run of the file under ncu costs what the parent's run did, and a tutorial with six
-    compilations took six runs."""
+    """measure() of each compilation, with one Nsight Compute run of the file per kernel for all its
+    compilations (ncu_run.run_ncu_many): each run of the file under ncu costs what the parent's run did, and a
+    tutorial with six compilations took six runs. (One run for every kernel at once failed on the H100 for
+    torch.compile's kernels, which the child then captured without a kernel name to look for.)"""
     from .ncu_child import spec_id
     from .ncu_run import run_ncu_many
 
@@ -124,9 +125,11 @@ def measure_all(ws, comps, *, with_ncu: bool = True, run_main: bool = True, defi
         if wanted:
             from ..triton_compat.measure import release_cached_memory
             release_cached_memory()
-            results = run_ncu_many(ws.user_file.path, [(*keys[id(c)], spec_id(c.spec)) for c in wanted],
-                                   run_main=run_main, defines=defines, arg_types=arg_types)
-            found = {id(c): r for c, r in zip(wanted, results)}
+            for name in dict.fromkeys(keys[id(c)][0] for c in wanted):  # one child run per kernel
+                group = [c for c in wanted if keys[id(c)][0] == name]
+                results = run_ncu_many(ws.user_file.path, [(*keys[id(c)], spec_id(c.spec)) for c in group],
+                                       run_main=run_main, defines=defines, arg_types=arg_types)
+                found.update({id(c): r for c, r in zip(group, results)})
     return [measure(ws, c, with_ncu=with_ncu, run_main=run_main, defines=defines, arg_types=arg_types,
                     ncu=found.get(id(c))) for c in comps]
 

@@ -59,8 +59,9 @@ def main(argv: list[str]) -> int:
                            limit_s=None if "IRSCOPE_CAPTURE_LIMIT" in os.environ else CHILD_LIMIT_S)
     specs = [w[3] for w in wanted]
     single = len(wanted) == 1
+    one_kernel = len({w[0] for w in wanted}) == 1  # measure_all asks for one kernel's compilations a child
     ws = open_file(args.file, run_main=not args.no_run, overrides=Overrides.parse(args.defines, args.args),
-                   compile_ahead=False, kernel_name=args.kernel if single else None, budget=budget,
+                   compile_ahead=False, kernel_name=args.kernel if one_kernel else None, budget=budget,
                    on_launch=stop_at_all([w[0] for w in wanted], specs, budget) if all(specs) else None)
     run = "; ".join([*ws.notes, *([ws.run_warning] if ws.run_warning else [])]) or "it ran to its end"
     launches = []
@@ -93,7 +94,7 @@ class _Missing(Exception):
 
 def _launch_of(ws, qualified: str, config: int, index: int, spec: str | None, run: str, relaunch):
     """The launch (a callable) of one wanted compilation, found in the child's own run."""
-    kernel = find_kernel(ws, qualified)
+    kernel = find_kernel(ws, qualified, spec)
     config = None if config < 0 else config
     comp = next((c for c in ws.compile(kernel, config=config) if spec and spec_id(c.spec) == spec), None) \
         or ws.compilation_at(kernel, config, index)
@@ -133,7 +134,7 @@ def stop_at_all(qualified: list[str], wanted: list[str], budget, target=None):
     return watch
 
 
-def find_kernel(ws, qualified: str):
+def find_kernel(ws, qualified: str, spec: str | None = None):
     """The kernel the parent named. Inductor names the module of each kernel it compiles (one of its own,
     or a user's @triton.jit called inside torch.compile) for a hash that differs from run to run: such a
     kernel is found by its name among the kernels of Inductor's modules, never confused with the user's
@@ -145,9 +146,11 @@ def find_kernel(ws, qualified: str):
         if not module.startswith(INDUCTOR_MODULES):
             raise
     found = [k for k in ws.kernels if k.name == name and k.qualified_name.startswith(INDUCTOR_MODULES)]
+    if len(found) > 1 and spec:  # Inductor compiled it again (a new shape): the one with the parent's binary
+        found = [k for k in found if any(spec_id(c.spec) == spec for c in ws.compile(k))] or found
     if len(found) != 1:
-        raise SystemExit(f"irscope_measure: {len(found)} kernels named {name} in Inductor's modules; "
-                         f"cannot tell which one the parent measured")
+        raise _Missing(f"{len(found)} kernels named {name} in Inductor's modules; cannot tell which one the "
+                       f"parent measured")
     return found[0]
 
 
