@@ -61,3 +61,56 @@ def test_a_busy_profiling_resource_is_told_from_a_failed_launch():
     busy = _member(CALL_A, "liger_rope.liger_kernel.ops.rope._triton_rope.0.log")
     assert "The application returned an error code (9)" in busy and resource_busy(busy)
     assert not resource_busy(_member(CALL_A, "liger_rope.liger_kernel.ops.rope._triton_rope.1.log"))
+
+
+CALL_B = os.path.join(ROOT, "validation", "data", "h100_measure4", "callB", "measure_B")
+
+
+def _fla_kernel(tmp_path, driver: str, kernel: str, stem: str):
+    """One fla kernel's compilation (from a copy of its corpus driver) and ncu's page of it, mapped per line."""
+    if importlib.util.find_spec("fla") is None:
+        pytest.skip("fla is not installed (pip install --no-deps -r tests/corpus/requirements.txt)")
+    path = tmp_path / driver
+    shutil.copy(os.path.join(ROOT, "tests", "corpus", "drivers", driver), path)
+    ws = open_file(str(path), target="sm_90")
+    comp = ws.compile(ws.kernel(kernel))[0]
+    page = parse_source_page(_member(CALL_B, stem + ".source.csv"))[0]
+    lines, why = per_source_line(comp, page)
+    assert why is None, why
+    return comp, page, lines
+
+
+@SAME_BINARY
+@pytest.mark.parametrize("driver, kernel, stem, line, total", [
+    ("fla_gated_delta_rule.py", "recompute_w_u_fwd_kernel",
+     "fla_gated_delta_rule.fla.ops.gated_delta_rule.wy_fast.recompute_w_u_fwd_kernel.0", 94, 544),
+    ("fla_chunk_gla.py", "chunk_gla_fwd_A_kernel_intra_sub_inter",
+     "fla_chunk_gla.fla.ops.gla.chunk.chunk_gla_fwd_A_kernel_intra_sub_inter.0", 124, 13824),
+])
+def test_lds128_whose_lane_pairs_read_two_chunks_takes_a_wavefront_per_quarter_warp(tmp_path, driver, kernel, stem,
+                                                                                    line, total):
+    """Call B's rows for fla's `b_g` (wy_fast.py:94) and `b_gn` (gla/chunk.py:124): each warp reads a small
+    vector back from shared memory with LDS.128 whose lanes 2k and 2k+1 read different 16-byte chunks (lane
+    i the chunk i % 4 or i % 8), and ncu counts 4 wavefronts an execution where the half-warp rule said 2
+    (288 / 544 and 13,056 / 13,824 on the line). The load rule of validation/data/h100_smem_patterns (LDS.128
+    patterns 4 and 9) gives the measured counts, instruction by instruction."""
+    from irscope.core.analysis.shared_banks import whole_launch_report
+    from irscope.core.measure.agreement import bank_agreements
+    from irscope.core.measure.ncu_parse import INSTRUCTIONS, WAVEFRONTS
+    comp, page, lines = _fla_kernel(tmp_path, driver, kernel, stem)
+    report = whole_launch_report(comp, max_programs=10**6, time_limit=120)
+    assert report.complete
+    found = {(a.what, a.source_line): a for a in bank_agreements(report, lines)}
+    waves = found[("shared wavefronts", line)]
+    assert (waves.predicted, waves.measured, waves.agrees) == (total, total, True)
+    measured = [row.get(WAVEFRONTS) / row.get(INSTRUCTIONS) for row in page.rows
+                if row.base == "LDS" and row.text.split()[0] == "LDS.128" and row.get(INSTRUCTIONS)
+                and comp.source_map.source_line("sass", _listed(comp)[row.offset]) == line]
+    predicted = [r.wavefronts / r.executions for r in report.accesses
+                 if r.source_line == line and r.access.kind == "load" and r.access.width == 16]
+    assert measured and measured == [4.0] * len(measured) and predicted == [4.0] * len(measured)
+
+
+def _listed(comp) -> dict[int, int]:
+    from irscope.core.measure.per_line import listed_offsets
+    return {offset: index for offset, (index, _) in listed_offsets(comp.stage("sass")).items()}

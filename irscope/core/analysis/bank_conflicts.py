@@ -163,7 +163,7 @@ class _Watcher:
         address = machine.address(state, access.address)
         on = lanes.copy()
         group, width = None, access.width
-        phase_of_lane = np.arange(32) // phase_size(width, store=True) if access.kind == "store" else None
+        phase_of_lane = np.arange(32) // phase_size(width) if access.kind == "store" else None
         if access.kind in ("ldmatrix", "stmatrix"):
             mask, phase_of_lane = ldmatrix_lanes(access.matrices)
             on &= np.tile(mask, on.size // 32)
