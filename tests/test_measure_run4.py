@@ -114,3 +114,31 @@ def test_lds128_whose_lane_pairs_read_two_chunks_takes_a_wavefront_per_quarter_w
 def _listed(comp) -> dict[int, int]:
     from irscope.core.measure.per_line import listed_offsets
     return {offset: index for offset, (index, _) in listed_offsets(comp.stage("sass")).items()}
+
+
+@SAME_BINARY
+def test_a_four_byte_copy_of_one_float_every_16_bytes_conflicts_on_the_global_side(tmp_path):
+    """Call B's row for `b_g` in fla's chunk_gated_delta_rule_fwd_kernel_h_blockdim64 (chunk_delta_h.py:249):
+    a 4-byte cp.async (LDGSTS.E) per lane of g at stride HV = 4 floats, so a warp's 32 lanes read bytes 0, 16,
+    ..., 112 of four 128-byte lines, 8 lanes on banks 0, 4, ..., 28 of each. Shared memory gets 128 contiguous
+    bytes (conflict-free), yet ncu counts 4 wavefronts a copy: the lines pass through the banks of their
+    offsets, one line a wavefront. irscope counted shared banks only (336 wavefronts, no conflict, where ncu
+    measured 528 and 192); the zero-filled copies past the loop's end take 1, as before."""
+    from irscope.core.analysis.shared_banks import whole_launch_report
+    from irscope.core.measure.agreement import bank_agreements
+    from irscope.core.measure.ncu_parse import INSTRUCTIONS, WAVEFRONTS
+    comp, page, lines = _fla_kernel(
+        tmp_path, "fla_gated_delta_rule.py", "chunk_gated_delta_rule_fwd_kernel_h_blockdim64",
+        "fla_gated_delta_rule.fla.ops.common.chunk_delta_h.chunk_gated_delta_rule_fwd_kernel_h_blockdim64.0")
+    report = whole_launch_report(comp, max_programs=10**6, time_limit=120)
+    assert report.complete
+    found = {(a.what, a.source_line): a for a in bank_agreements(report, lines)}
+    assert [(found[(what, 249)].predicted, found[(what, 249)].measured) for what in
+            ("bank conflicts", "shared wavefronts")] == [(192, 192), (528, 528)]
+    listed = _listed(comp)
+    measured = [(row.get(INSTRUCTIONS), row.get(WAVEFRONTS)) for row in page.rows if row.base == "LDGSTS"
+                and comp.source_map.source_line("sass", listed[row.offset]) == 249]
+    copies = [r for r in report.accesses if r.source_line == 249 and r.access.kind == "cp.async"]
+    assert measured == [(16, 64), (64, 208)]
+    assert [(r.executions, r.wavefronts) for r in copies] == measured
+    assert dict(copies[1].histogram) == {(4, 1): 48, (1, 1): 16} and copies[0].source_ways == 4

@@ -25,12 +25,16 @@ on the H100 for 12 lane patterns of each width (validation/data/h100_smem_patter
 
 - `ldmatrix` / `stmatrix` (`LDSM` / `STSM`): matrix i of an `.x1/.x2/.x4` takes its eight 16-byte row
   addresses from lanes 8i..8i+7: one group per matrix.
-- `cp.async` (`LDGSTS`): the data reaches shared memory one global 128-byte line at a time, so within an
-  8-lane phase (16-byte copies; 16 lanes for 8 bytes, 32 for 4) the lanes are grouped by the global line
-  they copy from, and each group is written in wavefronts of its own; lanes that copy nothing (src-size
-  0: the zero fill of a masked copy) form one group. The H100's counts for matmul.py show it: 64-byte
-  rows of the A tile take two wavefronts per 8-lane phase, 128-byte rows of B one, and the zero-filled
-  copies past K one.
+- `cp.async` (`LDGSTS`): 128 bytes of lane data a phase (8 lanes of 16-byte copies, 16 of 8, 32 of 4), and
+  conflicts on both sides: the data is read from global 128-byte lines through the bank of each byte's
+  offset in its line, so lanes that copy from different lines at offsets of one bank take a wavefront per
+  line, as lanes that write different words of one shared bank do. A phase takes as many wavefronts as its
+  busiest bank on either side. The zero fill of a 16-byte copy (src-size 0) is written in wavefronts of its
+  own; a 4-byte copy's zero-filled lanes go with the others. The H100's counts show it: matmul.py's A tile,
+  64-byte rows at offsets 0-63 of two lines per 8-lane phase, 2 wavefronts a phase (128-byte rows of B, 1;
+  the zero-filled copies past K, 1); tutorial 02's 4-byte copies of 128 contiguous bytes across two lines,
+  1 a warp (the bytes of the two lines lie in different banks); fla's 4-byte copies of one float every 16
+  bytes, four lines of 8 lanes each on banks 0, 4, ..., 28, 4 a warp.
 """
 
 from __future__ import annotations
@@ -76,10 +80,13 @@ class Counted:
 
 
 def count(addresses: np.ndarray, on: np.ndarray, width_bytes: int, phase_of_lane: np.ndarray | None = None,
-          group: np.ndarray | None = None) -> Counted:
+          group: np.ndarray | None = None, source: np.ndarray | None = None,
+          fetching: np.ndarray | None = None) -> Counted:
     """Wavefronts and the ideal for E warp executions: `addresses` and `on` are (E, 32) arrays (byte address
     and whether the lane takes part), `group` an optional (E, 32) int array splitting lane groups further
-    (each part is served by wavefronts of its own)."""
+    (each part is served by wavefronts of its own). cp.async: `source` the global byte address each lane
+    copies from, for the lanes `fetching` says read one; a unit then takes as many wavefronts as its busiest
+    bank on either side (source_banks)."""
     executions = addresses.shape[0]
     if phase_of_lane is None:
         phase_of_lane = load_phases(addresses, on, width_bytes)
@@ -94,14 +101,13 @@ def count(addresses: np.ndarray, on: np.ndarray, width_bytes: int, phase_of_lane
     sub = group[e_idx, lane].astype(np.int64) if group is not None else np.zeros_like(phase)
     units, unit_of = np.unique(np.stack([e64, phase, sub]), axis=1, return_inverse=True)
     phases, phase_of = np.unique(np.stack([e64, phase]), axis=1, return_inverse=True)
-    first_word = (addresses[e_idx, lane] >> np.uint64(2)).astype(np.int64)
-    word = (first_word[:, None] + np.arange(words, dtype=np.int64)[None, :]).reshape(-1)
-    unit = np.repeat(unit_of.reshape(-1), words)
-    # wavefronts: per unit, the busiest bank's distinct words
-    distinct = np.unique(((unit * BANKS + word % BANKS) << 32) | (word & 0xFFFFFFFF))
-    unit_bank, per_bank = np.unique(distinct >> 32, return_counts=True)
-    per_unit = np.zeros(units.shape[1], dtype=np.int64)
-    np.maximum.at(per_unit, unit_bank // BANKS, per_bank)
+    unit_of = unit_of.reshape(-1)
+    word = _words(addresses[e_idx, lane], words)
+    per_unit = _busiest(np.repeat(unit_of, words), word, units.shape[1])
+    if source is not None:
+        reads = fetching[e_idx, lane]
+        per_unit = np.maximum(per_unit, _busiest(np.repeat(unit_of[reads], words),
+                                                 _words(source[e_idx[reads], lane[reads]], words), units.shape[1]))
     np.add.at(wavefronts, units[0], per_unit)
     # ideal: per group of lanes, its distinct bytes in 128-byte wavefronts
     phase_words = np.unique((np.repeat(phase_of.reshape(-1), words) << 32) | (word & 0xFFFFFFFF))
@@ -110,16 +116,43 @@ def count(addresses: np.ndarray, on: np.ndarray, width_bytes: int, phase_of_lane
     return Counted(wavefronts, ideal)
 
 
+def _words(addresses: np.ndarray, words: int) -> np.ndarray:
+    """The 4-byte words an access of `words` words per lane touches, lane by lane."""
+    first = (addresses.astype(np.uint64) >> np.uint64(2)).astype(np.int64)
+    return (first[:, None] + np.arange(words, dtype=np.int64)[None, :]).reshape(-1)
+
+
+def _busiest(unit: np.ndarray, word: np.ndarray, units: int) -> np.ndarray:
+    """Per unit of lanes, how many distinct words its busiest bank holds."""
+    per_unit = np.zeros(units, dtype=np.int64)
+    if unit.size == 0:
+        return per_unit
+    distinct = np.unique(np.stack([unit * BANKS + word % BANKS, word]), axis=1)
+    unit_bank, per_bank = np.unique(distinct[0], return_counts=True)
+    np.maximum.at(per_unit, unit_bank // BANKS, per_bank)
+    return per_unit
+
+
 def ldmatrix_lanes(matrices: int) -> tuple[np.ndarray, np.ndarray]:
     """Which lanes give a row address for an `.x<matrices>` ldmatrix/stmatrix, and each one's phase."""
     lanes = np.arange(32)
     return lanes < 8 * matrices, lanes // 8
 
 
-def copy_groups(global_addresses: np.ndarray, fetching: np.ndarray) -> np.ndarray:
-    """cp.async: the group of each lane within its phase: its global 128-byte line, or -1 (no fetch)."""
-    line = (global_addresses // np.uint64(LINE_BYTES)).astype(np.int64)
-    return np.where(fetching, line, -1)
+def copy_groups(fetching: np.ndarray) -> np.ndarray:
+    """cp.async of 8 or 16 bytes: lanes that copy nothing (the zero fill of a masked copy) are written in
+    wavefronts of their own (0: fetching, -1: not)."""
+    return np.where(fetching, 0, -1)
+
+
+def source_ways(source: np.ndarray, fetching: np.ndarray, phase_of_lane: np.ndarray, width_bytes: int) -> np.ndarray:
+    """cp.async, per execution ((E, 32) arrays): the most global 128-byte lines whose bytes one phase reads
+    through one bank (1: no conflict on the global side)."""
+    e_idx, lane = np.nonzero(fetching)
+    words = max(1, width_bytes // 4)
+    unit = e_idx.astype(np.int64) * 32 + phase_of_lane[lane]
+    per_unit = _busiest(np.repeat(unit, words), _words(source[e_idx, lane], words), source.shape[0] * 32)
+    return per_unit.reshape(-1, 32).max(axis=1)
 
 
 def worst_bank(addresses: np.ndarray, on: np.ndarray, width_bytes: int, phase_of_lane: np.ndarray | None = None,
