@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, kernel_path
 
 from irscope.core.analysis.bank_conflicts import LaunchInputs, predict
-from irscope.core.analysis.bank_model import copy_groups, count
+from irscope.core.analysis.bank_model import copy_groups, copy_phase_size, count
 from irscope.core.analysis.ptx_program import parse_program
 from irscope.core.analysis.ptx_values import arithmetic, lop3, funnel, U64
 from irscope.core.analysis.ptxas_shared import alignments
@@ -49,19 +49,26 @@ def test_bank_rules_for_vector_accesses_take_half_warps():
     assert one_warp((lane % 16) * 32, 16) == (8, 4)
 
 
-def test_async_copies_take_a_wavefront_per_global_line():
+def test_async_copies_conflict_on_the_global_side_too():
     lane = np.arange(32)
     shared = lane * 16                                   # 512 contiguous bytes: conflict-free in shared memory
-    rows_64 = (lane // 4) * 256 + (lane % 4) * 16        # 64-byte rows 256 bytes apart: 2 lines per 8 lanes
+    rows_64 = (lane // 4) * 256 + (lane % 4) * 16        # 64-byte rows 256 bytes apart: 2 lines per 8 lanes, banks 0-15
     rows_128 = (lane // 8) * 256 + (lane % 8) * 16       # 128-byte rows: 1 line per 8 lanes
     phases = lane // 8
 
-    def copy(source, fetching=True):
-        group = copy_groups(np.asarray(source, np.uint64), np.full(32, fetching))
-        got = count(shared.astype(np.uint64).reshape(1, 32), np.ones((1, 32), bool), 16, phases,
-                    group.reshape(1, 32))
+    def copy(source, fetching=True, width=16, to=shared):
+        fetching = np.full((1, 32), fetching)
+        group = copy_groups(fetching) if width >= 8 else None
+        got = count(np.asarray(to, np.uint64).reshape(1, 32), np.ones((1, 32), bool), width,
+                    lane // copy_phase_size(width), group, np.asarray(source, np.uint64).reshape(1, 32), fetching)
         return int(got.wavefronts[0]), int(got.ideal[0])
     assert copy(rows_64) == (8, 4) and copy(rows_128) == (4, 4) and copy(rows_64, fetching=False) == (4, 4)
+    # 64-byte rows 320 bytes apart: the second row of each phase lies at offsets 64-127 of its line (banks 16-31)
+    assert copy((lane // 4) * 320 + (lane % 4) * 16) == (4, 4)
+    # 4-byte copies, 32 lanes a phase: 128 contiguous bytes across two lines (tutorial 02's rows) take 1; one
+    # float every 16 bytes (fla's g at stride HV = 4: lanes 0, 8, 16, 24 on bank 0 of four lines) 4
+    assert copy(52 + lane * 4, width=4, to=lane * 4) == (1, 1)
+    assert copy(lane * 16, width=4, to=lane * 4) == (4, 1)
 
 
 def test_integer_semantics_match_ptx():
@@ -162,12 +169,13 @@ def test_the_example_conflicts_and_its_fix_does_not(example):
     (f,) = [f for f in findings(conflicted) if f.rule == "bank-conflict"]
     assert (f.severity, f.source_line) == ("info", 37)
     assert f.source_text.startswith("a = tl.load(a_ptr")
-    # 64-byte rows of A: each 8-lane phase of a copy spans 2 global lines, 8 wavefronts where 4 would do; the
+    # 64-byte rows of A: each 8-lane phase of a copy reads 2 global lines at offsets 0-63 (banks 0-15), 8
+    # wavefronts where 4 would do; the
     # pipeline's zero-filled copies past K have no excess, hence 2304 for 1280 in all
     assert f.message == ("cp.async (a copy from global to shared memory) ×6 at this line: 2304 shared-memory "
-                         "wavefronts where 1280 would do; each 8-lane phase of the copy takes its data from up "
-                         "to 2 global 128-byte lines, and shared memory is written one line at a time: 8 "
-                         "wavefronts where 4 would do in the worst warp")
+                         "wavefronts where 1280 would do; each 8-lane phase of the copy reads up to 2 global 128-byte "
+                         "lines at the same offsets, and each line's bytes pass through the banks of their offset, "
+                         "one line at a time: 8 wavefronts where 4 would do in the worst warp")
     assert f.cost.unit == "extra_wavefronts_per_program" and f.cost.value == (2304 - 1280) / 4
     assert f.fix.startswith("make the contiguous dimension of the copied tile at least 128 bytes")
     assert not [f for f in findings(fixed) if f.rule == "bank-conflict"]
@@ -253,7 +261,7 @@ def test_transpose_is_conflict_free_and_matmuls_a_tile_spans_two_lines():
     matmul = open_file(kernel_path("matmul.py"), target="sm_90").compile_all()[0]
     (f,) = [f for f in findings(matmul) if f.rule == "bank-conflict"]
     assert (f.severity, f.source_line) == ("info", 54)  # a = tl.load(...): 64-byte rows of fp16 (BLOCK_K = 32)
-    assert "each 8-lane phase of the copy takes its data from up to 2 global 128-byte lines" in f.message
+    assert "each 8-lane phase of the copy reads up to 2 global 128-byte lines at the same offsets" in f.message
     assert "1280 shared-memory wavefronts where 768 would do" in f.message
     assert f.fix.startswith("make the contiguous dimension of the copied tile at least 128 bytes")
 

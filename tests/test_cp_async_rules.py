@@ -52,5 +52,8 @@ def test_the_committed_search_is_what_the_script_prints():
         committed = f.read()
     assert done.stdout == committed[:committed.index("### --facts\n")]
     summary = [line for line in done.stdout.splitlines() if line.startswith("### ")]
-    assert summary[0] == "### now: lines of fetching lanes, 8-lane phases: 118 of 124 rows within 5% (cp.async 32 of 38)"
+    assert summary[0] == ("### now: banks on both sides, zero-fill apart, 8-lane phases: 118 of 124 rows within 5% "
+                          "(cp.async 32 of 38)")
+    # irscope's rule before the fourth run's fla copies: the same rows on this data
+    assert summary[1] == "### lines of fetching lanes, 8-lane phases: 118 of 124 rows within 5% (cp.async 32 of 38)"
     assert not any(" 124 of 124 " in line for line in summary)  # no rule tried fits every row

@@ -122,3 +122,81 @@ def test_a_warp_specialized_launch_counts_its_partitions_warps_in_occupancy():
         for ws_on, comp in blocks.items():
             occ = occupancy(comp)
             assert 100 * occ.warps_per_sm / occ.max_warps_per_sm == measured[ws_on]
+
+
+def _fla_kernel(tmp_path, driver: str, kernel: str, stem: str):
+    """One fla kernel's compilation (from a copy of its corpus driver) and ncu's page of it, mapped per line."""
+    if importlib.util.find_spec("fla") is None:
+        pytest.skip("fla is not installed (pip install --no-deps -r tests/corpus/requirements.txt)")
+    path = tmp_path / driver
+    shutil.copy(os.path.join(ROOT, "tests", "corpus", "drivers", driver), path)
+    ws = open_file(str(path), target="sm_90")
+    comp = ws.compile(ws.kernel(kernel))[0]
+    page = parse_source_page(_member(CALL_B, stem + ".source.csv"))[0]
+    lines, why = per_source_line(comp, page)
+    assert why is None, why
+    return comp, page, lines
+
+
+@SAME_BINARY
+@pytest.mark.parametrize("driver, kernel, stem, line, total", [
+    ("fla_gated_delta_rule.py", "recompute_w_u_fwd_kernel",
+     "fla_gated_delta_rule.fla.ops.gated_delta_rule.wy_fast.recompute_w_u_fwd_kernel.0", 94, 544),
+    ("fla_chunk_gla.py", "chunk_gla_fwd_A_kernel_intra_sub_inter",
+     "fla_chunk_gla.fla.ops.gla.chunk.chunk_gla_fwd_A_kernel_intra_sub_inter.0", 124, 13824),
+])
+def test_lds128_whose_lane_pairs_read_two_chunks_takes_a_wavefront_per_quarter_warp(tmp_path, driver, kernel, stem,
+                                                                                    line, total):
+    """Call B's rows for fla's `b_g` (wy_fast.py:94) and `b_gn` (gla/chunk.py:124): each warp reads a small
+    vector back from shared memory with LDS.128 whose lanes 2k and 2k+1 read different 16-byte chunks (lane
+    i the chunk i % 4 or i % 8), and ncu counts 4 wavefronts an execution where the half-warp rule said 2
+    (288 / 544 and 13,056 / 13,824 on the line). The load rule of validation/data/h100_smem_patterns (LDS.128
+    patterns 4 and 9) gives the measured counts, instruction by instruction."""
+    from irscope.core.analysis.shared_banks import whole_launch_report
+    from irscope.core.measure.agreement import bank_agreements
+    from irscope.core.measure.ncu_parse import INSTRUCTIONS, WAVEFRONTS
+    comp, page, lines = _fla_kernel(tmp_path, driver, kernel, stem)
+    report = whole_launch_report(comp, max_programs=10**6, time_limit=120)
+    assert report.complete
+    found = {(a.what, a.source_line): a for a in bank_agreements(report, lines)}
+    waves = found[("shared wavefronts", line)]
+    assert (waves.predicted, waves.measured, waves.agrees) == (total, total, True)
+    measured = [row.get(WAVEFRONTS) / row.get(INSTRUCTIONS) for row in page.rows
+                if row.base == "LDS" and row.text.split()[0] == "LDS.128" and row.get(INSTRUCTIONS)
+                and comp.source_map.source_line("sass", _listed(comp)[row.offset]) == line]
+    predicted = [r.wavefronts / r.executions for r in report.accesses
+                 if r.source_line == line and r.access.kind == "load" and r.access.width == 16]
+    assert measured and measured == [4.0] * len(measured) and predicted == [4.0] * len(measured)
+
+
+def _listed(comp) -> dict[int, int]:
+    from irscope.core.measure.per_line import listed_offsets
+    return {offset: index for offset, (index, _) in listed_offsets(comp.stage("sass")).items()}
+
+
+@SAME_BINARY
+def test_a_four_byte_copy_of_one_float_every_16_bytes_conflicts_on_the_global_side(tmp_path):
+    """Call B's row for `b_g` in fla's chunk_gated_delta_rule_fwd_kernel_h_blockdim64 (chunk_delta_h.py:249):
+    a 4-byte cp.async (LDGSTS.E) per lane of g at stride HV = 4 floats, so a warp's 32 lanes read bytes 0, 16,
+    ..., 112 of four 128-byte lines, 8 lanes on banks 0, 4, ..., 28 of each. Shared memory gets 128 contiguous
+    bytes (conflict-free), yet ncu counts 4 wavefronts a copy: the lines pass through the banks of their
+    offsets, one line a wavefront. irscope counted shared banks only (336 wavefronts, no conflict, where ncu
+    measured 528 and 192); the zero-filled copies past the loop's end take 1, as before."""
+    from irscope.core.analysis.shared_banks import whole_launch_report
+    from irscope.core.measure.agreement import bank_agreements
+    from irscope.core.measure.ncu_parse import INSTRUCTIONS, WAVEFRONTS
+    comp, page, lines = _fla_kernel(
+        tmp_path, "fla_gated_delta_rule.py", "chunk_gated_delta_rule_fwd_kernel_h_blockdim64",
+        "fla_gated_delta_rule.fla.ops.common.chunk_delta_h.chunk_gated_delta_rule_fwd_kernel_h_blockdim64.0")
+    report = whole_launch_report(comp, max_programs=10**6, time_limit=120)
+    assert report.complete
+    found = {(a.what, a.source_line): a for a in bank_agreements(report, lines)}
+    assert [(found[(what, 249)].predicted, found[(what, 249)].measured) for what in
+            ("bank conflicts", "shared wavefronts")] == [(192, 192), (528, 528)]
+    listed = _listed(comp)
+    measured = [(row.get(INSTRUCTIONS), row.get(WAVEFRONTS)) for row in page.rows if row.base == "LDGSTS"
+                and comp.source_map.source_line("sass", listed[row.offset]) == 249]
+    copies = [r for r in report.accesses if r.source_line == 249 and r.access.kind == "cp.async"]
+    assert measured == [(16, 64), (64, 208)]
+    assert [(r.executions, r.wavefronts) for r in copies] == measured
+    assert dict(copies[1].histogram) == {(4, 1): 48, (1, 1): 16} and copies[0].source_ways == 4

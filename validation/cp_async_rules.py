@@ -14,8 +14,12 @@ arguments, though the probe launched K = 256 second and A shifted by 64 bytes fo
 validation/probes/cp_async_probe.py); the record is corrected here from the probe's own source before
 predicting, so those rows compare like with like.
 
-A rule is the grouping of lanes within a copy phase (each group is written in wavefronts of its own) and the
-number of lanes in a phase, as irscope/core/analysis/bank_model.py takes them.
+irscope's rule ("now", irscope/core/analysis/bank_model.py): 128 bytes of lane data a phase, a phase takes as many
+wavefronts as its busiest bank on either side, shared (where it writes) or global (the bank of each byte's offset
+in its 128-byte line), and a 16-byte copy's zero-filled lanes are written apart. Each other rule is a grouping of
+the lanes within a phase (each group written in wavefronts of its own, shared banks only) and a number of lanes
+in a phase; the first of them is irscope's rule before the fourth H100 run (fla's 4-byte copies of one float
+every 16 bytes, tests/test_measure_run4.py).
 """
 
 from __future__ import annotations
@@ -88,8 +92,9 @@ def fetch_apart(source, fetching, width):
     return np.where(fetching, 0, 1).astype(np.int64)
 
 
-RULES = {  # name -> (grouping, lanes per phase for 16-byte copies)
-    "now: lines of fetching lanes, 8-lane phases": (by_line_fetching, 8),
+RULES = {  # name -> (grouping, lanes per phase for 16-byte copies); None: irscope's own rule
+    "now: banks on both sides, zero-fill apart, 8-lane phases": (None, 8),
+    "lines of fetching lanes, 8-lane phases": (by_line_fetching, 8),
     "lines of every lane (zero-fill too), 8-lane phases": (by_line_all, 8),
     "lines, zero-fill apart from fetching, 8-lane phases": (by_line_zfill_apart, 8),
     "banks only, 8-lane phases": (banks_only, 8),
@@ -102,22 +107,26 @@ RULES = {  # name -> (grouping, lanes per phase for 16-byte copies)
 
 @contextlib.contextmanager
 def rule(grouping, lanes16: int):
-    """Run irscope's prediction with another cp.async grouping and phase size in place of its own."""
-    saved = bank_conflicts.copy_groups, bank_conflicts.copy_phase_size
-    state = {}
+    """Run irscope's prediction with another cp.async grouping and phase size in place of its own: copies of 8
+    bytes or more grouped by `grouping`, shared banks only (4-byte copies: shared banks, no grouping)."""
+    if grouping is None:
+        yield
+        return
+    saved = bank_conflicts.count, bank_conflicts.copy_phase_size
 
-    def groups(source, fetching):
-        return grouping(source, fetching, state.get("width", 16))
+    def count(addresses, on, width, phase_of_lane=None, group=None, source=None, fetching=None):
+        if source is not None:  # a copy: `source` holds each lane's global address (relative to a line)
+            group = grouping(source.astype(np.uint64), fetching, width) if width >= 8 else None
+        return saved[0](addresses, on, width, phase_of_lane, group)
 
     def phase_size(width):
-        state["width"] = width
         return lanes16 if width == 16 else saved[1](width)
 
-    bank_conflicts.copy_groups, bank_conflicts.copy_phase_size = groups, phase_size
+    bank_conflicts.count, bank_conflicts.copy_phase_size = count, phase_size
     try:
         yield
     finally:
-        bank_conflicts.copy_groups, bank_conflicts.copy_phase_size = saved
+        bank_conflicts.count, bank_conflicts.copy_phase_size = saved
 
 
 def staged_sources(tmp: str) -> list[str]:

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bank_model import copy_groups, copy_phase_size, count, ldmatrix_lanes, phase_size, worst_bank
+from .bank_model import (copy_groups, copy_phase_size, count, ldmatrix_lanes, phase_size, source_ways,
+                         worst_bank)
 from .ptxas_shared import ptxas_view
 from .ptx_exec import Machine, State
 from .ptx_program import Instr, Program, immediate
@@ -62,7 +63,7 @@ class AccessResult:
     histogram: Counter = field(default_factory=Counter)   # (wavefronts, ideal) -> executions
     worst: str | None = None   # the worst execution's conflict, in words
     worst_excess: int = 0
-    lines_per_phase: int = 0   # cp.async: most global 128-byte lines one phase copied from
+    source_ways: int = 0       # cp.async: most global 128-byte lines one phase read through one bank
 
     @property
     def excess(self) -> int:
@@ -163,21 +164,21 @@ class _Watcher:
         address = machine.address(state, access.address)
         on = lanes.copy()
         group, width = None, access.width
-        phase_of_lane = np.arange(32) // phase_size(width, store=True) if access.kind == "store" else None
+        phase_of_lane = np.arange(32) // phase_size(width) if access.kind == "store" else None
         if access.kind in ("ldmatrix", "stmatrix"):
             mask, phase_of_lane = ldmatrix_lanes(access.matrices)
             on &= np.tile(mask, on.size // 32)
         known = np.ones(on.size, bool) if address.known is None else address.known.copy()
+        copy = None
         if access.kind == "cp.async":
             source = machine.address(state, access.global_address)
             fetching, size_known = fetching_lanes(machine, state, access, on)
             known &= size_known
             if source.known is not None:
                 known &= source.known | ~fetching
-            # A 16-byte copy writes each global line's lanes in wavefronts of their own (matmul.py's rows);
-            # a 4-byte copy whose warp reads two lines costs one wavefront all the same (tutorial 02's
-            # LDGSTS.E rows on the H100). 8-byte copies are unmeasured: counted as 16-byte ones.
-            group = copy_groups(source.bits, fetching) if width >= 8 else None
+            # banks on the global side too (bank_model.py); a 16-byte copy's zero fill apart (matmul.py past K)
+            group = copy_groups(fetching) if width >= 8 else None
+            copy = (source.bits, fetching)
             phase_of_lane = np.arange(32) // copy_phase_size(width)
         bad = ((~known) & on).reshape(-1, 32).any(axis=1)
         result.unknown += int((bad & reached).sum())
@@ -187,17 +188,24 @@ class _Watcher:
         addresses = address.bits.reshape(-1, 32)[use].astype(np.int64)
         on_w = on.reshape(-1, 32)[use]
         group_w = group.reshape(-1, 32)[use] if group is not None else None
-        self._count(access, result, addresses, on_w, group_w, phase_of_lane)
+        if copy is not None:
+            copy = tuple(x.reshape(-1, 32)[use] for x in copy)
+        self._count(access, result, addresses, on_w, group_w, phase_of_lane, copy)
 
-    def _count(self, access, result, addresses, on, group, phase_of_lane) -> None:
+    def _count(self, access, result, addresses, on, group, phase_of_lane, copy=None) -> None:
         """Count each distinct pattern once: a warp's wavefronts do not change when all its addresses move
         by the same multiple of 4 bytes (a pipelined loop's next stage, another program's tile), nor when
-        all its global lines move together."""
+        the global addresses a copy reads move together by whole 128-byte lines."""
         base = np.where(on, addresses, np.iinfo(np.int64).max).min(axis=1, keepdims=True) // 4 * 4
         rows = [np.where(on, addresses - base, -1)]
         if group is not None:
-            fetched = np.where(group >= 0, group, np.iinfo(np.int64).max).min(axis=1, keepdims=True)
-            rows.append(np.where(group >= 0, group - fetched, -1))
+            rows.append(group)
+        source = fetching = None
+        if copy is not None:
+            source, fetching = copy[0].astype(np.int64), copy[1]
+            line = np.where(on, source, np.iinfo(np.int64).max).min(axis=1, keepdims=True) // 128 * 128
+            source = np.where(on, source - line, -1)
+            rows.append(np.where(fetching, source, -1 - source))
         table = np.concatenate(rows, axis=1)
         slot: dict[bytes, int] = {}
         first: list[int] = []
@@ -215,17 +223,18 @@ class _Watcher:
         if todo:
             pick = np.array([first[j] for j in todo])
             got = count(addresses[pick].astype(np.uint64), on[pick], access.width, phase_of_lane,
-                        group[pick] if group is not None else None)
+                        group[pick] if group is not None else None, None if source is None else source[pick],
+                        None if fetching is None else fetching[pick])
+            ways = source_ways(source[pick], fetching[pick], phase_of_lane, access.width) if source is not None \
+                else np.zeros(len(pick), np.int64)
             for n, j in enumerate(todo):
-                lines = _lines_per_phase(group[pick[n]][None], on[pick[n]][None], access.width) \
-                    if group is not None else 0
-                known[keys[j]] = (int(got.wavefronts[n]), int(got.ideal[n]), lines)
+                known[keys[j]] = (int(got.wavefronts[n]), int(got.ideal[n]), int(ways[n]))
         values = [known[key] for key in keys]
-        for (wavefronts, ideal, lines), n in zip(values, times):
+        for (wavefronts, ideal, ways), n in zip(values, times):
             result.wavefronts += wavefronts * n
             result.ideal += ideal * n
             result.histogram[(wavefronts, ideal)] += n
-            result.lines_per_phase = max(result.lines_per_phase, lines)
+            result.source_ways = max(result.source_ways, ways)
         worst = max(range(len(values)), key=lambda i: values[i][0] - values[i][1])
         excess = values[worst][0] - values[worst][1]
         if excess > result.worst_excess:
@@ -272,18 +281,6 @@ def _shared_symbols(program: Program) -> list[str]:
     """Shared variables whose address is known: Triton's one `global_smem` (offset 0 of the block's shared
     memory). With several, where ptxas puts each is not known, and accesses through them are unknown."""
     return program.shared_symbols if len(program.shared_symbols) == 1 else []
-
-
-def _lines_per_phase(group: np.ndarray, on: np.ndarray, width: int) -> int:
-    fetching = on & (group >= 0)
-    phase = np.arange(32) // copy_phase_size(width)
-    most = 0
-    for p in np.unique(phase):
-        cols = phase == p
-        for row in range(group.shape[0]):
-            lines = group[row, cols][fetching[row, cols]]
-            most = max(most, len(np.unique(lines)))
-    return most
 
 
 def fetching_lanes(machine, state, access, on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ both seen on the H100 (docs/validation.md, "Bank conflicts"):
   constant offsets (Triton 3.6 writes an FMA dot's operand reads as mixes of `.b32`, `.v2.b32` and
   `.v4.b32`), ptxas emits one LDS.128 for each naturally aligned 16 bytes they cover, and LDS.64 for
   each 8. kernels/bank_conflict.py (BLOCK_K = 32): 160 PTX loads of the A tile became 64 LDS.128, and
-  that decides the wavefronts (a 16-byte load is served by half-warps, a 4-byte one by the whole warp:
+  that decides the wavefronts (a 16-byte load is served 8 or 16 lanes at a time, a 4-byte one 32 at a time:
   read one `.b32` at a time the PTX has a 2-way conflict that the SASS does not).
   Modelled: loads of 4 bytes or more, with one guard, in one stretch of straight code (no barrier, shared
   store, branch or branch target between them) in which the base register keeps its value, when the base

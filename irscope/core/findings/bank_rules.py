@@ -41,10 +41,10 @@ def _finding(comp, report, line, results, new) -> Finding:
     what = ", ".join(f"{_KIND_WORDS.get(k, k)} ×{sum(r.access.kind == k for r in results)}" for k in kinds)
     sampled = ("" if report.programs == report.grid_programs
                else f" (from {report.programs} of the launch's {report.grid_programs} programs)")
-    if worst.access.kind == "cp.async":
-        cause = (f"each {_phase_lanes(worst.access.width)}-lane phase of the copy takes its data from up to "
-                 f"{worst.lines_per_phase} global 128-byte lines, and shared memory is written one line at a time: "
-                 f"{_worst_counts(worst)}")
+    if worst.access.kind == "cp.async" and worst.source_ways > 1:  # else a conflict in the shared words it writes
+        cause = (f"each {_phase_lanes(worst.access.width)}-lane phase of the copy reads up to {worst.source_ways} "
+                 f"global 128-byte lines at the same offsets, and each line's bytes pass through the banks of their "
+                 f"offset, one line at a time: {_worst_counts(worst)}")
         fix = ("make the contiguous dimension of the copied tile at least 128 bytes (e.g. BLOCK_K = 64 for "
                "float16, 32 for float32 when K is contiguous), so that each phase copies from one line")
     else:

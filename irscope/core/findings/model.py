@@ -32,7 +32,8 @@ RULES: dict[str, tuple[str, str]] = {
     "layout-shuffle": ("a ttg.convert_layout moves a tensor between threads through shared memory", "info"),
     "no-tensor-core": ("a tl.dot is computed on the FMA pipes, without mma / wgmma", "warning"),
     "bank-conflict": ("shared-memory accesses take more wavefronts than their bytes need: lanes meet in a bank "
-                      "at different words, or an async copy's phase spans several global lines", "warning"),
+                      "at different words, or an async copy's phase reads several global lines at the same "
+                      "offsets", "warning"),
     "compile-error": ("the kernel does not compile for this launch and target", "error"),
     "open-failed": ("the file could not be opened: it failed before any kernel was compiled", "error"),
     "measured-disagrees": ("on a GPU (--measure), Nsight Compute measured something other than irscope "
