@@ -8,7 +8,6 @@ import re
 import subprocess
 import tempfile
 
-from .ir.sass import encodings as sass_encodings
 from .model import Resources
 from .patching import write_atomically
 from .triton_compat import find_tool, triton_cache_dir
@@ -36,16 +35,17 @@ def _run_on_cubin(tool: str, args: tuple[str, ...], cubin: bytes) -> str:
     return done.stdout
 
 
-def _cached_tool_output(kind: str, args: tuple[str, ...], cubin: bytes) -> str:
-    """nvdisasm's output for a cubin, cached on disk next to Triton's own cache (keyed by the cubin's hash):
-    nvdisasm takes ~0.4 s to start, whatever the kernel."""
+def _cached_tool_output(kind: str, args: tuple[str, ...], cubin: bytes, tool: str = "nvdisasm") -> str:
+    """A tool's output for a cubin, cached on disk next to Triton's own cache (keyed by the cubin's hash):
+    nvdisasm takes ~0.4 s to start, whatever the kernel, and even cuobjdump's few milliseconds (a fork of
+    a process that has torch loaded, a temporary folder) are paid at every reopen of a file otherwise."""
     cached = _cache_path(kind, cubin)
     try:
         with open(cached, encoding="utf-8") as f:
             return f.read()
     except OSError:
         pass
-    text = _run_on_cubin("nvdisasm", args, cubin)
+    text = _run_on_cubin(tool, args, cubin)
     write_atomically(cached, text)  # a read-only or full cache: the text is still right, only not kept
     return text
 
@@ -71,7 +71,7 @@ def cubin_resources(cubin: bytes, shared_bytes: int | None, capability: int | No
     Triton's driver reports `n_spills` as local-memory bytes / 4; irscope does the same.
     `shared_bytes` is Triton's dynamic shared memory, which the cubin's static count does not include.
     """
-    out = _run_on_cubin("cuobjdump", ("-res-usage",), cubin)
+    out = _cached_tool_output("res", ("-res-usage",), cubin, tool="cuobjdump")
     match = _RES_USAGE.search(out)
     if match is None:
         return Resources(shared_bytes=shared_bytes)
@@ -132,4 +132,6 @@ def instruction_encodings(cubin: bytes) -> dict[int, tuple[int, int]]:
     """Per instruction offset, the two 64-bit words of its 128-bit encoding (`nvdisasm -hex`). The high word
     holds the scheduling control field (stall, yield, scoreboards) that plain SASS text does not show.
     Cached on disk next to the SASS text."""
-    return sass_encodings(_cached_tool_output("sasshex", ("-c", "-hex"), cubin))
+    from .ir.sass import encodings  # here: only the SASS analyses read encodings, and opening a file needs none
+
+    return encodings(_cached_tool_output("sasshex", ("-c", "-hex"), cubin))

@@ -7,10 +7,11 @@ code to change. Supported: Triton 3.6 through the newest (3.9 when this was writ
 
 By concern: `driver` (targets, the local GPU, a CPU stand-in for Triton's driver), `jit` (kernels in a
 user's module, binding a launch's arguments), `compiler` (specialization and compilation), `capture`
-(recording launches while a file runs), `interpreter` (one program in Triton's interpreter, with memory
-hooks), `layouts` (linear layouts of TTGIR loads and stores); `autotune`, `caches`, `compile_errors`,
-`install_key`, `interp_patches`, `libdevice_*`, `virtual_device`, `given_spec`, `pass_dumps` for narrower
-matters. The names below are re-exported so that the rest of irscope imports from the package alone.
+(recording launches while a file runs), `lang_patch` (triton.language patched for the interpreter, once
+per launch), `interpreter` (one program in Triton's interpreter, with memory hooks), `layouts` (linear
+layouts of TTGIR loads and stores); `autotune`, `caches`, `compile_errors`, `install_key`, `interp_patches`,
+`libdevice_*`, `virtual_device`, `given_spec`, `pass_dumps` for narrower matters. The names below are
+re-exported so that the rest of irscope imports from the package alone.
 """
 
 from __future__ import annotations

@@ -10,17 +10,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import triton
-import triton.runtime.interpreter as _interpreter_module
 from triton.compiler.compiler import CompiledKernel
 from triton.runtime.autotuner import Autotuner
-from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
 
-from . import interp_loops, interp_patches
 from .autotune import as_launched, config_index, configs_tried
 from .driver import interpreter_lock
 from .compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
 from .jit import config_kwargs
+from .lang_patch import _call_interpreted, _interpreter_for, grid_executor_patches_once, restore_interpreter_module
 from .originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _JIT_CALL, _JIT_RUN
 
 
@@ -48,54 +46,6 @@ class _CaptureState(threading.local):
 
 
 _state = _CaptureState()
-_interpreted: dict[Callable, InterpretedFunction] = {}
-
-
-def _interpreter_for(jit: JITFunction) -> InterpretedFunction:
-    fn = _interpreted.get(jit.fn)
-    if fn is None:
-        fn = InterpretedFunction(jit.fn, do_not_specialize=jit.do_not_specialize,
-                                 do_not_specialize_on_alignment=jit.do_not_specialize_on_alignment)
-        _interpreted[jit.fn] = fn
-    return fn
-
-
-_TRITON_PATCH_LANG = _interpreter_module._patch_lang
-interp_loops.install()  # loop counters as the compiled kernel has them
-
-
-def _patch_lang(fn):
-    """Triton's patch of triton.language for the interpreter, plus fixes. Triton before 3.7 turns an
-    interpreter scalar (a 1-element array) into a Python int with int(), which NumPy 2.4+ refuses for
-    arrays that are not 0-d, so every `range(0, tl.cdiv(...))` loop failed. Newer Tritons squeeze first;
-    this does the same on every version. And interp_patches.py adds libdevice and fp32 float arguments.
-    Undone with the rest by the returned scope's restore()."""
-    scope = _TRITON_PATCH_LANG(fn)
-    scope.set_attr(triton.language.tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
-    interp_patches.patch(fn, scope)
-    return scope
-
-
-@contextlib.contextmanager
-def _grid_executor_uses_fixed_patch() -> Iterator[None]:
-    """Triton's GridExecutor (a whole launch in the interpreter) looks `_patch_lang` up in its module."""
-    _interpreter_module._patch_lang = _patch_lang
-    try:
-        yield
-    finally:
-        _interpreter_module._patch_lang = _TRITON_PATCH_LANG
-
-
-def _call_interpreted(self, *args, **kwargs):
-    # A @triton.jit function (the user's helper, or one of triton.language's own, like tl.max)
-    # called from a kernel running in the interpreter. Triton's InterpretedFunction.__call__ would
-    # patch triton.language for the interpreter and never undo it, which breaks every later compile
-    # in this process; here the patch is undone when the call returns.
-    scope = _patch_lang(self.fn)
-    try:
-        return _interpreter_for(self).rewrite()(*args, **kwargs)
-    finally:
-        scope.restore()
 
 
 @contextlib.contextmanager
@@ -148,7 +98,7 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
         if warmup:
             return compile_for_active_target(self, args, kwargs)
         try:
-            with _grid_executor_uses_fixed_patch():
+            with grid_executor_patches_once():
                 _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
             # A real launch returns the compiled kernel, and files print its `.asm["ptx"]`; compiling it
             # on every launch would slow the run down, so it is compiled when first looked at.
@@ -296,6 +246,6 @@ def restore_unpatched_triton() -> None:
     JITFunction.__call__ = _JIT_CALL
     Autotuner.run = _AUTOTUNER_RUN
     Autotuner._bench = _AUTOTUNER_BENCH
-    _interpreter_module._patch_lang = _TRITON_PATCH_LANG
+    restore_interpreter_module()
 
 

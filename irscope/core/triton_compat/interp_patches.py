@@ -29,8 +29,6 @@ import triton.language as tl
 import triton.runtime.interpreter as _interp
 from triton.runtime.jit import mangle_type
 
-from .libdevice_numpy import IMPLEMENTATIONS
-
 _LIBDEVICE_MODULES = ("triton.language.extra.cuda.libdevice", "triton.language.extra.hip.libdevice")
 # Modules of builtins that Triton's interpreter never gives its semantic (kernels call them as
 # `tl.extra.cuda.gdc_wait()` or import them by name).
@@ -144,6 +142,8 @@ class _Namespace:
 
 
 def _extern_elementwise(_builder, _lib_name, _lib_path, symbol, args, ret_type, _is_pure):
+    from .libdevice_numpy import IMPLEMENTATIONS  # here: most kernels call no libdevice function at all
+
     name = _index.symbol_names().get(symbol, symbol)
     compute = IMPLEMENTATIONS.get(name)
     if compute is None:

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator
 import triton
 from triton.runtime.jit import JITFunction
 
-from .capture import _call_interpreted, _interpreter_for, _patch_lang
+from .lang_patch import _call_interpreted, _interpreter_for, launch_patch
 from .driver import interpreter_lock
 from .jit import constexpr_param_names, unwrap_kernel
 
@@ -134,7 +134,7 @@ def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int
     constexprs = set(constexpr_param_names(jit))
     with interpreter_lock:
         fn = _interpreter_for(jit).rewrite()
-        scope = _patch_lang(jit.fn)
+        scope = launch_patch(jit.fn)
         original_call = JITFunction.__call__
         JITFunction.__call__ = _call_interpreted
         try:
