@@ -6,6 +6,8 @@
 #   PART=C: tutorials 03, 06 and 09 (autotuned) and triton_square.py (its sweep calls torch.compile)
 #   PART=D: on the final code (one ncu run per file, offline fixes of calls A-C): the rows fixed offline, and
 #           the files that took longest (06: 390 s) or did not finish (triton_square) with one ncu run a file
+#   PART=E: the final code (one ncu run per kernel; the bank-model fixes of call B's rows): triton_square,
+#           compiled_block, the fla drivers, Liger RoPE
 # Start each call with the corpus's wheels (carried as .whl, as the device's README says):
 #   tar xf .device/wheels.tar && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
 #     wheels/*.whl && export PYTHONPATH=/tmp/site   (.device/wheels.tar: the corpus wheels but matplotlib's)
@@ -32,7 +34,10 @@ case $P in
   D) FILES="kernels/compiled_block.py $C/drivers/liger_cross_entropy.py $C/drivers/fla_gated_delta_rule.py
             $T/09-persistent-matmul.py $T/06-fused-attention.py $C/snippets/gpu-mode-lectures/triton_square.py"
      JOBS=3 ;;
-  *) echo "PART is A, B, C or D"; exit 2 ;;
+  E) FILES="$C/snippets/gpu-mode-lectures/triton_square.py kernels/compiled_block.py $C/drivers/fla_chunk_gla.py
+            $C/drivers/fla_gated_delta_rule.py $C/drivers/liger_rope.py"
+     JOBS=3 ;;
+  *) echo "PART is A, B, C, D or E"; exit 2 ;;
 esac
 # shellcheck disable=SC2086
 python3 validation/gpu_measure.py --out "$D/measure_$P" --budget 540 --timeout 420 --jobs $JOBS $FILES \
