@@ -232,3 +232,32 @@ def test_a_kernel_given_host_tensor_descriptors_is_simulated_with_its_real_argum
     found = {(a.what, a.source_line): a for a in bank_agreements(report, lines)}
     waves = found[("shared wavefronts", 427)]
     assert (waves.predicted, waves.measured, waves.agrees) == (256, 256, True)
+
+
+@SAME_BINARY
+def test_a_tensor_descriptor_built_in_the_kernel_leaves_its_lines_shared_accesses_uncompared(tmp_path):
+    """matmul_kernel_descriptor_persistent builds its three descriptors in the kernel
+    (tl.make_tensor_descriptor): 13 `tensormap.replace` a descriptor write its fields into shared memory,
+    which ptxas emits as 15 STS and 11 LDS (one lane each) on the descriptor's line. irscope predicted
+    none of them, and the group of lines 507+513+519+552+554 read 259 wavefronts against the H100's 334
+    (78 of them the descriptors'). The group is now shown uncompared, with the reason."""
+    from irscope.core.analysis.shared_banks import whole_launch_report
+    from irscope.core.measure.agreement import bank_agreements
+    from irscope.core.measure.ncu_parse import WAVEFRONTS
+    path = tmp_path / "09-persistent-matmul.py"
+    shutil.copy(os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/09-persistent-matmul.py"), path)
+    ws = open_file(str(path), target="sm_90")
+    comp = ws.compile(ws.kernel("matmul_kernel_descriptor_persistent"))[0]
+    stem = "09-persistent-matmul.__main__.matmul_kernel_descriptor_persistent.0"
+    page = parse_source_page(_member(CALL_D, stem + ".source.csv"))[0]
+    lines, why = per_source_line(comp, page)
+    assert why is None, why
+    listed = _listed(comp)
+    on_507 = sorted(row.base for row in page.rows if row.get(WAVEFRONTS)
+                    and comp.source_map.source_line("sass", listed[row.offset]) == 507)
+    assert on_507 == ["LDS"] * 11 + ["STS"] * 15
+    report = whole_launch_report(comp, max_programs=4096, time_limit=120)
+    found = {(a.what, a.source_line): a for a in bank_agreements(report, lines)}
+    waves = found[("shared wavefronts", 507)]
+    assert waves.measured == 334 and waves.agrees is None
+    assert "tensor descriptor built in the kernel" in waves.note
