@@ -200,3 +200,64 @@ def test_a_four_byte_copy_of_one_float_every_16_bytes_conflicts_on_the_global_si
     assert measured == [(16, 64), (64, 208)]
     assert [(r.executions, r.wavefronts) for r in copies] == measured
     assert dict(copies[1].histogram) == {(4, 1): 48, (1, 1): 16} and copies[0].source_ways == 4
+
+
+CALL_D = os.path.join(ROOT, "validation", "data", "h100_measure4", "callD", "measure_D")
+
+
+@SAME_BINARY
+def test_a_kernel_given_host_tensor_descriptors_is_simulated_with_its_real_arguments(tmp_path):
+    """Tutorial 09's matmul_kernel_tma_persistent takes three host TensorDescriptors; each is passed as
+    five PTX parameters (the 128-byte TMA descriptor, two shape values, two strides). The bank model gave
+    the user's arguments to the PTX's parameters one for one, so M, N and K were read from the wrong ones,
+    the simulated program skipped its loop and epilogue, and line 427's STSM stores (256 wavefronts on the
+    H100) were predicted as 0. With each descriptor expanded, the epilogue runs and the line agrees."""
+    from irscope.core.analysis.shared_banks import launch_inputs, whole_launch_report
+    from irscope.core.analysis.ptx_program import parse_program
+    from irscope.core.measure.agreement import bank_agreements
+    path = tmp_path / "09-persistent-matmul.py"
+    shutil.copy(os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/09-persistent-matmul.py"), path)
+    ws = open_file(str(path), target="sm_90")
+    comp = ws.compile(ws.kernel("matmul_kernel_tma_persistent"))[0]
+    program = parse_program(comp.stage("ptx"))
+    params = launch_inputs(comp, program.params, program.threads).params
+    values = [params[name] for name in program.params]
+    # a, b, c: descriptor, shape (32, 32), strides (32, 1); then M, N, K = 32
+    assert values[:15] == [None, 32, 32, 32, 1] * 3 and values[15:18] == [32, 32, 32]
+    stem = "09-persistent-matmul.__main__.matmul_kernel_tma_persistent.0"
+    lines, why = per_source_line(comp, parse_source_page(_member(CALL_D, stem + ".source.csv"))[0])
+    assert why is None, why
+    report = whole_launch_report(comp, max_programs=4096, time_limit=120)
+    assert report.complete
+    found = {(a.what, a.source_line): a for a in bank_agreements(report, lines)}
+    waves = found[("shared wavefronts", 427)]
+    assert (waves.predicted, waves.measured, waves.agrees) == (256, 256, True)
+
+
+@SAME_BINARY
+def test_a_tensor_descriptor_built_in_the_kernel_leaves_its_lines_shared_accesses_uncompared(tmp_path):
+    """matmul_kernel_descriptor_persistent builds its three descriptors in the kernel
+    (tl.make_tensor_descriptor): 13 `tensormap.replace` a descriptor write its fields into shared memory,
+    which ptxas emits as 15 STS and 11 LDS (one lane each) on the descriptor's line. irscope predicted
+    none of them, and the group of lines 507+513+519+552+554 read 259 wavefronts against the H100's 334
+    (78 of them the descriptors'). The group is now shown uncompared, with the reason."""
+    from irscope.core.analysis.shared_banks import whole_launch_report
+    from irscope.core.measure.agreement import bank_agreements
+    from irscope.core.measure.ncu_parse import WAVEFRONTS
+    path = tmp_path / "09-persistent-matmul.py"
+    shutil.copy(os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/09-persistent-matmul.py"), path)
+    ws = open_file(str(path), target="sm_90")
+    comp = ws.compile(ws.kernel("matmul_kernel_descriptor_persistent"))[0]
+    stem = "09-persistent-matmul.__main__.matmul_kernel_descriptor_persistent.0"
+    page = parse_source_page(_member(CALL_D, stem + ".source.csv"))[0]
+    lines, why = per_source_line(comp, page)
+    assert why is None, why
+    listed = _listed(comp)
+    on_507 = sorted(row.base for row in page.rows if row.get(WAVEFRONTS)
+                    and comp.source_map.source_line("sass", listed[row.offset]) == 507)
+    assert on_507 == ["LDS"] * 11 + ["STS"] * 15
+    report = whole_launch_report(comp, max_programs=4096, time_limit=120)
+    found = {(a.what, a.source_line): a for a in bank_agreements(report, lines)}
+    waves = found[("shared wavefronts", 507)]
+    assert waves.measured == 334 and waves.agrees is None
+    assert "tensor descriptor built in the kernel" in waves.note

@@ -40,7 +40,7 @@ class SharedAccess:
     index: int                 # in Program.instrs
     line: int                  # 0-based PTX line
     opcode: str
-    kind: str                  # "load", "store", "ldmatrix", "stmatrix", "cp.async", "atomic", "wgmma", "bulk"
+    kind: str                  # "load", "store", "ldmatrix", "stmatrix", "cp.async", "atomic", "wgmma", "bulk", ...
     width: int                 # bytes per lane (per row address for ldmatrix / stmatrix)
     address: str
     matrices: int = 0
@@ -130,6 +130,10 @@ def find_accesses(program: Program) -> list[SharedAccess]:
         elif parts[0] == "cp" and "bulk" in parts:
             out.append(SharedAccess(index, ins.line, ins.opcode, "bulk", 0, "", not_modelled=(
                 "TMA bulk copies are not modelled")))
+        elif parts[0] == "tensormap" and len(parts) > 1 and parts[1] in ("replace", "cp_fenceproxy"):
+            # tl.make_tensor_descriptor: ptxas writes each field as shared LDS/STS (tutorial 09: 26 a descriptor)
+            out.append(SharedAccess(index, ins.line, ins.opcode, "tensormap", 0, "", not_modelled=(
+                "a tensor descriptor built in the kernel (its fields are shared loads and stores in SASS)")))
     return out
 
 

@@ -54,7 +54,7 @@ def launch_inputs(comp, ptx_params: list[str], threads: int | None, launch=None)
     """None when the compilation has no launch grid (nothing ran it). `launch`: another launch of the same
     compilation (compile_launch gives every launch of one specialization the first one's Compilation, whose
     `launch` is that first launch: its arguments are not the others')."""
-    from ..triton_compat import bind_arguments
+    from ..triton_compat import bind_arguments, descriptor_param_values
     launch = launch or comp.launch
     grid = launch.grid
     if not grid:
@@ -66,10 +66,17 @@ def launch_inputs(comp, ptx_params: list[str], threads: int | None, launch=None)
         bound = {}
     runtime = [name for name, kind in comp.signature.items()
                if kind != "constexpr" and comp.specialization.get(name) != "constant"]
+    # one value per PTX parameter, in order: a host tensor descriptor is several (the TMA descriptor, its
+    # shape and strides), and the parameters after the user's are Triton's scratch pointers
+    values: list = []
+    for name in runtime:
+        value = bound.get(name)
+        expanded = descriptor_param_values(value)
+        values.extend(expanded if expanded is not None else [value])
     params: dict[str, int | None] = {}
     for i, ptx_name in enumerate(ptx_params):
-        if i < len(runtime):
-            params[ptx_name] = scalar(bound.get(runtime[i]), i)
+        if i < len(values):
+            params[ptx_name] = scalar(values[i], i)
         else:
             params[ptx_name] = (i + 1) * POINTER_STRIDE
     return LaunchInputs(grid3, threads or comp.num_warps * 32, params)

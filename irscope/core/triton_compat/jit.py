@@ -68,6 +68,17 @@ def bind_arguments(jit: JITFunction, args: tuple, kwargs: dict) -> dict:
     return {**kwargs, **bound.arguments}
 
 
+def descriptor_param_values(value: Any) -> list | None:
+    """The values a host-side tensor descriptor (triton.tools.tensor_descriptor.TensorDescriptor) is passed
+    as in the compiled kernel's parameters, or None for any other argument. NVIDIA's launcher
+    (make_tensordesc_arg, Triton 3.6 to 3.9) passes the 128-byte TMA descriptor, then the shape, then the
+    strides: one PTX parameter each. The descriptor's bytes are not an address irscope follows (None)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    if not isinstance(value, TensorDescriptor):
+        return None
+    return [None, *(int(n) for n in value.shape), *(int(n) for n in value.strides)]
+
+
 def kernel_param_names(jit: JITFunction) -> list[str]:
     return [p.name for p in jit.params]
 
