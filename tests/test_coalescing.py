@@ -8,7 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from irscope.core.analysis.coalescing import count_requests, sample_programs, scalar_layout
+from irscope.core.analysis.coalescing import sample_programs
+from irscope.core.analysis.coalescing_requests import count_requests, scalar_layout
 from irscope.core.analysis.layouts import (BlockedLayout, LinearLayout, SliceLayout, blocked_linear_layout,
                                            layout_aliases, linear_layout, parse_layout, slice_linear_layout,
                                            ttgir_access_ops)

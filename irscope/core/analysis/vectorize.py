@@ -319,7 +319,7 @@ def _runs_in_tritons_layout(ttgir: str, line: int) -> int | None:
     linear layout of it. Triton 3.7+ writes this as `contiguity` on buffer ops; 3.6 does not, and its
     layout says the same as far as the layout goes (Triton's value also caps it by what the address
     analysis proves, which the other reasons cover)."""
-    from .coalescing import triton_layouts
+    from .coalescing_match import triton_layouts
 
     found = triton_layouts(ttgir).get(line)
     return found.contiguous_registers() if found is not None else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis.coalescing import SECTOR_BYTES
+from ..analysis.coalescing_requests import SECTOR_BYTES
 from ..analysis.vectorize import VECTOR_BYTES, Diagnosis, vectorization
 from .model import Cost, Finding, WhatIf
 
