@@ -18,7 +18,8 @@ from typing import Any
 
 from ..ir.mlir import strip_locations
 from .dataflow import FunctionGraph, constant_value, parse_function
-from .memory import GLOBAL, MemoryOp, memory_ops, primary_stage
+from .memory import memory_ops, primary_stage
+from .memory_op import GLOBAL, MemoryOp
 
 VECTOR_BYTES = 16   # the widest per-thread global access Triton emits (128 bits)
 

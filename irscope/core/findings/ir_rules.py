@@ -14,7 +14,8 @@ import math
 import re
 
 from ..analysis.layouts import BlockedLayout, describe_layout, layout_aliases, parse_layout
-from ..analysis.memory import SHARED, memory_ops, primary_stage
+from ..analysis.memory import memory_ops, primary_stage
+from ..analysis.memory_op import SHARED
 from ..ir import amdgcn as ir_amdgcn
 from ..ir import ptx as ir_ptx
 from ..ir.mlir import strip_locations
