@@ -119,7 +119,7 @@ class Server:
             from ..core.analysis.vectorize import why_not_vectorized
             return why_not_vectorized(comp)
         if name == "what_if":
-            from ..core.analysis.vectorize import what_if
+            from ..core.analysis.vectorize_what_if import what_if
             result = what_if(comp)
             return None if result is None else dataclasses.replace(result, comp=self.snapshot(result.comp))
         if name == "findings":  # the ranked list the report and `irscope check` show
