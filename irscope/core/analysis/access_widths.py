@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from ..ir import ptx as ir_ptx
-from .layouts import TensorAccessOp
+from .ttgir_accesses import TensorAccessOp
 
 
 def widths_by_line(comp) -> dict[tuple[int | None, str], list[int]]:

@@ -27,7 +27,8 @@ from .coalescing_match import access_sites, matched_ops, source_line_lookup, tri
 from .coalescing_requests import Counts, WarpPicture, alignment_offset, count_requests, dim_strides, lane_dim, rounded, \
     scalar_layout
 from .coalescing_text import diagnose
-from .layouts import LinearLayout, OpaqueLayout, describe_layout, linear_layout, module_threads, ttgir_access_ops
+from .layouts import LinearLayout, OpaqueLayout, describe_layout, linear_layout
+from .ttgir_accesses import module_threads, ttgir_access_ops
 
 # Where a tensor's storage starts on the GPU: PyTorch's CUDA caching allocator hands out blocks
 # aligned to 512 bytes, so only a view's offset into its storage moves its start off alignment.

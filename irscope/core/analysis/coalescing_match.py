@@ -12,7 +12,8 @@ import functools
 import math
 from collections import Counter
 
-from .layouts import LinearLayout, TensorAccessOp, ttgir_access_ops
+from .layouts import LinearLayout
+from .ttgir_accesses import TensorAccessOp, ttgir_access_ops
 
 
 def access_sites(ops: list[TensorAccessOp]) -> dict[tuple, tuple[int, list[TensorAccessOp]]]:

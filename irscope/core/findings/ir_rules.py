@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 import re
 
-from ..analysis.layouts import BlockedLayout, describe_layout, layout_aliases, parse_layout
+from ..analysis.layout_parse import layout_aliases, parse_layout
+from ..analysis.layouts import BlockedLayout, describe_layout
 from ..analysis.memory import memory_ops, primary_stage
 from ..analysis.memory_op import SHARED
 from ..ir import amdgcn as ir_amdgcn
