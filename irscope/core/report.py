@@ -7,7 +7,7 @@ from typing import Any
 from .analysis.summary import analysis_entry, format_analysis
 from .compile import Compilation
 from .inductor.report import format_inductor, inductor_entry
-from .session import Workspace
+from .workspace import Workspace
 
 
 def _jsonable(value: Any) -> Any:

@@ -40,7 +40,8 @@ class Server:
     def op_open(self, progress: Progress, path: str, target: str | None, run_main: bool, defines: list[str],
                 arg_types: list[str], kernel: str | None, config: int | None) -> tuple[WorkspaceInfo, list]:
         from ..core.budget import CaptureBudget
-        from ..core.session import Overrides, open_file
+        from ..core.overrides import Overrides
+        from ..core.session import open_file
 
         def show(p) -> None:
             line = f" · running line {p.line}" if p.line else ""
