@@ -160,7 +160,8 @@ def _check_target(name: str | None) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .core.session import Overrides, open_file, resolve_target
+    from .core.overrides import Overrides
+    from .core.session import open_file, resolve_target
 
     stage = getattr(args, "stage", None) if args.command != "passes" else None
     if stage is not None and stage not in ALL_STAGES:

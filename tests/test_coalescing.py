@@ -8,10 +8,12 @@ import random
 import numpy as np
 import pytest
 
-from irscope.core.analysis.coalescing import count_requests, sample_programs, scalar_layout
-from irscope.core.analysis.layouts import (BlockedLayout, LinearLayout, SliceLayout, blocked_linear_layout,
-                                           layout_aliases, linear_layout, parse_layout, slice_linear_layout,
-                                           ttgir_access_ops)
+from irscope.core.analysis.coalescing import sample_programs
+from irscope.core.analysis.coalescing_requests import count_requests, scalar_layout
+from irscope.core.analysis.layout_parse import layout_aliases, parse_layout
+from irscope.core.analysis.layouts import (BlockedLayout, LinearLayout, SliceLayout, blocked_linear_layout, linear_layout,
+                                           slice_linear_layout)
+from irscope.core.analysis.ttgir_accesses import ttgir_access_ops
 
 
 def blocked(spt, tpw, wpc, order):

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import ROOT, fixture_path, kernel_path, run_irscope
 
-from irscope.core.session import Overrides, open_file
+from irscope.core.overrides import Overrides
+from irscope.core.session import open_file
 from irscope.core.triton_compat import Target, find_tool
 
 EXAMPLES = sorted(f for f in os.listdir(os.path.join(ROOT, "kernels")) if f.endswith(".py"))

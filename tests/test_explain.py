@@ -163,7 +163,7 @@ def test_no_note_only_repeats_what_it_explains():
         return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if w}
 
     empty = []
-    for dialect in ("ttir", "ttgir", "llvm", "ptx", "sass", "amdgcn"):
+    for dialect in ("ttir", "ttgir", "llvm", "ptx", "ptx_modifiers", "sass", "amdgcn"):
         data = importlib.import_module(f"irscope.core.explain.data.{dialect}")
         for table, entries in vars(data).items():
             if not table.isupper() or not isinstance(entries, dict):

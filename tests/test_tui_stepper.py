@@ -8,7 +8,7 @@ from conftest import fixture_path, kernel_path, snapshot_source
 from stepper_harness import StepperHarness, wait_recorded
 from tui_helpers import open_view
 
-from irscope.tui.stepper import draw_mask
+from irscope.tui.stepper_text import draw_mask
 
 SIZE = (150, 48)
 
@@ -188,7 +188,8 @@ def test_snapshot_out_of_bounds_stepper(snap_compare):
 def test_question_mark_in_the_stepper_shows_the_steppers_keys():
     from irscope.tui.app import IrscopeApp
     from irscope.tui.screens import HelpScreen
-    from irscope.tui.stepper import STEPPER_HELP, StepperScreen
+    from irscope.tui.stepper import StepperScreen
+    from irscope.tui.stepper_text import STEPPER_HELP
     from tui_helpers import wait_until_shown
 
     async def scenario():

@@ -4,7 +4,8 @@ import pytest
 
 from conftest import kernel_path
 
-from irscope.core.analysis.vectorize import what_if, why_not_vectorized
+from irscope.core.analysis.vectorize import why_not_vectorized
+from irscope.core.analysis.vectorize_what_if import what_if
 from irscope.core.session import open_file
 
 

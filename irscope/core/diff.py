@@ -18,9 +18,11 @@ from .compile import Compilation, compile_launch
 from .errors import IrscopeError
 from .ir.normal import normalized
 from .names import target_name
-from .session import Workspace, _literal, resolve_target
+from .overrides import literal_value
+from .session import resolve_target
 from .sourcemap import LineKind
 from .triton_compat import bind_arguments
+from .workspace import Workspace
 
 
 @dataclass
@@ -49,7 +51,7 @@ class SideSpec:
                 except ValueError as err:
                     raise IrscopeError(f"{flag}: {err}") from None
             else:
-                spec.defines[name] = _literal(value)
+                spec.defines[name] = literal_value(value)
         return spec
 
 

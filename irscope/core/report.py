@@ -7,7 +7,7 @@ from typing import Any
 from .analysis.summary import analysis_entry, format_analysis
 from .compile import Compilation
 from .inductor.report import format_inductor, inductor_entry
-from .session import Workspace
+from .workspace import Workspace
 
 
 def _jsonable(value: Any) -> Any:
@@ -171,7 +171,7 @@ def format_report(doc: dict[str, Any]) -> str:
                    f"spills {k['spills']}  shared {k['shared_bytes']} B  local {k['local_bytes']} B")
         out.append("  IR lines   " + "  ".join(f"{s} {v['lines']}" for s, v in k["stages"].items()))
         out.extend(format_analysis(k))
-        from .analysis.coalescing import format_lines
+        from .analysis.coalescing_text import format_lines
         out.extend(format_lines(k))
         if k.get("measured"):
             from .measure.format import format_measured

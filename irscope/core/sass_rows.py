@@ -2,8 +2,8 @@
 
 nvdisasm prints the cubin's line table as it is, and that table can be wrong: ptxas saw the shifted
 `.loc` lines of Triton's inline asm blocks (stages/ptx.py), so on add.py the LDG loads sit under rows
-naming the blank lines after the kernel. The source map repairs them from the PTX (sourcemap.py:
-`_undo_asm_line_shift`, `_restore_inlining_from_ptx`); `irscope dump --stage sass` prints the repaired
+naming the blank lines after the kernel. The source map repairs them from the PTX (sass_line_repairs.py:
+`undo_asm_line_shift`, `restore_inlining_from_ptx`); `irscope dump --stage sass` prints the repaired
 rows so that its text says what `--annotate`, the report and the TUI say. The format stays nvdisasm's
 (innermost frame first, one row per inlining level), so irscope reads its own output back the same.
 """

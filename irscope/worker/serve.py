@@ -40,7 +40,8 @@ class Server:
     def op_open(self, progress: Progress, path: str, target: str | None, run_main: bool, defines: list[str],
                 arg_types: list[str], kernel: str | None, config: int | None) -> tuple[WorkspaceInfo, list]:
         from ..core.budget import CaptureBudget
-        from ..core.session import Overrides, open_file
+        from ..core.overrides import Overrides
+        from ..core.session import open_file
 
         def show(p) -> None:
             line = f" · running line {p.line}" if p.line else ""
@@ -119,7 +120,7 @@ class Server:
             from ..core.analysis.vectorize import why_not_vectorized
             return why_not_vectorized(comp)
         if name == "what_if":
-            from ..core.analysis.vectorize import what_if
+            from ..core.analysis.vectorize_what_if import what_if
             result = what_if(comp)
             return None if result is None else dataclasses.replace(result, comp=self.snapshot(result.comp))
         if name == "findings":  # the ranked list the report and `irscope check` show

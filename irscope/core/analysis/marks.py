@@ -17,7 +17,8 @@ marks of the lines it maps to.
 
 from __future__ import annotations
 
-from .memory import GLOBAL, LOCAL, SHARED, MemoryOp, memory_ops, primary_stage
+from .memory import memory_ops, primary_stage
+from .memory_op import GLOBAL, LOCAL, SHARED, MemoryOp
 
 MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spill")
 

@@ -1,4 +1,5 @@
-"""Explain one line of PTX: opcode + modifiers from data/ptx.py, with this line's operands filled in."""
+"""Explain one line of PTX: opcode + modifiers from data/ptx.py and data/ptx_modifiers.py, with this line's operands
+filled in."""
 
 from __future__ import annotations
 
@@ -7,17 +8,18 @@ import re
 from ..ir import ptx as ir
 from .common import Explanation, address, fill, lower_first, nothing, positional, register_list, sentence
 from .data import ptx as data
+from .data import ptx_modifiers as modifiers
 
 
 def _modifier(token: str) -> str | None:
     """What a modifier means, or None if irscope has no note for it."""
-    if token in data.MODIFIERS:
-        return data.MODIFIERS[token]
-    if token in data.TYPES:
-        return data.TYPES[token][0]
-    if token in data.COMPARISONS:
-        return f"compare with {data.COMPARISONS[token]}"
-    for pattern, template in data.PATTERNS:
+    if token in modifiers.MODIFIERS:
+        return modifiers.MODIFIERS[token]
+    if token in modifiers.TYPES:
+        return modifiers.TYPES[token][0]
+    if token in modifiers.COMPARISONS:
+        return f"compare with {modifiers.COMPARISONS[token]}"
+    for pattern, template in modifiers.PATTERNS:
         m = re.fullmatch(pattern, token)
         if m:
             return template.format(*[g or "" for g in m.groups()])
@@ -73,18 +75,18 @@ def explain_instruction(opcode: str, operands: list[str], predicate: str | None 
         if meaning is None:
             unknown.append("." + token)
             continue
-        if token in data.TYPES:
+        if token in modifiers.TYPES:
             types.append(token)
-        elif token in data.COMPARISONS:
-            cmp = data.COMPARISONS[token]
+        elif token in modifiers.COMPARISONS:
+            cmp = modifiers.COMPARISONS[token]
         note = f".{token}: {meaning}"
         if meaning and note not in details:
             details.append(note)
     values = positional([_float_literal(o) for o in operands])
-    values["type"] = " → ".join(data.TYPES[t][0] for t in types) if types else "raw bits"
+    values["type"] = " → ".join(modifiers.TYPES[t][0] for t in types) if types else "raw bits"
     values["cmp"] = cmp or "?"
-    values["to_type"] = data.TYPES[types[0]][0] if types else "?"
-    values["from_type"] = data.TYPES[types[-1]][0] if types else "?"
+    values["to_type"] = modifiers.TYPES[types[0]][0] if types else "?"
+    values["from_type"] = modifiers.TYPES[types[-1]][0] if types else "?"
     if key is None:
         title, body = f"PTX {opcode}", ""
     elif key in ("ld", "ldu", "st") and operands:
@@ -107,7 +109,7 @@ _SPACE_WORDS = {"global": "global memory", "shared": "shared memory", "shared::c
 def _memory(key: str, mods: list[str], types: list[str], operands: list[str]) -> tuple[str, str]:
     space = next((_SPACE_WORDS[m] for m in mods if m in _SPACE_WORDS), "memory (generic address)")
     vec = next((n for n in map(ir.vector_count, mods) if n is not None), 1)
-    bits = data.TYPES[types[-1]][1] if types else 32
+    bits = modifiers.TYPES[types[-1]][1] if types else 32
     if key == "st":
         where, regs = operands[0], register_list(operands[1] if len(operands) > 1 else "")
     else:

@@ -13,8 +13,10 @@ from __future__ import annotations
 import math
 import re
 
-from ..analysis.layouts import BlockedLayout, describe_layout, layout_aliases, parse_layout
-from ..analysis.memory import SHARED, memory_ops, primary_stage
+from ..analysis.layout_parse import layout_aliases, parse_layout
+from ..analysis.layouts import BlockedLayout, describe_layout
+from ..analysis.memory import memory_ops, primary_stage
+from ..analysis.memory_op import SHARED
 from ..ir import amdgcn as ir_amdgcn
 from ..ir import ptx as ir_ptx
 from ..ir.mlir import strip_locations

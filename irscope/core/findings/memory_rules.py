@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis.coalescing import SECTOR_BYTES
-from ..analysis.vectorize import VECTOR_BYTES, Diagnosis, vectorization
+from ..analysis.coalescing_requests import SECTOR_BYTES
+from ..analysis.vectorize import Diagnosis, vectorization
+from ..analysis.vectorize_reasons import VECTOR_BYTES
 from .model import Cost, Finding, WhatIf
 
 _WIDTH_CAUSES = {"unaligned_pointer", "unaligned_offset", "runtime_stride", "not_specialized", "mask_not_divisible",

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..analysis.memory import LOCAL, memory_ops
+from ..analysis.memory import memory_ops
+from ..analysis.memory_op import LOCAL
 from ..analysis.occupancy import NVIDIA_LIMITS, nvidia_occupancy, occupancy
 from .model import Cost, Finding, WhatIf
 

@@ -51,7 +51,8 @@ def main(argv: list[str]) -> int:
 
     from ..budget import CaptureBudget
     from ..errors import IrscopeError
-    from ..session import Overrides, open_file
+    from ..overrides import Overrides
+    from ..session import open_file
     from ..triton_compat import local_gpu_target
     from ..triton_compat.measure import relaunch
 

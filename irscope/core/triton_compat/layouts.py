@@ -19,7 +19,7 @@ def ttgir_access_linear_layouts(ttgir: str) -> list[dict | None] | None:
     import gc
     import tempfile
 
-    from ..analysis.layouts import ACCESS_OP_NAMES
+    from ..analysis.ttgir_accesses import ACCESS_OP_NAMES
 
     try:
         from triton._C.libtriton import gluon_ir, ir

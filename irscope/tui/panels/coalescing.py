@@ -22,7 +22,8 @@ from ..messages import CoalescingAnalysed, Failed, Request
 from .base import InfoPanel
 
 if TYPE_CHECKING:  # the analysis (and numpy under it) is imported when a panel first draws: the app paints sooner
-    from ...core.analysis.coalescing import AccessCoalescing, KernelCoalescing, WarpPicture
+    from ...core.analysis.coalescing import AccessCoalescing, KernelCoalescing
+    from ...core.analysis.coalescing_requests import WarpPicture
 
 MAX_SECTOR_ROWS = 64  # the panel scrolls: a whole warp, one sector per lane, and more (AMD)
 LABEL_END = "\u2502"  # ends each picture line's label
@@ -32,7 +33,7 @@ def warp_picture_lines(picture: WarpPicture, elem_bytes: int) -> list[str]:
     """One warp-level instruction as text: a column per lane, a row per 32-byte sector touched
     (offsets from the lowest one), `█` where the lane reads or writes in that sector. Each line is
     label + LABEL_END + the lanes."""
-    from ...core.analysis.coalescing import SECTOR_BYTES
+    from ...core.analysis.coalescing_requests import SECTOR_BYTES
 
     lane_sectors = picture.lane_sectors()
     lanes = len(lane_sectors)

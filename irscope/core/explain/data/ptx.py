@@ -1,8 +1,8 @@
-"""PTX opcodes, modifiers and directives (facts from NVIDIA's PTX ISA manual, in irscope's own words).
+"""PTX opcodes and directives (facts from NVIDIA's PTX ISA manual, in irscope's own words).
 
 OPS maps a dotted opcode prefix to (title, template). The longest prefix of an instruction's opcode that
-is a key wins; what follows it must be modifiers (TYPES, COMPARISONS, MODIFIERS or a PATTERNS match).
-Template fields: {d} {a} {b} {c} {e} are the operands in order (d is usually the destination),
+is a key wins; what follows it must be modifiers (TYPES, COMPARISONS, MODIFIERS or a PATTERNS match, in
+`ptx_modifiers`). Template fields: {d} {a} {b} {c} {e} are the operands in order (d is usually the destination),
 {type} the data type in words, {cmp} the comparison, {ops} every operand.
 """
 
@@ -164,123 +164,6 @@ OPS: dict[str, tuple[str, str]] = {
     "griddepcontrol": ("Grid dependency control", "let a dependent kernel launch early or wait for the kernel it depends on"),
     "nanosleep": ("Sleep", "suspend this thread for about {d} nanoseconds"),
 }
-
-TYPES: dict[str, tuple[str, int]] = {
-    "pred": ("a predicate (1 bit)", 1),
-    "b8": ("8 untyped bits", 8), "b16": ("16 untyped bits", 16), "b32": ("32 untyped bits", 32),
-    "b64": ("64 untyped bits", 64), "b128": ("128 untyped bits", 128),
-    "u8": ("unsigned 8-bit integers", 8), "u16": ("unsigned 16-bit integers", 16),
-    "u32": ("unsigned 32-bit integers", 32), "u64": ("unsigned 64-bit integers", 64),
-    "s8": ("signed 8-bit integers", 8), "s16": ("signed 16-bit integers", 16),
-    "s32": ("signed 32-bit integers", 32), "s64": ("signed 64-bit integers", 64),
-    "f16": ("16-bit floats (half)", 16), "f16x2": ("two 16-bit floats packed in 32 bits", 32),
-    "bf16": ("bfloat16", 16), "bf16x2": ("two bfloat16 packed in 32 bits", 32),
-    "tf32": ("TensorFloat-32", 32), "e4m3": ("8-bit floats e4m3", 8), "e5m2": ("8-bit floats e5m2", 8),
-    "e4m3x2": ("two 8-bit e4m3 floats", 16), "e5m2x2": ("two 8-bit e5m2 floats", 16),
-    "f32": ("32-bit floats", 32), "f32x2": ("two 32-bit floats in a 64-bit pair, one instruction for both", 64),
-    "f64": ("64-bit floats", 64),
-}
-
-COMPARISONS: dict[str, str] = {
-    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-    "lo": "< (unsigned)", "ls": "<= (unsigned)", "hi": "> (unsigned)", "hs": ">= (unsigned)",
-    "equ": "== (or either is NaN)", "neu": "!= (or either is NaN)", "ltu": "< (or either is NaN)",
-    "leu": "<= (or either is NaN)", "gtu": "> (or either is NaN)", "geu": ">= (or either is NaN)",
-    "num": "both are numbers (neither NaN)", "nan": "either is NaN",
-}
-
-# Modifier -> what it means. Spaces and cache operators come first because ld/st use them most.
-MODIFIERS: dict[str, str] = {
-    "global": "global memory (device DRAM, cached in L2 and usually L1)",
-    "shared": "shared memory (on-chip, shared by the block)",
-    "shared::cta": "shared memory of this block (CTA)",
-    "shared::cluster": "shared memory addressed across the thread-block cluster",
-    "local": "local memory (per-thread stack in DRAM: register spills and arrays)",
-    "param": "kernel parameter space (the launch arguments)",
-    "const": "constant memory (read-only, cached, fast when all lanes read one address)",
-    "ca": "cache at all levels (L1 and L2)",
-    "cg": "cache at the global level only (L2, bypassing L1)",
-    "cs": "streaming: likely used once, evict early",
-    "lu": "last use: the line will not be read again",
-    "cv": "do not cache; fetch again (volatile)",
-    "wb": "write back at all coherent levels",
-    "wt": "write through to system memory",
-    "nc": "through the non-coherent read-only (texture) cache",
-    "volatile": "volatile: not reordered or merged by the compiler",
-    "relaxed": "relaxed memory ordering",
-    "acquire": "acquire ordering: later accesses stay after it",
-    "tensor": "a tile of a tensor, described by a tensor map", "2d": "two-dimensional", "3d": "three-dimensional",
-    "4d": "four-dimensional", "5d": "five-dimensional",
-    "read": "only until the source may be overwritten (the reads are done), not until the writes land",
-    "proxy": "between memory proxies (different paths to the same memory)",
-    "tensormap::generic": "between ordinary accesses and the TMA unit's reads of a tensor map",
-    "row": "the A operand is row-major", "col": "the B operand is column-major",
-    "b1024": "the tensor map is the 1024-bit (128-byte) object TMA reads",
-    "box_dim": "field: the size of the tile copied, per dimension", "global_address": "field: the tensor's base address",
-    "global_dim": "field: the tensor's size, per dimension", "global_stride": "field: the tensor's stride, per dimension",
-    "element_stride": "field: the step between elements copied, per dimension",
-    "elemtype": "field: the element type", "rank": "field: the number of dimensions",
-    "swizzle_mode": "field: how shared-memory rows are permuted to avoid bank conflicts",
-    "fractional": "the policy covers a fraction of the accesses", "inc": "raise the budget", "dec": "lower the budget",
-    "release": "release ordering: earlier accesses stay before it",
-    "acq_rel": "acquire and release ordering",
-    "sc": "sequentially consistent ordering",
-    "weak": "weak (ordinary) access",
-    "cta": "scope: the thread block",
-    "cluster": "scope: the thread-block cluster",
-    "gpu": "scope: the whole GPU",
-    "sys": "scope: the whole system (host included)",
-    "L1::evict_normal": "L1 eviction priority normal", "L1::evict_first": "L1: evict this line first",
-    "L1::evict_last": "L1: keep this line as long as possible", "L1::evict_unchanged": "L1 eviction priority unchanged",
-    "L1::no_allocate": "do not allocate the line in L1",
-    "L2::evict_first": "L2: evict this line first", "L2::evict_last": "L2: keep this line as long as possible",
-    "L2::evict_normal": "L2 eviction priority normal", "L2::cache_hint": "an L2 cache policy operand follows",
-    "L2::64B": "prefetch 64 bytes into L2", "L2::128B": "prefetch 128 bytes into L2", "L2::256B": "prefetch 256 bytes into L2",
-    "v2": "a vector of 2 elements in one access", "v4": "a vector of 4 elements in one access",
-    "v8": "a vector of 8 elements in one access",
-    "rn": "round to nearest, ties to even", "rz": "round toward zero", "rm": "round toward -∞", "rp": "round toward +∞",
-    "rni": "round to the nearest integer", "rzi": "round toward zero to an integer",
-    "rmi": "round toward -∞ to an integer", "rpi": "round toward +∞ to an integer",
-    "ftz": "flush subnormal inputs and results to zero", "sat": "clamp the result to the type's range ([0, 1] for floats)",
-    "approx": "fast hardware approximation (a few ulp, not IEEE-rounded)", "full": "full-range approximation (about 2 ulp)",
-    "lo": "keep the low half of the double-width product", "hi": "keep the high half of the double-width product",
-    "wide": "keep the whole double-width result (32×32 → 64 bits)",
-    "uni": "every thread of the warp takes the branch together (no divergence)",
-    "sync": "the lanes named by the mask synchronize before it runs", "aligned": "every thread of the warp (or group) executes it together",
-    "all": "over all threads", "any": "true if any lane's predicate is true", "ballot": "a bit mask of the lanes' predicates",
-    "and": "combined with bitwise AND", "or": "combined with bitwise OR", "xor": "combined with bitwise XOR",
-    "add": "sum", "min": "minimum", "max": "maximum", "inc": "add one, wrapping to 0 past the operand",
-    "dec": "subtract one, wrapping to the operand at 0 (or below)",
-    "exch": "swap in the new value, return the old", "cas": "compare and swap",
-    "parity": "waits on the phase's parity bit", "trans": "rows and columns swapped (the transposed matrix)",
-    "arrive": "signal arrival at the barrier and go on without waiting", "expect_tx": "also expect a byte count",
-    "mbarrier::arrive::one": "count one arrival on an mbarrier when done",
-    "mbarrier::complete_tx::bytes": "report the copied bytes to an mbarrier",
-    "cta_group::1": "the tensor-core work of one block (CTA)", "cta_group::2": "tensor-core work shared by a pair of blocks",
-    "kind::f16": "16-bit float inputs (f16 or bf16)", "kind::tf32": "TensorFloat-32 inputs", "kind::f8f6f4": "8, 6 or 4-bit float inputs",
-    "kind::i8": "8-bit integer inputs", "kind::mxf8f6f4": "block-scaled low-precision inputs",
-    "wait::ld": "wait for tcgen05.ld", "wait::st": "wait for tcgen05.st",
-    "red": "a reduction into memory that returns nothing",
-    "bulk_group": "tracked as a bulk async group", "tile": "tiled tensor copy", "im2col": "im2col tensor copy",
-    "to": "converting to the named state space", "shiftl": "shift left", "wrap": "wrap the shift amount", "clamp": "clamp the shift amount",
-    "up": "read from a lower lane (this lane minus the offset)",
-    "down": "read from a higher lane (this lane plus the offset)", "bfly": "butterfly (XOR of lane numbers)", "idx": "indexed lane",
-    "b4e": "byte mode: backward 4 extract", "f4e": "byte mode: forward 4 extract", "ecl": "byte mode: edge clamp left",
-    "ecr": "byte mode: edge clamp right", "rc8": "byte mode: replicate 8 bits", "rc16": "byte mode: replicate 16 bits",
-    "collector::a::discard": "do not keep A in the operand collector", "collector::a::fill": "keep A in the operand collector",
-    "collector::a::use": "reuse A from the operand collector", "collector::a::lastuse": "last reuse of A from the collector",
-}
-
-# Modifiers with numbers in them: regex -> template (groups as {0}, {1}, ...).
-PATTERNS: list[tuple[str, str]] = [
-    (r"m(\d+)n(\d+)k(\d+)", "tile shape M×N×K = {0}×{1}×{2}"),
-    (r"m(\d+)n(\d+)", "{0}×{1} matrix tiles"),
-    (r"x(\d+)", "{0} of them (repeat count)"),
-    (r"(\d+)x(\d+)bx2", "tensor-memory access shape {0} lanes × {1} bits, two halves"),
-    (r"(\d+)x(\d+)b", "tensor-memory access shape {0} lanes × {1} bits"),
-    (r"(\d+)x(\d+)", "tensor-memory access shape {0}×{1}"),
-    (r"shared::(\w+)", "shared memory ({0} scope)"),
-]
 
 DIRECTIVES: dict[str, tuple[str, str]] = {
     ".version": ("PTX version", "the PTX ISA version this text is written in"),
