@@ -8,6 +8,8 @@ Recording runs on copies of the launch's tensors, so the user's results stay as 
 
 from __future__ import annotations
 
+import functools
+
 import sys
 import time
 from typing import Any
@@ -136,13 +138,20 @@ def _last_line(frame, line: int) -> int:
     """The last line of the expression the frame is executing: a `tl.load(` written over several lines is
     recorded at its first line (f_lineno), while Triton may locate the op at a later one (Liger's cross
     entropy: the load at line 153, its pointer and TTGIR op at line 154)."""
-    positions = getattr(frame.f_code, "co_positions", None) if frame is not None else None
-    if positions is None:  # Python 3.10
+    if frame is None or not hasattr(frame.f_code, "co_positions"):  # Python 3.10
         return line
-    for i, (start, end, _col, _end_col) in enumerate(positions()):
-        if i == frame.f_lasti // 2:
-            return max(line, end or line) if start == line else line
-    return line
+    positions = _positions(frame.f_code)
+    index = frame.f_lasti // 2
+    if index >= len(positions):
+        return line
+    start, end = positions[index]
+    return max(line, end or line) if start == line else line
+
+
+@functools.lru_cache(maxsize=256)
+def _positions(code) -> tuple:
+    """(first line, last line) of each instruction of a code object: read once per kernel, not per access."""
+    return tuple((start, end) for start, end, _col, _end_col in code.co_positions())
 
 
 def _out_of_bounds_text(access: MemoryAccess, bad: np.ndarray, region: Region | None) -> str:

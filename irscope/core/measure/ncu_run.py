@@ -102,24 +102,21 @@ def run_ncu_many(file: str, keys: list[tuple[str, int | None, int, str | None]],
         raw = _page(ncu, report, ["--page", "raw", "--csv"])
     launched = [int(m) for m in re.findall(r"^irscope_measure: launched #(\d+)$", done.stderr, re.M)]
     missing = dict(re.findall(r"^irscope_measure: not launched #(\d+): (.*)$", done.stderr, re.M))
-    sources, raws = split_source_text(source), split_raw_text(raw)
-    for place, result in enumerate(results):
-        if place not in launched:
-            result.error = (f"irscope_measure: {missing[str(place)]}" if str(place) in missing else
-                            "ncu's report holds no profiled launch (the NVTX range was not seen)")
-            continue
-        k = launched.index(place)
-        pages = parse_source_page(sources[k]) if k < len(sources) else []
-        rows = parse_raw_page(raws[k]) if k < len(raws) else []
-        if keep:
-            for suffix, text in ((".source.csv", sources[k] if k < len(sources) else ""),
-                                 (".raw.csv", raws[k] if k < len(raws) else "")):
+    pages, rows = parse_source_page(source), parse_raw_page(raw)  # one of each per launch, in launch order
+    if keep:  # each compilation's own pages, as validation reads them
+        sources, raws = split_source_text(source), split_raw_text(raw)
+        for k, place in enumerate(launched):
+            for suffix, texts in ((".source.csv", sources), (".raw.csv", raws)):
                 with open(stems[place] + suffix, "w", encoding="utf-8") as f:
-                    f.write(text)
-        if not pages or not rows:
+                    f.write(texts[k] if k < len(texts) else "")
+    for place, result in enumerate(results):
+        k = launched.index(place) if place in launched else None
+        if k is None and str(place) in missing:
+            result.error = f"irscope_measure: {missing[str(place)]}"
+        elif k is None or k >= len(pages) or k >= len(rows):
             result.error = "ncu's report holds no profiled launch (the NVTX range was not seen)"
-            continue
-        result.page, result.raw = pages[0], rows[0]
+        else:
+            result.page, result.raw = pages[k], rows[k]
     return results
 
 
