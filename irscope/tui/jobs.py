@@ -63,12 +63,14 @@ class Sessions:
 
 
 def warm_imports() -> None:
-    """What the panels import when they first draw (NumPy, the coalescing analysis, the explainer's
-    tables: ~0.1 s), imported while the worker runs the file and the screen has nothing else to do,
-    rather than at the first paint or in the middle of the user's first moves."""
+    """What the panels import when they first draw (the explainer's tables), imported while the worker
+    runs the file and the screen has nothing else to do, rather than at the first paint or in the middle
+    of the user's first moves. NumPy and the coalescing analysis (12 MB) are not: they arrive with the
+    first answer that holds them (a coalescing analysis, the stepper's recording), unpickled in the
+    thread that waited for it, so a session that never opens those panels never holds them."""
     import importlib
 
-    for name in ("numpy", "irscope.core.analysis.coalescing", "irscope.core.explain"):
+    for name in ("irscope.core.explain",):
         try:
             importlib.import_module(name)
         except ImportError:  # the panel that needs it says so when it draws
