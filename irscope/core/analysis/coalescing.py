@@ -224,7 +224,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
             addresses = np.asarray(access.byte_offsets, dtype=np.int64) + base
             vector = max(1, (entry.width_bytes or access.elem_bytes) // access.elem_bytes)
             batch = count_requests(addresses, access.mask, access.elem_bytes, layout, vector, op.kind,
-                                   want_picture=True)
+                                   want_picture=True, op=op.op)
             entry.counts.add(batch.counts)
             entry.lane_strides.update(batch.lane_strides)
             if batch.worst is not None and (entry.picture is None or

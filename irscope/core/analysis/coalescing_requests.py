@@ -5,8 +5,10 @@ one request per warp-level instruction that has at least one active lane (a tens
 several vector instructions per thread gives several requests; an instruction whose lanes are all
 masked off gives none), and the distinct sectors its active lanes touch. As Triton lowers them:
 loads are issued by every lane, including lanes that hold a broadcast copy of another lane's
-elements; stores are issued only by the first of such copies (Triton predicates the others off), and
-registers that repeat another register are moved once.
+elements; stores, atomics and `cp.async` copies to shared memory (`ttg.async_copy_global_to_local`) are
+issued only by the first of such copies (Triton predicates the others off: fla's `kernel_h` loads one
+float a program with `@%p cp.async` where `%p` is `tid % 64 == 0`, and the H100 counted one sector, not
+one per warp), and registers that repeat another register are moved once.
 
 Also what one execution's addresses show beyond the count: the byte step along each dimension, the
 dimension lanes step along, how far the first byte sits off a sector. Apart from the driver
@@ -27,6 +29,7 @@ from .layouts import LinearLayout
 
 SECTOR_BYTES = 32
 LINE_BYTES = 128
+ASYNC_COPY = "ttg.async_copy_global_to_local"
 
 
 @dataclass
@@ -116,12 +119,13 @@ def scalar_layout(num_warps: int, threads_per_warp: int) -> LinearLayout:
 
 
 def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_bytes: int, layout: LinearLayout,
-                   vector: int, kind: str, want_picture: bool = True) -> RequestBatch:
+                   vector: int, kind: str, want_picture: bool = True, op: str = "") -> RequestBatch:
     """Warp-level instructions of one executed load/store and what each touches.
 
     `byte_addresses`/`active`: per element of the access (row-major, the access's shape), the byte
     address (relative to a 512-byte aligned base) and whether its lane is on. `vector`: elements each
-    lane moves per instruction (the PTX width ÷ the element size). `kind`: "load", "store" or "atomic".
+    lane moves per instruction (the PTX width ÷ the element size). `kind`: "load", "store" or "atomic";
+    `op`: the TTGIR op (an async copy is predicated like a store).
     """
     addresses = np.asarray(byte_addresses, dtype=np.int64).reshape(-1)
     on = np.ones(addresses.shape, bool) if active is None else np.asarray(active, bool).reshape(-1)
@@ -134,7 +138,7 @@ def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_b
     idx = index[:, :, regs].reshape(warps, lanes, len(group_starts), vector)
     addr = addresses[idx]
     act = on[idx].copy()
-    if kind != "load":  # Triton predicates stores (and atomics) off in lanes and warps that repeat others
+    if kind != "load" or op == ASYNC_COPY:  # Triton predicates these off in lanes and warps that repeat others
         lane_ok = (np.arange(lanes) & layout.free_lane_mask) == 0
         warp_ok = (np.arange(warps) & layout.free_warp_mask) == 0
         act &= (warp_ok[:, None] & lane_ok[None, :])[:, :, None, None]
@@ -155,6 +159,8 @@ def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_b
         return (new & (marked >= 0)).sum(axis=1)
 
     sectors = distinct(addr_r // SECTOR_BYTES)
+    if op == ASYNC_COPY:
+        sectors = _copy_sectors(addr_r, act_r, lanes, vector * elem_bytes)
     lines_ = distinct(addr_r // LINE_BYTES)
     unique = distinct(addr_r) * elem_bytes
     ideal = -(-unique // SECTOR_BYTES)
@@ -189,6 +195,20 @@ def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_b
         picture = WarpPicture(warp, group_starts[group], lane_list, int(sectors[pick]), int(ideal[pick]),
                               int(lines_[pick]), int(act_r[pick].sum()) * elem_bytes)
     return RequestBatch(counts, picture, strides)
+
+
+def _copy_sectors(addr_r: np.ndarray, act_r: np.ndarray, lanes: int, lane_bytes: int) -> np.ndarray:
+    """Sectors of each cp.async request as Nsight Compute counts them: per phase of 128 bytes of lane data
+    (8 lanes of 16-byte copies), the phase's distinct sectors, summed over the phases; a sector two phases
+    both touch counts twice. Tutorial 09 at 32x32x32: four masked rows wrapped to the same two sectors, which
+    the warp's distinct sectors count as 2 and the H100 measured as 8 (2 in each of 4 phases)."""
+    per_phase = max(1, min(lanes, LINE_BYTES // max(1, lane_bytes)))
+    marked = np.where(act_r, addr_r // SECTOR_BYTES, -1)
+    phases = marked.reshape(marked.shape[0], max(1, lanes // per_phase), -1)
+    ordered = np.sort(phases, axis=2)
+    new = np.ones(ordered.shape, bool)
+    new[:, :, 1:] = ordered[:, :, 1:] != ordered[:, :, :-1]
+    return (new & (ordered >= 0)).sum(axis=(1, 2))
 
 
 def dim_strides(byte_offsets: np.ndarray, mask: np.ndarray | None) -> dict[int, int]:

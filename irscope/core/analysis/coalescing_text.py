@@ -119,7 +119,8 @@ def _what_if_fastest(entry: AccessCoalescing, dim: int) -> str:
     if linear is None:
         return ""
     width = min(16, layout.size_per_thread[fast] * entry.elem_bytes) // entry.elem_bytes or 1
-    batch = count_requests(addresses, mask, entry.elem_bytes, linear, max(vector, width), entry.kind, want_picture=False)
+    batch = count_requests(addresses, mask, entry.elem_bytes, linear, max(vector, width), entry.kind, want_picture=False,
+                           op=entry.op)
     c = batch.counts
     if not c.requests:
         return ""
@@ -131,7 +132,8 @@ def _what_if_fastest(entry: AccessCoalescing, dim: int) -> str:
 def _requests_of_sample(entry: AccessCoalescing) -> int:
     addresses, mask, layout, vector = entry.sample
     linear = linear_layout(layout, entry.shape)
-    return count_requests(addresses, mask, entry.elem_bytes, linear, vector, entry.kind, want_picture=False).counts.requests
+    return count_requests(addresses, mask, entry.elem_bytes, linear, vector, entry.kind, want_picture=False,
+                          op=entry.op).counts.requests
 
 
 def _width_text(entry: AccessCoalescing) -> str:
