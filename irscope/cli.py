@@ -266,8 +266,9 @@ def _report(ws, args) -> int:
     measured = {}
     if args.measure:
         from .core.measure import measure_all
+        from .core.progress import tell
         done = measure_all(ws, comps, with_ncu=not args.no_ncu, run_main=not args.no_run, defines=args.defines,
-                           arg_types=args.args)
+                           arg_types=args.args, progress=lambda text: tell(f"irscope: measuring: {text}"))
         measured = {id(comp): m for comp, m in zip(comps, done)}
     doc = build_report(ws, comps)
     for entry, comp in zip(doc["kernels"], comps):

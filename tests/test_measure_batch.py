@@ -60,3 +60,19 @@ def test_one_child_run_finds_every_wanted_compilation(tmp_path):
     name = kernel.rsplit(":", 1)[-1]
     assert done.stderr.count(f"found {name} and its arguments; no GPU to launch it on") == 2
     assert "irscope_measure: not launched #2:" in done.stderr
+
+
+def test_measuring_says_each_step_as_it_ends():
+    """A measurement can take minutes (runs of the file under ncu, whole-launch predictions): each step is said
+    as it ends, with its seconds (on the H100, validation/gpu_measure.py keeps these lines beside each file's
+    JSON). A compilation the file did not launch (--no-run) is said too, and measured as not launched."""
+    from irscope.core.measure import NOT_LAUNCHED, measure_all
+    from irscope.core.overrides import Overrides
+    ws = open_file(kernel_path("add.py"), target="sm_90", run_main=False,
+                   overrides=Overrides.parse(["BLOCK_SIZE=1024"], []))
+    comps = ws.compile_all(kernel_name="add_kernel")
+    said: list[str] = []
+    done = measure_all(ws, comps, progress=said.append)
+    assert [m.errors for m in done] == [[NOT_LAUNCHED]] * len(comps)
+    assert len(said) == len(comps) and said[0].startswith(f"add_kernel, compilation 1 of {len(comps)}: ")
+    assert said[0].endswith(" s")

@@ -43,16 +43,20 @@ def run_file(path: str, out: str, timeout: float = 900) -> dict:
     path_list = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)  # and the corpus's libraries
     env = dict(os.environ, IRSCOPE_NCU_KEEP=os.path.join(out, "ncu_pages"), PYTHONPATH=path_list)
     name = os.path.relpath(path, ROOT).replace("/", "__")
+    os.makedirs(os.path.join(out, "json"), exist_ok=True)
+    err_path = os.path.join(out, "json", name + ".stderr.txt")  # written as it comes: measured mode's steps
     try:
-        done = subprocess.run([sys.executable, "-m", "irscope", "report", path, "--measure", "--json"],
-                              capture_output=True, text=True, env=env, timeout=timeout, cwd=os.path.dirname(path))
+        with open(err_path, "w") as err:
+            done = subprocess.run([sys.executable, "-m", "irscope", "report", path, "--measure", "--json"],
+                                  stdout=subprocess.PIPE, stderr=err, text=True, env=env, timeout=timeout,
+                                  cwd=os.path.dirname(path))
     except subprocess.TimeoutExpired:  # a row that says so, and the next file still runs
         doc = {"error": f"irscope report --measure did not finish in {timeout:.0f} s", "kernels": []}
-        os.makedirs(os.path.join(out, "json"), exist_ok=True)
         with open(os.path.join(out, "json", name + ".json"), "w") as f:
             json.dump(doc, f)
         return doc
-    os.makedirs(os.path.join(out, "json"), exist_ok=True)
+    with open(err_path) as f:
+        done.stderr = f.read()
     with open(os.path.join(out, "json", name + ".json"), "w") as f:
         f.write(done.stdout or json.dumps({"error": done.stderr[-2000:], "returncode": done.returncode}))
     try:

@@ -41,6 +41,8 @@ def main(argv: list[str]) -> None:
     out, err = io.StringIO(), io.StringIO()
     sys.stdout, sys.stderr = out, err  # irscope's own words; the user's file writes to fds 1 and 2
     code = 70
+    from ..core import progress
+    progress.sink = lambda text: protocol.send(result_fd, {"progress": text})
     try:
         from ..cli import execute
         code = execute(argv)

@@ -35,6 +35,7 @@ class Measurement:
     raw: dict[str, str] = field(default_factory=dict)   # ncu's raw metrics of the launch
     agreements: list = field(default_factory=list)
     errors: list[str] = field(default_factory=list)     # what could not be measured, and why
+    seconds: dict[str, float] = field(default_factory=dict)  # what each step took: timing, prediction, banks
 
     @property
     def gbps(self) -> float | None:
@@ -82,7 +83,8 @@ class Measurement:
                         "gpu_time_us": self.raw.get("gpu__time_duration.sum"),
                         "dram_bytes_read": self.raw.get("dram__bytes_read.sum"),
                         "dram_bytes_write": self.raw.get("dram__bytes_write.sum")} if self.raw else None,
-                "agreements": [a.to_json() for a in self.agreements], "errors": self.errors}
+                "agreements": [a.to_json() for a in self.agreements], "errors": self.errors,
+                "seconds": {k: round(v, 2) for k, v in self.seconds.items()}}
 
 
 def why_not_measurable(target_name: str | None) -> str | None:
@@ -108,13 +110,21 @@ def child_key(ws, comp) -> tuple[str, int | None, int] | None:
 
 
 def measure_all(ws, comps, *, with_ncu: bool = True, run_main: bool = True, defines: list[str] | None = None,
-                arg_types: list[str] | None = None) -> list[Measurement]:
+                arg_types: list[str] | None = None, progress=None) -> list[Measurement]:
     """measure() of each compilation, with one Nsight Compute run of the file per kernel for all its
     compilations (ncu_run.run_ncu_many): each run of the file under ncu costs what the parent's run did, and a
     tutorial with six compilations took six runs. (One run for every kernel at once failed on the H100 for
-    torch.compile's kernels, which the child then captured without a kernel name to look for.)"""
+    torch.compile's kernels, which the child then captured without a kernel name to look for.)
+    `progress(text)`, when given, hears each step as it ends, with its seconds: a file's measurement can take
+    minutes (its runs under ncu, the whole-launch predictions)."""
+    import time
+
     from .ncu_child import spec_id
     from .ncu_run import run_ncu_many
+
+    def told(what: str, began: float) -> None:
+        if progress is not None:
+            progress(f"{what}: {time.monotonic() - began:.1f} s")
 
     found = {}
     if with_ncu:
@@ -127,11 +137,20 @@ def measure_all(ws, comps, *, with_ncu: bool = True, run_main: bool = True, defi
             release_cached_memory()
             for name in dict.fromkeys(keys[id(c)][0] for c in wanted):  # one child run per kernel
                 group = [c for c in wanted if keys[id(c)][0] == name]
+                began = time.monotonic()
                 results = run_ncu_many(ws.user_file.path, [(*keys[id(c)], spec_id(c.spec)) for c in group],
                                        run_main=run_main, defines=defines, arg_types=arg_types)
                 found.update({id(c): r for c, r in zip(group, results)})
-    return [measure(ws, c, with_ncu=with_ncu, run_main=run_main, defines=defines, arg_types=arg_types,
-                    ncu=found.get(id(c))) for c in comps]
+                told(f"Nsight Compute ran the file for {name.rpartition(':')[2]} ({len(group)} compilation(s))",
+                     began)
+    done = []
+    for number, c in enumerate(comps, 1):
+        began = time.monotonic()
+        done.append(measure(ws, c, with_ncu=with_ncu, run_main=run_main, defines=defines, arg_types=arg_types,
+                            ncu=found.get(id(c))))
+        steps = ", ".join(f"{k} {v:.1f} s" for k, v in done[-1].seconds.items())
+        told(f"{c.kernel.name}, compilation {number} of {len(comps)}{' (' + steps + ')' if steps else ''}", began)
+    return done
 
 
 def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: list[str] | None = None,
@@ -155,17 +174,21 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     if not comp.launch.grid:
         result.errors.append(NO_GRID)
         return result
+    import time
+    began = time.monotonic()
     result.peaks = peaks_of(gpu_properties())
     try:
         result.time_ms = bench(relaunch(comp.kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid))
     except Exception as exc:  # noqa: BLE001 - the user's kernel on the user's data: say it, go on
         result.errors.append(f"timing failed: {type(exc).__name__}: {exc}")
+    result.seconds["timing"], began = time.monotonic() - began, time.monotonic()
     # every program, so that the prediction is of the launch ncu measures (up to WHOLE_GRID_LIMIT programs); a
     # grid no larger than the default sample is the default analysis, which the report then reuses
     programs = math.prod(launch_grid(comp.launch))
     coalescing = analyze_coalescing(comp, max_programs=max(DEFAULT_PROGRAMS, min(programs, WHOLE_GRID_LIMIT))) \
         if with_ncu else analyze_coalescing(comp)
     result.work = launch_work(comp, coalescing)
+    result.seconds["coalescing"] = time.monotonic() - began
     if not with_ncu:
         return result
     from .ncu_run import run_ncu
@@ -191,7 +214,9 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     banks = None
     if not mismatch:
         from ..analysis.shared_banks import whole_launch_report
+        began = time.monotonic()
         banks = whole_launch_report(comp, max_programs=WHOLE_GRID_LIMIT, time_limit=BANK_TIME_LIMIT)
+        result.seconds["banks"] = time.monotonic() - began
     result.agreements = agreements(comp, coalescing, result.lines, ncu.raw, banks)
     extra = disagreement_findings(comp, result.agreements)
     if extra:

@@ -1,0 +1,32 @@
+#!/bin/sh
+# The H100 calls of 2026-11-24, third session (issue 17): measured mode on the rows fixed offline since the
+# fourth run, and triton_square.py, which no call finished, with each step of measuring said as it ends.
+#   PART=A: triton_square.py alone (its sweep calls torch.compile), its measuring steps kept
+#           (json/*.stderr.txt); then, in what is left of the call, tutorial 09
+#   PART=B: the cp.async rows fixed offline (fla_gated_delta_rule's kernel_h line 247) and fla's fused recurrent
+#           backward (lines 339/340, open)
+# Start each call with the corpus's wheels (carried as .whl, as the device's README says):
+#   tar xf .device/wheels.tar && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+#     wheels/*.whl && export PYTHONPATH=/tmp/site
+#   PART=A sh validation/h100_measure5.sh     (results under $OUT/d, packed into $OUT/measure5.tar.gz)
+set -u
+D=${OUT:-/tmp/irscope-h100}/d
+mkdir -p "$D"
+python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__, torch.cuda.get_device_name(0))" | tee "$D/versions.txt"
+ncu --version >> "$D/versions.txt" 2>&1
+C=tests/corpus
+T=$C/tutorials/triton-3.6
+P=${PART:-A}
+case $P in
+  A) FILES="$C/snippets/gpu-mode-lectures/triton_square.py $T/09-persistent-matmul.py"; JOBS=1; TIMEOUT=420 ;;
+  B) FILES="$C/drivers/fla_gated_delta_rule.py $C/drivers/fla_fused_recurrent_gla.py"; JOBS=2; TIMEOUT=420 ;;
+  *) echo "PART is A or B"; exit 2 ;;
+esac
+# shellcheck disable=SC2086
+python3 validation/gpu_measure.py --out "$D/measure_$P" --budget 540 --timeout $TIMEOUT --jobs $JOBS $FILES \
+  > "$D/measure_$P.log" 2>&1
+echo "measure_$P rc=$?" >> "$D/rc.txt"
+cat "$D/rc.txt"; grep '^#' "$D/measure_$P.log"; tail -30 "$D/measure_$P.log" | cut -c1-600
+for f in "$D/measure_$P"/json/*.stderr.txt; do echo "== $f"; grep "irscope: measuring" "$f" | cut -c1-300; done
+(cd "$D/measure_$P" && tar czf ncu_pages.tar.gz ncu_pages && rm -rf ncu_pages) 2>/dev/null
+tar czf "$(dirname "$D")/measure5.tar.gz" --exclude="*.ncu-rep" -C "$(dirname "$D")" d
