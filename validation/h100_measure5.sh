@@ -3,8 +3,10 @@
 # fourth run, and triton_square.py, which no call finished, with each step of measuring said as it ends.
 #   PART=A: triton_square.py alone (its sweep calls torch.compile), its measuring steps kept
 #           (json/*.stderr.txt); then, in what is left of the call, tutorial 09
-#   PART=B: the cp.async rows fixed offline (fla_gated_delta_rule's kernel_h line 247) and fla's fused recurrent
-#           backward (lines 339/340, open)
+#   PART=B: after call A (its coalescing prediction ran 512 programs of each of triton_square's twelve
+#           compilations: 6 to 59 s each), triton_square.py again with the default sample for grids too large to
+#           predict whole; the cp.async row fixed offline (fla_gated_delta_rule's kernel_h line 247); fla's fused
+#           recurrent backward (lines 339/340, open)
 # Start each call with the corpus's wheels (carried as .whl, as the device's README says):
 #   tar xf .device/wheels.tar && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
 #     wheels/*.whl && export PYTHONPATH=/tmp/site
@@ -19,7 +21,8 @@ T=$C/tutorials/triton-3.6
 P=${PART:-A}
 case $P in
   A) FILES="$C/snippets/gpu-mode-lectures/triton_square.py $T/09-persistent-matmul.py"; JOBS=1; TIMEOUT=420 ;;
-  B) FILES="$C/drivers/fla_gated_delta_rule.py $C/drivers/fla_fused_recurrent_gla.py"; JOBS=2; TIMEOUT=420 ;;
+  B) FILES="$C/snippets/gpu-mode-lectures/triton_square.py $C/drivers/fla_gated_delta_rule.py
+            $C/drivers/fla_fused_recurrent_gla.py"; JOBS=2; TIMEOUT=420 ;;
   *) echo "PART is A or B"; exit 2 ;;
 esac
 # shellcheck disable=SC2086

@@ -14,7 +14,6 @@ the run did. --all prints agreeing rows too. Needs the corpus libraries (tests/c
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import shutil
 import sys
@@ -49,10 +48,9 @@ def main() -> int:
     parser.add_argument("--kernel")
     parser.add_argument("--all", action="store_true")
     args = parser.parse_args()
-    from irscope.core.analysis.coalescing import DEFAULT_PROGRAMS, analyze_coalescing
+    from irscope.core.analysis.coalescing import analyze_coalescing
     from irscope.core.analysis.shared_banks import whole_launch_report
-    from irscope.core.interp import launch_grid
-    from irscope.core.measure import BANK_TIME_LIMIT, WHOLE_GRID_LIMIT, child_key
+    from irscope.core.measure import BANK_TIME_LIMIT, WHOLE_GRID_LIMIT, child_key, predicted_programs
     from irscope.core.measure.agreement import agreements
     from irscope.core.measure.ncu_parse import parse_raw_page, parse_source_page
     from irscope.core.measure.per_line import per_source_line
@@ -85,8 +83,7 @@ def main() -> int:
         if mismatch:
             print(f"{stem} ({source[0]}): {mismatch}")
             continue
-        programs = math.prod(launch_grid(comp.launch))
-        coalescing = analyze_coalescing(comp, max_programs=max(DEFAULT_PROGRAMS, min(programs, WHOLE_GRID_LIMIT)))
+        coalescing = analyze_coalescing(comp, max_programs=predicted_programs(comp))
         banks = whole_launch_report(comp, max_programs=WHOLE_GRID_LIMIT, time_limit=BANK_TIME_LIMIT)
         for a in agreements(comp, coalescing, lines, parse_raw_page(raw[1])[0], banks):
             bad = a.agrees is False

@@ -109,6 +109,19 @@ def child_key(ws, comp) -> tuple[str, int | None, int] | None:
     return None if index is None else (comp.kernel.qualified_name, config, index)
 
 
+def predicted_programs(comp) -> int:
+    """How many programs measured mode's coalescing prediction runs: every program of a grid of up to
+    WHOLE_GRID_LIMIT, so that each line's sectors are the launch's, as ncu counts them; for a larger grid only
+    the ratios can be compared, and the default sample gives them as a larger one does (triton_square.py's
+    4,096 rows of up to 16,384 elements: 512 programs took 6 to 59 s a compilation on the H100, and its twelve
+    compilations did not finish in 420 s). A grid no larger than the default sample is the default analysis,
+    which the report then reuses."""
+    from ..analysis.coalescing import DEFAULT_PROGRAMS
+    from ..interp import launch_grid
+    programs = math.prod(launch_grid(comp.launch))
+    return max(DEFAULT_PROGRAMS, programs if programs <= WHOLE_GRID_LIMIT else DEFAULT_PROGRAMS)
+
+
 def measure_all(ws, comps, *, with_ncu: bool = True, run_main: bool = True, defines: list[str] | None = None,
                 arg_types: list[str] | None = None, progress=None) -> list[Measurement]:
     """measure() of each compilation, with one Nsight Compute run of the file per kernel for all its
@@ -158,8 +171,7 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     """Measure one compilation of `ws`. `run_main`, `defines`, `arg_types`: how the file was opened
     (--no-run, -D, --arg), so that ncu's child opens it the same way. `ncu`: its NcuResult when
     measure_all already ran Nsight Compute for it."""
-    from ..analysis.coalescing import DEFAULT_PROGRAMS, analyze_coalescing
-    from ..interp import launch_grid
+    from ..analysis.coalescing import analyze_coalescing
     from ..triton_compat.measure import bench, gpu_properties, relaunch, release_cached_memory
     from .agreement import agreements, disagreement_findings
     from .work import launch_work
@@ -182,11 +194,8 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     except Exception as exc:  # noqa: BLE001 - the user's kernel on the user's data: say it, go on
         result.errors.append(f"timing failed: {type(exc).__name__}: {exc}")
     result.seconds["timing"], began = time.monotonic() - began, time.monotonic()
-    # every program, so that the prediction is of the launch ncu measures (up to WHOLE_GRID_LIMIT programs); a
-    # grid no larger than the default sample is the default analysis, which the report then reuses
-    programs = math.prod(launch_grid(comp.launch))
-    coalescing = analyze_coalescing(comp, max_programs=max(DEFAULT_PROGRAMS, min(programs, WHOLE_GRID_LIMIT))) \
-        if with_ncu else analyze_coalescing(comp)
+    coalescing = analyze_coalescing(comp, max_programs=predicted_programs(comp)) if with_ncu \
+        else analyze_coalescing(comp)
     result.work = launch_work(comp, coalescing)
     result.seconds["coalescing"] = time.monotonic() - began
     if not with_ncu:
