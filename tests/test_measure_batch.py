@@ -7,7 +7,7 @@ import os
 import subprocess
 import tarfile
 
-from conftest import ROOT, kernel_path
+from conftest import ROOT, fixture_path, kernel_path
 from irscope.core.measure import child_key
 from irscope.core.measure.ncu_child import spec_id
 from irscope.core.measure.ncu_parse import parse_raw_page, parse_source_page, split_raw_text, split_source_text
@@ -51,7 +51,7 @@ def test_one_child_run_finds_every_wanted_compilation(tmp_path):
     path = kernel_path("misaligned.py")
     ws = open_file(path, target="sm_90", compile_ahead=False)
     comps = ws.compile_all()
-    keys = [(*child_key(ws, c), spec_id(c.spec)) for c in comps]
+    keys = [(*child_key(ws, c), spec_id(c.spec, c.kernel.jit)) for c in comps]
     assert len(keys) == 2
     (kernel, config, index, spec), more = keys[0], keys[1:] + [(keys[0][0], -1, 7, "0" * 20)]
     done = subprocess.run(child_command(path, kernel, config, index, spec=spec, also=more),
@@ -76,3 +76,19 @@ def test_measuring_says_each_step_as_it_ends():
     assert [m.errors for m in done] == [[NOT_LAUNCHED]] * len(comps)
     assert len(said) == len(comps) and said[0].startswith(f"add_kernel, compilation 1 of {len(comps)}: ")
     assert said[0].endswith(" s")
+
+
+def test_ncus_child_tells_apart_inductors_kernels_of_one_name():
+    """torch.compile called at two sizes puts a `triton_poi_fused_mul_0` in each of two Inductor modules, whose
+    names the child's run does not share with the parent's. The child finds each compilation's own kernel by
+    its spec_id, which holds the kernel's source as well as the specialization: on the H100, triton_square.py's
+    two same-named kernels had one specialization, and the child could not tell which the parent measured."""
+    from irscope.core.measure.ncu_child import find_kernel
+    ws = open_file(fixture_path("compiled_twice.py"), target="sm_90", compile_ahead=False)
+    kernels = [k for k in ws.kernels if k.name == "triton_poi_fused_mul_0"]
+    assert len(kernels) == 2 and kernels[0].qualified_name != kernels[1].qualified_name
+    for kernel, other in (kernels, kernels[::-1]):
+        comp = ws.compile(kernel)[0]
+        assert spec_id(comp.spec, kernel.jit) != spec_id(comp.spec, other.jit)  # the same specialization apart
+        renamed = "torch._inductor.runtime.compile_tasks.cnotthisrun:triton_poi_fused_mul_0"
+        assert find_kernel(ws, renamed, spec_id(comp.spec, kernel.jit)) is kernel

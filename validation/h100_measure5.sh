@@ -7,6 +7,9 @@
 #           compilations: 6 to 59 s each), triton_square.py again with the default sample for grids too large to
 #           predict whole; the cp.async row fixed offline (fla_gated_delta_rule's kernel_h line 247); fla's fused
 #           recurrent backward (lines 339/340, open)
+#   PART=C: after call B (triton_square's square_kernel rows agree; its two Inductor kernels of one name and one
+#           specialization were not told apart by ncu's child): triton_square.py again, kernels told apart by
+#           their source too
 # Start each call with the corpus's wheels (carried as .whl, as the device's README says):
 #   tar xf .device/wheels.tar && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
 #     wheels/*.whl && export PYTHONPATH=/tmp/site
@@ -23,7 +26,8 @@ case $P in
   A) FILES="$C/snippets/gpu-mode-lectures/triton_square.py $T/09-persistent-matmul.py"; JOBS=1; TIMEOUT=420 ;;
   B) FILES="$C/snippets/gpu-mode-lectures/triton_square.py $C/drivers/fla_gated_delta_rule.py
             $C/drivers/fla_fused_recurrent_gla.py"; JOBS=2; TIMEOUT=420 ;;
-  *) echo "PART is A or B"; exit 2 ;;
+  C) FILES="$C/snippets/gpu-mode-lectures/triton_square.py"; JOBS=1; TIMEOUT=480 ;;
+  *) echo "PART is A, B or C"; exit 2 ;;
 esac
 # shellcheck disable=SC2086
 python3 validation/gpu_measure.py --out "$D/measure_$P" --budget 540 --timeout $TIMEOUT --jobs $JOBS $FILES \

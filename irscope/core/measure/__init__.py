@@ -151,7 +151,8 @@ def measure_all(ws, comps, *, with_ncu: bool = True, run_main: bool = True, defi
             for name in dict.fromkeys(keys[id(c)][0] for c in wanted):  # one child run per kernel
                 group = [c for c in wanted if keys[id(c)][0] == name]
                 began = time.monotonic()
-                results = run_ncu_many(ws.user_file.path, [(*keys[id(c)], spec_id(c.spec)) for c in group],
+                results = run_ncu_many(ws.user_file.path, [(*keys[id(c)], spec_id(c.spec, c.kernel.jit))
+                                                          for c in group],
                                        run_main=run_main, defines=defines, arg_types=arg_types)
                 found.update({id(c): r for c, r in zip(group, results)})
                 told(f"Nsight Compute ran the file for {name.rpartition(':')[2]} ({len(group)} compilation(s))",
@@ -212,7 +213,7 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
         release_cached_memory()
         from .ncu_child import spec_id
         ncu = run_ncu(ws.user_file.path, *key, run_main=run_main, defines=defines, arg_types=arg_types,
-                      spec=spec_id(comp.spec))
+                      spec=spec_id(comp.spec, comp.kernel.jit))
     if ncu.error:
         result.errors.append(ncu.error)
         return result

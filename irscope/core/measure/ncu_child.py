@@ -97,16 +97,21 @@ def _launch_of(ws, qualified: str, config: int, index: int, spec: str | None, ru
     """The launch (a callable) of one wanted compilation, found in the child's own run."""
     kernel = find_kernel(ws, qualified, spec)
     config = None if config < 0 else config
-    comp = next((c for c in ws.compile(kernel, config=config) if spec and spec_id(c.spec) == spec), None) \
+    comp = next((c for c in ws.compile(kernel, config=config) if spec and spec_id(c.spec, kernel.jit) == spec), None) \
         or ws.compilation_at(kernel, config, index)
     if comp.launch.origin != "captured" or not comp.launch.grid:
         raise _Missing(f"{kernel.name} was not launched in this run of the file: {run}")
     return relaunch(kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid)
 
 
-def spec_id(spec) -> str:
-    """A compilation's specialization as a short name both processes compute alike (it names no object)."""
-    return hashlib.sha1(spec.cache_key().encode()).hexdigest()[:20]
+def spec_id(spec, jit=None) -> str:
+    """A compilation as a short name both processes compute alike (it names no object): its specialization
+    and, given the kernel's JITFunction, the kernel's source. Two of Inductor's modules can hold kernels of one
+    name (triton_square.py's sweep: a static and a dynamic-shape `triton_poi_fused_pow_0`) with the same
+    specialization; their source tells them apart."""
+    from ..triton_compat import kernel_source
+    key = spec.cache_key() + (kernel_source(jit) if jit is not None else "")
+    return hashlib.sha1(key.encode()).hexdigest()[:20]
 
 
 def stop_at(qualified: str, wanted: str, budget, target=None):
@@ -127,7 +132,7 @@ def stop_at_all(qualified: list[str], wanted: list[str], budget, target=None):
         if target is None or raw.warmup or getattr(raw.jit, "__name__", None) not in names:
             return  # a warmup compiles the binary; the launch that runs it (tutorial 02's by hand) comes after
         try:
-            left.discard(spec_id(specialize(raw.jit, raw.args, raw.kwargs, target)))
+            left.discard(spec_id(specialize(raw.jit, raw.args, raw.kwargs, target), raw.jit))
         except Exception:  # noqa: BLE001 - not specializable here (Inductor's launches): run on as before
             return
         if not left:
@@ -146,9 +151,11 @@ def find_kernel(ws, qualified: str, spec: str | None = None):
         module, _, name = qualified.rpartition(":")
         if not module.startswith(INDUCTOR_MODULES):
             raise
+    from ..triton_compat import kernel_source
     found = [k for k in ws.kernels if k.name == name and k.qualified_name.startswith(INDUCTOR_MODULES)]
-    if len(found) > 1 and spec:  # Inductor compiled it again (a new shape): the one with the parent's binary
-        found = [k for k in found if any(spec_id(c.spec) == spec for c in ws.compile(k))] or found
+    if len(found) > 1 and spec:  # Inductor compiled it again (a new shape): the one with the parent's code
+        found = [k for k in found if any(spec_id(c.spec, k.jit) == spec for c in ws.compile(k))] or found
+        found = found[:1] if all(kernel_source(k.jit) == kernel_source(found[0].jit) for k in found) else found
     if len(found) != 1:
         raise _Missing(f"{len(found)} kernels named {name} in Inductor's modules; cannot tell which one the "
                        f"parent measured")

@@ -34,7 +34,8 @@ from ..target import Target  # noqa: E402,F401
 from .driver import (_CpuDriver, install_cpu_driver, interpreter_lock, local_gpu_target,
     target_from_gpu_target)  # noqa: E402,F401
 from .jit import (UnwrappedKernel, bind_arguments, config_kwargs, constexpr_param_names,  # noqa: E402,F401
-                  descriptor_param_values, kernel_param_names, param_defaults, unwrap_kernel)  # noqa: E402,F401
+                  descriptor_param_values, kernel_param_names, kernel_source, param_defaults,  # noqa: E402,F401
+                  unwrap_kernel)  # noqa: E402,F401
 from .compiler import (Specialized, attrs_by_param, compilation_error_site, compile_specialized, compiled_asm,
     compiled_metadata, constexprs_by_param, find_tool, is_compilation_error, prepare_compiler, specialize)  # noqa: E402,F401
 from .key_deferred import key_deferred  # noqa: E402,F401

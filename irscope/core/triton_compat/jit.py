@@ -83,6 +83,11 @@ def kernel_param_names(jit: JITFunction) -> list[str]:
     return [p.name for p in jit.params]
 
 
+def kernel_source(jit: Any) -> str:
+    """The kernel function's source text as Triton holds it (empty for what is not a JITFunction)."""
+    return getattr(jit, "src", "") or ""
+
+
 def constexpr_param_names(jit: JITFunction) -> list[str]:
     return [p.name for p in jit.params if p.is_constexpr]
 
