@@ -1,7 +1,8 @@
-"""cp.async's global side on the fourth H100 run's raw data (validation/data/h100_measure4), recomputed with
-irscope's present code: which threads issue a copy, and how Nsight Compute counts a copy's sectors. Each
-binary must be the one ncu profiled, so these run under Triton 3.6 only; test_copy_counting.py has the same
-rules on this Triton's own compilations."""
+"""On the fourth H100 run's raw data (validation/data/h100_measure4), recomputed with irscope's present code:
+cp.async's global side (which threads issue a copy, how Nsight Compute counts its sectors) and loads the
+compiler makes in two layouts inside a loop. Each binary must be the one ncu profiled, so these run under
+Triton 3.6 only; test_copy_counting.py and test_coalescing_layouts.py have the same rules on this Triton's own
+compilations."""
 
 import os
 
@@ -51,3 +52,20 @@ def test_a_16_byte_cp_async_counts_sectors_per_eight_lane_phase(kernel, lines):
                                                           measured, raw, None)}
     for line in lines:
         assert (by[("ld sectors", line)].predicted, by[("ld sectors", line)].measured) == (256, 256)
+
+
+@SAME_BINARY
+def test_a_row_loaded_in_two_layouts_every_loop_trip_is_counted_in_both(tmp_path):
+    """fla's fused recurrent backward loads `b_q` and `b_k` (fused_recurrent.py lines 339/340) once a trip of
+    its T = 64 loop, and Triton makes each two loads: one in a slice layout (32 warp-uniform LDG.E.U16 a
+    thread, one sector a request) and one in a blocked layout (one LDG whose lanes read 64 bytes: two sectors).
+    Only the first was counted: 65,536 sectors predicted, 69,632 measured."""
+    from irscope.core.analysis.coalescing import analyze_coalescing
+    stem = "fla_fused_recurrent_gla.fla.ops.common.fused_recurrent.fused_recurrent_bwd_kernel.0"
+    comp, _page, lines = _fla_kernel(tmp_path, "fla_fused_recurrent_gla.py", "fused_recurrent_bwd_kernel", stem)
+    raw = parse_raw_page(_member(CALL_B, stem + ".raw.csv"))[0]
+    by = {(a.what, a.source_line): a for a in agreements(comp, analyze_coalescing(comp, max_programs=10**6),
+                                                          lines, raw, None)}
+    for line in (339, 340):
+        assert (by[("ld sectors", line)].predicted, by[("ld sectors", line)].measured) == (69632, 69632)
+    assert all(a.agrees is not False for a in by.values()), [a for a in by.values() if a.agrees is False]

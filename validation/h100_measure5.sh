@@ -10,6 +10,9 @@
 #   PART=C: after call B (triton_square's square_kernel rows agree; its two Inductor kernels of one name and one
 #           specialization were not told apart by ncu's child): triton_square.py again, kernels told apart by
 #           their source too
+#   PART=D: after the loads made in two layouts inside a loop are counted in both (fla's fused recurrent
+#           backward, lines 339/340, found offline from call B's pages): that file, and the files whose rows
+#           rest on the two-layout rule (Liger's RoPE) or have loops of several layouts (fla's chunk GLA)
 # Start each call with the corpus's wheels (carried as .whl, as the device's README says):
 #   tar xf .device/wheels.tar && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
 #     wheels/*.whl && export PYTHONPATH=/tmp/site
@@ -27,7 +30,9 @@ case $P in
   B) FILES="$C/snippets/gpu-mode-lectures/triton_square.py $C/drivers/fla_gated_delta_rule.py
             $C/drivers/fla_fused_recurrent_gla.py"; JOBS=2; TIMEOUT=420 ;;
   C) FILES="$C/snippets/gpu-mode-lectures/triton_square.py"; JOBS=1; TIMEOUT=480 ;;
-  *) echo "PART is A, B or C"; exit 2 ;;
+  D) FILES="$C/drivers/fla_fused_recurrent_gla.py $C/drivers/liger_rope.py $C/drivers/fla_chunk_gla.py"
+     JOBS=2; TIMEOUT=420 ;;
+  *) echo "PART is A, B, C or D"; exit 2 ;;
 esac
 # shellcheck disable=SC2086
 python3 validation/gpu_measure.py --out "$D/measure_$P" --budget 540 --timeout $TIMEOUT --jobs $JOBS $FILES \

@@ -32,12 +32,14 @@ def matched_ops(ops: list[TensorAccessOp], sites: dict, accesses, recorded: Coun
     """Each recorded access with the TTGIR op(s) it ran as. Usually one op. But where the compiler made one
     source-level access into ops of different layouts that all run (Triton's layout pass loads a value
     again in a second layout rather than converting it: Liger's RoPE loads `cos_row` as `ld.global.b32` and
-    as `ld.global.b16`, and the H100 measured both), a program records fewer accesses there than there are
-    ops: each access then ran once per layout."""
+    as `ld.global.b16`, and the H100 measured both), each access ran once per layout. The one case told apart
+    is a site unrolled into one op per execution (`tl.static_range`), where a program records exactly as many
+    accesses there as there are ops; in a loop a program records one a trip (fla's fused recurrent backward
+    loads `b_q` and `b_k` in a slice layout and again in a blocked one, 64 trips, and the H100 counted both)."""
     for access in accesses:
         op = match_op(ops, access)
         count, firsts = sites.get((op.source_line, op.kind, op.shape), (0, [])) if op is not None else (0, [])
-        if len(firsts) > 1 and recorded[(access.line, access.kind, tuple(access.shape))] < count:
+        if len(firsts) > 1 and recorded[(access.line, access.kind, tuple(access.shape))] != count:
             split.add((op.source_line, op.kind, op.shape))
             for each in firsts:
                 yield access, each
