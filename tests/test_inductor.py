@@ -228,3 +228,14 @@ def test_a_wrappers_launch_has_inductors_grid_and_real_addresses(cli):
         assert k["grid"] == [-(-numel // block), 1, 1]
         totals = k["coalescing_totals"]
         assert totals["error"] is None and totals["programs"] > 0 and totals["loads"]["requests"] > 0
+
+
+def test_each_virtual_gpu_gets_inductors_kernels_for_its_own_capability_in_one_process(cli, monkeypatch, tmp_path):
+    """Inductor asks the device what it is once a process (DeviceProperties.create and the system info of
+    its FX graph cache are cached, and a CPU-only torch names no device in that cache's key): compiled_block.py
+    opened for sm_80 and then for sm_90 in one process got sm_80's kernels both times (cc 80), and this file's
+    virtual-GPU test failed after any earlier test had run Inductor for another target."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    for target, cc in (("sm_80", 80), ("sm_90", 90), ("sm_80", 80)):
+        doc = _report(cli, kernel_path("compiled_block.py"), "--target", target)
+        assert {k["inductor"]["device"]["cc"] for k in doc["kernels"]} == {cc}, target

@@ -132,8 +132,11 @@ def virtual_gpu(target: Target, asked: set[str] | None = None) -> Iterator[Virtu
     The device mode applies to the calling thread (torch function modes are per thread). On exit, every
     patched attribute is restored, the mode and any mode or default device the file pushed above it are
     popped, and torch's default device is what it was."""
+    from .inductor.virtual_compile import forget_device_properties
+
     props = device_properties(target)
     with _lock:
+        forget_device_properties()  # Inductor's answer for an earlier virtual GPU of this process
         patches = Patches()
         patch = patches.patch
 
@@ -172,6 +175,7 @@ def virtual_gpu(target: Target, asked: set[str] | None = None) -> Iterator[Virtu
                     _restore_default_device_context(default_device)
         finally:
             patches.restore()
+            forget_device_properties()
 
 
 def _default_device_context() -> tuple:
