@@ -119,8 +119,8 @@ def _what_if_fastest(entry: AccessCoalescing, dim: int) -> str:
     if linear is None:
         return ""
     width = min(16, layout.size_per_thread[fast] * entry.elem_bytes) // entry.elem_bytes or 1
-    batch = count_requests(addresses, mask, entry.elem_bytes, linear, max(vector, width), entry.kind, want_picture=False,
-                           op=entry.op)
+    batch = count_requests(addresses, mask, entry.elem_bytes, linear, max(vector, width), entry.kind,
+                           want_picture=False, op=entry.op)
     c = batch.counts
     if not c.requests:
         return ""

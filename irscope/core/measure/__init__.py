@@ -10,6 +10,7 @@ work.py, ncu from ncu_run.py, the comparison from agreement.py.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,8 +131,6 @@ def measure_all(ws, comps, *, with_ncu: bool = True, run_main: bool = True, defi
     torch.compile's kernels, which the child then captured without a kernel name to look for.)
     `progress(text)`, when given, hears each step as it ends, with its seconds: a file's measurement can take
     minutes (its runs under ncu, the whole-launch predictions)."""
-    import time
-
     from .ncu_child import spec_id
     from .ncu_run import run_ncu_many
 
@@ -187,7 +186,6 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     if not comp.launch.grid:
         result.errors.append(NO_GRID)
         return result
-    import time
     began = time.monotonic()
     result.peaks = peaks_of(gpu_properties())
     try:

@@ -97,8 +97,8 @@ def _launch_of(ws, qualified: str, config: int, index: int, spec: str | None, ru
     """The launch (a callable) of one wanted compilation, found in the child's own run."""
     kernel = find_kernel(ws, qualified, spec)
     config = None if config < 0 else config
-    comp = next((c for c in ws.compile(kernel, config=config) if spec and spec_id(c.spec, kernel.jit) == spec), None) \
-        or ws.compilation_at(kernel, config, index)
+    comp = next((c for c in ws.compile(kernel, config=config) if spec and spec_id(c.spec, kernel.jit) == spec),
+                None) or ws.compilation_at(kernel, config, index)
     if comp.launch.origin != "captured" or not comp.launch.grid:
         raise _Missing(f"{kernel.name} was not launched in this run of the file: {run}")
     return relaunch(kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid)
