@@ -151,16 +151,16 @@ def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_b
     if not len(addr_r):
         return RequestBatch(counts, None, Counter())
 
-    def distinct(values: np.ndarray) -> np.ndarray:
-        marked = np.where(act_r, values, -1)
-        marked.sort(axis=1)
+    def distinct(values: np.ndarray, phases: int = 1) -> np.ndarray:
+        """Per request, the distinct values of its active lanes, counted in each of `phases` equal runs of
+        lanes and summed (a value two phases share counts in each)."""
+        marked = np.where(act_r, values, -1).reshape(len(values), phases, -1)
+        marked.sort(axis=2)
         new = np.ones(marked.shape, bool)
-        new[:, 1:] = marked[:, 1:] != marked[:, :-1]
-        return (new & (marked >= 0)).sum(axis=1)
+        new[:, :, 1:] = marked[:, :, 1:] != marked[:, :, :-1]
+        return (new & (marked >= 0)).sum(axis=(1, 2))
 
-    sectors = distinct(addr_r // SECTOR_BYTES)
-    if op == ASYNC_COPY:
-        sectors = _copy_sectors(addr_r, act_r, lanes, vector * elem_bytes)
+    sectors = distinct(addr_r // SECTOR_BYTES, copy_phases(lanes, vector * elem_bytes) if op == ASYNC_COPY else 1)
     lines_ = distinct(addr_r // LINE_BYTES)
     unique = distinct(addr_r) * elem_bytes
     ideal = -(-unique // SECTOR_BYTES)
@@ -197,18 +197,12 @@ def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_b
     return RequestBatch(counts, picture, strides)
 
 
-def _copy_sectors(addr_r: np.ndarray, act_r: np.ndarray, lanes: int, lane_bytes: int) -> np.ndarray:
-    """Sectors of each cp.async request as Nsight Compute counts them: per phase of 128 bytes of lane data
-    (8 lanes of 16-byte copies), the phase's distinct sectors, summed over the phases; a sector two phases
-    both touch counts twice. Tutorial 09 at 32x32x32: four masked rows wrapped to the same two sectors, which
-    the warp's distinct sectors count as 2 and the H100 measured as 8 (2 in each of 4 phases)."""
-    per_phase = max(1, min(lanes, LINE_BYTES // max(1, lane_bytes)))
-    marked = np.where(act_r, addr_r // SECTOR_BYTES, -1)
-    phases = marked.reshape(marked.shape[0], max(1, lanes // per_phase), -1)
-    ordered = np.sort(phases, axis=2)
-    new = np.ones(ordered.shape, bool)
-    new[:, :, 1:] = ordered[:, :, 1:] != ordered[:, :, :-1]
-    return (new & (ordered >= 0)).sum(axis=(1, 2))
+def copy_phases(lanes: int, lane_bytes: int) -> int:
+    """How many phases Nsight Compute counts a cp.async's sectors in: one per 128 bytes of lane data (8 lanes
+    of 16-byte copies), each phase's distinct sectors summed, so a sector two phases both touch counts twice.
+    Tutorial 09 at 32x32x32: four masked rows wrapped to the same two sectors, which the warp's distinct
+    sectors count as 2 and the H100 measured as 8 (2 in each of 4 phases)."""
+    return max(1, lanes // max(1, min(lanes, LINE_BYTES // max(1, lane_bytes))))
 
 
 def dim_strides(byte_offsets: np.ndarray, mask: np.ndarray | None) -> dict[int, int]:

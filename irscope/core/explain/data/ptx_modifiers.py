@@ -61,7 +61,7 @@ MODIFIERS: dict[str, str] = {
     "element_stride": "field: the step between elements copied, per dimension",
     "elemtype": "field: the element type", "rank": "field: the number of dimensions",
     "swizzle_mode": "field: how shared-memory rows are permuted to avoid bank conflicts",
-    "fractional": "the policy covers a fraction of the accesses", "inc": "raise the budget", "dec": "lower the budget",
+    "fractional": "the policy covers a fraction of the accesses",
     "release": "release ordering: earlier accesses stay before it",
     "acq_rel": "acquire and release ordering",
     "sc": "sequentially consistent ordering",
