@@ -163,14 +163,37 @@ def judge(rel: str, rc: int, stdout: str, stderr: str, seconds: float) -> Outcom
     return out
 
 
+def checkout_layout(scratch: str, path: str) -> str:
+    """Where a tutorial runs: Triton's tutorials are written to run from `python/tutorials/` of a Triton
+    checkout, as upstream's CI runs them, and tutorial 07 reaches out of that folder for libdevice
+    (`../../third_party/nvidia/backend/lib`). The file is linked into `scratch/python/tutorials/`, and the
+    installed Triton's backend `lib` folders are linked where a checkout keeps them (in an editable install
+    `triton/backends/nvidia` is that very folder). Returns the path to run."""
+    import importlib.util  # no Triton import: only where the package lies
+    triton_dir = importlib.util.find_spec("triton").submodule_search_locations[0]
+    for backend in ("nvidia", "amd"):
+        lib, link = os.path.join(triton_dir, "backends", backend, "lib"), os.path.join(scratch, "third_party", backend,
+                                                                                        "backend", "lib")
+        if os.path.isdir(lib) and not os.path.lexists(link):
+            os.makedirs(os.path.dirname(link), exist_ok=True)
+            os.symlink(lib, link)
+    os.makedirs(os.path.join(scratch, "python", "tutorials"), exist_ok=True)
+    staged = os.path.join(scratch, "python", "tutorials", os.path.basename(path))
+    os.symlink(path, staged)
+    return staged
+
+
 def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, target: str | None = None) -> Outcome:
     """Run `python -m irscope report FILE --json` on one file, as a user with no GPU would; `rel` is a
-    path under tests/corpus (or any absolute path)."""
+    path under tests/corpus (or any absolute path). A tutorial runs from a Triton checkout's layout
+    (checkout_layout)."""
     path = os.path.join(CORPUS, rel)  # an absolute `rel` stays as it is
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
-    cmd = [sys.executable, "-m", "irscope", "report", path, "--json"] + (["--target", target] if target else [])
     with tempfile.TemporaryDirectory(prefix="irscope-corpus-") as scratch:
+        if rel.startswith("tutorials/"):
+            path = checkout_layout(os.path.join(scratch, "triton"), path)
+        cmd = [sys.executable, "-m", "irscope", "report", path, "--json"] + (["--target", target] if target else [])
         if not warm:
             env["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton-cache")
             # FlagGems keeps its own tuning results and generated kernels under ~/.flaggems; what a file
@@ -193,7 +216,9 @@ def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, tar
         except ProcessLookupError:
             pass
     # irscope names the file by the path it was given; the corpus-relative path reads better in a table
-    return _declared(judge(rel, proc.returncode, stdout.replace(path, rel), stderr.replace(path, rel), seconds))
+    real = os.path.join(CORPUS, rel)
+    stdout, stderr = (text.replace(path, rel).replace(real, rel) for text in (stdout, stderr))
+    return _declared(judge(rel, proc.returncode, stdout, stderr, seconds))
 
 
 def _declared(out: Outcome) -> Outcome:

@@ -60,8 +60,25 @@ def test_every_corpus_file_declares_the_triton_releases_it_was_written_for():
     for rel in files:
         releases = corpus.written_for(rel)  # KeyError names a file without one
         corpus.fits(releases, "3.9.0")
-    assert corpus.written_for("tutorials/triton-3.6/08-grouped-gemm.py") == "3.6"
+    assert corpus.written_for("tutorials/triton-3.6/06-fused-attention.py") == "3.6"
+    assert corpus.written_for("tutorials/triton-3.6/08-grouped-gemm.py") == "3.6-3.7"  # 3.8 fixed its typo
     assert corpus.written_for("tutorials/triton-3.6/01-vector-add.py") == "3.6-3.9"  # unchanged upstream since
+
+
+def test_each_tutorial_is_kept_once_and_each_release_has_all_eleven():
+    """A tutorial folder holds only what differs from the earlier folders' copies, and the ranges of
+    triton_releases.toml give every release from 3.6 to 3.9 exactly one copy of each of the 11 tutorials:
+    a copy left out, kept twice or given the wrong range fails here."""
+    tutorials = [rel for rel in corpus.corpus_files() if rel.startswith("tutorials/")]
+    texts = {}
+    for rel in tutorials:
+        with open(os.path.join(corpus.CORPUS, rel), "rb") as f:
+            text = f.read()
+        assert text not in texts, f"{rel} repeats {texts.get(text)} byte for byte"
+        texts[text] = rel
+    for release in ("3.6.0", "3.7.0", "3.8.0", "3.9.0"):
+        names = sorted(os.path.basename(rel) for rel in tutorials if corpus.fits(corpus.written_for(rel), release))
+        assert len(names) == len(set(names)) == 11, (release, names)
 
 
 @pytest.mark.parametrize("releases, version, fits", [
@@ -91,17 +108,23 @@ def _triton_says(module: str, text: str) -> bool:
     return text in inspect.getsource(importlib.import_module(module))
 
 
-_BLOCK_POINTERS_GONE = _triton_says("triton.language.core", "Block pointers have been removed")  # 3.9, not 3.6
+def _flag_gems_cause():
+    """FlagGems 5.0.2 (written for Triton 3.5) stores through `tl.make_block_ptr`: 3.9 removed block pointers;
+    3.8 keeps them as an aggregate whose type lacks the `element_ty` FlagGems reads; 3.6 and 3.7 compile it."""
+    import triton
+    if _triton_says("triton.language.core", "Block pointers have been removed"):
+        return ("add_func_kernel_rank_1 failed to compile: Block pointers have been removed in favor of the tensor "
+                "descriptor API (tl.make_block_ptr raises this in the installed Triton", )
+    if triton.__version__.startswith("3.8."):
+        return ("add_func_kernel_rank_1 failed to compile: ", "object has no attribute 'element_ty'")
+    return None
+
+
 _KEYS_CHECKED = _triton_says("triton.runtime.autotuner", "contains names that are not kernel arguments")
 KNOWN_CAUSES = [
-    ("tutorials/triton-3.6/07-extern-functions.py", None,
-     ("the launch's extern_libs gives libdevice as ", "/third_party/nvidia/backend/lib/libdevice.10.bc, which does "
-      "not exist (a path in Triton's source tree: the file expects to run inside a checkout of Triton)")),
     ("tutorials/triton-3.6/08-grouped-gemm.py", None,
      ("key contains names that are not kernel arguments: gropup_c_ptrs", ) if _KEYS_CHECKED else None),
-    ("drivers/flag_gems_use_gems.py", "flag_gems",
-     ("add_func_kernel_rank_1 failed to compile: Block pointers have been removed in favor of the tensor "
-      "descriptor API (tl.make_block_ptr raises this in the installed Triton", ) if _BLOCK_POINTERS_GONE else None),
+    ("drivers/flag_gems_use_gems.py", "flag_gems", _flag_gems_cause()),
 ]
 
 
@@ -117,6 +140,21 @@ def test_a_file_that_does_not_open_names_its_real_cause(rel, needs, cause):
     assert all(part in outcome.cause for part in cause), outcome.cause
     if rel.startswith("drivers/flag_gems"):  # the line is in FlagGems' generated file, and is named with it
         assert "flag_gems_use_gems.py:" not in outcome.cause and "_bptr.py:" in outcome.cause, outcome.cause
+
+
+def test_tutorial_07_opens_from_a_checkouts_layout_and_names_the_missing_libdevice_out_of_it():
+    """Tutorial 07's second launch links libdevice from `../../third_party/nvidia/backend/lib`, which only a
+    Triton checkout has: the harness runs tutorials from that layout (corpus.checkout_layout), where both
+    launches compile; a copy on its own ends in one line naming the missing file."""
+    rel = "tutorials/triton-3.6/07-extern-functions.py"
+    outcome = corpus.open_file(rel, timeout=120)
+    assert outcome.ok, outcome.cause
+    assert (outcome.found, outcome.compiled, outcome.stages) == (1, 1, SM90_STAGES)
+    alone = corpus.open_file(os.path.join(corpus.CORPUS, rel), timeout=120)  # an absolute path: run where it lies
+    assert not alone.ok and "\n" not in alone.cause
+    assert ("asin_kernel failed to compile: the launch's extern_libs gives libdevice as "
+            f"{os.path.join(corpus.CORPUS, 'third_party/nvidia/backend/lib/libdevice.10.bc')}, which does not exist "
+            "(a path in Triton's source tree: the file expects to run inside a checkout of Triton)") in alone.cause
 
 
 def test_a_tutorial_for_another_gpu_opens_for_the_target_it_asked_for():
@@ -156,4 +194,4 @@ def test_harness_stops_a_file_at_its_time_limit():
     outcome = corpus.open_file(os.path.join(KERNELS, "add.py"), timeout=0.5)
     assert not outcome.ok and outcome.cause == "timed out after 0.5 s"
     outcome = corpus.open_file("tutorials/triton-3.6/08-grouped-gemm.py", timeout=0.5)
-    assert outcome.cause == "timed out after 0.5 s" and outcome.written_for == "3.6"
+    assert outcome.cause == "timed out after 0.5 s" and outcome.written_for == "3.6-3.7"
