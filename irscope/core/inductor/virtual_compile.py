@@ -65,6 +65,7 @@ def gpu_path_compile() -> Iterator[CompileOutcome]:
     """While the block runs (inside the virtual GPU), Inductor compiles each graph for the virtual GPU."""
     import torch._dynamo.device_interface as device_interface
     import torch._inductor.compile_fx as compile_fx_module
+    import torch._subclasses.fake_tensor as fake_tensor
 
     outcome = CompileOutcome()
     patches = Patches()
@@ -72,6 +73,12 @@ def gpu_path_compile() -> Iterator[CompileOutcome]:
     for name, value in list(vars(cuda_interface).items()):  # bound to torch.cuda when torch was imported
         if isinstance(value, staticmethod) and hasattr(torch.cuda, name):
             patches.patch(cuda_interface, name, staticmethod(getattr(torch.cuda, name)))
+    # A fake cuda tensor "initializes the GPU context" with a real one-element allocation on the device
+    # whenever torch.cuda says it is available (torch 2.11; 2.13 asks torch.accelerator): the virtual GPU says
+    # so, and a CUDA build of torch with no GPU then fails every graph ("No CUDA GPUs are available",
+    # measured on the H100 machine with the GPU hidden). The context only serves autograd, which this path
+    # never records.
+    patches.patch(fake_tensor, "init_gpu_context", lambda device: None)
     cached = device_interface.caching_worker_device_properties
     saved = cached.pop("cuda", None)
     original = compile_fx_module.compile_fx
