@@ -164,16 +164,15 @@ def judge(rel: str, rc: int, stdout: str, stderr: str, seconds: float) -> Outcom
 
 
 def checkout_layout(scratch: str, path: str) -> str:
-    """Where a tutorial runs: Triton's tutorials are written to run from `python/tutorials/` of a Triton
-    checkout, as upstream's CI runs them, and tutorial 07 reaches out of that folder for libdevice
-    (`../../third_party/nvidia/backend/lib`). The file is linked into `scratch/python/tutorials/`, and the
-    installed Triton's backend `lib` folders are linked where a checkout keeps them (in an editable install
-    `triton/backends/nvidia` is that very folder). Returns the path to run."""
+    """Where a tutorial runs: from `python/tutorials/` of a Triton checkout, as upstream's CI runs them
+    (tutorial 07 links libdevice from `../../third_party/nvidia/backend/lib`). The file is linked into
+    `scratch/python/tutorials/`, the installed Triton's backend `lib` folders where a checkout keeps them (an
+    editable install's `triton/backends/nvidia` is that folder). Returns the path to run."""
     import importlib.util  # no Triton import: only where the package lies
     triton_dir = importlib.util.find_spec("triton").submodule_search_locations[0]
     for backend in ("nvidia", "amd"):
-        lib, link = os.path.join(triton_dir, "backends", backend, "lib"), os.path.join(scratch, "third_party", backend,
-                                                                                        "backend", "lib")
+        lib = os.path.join(triton_dir, "backends", backend, "lib")
+        link = os.path.join(scratch, "third_party", backend, "backend", "lib")
         if os.path.isdir(lib) and not os.path.lexists(link):
             os.makedirs(os.path.dirname(link), exist_ok=True)
             os.symlink(lib, link)
@@ -185,8 +184,7 @@ def checkout_layout(scratch: str, path: str) -> str:
 
 def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, target: str | None = None) -> Outcome:
     """Run `python -m irscope report FILE --json` on one file, as a user with no GPU would; `rel` is a
-    path under tests/corpus (or any absolute path). A tutorial runs from a Triton checkout's layout
-    (checkout_layout)."""
+    path under tests/corpus (or any absolute path). A tutorial runs from a checkout's layout."""
     path = os.path.join(CORPUS, rel)  # an absolute `rel` stays as it is
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
@@ -216,8 +214,7 @@ def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, tar
         except ProcessLookupError:
             pass
     # irscope names the file by the path it was given; the corpus-relative path reads better in a table
-    real = os.path.join(CORPUS, rel)
-    stdout, stderr = (text.replace(path, rel).replace(real, rel) for text in (stdout, stderr))
+    stdout, stderr = (text.replace(path, rel).replace(os.path.join(CORPUS, rel), rel) for text in (stdout, stderr))
     return _declared(judge(rel, proc.returncode, stdout, stderr, seconds))
 
 
