@@ -68,13 +68,10 @@ def warm_imports() -> None:
     of the user's first moves. NumPy and the coalescing analysis (12 MB) are not: they arrive with the
     first answer that holds them (a coalescing analysis, the stepper's recording), unpickled in the
     thread that waited for it, so a session that never opens those panels never holds them."""
-    import importlib
-
-    for name in ("irscope.core.explain",):
-        try:
-            importlib.import_module(name)
-        except ImportError:  # the panel that needs it says so when it draws
-            pass
+    try:
+        import irscope.core.explain  # noqa: F401
+    except ImportError:  # the panel that needs it says so when it draws
+        pass
 
 
 def read_registers(session, comps) -> None:

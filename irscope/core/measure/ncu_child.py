@@ -110,7 +110,7 @@ def spec_id(spec, jit=None) -> str:
     name (triton_square.py's sweep: a static and a dynamic-shape `triton_poi_fused_pow_0`) with the same
     specialization; their source tells them apart."""
     from ..triton_compat import kernel_source
-    key = spec.cache_key() + (kernel_source(jit) if jit is not None else "")
+    key = spec.cache_key() + kernel_source(jit)  # "" without a kernel
     return hashlib.sha1(key.encode()).hexdigest()[:20]
 
 
