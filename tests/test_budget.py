@@ -10,28 +10,34 @@ from irscope.core.budget import CaptureBudget
 from irscope.core.session import open_file
 
 
-def test_in_the_interpreter_the_quiet_time_counts_from_the_capture():
-    # The first launch runs 4096 programs in the interpreter, longer than the quiet time. irscope compiles
-    # it elsewhere; the file is stopped a quiet time after it was captured, not after minutes of
-    # interpreting (Triton's fused-attention tutorial interprets a benchmark-sized launch for minutes).
+def test_a_long_interpreted_launch_is_cut_short_and_the_launch_after_it_is_captured(monkeypatch):
+    # The first launch runs 4096 programs in the interpreter, longer than the quiet time (Triton's
+    # fused-attention tutorial interprets a benchmark-sized launch for minutes). Its programs stop after the
+    # interpreter's time for a launch, no quiet time counts while it runs, and the file's next launch (after
+    # 0.6 s of its own work, within the quiet time) is captured. Counted from the capture, the quiet time
+    # ran out inside the first launch, and the second was lost.
+    monkeypatch.setenv("IRSCOPE_INTERPRET_S", "1.5")
     path = fixture_path("slow_first_launch.py")
-    budget = CaptureBudget(path, quiet_s=0.3)
-    ws = open_file(path, target="sm_90", compile_ahead=False, budget=budget)
-    assert len(ws.launches) == 1
-    assert any("nothing new launched in the last 0.3 s" in note for note in ws.notes), ws.notes
+    started = time.monotonic()
+    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=1.2))
+    assert len(ws.launches) == 2, ws.notes
+    run, total = ws.launches[0].programs
+    assert 1 <= run < total == 4096 and ws.launches[1].programs is None
+    assert any("double_kernel: 1 launch(es) cut short in the interpreter" in note for note in ws.notes), ws.notes
+    assert time.monotonic() - started < 30
 
 
-def test_on_a_gpu_the_quiet_time_counts_from_the_return_of_a_new_launch():
-    # On a GPU a new launch compiles inside the file's run (seconds when the cache is cold): no quiet time
-    # counts until it returns, so the launches after it are still captured.
+def test_on_a_gpu_or_in_the_interpreter_the_quiet_time_counts_from_the_return_of_a_new_launch():
+    # A new launch compiles inside the file's run on a GPU (seconds when the cache is cold), and is interpreted
+    # in it with no GPU: no quiet time counts until it returns, so the launches after it are still captured.
     budget = CaptureBudget("file.py", quiet_s=0.2, limit_s=60)
-    assert budget.quiet_from_return  # capture.py turns it off for the interpreter
     budget.launched(object(), (1,), {}, None)
-    now = time.monotonic()
-    assert budget._spent(now + 5) is None  # compiling for 5 s: not quiet
-    budget.returned()
+    with budget.executing():
+        assert budget._spent(time.monotonic() + 5) is None  # compiling or interpreting for 5 s: not quiet
     assert budget._spent(time.monotonic() + 0.1) is None
     assert "nothing new launched in the last 0.2 s" in budget._spent(time.monotonic() + 0.3)
+    with budget.executing():  # a repeat of a specialization already seen: its time is the file's
+        assert "nothing new launched" in budget._spent(time.monotonic() + 0.3)
 
 
 def test_a_launch_is_new_only_for_a_specialization_not_seen_in_this_run():
@@ -98,7 +104,6 @@ def test_a_stop_never_lands_while_a_launch_is_recorded():
             return "fp32"
 
     budget = CaptureBudget("file.py", quiet_s=0.2, limit_s=60)
-    budget.quiet_from_return = False
     budget.watch()
     counted = stopped_after = False
     try:
@@ -196,7 +201,8 @@ def _watched_run(budget: CaptureBudget, body) -> dict:
         started = time.monotonic()
         try:
             budget.launched(object(), (1,), {}, None)
-            budget.returned()
+            with budget.executing():
+                pass
             body(seen)
         except CaptureStopped:
             seen["stopped after"] = time.monotonic() - started

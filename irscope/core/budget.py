@@ -12,11 +12,15 @@ and counted on the wall clock alone the quiet time ran out inside launches that 
 idle machine, which lost every specialization after them (the H100 corpus run with 12 files at once). Time
 the file spends sleeping or waiting on something else counts, as its work does.
 
-On a real GPU the quiet time counts from when a new launch has returned: its cold compile (Triton's
-launcher built by the C compiler included) is the file's own work, and counted from the capture a first
-launch that compiled longer than `quiet_s` lost every specialization after it. In Triton's interpreter it
-counts from the capture (`quiet_from_return`, set by capture.py): irscope compiles the launch elsewhere,
-and interpreting a benchmark-sized grid can take minutes.
+The quiet time leaves out, too, the running of a launch that was new when it was captured: on a real GPU
+its cold compile (Triton's launcher built by the C compiler included), in Triton's interpreter the
+interpreting of its programs (`executing`). Both are irscope's or the GPU's work, not the file's: counted
+from the capture, a first launch that took longer than `quiet_s` lost every launch after it (one file showed
+its small first kernel and lost its main one). An interpreted launch cannot run for minutes instead: it
+runs its programs for at most a few seconds (triton_compat/program_budget.py). Repeats of a specialization
+already seen count as the file's time, so a benchmark loop still ends a quiet time after its last new launch.
+
+A stop names the line of the opened file the run was on, so that what was not reached can be said.
 """
 
 from __future__ import annotations
@@ -99,12 +103,10 @@ class CaptureBudget:
         self._started = self._last_new = time.monotonic()
         self._last_new_clock = 0.0  # the file's clock (_file_clock) at _last_new
         self._schedstat: str | None = None  # the file thread's scheduler statistics (None: none here)
+        self._new_pending = False  # a new launch was captured and has not run yet
         self._new_running = False  # a new launch is compiling or running: no quiet time counts
-        # On a real GPU a new launch first compiles in the file's own run (seconds, cold): the quiet time
-        # counts from its return. In the interpreter it counts from the capture, as the issue asks ("a few
-        # seconds past its last new specialization"): irscope compiles it elsewhere, and an interpreted
-        # launch of a large grid can run for minutes.
-        self.quiet_from_return = True
+        self.stopped_line: int | None = None  # the opened file's line the run was on when it was stopped
+        self.cause = ""  # why it was stopped, in a few words ("the 60 s limit")
         self._thread_id: int | None = None
         self._done = threading.Event()
         self._inject_lock = threading.Lock()
@@ -134,16 +136,25 @@ class CaptureBudget:
             if new:
                 self._seen.add(key)
                 self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
-                self._new_running = self.quiet_from_return
+                self._new_pending = True
             self._launches += 1
             self._kernels.add(id(jit))
         return new
 
-    def returned(self) -> None:
-        """A launch has run and returned to the file: after a new one, the quiet time starts now."""
-        if self._new_running:
-            self._new_running = False
-            self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
+    @contextlib.contextmanager
+    def executing(self) -> Iterator[None]:
+        """A captured launch runs (compiled and run on a GPU, or run in the interpreter). If it was new when
+        captured, no quiet time counts while it runs, and the quiet time starts again when it returns."""
+        with self._inject_lock:
+            new, self._new_pending = self._new_pending, False
+            self._new_running = self._new_running or new
+        try:
+            yield
+        finally:
+            if new:
+                with self._inject_lock:
+                    self._new_running = False
+                    self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
 
     def stop_now(self) -> None:
         """Go on with what is captured (the TUI's key)."""
@@ -159,7 +170,8 @@ class CaptureBudget:
             self._schedstat = None
         self._started = self._last_new = time.monotonic()
         self._last_new_clock = self._file_clock()
-        self.reason, self._injected = None, False
+        self.reason, self._injected, self.stopped_line = None, False, None
+        self._new_pending = self._new_running = False
         self._seen, self._kernels, self._launches = set(), set(), 0
         self._done = threading.Event()
         threading.Thread(target=self._loop, args=(self._done, ), name="irscope-capture-budget", daemon=True).start()
@@ -208,6 +220,7 @@ class CaptureBudget:
                 except Exception:  # noqa: BLE001 - the viewer went away (the app quit): keep stopping the run
                     self.on_progress = None
             if not self._injected:  # until a stop is sent, a launch meanwhile may take the reason back
+                self.stopped_line = self._running_line()
                 self.reason = self._spent(now)
             if self.reason is not None:
                 with self._inject_lock:
@@ -220,14 +233,18 @@ class CaptureBudget:
                         self._injected = True
 
     def _spent(self, now: float) -> str | None:
+        """Why the run should stop now (and `cause`, the same in a few words), or None."""
         captured = f"{self._launches} launch(es) of {len(self._kernels)} kernel(s) captured"
+        at = f" at line {self.stopped_line}" if self.stopped_line else ""
         if self._stop_asked:
-            return f"stopped on request; {captured}"
+            self.cause = "stopped on request"
+            return f"stopped on request{at}; {captured}"
         if self._launches and not self._new_running and self._quiet(now):
-            return (f"stopped after {now - self._started:.1f} s: nothing new launched in the last "
-                    f"{self.quiet_s:g} s; {captured}")
+            self.cause = f"nothing new launched in the last {self.quiet_s:g} s"
+            return f"stopped after {now - self._started:.1f} s{at}: {self.cause}; {captured}"
         if now - self._started >= self.limit_s:
-            return f"stopped at the {self.limit_s:g} s limit; {captured}"
+            self.cause = f"the {self.limit_s:g} s limit"
+            return f"stopped at {self.cause}{at}; {captured}"
         return None
 
     def _run_queue_delay(self) -> float | None:

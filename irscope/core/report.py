@@ -52,6 +52,7 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         "stages": {},
         "error": None,
         "interpreter_error": comp.launch.interp_error,
+        "programs_interpreted": list(comp.launch.programs) if comp.launch.programs else None,  # [run, total]: cut
         "guesses": dict(comp.launch.guesses),
     }
     if not comp.target.is_nvidia:
@@ -100,6 +101,7 @@ def build_report(ws: Workspace, comps: list[Compilation]) -> dict[str, Any]:
         comp.prefetch_sass()  # one nvdisasm per compilation, side by side
     doc: dict[str, Any] = {"kernels": [compilation_entry(ws, c) for c in comps]}
     doc["not_launched"] = [{"name": k.name, "def_line": k.line} for k in ws.not_launched()]
+    doc["missing"] = [m.to_json() for m in ws.missing]
     if ws.run_warning:
         doc["warning"] = ws.run_warning
     doc["notes"] = list(ws.notes)
@@ -132,6 +134,19 @@ def format_findings(doc: dict[str, Any]) -> list[str]:
     return out
 
 
+def format_missing(doc: dict[str, Any]) -> list[str]:
+    """What this run did not reach: each of the file's kernels it did not launch, why, and how to see it."""
+    missing = doc.get("missing") or []
+    if not missing:  # --no-run, or helpers that the launched kernels call
+        names = ", ".join(f"{k['name']} (line {k['def_line']})" for k in doc.get("not_launched") or [])
+        return [f"not launched by the file: {names}"] if names else []
+    out = [f"not reached ({len(missing)} kernel(s) this run did not launch; not shown above):"]
+    for m in missing:
+        out.append(f"  {m['kernel']} (line {m['line']}): {m['reason']}")
+        out.append(f"     to see it: {m['how']}")
+    return out
+
+
 def format_report(doc: dict[str, Any]) -> str:
     """The human-readable report: one block per compilation."""
     out: list[str] = [f"device: {doc['device']}"] if doc.get("device") else []
@@ -142,6 +157,10 @@ def format_report(doc: dict[str, Any]) -> str:
         if k.get("interpreter_error"):
             out.append(f"  interpreter could not run this launch: {k['interpreter_error']} "
                        f"(compiled all the same; no coalescing or stepping for it)")
+        if k.get("programs_interpreted"):
+            run, total = k["programs_interpreted"]
+            out.append(f"  interpreter cut this launch short: {run} of its {total} programs ran, so what it wrote "
+                       f"is incomplete (the compile and the analyses do not depend on it)")
         if k.get("inductor"):
             out.extend(format_inductor(k["inductor"]))
         if "autotune" in k:
@@ -176,9 +195,7 @@ def format_report(doc: dict[str, Any]) -> str:
         if k.get("measured"):
             from .measure.format import format_measured
             out.extend(format_measured(k["measured"]))
-    if doc.get("not_launched"):
-        names = ", ".join(f"{k['name']} (line {k['def_line']})" for k in doc["not_launched"])
-        out.append(f"not launched by the file: {names}")
+    out.extend(format_missing(doc))
     out.append("specialization: D = divisible by 16 (aligned), S = fits 32-bit offsets, "
                "constant = folded into the code")
     return "\n".join(out)

@@ -10,6 +10,7 @@ from .capture import run_user_file
 from .discover import UserFile, find_kernels, kernel_file_text, kernels_of_launches, read_user_file
 from .errors import IrscopeError, UserCodeError
 from .inductor.kernels import inductor_kernel_of
+from .missing import missing_kernels
 from .model import DEFAULT_TARGET, Kernel, Launch
 from .names import target_name
 from .overrides import Overrides, check_arg_names, launch_arguments
@@ -96,8 +97,11 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
                      f"give it longer)")
     printed = [line.strip() for line in result.output.splitlines() if line.strip()]
     device = _device_line(resolved, local) + (device_suffix(first, resolved) if resolved is not first else "")
+    raised = f"{_exception_line(result.error)}{_raise_site(result, user_file)}" if result.error else None
+    missing = missing_kernels(kernels, launches, user_file.path, ran=run_main, stopped_line=result.stopped_line,
+                              stopped_cause=result.stopped_cause, raised=raised)
     return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes, device,
-                     printed[-1][:200] if printed else "")
+                     printed[-1][:200] if printed else "", missing)
 
 
 def _no_virtual_compile(user_file: UserFile, result, local: Target | None) -> None:
@@ -189,7 +193,7 @@ def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> 
     else:
         args, kwargs = launch_arguments(raw, overrides)
     return Launch(kernel, args, kwargs, _grid_of(raw), "captured", raw.autotune_index, raw.autotune_count,
-                  raw.interp_error, autotune_first=raw.autotune_first, warmup=raw.warmup)
+                  raw.interp_error, autotune_first=raw.autotune_first, warmup=raw.warmup, programs=raw.programs)
 
 
 def _grid_of(raw: RawLaunch) -> tuple[int, ...] | None:

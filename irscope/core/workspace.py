@@ -12,6 +12,7 @@ from .compile import Compilation, compile_launch
 from .discover import UserFile, kernel_file_text
 from .errors import IrscopeError
 from .kernel_params import pointer_params
+from .missing import Missing
 from .model import Kernel, Launch
 from .overrides import Overrides, annotated_type, value_for_type
 from .triton_compat import Target, config_kwargs, constexpr_param_names, param_defaults
@@ -30,6 +31,7 @@ class Workspace:
     notes: list[str] = field(default_factory=list)  # what the run skipped or cut short, one line each
     device: str = ""  # the GPU the file saw: this machine's, or irscope's virtual one (said so)
     last_output: str = ""  # the last line the file printed (why it launched nothing, often)
+    missing: list[Missing] = field(default_factory=list)  # the file's kernels this run did not launch, and why
 
     # ---- kernels and launches
 
@@ -168,6 +170,11 @@ class Workspace:
             else:
                 names = ", ".join(k.name for k in self.kernels)
                 said = f" (the last thing it printed: {self.last_output!r})" if self.last_output else ""
+                first = self.missing[0] if self.missing else None
+                if first is not None and first.ended == "stopped":  # the run did not get that far (missing.py)
+                    how = first.how.replace(f"--kernel {first.kernel} ", "--kernel NAME ")
+                    raise IrscopeError(f"{self.user_file.shown} launched no kernel: {first.reason}{said}; {how} "
+                                       f"(kernels: {names})")
                 raise IrscopeError(f"{self.user_file.shown} launches no kernel from its __main__ code{said}; pick one "
                                    f"with --kernel NAME (kernels: {names}) and give its arguments with -D/--arg")
         out: list[Compilation] = []

@@ -112,7 +112,7 @@ class MainActions:
     def action_pick(self) -> None:
         if self.still_working():
             return
-        if len(self.comps) > 1:
+        if len(self.comps) > 1 or (self.ws is not None and self.ws.missing):  # the picker says what was not reached
             self.pick(True)
         else:
             self.notify("this file has one compilation", timeout=2)

@@ -187,4 +187,5 @@ class MainRequests:
                 self.set_progress(f"preparing {self.comps[index].kernel.name}…", 0.6)
                 self.prepare_in_background(self.comps[index])
 
-        self.app.push_screen(PickerScreen(rows, cancellable, start=self.shown_index or 0), chosen)
+        missing = showing.missing_lines(self.ws.missing) if self.ws is not None and self.ws.missing else None
+        self.app.push_screen(PickerScreen(rows, cancellable, start=self.shown_index or 0, missing=missing), chosen)

@@ -20,16 +20,20 @@ class PickerScreen(ModalScreen[int]):
 
     BINDINGS = [Binding("escape", "cancel", "Back"), Binding("q", "app.quit", "Quit")]
 
-    def __init__(self, rows: list[dict[str, Any]], cancellable: bool, start: int = 0) -> None:
+    def __init__(self, rows: list[dict[str, Any]], cancellable: bool, start: int = 0,
+                 missing: Text | None = None) -> None:
         super().__init__()
         self.rows = rows
         self.cancellable = cancellable
         self.start = start  # the row the cursor starts on: the compilation shown
+        self.missing = missing  # what the run did not reach (showing.missing_lines), under the table
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
             yield Label(f"{len(self.rows)} compilations in this file — pick one (Enter)", id="picker-title")
             yield DataTable(id="picker-table", cursor_type="row", zebra_stripes=True)
+            if self.missing is not None:
+                yield Static(self.missing, id="picker-missing", markup=False)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -180,7 +180,20 @@ def header_text(main: MainScreen) -> Text:
                               for n, v in comp.launch.guesses.items()), style="yellow")
     if comp.launch.interp_error:
         head.append("  interpreter failed", style="bold yellow")
+    if main.ws is not None and main.ws.missing:  # said whole in the picker (p) and the notes
+        head.append(f"  {len(main.ws.missing)} kernel(s) not reached (p)", style="bold yellow")
     return head
+
+
+def missing_lines(missing: list[dict]) -> Text:
+    """The picker's word on the file's kernels this run did not launch: each with why and how to see it."""
+    text = Text()
+    for m in missing:
+        text.append(f"not reached: {m['kernel']} (line {m['line']})", style="bold yellow")
+        text.append(f": {safe_text(m['reason'])}\n", style="yellow")
+        text.append(f"  to see it: {m['how']}\n", style="dim")
+    text.rstrip()
+    return text
 
 
 def picker_rows(comps: list) -> list[dict[str, Any]]:

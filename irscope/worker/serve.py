@@ -59,7 +59,8 @@ class Server:
         progress("compiling", 0.5)
         comps = ws.compile_all(kernel_name=kernel, config=config)
         self.ws = ws
-        info = WorkspaceInfo(ws.user_file.path, ws.device, ws.run_warning, list(ws.notes))
+        info = WorkspaceInfo(ws.user_file.path, ws.device, ws.run_warning, list(ws.notes),
+                             [m.to_json() for m in ws.missing])
         return info, [self.snapshot(comp) for comp in comps]
 
     def op_stop_capture(self, progress: Progress) -> None:

@@ -66,6 +66,7 @@ class WorkspaceInfo:
     device: str
     run_warning: str | None = None
     notes: list[str] = field(default_factory=list)
+    missing: list[dict] = field(default_factory=list)  # the file's kernels the run did not launch (core/missing.py)
 
 
 @dataclass

@@ -45,6 +45,7 @@ from .capture import (RawLaunch, capture_patches,
 from .interpreter import (MemoryHook, interpreter_value, jit_code_ids, kernel_parameters, pointer_elem_bytes,
     reinterpreted_tensor, run_one_program)  # noqa: E402,F401
 from .layouts import ttgir_access_linear_layouts  # noqa: E402,F401
+from .program_budget import interpret_seconds  # noqa: E402,F401
 
 __all__ = [
     "TRITON_VERSION", "CompilationError", "JITFunction", "Target", "capture_patches", "compile_specialized",

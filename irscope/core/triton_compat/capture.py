@@ -7,7 +7,7 @@ import contextlib
 import math
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ContextManager, Iterator
 
 import triton
 from triton.compiler.compiler import CompiledKernel
@@ -19,6 +19,7 @@ from .driver import interpreter_lock
 from .compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
 from .jit import config_kwargs
 from .lang_patch import _call_interpreted, _interpreter_for, grid_executor_patches_once, restore_interpreter_module
+from .program_budget import ProgramsCut, interpret_seconds, programs_within
 from .originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _JIT_CALL, _JIT_RUN
 
 
@@ -34,6 +35,7 @@ class RawLaunch:
     interp_error: str | None = None  # why Triton's interpreter could not run this launch (it is kept anyway)
     autotune_first: bool = False  # the first config the autotuner would try for this launch (what runs here)
     warmup: bool = False  # `f.warmup(...)` or `f[grid](..., warmup=True)`: compiled, not run
+    programs: tuple[int, int] | None = None  # (run, in the grid) when the interpreter cut the launch short
 
 
 class _CaptureState(threading.local):
@@ -50,20 +52,19 @@ _state = _CaptureState()
 
 @contextlib.contextmanager
 def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
-                    returned: Callable[[], None] | None = None) -> Iterator[None]:
-    """Record every kernel launch while the user's file runs (see _capture_patches). `returned` hears
-    each time a launch the file made has run and returns to it (compiled and run on a GPU, or run in the
-    interpreter), raised or not.
+                    executing: Callable[[], ContextManager] | None = None) -> Iterator[None]:
+    """Record every kernel launch while the user's file runs (see _capture_patches). Each launch the file
+    made runs (compiled and run on a GPU, or run in the interpreter) inside `executing()`.
 
     One patcher of JITFunction and triton.language at a time: a recording in another thread (the
     stepper) patches and restores the same attributes."""
-    with interpreter_lock, _capture_patches(record, use_interpreter, returned or (lambda: None)):
+    with interpreter_lock, _capture_patches(record, use_interpreter, executing or contextlib.nullcontext):
         yield
 
 
 @contextlib.contextmanager
 def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
-                     returned: Callable[[], None]) -> Iterator[None]:
+                     executing: Callable[[], ContextManager]) -> Iterator[None]:
     """Record every kernel launch while the user's file runs.
 
     With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
@@ -87,29 +88,32 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
             record(raw)
         if not _state.execute:
             return None
-        try:
+        with executing():
             return execute(self, args, kwargs, grid, warmup, raw)
-        finally:
-            returned()
 
     def execute(self, args, kwargs, grid, warmup, raw):
         if not use_interpreter:
             return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
         if warmup:
             return compile_for_active_target(self, args, kwargs)
+        # The record this run is of: an autotuned launch runs the first config it recorded, unrecorded.
+        this = raw or (_state.recorded[0] if _state.recorded else None)
         try:
-            with grid_executor_patches_once():
-                _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+            with grid_executor_patches_once(), programs_within(interpret_seconds()) as programs:
+                try:
+                    _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+                except ProgramsCut:  # the rest of a long grid skipped (program_budget.py); said with the launch
+                    if this is not None:
+                        this.programs = (programs.run, programs.total)
             # A real launch returns the compiled kernel, and files print its `.asm["ptx"]`; compiling it
             # on every launch would slow the run down, so it is compiled when first looked at.
             return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
         except Exception as exc:  # noqa: BLE001 - the interpreter's gap or the kernel's bug: the launch is kept
             # The launch was recorded before it ran, so it is compiled and shown all the same; the file's
             # run goes on (its outputs are left unwritten), and the failure is said where it matters.
-            failed = raw or (_state.recorded[0] if _state.recorded else None)
-            if failed is None:
+            if this is None:
                 raise
-            failed.interp_error = interpreter_failure(exc, self)
+            this.interp_error = interpreter_failure(exc, self)
             # what a GPU launch returns all the same (libraries keep it and launch it again directly)
             return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
 
@@ -179,10 +183,8 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
                 jit, bound, options = call
                 record(RawLaunch(jit, (), {**{k: as_launched(v) for k, v in bound.items()}, **options},
                                  tuple(grid), None, None))
-            try:
+            with executing():
                 return runner(*args, **kwargs)
-            finally:
-                returned()
         return recorded
 
     JITFunction.run = run

@@ -1,0 +1,81 @@
+"""An interpreted launch runs its programs for a few seconds at most, then skips the rest.
+
+Triton's interpreter runs a launch's programs one after the other in Python: a benchmark-sized grid (a
+tutorial's 4096 × 4096 softmax, an attention forward over a long sequence) takes minutes, and while it runs
+the file does not get to its next launches, which a GPU reaches in microseconds. What irscope shows of a
+launch needs none of its programs run (the compile is of its arguments; the coalescing and the stepper record
+programs of their own, on copies), so past `seconds` of a launch its remaining programs are skipped and the
+file goes on. The launch is said to be cut short: what it wrote is incomplete, and the file may see
+results no GPU would give (capture.py keeps the file's result comparisons from failing on them).
+
+The program that runs first always runs whole. `IRSCOPE_INTERPRET_S` changes the default (seconds).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+from typing import Iterator
+
+import triton.runtime.interpreter as _interpreter_module
+
+INTERPRET_S = 2.0
+
+
+class ProgramsCut(BaseException):
+    """Raised between two programs of a launch whose time is up (a BaseException: the interpreter wraps
+    every Exception of a launch in its own InterpreterError)."""
+
+
+@dataclass
+class ProgramCount:
+    run: int = 0     # programs started
+    total: int = 0   # programs in the grid
+
+
+def interpret_seconds() -> float:
+    try:
+        return max(0.1, float(os.environ.get("IRSCOPE_INTERPRET_S", INTERPRET_S)))
+    except ValueError:
+        return INTERPRET_S
+
+
+@contextlib.contextmanager
+def programs_within(seconds: float) -> Iterator[ProgramCount]:
+    """While the block runs a launch in the interpreter, count its programs, and raise ProgramsCut before
+    the next one once `seconds` have passed since the first started. The interpreter's builder is told each
+    program's index before the program runs (set_grid_idx) and the grid once (set_grid_dim)."""
+    builder = getattr(_interpreter_module, "interpreter_builder", None)
+    if builder is None or not hasattr(builder, "set_grid_idx"):  # an interpreter this does not know: no cut
+        yield ProgramCount()
+        return
+    count = ProgramCount()
+    started: list[float] = []
+    own = vars(builder)
+    saved = {name: own[name] for name in ("set_grid_idx", "set_grid_dim") if name in own}
+    set_idx, set_dim = builder.set_grid_idx, builder.set_grid_dim
+
+    def set_grid_dim(nx, ny, nz):
+        count.total = int(nx) * int(ny) * int(nz)
+        return set_dim(nx, ny, nz)
+
+    def set_grid_idx(x, y, z):
+        now = time.monotonic()
+        if not started:
+            started.append(now)
+        elif now - started[0] > seconds:
+            raise ProgramsCut
+        count.run += 1
+        return set_idx(x, y, z)
+
+    builder.set_grid_idx, builder.set_grid_dim = set_grid_idx, set_grid_dim
+    try:
+        yield count
+    finally:
+        for name in ("set_grid_idx", "set_grid_dim"):
+            if name in saved:
+                setattr(builder, name, saved[name])
+            else:
+                delattr(builder, name)

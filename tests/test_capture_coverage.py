@@ -1,0 +1,74 @@
+"""What the capture reaches, and what it says of what it did not reach (irscope/core/missing.py,
+triton_compat/program_budget.py, capture.py's comparisons after a launch cut short)."""
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import fixture_path
+from irscope.core.budget import CaptureBudget
+from irscope.core.session import open_file
+
+
+def test_a_check_after_a_launch_cut_short_does_not_lose_the_launches_after_it(monkeypatch):
+    # The first launch is cut short in the interpreter, so its output is incomplete and the file's own
+    # assert_close / allclose would fail where a GPU passes, and the second kernel would never launch.
+    monkeypatch.setenv("IRSCOPE_INTERPRET_S", "0.2")
+    path = fixture_path("checked_after_long_launch.py")
+    ws = open_file(path, target="sm_90", compile_ahead=False)
+    assert [launch.kernel.name for launch in ws.launches] == ["scale_kernel", "shift_kernel"], ws.run_warning
+    assert ws.launches[0].programs is not None and ws.run_warning is None
+    assert any("3 result comparison(s) the file made after a launch was cut short" in n for n in ws.notes), ws.notes
+    # unused_kernel is missing, and why; twice() is a helper scale_kernel calls, not a kernel of its own
+    assert [(m.kernel, m.ended) for m in ws.missing] == [("unused_kernel", "ended")]
+    assert "ended without launching it" in ws.missing[0].reason and "--kernel unused_kernel" in ws.missing[0].how
+
+
+def test_a_whole_launch_is_interpreted_whole_and_checked_for_real(monkeypatch):
+    # With time enough for the whole grid nothing is cut, and the file's checks compare for real: a wrong
+    # result still fails the way it does on a GPU.
+    import torch
+
+    monkeypatch.setenv("IRSCOPE_INTERPRET_S", "600")
+    path = fixture_path("checked_after_long_launch.py")
+    ws = open_file(path, target="sm_90", compile_ahead=False)
+    assert all(launch.programs is None for launch in ws.launches) and len(ws.launches) == 2
+    assert not any("cut short" in n for n in ws.notes)
+    assert torch.testing.assert_close is not None and torch.allclose(torch.ones(2), torch.ones(2))
+
+
+def test_a_stopped_run_names_its_line_and_the_kernels_it_did_not_reach():
+    path = fixture_path("stops_before_second_kernel.py")
+    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.5))
+    assert [launch.kernel.name for launch in ws.launches] == ["first_kernel"]
+    (missing, ) = ws.missing
+    assert (missing.kernel, missing.ended) == ("second_kernel", "stopped")
+    assert any(f"stopped at line {line} (nothing new launched in the last 0.5 s)" in missing.reason
+               for line in (24, 25)), missing.reason  # the loop's `for` or its body
+    assert "IRSCOPE_CAPTURE_QUIET" in missing.how
+
+
+def test_a_file_that_raises_before_a_kernel_says_so():
+    from irscope.core.missing import missing_kernels
+    from irscope.core.model import Kernel
+
+    kernels = [Kernel("k", "/f.py", 3, None), Kernel("other", "/lib.py", 9, None)]
+    (missing, ) = missing_kernels(kernels, [], "/f.py", ran=True, raised="ValueError: no input at line 12")
+    assert missing.ended == "raised" and "raised ValueError: no input at line 12" in missing.reason
+    assert missing_kernels(kernels, [], "/f.py", ran=False) == []  # --no-run launches nothing by design
+
+
+def test_report_says_what_it_did_not_reach_in_text_and_json():
+    env = {**os.environ, "IRSCOPE_CAPTURE_QUIET": "0.5"}
+    path = fixture_path("stops_before_second_kernel.py")
+    run = subprocess.run([sys.executable, "-m", "irscope", "report", path, "--json"], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert [m["kernel"] for m in doc["missing"]] == ["second_kernel"]
+    assert set(doc["missing"][0]) == {"kernel", "line", "ended", "reason", "how"}
+    text = subprocess.run([sys.executable, "-m", "irscope", "report", path], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert "not reached (1 kernel(s) this run did not launch" in text.stdout
+    assert "second_kernel (line 16): the run was stopped at line 2" in text.stdout
