@@ -72,3 +72,44 @@ def test_report_says_what_it_did_not_reach_in_text_and_json():
                           env=env, timeout=300)
     assert "not reached (1 kernel(s) this run did not launch" in text.stdout
     assert "second_kernel (line 16): the run was stopped at line 2" in text.stdout
+
+
+def test_the_tui_says_what_the_run_did_not_reach_in_its_header_and_picker(monkeypatch):
+    import asyncio
+
+    from irscope.tui.app import IrscopeApp
+    from irscope.tui.screens import PickerScreen
+    from tui_helpers import wait_until_shown
+
+    monkeypatch.setenv("IRSCOPE_CAPTURE_QUIET", "0.5")  # the worker inherits it
+
+    async def scenario():
+        app = IrscopeApp(fixture_path("stops_before_second_kernel.py"), target="sm_90")
+        async with app.run_test(size=(140, 36)) as pilot:
+            await wait_until_shown(app, pilot)
+            header = str(app.main.query_one("#header").render())
+            assert "1 kernel(s) not reached (p)" in header, header
+            await pilot.press("p")  # one compilation: the picker opens all the same, to say what is missing
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, PickerScreen)
+            said = str(app.screen.query_one("#picker-missing").render())
+            assert "not reached: second_kernel (line 16)" in said and "IRSCOPE_CAPTURE_QUIET" in said, said
+
+    asyncio.run(scenario())
+
+
+def test_a_run_stopped_before_its_first_launch_says_where_and_how_to_go_on():
+    # A file that spends its first minute in torch work (a reference timing) before it launches: the limit ends
+    # it, and the one line says so, with the line it was on, instead of "launches no kernel".
+    import pytest
+
+    from irscope.core.errors import IrscopeError
+
+    path = fixture_path("works_before_launching.py")
+    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, limit_s=1))
+    assert not ws.launches
+    with pytest.raises(IrscopeError) as err:
+        ws.compile_all()
+    line = str(err.value)
+    assert "launched no kernel: the run was stopped at line 1" in line and "(the 1 s limit)" in line, line
+    assert "IRSCOPE_CAPTURE_LIMIT" in line and "--kernel NAME --no-run" in line, line
