@@ -246,11 +246,16 @@ def test_a_tutorial_style_file_runs_unchanged(target):
     assert seen["available"] and seen["torch_sms"] == sms and seen["correct"]
     assert seen["hopper"] == (target == "sm_90")
     assert all(math.isnan(t) for t in seen["timings"]) and len(seen["timings"]) == 2
-    # the sweep ran once, at its first x value, for each line
-    assert seen["bench_calls"] == [(1024, "triton"), (1024, "torch")]
-    assert "ran once at size=1024" in result.output and "nothing timed" in result.output
+    # the sweep ran each line at its first x value, then the line that launches a kernel at every later one
+    calls = seen["bench_calls"]
+    assert calls[:2] == [(1024, "triton"), (1024, "torch")] and calls[2] == (2**15, "triton")  # then the range's end
+    assert sorted(calls[2:]) == [(2**i, "triton") for i in range(11, 16)]
+    assert "'scale' ran at 6 of its 6 points, its kernel lines (triton) at each" in result.output
+    assert "nothing timed" in result.output
     grids = [launch.grid for launch in result.launches]
-    assert grids[0] == (min(sms, 196), ) and grids[-1] == (4, )  # the persistent grid follows the SM count
+    assert grids[0] == (min(sms, 196), )  # the persistent grid follows the SM count
+    # each point of the sweep makes a specialization of its own (NUM_PROGRAMS = its grid), as on a GPU
+    assert {(min(sms, 2**i // 256), ) for i in range(10, 16)} <= set(grids), grids
 
 
 @pytest.mark.parametrize("target", ["sm_90", "gfx942"])

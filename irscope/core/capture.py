@@ -57,17 +57,20 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
         # Inductor compiles each graph (forward, backward) before its first launch: seconds of no launch
         budget.quiet_s = max(budget.quiet_s, COMPILE_QUIET_S)
 
-    def record(launch: RawLaunch) -> None:
+    def record(launch: RawLaunch) -> bool:
+        """Keep a launch; True if it is of a specialization not launched before in this run."""
         with budget.recording():
             new = budget.launched(launch.jit, launch.args, launch.kwargs, launch.autotune_index)
-            if not new and not use_interpreter:
+            if not new and (not use_interpreter or launch.in_sweep):
                 # On a GPU benchmark loops and sweeps run for real: a repeat of a specialization already
                 # captured adds nothing to show, and keeping it would keep its tensors in GPU memory (tutorial
-                # 02's sweep held 36 GB that way, and Nsight Compute's child then ran out of memory).
-                return
+                # 02's sweep held 36 GB that way, and Nsight Compute's child then ran out of memory). So on the
+                # virtual GPU for the later points of a benchmark's sweep (virtual_device.run_sweep).
+                return False
             result.launches.append(launch)
             if on_launch is not None:
                 on_launch(launch)
+            return new
 
     # In a worker process (irscope/worker) the file's prints join its other output on fd 1, which the
     # front end keeps; in-process they are kept apart from irscope's own.
@@ -81,7 +84,7 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     import_before_device(user_file.text)
     budget.watch()
     try:
-        device = virtual_gpu(target, result.asked) if use_interpreter else contextlib.nullcontext()
+        device = virtual_gpu(target, result.asked, result.notes) if use_interpreter else contextlib.nullcontext()
         inductor = inductor_scope(user_file, record, use_interpreter, result.notes)
         checks = comparisons_after_cuts(result) if use_interpreter else contextlib.nullcontext()
         with device, capture_patches(record, use_interpreter, budget.executing), inductor, checks, \

@@ -36,6 +36,7 @@ class RawLaunch:
     autotune_first: bool = False  # the first config the autotuner would try for this launch (what runs here)
     warmup: bool = False  # `f.warmup(...)` or `f[grid](..., warmup=True)`: compiled, not run
     programs: tuple[int, int] | None = None  # (run, in the grid) when the interpreter cut the launch short
+    in_sweep: bool = False  # made at a later point of a benchmark's sweep, where repeats are not run
 
 
 class _CaptureState(threading.local):
@@ -45,13 +46,35 @@ class _CaptureState(threading.local):
     execute: bool = True
     record: bool = True
     recorded: list[RawLaunch] | None = None  # an autotuned launch's per-config records, for a failure to land on
+    run_launches: bool = True  # False: a launch is recorded, not run (a benchmark sweep's later points)
+
+
+_counts = {"launches": 0, "new": 0}  # records made in this process, and those of a new specialization (run_sweep)
 
 
 _state = _CaptureState()
 
 
+def launches_recorded(new_only: bool = False) -> int:
+    """How many launches have been recorded so far (only those of a specialization not seen before)."""
+    return _counts["new" if new_only else "launches"]
+
+
 @contextlib.contextmanager
-def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
+def launches_not_run() -> Iterator[None]:
+    """While the block runs, a launch is recorded and not run (a warmup still compiles: its kernel is used):
+    the later points of a benchmark's sweep on the virtual GPU, whose results nobody reads (nothing is
+    timed), and where a repeat of a specialization already seen is not kept at all."""
+    saved = _state.run_launches
+    _state.run_launches = False
+    try:
+        yield
+    finally:
+        _state.run_launches = saved
+
+
+@contextlib.contextmanager
+def capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter: bool,
                     executing: Callable[[], ContextManager] | None = None) -> Iterator[None]:
     """Record every kernel launch while the user's file runs (see _capture_patches). Each launch the file
     made runs (compiled and run on a GPU, or run in the interpreter) inside `executing()`.
@@ -63,7 +86,7 @@ def capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
 
 
 @contextlib.contextmanager
-def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
+def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter: bool,
                      executing: Callable[[], ContextManager]) -> Iterator[None]:
     """Record every kernel launch while the user's file runs.
 
@@ -82,12 +105,16 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
         if _state.record:
             raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
                             grid, index, count, _state.configs, autotune_first=_state.first and index is not None,
-                            warmup=bool(warmup))
+                            warmup=bool(warmup), in_sweep=not _state.run_launches)
             if _state.recorded is not None:
                 _state.recorded.append(raw)
-            record(raw)
+            _counts["launches"] += 1
+            if record(raw) is not False:
+                _counts["new"] += 1
         if not _state.execute:
             return None
+        if not (_state.run_launches or warmup):  # a warmup's compiled kernel is used: never skipped
+            return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
         with executing():
             return execute(self, args, kwargs, grid, warmup, raw)
 
@@ -136,7 +163,7 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
                 if config.pre_hook is not None and outer[2]:  # as the autotuner does before benchmarking it
                     config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)})
                 self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
-            if not outer[1] or not tried:
+            if not outer[1] or not tried or not _state.run_launches:
                 return None
             config = self.configs[tried[0]]
             self.best_config = config  # what the autotuner leaves behind for callers that read it

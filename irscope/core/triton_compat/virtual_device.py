@@ -15,7 +15,10 @@ repeat them at larger sizes, which in the interpreter would take minutes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+import os
+import time
 from typing import Any, Callable, Iterator
 
 import torch
@@ -23,6 +26,7 @@ import triton.testing as _testing
 from triton.runtime.driver import driver as _driver_registry
 
 from . import Target, _CpuDriver
+from .capture import launches_recorded, launches_not_run
 from .compiled import by_hand_call
 from ..patching import Patches
 
@@ -132,6 +136,109 @@ def do_bench_cudagraph_once(fn: Callable, rep=None, grad_to_none=None, quantiles
     return _not_measured(quantiles, return_mode)
 
 
+SWEEP_S = 8.0  # the most a benchmark's sweep runs on the virtual GPU (IRSCOPE_SWEEP_S)
+SWEEP_QUIET_S = 1.5  # a sweep ends after this long without a new specialization (the file's quiet time is 3 s)
+
+
+def _seconds(name: str, default: float) -> float:
+    try:
+        return max(0.0, float(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+def run_sweep(mark, show_plots=False, print_data=False, save_path="", return_df=False, *, notes: list[str],
+              **kwargs):
+    """`Mark.run` on the virtual GPU: each benchmark of the report at its x values, to find the
+    specializations its sizes make (a GPU compiles one wherever a size changes a power-of-two block size or a
+    divisibility: tutorial 02's softmax compiles one per power of two of its row length).
+
+    At the first x value every line runs once (do_bench runs its function once). Then the other x values
+    are visited in an order that spreads over the range (the last, the middle, the quarters: sweep_order),
+    with only the lines that launched a kernel at the first, whose launches are recorded and not run
+    (capture.launches_not_run): nothing is timed, so their results are not needed. The sweep ends after SWEEP_QUIET_S without a new specialization, or SWEEP_S in all (a GPU runs
+    every point in a fraction of that; here each point's inputs are made on the CPU), or at a point that
+    raises; what it did not run is added to `notes`. Nothing is plotted, printed as a table, or saved.
+    Returns None."""
+    benchmarks = mark.benchmarks if isinstance(mark.benchmarks, (list, tuple)) else [mark.benchmarks]
+    for bench in benchmarks:
+        x_names = list(bench.x_names)
+        name = bench.plot_name or mark.fn.__name__
+        started = last_new = time.monotonic()
+        kernel_lines: list = []
+        ran, why = 0, ""
+        for index in sweep_order(len(bench.x_vals)):
+            point = bench.x_vals[index]
+            values = list(point) if isinstance(point, (list, tuple)) else [point] * len(x_names)
+            if len(values) != len(x_names):
+                raise ValueError(f"Expected {len(x_names)} values, got {point}")
+            x_args = dict(zip(x_names, values))
+            now = time.monotonic()
+            if ran and not kernel_lines:
+                break
+            if ran and now - last_new > _seconds("IRSCOPE_SWEEP_QUIET", SWEEP_QUIET_S):
+                why = f"nothing new in its last {now - last_new:.1f} s"
+                break
+            if ran and now - started > _seconds("IRSCOPE_SWEEP_S", SWEEP_S):
+                why = f"its {_seconds('IRSCOPE_SWEEP_S', SWEEP_S):g} s were up"
+                break
+            before = launches_recorded(new_only=True)
+            if not ran:
+                for line in bench.line_vals:
+                    launched = launches_recorded()
+                    mark.fn(**x_args, **{bench.line_arg: line}, **bench.args, **kwargs)
+                    if launches_recorded() > launched:
+                        kernel_lines.append(line)
+            else:
+                try:
+                    with launches_not_run():
+                        for line in kernel_lines:
+                            mark.fn(**x_args, **{bench.line_arg: line}, **bench.args, **kwargs)
+                except Exception as exc:  # noqa: BLE001 - a size the virtual GPU cannot run: the sweep ends here
+                    why = f"{_point_text(x_args)} raised {type(exc).__name__}"
+                    break
+            ran += 1
+            if launches_recorded(new_only=True) > before:
+                last_new = time.monotonic()
+        lines = ", ".join(str(v) for v in kernel_lines) or "none"
+        total = len(bench.x_vals)
+        print(f"irscope: benchmark {name!r} ran at {ran} of its {total} points, its kernel lines ({lines}) at "
+              f"each (virtual GPU: nothing timed)")
+        if kernel_lines and ran < total:
+            notes.append(f"benchmark {name!r} ran its kernel lines ({lines}) at {ran} of its {total} x values "
+                         f"({why}); a GPU runs them all, and a size not run may make a specialization not shown "
+                         f"(IRSCOPE_SWEEP_S / IRSCOPE_SWEEP_QUIET give the sweep longer)")
+    return None
+
+
+def sweep_order(count: int) -> list[int]:
+    """0, then the last, then midpoints of ever finer halves: a sweep cut short has still seen its whole range."""
+    if count <= 0:
+        return []
+    order, seen = [0], {0}
+    spans = [(0, count - 1)]
+    if count > 1:
+        order.append(count - 1)
+        seen.add(count - 1)
+    while spans:
+        finer = []
+        for low, high in spans:
+            middle = (low + high) // 2
+            if middle not in seen:
+                seen.add(middle)
+                order.append(middle)
+            if middle - low > 1:
+                finer.append((low, middle))
+            if high - middle > 1:
+                finer.append((middle, high))
+        spans = finer
+    return order
+
+
+def _point_text(x_args: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in x_args.items())
+
+
 def run_first_point(mark, show_plots=False, print_data=False, save_path="", return_df=False, **kwargs):
     """`Mark.run` on the virtual GPU: each benchmark of the report at its first x value, each line once.
 
@@ -202,10 +309,12 @@ _TESTING_PATCHES = {
 
 @contextlib.contextmanager
 def virtual_triton(target: Target, properties: dict[str, Any], capability: tuple[int, int],
-                   loader: KernelLoader, asked: set[str] | None = None) -> Iterator[None]:
+                   loader: KernelLoader, asked: set[str] | None = None,
+                   notes: list[str] | None = None) -> Iterator[None]:
     """Make Triton see a device of `target` while the block runs: `properties` is what
     `get_device_properties` answers, `loader` reads a compiled kernel's numbers from its binary; each
-    question about the device the file asks the driver is added to `asked`."""
+    question about the device the file asks the driver is added to `asked`, and what a benchmark's sweep
+    left out (run_sweep) to `notes`."""
     saved_active = _driver_registry._active
     patches = Patches()
     patch = patches.patch
@@ -214,7 +323,7 @@ def virtual_triton(target: Target, properties: dict[str, Any], capability: tuple
         for name, fn in _TESTING_PATCHES.items():
             if hasattr(_testing, name):
                 patch(_testing, name, fn)
-        patch(_testing.Mark, "run", run_first_point)
+        patch(_testing.Mark, "run", functools.partialmethod(run_sweep, notes=notes if notes is not None else []))
         for owner, name in _vendor_blas_modules():
             patch(owner, name, VirtualBlas)
         yield
@@ -222,4 +331,4 @@ def virtual_triton(target: Target, properties: dict[str, Any], capability: tuple
         patches.restore()
         _driver_registry._active = saved_active
 
-__all__ = ["NOT_MEASURED", "VirtualDriver", "do_bench_once", "run_first_point", "virtual_triton"]
+__all__ = ["NOT_MEASURED", "VirtualDriver", "do_bench_once", "run_first_point", "run_sweep", "virtual_triton"]
