@@ -106,3 +106,10 @@ def test_tui_stepper_opens_at_the_breakpoint_and_continues_to_the_next():
         asyncio.run(scenario())
     finally:
         session.close()
+
+
+def test_the_pass_dumps_compile_leaves_the_calls_out_too(cli):
+    """`irscope passes` compiles once more in a child of its own, with the dumps on: the same parse."""
+    code, out, err = cli("passes", FIXTURE)
+    assert code == 0, err
+    assert out.startswith("row_sum_kernel on sm_90: ") and " passes ran " in out.splitlines()[0]
