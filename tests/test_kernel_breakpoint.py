@@ -31,7 +31,8 @@ def test_report_compiles_the_kernel_and_says_so_in_one_line_per_call():
     done = run_irscope("report", FIXTURE, "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
-    assert doc["notes"] == [f"line {HELPER_LINE}: pdb.set_trace() {NOTE}", f"line {BREAKPOINT_LINE}: breakpoint() {NOTE}"]
+    assert doc["notes"] == [f"line {HELPER_LINE}: pdb.set_trace() {NOTE}",
+                            f"line {BREAKPOINT_LINE}: breakpoint() {NOTE}"]
     (kernel,) = doc["kernels"]
     assert kernel["name"] == "row_sum_kernel" and not kernel.get("error")
     assert "Traceback" not in done.stderr and "(Pdb)" not in done.stdout + done.stderr
