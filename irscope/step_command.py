@@ -17,7 +17,8 @@ def add_parser(sub, common) -> None:
     step.add_argument("--program", "-p", default="0", metavar="X[,Y[,Z]]",
                       help="which program of the launch's grid (default 0)")
     step.add_argument("--break", "-b", dest="break_line", type=int, metavar="LINE",
-                      help="stop the first time the program reaches this line of the file (default: the end)")
+                      help="stop the first time the program reaches this line of the file (default: the kernel's "
+                           "first breakpoint() the program reaches, else the end)")
     step.add_argument("--hit", type=int, default=1, metavar="N",
                       help="with --break: stop at the N-th time the line runs (loops), default 1")
     step.add_argument("--print", dest="names", metavar="NAME,...",
@@ -63,7 +64,10 @@ def run(ws, args: argparse.Namespace) -> int:
         raise IrscopeError(f"the interpreter cannot run {kernel.name}: {rec.error or 'it ran no line'}")
     stepper = Stepper(rec)
     if args.break_line is None:
-        step = stepper.end()
+        step = stepper.to_debugger_call() or stepper.end()
+        if rec.debugger_steps:  # where pdb would have stopped it, as if --break LINE were given
+            print(f"irscope: note: stopped at line {step.line}, where the program calls the debugger (as "
+                  f"--break {step.line} stops); give --break LINE to stop elsewhere", file=sys.stderr)
     else:
         hits = [s for s in rec.steps if s.line == args.break_line and s.event == "line"]
         if len(hits) < args.hit:

@@ -97,11 +97,11 @@ def test_a_launch_from_a_thread_is_captured_and_a_thread_left_running_does_not_h
     assert time.monotonic() - started < 120  # the file's last thread sleeps for an hour
 
 
-def test_a_breakpoint_in_a_kernel_is_skipped_in_the_interpreter_and_explained_by_the_compile_error():
+def test_a_breakpoint_in_a_kernel_is_skipped_in_the_interpreter_and_left_out_of_the_compile():
     done = run_irscope("report", fixture_path("kernel_breakpoint.py"), "--json")
-    assert done.returncode == 4  # Triton cannot compile breakpoint(): the GPU could not run this kernel either
+    assert done.returncode == 0, done.stderr  # compiled as the kernel without the call (test_kernel_breakpoint.py)
     doc = json.loads(done.stdout)
-    assert doc["notes"] == ["breakpoint() at line 12 skipped (no debugger under irscope)"]
+    assert doc["notes"] == ["line 12: breakpoint() left out of the compile (Triton compiles no debugger call); "
+                            "the stepper (ctrl+t, irscope step) stops there"]
     (kernel,) = doc["kernels"]
-    assert kernel["error"]["source_line"] == 12
-    assert "runs only in Triton's interpreter" in kernel["error"]["message"]
+    assert not kernel.get("error")

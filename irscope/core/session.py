@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import traceback
 from typing import Callable
 
@@ -15,8 +16,8 @@ from .model import DEFAULT_TARGET, Kernel, Launch
 from .names import target_name
 from .overrides import Overrides, check_arg_names, launch_arguments
 from .retarget import device_suffix, run_on_other_targets
-from .triton_compat import RawLaunch, Target, bind_arguments, check_caches, config_kwargs, local_gpu_target, \
-    warm_triton_key
+from .triton_compat import RawLaunch, Target, bind_arguments, check_caches, config_kwargs, debugger_calls, \
+    local_gpu_target, warm_triton_key
 from .workspace import Workspace, with_config
 
 
@@ -76,6 +77,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         if written_for:
             result.notes.append(written_for)
     result.notes.extend(_ptxas_notes(kernels, resolved))
+    result.notes[:] = _debugger_notes(kernels, user_file, result.notes)
     by_jit = {id(k.jit): k for k in kernels}
     check_arg_names(overrides, kernels, user_file)
     launches = [_launch(raw, by_jit, overrides) for raw in result.launches if id(raw.jit) in by_jit]
@@ -116,6 +118,18 @@ def _ptxas_notes(kernels: list[Kernel], target: Target) -> list[str]:
     from .inductor.ptxas import ptxas_note
     note = ptxas_note(target) if any(k.inductor is not None for k in kernels) else None
     return [note] if note else []
+
+
+def _debugger_notes(kernels: list[Kernel], user_file: UserFile, notes: list[str]) -> list[str]:
+    """`notes` with one line per debugger call in a kernel or its helpers, which the compile leaves out
+    (triton_compat/debugger_calls.py). It replaces the run's note that the interpreter skipped that call."""
+    calls = list(dict.fromkeys(call for k in kernels for call in debugger_calls(k.jit)))
+    if not calls:
+        return notes
+    skipped = {f"breakpoint() at line {c.line} skipped (no debugger under irscope)" for c in calls
+               if c.file == user_file.path}  # the run's note for the same call (capture.no_terminal)
+    said = [c.note(None if c.file == user_file.path else os.path.relpath(c.file)) for c in calls]
+    return [n for n in notes if n not in skipped] + said
 
 
 def _inductor_target(kernels: list[Kernel], resolved: Target) -> tuple[Target, str | None]:

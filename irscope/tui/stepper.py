@@ -98,6 +98,7 @@ class StepperScreen(StepperDrawing, Asker, Screen):
         self._selected: str | None = None      # the local shown in the value view
         self._pinned: str | None = None        # the local the user picked (else: the newest one)
         self.breakpoints: set[int] = set()    # source lines; kept when another program is recorded
+        self._debugger_lines_placed = False   # the kernel's breakpoint() lines: made breakpoints once
         self._table_values: dict[str, Value | None] = {}  # what the locals table shows, row by row
         self._table_function: str | None = None
         self._function_names: dict[str, list[str]] = {}
@@ -170,7 +171,20 @@ class StepperScreen(StepperDrawing, Asker, Screen):
         # reference cycles, so replacing it still frees it.
         gc.collect()
         gc.freeze()
+        self._stop_at_debugger_call(rec)
         self._refresh_all()
+
+    def _stop_at_debugger_call(self, rec: Recording) -> None:
+        """A program that calls breakpoint() (or pdb.set_trace()) opens stopped there, as a debugger would
+        stop it; those lines become breakpoints (once: the user may take them away), so `c` goes on to the
+        next time the program reaches one."""
+        if self.stepper.to_debugger_call() is None or self._debugger_lines_placed:
+            return
+        self._debugger_lines_placed = True
+        source = self.query_one("#stepper-source", SourceView)
+        for line in rec.debugger_lines:
+            self.breakpoints.add(line)
+            source.breakpoint_changed(line)
 
 
     @on(LineList.CursorMoved, "#stepper-locals")

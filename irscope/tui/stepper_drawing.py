@@ -32,6 +32,8 @@ class StepperDrawing:
         parts = [f"program ({program_text(rec.program_id)}) of grid ({program_text(rec.grid)})",
                  f"step {step.index + 1}/{len(rec.steps)}",
                  f"{event.get(step.event, 'at')} line {step.line} in {step.function}"]
+        if step.index in rec.debugger_steps:
+            parts.append("the program calls the debugger here (left out of the compile)")
         if len(step.stack) > 1:
             parts.append("stack: " + " → ".join(f"{f.function}:{f.line}" for f in step.stack))
         if self.comp.launch.origin != "captured":

@@ -8,11 +8,12 @@ Recording runs on copies of the launch's tensors, so the user's results stay as 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import sys
 import time
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import torch
@@ -42,6 +43,7 @@ class _Recorder:
         self.constants: dict[tuple, Value] = {}
         self.kept_bytes = 0                      # numbers copied into Values so far
         self.budget_bytes = budget_bytes         # past it, blocks keep only their summary
+        self.debugger_steps: list[int] = []      # the steps that called breakpoint() / pdb.set_trace()
 
     # ---- values
 
@@ -114,6 +116,14 @@ class _Recorder:
         while frame is not None and not self.is_traced(frame.f_code):
             frame = frame.f_back
         return frame
+
+    def on_debugger_call(self, *_args, **_kwargs) -> None:
+        """breakpoint() or pdb.set_trace() in the kernel: no debugger starts (its tracer would replace the
+        recorder's, and no one may be at a terminal); the step that called it is where a stepper stops."""
+        frame = self.innermost_frame()
+        step = self.frame_step.get(id(frame)) if frame is not None else None
+        if step is not None and step not in self.debugger_steps:
+            self.debugger_steps.append(step)
 
     def on_access(self, hook: MemoryHook) -> None:
         addresses = np.asarray(hook.addresses)
@@ -228,15 +238,30 @@ def record_program(launch: Launch, program_id: int | tuple[int, ...] = 0, *, wit
     error = error_line = None
     start = time.perf_counter()
     try:
-        run_one_program(kernel.jit, arguments, grid, pid, recorder.on_access,
-                        recorder.global_trace if with_locals else None)
+        with _debugger_calls_noted(recorder):
+            run_one_program(kernel.jit, arguments, grid, pid, recorder.on_access,
+                            recorder.global_trace if with_locals else None)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the kernel's own failure becomes the last step
         error, error_line = _record_exception(recorder, exc)
     seconds = time.perf_counter() - start
     return Recording(kernel.name, kernel.file, pid, grid, recorder.steps, recorder.accesses, regions, tensors,
-                     error, error_line, seconds)
+                     error, error_line, seconds, recorder.debugger_steps)
+
+
+@contextlib.contextmanager
+def _debugger_calls_noted(recorder: _Recorder) -> Iterator[None]:
+    """While the program runs, `breakpoint()` (through sys.breakpointhook) and `pdb.set_trace()` call the
+    recorder instead of starting pdb."""
+    import pdb
+
+    saved = sys.breakpointhook, pdb.set_trace
+    sys.breakpointhook = pdb.set_trace = recorder.on_debugger_call
+    try:
+        yield
+    finally:
+        sys.breakpointhook, pdb.set_trace = saved
 
 
 def _record_exception(recorder: _Recorder, exc: BaseException) -> tuple[str, int | None]:

@@ -67,6 +67,12 @@ class Stepper:
     def end(self) -> Step | None:
         return self._go(None)
 
+    def to_debugger_call(self) -> Step | None:
+        """The first line that called breakpoint() or pdb.set_trace(), where a debugger would have stopped
+        the program; None (not moving) when the program reached none."""
+        calls = self.recording.debugger_steps
+        return self._go(calls[0]) if calls else None
+
     def toggle_breakpoint(self, line: int) -> bool:
         """True when the line now has a breakpoint."""
         if line in self.breakpoints:

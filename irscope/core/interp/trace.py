@@ -90,10 +90,16 @@ class Recording:
     error: str | None = None           # one line, when the kernel raised
     error_line: int | None = None
     seconds: float = 0.0
+    debugger_steps: list[int] = field(default_factory=list)  # the steps that called breakpoint() (in order)
 
     @property
     def lines(self) -> list[int]:
         return sorted({s.line for s in self.steps})
+
+    @property
+    def debugger_lines(self) -> list[int]:
+        """The lines that called breakpoint() or pdb.set_trace(), each once, in the order first reached."""
+        return list(dict.fromkeys(self.steps[i].line for i in self.debugger_steps))
 
 
 class OutOfBoundsAccess(Exception):

@@ -10,8 +10,8 @@ user's module, binding a launch's arguments), `compiler` (specialization and com
 (recording launches while a file runs), `lang_patch` (triton.language patched for the interpreter, once
 per launch), `interpreter` (one program in Triton's interpreter, with memory hooks), `layouts` (linear
 layouts of TTGIR loads and stores); `autotune`, `caches`, `compile_errors`, `install_key`, `interp_patches`,
-`libdevice_*`, `virtual_device`, `given_spec`, `pass_dumps` for narrower matters. The names below are
-re-exported so that the rest of irscope imports from the package alone.
+`debugger_calls`, `libdevice_*`, `virtual_device`, `given_spec`, `pass_dumps` for narrower matters. The names
+below are re-exported so that the rest of irscope imports from the package alone.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from .jit import (UnwrappedKernel, bind_arguments, config_kwargs, constexpr_para
 from .compiler import (Specialized, attrs_by_param, compilation_error_site, compile_specialized, compiled_asm,
     compiled_metadata, constexprs_by_param, find_tool, is_compilation_error, prepare_compiler, specialize)  # noqa: E402,F401
 from .key_deferred import key_deferred  # noqa: E402,F401
+from .debugger_calls import DebuggerCall, debugger_calls  # noqa: E402,F401
 from .compiled import CompiledWhenUsed, compile_for_active_target  # noqa: E402,F401
 from .capture import (RawLaunch, capture_patches,
     interpreter_failure, restore_unpatched_triton)  # noqa: E402,F401

@@ -15,6 +15,7 @@ from triton.runtime.jit import JITFunction
 from . import caches
 from .install_key import remember_triton_key
 from ..target import Target
+from .debugger_calls import debugger_calls_left_out
 from .driver import _CpuDriver, _active_driver, interpreter_lock
 from .jit import kernel_param_names
 from .originals import _JIT_RUN
@@ -70,11 +71,21 @@ def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
     """triton.compile, called the way JITFunction._do_compile calls it. Uses Triton's cache, keyed by the
     file's path too where a copy of the file elsewhere left its compile there (caches.py)."""
     def compile_source(source_class):
-        src = source_class(jit, spec.signature, spec.constexprs, spec.attrs)
         with interpreter_lock:  # never while a recording has triton.language patched for the interpreter
-            return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
+            return triton_compile(jit, spec, target, source_class)
 
     return caches.compile_with_cache(compile_source, jit.fn.__code__.co_filename)
+
+
+def triton_compile(jit: JITFunction, spec: Specialized, target: Target, source_class=None):
+    """triton.compile of the kernel's source (ASTSource unless another class is given). Every compile
+    irscope makes comes here (the report's, a what-if's, a diff's, a compile-ahead child's, the pass dumps'):
+    a debugger call in the kernel or a helper is left out of it (debugger_calls.py)."""
+    from triton.compiler.compiler import ASTSource
+
+    src = (source_class or ASTSource)(jit, spec.signature, spec.constexprs, spec.attrs)
+    with debugger_calls_left_out():
+        return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
 
 
 def prepare_compiler(target: Target) -> None:

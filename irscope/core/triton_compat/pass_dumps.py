@@ -15,15 +15,12 @@ import os
 import tempfile
 import warnings
 
-import triton
-
 from . import Specialized, Target, restore_unpatched_triton
+from .compiler import triton_compile
 
 
 def compile_with_pass_dumps(jit, spec: Specialized, target: Target) -> tuple[str, str]:
     """Compile once more with the dumps on: (the MLIR dumps, what LLVM printed after each of its passes)."""
-    from triton.compiler.compiler import ASTSource
-
     with tempfile.TemporaryDirectory(prefix="irscope-passes-") as tmp:
         mlir_path, llvm_path, error_path = (os.path.join(tmp, n) for n in ("mlir.txt", "llvm.txt", "error.txt"))
         with warnings.catch_warnings():
@@ -39,8 +36,7 @@ def compile_with_pass_dumps(jit, spec: Specialized, target: Target) -> tuple[str
                 os.environ.update(MLIR_ENABLE_DUMP="1", MLIR_DUMP_PATH=mlir_path, LLVM_IR_ENABLE_DUMP="1",
                                   TRITON_ALWAYS_COMPILE="1")
                 restore_unpatched_triton()
-                src = ASTSource(jit, spec.signature, spec.constexprs, spec.attrs)
-                triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
+                triton_compile(jit, spec, target)
                 code = 0
             except BaseException as exc:  # noqa: BLE001 - said to the parent through the file
                 try:
