@@ -17,6 +17,7 @@ from .install_key import remember_triton_key
 from ..target import Target
 from .driver import _CpuDriver, _active_driver, interpreter_lock
 from .jit import kernel_param_names
+from .kernel_prints import kernel_prints
 from .originals import _JIT_RUN
 
 
@@ -71,7 +72,7 @@ def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
     file's path too where a copy of the file elsewhere left its compile there (caches.py)."""
     def compile_source(source_class):
         src = source_class(jit, spec.signature, spec.constexprs, spec.attrs)
-        with interpreter_lock:  # never while a recording has triton.language patched for the interpreter
+        with interpreter_lock, kernel_prints():  # never while a recording has triton.language patched
             return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
 
     return caches.compile_with_cache(compile_source, jit.fn.__code__.co_filename)
