@@ -144,7 +144,8 @@ def test_a_module_moves_to_the_virtual_gpu_in_every_form_torch_accepts():
         moved = [x.to("cuda", None, False), x.to(DEVICE, None, False, True), x.to(device="cuda", dtype=None),
                  x.to("cuda", copy=True), x.to(half_gpu, non_blocking=True), x.to(half_gpu, False, True)]
         assert all(t.is_cuda and t is not x for t in moved) and moved[-1].dtype == torch.float16
-        assert x.to(None) is x and x.to(None, torch.float16).dtype == torch.float16 and not x.to(dtype=torch.half).is_cuda
+        assert x.to(None) is x and x.to(None, torch.float16).dtype == torch.float16
+        assert not x.to(dtype=torch.half).is_cuda
         assert torch.randn(4, device="cuda").to(None, None, False).is_cuda
 
 
