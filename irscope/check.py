@@ -31,6 +31,7 @@ def add_parser(sub) -> None:
         "check", help="findings of every kernel in files or directories, as compiler-style diagnostics (CI gate)",
         description="Open each file as `irscope report` does and print its findings. Exit 0 when nothing is at or "
                     "above --fail-on, 1 when something is, 2 on bad input.")
+    check.epilog = "PATH... -- ARGS: everything after `--` goes to every file as its sys.argv[1:], the same for each"
     check.add_argument("paths", nargs="+", metavar="PATH",
                        help="a Python file, or a directory (every .py under it that defines a Triton kernel)")
     check.add_argument("--format", default="text", choices=FORMATS,
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise IrscopeError(f"--jobs {args.jobs}: give 1 or more")
     files = collect_files(args.paths)
     accepted = read_baseline(args.baseline) if args.baseline else None
-    results = _open_all(files, args.target, args.jobs)
+    results = _open_all(files, args.target, args.jobs, args.file_args)
     found = sorted(_dedupe(f for r in results for f in r["findings"]), key=rank_key)
     if args.write_baseline:
         write_baseline(args.write_baseline, found)
@@ -98,12 +99,12 @@ def defines_kernel(path: str) -> bool:
 
 # ---------------------------------------------------------------------------------------------- opening
 
-def _open_all(files: list[str], target: str | None, jobs: int) -> list[dict]:
+def _open_all(files: list[str], target: str | None, jobs: int, file_args: list[str]) -> list[dict]:
     from .worker import client
 
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        return list(pool.map(lambda path: open_one(path, target), files))
+        return list(pool.map(lambda path: open_one(path, target, file_args), files))
     except BaseException:  # Ctrl+C: end the workers, so that their threads return and nothing is left
         pool.shutdown(wait=False, cancel_futures=True)
         client.stop_all()
@@ -112,12 +113,13 @@ def _open_all(files: list[str], target: str | None, jobs: int) -> list[dict]:
         pool.shutdown(wait=True)
 
 
-def open_one(path: str, target: str | None) -> dict:
-    """One file through a worker, as `irscope report --json` runs it: its findings, or one `open-failed`."""
+def open_one(path: str, target: str | None, file_args: list[str] = ()) -> dict:
+    """One file through a worker, as `irscope report --json` runs it: its findings, or one `open-failed`.
+    `file_args`: the file's own command line (`check PATH... -- ARGS`)."""
     from .worker.client import run_captured
     from .worker.textsafe import scrub
 
-    argv = ["report", "--json", path] + (["--target", target] if target else [])
+    argv = ["report", "--json", path] + (["--target", target] if target else []) + ["--", *file_args]
     code, out, err = run_captured(argv, path)
     try:
         doc = scrub(json.loads(out)) if out.strip() else None  # JSON brings escaped control bytes back

@@ -18,9 +18,11 @@ from .core.names import ALL_STAGES, TARGETS, target_name
 from .core.paths import check_kernel_path
 
 COMMANDS = ("dump", "report", "tui", "step", "check", "diff", "passes", "export")
+FILE_ARGS_HELP = "FILE -- ARGS: everything after `--` goes to the file as its sys.argv[1:], e.g. -- --mode x"
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = FILE_ARGS_HELP
     parser.add_argument("file", help="a Python file with @triton.jit kernels")
     parser.add_argument("--kernel", "-k", metavar="NAME", help="which kernel (default: the one the file launches)")
     parser.add_argument("--target", "-t", metavar="T",
@@ -40,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="irscope",
         description="See what the Triton compiler makes of a kernel: every stage from source to SASS, "
                     "compiled exactly as the JIT would for the file's own launch. No GPU needed.",
-        epilog="commands: irscope FILE | irscope dump FILE --stage ptx | irscope report FILE [--json] | "
+        epilog="commands: irscope FILE [-- ARGS] | irscope dump FILE --stage ptx | irscope report FILE [--json] | "
                "irscope step FILE --program 1 --break LINE --print NAME,... | irscope check PATH... [--format sarif] | "
                "irscope diff FILE --left SPEC --right SPEC | irscope passes FILE [--line N] | "
                "irscope export FILE -o kernel.html")
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv = ["tui", *argv]  # `irscope FILE` opens the terminal UI
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
@@ -106,7 +108,16 @@ def main(argv: list[str] | None = None) -> int:
 
 def execute(argv: list[str]) -> int:
     """Run `dump` / `report` / `step` here, in this process: the worker's entry point (and the tests')."""
-    return _guarded(lambda: _run(build_parser().parse_args(argv)))
+    return _guarded(lambda: _run(parse(build_parser(), argv)))
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """irscope's own arguments, and the file's: everything after the first `--` (`args.file_args`), given to
+    the file as its `sys.argv[1:]`; `check` gives the same ones to every file."""
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
+    args.file_args = argv[cut + 1:]
+    return args
 
 
 def _guarded(work) -> int:
@@ -183,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
     compiles = args.command in ("report", "diff", "passes", "export") or (args.command == "dump" and stage != "source")
     ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides,
                    compile_ahead=compiles, ahead_sass=args.command in ("report", "export") or stage == "sass",
-                   kernel_name=args.kernel, config=args.config)
+                   kernel_name=args.kernel, config=args.config, file_args=args.file_args)
     if ws.run_warning:
         print(f"irscope: warning: {ws.run_warning}", file=sys.stderr)
     for note in ws.notes:
@@ -213,7 +224,7 @@ def _tui(args) -> int:
     from .tui.driver import driver_for
 
     app = IrscopeApp(path, target=args.target, kernel=args.kernel, config=args.config,
-                     run_main=not args.no_run, defines=args.defines, arg_types=args.args)
+                     run_main=not args.no_run, defines=args.defines, arg_types=args.args, file_args=args.file_args)
     app.driver_class = driver_for(app.driver_class)  # `q` does not wait out Textual's input polling
     try:
         # On a loop of its own, not asyncio.run: that joins every thread worker before it returns, so a

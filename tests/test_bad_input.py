@@ -1,5 +1,7 @@
 """Every bad input ends in one clear stderr line, a non-zero exit, and no traceback."""
 
+import json
+
 import pytest
 
 from conftest import ROOT, fixture_path, kernel_path, run_irscope
@@ -152,3 +154,24 @@ def test_real_binary_prints_no_traceback():
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "irscope: error: does/not/exist.py: no such file; give the path of a Python file with @triton.jit kernels"]
+
+
+def test_a_script_that_needs_arguments_gets_them_after_a_double_dash(cli, front):
+    """argparse's own error is the one line, with the fix; `-- ARGS` reaches the file as sys.argv[1:], through
+    the real front end and its worker, in every command that opens a file, `check` included."""
+    path = fixture_path("needs_mode.py")
+    done = run_irscope("report", path, "--target", "sm_90")
+    assert done.returncode == 3, done.stderr
+    line = one_line(done.stderr)
+    assert "needs_mode.py: error: the following arguments are required: --mode" in line and "-- ARGS" in line
+    assert "usage: needs_mode.py [-h] --mode {x,y}" in done.stderr and "SystemExit" not in done.stderr
+    done = run_irscope("report", path, "--json", "--target", "sm_90", "--", "--mode", "y", "--size", "600")
+    assert done.returncode == 0, done.stderr
+    (kernel,) = json.loads(done.stdout)["kernels"]
+    assert kernel["constexprs"] == {"BLOCK": 256} and kernel["grid"] == [3, 1, 1]
+    code, out, err = cli("dump", path, "--stage", "source", "--", "--mode", "x")
+    assert code == 0 and "def scale_kernel" in out, err
+    code, out, err = front("check", path, "--format", "json", "--target", "sm_90", "--", "--mode", "x")
+    assert code == 0 and "open-failed" not in out, out + err
+    code, out, err = front("check", path, "--format", "json", "--target", "sm_90")
+    assert "open-failed" in out and "required: --mode" in out

@@ -220,3 +220,20 @@ def test_closing_a_session_fails_the_request_that_waits_on_the_file(tmp_path):
     assert not asker.is_alive(), "the request still waits after the session was closed"
     assert len(outcome) == 1 and isinstance(outcome[0], WorkerGone)
     session.close()  # a second close is harmless
+
+
+def test_the_tui_gives_the_file_its_arguments():
+    """`irscope FILE -- ARGS`: the app's `open` request carries them to its worker, which runs the file with them."""
+    from irscope.tui.app import IrscopeApp
+    from tui_helpers import run_async, wait_until_shown
+
+    async def opened(file_args):
+        app = IrscopeApp(fixture_path("needs_mode.py"), target="sm_90", file_args=file_args)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await wait_until_shown(app, pilot)
+            failure, shown = app.main.failure, app.main.shown
+            return failure.message if failure else None, shown.comp.constexprs if shown else None
+
+    assert run_async(opened)(["--mode", "y"]) == (None, {"BLOCK": 256})
+    message, _ = run_async(opened)([])
+    assert "required: --mode" in message and "-- ARGS" in message

@@ -117,6 +117,45 @@ def test_factories_and_moves_give_cpu_tensors_on_the_virtual_device():
             t.untyped_storage().data_ptr()
 
 
+def test_a_module_moves_to_the_virtual_gpu_in_every_form_torch_accepts():
+    """`Module.to` parses its arguments (a torch call the mode sees) and moves each parameter with
+    `t.to(device, None, non_blocking)`; each form ends with the parameters on cuda:0, and back on the host."""
+    with virtual_gpu(Target("sm_90")):
+        DEVICE = driver.active.get_active_torch_device()
+        half_gpu = torch.empty(2, device="cuda", dtype=torch.float16)
+        moves = {"to('cuda')": (lambda m: m.to("cuda"), torch.float32),
+                 "to(device=, dtype=None)": (lambda m: m.to(device="cuda", dtype=None), torch.float32),
+                 "to('cuda', non_blocking=True)": (lambda m: m.to("cuda", non_blocking=True), torch.float32),
+                 "to(device, float16)": (lambda m: m.to(torch.device("cuda"), torch.float16), torch.float16),
+                 "to(gpu tensor)": (lambda m: m.to(half_gpu), torch.float16),
+                 "to(0)": (lambda m: m.to(0), torch.float32),
+                 "cuda()": (lambda m: m.cuda(), torch.float32),
+                 "half().cuda()": (lambda m: m.half().cuda(), torch.float16),
+                 "to(memory_format=)": (lambda m: m.to("cuda", memory_format=torch.channels_last), torch.float32)}
+        for name, (move, dtype) in moves.items():
+            model = move(torch.nn.Linear(4, 4).cpu())
+            assert model.weight.device == DEVICE and model.bias.is_cuda and model.weight.dtype == dtype, name
+            assert model(torch.ones(4, device="cuda", dtype=dtype)).is_cuda, name
+            host = model.to("cpu")
+            assert not host.weight.is_cuda and host.weight.device.type == "cpu", name
+        model = torch.nn.Linear(4, 4).cuda()
+        assert not model.to(torch.randn(2)).weight.is_cuda, "to(host tensor) moves to the host"
+        x = torch.randn(4)
+        moved = [x.to("cuda", None, False), x.to(DEVICE, None, False, True), x.to(device="cuda", dtype=None),
+                 x.to("cuda", copy=True), x.to(half_gpu, non_blocking=True), x.to(half_gpu, False, True)]
+        assert all(t.is_cuda and t is not x for t in moved) and moved[-1].dtype == torch.float16
+        assert x.to(None) is x and x.to(None, torch.float16).dtype == torch.float16
+        assert not x.to(dtype=torch.half).is_cuda
+        assert torch.randn(4, device="cuda").to(None, None, False).is_cuda
+
+
+def test_a_model_moved_to_the_gpu_then_a_kernel_on_its_output_opens(cli):
+    code, out, err = cli("report", fixture_path("model_to_cuda.py"), "--json")
+    assert code == 0, err
+    (kernel,) = json.loads(out)["kernels"]
+    assert kernel["name"] == "relu_kernel" and kernel["signature"]["x_ptr"] == "*fp32"
+
+
 def test_the_backward_pass_runs_on_the_virtual_gpu_too():
     # A kernel library's backward (an autograd.Function) asks where its tensors are and how many SMs the
     # GPU has (liger-kernel's norms: "sm_count = 1 unless x.device.type == 'cuda'"): it must get the

@@ -30,6 +30,22 @@ def test_report_json_stays_json_when_the_file_writes_to_fd_1_and_its_escapes_nev
     assert any("nothing new launched in the last 1 s" in n for n in notes), notes
 
 
+def test_what_a_kernel_prints_never_reaches_irscopes_own_output(cli):
+    """tl.static_print (Triton's front end, at each compile) and tl.device_print (the interpreter, in the run
+    and in every later recording) print with Python's print: never into the JSON nor the PTX."""
+    path = fixture_path("kernel_prints.py")
+    done = run_irscope("report", path, "--json", "--target", "sm_90")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert [k["name"] for k in doc["kernels"]] == ["copy_kernel"] and doc["kernels"][0]["error"] is None
+    assert "STATIC-PRINTED BLOCK" not in done.stdout and "DEVICE-PRINTED x:" not in done.stdout
+    done = run_irscope("dump", path, "--stage", "ptx", "--target", "sm_90")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("//") and "PRINTED" not in done.stdout and ".entry copy_kernel" in done.stdout
+    code, out, err = cli("report", path, "--json", "--target", "sm_90")  # in-process: printed on stderr instead
+    assert code == 0 and json.loads(out)["kernels"] and "STATIC-PRINTED BLOCK" not in out
+
+
 def test_a_file_that_leaves_with_os_exit_gets_one_line_and_its_output_shown_safely():
     done = run_irscope("report", fixture_path("exits_hard.py"))
     assert done.returncode == 3

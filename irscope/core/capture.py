@@ -39,8 +39,9 @@ class RunResult:
 
 def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool, target: Target,
                   on_launch: Callable[[RawLaunch], None] | None = None,
-                  budget: CaptureBudget | None = None) -> RunResult:
-    """Execute the file as `__main__` (or as a plain module when `run_main` is false).
+                  budget: CaptureBudget | None = None, argv: list[str] | tuple[str, ...] = ()) -> RunResult:
+    """Execute the file as `__main__` (or as a plain module when `run_main` is false), with `argv` as its
+    `sys.argv[1:]` (what `irscope FILE -- ARGS` gives it).
 
     `on_launch` hears of each launch as it is captured, before it runs. `budget` (one is made if none is
     given) stops a run that goes on without launching anything new."""
@@ -79,7 +80,7 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     saved_argv = sys.argv[:]
     saved_path = sys.path[:]
     sys.modules[module_name] = module
-    sys.argv = [user_file.path]
+    sys.argv = [user_file.path, *argv]
     sys.path.insert(0, os.path.dirname(user_file.path))
     import_before_device(user_file.text)
     budget.watch()

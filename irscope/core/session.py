@@ -34,14 +34,15 @@ def resolve_target(name: str | None) -> Target:
 def open_file(path: str, *, target: str | None = None, run_main: bool = True,
               overrides: Overrides | None = None, compile_ahead: bool = True, ahead_sass: bool = True,
               kernel_name: str | None = None, config: int | None = None, budget=None,
-              on_launch: Callable[[RawLaunch], None] | None = None) -> Workspace:
+              on_launch: Callable[[RawLaunch], None] | None = None, file_args: list[str] | tuple[str, ...] = ()
+              ) -> Workspace:
     """Load a kernel file, run its `__main__` to capture launches, and get ready to compile.
 
     With no GPU, each launch starts compiling in a child process as soon as it is captured (core/ahead.py),
     and then disassembled unless `ahead_sass` is false (SASS will not be asked for); none starts if
     `compile_ahead` is false (nothing will be compiled), or for a launch not of `kernel_name` or not with
     autotune `config` (when the caller will compile only those). `on_launch` hears of each launch as it is
-    captured."""
+    captured. `file_args` are the file's own command line (`sys.argv[1:]`)."""
     user_file = read_user_file(path)
     resolved = resolve_target(target)
     local = local_gpu_target()
@@ -57,7 +58,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
                                          user_file.path))
         return run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=on,
                              on_launch=(lambda raw: [hook(raw) for hook in hooks]) if hooks else None,
-                             budget=budget)
+                             budget=budget, argv=file_args)
 
     ahead.forget_waiting()
     result, first, retarget_note = run(resolved), resolved, None
@@ -69,7 +70,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     if not kernels:
         if result.error is not None:
             _no_virtual_compile(user_file, result, local)
-            raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
+            raise UserCodeError(_user_error_line(user_file, result), _user_traceback(result))
         raise IrscopeError(f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"
                            f"; open a file that defines or launches one, e.g. kernels/add.py")
     if target is None and local is None:  # Inductor's kernels are compiled for the GPU they were generated for
@@ -91,7 +92,7 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
             warning = f"{user_file.shown} raised {site} after its kernels were defined; going on without the rest"
         else:
             _no_virtual_compile(user_file, result, local)
-            raise UserCodeError(_user_error_line(user_file, result), result.user_traceback)
+            raise UserCodeError(_user_error_line(user_file, result), _user_traceback(result))
     warning = "; ".join(w for w in (cache_warning, warning) if w) or None
     notes = ([retarget_note] if retarget_note else []) + list(result.notes)
     if result.stopped:
@@ -194,9 +195,36 @@ def _compiler_ahead(target: Target, overrides: Overrides, kernel_name: str | Non
 
 
 def _user_error_line(user_file: UserFile, result) -> str:
+    said = _command_line_error(result)
+    if said:
+        return (f"{user_file.shown} rejected its command line ({said}); give the file its own arguments after "
+                f"`--`: irscope [COMMAND] {user_file.shown} -- ARGS")
     what = _exception_line(result.error) + _raise_site(result, user_file)
     return (f"{user_file.shown} raised {what} while irscope ran it (your code's traceback follows); "
             f"fix it, or pass --no-run and give arguments with -D/--arg")
+
+
+def _command_line_error(result) -> str | None:
+    """argparse's own error line (`prog: error: ...`, the last thing it prints before exiting with status 2)
+    when the file's parser rejected its command line; it went to the file's output, which irscope keeps."""
+    if not isinstance(result.error, SystemExit) or result.error.code != 2:
+        return None
+    printed = _printed(result)
+    return printed[-1][:200] if printed and ": error: " in printed[-1] else None
+
+
+def _user_traceback(result) -> str:
+    """What follows the error line: the traceback, or for a rejected command line argparse's usage and error
+    (all a `SystemExit: 2` traceback would say is the status)."""
+    if _command_line_error(result) is None:
+        return result.user_traceback
+    printed = _printed(result)
+    usage = max((i for i, line in enumerate(printed) if line.startswith("usage:")), default=len(printed) - 1)
+    return "\n".join(printed[max(usage, len(printed) - 8):])
+
+
+def _printed(result) -> list[str]:
+    return [line.rstrip() for line in result.output.splitlines() if line.strip()]
 
 
 def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> Launch:

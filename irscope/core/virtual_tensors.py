@@ -60,6 +60,10 @@ def is_virtual(device: Any) -> bool:
         return device.type == "cuda"
     if isinstance(device, str):
         return device == "cuda" or device.startswith("cuda:")
+    return _is_index(device)
+
+
+def _is_index(device: Any) -> bool:
     return isinstance(device, int) and not isinstance(device, bool)
 
 
@@ -67,6 +71,24 @@ def _is_cpu(device: Any) -> bool:
     if isinstance(device, torch.device):
         return device.type == "cpu"
     return isinstance(device, str) and (device == "cpu" or device.startswith("cpu:"))
+
+
+def _split_to(args: tuple, kwargs: dict) -> tuple[Any, tuple, dict]:
+    """`Tensor.to`'s arguments as (target device or None, the arguments after the device, the keywords less
+    `device`), in each form torch accepts: `to(device, dtype, non_blocking, copy)` (the device positional, by
+    keyword, or None, as `Module.to` passes it), `to(dtype, ...)`, and `to(other, ...)`, which becomes the
+    device form with other's device and dtype. Passing the rest after a device always picks the device form."""
+    if "device" in kwargs:
+        kwargs = dict(kwargs)
+        return kwargs.pop("device"), args, kwargs
+    if not args:
+        return None, args, kwargs
+    first = args[0]
+    if isinstance(first, _Tensor):
+        return virtual_device_of(first), (first.dtype, *args[1:]), kwargs
+    if isinstance(first, (str, torch.device)) or _is_index(first):
+        return first, args[1:], kwargs
+    return None, args, kwargs  # a dtype, or no device (`to(None, dtype, ...)`): torch's own call, unchanged
 
 
 def virtual_device_of(t: torch.Tensor) -> torch.device:
@@ -105,6 +127,7 @@ class VirtualDeviceMode(TorchFunctionMode):
             _Tensor.cuda: self._cuda,
             _Tensor.cpu: self._cpu,
             _Tensor.to: self._to,
+            torch._C._nn._parse_to: self._parse_to,
             _Tensor.data.__set__: self._set_data,
             _Tensor.pin_memory: lambda t, *a, **k: t,  # pinned host memory needs a GPU; plain memory does here
             _Tensor.is_pinned: lambda t, *a, **k: False,
@@ -158,27 +181,34 @@ class VirtualDeviceMode(TorchFunctionMode):
         return copy
 
     def _to(self, t, *args, **kwargs):
-        args = list(args)
-        target = kwargs.pop("device", None)
-        if target is None and args:
-            first = args[0]
-            if isinstance(first, _Tensor):  # .to(other): other's device and dtype
-                target, args[0] = virtual_device_of(first), first.dtype
-            elif isinstance(first, (str, torch.device)) or (isinstance(first, int) and not isinstance(first, bool)):
-                target = args.pop(0)
-        if target is not None and not (is_virtual(target) or _is_cpu(target)):
-            return t.to(target, *args, **kwargs)  # meta and the like: torch's own answer
-        out = t.to(*args, **kwargs)
-        if target is None:
+        target, rest, kwargs = _split_to(args, kwargs)
+        if target is None:  # a dtype, memory format or copy only: the tensor stays where it is
+            out = t.to(*rest, **kwargs)
             if out is not t and _is_host(t):
                 _mark_host(out)
             return out
+        if not (is_virtual(target) or _is_cpu(target)):
+            return t.to(target, *rest, **kwargs)  # meta and the like: torch's own answer
+        out = t.to("cpu", *rest, **kwargs)
         to_host = _is_cpu(target)
         if out is t and _is_host(t) != to_host:
-            out = t.clone()
+            out = t.clone(memory_format=kwargs.get("memory_format") or torch.preserve_format)
         if out is not t:
             _mark_host(out, to_host)
         return out
+
+    def _parse_to(self, *args, **kwargs):
+        """`Module.to`'s parser of its arguments: a device as the file wrote it (not the CPU the mode makes of a
+        device argument), and another tensor's device as the mode answers it."""
+        if args and _is_index(args[0]):  # torch asks the accelerator what a bare index means: the virtual GPU
+            args = (torch.device("cuda", args[0]), *args[1:])
+        if _is_index(kwargs.get("device")):
+            kwargs = {**kwargs, "device": torch.device("cuda", kwargs["device"])}
+        device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args, **kwargs)
+        other = args[0] if args else kwargs.get("tensor")
+        if isinstance(other, _Tensor):
+            device = virtual_device_of(other)
+        return device, dtype, non_blocking, memory_format
 
     def _set_data(self, t, value):
         _Tensor.data.__set__(t, value)

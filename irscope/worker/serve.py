@@ -38,7 +38,8 @@ class Server:
         return scrub(method(progress=lambda text, fraction: progress(safe_text(text), fraction), **args))
 
     def op_open(self, progress: Progress, path: str, target: str | None, run_main: bool, defines: list[str],
-                arg_types: list[str], kernel: str | None, config: int | None) -> tuple[WorkspaceInfo, list]:
+                arg_types: list[str], kernel: str | None, config: int | None,
+                file_args: list[str] = ()) -> tuple[WorkspaceInfo, list]:
         from ..core.budget import CaptureBudget
         from ..core.overrides import Overrides
         from ..core.session import open_file
@@ -53,7 +54,7 @@ class Server:
         self.budget = CaptureBudget(path, on_progress=show)
         try:
             ws = open_file(path, target=target, run_main=run_main, overrides=Overrides.parse(defines, arg_types),
-                           kernel_name=kernel, config=config, budget=self.budget)
+                           kernel_name=kernel, config=config, budget=self.budget, file_args=file_args)
         finally:
             self.budget = None
         progress("compiling", 0.5)

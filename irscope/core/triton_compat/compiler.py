@@ -18,6 +18,7 @@ from ..target import Target
 from .debugger_calls import debugger_calls_left_out
 from .driver import _CpuDriver, _active_driver, interpreter_lock
 from .jit import kernel_param_names
+from .kernel_prints import kernel_prints
 from .originals import _JIT_RUN
 
 
@@ -71,7 +72,7 @@ def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
     """triton.compile, called the way JITFunction._do_compile calls it. Uses Triton's cache, keyed by the
     file's path too where a copy of the file elsewhere left its compile there (caches.py)."""
     def compile_source(source_class):
-        with interpreter_lock:  # never while a recording has triton.language patched for the interpreter
+        with interpreter_lock, kernel_prints():  # never while a recording has triton.language patched
             return triton_compile(jit, spec, target, source_class)
 
     return caches.compile_with_cache(compile_source, jit.fn.__code__.co_filename)

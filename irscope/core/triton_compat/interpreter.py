@@ -12,6 +12,7 @@ from triton.runtime.jit import JITFunction
 
 from .lang_patch import _call_interpreted, _interpreter_for, launch_patch
 from .driver import interpreter_lock
+from .kernel_prints import kernel_prints
 from .jit import constexpr_param_names, unwrap_kernel
 
 
@@ -132,7 +133,7 @@ def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int
     from triton.runtime import interpreter as interp
 
     constexprs = set(constexpr_param_names(jit))
-    with interpreter_lock:
+    with interpreter_lock, kernel_prints():
         fn = _interpreter_for(jit).rewrite()
         scope = launch_patch(jit.fn)
         original_call = JITFunction.__call__
