@@ -146,9 +146,10 @@ def describe_source(src, options) -> dict:
     stand_in = SimpleNamespace(spec=SimpleNamespace(signature=src.signature, attrs=src.attrs,
                                                     constexprs=src.constants),
                                kernel=SimpleNamespace(jit=jit))
+    stand_in.constexprs = Compilation.constexprs.fget(stand_in)  # what `specialization` reads of its own
     return {**out, "name": jit.fn.__name__, "module": jit.fn.__module__, "signature": dict(src.signature),
             "specialization": Compilation.specialization.fget(stand_in),
-            "constexprs": {k: str(v) for k, v in Compilation.constexprs.fget(stand_in).items()}}
+            "constexprs": {k: str(v) for k, v in stand_in.constexprs.items()}}
 
 
 def child(path: str, out_json: str) -> None:

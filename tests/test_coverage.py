@@ -75,3 +75,45 @@ def test_an_unknown_file_is_one_line_and_exit_2(capsys):
     assert coverage.main(["--offline-only", "--files", "nowhere/none.py"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nowhere/none.py" in err
+
+
+_GPU_SIDE = """
+import json, os, runpy, sys
+sys.argv = ["coverage"]
+os.environ["TRITON_INTERPRET"] = "0"  # kernels/add.py asks for the interpreter where there is no GPU
+sys.path.insert(0, {root!r})
+import importlib.util
+spec = importlib.util.spec_from_file_location("cov", os.path.join({root!r}, "benchmarks", "coverage.py"))
+cov = importlib.util.module_from_spec(spec); sys.modules["cov"] = cov; spec.loader.exec_module(cov)
+records = []
+cov.hook_compile(records)
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+kernel = runpy.run_path({path!r}, run_name="add")["add_kernel"]
+kernel.fn.__module__ = "__main__"  # as when the file runs as a script
+signature = {{"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32", "BLOCK_SIZE": "constexpr"}}
+attrs = {{(i,): [["tt.divisibility", 16]] for i in range(4)}}
+triton.compile(ASTSource(kernel, signature, {{(4,): 1024}}, attrs), target=GPUTarget("cuda", 90, 32),
+               options={{"num_warps": 4, "num_stages": 3}})
+print(json.dumps(records))
+"""
+
+
+def test_the_gpu_sides_hook_keys_a_real_compile_as_the_report_shows_it():
+    """Side (a)'s hook on Triton's compile entry, fed a real compile (Triton's own compile for sm_90, no GPU
+    needed) of the specialization the report shows for kernels/add.py: the two keys are one."""
+    import json
+    import subprocess
+
+    path = os.path.join(ROOT, "kernels", "add.py")
+    done = subprocess.run([sys.executable, "-c", _GPU_SIDE.format(root=ROOT, path=path)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = json.loads(done.stdout.splitlines()[-1])
+    assert [(r["name"], r["module"], r["hash"] is not None) for r in records] == [("add_kernel", "__main__", True)]
+    gpu = [dict(r, key=coverage.make_key(r["module"], r["name"], r["signature"], r["specialization"], r["constexprs"],
+                                         r["num_warps"], r["num_stages"], r["config"])) for r in records]
+    doc, error, _ = coverage.shown_offline(path, "sm_90", timeout=120)
+    assert error is None, error
+    assert coverage.counts(coverage.compare("kernels/add.py", gpu, doc))["shown & compiled"] == 1
