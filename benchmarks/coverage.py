@@ -107,7 +107,7 @@ def hook_compile(records: list) -> None:
             entry.update(describe_source(src, kwargs.get("options") or (args[1] if len(args) > 1 else None)))
         except Exception as exc:  # noqa: BLE001 - a source this script cannot read still counts, by name
             entry.update(name=getattr(src, "name", "?"), module="?", describe_error=f"{type(exc).__name__}: {exc}")
-        entry["config"] = _CONFIG.get()
+        entry["config"] = current_config()
         records.append(entry)
         compiled = original(src, *args, **kwargs)
         entry["hash"] = getattr(getattr(compiled, "metadata", None), "hash", None)
@@ -128,6 +128,26 @@ def hook_compile(records: list) -> None:
             _CONFIG.reset(token)
 
     Autotuner._bench = bench_for
+    run = Autotuner.run
+
+    def run_within(self, *args, **kwargs):  # a single config, or one the autotuner's cache chose: no benchmark
+        token = _CONFIG.set(self)
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            _CONFIG.reset(token)
+
+    Autotuner.run = run_within
+
+
+def current_config() -> str | None:
+    """The autotune config a compile happens for: the one being benchmarked, else, inside an autotuner's run,
+    the one it chose (its only one, or its cache's), as Triton prints it; None outside any autotuner."""
+    value = _CONFIG.get()
+    if value is None or isinstance(value, str):
+        return value
+    chosen = getattr(value, "best_config", None) or (value.configs[0] if len(value.configs) == 1 else None)
+    return str(chosen) if chosen is not None else None
 
 
 def describe_source(src, options) -> dict:
