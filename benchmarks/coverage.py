@@ -184,9 +184,13 @@ def child(path: str, out_json: str) -> None:
         json.dump({"compiles": records, "error": error}, f)
 
 
-def compiled_on_gpu(path: str, timeout: float) -> tuple[list[dict], str | None]:
-    """Side (a): run the file on the GPU in a child, fresh Triton and Inductor caches; its compilations keyed."""
+def compiled_on_gpu(rel: str, timeout: float) -> tuple[list[dict], str | None]:
+    """Side (a): run the file on the GPU in a child, fresh Triton and Inductor caches, a tutorial from a
+    checkout's layout as on side (b); its compilations keyed."""
     with tempfile.TemporaryDirectory(prefix="irscope-coverage-gpu-") as scratch:
+        path = os.path.join(corpus.CORPUS, rel)
+        if rel.startswith("tutorials/"):
+            path = corpus.checkout_layout(os.path.join(scratch, "triton"), path)
         out_json = os.path.join(scratch, "compiles.json")
         env = dict(os.environ, TRITON_CACHE_DIR=os.path.join(scratch, "triton-cache"),
                    TORCHINDUCTOR_CACHE_DIR=os.path.join(scratch, "inductor"), TORCHINDUCTOR_COMPILE_THREADS="1",
@@ -331,8 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for rel in files:
         doc, off_err, seconds = shown_offline(rel, args.target, args.timeout)
-        gpu, gpu_err = (None, None) if args.offline_only else compiled_on_gpu(os.path.join(corpus.CORPUS, rel),
-                                                                            args.timeout)
+        gpu, gpu_err = (None, None) if args.offline_only else compiled_on_gpu(rel, args.timeout)
         res = compare(rel, gpu, doc)
         res.update(offline_error=off_err, gpu_error=gpu_err, offline_seconds=round(seconds, 2),
                    gpu_compiles=gpu, missing=(doc or {}).get("missing"))
