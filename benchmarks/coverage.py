@@ -15,9 +15,11 @@ on a GPU, against what irscope shows for the same file offline.
       binaries by (name, hash); that key cannot serve here, since the report compiles one config per
       specialization and names the others without compiling them.
 
-    python benchmarks/coverage.py [FILTER ...] [--files F ...] [--timeout 300] [--target sm_90] [--out DIR]
+    python benchmarks/coverage.py [FILTER ...] [--files F ...] [--timeout 300] [--target sm_90] [--out DIR] [--append]
     python benchmarks/coverage.py --offline-only ...    # no GPU: side (b) only (rows "shown, not checked")
-Writes DIR/coverage.json (raw data) and DIR/coverage.md (the table, with the command that made it).
+Writes DIR/coverage.json (raw data) and DIR/coverage.md (the table, with the command that made it); --append
+keeps the results of files not named this time (a run split over several calls, each its own subset).
+Library drivers need tests/corpus/requirements.txt installed (`pip install --no-deps -r ...`).
 """
 
 from __future__ import annotations
@@ -319,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", default="sm_90", help="the GPU's target, given to irscope (default sm_90)")
     parser.add_argument("--offline-only", action="store_true", help="no GPU: side (b) only")
     parser.add_argument("--out", default=".", help="folder for coverage.json and coverage.md (default .)")
+    parser.add_argument("--append", action="store_true",
+                        help="keep the other files' results already in --out (a corpus run split over several calls)")
     args = parser.parse_args(argv)
     files = args.files or corpus.corpus_files(args.filters)
     unknown = [f for f in files if not os.path.isfile(os.path.join(corpus.CORPUS, f))]
@@ -332,7 +336,12 @@ def main(argv: list[str] | None = None) -> int:
             print("coverage.py: no GPU visible; run with --offline-only for irscope's side alone", file=sys.stderr)
             return 2
     command = "python benchmarks/coverage.py " + " ".join(shlex.quote(a) for a in argv)
-    results = []
+    results, saved = [], os.path.join(args.out, "coverage.json")
+    if args.append and os.path.exists(saved):
+        with open(saved) as f:
+            before = json.load(f)
+        results = [r for r in before["files"] if r["file"] not in files]
+        command = before["command"] + "; " + command
     for rel in files:
         doc, off_err, seconds = shown_offline(rel, args.target, args.timeout)
         gpu, gpu_err = (None, None) if args.offline_only else compiled_on_gpu(rel, args.timeout)
