@@ -60,13 +60,17 @@ class Outcome:
 
 
 def corpus_files(filters: list[str] | None = None) -> list[str]:
-    """Every .py file of the corpus, as paths under tests/corpus, sorted; `filters` keep those containing
-    any of the given substrings."""
+    """Every .py file of the corpus that is run, as paths under tests/corpus, sorted: not the sibling modules
+    a copied file imports (triton_releases.toml's [imported]); `filters` keep those containing any of the
+    given substrings."""
+    with open(RELEASES, "rb") as f:
+        imported = set(tomllib.load(f).get("imported", {}).get("files", []))
     found = []
     for folder, _, names in os.walk(CORPUS):
         for name in names:
-            if name.endswith(".py"):
-                found.append(os.path.relpath(os.path.join(folder, name), CORPUS))
+            rel = os.path.relpath(os.path.join(folder, name), CORPUS)
+            if name.endswith(".py") and rel not in imported:
+                found.append(rel)
     if filters:
         found = [f for f in found if any(s in f for s in filters)]
     return sorted(found)

@@ -35,9 +35,6 @@ CHILD_TIMEOUT_S = int(os.environ.get("FIDELITY_CHILD_TIMEOUT", "300"))
 
 def collect_real(path: str, out_json: str) -> None:
     """Child process, GPU visible: run the file with plain Triton, dump what its JIT compiled."""
-    import runpy
-
-    import torch
     from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
 
@@ -47,24 +44,8 @@ def collect_real(path: str, out_json: str) -> None:
     from irscope.core.triton_compat import find_tool
     from sass_listing import cuobjdump_instructions
 
-    sys.path.insert(0, os.path.dirname(path))
     compiled_here = _keep_compiles()
-    if os.environ.get("FIDELITY_FIRST_POINT"):
-        # benchmark sweeps at their first point only, as irscope's virtual GPU runs them, so that a
-        # tutorial's sweep takes seconds: the launches of that point are real ones all the same
-        import triton.testing
-        from irscope.core.triton_compat.virtual_device import run_first_point
-        triton.testing.Mark.run = run_first_point
-    from irscope.core.capture import no_terminal
-    sys.argv = [path]  # the file's own argument parser must not see this script's arguments
-    with no_terminal([], path):  # a file's ipdb.set_trace() / input() would wait for a terminal
-        try:
-            namespace = runpy.run_path(path, run_name="__main__")
-        except SystemExit as exc:  # a file that ends itself with sys.exit(): what it compiled still counts
-            if exc.code not in (None, 0):
-                raise
-            namespace = {}
-    torch.cuda.synchronize()
+    namespace = run_as_written(path)
     kernels = []
     seen = set()
     # Every kernel the JIT compiled, wherever it is defined: the file's own, a sibling module's, a library's.
@@ -120,6 +101,33 @@ def collect_real(path: str, out_json: str) -> None:
                                     "outside the JIT (torch.compile, or triton.compile called directly)"))
     with open(out_json, "w") as f:
         json.dump(kernels, f)
+
+
+def run_as_written(path: str) -> dict:
+    """Run a file as `python FILE` would, GPU visible, and wait for the GPU; its globals (empty when it ended
+    itself with sys.exit(0)). Shared with benchmarks/coverage.py, whose GPU side runs files the same way."""
+    import runpy
+
+    import torch
+    sys.path.insert(0, ROOT)
+    sys.path.insert(0, os.path.dirname(path))
+    if os.environ.get("FIDELITY_FIRST_POINT"):
+        # benchmark sweeps at their first point only, as irscope's virtual GPU runs them, so that a
+        # tutorial's sweep takes seconds: the launches of that point are real ones all the same
+        import triton.testing
+        from irscope.core.triton_compat.virtual_device import run_first_point
+        triton.testing.Mark.run = run_first_point
+    from irscope.core.capture import no_terminal
+    sys.argv = [path]  # the file's own argument parser must not see this script's arguments
+    with no_terminal([], path):  # a file's ipdb.set_trace() / input() would wait for a terminal
+        try:
+            namespace = runpy.run_path(path, run_name="__main__")
+        except SystemExit as exc:  # a file that ends itself with sys.exit(): what it compiled still counts
+            if exc.code not in (None, 0):
+                raise
+            namespace = {}
+    torch.cuda.synchronize()
+    return namespace
 
 
 def _keep_compiles() -> list:

@@ -1,0 +1,369 @@
+"""Coverage, measured (issue 29): for each corpus file, what plain Triton compiles when the file runs as written
+on a GPU, against what irscope shows for the same file offline.
+
+  (a) GPU: the file runs under plain Triton in a child process (a fresh Triton cache each), with Triton's own
+      compile entry (`triton.compiler.compile`, which the JIT, the autotuner and Inductor all call) hooked:
+      every compilation is recorded with its kernel, module, specialization (signature, constexprs, attrs)
+      and options (num_warps, num_stages, the autotune config it was benchmarked for). The file runs the
+      way validation/gpu_fidelity.py runs it (its `run_as_written`).
+  (b) offline: `irscope report FILE --json --target T` with the GPU hidden, exactly as benchmarks/corpus.py
+      opens a corpus file; each shown specialization counts once per autotune config the JSON lists.
+  (c) the comparison in both directions, on one key: kernel module and name, signature, specialization
+      letters (D, S, constant: irscope's own words for Triton's attrs, computed on the GPU side from the
+      compile's own ASTSource with irscope's functions), constexprs other than the config's, and the options:
+      the autotune config as Triton prints it, else num_warps and num_stages. gpu_fidelity pairs compiled
+      binaries by (name, hash); that key cannot serve here, since the report compiles one config per
+      specialization and names the others without compiling them.
+
+    python benchmarks/coverage.py [FILTER ...] [--files F ...] [--timeout 300] [--target sm_90] [--out DIR] [--append]
+    python benchmarks/coverage.py --offline-only ...    # no GPU: side (b) only (rows "shown, not checked")
+Writes DIR/coverage.json (raw data) and DIR/coverage.md (the table, with the command that made it); --append
+keeps the results of files not named this time (a run split over several calls, each its own subset).
+Library drivers need tests/corpus/requirements.txt installed (`pip install --no-deps -r ...`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import contextvars
+import importlib.util
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def _load(name: str, path: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+corpus = _load("corpus_bench", os.path.join(ROOT, "benchmarks", "corpus.py"))
+fidelity = _load("gpu_fidelity", os.path.join(ROOT, "validation", "gpu_fidelity.py"))
+
+_CONFIG = contextvars.ContextVar("autotune_config", default=None)
+
+
+# ---------------------------------------------------------------------------------------------- the key
+
+def config_names(config: str | None) -> list[str]:
+    """The meta-parameters an autotune config sets, read from Triton's own print of it
+    ("BLOCK: 64, num_warps: 4, num_ctas: 1, ..."): the names before num_warps."""
+    names = []
+    for item in (config or "").split(", "):
+        name = item.split(": ", 1)[0]
+        if name == "num_warps":
+            break
+        names.append(name)
+    return names
+
+
+def make_key(module: str, name: str, signature: dict, specialization: dict, constexprs: dict,
+             num_warps, num_stages, config: str | None) -> str:
+    """The one key both sides are compared on (see the module docstring), as a stable string."""
+    drop = set(config_names(config))
+    options = {"config": config} if config else {"num_warps": num_warps, "num_stages": num_stages}
+    return json.dumps({"kernel": f"{module}.{name}", "signature": signature, "specialization": specialization,
+                       "constexprs": {k: str(v) for k, v in constexprs.items() if k not in drop}, **options},
+                      sort_keys=True)
+
+
+def shown_keys(doc: dict) -> list[dict]:
+    """Side (b): what `irscope report --json` shows, one row per specialization and autotune config listed."""
+    rows = []
+    for k in doc.get("kernels") or []:
+        configs = (k.get("autotune") or {}).get("configs") or [None]
+        for config in configs:
+            rows.append({"name": k["name"], "module": k.get("module"), "config": config, "error": k.get("error") and
+                         k["error"].get("message"),
+                         "key": make_key(k.get("module"), k["name"], k.get("signature") or {},
+                                         k.get("specialization") or {}, k.get("constexprs") or {},
+                                         k.get("num_warps"), k.get("num_stages"), config)})
+    return rows
+
+
+# --------------------------------------------------------------------------------- (a) the GPU child
+
+def hook_compile(records: list) -> None:
+    """Record every call of Triton's compile entry: replace `triton.compiler.compiler.compile` wherever a
+    Triton module holds it (the JIT takes it from `triton.compiler` when it first launches a kernel), and
+    note the autotune config each Autotuner benchmark compiles for."""
+    import triton.compiler.compiler as cc
+    from triton.runtime.autotuner import Autotuner
+
+    original = cc.compile
+
+    def compile_and_record(src, *args, **kwargs):
+        entry = {"started": time.time()}
+        try:
+            entry.update(describe_source(src, kwargs.get("options") or (args[1] if len(args) > 1 else None)))
+        except Exception as exc:  # noqa: BLE001 - a source this script cannot read still counts, by name
+            entry.update(name=getattr(src, "name", "?"), module="?", describe_error=f"{type(exc).__name__}: {exc}")
+        entry["config"] = current_config()
+        records.append(entry)
+        compiled = original(src, *args, **kwargs)
+        entry["hash"] = getattr(getattr(compiled, "metadata", None), "hash", None)
+        return compiled
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("triton") and module is not None:
+            for attr, value in list(vars(module).items()):
+                if value is original:
+                    setattr(module, attr, compile_and_record)
+    bench = Autotuner._bench
+
+    def bench_for(self, *args, config, **meta):
+        token = _CONFIG.set(str(config))
+        try:
+            return bench(self, *args, config=config, **meta)
+        finally:
+            _CONFIG.reset(token)
+
+    Autotuner._bench = bench_for
+    run = Autotuner.run
+
+    def run_within(self, *args, **kwargs):  # a single config, or one the autotuner's cache chose: no benchmark
+        token = _CONFIG.set(self)
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            _CONFIG.reset(token)
+
+    Autotuner.run = run_within
+
+
+def current_config() -> str | None:
+    """The autotune config a compile happens for: the one being benchmarked, else, inside an autotuner's run,
+    the one it chose (its only one, or its cache's), as Triton prints it; None outside any autotuner."""
+    value = _CONFIG.get()
+    if value is None or isinstance(value, str):
+        return value
+    chosen = getattr(value, "best_config", None) or (value.configs[0] if len(value.configs) == 1 else None)
+    return str(chosen) if chosen is not None else None
+
+
+def describe_source(src, options) -> dict:
+    """Kernel, module, specialization and options of one compile, in the report's words (irscope's own
+    functions read Triton's attrs and constexprs, so both sides name them alike)."""
+    from types import SimpleNamespace
+
+    from irscope.core.compile import Compilation
+    options = options or {}
+    out = {"num_warps": options.get("num_warps", 4), "num_stages": options.get("num_stages", 3),
+           "num_ctas": options.get("num_ctas", 1)}
+    jit = getattr(src, "fn", None)
+    if jit is None or not hasattr(jit, "fn"):  # IRSource: a compile from a file of IR
+        return {**out, "name": getattr(src, "name", "?"), "module": "?", "signature": {}, "specialization": {},
+                "constexprs": {}}
+    stand_in = SimpleNamespace(spec=SimpleNamespace(signature=src.signature, attrs=src.attrs,
+                                                    constexprs=src.constants),
+                               kernel=SimpleNamespace(jit=jit))
+    stand_in.constexprs = Compilation.constexprs.fget(stand_in)  # what `specialization` reads of its own
+    return {**out, "name": jit.fn.__name__, "module": jit.fn.__module__, "signature": dict(src.signature),
+            "specialization": Compilation.specialization.fget(stand_in),
+            "constexprs": {k: str(v) for k, v in stand_in.constexprs.items()}}
+
+
+def child(path: str, out_json: str) -> None:
+    records: list = []
+    hook_compile(records)
+    error = None
+    try:
+        fidelity.run_as_written(path)
+    except BaseException as exc:  # noqa: BLE001 - what the file compiled before it stopped still counts
+        error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    with open(out_json, "w") as f:
+        json.dump({"compiles": records, "error": error}, f)
+
+
+def compiled_on_gpu(rel: str, timeout: float) -> tuple[list[dict], str | None]:
+    """Side (a): run the file on the GPU in a child, fresh Triton and Inductor caches, a tutorial from a
+    checkout's layout as on side (b); its compilations keyed."""
+    with tempfile.TemporaryDirectory(prefix="irscope-coverage-gpu-") as scratch:
+        path = os.path.join(corpus.CORPUS, rel)
+        if rel.startswith("tutorials/"):
+            path = corpus.checkout_layout(os.path.join(scratch, "triton"), path)
+        out_json = os.path.join(scratch, "compiles.json")
+        env = dict(os.environ, TRITON_CACHE_DIR=os.path.join(scratch, "triton-cache"),
+                   TORCHINDUCTOR_CACHE_DIR=os.path.join(scratch, "inductor"), TORCHINDUCTOR_COMPILE_THREADS="1",
+                   FLAGGEMS_CACHE_DIR=os.path.join(scratch, "flaggems-cache"),
+                   PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
+        try:
+            done = subprocess.run([sys.executable, __file__, "--child", path, out_json], env=env, cwd=scratch,
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+            error = None if done.returncode == 0 else corpus._error_line(done.stderr, done.returncode)
+        except subprocess.TimeoutExpired:
+            error = f"timed out after {timeout:g} s"
+        if not os.path.exists(out_json):
+            return [], error or "the run wrote nothing"
+        doc = json.load(open(out_json))
+    rows = [{**r, "key": make_key(r["module"], r["name"], r.get("signature") or {}, r.get("specialization") or {},
+                                  r.get("constexprs") or {}, r["num_warps"], r["num_stages"], r.get("config"))}
+            for r in doc["compiles"]]
+    return rows, error or doc.get("error")
+
+
+# ---------------------------------------------------------------------------------------- (b) offline
+
+def shown_offline(rel: str, target: str, timeout: float) -> tuple[dict | None, str | None, float]:
+    """Side (b): `irscope report FILE --json --target T`, GPU hidden, as benchmarks/corpus.py opens a file."""
+    path = os.path.join(corpus.CORPUS, rel)
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+    with tempfile.TemporaryDirectory(prefix="irscope-coverage-") as scratch:
+        if rel.startswith("tutorials/"):
+            path = corpus.checkout_layout(os.path.join(scratch, "triton"), path)
+        env["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton-cache")
+        env["FLAGGEMS_CACHE_DIR"] = os.path.join(scratch, "flaggems-cache")
+        cmd = [sys.executable, "-m", "irscope", "report", path, "--json", "--target", target]
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(cmd, cwd=scratch, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                                  text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None, f"timed out after {timeout:g} s", time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    try:
+        doc = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return None, corpus._error_line(done.stderr, done.returncode), seconds
+    return doc, None if done.returncode == 0 else corpus._error_line(done.stderr, done.returncode), seconds
+
+
+def missing_reason(doc: dict | None, name: str) -> str:
+    """irscope's own word on a kernel it did not show: its JSON's `missing` list (kernel, reason), if any."""
+    for item in (doc or {}).get("missing") or []:
+        if item.get("kernel") in (name, None):
+            return item.get("reason") or "not said"
+    return "not said"
+
+
+# ------------------------------------------------------------------------------------------ (c) compare
+
+def compare(rel: str, gpu: list[dict] | None, doc: dict | None) -> dict:
+    """Both directions on one key. `gpu` None: offline only (nothing to compare against)."""
+    shown = shown_keys(doc or {})
+    shown_set = {s["key"] for s in shown}
+    out = {"file": rel, "shown": len(shown_set), "rows": []}
+    if gpu is None:
+        out["rows"] = [{"kernel": s["name"], "config": s["config"], "result": "shown (offline only)", "key": s["key"]}
+                       for s in shown]
+        return out
+    compiled = {}
+    for g in gpu:
+        compiled.setdefault(g["key"], g)
+    for key, g in compiled.items():
+        if key in shown_set:
+            out["rows"].append({"kernel": g["name"], "config": g.get("config"), "result": "shown & compiled", "key": key})
+        else:
+            out["rows"].append({"kernel": g["name"], "config": g.get("config"), "result": "compiled, not shown",
+                                "reason": missing_reason(doc, g["name"]), "key": key})
+    for s in shown:
+        if s["key"] not in compiled:
+            out["rows"].append({"kernel": s["name"], "config": s["config"], "result": "shown, never compiled",
+                                "key": s["key"]})
+    out["compiled"] = len(compiled)
+    return out
+
+
+def counts(result: dict) -> dict:
+    rows = result["rows"]
+    return {r: sum(x["result"] == r for x in rows) for r in
+            ("shown & compiled", "compiled, not shown", "shown, never compiled", "shown (offline only)")}
+
+
+def markdown(results: list[dict], command: str, offline_only: bool) -> str:
+    cols = ["shown (offline only)"] if offline_only else ["shown & compiled", "compiled, not shown",
+                                                           "shown, never compiled"]
+    lines = [f"Made by `{command}`.", "",
+             "| file | " + " | ".join(cols) + " | offline s | notes |", "|---|" + "---|" * (len(cols) + 2)]
+    total = dict.fromkeys(cols, 0)
+    for res in results:
+        c = counts(res)
+        for col in cols:
+            total[col] += c[col]
+        notes = "; ".join(n for n in (res.get("offline_error"), res.get("gpu_error")) if n)
+        lines.append(f"| {res['file']} | " + " | ".join(str(c[col]) for col in cols)
+                     + f" | {res.get('offline_seconds', 0):.1f} | {notes.replace('|', '/')} |")
+    lines.append("| **total** | " + " | ".join(f"**{total[col]}**" for col in cols) + " | | |")
+    if not offline_only:
+        gpu_total = total["shown & compiled"] + total["compiled, not shown"]
+        if gpu_total:
+            lines += ["", f"{total['shown & compiled']} of the GPU's {gpu_total} compilations shown "
+                          f"({100 * total['shown & compiled'] / gpu_total:.1f}%; target 98%); "
+                          f"{total['shown, never compiled']} shown that the GPU never compiled (target 0)."]
+        missing = [(res["file"], r) for res in results for r in res["rows"] if r["result"] == "compiled, not shown"]
+        if missing:
+            lines += ["", "| file | kernel | config | irscope's reason |", "|---|---|---|---|"]
+            lines += [f"| {f} | {r['kernel']} | {r.get('config') or ''} | {r['reason']} |" for f, r in missing]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        child(argv[1], argv[2])
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("filters", nargs="*", help="keep corpus files whose path under tests/corpus contains one")
+    parser.add_argument("--files", nargs="+", help="exactly these corpus files (paths under tests/corpus)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per file and side (default 300)")
+    parser.add_argument("--target", default="sm_90", help="the GPU's target, given to irscope (default sm_90)")
+    parser.add_argument("--offline-only", action="store_true", help="no GPU: side (b) only")
+    parser.add_argument("--out", default=".", help="folder for coverage.json and coverage.md (default .)")
+    parser.add_argument("--append", action="store_true",
+                        help="keep the other files' results already in --out (a corpus run split over several calls)")
+    args = parser.parse_args(argv)
+    files = args.files or corpus.corpus_files(args.filters)
+    unknown = [f for f in files if not os.path.isfile(os.path.join(corpus.CORPUS, f))]
+    if unknown or not files:
+        print(f"coverage.py: no corpus file {' '.join(unknown or args.filters)} under tests/corpus; "
+              "give paths under tests/corpus", file=sys.stderr)
+        return 2
+    if not args.offline_only:
+        import torch
+        if not torch.cuda.is_available():
+            print("coverage.py: no GPU visible; run with --offline-only for irscope's side alone", file=sys.stderr)
+            return 2
+    command = "python benchmarks/coverage.py " + " ".join(shlex.quote(a) for a in argv)
+    results, saved = [], os.path.join(args.out, "coverage.json")
+    if args.append and os.path.exists(saved):
+        with open(saved) as f:
+            before = json.load(f)
+        results = [r for r in before["files"] if r["file"] not in files]
+        command = before["command"] + "; " + command
+    for rel in files:
+        doc, off_err, seconds = shown_offline(rel, args.target, args.timeout)
+        gpu, gpu_err = (None, None) if args.offline_only else compiled_on_gpu(rel, args.timeout)
+        res = compare(rel, gpu, doc)
+        res.update(offline_error=off_err, gpu_error=gpu_err, offline_seconds=round(seconds, 2),
+                   gpu_compiles=gpu, missing=(doc or {}).get("missing"))
+        results.append(res)
+        print(rel, counts(res), off_err or "", gpu_err or "", file=sys.stderr, flush=True)
+        write(args.out, results, command, args.offline_only)
+    print(markdown(results, command, args.offline_only))
+    return 0
+
+
+def write(folder: str, results: list[dict], command: str, offline_only: bool) -> None:
+    """Rewritten after each file: a run stopped from outside keeps what it did."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "coverage.json"), "w") as f:
+        json.dump({"command": command, "offline_only": offline_only, "files": results}, f, indent=1)
+    with open(os.path.join(folder, "coverage.md"), "w") as f:
+        f.write(markdown(results, command, offline_only))
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(BrokenPipeError):
+        sys.exit(main())

@@ -1,0 +1,119 @@
+"""benchmarks/coverage.py, its offline side (the GPU side runs on an H100 only): irscope's report of a real
+corpus file turned into keyed rows, the table's shape, and a comparison that reports a compilation the GPU
+made and irscope did not show (the GPU side here is the shown one, then one of its compilations removed)."""
+
+import copy
+import importlib.util
+import os
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+_spec = importlib.util.spec_from_file_location("coverage_bench", os.path.join(ROOT, "benchmarks", "coverage.py"))
+coverage = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = coverage
+_spec.loader.exec_module(coverage)
+
+SMALL = "snippets/gpu-mode-lectures/vector_add.py"
+
+
+@pytest.fixture(scope="module")
+def offline_doc():
+    doc, error, _seconds = coverage.shown_offline(SMALL, "sm_90", timeout=120)
+    assert error is None and doc is not None, error
+    return doc
+
+
+def test_offline_side_gives_one_keyed_row_per_shown_specialization(offline_doc):
+    result = coverage.compare(SMALL, None, offline_doc)
+    assert result["shown"] == len(offline_doc["kernels"]) >= 1
+    assert [r["result"] for r in result["rows"]] == ["shown (offline only)"] * result["shown"]
+    table = coverage.markdown([result], "python benchmarks/coverage.py --offline-only", offline_only=True)
+    lines = table.splitlines()
+    assert lines[0] == "Made by `python benchmarks/coverage.py --offline-only`."
+    assert lines[2] == "| file | shown (offline only) | offline s | notes |"
+    assert lines[4].startswith(f"| {SMALL} | {result['shown']} |") and lines[5].startswith("| **total** |")
+
+
+def test_a_compilation_irscope_did_not_show_is_reported_missing(offline_doc):
+    gpu = [{"name": s["name"], "config": s["config"], "key": s["key"]} for s in coverage.shown_keys(offline_doc)]
+    full = coverage.compare(SMALL, gpu, offline_doc)
+    assert coverage.counts(full)["shown & compiled"] == len(gpu) and coverage.counts(full)["compiled, not shown"] == 0
+
+    removed = copy.deepcopy(offline_doc)
+    gone = removed["kernels"].pop(0)
+    partial = coverage.compare(SMALL, gpu, removed)
+    missing = [r for r in partial["rows"] if r["result"] == "compiled, not shown"]
+    assert [(r["kernel"], r["reason"]) for r in missing] == [(gone["name"], "not said")]
+    table = coverage.markdown([partial], "cmd", offline_only=False)
+    assert f"| {SMALL} | {len(gpu) - 1} | 1 | 0 |" in table and "| vector_add.py" not in table
+    assert f"| {SMALL} | {gone['name']} |  | not said |" in table
+
+    removed["missing"] = [{"kernel": gone["name"], "reason": "the run stopped at line 9 before it launched"}]
+    said = coverage.compare(SMALL, gpu, removed)
+    assert [r["reason"] for r in said["rows"] if r["result"] == "compiled, not shown"] == [
+        "the run stopped at line 9 before it launched"]
+
+
+def test_a_shown_specialization_the_gpu_never_compiled_is_reported(offline_doc):
+    result = coverage.compare(SMALL, [], offline_doc)
+    assert coverage.counts(result)["shown, never compiled"] == len(offline_doc["kernels"])
+
+
+def test_the_key_drops_only_the_autotune_configs_own_meta_parameters():
+    config = "BLOCK_M: 64, BLOCK_N: 32, num_warps: 4, num_ctas: 1, num_stages: 3, maxnreg: None"
+    assert coverage.config_names(config) == ["BLOCK_M", "BLOCK_N"]
+    a = coverage.make_key("m", "k", {"x": "*fp32"}, {"x": "D"}, {"BLOCK_M": 64, "EVEN": True}, 8, 2, config)
+    b = coverage.make_key("m", "k", {"x": "*fp32"}, {"x": "D"}, {"EVEN": True}, 4, 3, config)
+    c = coverage.make_key("m", "k", {"x": "*fp32"}, {"x": "D"}, {"EVEN": False}, 4, 3, config)
+    assert a == b != c
+
+
+def test_an_unknown_file_is_one_line_and_exit_2(capsys):
+    assert coverage.main(["--offline-only", "--files", "nowhere/none.py"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nowhere/none.py" in err
+
+
+_GPU_SIDE = """
+import json, os, runpy, sys
+sys.argv = ["coverage"]
+os.environ["TRITON_INTERPRET"] = "0"  # kernels/add.py asks for the interpreter where there is no GPU
+sys.path.insert(0, {root!r})
+import importlib.util
+spec = importlib.util.spec_from_file_location("cov", os.path.join({root!r}, "benchmarks", "coverage.py"))
+cov = importlib.util.module_from_spec(spec); sys.modules["cov"] = cov; spec.loader.exec_module(cov)
+records = []
+cov.hook_compile(records)
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+kernel = runpy.run_path({path!r}, run_name="add")["add_kernel"]
+kernel.fn.__module__ = "__main__"  # as when the file runs as a script
+signature = {{"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32", "BLOCK_SIZE": "constexpr"}}
+attrs = {{(i,): [["tt.divisibility", 16]] for i in range(4)}}
+triton.compile(ASTSource(kernel, signature, {{(4,): 1024}}, attrs), target=GPUTarget("cuda", 90, 32),
+               options={{"num_warps": 4, "num_stages": 3}})
+print(json.dumps(records))
+"""
+
+
+def test_the_gpu_sides_hook_keys_a_real_compile_as_the_report_shows_it():
+    """Side (a)'s hook on Triton's compile entry, fed a real compile (Triton's own compile for sm_90, no GPU
+    needed) of the specialization the report shows for kernels/add.py: the two keys are one."""
+    import json
+    import subprocess
+
+    path = os.path.join(ROOT, "kernels", "add.py")
+    done = subprocess.run([sys.executable, "-c", _GPU_SIDE.format(root=ROOT, path=path)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = json.loads(done.stdout.splitlines()[-1])
+    assert [(r["name"], r["module"], r["hash"] is not None) for r in records] == [("add_kernel", "__main__", True)]
+    gpu = [dict(r, key=coverage.make_key(r["module"], r["name"], r["signature"], r["specialization"], r["constexprs"],
+                                         r["num_warps"], r["num_stages"], r["config"])) for r in records]
+    doc, error, _ = coverage.shown_offline(path, "sm_90", timeout=120)
+    assert error is None, error
+    assert coverage.counts(coverage.compare("kernels/add.py", gpu, doc))["shown & compiled"] == 1
