@@ -8,6 +8,8 @@ on a GPU, against what irscope shows for the same file offline.
       way validation/gpu_fidelity.py runs it (its `run_as_written`).
   (b) offline: `irscope report FILE --json --target T` with the GPU hidden, exactly as benchmarks/corpus.py
       opens a corpus file; each shown specialization counts once per autotune config the JSON lists.
+  (b') on the GPU: the same `irscope report` with the GPU visible (irscope's capture of real launches), which
+      must show every compilation of (a) too.
   (c) the comparison in both directions, on one key: kernel module and name, signature, specialization
       letters (D, S, constant: irscope's own words for Triton's attrs, computed on the GPU side from the
       compile's own ASTSource with irscope's functions), constexprs other than the config's, and the options:
@@ -94,7 +96,7 @@ def shown_keys(doc: dict) -> list[dict]:
 
 # --------------------------------------------------------------------------------- (a) the GPU child
 
-def hook_compile(records: list) -> None:
+def hook_compile(records: list, save=lambda: None) -> None:
     """Record every call of Triton's compile entry: replace `triton.compiler.compiler.compile` wherever a
     Triton module holds it (the JIT takes it from `triton.compiler` when it first launches a kernel), and
     note the autotune config each Autotuner benchmark compiles for."""
@@ -113,6 +115,7 @@ def hook_compile(records: list) -> None:
         records.append(entry)
         compiled = original(src, *args, **kwargs)
         entry["hash"] = getattr(getattr(compiled, "metadata", None), "hash", None)
+        save()  # a run stopped at its time limit keeps what it compiled
         return compiled
 
     for name, module in list(sys.modules.items()):
@@ -176,14 +179,19 @@ def describe_source(src, options) -> dict:
 
 def child(path: str, out_json: str) -> None:
     records: list = []
-    hook_compile(records)
+
+    def save(error: str | None = "still running when it was stopped (timed out)") -> None:
+        with open(out_json + ".part", "w") as f:
+            json.dump({"compiles": records, "error": error}, f)
+        os.replace(out_json + ".part", out_json)
+
+    hook_compile(records, save)
     error = None
     try:
         fidelity.run_as_written(path)
     except BaseException as exc:  # noqa: BLE001 - what the file compiled before it stopped still counts
         error = f"{type(exc).__name__}: {exc}".splitlines()[0]
-    with open(out_json, "w") as f:
-        json.dump({"compiles": records, "error": error}, f)
+    save(error)
 
 
 def compiled_on_gpu(rel: str, timeout: float) -> tuple[list[dict], str | None]:
@@ -215,10 +223,12 @@ def compiled_on_gpu(rel: str, timeout: float) -> tuple[list[dict], str | None]:
 
 # ---------------------------------------------------------------------------------------- (b) offline
 
-def shown_offline(rel: str, target: str, timeout: float) -> tuple[dict | None, str | None, float]:
-    """Side (b): `irscope report FILE --json --target T`, GPU hidden, as benchmarks/corpus.py opens a file."""
+def shown_offline(rel: str, target: str, timeout: float, hide_gpu: bool = True
+                  ) -> tuple[dict | None, str | None, float]:
+    """Side (b): `irscope report FILE --json --target T`, GPU hidden, as benchmarks/corpus.py opens a file
+    (side (b'), with `hide_gpu` false: the same on the GPU, launches run for real)."""
     path = os.path.join(corpus.CORPUS, rel)
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="") if hide_gpu else dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory(prefix="irscope-coverage-") as scratch:
         if rel.startswith("tutorials/"):
@@ -241,10 +251,15 @@ def shown_offline(rel: str, target: str, timeout: float) -> tuple[dict | None, s
 
 
 def missing_reason(doc: dict | None, name: str) -> str:
-    """irscope's own word on a kernel it did not show: its JSON's `missing` list (kernel, reason), if any."""
+    """irscope's own word on a compilation it did not show: its JSON's `missing` list (kernel, reason), or,
+    for a kernel it showed in other specializations, a note on a benchmark sweep it did not run whole."""
     for item in (doc or {}).get("missing") or []:
         if item.get("kernel") in (name, None):
             return item.get("reason") or "not said"
+    if any(k.get("name") == name for k in (doc or {}).get("kernels") or []):
+        sweeps = [n for n in (doc or {}).get("notes") or [] if n.startswith("benchmark ") and "x values" in n]
+        if sweeps:
+            return "said: " + sweeps[0]
     return "not said"
 
 
@@ -276,6 +291,16 @@ def compare(rel: str, gpu: list[dict] | None, doc: dict | None) -> dict:
     return out
 
 
+def on_gpu_counts(gpu: list[dict] | None, doc: dict | None) -> dict | None:
+    """Side (b') against (a): how many of the GPU's compilations irscope's capture on the GPU showed."""
+    if gpu is None or doc is None:
+        return None
+    shown = {s["key"] for s in shown_keys(doc)}
+    compiled = {g["key"] for g in gpu}
+    return {"captured": len(compiled & shown), "compiled": len(compiled),
+            "not captured": sorted(json.loads(k)["kernel"] for k in compiled - shown)}
+
+
 def counts(result: dict) -> dict:
     rows = result["rows"]
     return {r: sum(x["result"] == r for x in rows) for r in
@@ -285,23 +310,35 @@ def counts(result: dict) -> dict:
 def markdown(results: list[dict], command: str, offline_only: bool) -> str:
     cols = ["shown (offline only)"] if offline_only else ["shown & compiled", "compiled, not shown",
                                                            "shown, never compiled"]
+    if not offline_only:
+        cols.append("captured on the GPU")
     lines = [f"Made by `{command}`.", "",
              "| file | " + " | ".join(cols) + " | offline s | notes |", "|---|" + "---|" * (len(cols) + 2)]
     total = dict.fromkeys(cols, 0)
+    on_gpu = [0, 0]
     for res in results:
         c = counts(res)
+        live = res.get("on_gpu")
+        if live:
+            c["captured on the GPU"] = f"{live['captured']} of {live['compiled']}"
+            on_gpu[0] += live["captured"]
+            on_gpu[1] += live["compiled"]
         for col in cols:
-            total[col] += c[col]
-        notes = "; ".join(n for n in (res.get("offline_error"), res.get("gpu_error")) if n)
-        lines.append(f"| {res['file']} | " + " | ".join(str(c[col]) for col in cols)
+            if isinstance(c.get(col), int):
+                total[col] += c[col]
+        notes = "; ".join(n for n in (res.get("offline_error"), res.get("gpu_error"), res.get("on_gpu_error")) if n)
+        lines.append(f"| {res['file']} | " + " | ".join(str(c.get(col, "-")) for col in cols)
                      + f" | {res.get('offline_seconds', 0):.1f} | {notes.replace('|', '/')} |")
+    if not offline_only:
+        total["captured on the GPU"] = f"{on_gpu[0]} of {on_gpu[1]}"
     lines.append("| **total** | " + " | ".join(f"**{total[col]}**" for col in cols) + " | | |")
     if not offline_only:
         gpu_total = total["shown & compiled"] + total["compiled, not shown"]
         if gpu_total:
             lines += ["", f"{total['shown & compiled']} of the GPU's {gpu_total} compilations shown "
                           f"({100 * total['shown & compiled'] / gpu_total:.1f}%; target 98%); "
-                          f"{total['shown, never compiled']} shown that the GPU never compiled (target 0)."]
+                          f"{total['shown, never compiled']} shown that the GPU never compiled (target 0); "
+                          f"irscope on the GPU showed {on_gpu[0]} of the {on_gpu[1]} it compiled (target all)."]
         missing = [(res["file"], r) for res in results for r in res["rows"] if r["result"] == "compiled, not shown"]
         if missing:
             lines += ["", "| file | kernel | config | irscope's reason |", "|---|---|---|---|"]
@@ -321,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", default="sm_90", help="the GPU's target, given to irscope (default sm_90)")
     parser.add_argument("--offline-only", action="store_true", help="no GPU: side (b) only")
     parser.add_argument("--out", default=".", help="folder for coverage.json and coverage.md (default .)")
+    parser.add_argument("--jobs", type=int, default=1, help="files run side by side (default 1)")
     parser.add_argument("--append", action="store_true",
                         help="keep the other files' results already in --out (a corpus run split over several calls)")
     args = parser.parse_args(argv)
@@ -342,15 +380,25 @@ def main(argv: list[str] | None = None) -> int:
             before = json.load(f)
         results = [r for r in before["files"] if r["file"] not in files]
         command = before["command"] + "; " + command
-    for rel in files:
+    def measure(rel: str) -> dict:
         doc, off_err, seconds = shown_offline(rel, args.target, args.timeout)
         gpu, gpu_err = (None, None) if args.offline_only else compiled_on_gpu(rel, args.timeout)
+        live, live_err = (None, None) if args.offline_only else shown_offline(rel, args.target, args.timeout,
+                                                                               hide_gpu=False)[:2]
         res = compare(rel, gpu, doc)
-        res.update(offline_error=off_err, gpu_error=gpu_err, offline_seconds=round(seconds, 2),
-                   gpu_compiles=gpu, missing=(doc or {}).get("missing"))
-        results.append(res)
-        print(rel, counts(res), off_err or "", gpu_err or "", file=sys.stderr, flush=True)
-        write(args.out, results, command, args.offline_only)
+        res.update(offline_error=off_err, gpu_error=gpu_err, on_gpu_error=live_err, offline_seconds=round(seconds, 2),
+                   gpu_compiles=gpu, missing=(doc or {}).get("missing"), notes=(doc or {}).get("notes"),
+                   on_gpu=on_gpu_counts(gpu, live), shown_on_gpu=live and shown_keys(live))
+        return res
+
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        for done in as_completed([pool.submit(measure, rel) for rel in files]):
+            res = done.result()
+            results.append(res)
+            print(res["file"], counts(res), res["offline_error"] or "", res["gpu_error"] or "", file=sys.stderr,
+                  flush=True)
+            write(args.out, results, command, args.offline_only)
     print(markdown(results, command, args.offline_only))
     return 0
 

@@ -32,7 +32,8 @@ def test_a_whole_launch_is_interpreted_whole_and_checked_for_real(monkeypatch):
 
     monkeypatch.setenv("IRSCOPE_INTERPRET_S", "600")
     path = fixture_path("checked_after_long_launch.py")
-    ws = open_file(path, target="sm_90", compile_ahead=False)
+    # a quiet time to spare: assert_close's first use imports much of torch, slow on a busy machine
+    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=30))
     assert all(launch.programs is None for launch in ws.launches) and len(ws.launches) == 2
     assert not any("cut short" in n for n in ws.notes)
     assert torch.testing.assert_close is not None and torch.allclose(torch.ones(2), torch.ones(2))
@@ -113,3 +114,18 @@ def test_a_run_stopped_before_its_first_launch_says_where_and_how_to_go_on():
     line = str(err.value)
     assert "launched no kernel: the run was stopped at line 1" in line and "(the 1 s limit)" in line, line
     assert "IRSCOPE_CAPTURE_LIMIT" in line and "--kernel NAME --no-run" in line, line
+
+
+def test_a_file_whose_kernels_live_elsewhere_stopped_before_it_launched_says_so():
+    # It defines no kernel of its own (they are in sibling_kernels.py): the one line must say the run was
+    # stopped before a launch, not that the file has no kernel.
+    import pytest
+
+    from irscope.core.errors import IrscopeError
+
+    path = fixture_path("sibling_after_long_work.py")
+    with pytest.raises(IrscopeError) as err:
+        open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, limit_s=1))
+    line = str(err.value)
+    assert "launched no kernel before the run was stopped at line 1" in line and "(the 1 s limit)" in line, line
+    assert "defines no @triton.jit kernel" not in line

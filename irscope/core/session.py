@@ -71,6 +71,11 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
         if result.error is not None:
             _no_virtual_compile(user_file, result, local)
             raise UserCodeError(_user_error_line(user_file, result), _user_traceback(result))
+        if result.stopped_cause:  # its kernels may live in modules it imports: it did not get to launch them
+            at = f" at line {result.stopped_line}" if result.stopped_line else ""
+            raise IrscopeError(f"{user_file.shown} launched no kernel before the run was stopped{at} "
+                               f"({result.stopped_cause}); IRSCOPE_CAPTURE_LIMIT / IRSCOPE_CAPTURE_QUIET (seconds) "
+                               f"let it run longer")
         raise IrscopeError(f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"
                            f"; open a file that defines or launches one, e.g. kernels/add.py")
     if target is None and local is None:  # Inductor's kernels are compiled for the GPU they were generated for
