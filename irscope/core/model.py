@@ -55,6 +55,7 @@ class Launch:
     guesses: dict[str, str] = field(default_factory=dict)  # argument -> the stand-in irscope chose (no launch)
     autotune_first: bool = False  # the first config the autotuner would try for this launch, after its pruning
     warmup: bool = False  # compiled by `f.warmup(...)`, not run: its grid is not the one the kernel runs with
+    autotune_tried: tuple[int, ...] = ()  # the configs its autotuner would try for this launch, in its order
 
 
 @dataclass

@@ -14,7 +14,7 @@ from triton.compiler.compiler import CompiledKernel
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
-from .autotune import as_launched, config_index, configs_tried
+from .autotune import as_launched, config_number, configs_tried, known_configs
 from .driver import interpreter_lock
 from .compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
 from .jit import config_kwargs
@@ -30,10 +30,11 @@ class RawLaunch:
     grid: Any
     autotune_index: int | None
     autotune_count: int | None
-    autotune_configs: list[Any] | None = None  # the autotuner's triton.Config list, when one launched it
+    autotune_configs: list[Any] | None = None  # the autotuner's known configs (autotune.known_configs), when one launched it
     interp_error: str | None = None  # why Triton's interpreter could not run this launch (it is kept anyway)
     autotune_first: bool = False  # the first config the autotuner would try for this launch (what runs here)
     warmup: bool = False  # `f.warmup(...)` or `f[grid](..., warmup=True)`: compiled, not run
+    autotune_tried: tuple[int, ...] = ()  # the configs the autotuner would try for this launch, in its order
 
 
 class _CaptureState(threading.local):
@@ -43,6 +44,7 @@ class _CaptureState(threading.local):
     execute: bool = True
     record: bool = True
     recorded: list[RawLaunch] | None = None  # an autotuned launch's per-config records, for a failure to land on
+    tried: tuple[int, ...] = ()  # the numbers of the configs the autotuner would try for this launch
 
 
 _state = _CaptureState()
@@ -81,7 +83,7 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
         if _state.record:
             raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
                             grid, index, count, _state.configs, autotune_first=_state.first and index is not None,
-                            warmup=bool(warmup))
+                            warmup=bool(warmup), autotune_tried=_state.tried if index is not None else ())
             if _state.recorded is not None:
                 _state.recorded.append(raw)
             record(raw)
@@ -117,42 +119,43 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
         warmup = kwargs.pop("warmup", False)
-        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first)
-        count = len(self.configs)
-        tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})  # what a GPU would try
+        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first,
+                 _state.tried)
+        # what a GPU would try: new configs the pruning made included, each numbered after the declared ones
+        tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})
+        numbers = tuple(config_number(self, config) for config in tried)
         try:
             # First record every config the autotuner would try, without running it, so that a failure
             # while running one cannot lose the others; then run the first of them, unrecorded.
-            _state.configs, _state.recorded = list(self.configs), []
-            for index, config in enumerate(self.configs):
-                if index not in tried:
-                    continue
-                _state.autotune, _state.execute, _state.record = (index, count), False, outer[2]
-                _state.first = index == tried[0]
+            _state.configs, _state.recorded, _state.tried = known_configs(self), [], numbers
+            for number, config in zip(numbers, tried):
+                _state.autotune, _state.execute, _state.record = (number, len(_state.configs)), False, outer[2]
+                _state.first = number == numbers[0]
                 if config.pre_hook is not None and outer[2]:  # as the autotuner does before benchmarking it
                     config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)})
                 self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
             if not outer[1] or not tried:
                 return None
-            config = self.configs[tried[0]]
+            config = tried[0]
             self.best_config = config  # what the autotuner leaves behind for callers that read it
             merged = {**kwargs, **config_kwargs(config)}
-            _state.autotune, _state.execute, _state.record = (tried[0], count), True, False
+            _state.autotune, _state.execute, _state.record = (numbers[0], len(_state.configs)), True, False
             if config.pre_hook is not None:
                 config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
             return self.fn.run(*args, grid=grid, warmup=warmup, **merged)
         finally:
-            _state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first = outer
+            (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first,
+             _state.tried) = outer
 
     original_bench = Autotuner._bench
 
     def bench(self, *args, config, **meta):
         # An autotuner with a run of its own benchmarks a config (autotune.py): recorded as that config
-        outer = (_state.autotune, _state.execute, _state.configs, _state.recorded, _state.first)
-        index = config_index(self.configs, config)
+        outer = (_state.autotune, _state.execute, _state.configs, _state.recorded, _state.first, _state.tried)
+        index = config_number(self, config)
         try:
-            _state.configs, _state.recorded, _state.first = list(self.configs), None, False
-            _state.autotune = (index, len(self.configs)) if index is not None else None
+            _state.configs, _state.recorded, _state.first, _state.tried = known_configs(self), None, False, (index, )
+            _state.autotune = (index, len(_state.configs))
             if not use_interpreter:
                 return original_bench(self, *args, config=config, **meta)  # a real GPU times it
             _state.execute = False
@@ -162,7 +165,7 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
             self.fn.run(*args, **current)
             return [math.nan] * 3  # _bench's quantiles (0.5, 0.2, 0.8): nothing was timed
         finally:
-            _state.autotune, _state.execute, _state.configs, _state.recorded, _state.first = outer
+            _state.autotune, _state.execute, _state.configs, _state.recorded, _state.first, _state.tried = outer
 
     original_getitem = CompiledKernel.__getitem__
 

@@ -10,6 +10,8 @@ from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
 
+from .autotune import known_configs
+
 
 @dataclass
 class UnwrappedKernel:
@@ -31,7 +33,7 @@ def unwrap_kernel(obj: Any) -> UnwrappedKernel | None:
             # The file forced TRITON_INTERPRET=1 itself: rebuild the JIT function it would have been.
             return UnwrappedKernel(JITFunction(obj.fn, **_jit_kwargs(obj.kwargs)), configs, heuristics)
         if isinstance(obj, Autotuner):
-            configs = list(obj.configs)
+            configs = list(known_configs(obj))  # the declared ones, then those its pruning made in the run
             obj = obj.fn
         elif isinstance(obj, Heuristics):
             heuristics.extend(obj.values.keys())
