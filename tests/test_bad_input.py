@@ -152,3 +152,14 @@ def test_real_binary_prints_no_traceback():
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "irscope: error: does/not/exist.py: no such file; give the path of a Python file with @triton.jit kernels"]
+
+
+def test_a_define_gives_what_the_files_launch_left_out(cli):
+    """The JIT's rejection of a launch without SCALE says to give it with -D; doing so compiles (it ended in
+    an internal error: the launch's arguments were bound in full before the -D was applied)."""
+    code, _, err = cli("report", fixture_path("launch_missing_arg.py"))
+    line = one_line(err)
+    assert code == 2 and "missing 1 required positional argument: 'SCALE'" in line and "-D NAME=VALUE" in line
+    code, out, err = cli("report", fixture_path("launch_missing_arg.py"), "-D", "SCALE=3")
+    assert code == 0 and "BLOCK=64, SCALE=3" in out, err
+

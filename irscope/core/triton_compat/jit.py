@@ -62,10 +62,12 @@ def config_kwargs(config) -> dict:
 
 
 
-def bind_arguments(jit: JITFunction, args: tuple, kwargs: dict) -> dict:
-    """The kernel's parameters by name, defaults applied (what a grid lambda receives as `meta`)."""
+def bind_arguments(jit: JITFunction, args: tuple, kwargs: dict, partial: bool = False) -> dict:
+    """The kernel's parameters by name, defaults applied (what a grid lambda receives as `meta`). With
+    `partial`, a parameter the launch left out is left out here too, for -D to give (else TypeError)."""
     params = set(jit.signature.parameters)
-    bound = jit.signature.bind(*args, **{k: v for k, v in kwargs.items() if k in params})
+    bind = jit.signature.bind_partial if partial else jit.signature.bind
+    bound = bind(*args, **{k: v for k, v in kwargs.items() if k in params})
     bound.apply_defaults()
     return {**kwargs, **bound.arguments}
 
