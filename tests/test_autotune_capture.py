@@ -135,3 +135,14 @@ def test_a_declared_config_the_pruning_replaced_is_refused_in_one_line():
 def test_a_define_on_a_pruned_launch_compiles():
     (entry, ) = _json("-D", "BLOCK_N=32")
     assert entry["error"] is None and entry["constexprs"] == {"BLOCK_M": 32, "BLOCK_N": 32}
+
+
+def test_a_later_launch_with_a_tuning_key_seen_before_compiles_the_config_chosen_for_it():
+    """The autotuner benchmarks a key once: the unaligned second launch compiles the chosen config alone."""
+    ws = open_file(fixture_path("autotune_same_key.py"), compile_ahead=False)
+    assert not ws.run_warning, "the file's own check passed"
+    assert [(l.autotune_index, l.autotune_first, l.autotune_tried) for l in ws.launches] == [
+        (0, True, (0, 1)), (1, False, (0, 1)), (0, True, (0, ))]
+    shown = [(c.launch.autotune_index, c.specialization["x_ptr"]) for c in ws.compile_all()]
+    assert shown == [(0, "D"), (0, "")], "each specialization, with the config its launch runs"
+    assert [(c.launch.autotune_index, c.specialization["x_ptr"]) for c in ws.compile_all(config=1)] == [(1, "D")]

@@ -10,6 +10,9 @@
   adds BLOCK_N, a meta-parameter the declared configs lack). The GPU compiles those, never the declared
   ones, so each is numbered after the declared configs (`known_configs`): `--config N` picks it and the
   report names it by its kwargs, warps and stages.
+- Once per key: Autotuner.run benchmarks the configs for a tuning key once, then runs the config it chose
+  for every later launch with that key (new specializations of it included), so those launches compile
+  that one config only. irscope stands the first config tried in for the choice (`tuning_key`).
 - With which arguments: before benchmarking a config, the autotuner runs its `pre_hook`, which may set the
   block shape of the launch's host tensor descriptors (tutorial 09's `matmul_tma_set_block_size_hook`;
   FlagGems' matmul). All configs share those descriptor objects, so a launch is recorded with copies of its
@@ -78,6 +81,20 @@ def configs_tried(tuner: Autotuner, args: tuple, kwargs: dict) -> list[Any]:
         return list(tuner.prune_configs(kwargs))
     finally:
         tuner.nargs = saved
+
+
+def tuning_key(tuner: Autotuner, args: tuple, kwargs: dict) -> tuple | None:
+    """The key Autotuner.run keeps its choice under (alike in Triton 3.6 to 3.9): the values of the `key`
+    arguments, then the dtype of each argument that has one. None if it cannot key a dict."""
+    named = {name: value for name, value in {**dict(zip(tuner.arg_names, args)), **kwargs}.items()
+             if name in tuner.arg_names}
+    key = tuple([named[name] for name in tuner.keys if name in named]
+                + [str(value.dtype) for value in named.values() if hasattr(value, "dtype")])
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def config_index(configs: list[Any], config: Any) -> int | None:

@@ -14,7 +14,7 @@ from triton.compiler.compiler import CompiledKernel
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
-from .autotune import as_launched, config_number, configs_tried, known_configs
+from .autotune import as_launched, config_number, configs_tried, known_configs, tuning_key
 from .driver import interpreter_lock
 from .compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
 from .jit import config_kwargs
@@ -116,13 +116,20 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
             return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
 
     call = _call_interpreted
+    settled: dict[tuple, tuple[Autotuner, Any]] = {}  # (autotuner, tuning key) -> the config it runs for that key
+
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
         warmup = kwargs.pop("warmup", False)
         outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first,
                  _state.tried)
-        # what a GPU would try: new configs the pruning made included, each numbered after the declared ones
-        tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})
+        key = (id(self), tuning_key(self, args, kwargs)) if len(self.configs) > 1 else (id(self), None)
+        if key[1] is not None and key in settled:  # a key benchmarked before: the GPU runs the config it chose
+            tried = [settled[key][1]]
+        else:  # what a GPU would try: new configs the pruning made included, numbered after the declared ones
+            tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})
+            if key[1] is not None and tried:
+                settled[key] = (self, tried[0])  # the autotuner kept alive, so that its id stays its own
         numbers = tuple(config_number(self, config) for config in tried)
         try:
             # First record every config the autotuner would try, without running it, so that a failure
