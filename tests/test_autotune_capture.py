@@ -146,3 +146,14 @@ def test_a_later_launch_with_a_tuning_key_seen_before_compiles_the_config_chosen
     shown = [(c.launch.autotune_index, c.specialization["x_ptr"]) for c in ws.compile_all()]
     assert shown == [(0, "D"), (0, "")], "each specialization, with the config its launch runs"
     assert [(c.launch.autotune_index, c.specialization["x_ptr"]) for c in ws.compile_all(config=1)] == [(1, "D")]
+
+
+def test_an_autotuners_warmup_is_recorded_config_by_config():
+    """Autotuner.warmup compiles each config its pruning leaves: each is recorded as that config (they were
+    recorded as launches of no config, each labelled config 0)."""
+    ws = open_file(fixture_path("autotune_warmup.py"), compile_ahead=False)
+    assert [(l.autotune_index, l.autotune_first, l.autotune_tried, l.warmup) for l in ws.launches] == [
+        (2, True, (2, 3), True), (3, False, (2, 3), True)]
+    assert [(c.launch.autotune_index, c.constexprs) for c in ws.compile_all()] == [(2, {"BLOCK_M": 16, "BLOCK_N": 64})]
+    (comp, ) = ws.compile_all(config=3)
+    assert comp.ok and (comp.constexprs, comp.num_warps) == ({"BLOCK_M": 32, "BLOCK_N": 64}, 8)

@@ -19,7 +19,7 @@ from .driver import interpreter_lock
 from .compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
 from .jit import config_kwargs
 from .lang_patch import _call_interpreted, _interpreter_for, grid_executor_patches_once, restore_interpreter_module
-from .originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _JIT_CALL, _JIT_RUN
+from .originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _AUTOTUNER_WARMUP, _JIT_CALL, _JIT_RUN
 
 
 @dataclass
@@ -154,6 +154,29 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
             (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first,
              _state.tried) = outer
 
+    original_warmup = Autotuner.warmup
+
+    def autotune_warmup(self, *args, **kwargs):
+        # Autotuner.warmup compiles every config its pruning leaves (always pruned, no key, nothing run): each
+        # warmup recorded as that config, as autotune_run records a launch's
+        outer = (_state.autotune, _state.configs, _state.first, _state.tried)
+        saved = getattr(self, "nargs", None)
+        self.nargs = dict(zip(self.arg_names, args))
+        try:
+            tried = list(self.prune_configs(kwargs))
+        finally:
+            self.nargs = saved
+        numbers = tuple(config_number(self, config) for config in tried)
+        try:
+            _state.configs, _state.tried = known_configs(self), numbers
+            out = []
+            for number, config in zip(numbers, tried):
+                _state.autotune, _state.first = (number, len(_state.configs)), number == numbers[0]
+                out.append(self.fn.warmup(*args, **kwargs, **config_kwargs(config)))
+            return out
+        finally:
+            _state.autotune, _state.configs, _state.first, _state.tried = outer
+
     original_bench = Autotuner._bench
 
     def bench(self, *args, config, **meta):
@@ -202,6 +225,7 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
         CompiledKernel.__getitem__ = getitem
     Autotuner.run = autotune_run
     Autotuner._bench = bench
+    Autotuner.warmup = autotune_warmup
     interpret_knob = _force_jit_decorator()
     try:
         yield
@@ -211,6 +235,7 @@ def _capture_patches(record: Callable[[RawLaunch], None], use_interpreter: bool,
         CompiledKernel.__getitem__ = original_getitem
         Autotuner.run = original_autotune_run
         Autotuner._bench = original_bench
+        Autotuner.warmup = original_warmup
         interpret_knob()
 
 
@@ -256,6 +281,7 @@ def restore_unpatched_triton() -> None:
     JITFunction.__call__ = _JIT_CALL
     Autotuner.run = _AUTOTUNER_RUN
     Autotuner._bench = _AUTOTUNER_BENCH
+    Autotuner.warmup = _AUTOTUNER_WARMUP
     restore_interpreter_module()
 
 
