@@ -3,9 +3,11 @@ after its own pruning (`prune_configs_by`), shown with the first of them; each c
 its pre_hook sets; configs an autotuner of a library benchmarks through Autotuner._bench recorded as
 configs. Real Triton."""
 
+import json
+
 import pytest
 
-from conftest import fixture_path
+from conftest import fixture_path, run_irscope
 from irscope.core.errors import IrscopeError
 from irscope.core.session import open_file
 
@@ -70,3 +72,88 @@ def test_a_library_autotuner_benchmarking_through_bench_shows_its_launch(descrip
     assert ws.launches_of(own) == [final]
     (comp, ) = ws.compile(own)
     assert _block_shapes(comp) == [128, "tensordesc<fp32[128, 32]>", "tensordesc<fp32[128, 32]>"]
+
+
+# ---- configs the pruning makes (autotune_pruner_adds.py: BLOCK_N added to each declared config, then a
+# perf_model's top 2): the GPU compiles configs 3 and 4 below, never the declared 0-2
+
+PRUNER_ADDS = fixture_path("autotune_pruner_adds.py")
+MADE = [(3, {"BLOCK_M": 32, "BLOCK_N": 64}, 8, 3), (4, {"BLOCK_M": 16, "BLOCK_N": 64}, 4, 2)]  # the model's order
+
+
+def test_configs_the_pruning_makes_are_recorded_numbered_after_the_declared_ones():
+    ws = open_file(PRUNER_ADDS, compile_ahead=False)
+    assert not ws.run_warning, "the launch ran in the interpreter with a config that has BLOCK_N"
+    (kernel, ) = ws.kernels
+    assert [c.kwargs for c in kernel.autotune_configs] == [{"BLOCK_M": 16}, {"BLOCK_M": 32}, {"BLOCK_M": 64}] + [
+        kwargs for _, kwargs, _, _ in MADE]
+    assert [(l.autotune_index, l.autotune_first, l.autotune_tried) for l in ws.launches] == [(3, True, (3, 4)),
+                                                                                           (4, False, (3, 4))]
+
+
+def _report(*extra):
+    done = run_irscope("report", PRUNER_ADDS, *extra)
+    assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
+    return done
+
+
+def _json(*extra):
+    doc = json.loads(_report("--json", *extra).stdout)
+    assert not doc.get("warning"), doc.get("warning")
+    return doc["kernels"]
+
+
+def test_report_shows_the_first_config_the_pruning_leaves_and_names_the_others():
+    text = _report().stdout
+    assert text.count("row_scale_kernel  (") == 1, "one config per specialization by default"
+    assert "autotune config 3 of 5: BLOCK_M: 32, BLOCK_N: 64, num_warps: 8" in text
+    assert "this launch's autotuner tries 3, 4; --config N shows another" in text
+
+
+def test_report_json_names_every_config_the_autotuner_would_try():
+    (entry, ) = _json()
+    tried = entry["autotune"]["tried"]
+    assert [(t["index"], t["kwargs"], t["num_warps"], t["num_stages"]) for t in tried] == MADE
+    assert [t["shown"] for t in tried] == [True, False] and entry["autotune"]["selected"] == 3
+    assert entry["error"] is None and entry["constexprs"] == {"BLOCK_M": 32, "BLOCK_N": 64}
+
+
+@pytest.mark.parametrize("index, kwargs, warps, stages", MADE)
+def test_config_n_compiles_each_config_the_pruning_made(index, kwargs, warps, stages):
+    (entry, ) = _json("--config", str(index))
+    assert entry["error"] is None and entry["autotune"]["selected"] == index
+    assert (entry["constexprs"], entry["num_warps"], entry["num_stages"]) == (kwargs, warps, stages)
+
+
+def test_a_declared_config_the_pruning_replaced_is_refused_in_one_line():
+    done = run_irscope("report", PRUNER_ADDS, "--config", "0")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "not with autotune config 0; its autotuner's pruning left that config out (its launches try configs 3, 4)" \
+        in done.stderr
+
+
+def test_a_define_on_a_pruned_launch_compiles():
+    (entry, ) = _json("-D", "BLOCK_N=32")
+    assert entry["error"] is None and entry["constexprs"] == {"BLOCK_M": 32, "BLOCK_N": 32}
+
+
+def test_a_later_launch_with_a_tuning_key_seen_before_compiles_the_config_chosen_for_it():
+    """The autotuner benchmarks a key once: the unaligned second launch compiles the chosen config alone."""
+    ws = open_file(fixture_path("autotune_same_key.py"), compile_ahead=False)
+    assert not ws.run_warning, "the file's own check passed"
+    assert [(l.autotune_index, l.autotune_first, l.autotune_tried) for l in ws.launches] == [
+        (0, True, (0, 1)), (1, False, (0, 1)), (0, True, (0, ))]
+    shown = [(c.launch.autotune_index, c.specialization["x_ptr"]) for c in ws.compile_all()]
+    assert shown == [(0, "D"), (0, "")], "each specialization, with the config its launch runs"
+    assert [(c.launch.autotune_index, c.specialization["x_ptr"]) for c in ws.compile_all(config=1)] == [(1, "D")]
+
+
+def test_an_autotuners_warmup_is_recorded_config_by_config():
+    """Autotuner.warmup compiles each config its pruning leaves: each is recorded as that config (they were
+    recorded as launches of no config, each labelled config 0)."""
+    ws = open_file(fixture_path("autotune_warmup.py"), compile_ahead=False)
+    assert [(l.autotune_index, l.autotune_first, l.autotune_tried, l.warmup) for l in ws.launches] == [
+        (2, True, (2, 3), True), (3, False, (2, 3), True)]
+    assert [(c.launch.autotune_index, c.constexprs) for c in ws.compile_all()] == [(2, {"BLOCK_M": 16, "BLOCK_N": 64})]
+    (comp, ) = ws.compile_all(config=3)
+    assert comp.ok and (comp.constexprs, comp.num_warps) == ({"BLOCK_M": 32, "BLOCK_N": 64}, 8)

@@ -175,3 +175,54 @@ def test_a_script_that_needs_arguments_gets_them_after_a_double_dash(cli, front)
     assert code == 0 and "open-failed" not in out, out + err
     code, out, err = front("check", path, "--format", "json", "--target", "sm_90")
     assert "open-failed" in out and "required: --mode" in out
+
+
+def test_a_define_gives_what_the_files_launch_left_out(cli):
+    """The JIT's rejection of a launch without SCALE says to give it with -D; doing so compiles (it ended in
+    an internal error: the launch's arguments were bound in full before the -D was applied)."""
+    code, _, err = cli("report", fixture_path("launch_missing_arg.py"))
+    line = one_line(err)
+    assert code == 2 and "missing 1 required positional argument: 'SCALE'" in line and "-D NAME=VALUE" in line
+    code, out, err = cli("report", fixture_path("launch_missing_arg.py"), "-D", "SCALE=3")
+    assert code == 0 and "BLOCK=64, SCALE=3" in out, err
+
+
+BREAKS_IRSCOPE = """
+import torch
+import triton
+import triton.language as tl
+
+import irscope.core.report
+
+
+def build_report(*args, **kwargs):
+    raise RuntimeError("a fault this test put into irscope")
+
+
+irscope.core.report.build_report = build_report  # irscope's own code fails in the worker, as a bug would
+
+
+@triton.jit
+def double(x_ptr):
+    offs = tl.arange(0, 16)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+
+if __name__ == "__main__":
+    double[(1,)](torch.ones(16, device="cuda"))
+"""
+
+
+def test_irscope_debug_prints_an_internal_errors_traceback_through_the_worker(tmp_path):
+    """An error in irscope itself is one line and exit 70, which says to set IRSCOPE_DEBUG=1 for a traceback;
+    set, the traceback comes back from the worker process that ran the command (it was lost there)."""
+    path = tmp_path / "breaks_irscope.py"
+    path.write_text(BREAKS_IRSCOPE)
+    plain = run_irscope("report", path)
+    assert plain.returncode == 70 and "Traceback" not in plain.stderr
+    assert "irscope: internal error: RuntimeError: a fault this test put into irscope (set IRSCOPE_DEBUG=1" \
+        in plain.stderr
+    debug = run_irscope("report", path, env={"IRSCOPE_DEBUG": "1"})
+    assert debug.returncode == 70 and debug.stderr.startswith("Traceback (most recent call last):"), debug.stderr
+    assert ", in _report\n" in debug.stderr and debug.stderr.rstrip().endswith(
+        "RuntimeError: a fault this test put into irscope")

@@ -325,6 +325,17 @@ async def test_another_autotune_config_from_the_palette():
 
 
 @run_async
+async def test_the_palette_offers_the_configs_the_autotuners_pruning_leaves():
+    """The pruner replaces the declared configs 0-2 with new ones; of those, 3 is shown and 4 is offered."""
+    app = IrscopeApp(fixture_path("autotune_pruner_adds.py"), target="sm_90")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        assert app.main.shown.comp.launch.autotune_index == 3
+        titles = [c.title for c in app.get_system_commands(app.screen) if c.title.startswith("Autotune config")]
+        assert len(titles) == 1 and titles[0].startswith("Autotune config 4: BLOCK_M: 16, BLOCK_N: 64, num_warps: 4")
+
+
+@run_async
 async def test_a_panel_that_raises_says_so_and_the_app_goes_on(monkeypatch):
     from irscope.core import explain
     from irscope.tui.panels.explain import ExplainPanel

@@ -56,6 +56,7 @@ class Launch:
     autotune_first: bool = False  # the first config the autotuner would try for this launch, after its pruning
     warmup: bool = False  # compiled by `f.warmup(...)`, not run: its grid is not the one the kernel runs with
     programs: tuple[int, int] | None = None  # (run, in the grid) when the interpreter cut it short
+    autotune_tried: tuple[int, ...] = ()  # the configs its autotuner would try for this launch, in its order
 
 
 @dataclass

@@ -103,10 +103,11 @@ def check_arg_names(overrides: Overrides, kernels: list[Kernel], user_file: User
 
 
 def launch_arguments(raw: RawLaunch, overrides: Overrides) -> tuple[tuple, dict]:
-    """A captured launch's arguments, with the command line's -D/--arg applied."""
+    """A captured launch's arguments, with the command line's -D/--arg applied. A launch that left out a
+    parameter (its JIT rejects it, and the error says to give it with -D) is bound as far as it goes."""
     if not overrides:
         return raw.args, raw.kwargs
-    bound = bind_arguments(raw.jit, raw.args, raw.kwargs)
+    bound = bind_arguments(raw.jit, raw.args, raw.kwargs, partial=True)
     for name, value in overrides.defines.items():
         bound[name] = value
     for name, kind in overrides.args.items():

@@ -7,6 +7,7 @@ from typing import Any
 from .analysis.summary import analysis_entry, format_analysis
 from .compile import Compilation
 from .inductor.report import format_inductor, inductor_entry
+from .triton_compat import describe_config
 from .workspace import Workspace
 
 
@@ -60,8 +61,7 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
     if comp.kernel.inductor_info is not None:
         entry["inductor"] = inductor_entry(comp)
     if comp.kernel.is_autotuned:
-        entry["autotune"] = {"configs": [str(c) for c in comp.kernel.autotune_configs or []],
-                             "selected": comp.launch.autotune_index or 0}
+        entry["autotune"] = autotune_entry(comp)
     if comp.failure is not None:
         entry["findings"] = _findings_json(ws, comp)
         f = comp.failure
@@ -84,6 +84,17 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
     if rule_errors(comp):
         entry["finding_rule_errors"] = rule_errors(comp)
     return entry
+
+
+def autotune_entry(comp: Compilation) -> dict[str, Any]:
+    """An autotuned kernel's configs (as `--config N` numbers them: the declared ones, then those its pruning
+    made), the one this compilation is, and every config its autotuner would try for this launch, in the
+    order it would try them, each with its meta-parameters and launch options."""
+    configs = comp.kernel.autotune_configs or []
+    selected = comp.launch.autotune_index or 0
+    tried = [n for n in comp.launch.autotune_tried if n < len(configs)] or [selected]
+    return {"configs": [str(c) for c in configs], "selected": selected,
+            "tried": [{"index": n, **_jsonable(describe_config(configs[n])), "shown": n == selected} for n in tried]}
 
 
 def _findings_json(ws: Workspace, comp: Compilation) -> list[dict[str, Any]]:
@@ -164,9 +175,11 @@ def format_report(doc: dict[str, Any]) -> str:
         if k.get("inductor"):
             out.extend(format_inductor(k["inductor"]))
         if "autotune" in k:
-            configs = k["autotune"]["configs"]
+            configs, tried = k["autotune"]["configs"], [t["index"] for t in k["autotune"].get("tried", [])]
+            others = (f" (this launch's autotuner tries {', '.join(map(str, tried))}; --config N shows another)"
+                      if len(tried) > 1 else "")
             out.append(f"  autotune config {k['autotune']['selected']} of {len(configs)}: "
-                       f"{configs[k['autotune']['selected']]}")
+                       f"{configs[k['autotune']['selected']]}{others}")
         params = []
         for name, kind in k["signature"].items():
             if kind == "constexpr":

@@ -239,8 +239,11 @@ def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> 
         args, kwargs = raw.args, {**(config_kwargs(config) if config is not None else {}), **overrides.defines}
     else:
         args, kwargs = launch_arguments(raw, overrides)
-    return Launch(kernel, args, kwargs, _grid_of(raw), "captured", raw.autotune_index, raw.autotune_count,
-                  raw.interp_error, autotune_first=raw.autotune_first, warmup=raw.warmup, programs=raw.programs)
+    # the autotuner's known configs grew while the file ran (configs its pruning made): count them all
+    count = len(raw.autotune_configs) if raw.autotune_index is not None and raw.autotune_configs else raw.autotune_count
+    return Launch(kernel, args, kwargs, _grid_of(raw), "captured", raw.autotune_index, count,
+                  raw.interp_error, autotune_first=raw.autotune_first, warmup=raw.warmup,
+                  autotune_tried=raw.autotune_tried, programs=raw.programs)
 
 
 def _grid_of(raw: RawLaunch) -> tuple[int, ...] | None:

@@ -96,9 +96,11 @@ class Workspace:
             return [self._launch_from_overrides(kernel, config)]
         found = [launch for launch in captured if with_config(launch, config)]
         if not found:  # never make up arguments for a kernel the file did launch
+            tried = sorted({n for launch in captured for n in launch.autotune_tried})
+            which = f" (its launches try config{'s' * (len(tried) > 1)} {', '.join(map(str, tried))})" if tried else ""
             raise IrscopeError(f"{self.user_file.shown} launched {kernel.name}, but not with autotune config "
-                               f"{config or 0}; its autotuner's pruning left that config out, or its run stopped "
-                               f"early (see the warning above)")
+                               f"{config or 0}; its autotuner's pruning left that config out{which}, or its run "
+                               f"stopped early (see the warning above)")
         return found
 
     def _launch_from_overrides(self, kernel: Kernel, config: int | None) -> Launch:

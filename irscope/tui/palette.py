@@ -30,8 +30,9 @@ def main_commands(main: MainScreen) -> Iterable[SystemCommand]:
                         main.action_edit)
     kernel = shown.comp.kernel
     chosen = shown.comp.launch.autotune_index or 0
+    tried = set(shown.comp.launch.autotune_tried)  # a config its autotuner's pruning left out has no launch
     for index, config in enumerate(kernel.autotune_configs or []):
-        if index != chosen:
+        if index != chosen and (not tried or index in tried):
             yield SystemCommand(f"Autotune config {index}: {config}", f"Compile {kernel.name} with this config",
                                 lambda i=index: main.compile_config_in_background(i))
     yield SystemCommand("Toggle colour links", "Colour each source line's IR", main.action_toggle_colour)

@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import sys
+import traceback
 
 from ..core.lifetime import die_with_parent
 from . import protocol
@@ -46,6 +47,8 @@ def main(argv: list[str]) -> None:
     try:
         from ..cli import execute
         code = execute(argv)
+    except Exception:  # noqa: BLE001 - IRSCOPE_DEBUG=1 lets irscope's own error out: its traceback is the answer
+        traceback.print_exc()  # into `err`, which the front end prints (this process ends with os._exit)
     finally:
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         if os.getpid() == me:  # not a fork the user's file made

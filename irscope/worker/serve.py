@@ -165,7 +165,7 @@ class Server:
                        (self.ws.shown_path(kernel.file) if self.ws is not None else None) or kernel.file,
                        inductor_view(kernel.inductor_info, comp.target)),
             LaunchInfo(tuple(launch.grid) if launch.grid else None, launch.origin, launch.autotune_index,
-                       launch.autotune_count, launch.interp_error, dict(launch.guesses)),
+                       launch.autotune_count, launch.interp_error, dict(launch.guesses), tuple(launch.autotune_tried)),
             comp.target, comp.failure, comp.source_text, dict(comp.signature),
             {name: literal(value) for name, value in comp.constexprs.items()}, dict(comp.specialization),
             comp.num_warps, comp.num_stages, comp.block_warps if comp.ok else comp.num_warps)

@@ -56,6 +56,7 @@ class LaunchInfo:
     autotune_count: int | None = None
     interp_error: str | None = None
     guesses: dict[str, str] = field(default_factory=dict)
+    autotune_tried: tuple[int, ...] = ()  # the configs its autotuner would try for this launch, in its order
 
 
 @dataclass

@@ -40,6 +40,7 @@ from .compiler import (Specialized, attrs_by_param, compilation_error_site, comp
     compiled_metadata, constexprs_by_param, find_tool, is_compilation_error, prepare_compiler, specialize)  # noqa: E402,F401
 from .key_deferred import key_deferred  # noqa: E402,F401
 from .debugger_calls import DebuggerCall, debugger_calls  # noqa: E402,F401
+from .autotune import describe_config  # noqa: E402,F401
 from .compiled import CompiledWhenUsed, compile_for_active_target  # noqa: E402,F401
 from .capture import (RawLaunch, capture_patches,
     interpreter_failure, restore_unpatched_triton)  # noqa: E402,F401

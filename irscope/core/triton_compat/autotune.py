@@ -3,8 +3,16 @@
 - Which configs: `@triton.autotune(..., prune_configs_by={"early_config_prune": f, "perf_model": m,
   "top_k": k})` narrows the configs per launch before the autotuner benchmarks them, and a config it drops
   is never compiled: Triton's tutorial 09 drops EPILOGUE_SUBTILE configs when FLATTEN is false, a
-  combination that does not compile on Triton 3.6. irscope records only the configs the GPU's autotuner
-  would try, and runs the first.
+  combination that does not compile on Triton 3.6. irscope asks the installed Triton's own
+  `Autotuner.prune_configs` (3.6 takes a float top_k of all the declared configs, 3.9 of those the early
+  pruning left, and at least one), records only the configs it returns, and runs the first.
+- Configs the pruning makes: an early_config_prune may return new `triton.Config` objects (one library's
+  adds BLOCK_N, a meta-parameter the declared configs lack). The GPU compiles those, never the declared
+  ones, so each is numbered after the declared configs (`known_configs`): `--config N` picks it and the
+  report names it by its kwargs, warps and stages.
+- Once per key: Autotuner.run benchmarks the configs for a tuning key once, then runs the config it chose
+  for every later launch with that key (new specializations of it included), so those launches compile
+  that one config only. irscope stands the first config tried in for the choice (`tuning_key`).
 - With which arguments: before benchmarking a config, the autotuner runs its `pre_hook`, which may set the
   block shape of the launch's host tensor descriptors (tutorial 09's `matmul_tma_set_block_size_hook`;
   FlagGems' matmul). All configs share those descriptor objects, so a launch is recorded with copies of its
@@ -39,27 +47,63 @@ def as_launched(value: Any) -> Any:
     return value
 
 
-def configs_tried(tuner: Autotuner, args: tuple, kwargs: dict) -> list[int]:
-    """The configs `tuner` would benchmark for this launch, as indices into `tuner.configs`, in the order
-    its pruning leaves them (a perf_model's best first). `kwargs` as Autotuner.run gets them, grid and
-    warmup included. Autotuner.run prunes only when it has more than one config, with `nargs` (the
-    positional arguments by name) set for the pruning functions."""
-    every = list(range(len(tuner.configs)))
+def known_configs(tuner: Autotuner) -> list[Any]:
+    """The configs an autotuner has been seen to try, numbered as `--config` numbers them: its declared
+    configs first, then each one its pruning made, in the order first seen (`config_number`). One list per
+    autotuner, kept on it, so that every launch and the kernel number a config alike."""
+    known = vars(tuner).get("_irscope_known_configs")
+    if known is None:
+        known = list(tuner.configs)
+        tuner._irscope_known_configs = known
+    return known
+
+
+def config_number(tuner: Autotuner, config: Any) -> int:
+    """`config`'s number among the autotuner's known configs; a config its pruning made is added to them."""
+    known = known_configs(tuner)
+    index = config_index(known, config)
+    if index is None:
+        known.append(config)
+        index = len(known) - 1
+    return index
+
+
+def configs_tried(tuner: Autotuner, args: tuple, kwargs: dict) -> list[Any]:
+    """The configs `tuner` would benchmark for this launch (triton.Config objects, new ones its pruning made
+    included), in the order its pruning leaves them (a perf_model's best first). `kwargs` as Autotuner.run
+    gets them, grid and warmup included. Autotuner.run prunes only when it has more than one config, with
+    `nargs` (the positional arguments by name) set for the pruning functions."""
     if len(tuner.configs) <= 1:
-        return every
+        return list(tuner.configs[:1])
     saved = getattr(tuner, "nargs", None)
     tuner.nargs = dict(zip(tuner.arg_names, args))
     try:
-        pruned = list(tuner.prune_configs(kwargs))
+        return list(tuner.prune_configs(kwargs))
     finally:
         tuner.nargs = saved
-    indices = [config_index(tuner.configs, config) for config in pruned]
-    if None in indices:  # the pruning made configs of its own, which no --config index names: keep them all
-        return every
-    return indices
+
+
+def tuning_key(tuner: Autotuner, args: tuple, kwargs: dict) -> tuple | None:
+    """The key Autotuner.run keeps its choice under (alike in Triton 3.6 to 3.9): the values of the `key`
+    arguments, then the dtype of each argument that has one. None if it cannot key a dict."""
+    named = {name: value for name, value in {**dict(zip(tuner.arg_names, args)), **kwargs}.items()
+             if name in tuner.arg_names}
+    key = tuple([named[name] for name in tuner.keys if name in named]
+                + [str(value.dtype) for value in named.values() if hasattr(value, "dtype")])
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def config_index(configs: list[Any], config: Any) -> int | None:
     """Where `config` is in `configs`: the same object, else an equal one; None if neither."""
     index = next((i for i, c in enumerate(configs) if c is config), None)
     return index if index is not None else next((i for i, c in enumerate(configs) if c == config), None)
+
+
+def describe_config(config: Any) -> dict[str, Any]:
+    """A triton.Config as plain data: its meta-parameters and launch options, as the report's JSON names it."""
+    return {"kwargs": dict(config.kwargs), "num_warps": config.num_warps, "num_stages": config.num_stages,
+            "num_ctas": getattr(config, "num_ctas", None), "maxnreg": getattr(config, "maxnreg", None)}

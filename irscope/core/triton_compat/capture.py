@@ -14,13 +14,13 @@ from triton.compiler.compiler import CompiledKernel
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
-from .autotune import as_launched, config_index, configs_tried
+from .autotune import as_launched, config_number, configs_tried, known_configs, tuning_key
 from .driver import interpreter_lock
 from .compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
 from .jit import config_kwargs
 from .lang_patch import _call_interpreted, _interpreter_for, grid_executor_patches_once, restore_interpreter_module
 from .program_budget import ProgramsCut, interpret_seconds, programs_within
-from .originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _JIT_CALL, _JIT_RUN
+from .originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _AUTOTUNER_WARMUP, _JIT_CALL, _JIT_RUN
 
 
 @dataclass
@@ -31,12 +31,13 @@ class RawLaunch:
     grid: Any
     autotune_index: int | None
     autotune_count: int | None
-    autotune_configs: list[Any] | None = None  # the autotuner's triton.Config list, when one launched it
+    autotune_configs: list[Any] | None = None  # the autotuner's known configs (autotune.known_configs), when one launched it
     interp_error: str | None = None  # why Triton's interpreter could not run this launch (it is kept anyway)
     autotune_first: bool = False  # the first config the autotuner would try for this launch (what runs here)
     warmup: bool = False  # `f.warmup(...)` or `f[grid](..., warmup=True)`: compiled, not run
     programs: tuple[int, int] | None = None  # (run, in the grid) when the interpreter cut the launch short
     in_sweep: bool = False  # made at a later point of a benchmark's sweep, where repeats are not run
+    autotune_tried: tuple[int, ...] = ()  # the configs the autotuner would try for this launch, in its order
 
 
 class _CaptureState(threading.local):
@@ -46,6 +47,7 @@ class _CaptureState(threading.local):
     execute: bool = True
     record: bool = True
     recorded: list[RawLaunch] | None = None  # an autotuned launch's per-config records, for a failure to land on
+    tried: tuple[int, ...] = ()  # the numbers of the configs the autotuner would try for this launch
     run_launches: bool = True  # False: a launch is recorded, not run (a benchmark sweep's later points)
 
 
@@ -105,7 +107,8 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
         if _state.record:
             raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
                             grid, index, count, _state.configs, autotune_first=_state.first and index is not None,
-                            warmup=bool(warmup), in_sweep=not _state.run_launches)
+                            warmup=bool(warmup), in_sweep=not _state.run_launches,
+                            autotune_tried=_state.tried if index is not None else ())
             if _state.recorded is not None:
                 _state.recorded.append(raw)
             _counts["launches"] += 1
@@ -145,45 +148,76 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
 
     call = _call_interpreted
+    settled: dict[tuple, tuple[Autotuner, Any]] = {}  # (autotuner, tuning key) -> the config it runs for that key
+
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
         warmup = kwargs.pop("warmup", False)
-        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first)
-        count = len(self.configs)
-        tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})  # what a GPU would try
+        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first,
+                 _state.tried)
+        key = (id(self), tuning_key(self, args, kwargs)) if len(self.configs) > 1 else (id(self), None)
+        if key[1] is not None and key in settled:  # a key benchmarked before: the GPU runs the config it chose
+            tried = [settled[key][1]]
+        else:  # what a GPU would try: new configs the pruning made included, numbered after the declared ones
+            tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})
+            if key[1] is not None and tried:
+                settled[key] = (self, tried[0])  # the autotuner kept alive, so that its id stays its own
+        numbers = tuple(config_number(self, config) for config in tried)
         try:
             # First record every config the autotuner would try, without running it, so that a failure
             # while running one cannot lose the others; then run the first of them, unrecorded.
-            _state.configs, _state.recorded = list(self.configs), []
-            for index, config in enumerate(self.configs):
-                if index not in tried:
-                    continue
-                _state.autotune, _state.execute, _state.record = (index, count), False, outer[2]
-                _state.first = index == tried[0]
+            _state.configs, _state.recorded, _state.tried = known_configs(self), [], numbers
+            for number, config in zip(numbers, tried):
+                _state.autotune, _state.execute, _state.record = (number, len(_state.configs)), False, outer[2]
+                _state.first = number == numbers[0]
                 if config.pre_hook is not None and outer[2]:  # as the autotuner does before benchmarking it
                     config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)})
                 self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
             if not outer[1] or not tried or not _state.run_launches:
                 return None
-            config = self.configs[tried[0]]
+            config = tried[0]
             self.best_config = config  # what the autotuner leaves behind for callers that read it
             merged = {**kwargs, **config_kwargs(config)}
-            _state.autotune, _state.execute, _state.record = (tried[0], count), True, False
+            _state.autotune, _state.execute, _state.record = (numbers[0], len(_state.configs)), True, False
             if config.pre_hook is not None:
                 config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
             return self.fn.run(*args, grid=grid, warmup=warmup, **merged)
         finally:
-            _state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first = outer
+            (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first,
+             _state.tried) = outer
+
+    original_warmup = Autotuner.warmup
+
+    def autotune_warmup(self, *args, **kwargs):
+        # Autotuner.warmup compiles every config its pruning leaves (always pruned, no key, nothing run): each
+        # warmup recorded as that config, as autotune_run records a launch's
+        outer = (_state.autotune, _state.configs, _state.first, _state.tried)
+        saved = getattr(self, "nargs", None)
+        self.nargs = dict(zip(self.arg_names, args))
+        try:
+            tried = list(self.prune_configs(kwargs))
+        finally:
+            self.nargs = saved
+        numbers = tuple(config_number(self, config) for config in tried)
+        try:
+            _state.configs, _state.tried = known_configs(self), numbers
+            out = []
+            for number, config in zip(numbers, tried):
+                _state.autotune, _state.first = (number, len(_state.configs)), number == numbers[0]
+                out.append(self.fn.warmup(*args, **kwargs, **config_kwargs(config)))
+            return out
+        finally:
+            _state.autotune, _state.configs, _state.first, _state.tried = outer
 
     original_bench = Autotuner._bench
 
     def bench(self, *args, config, **meta):
         # An autotuner with a run of its own benchmarks a config (autotune.py): recorded as that config
-        outer = (_state.autotune, _state.execute, _state.configs, _state.recorded, _state.first)
-        index = config_index(self.configs, config)
+        outer = (_state.autotune, _state.execute, _state.configs, _state.recorded, _state.first, _state.tried)
+        index = config_number(self, config)
         try:
-            _state.configs, _state.recorded, _state.first = list(self.configs), None, False
-            _state.autotune = (index, len(self.configs)) if index is not None else None
+            _state.configs, _state.recorded, _state.first, _state.tried = known_configs(self), None, False, (index, )
+            _state.autotune = (index, len(_state.configs))
             if not use_interpreter:
                 return original_bench(self, *args, config=config, **meta)  # a real GPU times it
             _state.execute = False
@@ -193,7 +227,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             self.fn.run(*args, **current)
             return [math.nan] * 3  # _bench's quantiles (0.5, 0.2, 0.8): nothing was timed
         finally:
-            _state.autotune, _state.execute, _state.configs, _state.recorded, _state.first = outer
+            _state.autotune, _state.execute, _state.configs, _state.recorded, _state.first, _state.tried = outer
 
     original_getitem = CompiledKernel.__getitem__
 
@@ -221,6 +255,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
         CompiledKernel.__getitem__ = getitem
     Autotuner.run = autotune_run
     Autotuner._bench = bench
+    Autotuner.warmup = autotune_warmup
     interpret_knob = _force_jit_decorator()
     try:
         yield
@@ -230,6 +265,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
         CompiledKernel.__getitem__ = original_getitem
         Autotuner.run = original_autotune_run
         Autotuner._bench = original_bench
+        Autotuner.warmup = original_warmup
         interpret_knob()
 
 
@@ -275,6 +311,7 @@ def restore_unpatched_triton() -> None:
     JITFunction.__call__ = _JIT_CALL
     Autotuner.run = _AUTOTUNER_RUN
     Autotuner._bench = _AUTOTUNER_BENCH
+    Autotuner.warmup = _AUTOTUNER_WARMUP
     restore_interpreter_module()
 
 

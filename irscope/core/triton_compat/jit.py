@@ -10,6 +10,8 @@ from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
 
+from .autotune import known_configs
+
 
 @dataclass
 class UnwrappedKernel:
@@ -31,7 +33,7 @@ def unwrap_kernel(obj: Any) -> UnwrappedKernel | None:
             # The file forced TRITON_INTERPRET=1 itself: rebuild the JIT function it would have been.
             return UnwrappedKernel(JITFunction(obj.fn, **_jit_kwargs(obj.kwargs)), configs, heuristics)
         if isinstance(obj, Autotuner):
-            configs = list(obj.configs)
+            configs = list(known_configs(obj))  # the declared ones, then those its pruning made in the run
             obj = obj.fn
         elif isinstance(obj, Heuristics):
             heuristics.extend(obj.values.keys())
@@ -60,10 +62,12 @@ def config_kwargs(config) -> dict:
 
 
 
-def bind_arguments(jit: JITFunction, args: tuple, kwargs: dict) -> dict:
-    """The kernel's parameters by name, defaults applied (what a grid lambda receives as `meta`)."""
+def bind_arguments(jit: JITFunction, args: tuple, kwargs: dict, partial: bool = False) -> dict:
+    """The kernel's parameters by name, defaults applied (what a grid lambda receives as `meta`). With
+    `partial`, a parameter the launch left out is left out here too, for -D to give (else TypeError)."""
     params = set(jit.signature.parameters)
-    bound = jit.signature.bind(*args, **{k: v for k, v in kwargs.items() if k in params})
+    bind = jit.signature.bind_partial if partial else jit.signature.bind
+    bound = bind(*args, **{k: v for k, v in kwargs.items() if k in params})
     bound.apply_defaults()
     return {**kwargs, **bound.arguments}
 

@@ -14,4 +14,5 @@ _JIT_RUN = JITFunction.run
 _JIT_CALL = JITFunction.__call__
 _AUTOTUNER_RUN = Autotuner.run
 _AUTOTUNER_BENCH = Autotuner._bench
+_AUTOTUNER_WARMUP = Autotuner.warmup
 _TORCH_HAS_GPU = torch.cuda.is_available
