@@ -125,3 +125,13 @@ def test_do_not_specialize_is_named_not_misread_as_odd():
     assert diags and all(kinds(d) == {("not_specialized", "n")} for d in diags)
     assert "n = 4096 is a multiple of 16" in diags[0].reasons[0].text
     assert what_if(comps["unspecialized_copy"], diags) is None  # nothing about the launch would change it
+
+
+def test_store_of_a_loop_carried_pointer_names_the_pointer_not_the_value():
+    from conftest import fixture_path
+    comp = open_file(fixture_path("loop_carried_store.py"), target="sm_90").compile_all()[0]
+    diags = {d.op: d for d in why_not_vectorized(comp)}
+    # the loop yields (sum of x, pointer into out): the store's address is the second result alone
+    assert diags["store"].pointer == "out_ptr"
+    assert kinds(diags["store"]) == {("unaligned_pointer", "out_ptr")}
+    assert kinds(diags["load"]) == {("unaligned_pointer", "x_ptr")}
