@@ -22,6 +22,21 @@ class Region:
     numel: int
     shape: tuple[int, ...]
     dtype: str
+    strides: tuple[int, ...] | None = None  # in elements; None: contiguous
+
+    def holds(self, addresses: np.ndarray) -> np.ndarray:
+        """A bool array: which addresses fall in a byte of one of this view's own elements, not merely in its
+        storage (`q, k = qk.unbind(0)` share one, and so do `x[:, :D]` and `x[:, D:]`, whose rows interleave)."""
+        index = (np.asarray(addresses).astype(np.int64) - np.int64(self.base)) // self.elem_bytes
+        if self.numel <= 0:
+            return np.zeros(index.shape, dtype=bool)
+        if self.strides is None:
+            return (index >= 0) & (index < self.numel)
+        rest = np.where(index >= 0, index, -1)
+        steps = sorted(((n, st) for n, st in zip(self.shape, self.strides) if n > 1 and st > 0), key=lambda d: -d[1])
+        for size, stride in steps:  # peel the outer dimensions off: an element leaves nothing over
+            rest = np.where(rest >= 0, rest - np.minimum(rest // stride, size - 1) * stride, rest)
+        return rest == 0
 
 
 class AddressMap:
@@ -31,6 +46,9 @@ class AddressMap:
         self.regions = regions
 
     def region_of(self, addresses: np.ndarray, mask: np.ndarray | None = None) -> Region | None:
+        """The argument the addresses belong to: the view whose own elements hold the most of the active lanes
+        (of two that hold as many, the one with fewer elements: the exact view rather than a tensor enclosing
+        it); when no view holds any, the storage that holds the first, or the nearest argument below it."""
         if not self.regions:
             return None
         flat = np.asarray(addresses).reshape(-1)
@@ -39,6 +57,10 @@ class AddressMap:
             flat = active if active.size else flat
         if flat.size == 0:
             return None
+        held = [(int(region.holds(flat).sum()), -region.numel, -i) for i, region in enumerate(self.regions)]
+        best = max(held)
+        if best[0]:
+            return self.regions[-best[2]]
         probe = int(flat[0])
         for region in self.regions:
             if region.start <= probe < region.end:
