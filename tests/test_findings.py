@@ -245,3 +245,13 @@ def test_a_stride_of_two_fetches_twice_the_bytes_though_each_request_spans_more(
     assert f.severity == "warning" and f.source_line == 26
     assert "neighbouring lanes are 8 bytes apart: 4 lanes share each 32-byte sector and use 16 of its bytes" in f.message
     assert f.cost.text.startswith("8.0 sectors per request where 4.0 would do")
+
+
+def test_the_row_padding_fix_names_the_stride_in_elements_as_the_source_does():
+    """padded_rows.py passes row_stride = 33 (elements) and reads 32 columns a row: the fix says 33 elements,
+    with its bytes beside, not the 132 bytes the addresses show."""
+    (comp,) = compiled(fixture_path("padded_rows.py"))
+    (f,) = [f for f in findings(comp) if f.rule == "uncoalesced"]
+    assert "start off a 32-byte boundary" in f.message
+    assert "make row strides a multiple of 16 elements (pad the rows) — here rows are 33 elements (132 bytes) " \
+           "apart" in f.fix

@@ -84,10 +84,10 @@ def diagnose(entry: AccessCoalescing) -> None:
         shown = ", ".join(str(o) for o, _ in entry.alignment_offsets.most_common(3) if o)
         entry.diagnosis = (f"{head}; the lanes are contiguous, but {off} of {total} executions start off a "
                            f"{SECTOR_BYTES}-byte boundary (by {shown} bytes), so requests straddle an extra sector.")
-        strides = [s for d, s in entry.dim_strides.items() if s != entry.elem_bytes]
+        strides = [s for d, s in sorted(entry.dim_strides.items()) if s != entry.elem_bytes]
         entry.fix = ("Align the starts: pass tensors (and views such as x[1:]) that begin on a 16-byte boundary, "
                      "and make row strides a multiple of 16 elements (pad the rows)"
-                     + (f" — here a row is {strides[0]} bytes" if strides else "")
+                     + (f" — here rows are {_in_elements(strides[0], entry.elem_bytes)} apart" if strides else "")
                      + "; Triton then also emits 16-byte vector accesses.")
         return
     lanes = c.active_lanes / c.requests if c.requests else 0
@@ -95,6 +95,14 @@ def diagnose(entry: AccessCoalescing) -> None:
     entry.diagnosis = f"{head}; on average {lanes:.1f} of {entry.threads_per_warp} lanes are active per request."
     entry.fix = ("Match the block to the data: a block shape whose rows fit the tensor (fewer masked-off "
                  "lanes), or the contiguous dimension as the block's inner dimension.")
+
+
+def _in_elements(stride_bytes: int, elem_bytes: int) -> str:
+    """A stride as the source writes it, in elements of the pointer's type, with its bytes: `33 elements (132
+    bytes)`; in bytes alone where it is not a whole number of elements."""
+    if elem_bytes and stride_bytes % elem_bytes == 0:
+        return f"{stride_bytes // elem_bytes} elements ({stride_bytes} bytes)"
+    return f"{stride_bytes} bytes"
 
 
 def _what_if_fastest(entry: AccessCoalescing, dim: int) -> str:
