@@ -26,6 +26,7 @@ from .access_widths import width_for, widths_by_line
 from .coalescing_match import access_sites, matched_ops, source_line_lookup, triton_layouts
 from .coalescing_requests import Counts, WarpPicture, alignment_offset, count_requests, dim_strides, lane_dim, rounded, \
     scalar_layout
+from .coalescing_siblings import find_siblings
 from .coalescing_text import diagnose
 from .layouts import LinearLayout, describe_layout, linear_layout
 from .ttgir_accesses import module_threads, ttgir_access_ops
@@ -64,7 +65,10 @@ class AccessCoalescing:
     diagnosis: str = ""
     fix: str = ""
     what_if: str = ""              # a recount under the change the fix suggests, where irscope can make one
-    cause: str = ""                # "narrow_access" | "lanes_across" | "strided" | "misaligned_start" | "idle_lanes"
+    cause: str = ""                # "narrow_access" | "lanes_across" | "strided" | "sibling_fields" | "misaligned_start"
+                                   # | "idle_lanes"
+    siblings: tuple = ()           # source lines of loads of the same argument that read the rest of its sectors
+    together_moved: float | None = None  # with those siblings: bytes of its sectors over the bytes the group uses
     sample: tuple | None = field(default=None, repr=False)  # (addresses, mask, layout object, vector) of one execution
 
     @property
@@ -85,7 +89,7 @@ class AccessCoalescing:
                 "ideal_sectors_per_request": rounded(c.ideal_sectors_per_request),
                 "efficiency": rounded(c.efficiency, 3), "requests": c.requests, "sectors": c.sectors,
                 "excess_bytes": c.excess_bytes, "lane_stride_bytes": self.lane_stride_bytes,
-                "cause": self.cause or None, "diagnosis": self.diagnosis or None, "fix": self.fix or None, "what_if": self.what_if or None}
+                "cause": self.cause or None, "siblings": list(self.siblings) or None, "diagnosis": self.diagnosis or None, "fix": self.fix or None, "what_if": self.what_if or None}
 
 
 @dataclass
@@ -246,6 +250,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
             result.notes.append(f"line {line}: the {kind}s the compiler made of it (inlined or pipelined copies) have "
                                 f"different layouts ({', '.join(sorted(texts))}); irscope counts all with the first")
     result.accesses = sorted(entries.values(), key=lambda e: (e.source_line or 0, e.stage_line))
+    find_siblings(result.accesses)  # adjacent fields read by separate loads: the group's traffic is what counts
     for entry in result.accesses:
         if entry.kind == "load":
             result.loads.add(entry.counts)
