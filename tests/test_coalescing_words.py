@@ -79,3 +79,13 @@ def test_views_of_one_storage_keep_their_own_names(shared_storage, kernel, secon
     assert at_second.locals[second].param == second
     rows = analyze_coalescing(comp).accesses
     assert [a.param for a in rows if a.kind == "load"] == [loads[0].param, second]
+
+
+def test_a_pointer_is_named_after_the_argument_it_is_computed_from(shared_storage):
+    """whole_and_head(qk.view(-1), q): both loads read q's elements; the kernel's arithmetic starts the first
+    from whole_ptr, and the coalescing rows say so (the addresses alone would pick the smaller view, q)."""
+    from irscope.core.analysis.coalescing import analyze_coalescing
+
+    rows = analyze_coalescing(shared_storage["whole_and_head"]).accesses
+    assert [(a.kind, a.param) for a in rows] == [("load", "whole_ptr"), ("load", "head_ptr"), ("store", "out_ptr")]
+    assert rows[0].counts.sectors == rows[1].counts.sectors  # the same bytes, counted the same
