@@ -46,9 +46,10 @@ class AddressMap:
         self.regions = regions
 
     def region_of(self, addresses: np.ndarray, mask: np.ndarray | None = None) -> Region | None:
-        """The argument the addresses belong to: the view whose own elements hold the most of the active lanes
-        (of two that hold as many, the one with fewer elements: the exact view rather than a tensor enclosing
-        it); when no view holds any, the storage that holds the first, or the nearest argument below it."""
+        """The argument the addresses belong to: of the views whose own elements hold the first active lane, the
+        one that holds the most lanes (of two that hold as many, the one with fewer elements: the exact view
+        rather than a tensor enclosing it); when none does, the storage that holds it, or the nearest argument
+        below it."""
         if not self.regions:
             return None
         flat = np.asarray(addresses).reshape(-1)
@@ -57,11 +58,10 @@ class AddressMap:
             flat = active if active.size else flat
         if flat.size == 0:
             return None
-        held = [(int(region.holds(flat).sum()), -region.numel, -i) for i, region in enumerate(self.regions)]
-        best = max(held)
-        if best[0]:
-            return self.regions[-best[2]]
         probe = int(flat[0])
+        first = [r for r in self.regions if r.holds(flat[:1])[0]]  # masked-off lanes may stray into a neighbour
+        if first:
+            return max(first, key=lambda r: (int(r.holds(flat).sum()), -r.numel))
         for region in self.regions:
             if region.start <= probe < region.end:
                 return region
