@@ -90,7 +90,8 @@ class AccessCoalescing:
                 "ideal_sectors_per_request": rounded(c.ideal_sectors_per_request),
                 "efficiency": rounded(c.efficiency, 3), "requests": c.requests, "sectors": c.sectors,
                 "excess_bytes": c.excess_bytes, "lane_stride_bytes": self.lane_stride_bytes,
-                "cause": self.cause or None, "siblings": list(self.siblings) or None, "diagnosis": self.diagnosis or None, "fix": self.fix or None, "what_if": self.what_if or None}
+                "siblings": list(self.siblings) or None,
+                "cause": self.cause or None, "diagnosis": self.diagnosis or None, "fix": self.fix or None, "what_if": self.what_if or None}
 
 
 @dataclass

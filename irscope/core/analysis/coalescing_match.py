@@ -81,7 +81,8 @@ def derived_pointers(comp, ttgir: str, ops: list[TensorAccessOp]) -> dict[int, s
     lines = ttgir.splitlines()
     out = {}
     for op in ops:
-        operands = re.findall(r"%[\w.$-]+(?:#\d+)?", strip_locations(lines[op.index]).split(op.op, 1)[-1].split(" : ")[0])
+        text = strip_locations(lines[op.index]).split(op.op, 1)[-1]
+        operands = re.findall(r"%[\w.$-]+(?:#\d+)?", text.split(" : ")[0])
         at = 1 if op.op.endswith("buffer_store") else 0  # an AMD buffer store names its value first
         if len(operands) <= at:
             continue

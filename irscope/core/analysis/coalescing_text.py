@@ -111,8 +111,9 @@ def _siblings_words(entry: AccessCoalescing) -> None:
     entry.cause = "sibling_fields"
     entry.diagnosis = (
         f"{entry.kind} of {entry.param or 'memory'}: {c.sectors_per_request:.1f} sectors per request where "
-        f"{c.ideal_sectors_per_request:.1f} would do — neighbouring elements are {_in_elements(step, entry.elem_bytes)}"
-        f" apart" + (f", so alone it uses {1 / alone:.0%} of the bytes of its sectors" if alone else "")
+        f"{c.ideal_sectors_per_request:.1f} would do — neighbouring elements are "
+        f"{_in_elements(step, entry.elem_bytes)} apart"
+        + (f", so alone it uses {1 / alone:.0%} of the bytes of its sectors" if alone else "")
         + f"; but the loads on {lines_text(entry.siblings)} read the other fields of the same sectors: together the "
         f"sectors hold {entry.together_moved:.1f}× the bytes used, so they are fetched once (the siblings' requests "
         f"hit L1/L2) and the cost is {c.cost or 1.0:.1f}× the sectors per request (L1 wavefronts, issue), not "

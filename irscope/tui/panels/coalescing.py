@@ -90,8 +90,8 @@ def access_summary(access: AccessCoalescing, result: KernelCoalescing) -> Table:
         numbers.append(f" · {c.cost:.1f}× the sectors requested" + (f", {moved:.1f}× moved" if moved else "") + " · ")
     elif access.cause == "sibling_fields":  # the other fields' loads use the rest of its sectors
         from ...core.analysis.coalescing_text import lines_text
-        numbers.append(f" · {c.cost:.1f}× the sectors requested, {access.together_moved:.1f}× moved with the loads on "
-                       f"{lines_text(access.siblings)} · ")
+        numbers.append(f" · {c.cost:.1f}× the sectors requested, {access.together_moved:.1f}× moved with the loads "
+                       f"on {lines_text(access.siblings)} · ")
     else:
         numbers.append(f" · {c.cost:.1f}× the bytes · {c.excess_bytes} excess bytes · ")
     numbers.append(f"{c.requests} requests in {len(result.programs)} of {_programs(result)} programs")
