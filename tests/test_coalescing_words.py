@@ -52,3 +52,40 @@ def test_the_store_says_l2_merges_its_writes(n1000):
     store = next(a for a in result.accesses if a.kind == "store")
     assert "L2 merges the stores' partial writes" in store.diagnosis
     assert "n_elements = 1000" in store.diagnosis
+
+
+@pytest.fixture(scope="module")
+def shared_storage():
+    from conftest import fixture_path
+    from irscope.core.session import open_file
+    return {c.kernel.name: c for c in open_file(fixture_path("shared_storage.py"), target="sm_90").compile_all()}
+
+
+@pytest.mark.parametrize("kernel, second", [("qk_product", "k_ptr"), ("halves_sum", "b_ptr")])
+def test_views_of_one_storage_keep_their_own_names(shared_storage, kernel, second):
+    """q, k = qk.unbind(0) and x[:, :D], x[:, D:]: every address lies in the storage of the first view, but
+    the second view's loads are its own (in the recording, the stepper's locals and the coalescing rows)."""
+    import numpy as np
+
+    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.core.interp import record_program
+
+    comp = shared_storage[kernel]
+    rec = record_program(comp.launch, 1)
+    loads = [a for a in rec.accesses if a.kind == "load"]
+    assert [a.param for a in loads] == [loads[0].param, second] and loads[0].param != second
+    assert np.array_equal(loads[0].offsets, loads[1].offsets)  # the same element offsets, each in its own view
+    at_second = next(s for s in rec.steps if second in s.locals and s.line == loads[1].line)
+    assert at_second.locals[second].param == second
+    rows = analyze_coalescing(comp).accesses
+    assert [a.param for a in rows if a.kind == "load"] == [loads[0].param, second]
+
+
+def test_a_pointer_is_named_after_the_argument_it_is_computed_from(shared_storage):
+    """whole_and_head(qk.view(-1), q): both loads read q's elements; the kernel's arithmetic starts the first
+    from whole_ptr, and the coalescing rows say so (the addresses alone would pick the smaller view, q)."""
+    from irscope.core.analysis.coalescing import analyze_coalescing
+
+    rows = analyze_coalescing(shared_storage["whole_and_head"]).accesses
+    assert [(a.kind, a.param) for a in rows] == [("load", "whole_ptr"), ("load", "head_ptr"), ("store", "out_ptr")]
+    assert rows[0].counts.sectors == rows[1].counts.sectors  # the same bytes, counted the same

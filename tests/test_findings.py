@@ -245,3 +245,29 @@ def test_a_stride_of_two_fetches_twice_the_bytes_though_each_request_spans_more(
     assert f.severity == "warning" and f.source_line == 26
     assert "neighbouring lanes are 8 bytes apart: 4 lanes share each 32-byte sector and use 16 of its bytes" in f.message
     assert f.cost.text.startswith("8.0 sectors per request where 4.0 would do")
+
+
+def test_the_row_padding_fix_names_the_stride_in_elements_as_the_source_does():
+    """padded_rows.py passes row_stride = 33 (elements) and reads 32 columns a row: the fix says 33 elements,
+    with its bytes beside, not the 132 bytes the addresses show."""
+    (comp,) = compiled(fixture_path("padded_rows.py"))
+    (f,) = [f for f in findings(comp) if f.rule == "uncoalesced"]
+    assert "start off a 32-byte boundary" in f.message
+    assert "make row strides a multiple of 16 elements (pad the rows) — here rows are 33 elements (132 bytes) " \
+           "apart" in f.fix
+
+
+def test_sibling_field_loads_that_use_every_byte_together_are_not_4x_traffic_each():
+    """struct_fields.py reads points[i] = (x, y, z, w) as four loads p[4*i + k]: each alone spans 32 sectors per
+    request with 4 bytes of every 16 used, but the four read the same sectors and use all of them together."""
+    (comp,) = compiled(fixture_path("struct_fields.py"))
+    found = [f for f in findings(comp) if f.rule == "uncoalesced"]
+    assert [(f.source_line, f.severity) for f in found] == [(12, "info"), (13, "info"), (14, "info"), (15, "info")]
+    first = found[0]
+    assert first.cost.text.startswith("32.0 sectors per request where 4.0 would do")  # as Nsight Compute counts
+    assert "the loads on lines 13, 14 and 15 read the other fields of the same sectors" in first.message
+    assert "together the sectors hold 1.0× the bytes used" in first.message
+    assert "not 8.0× the DRAM / L2 traffic" in first.message and "lines 12, 13 and 14" in found[3].message
+    assert all("less traffic" not in f.message and f.what_if is None for f in found)
+    assert "one load of a [BLOCK, 4] tile" in first.fix and "structure of arrays" in first.fix
+    assert all(f.weight < 0.1 for f in found)  # ranked below accesses that do move more bytes

@@ -125,3 +125,24 @@ def test_do_not_specialize_is_named_not_misread_as_odd():
     assert diags and all(kinds(d) == {("not_specialized", "n")} for d in diags)
     assert "n = 4096 is a multiple of 16" in diags[0].reasons[0].text
     assert what_if(comps["unspecialized_copy"], diags) is None  # nothing about the launch would change it
+
+
+def test_store_of_a_loop_carried_pointer_names_the_pointer_not_the_value():
+    from conftest import fixture_path
+    comp = open_file(fixture_path("loop_carried_store.py"), target="sm_90").compile_all()[0]
+    diags = {d.op: d for d in why_not_vectorized(comp)}
+    # the loop yields (sum of x, pointer into out): the store's address is the second result alone
+    assert diags["store"].pointer == "out_ptr"
+    assert kinds(diags["store"]) == {("unaligned_pointer", "out_ptr")}
+    assert kinds(diags["load"]) == {("unaligned_pointer", "x_ptr")}
+
+
+def test_a_runtime_row_stride_is_a_row_offset_not_a_stride_between_elements():
+    """padded_rows.py: `rows[:, None] * row_stride` moves whole rows (row_stride = 33 elements); the columns
+    are contiguous. The reason is the offset that is not a multiple of 16, not a stride to make 1."""
+    from conftest import fixture_path
+    comp = open_file(fixture_path("padded_rows.py"), target="sm_90").compile_all()[0]
+    load = next(d for d in why_not_vectorized(comp) if d.op == "load")
+    assert kinds(load) == {("unaligned_offset", "row_stride")}
+    assert "row_stride = 33, which is not a multiple of 16" in load.reasons[0].text
+    assert what_if(comp, [load]).changes == ["row_stride 33 -> 48"]

@@ -14,6 +14,7 @@ its TTGIR op (`coalescing_match`) and its instruction width (`access_widths`), c
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import Counter, defaultdict
@@ -23,9 +24,10 @@ from typing import Any
 import numpy as np
 
 from .access_widths import width_for, widths_by_line
-from .coalescing_match import access_sites, matched_ops, source_line_lookup, triton_layouts
+from .coalescing_match import access_sites, derived_pointers, matched_ops, source_line_lookup, triton_layouts
 from .coalescing_requests import Counts, WarpPicture, alignment_offset, count_requests, dim_strides, lane_dim, rounded, \
     scalar_layout
+from .coalescing_siblings import find_siblings
 from .coalescing_text import diagnose
 from .layouts import LinearLayout, describe_layout, linear_layout
 from .ttgir_accesses import module_threads, ttgir_access_ops
@@ -64,7 +66,10 @@ class AccessCoalescing:
     diagnosis: str = ""
     fix: str = ""
     what_if: str = ""              # a recount under the change the fix suggests, where irscope can make one
-    cause: str = ""                # "narrow_access" | "lanes_across" | "strided" | "misaligned_start" | "idle_lanes"
+    cause: str = ""                # "narrow_access" | "lanes_across" | "strided" | "sibling_fields" | "misaligned_start"
+                                   # | "idle_lanes"
+    siblings: tuple = ()           # source lines of loads of the same argument that read the rest of its sectors
+    together_moved: float | None = None  # with those siblings: bytes of its sectors over the bytes the group uses
     sample: tuple | None = field(default=None, repr=False)  # (addresses, mask, layout object, vector) of one execution
 
     @property
@@ -85,6 +90,7 @@ class AccessCoalescing:
                 "ideal_sectors_per_request": rounded(c.ideal_sectors_per_request),
                 "efficiency": rounded(c.efficiency, 3), "requests": c.requests, "sectors": c.sectors,
                 "excess_bytes": c.excess_bytes, "lane_stride_bytes": self.lane_stride_bytes,
+                "siblings": list(self.siblings) or None,
                 "cause": self.cause or None, "diagnosis": self.diagnosis or None, "fix": self.fix or None, "what_if": self.what_if or None}
 
 
@@ -184,6 +190,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
         layouts_by_site[(op.source_line, op.kind, op.shape)].add(op.layout_text)
     split: set = set()  # sites counted once per layout (matched_ops)
     sites = access_sites(ops)
+    derived = derived_pointers(comp, ttgir, ops)
     result.programs = programs or sample_programs(grid, max_programs)
     for pid in result.programs:
         rec = record_program(launch, pid, with_locals=False)
@@ -194,6 +201,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
             if op is None:
                 unmatched[(access.line, access.kind)] += 1
                 continue
+            access = _named_as_derived(access, derived.get(op.index), rec.regions)
             entry = entries.get(op.index)
             if entry is None:
                 entry = entries[op.index] = AccessCoalescing(
@@ -246,6 +254,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
             result.notes.append(f"line {line}: the {kind}s the compiler made of it (inlined or pipelined copies) have "
                                 f"different layouts ({', '.join(sorted(texts))}); irscope counts all with the first")
     result.accesses = sorted(entries.values(), key=lambda e: (e.source_line or 0, e.stage_line))
+    find_siblings(result.accesses)  # adjacent fields read by separate loads: the group's traffic is what counts
     for entry in result.accesses:
         if entry.kind == "load":
             result.loads.add(entry.counts)
@@ -260,6 +269,21 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
         result.notes.append("some accesses were not analysed (see their reason)")
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _named_as_derived(access, param: str | None, regions: dict):
+    """The access named after the argument its pointer is computed from, where that argument's own elements hold
+    every address it touched (a slice of a tensor passed beside it: the addresses alone pick the slice), with its
+    offsets counted from that argument; otherwise as recorded."""
+    mine, theirs = regions.get(access.param) if access.param else None, regions.get(param) if param else None
+    if mine is None or theirs is None or param == access.param:
+        return access
+    absolute = np.asarray(access.byte_offsets, dtype=np.int64) + mine.base
+    active = absolute if access.mask is None else absolute[np.asarray(access.mask, bool)]
+    if not theirs.holds(active).all():
+        return access
+    offsets = absolute - theirs.base
+    return dataclasses.replace(access, param=param, byte_offsets=offsets, offsets=offsets // access.elem_bytes)
 
 
 def report_fields(comp) -> dict[str, Any]:

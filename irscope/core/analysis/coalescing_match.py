@@ -66,6 +66,32 @@ def match_op(ops: list[TensorAccessOp], access) -> TensorAccessOp | None:
     return None
 
 
+def derived_pointers(comp, ttgir: str, ops: list[TensorAccessOp]) -> dict[int, str]:
+    """TTGIR line of an access -> the pointer argument its address is computed from, where exactly one is: the
+    kernel's own arithmetic names the argument, which the addresses alone cannot when two arguments are views
+    of one storage (a tensor and a slice of it)."""
+    import re
+
+    from ..ir.mlir import strip_locations
+    from .dataflow import parse_function
+    from .vectorize_facts import kernel_arg_names
+
+    graph = parse_function(ttgir)
+    names = kernel_arg_names(comp, graph)
+    lines = ttgir.splitlines()
+    out = {}
+    for op in ops:
+        text = strip_locations(lines[op.index]).split(op.op, 1)[-1]
+        operands = re.findall(r"%[\w.$-]+(?:#\d+)?", text.split(" : ")[0])
+        at = 1 if op.op.endswith("buffer_store") else 0  # an AMD buffer store names its value first
+        if len(operands) <= at:
+            continue
+        pointers = [a for a in graph.reaching(operands[at]).args if graph.args[a].startswith("!tt.ptr")]
+        if len(pointers) == 1:
+            out[op.index] = names.get(pointers[0], pointers[0].lstrip("%"))
+    return out
+
+
 def source_line_lookup(comp, stage: str):
     source_map = getattr(comp, "source_map", None) if hasattr(type(comp), "source_map") else None
     if source_map is None:

@@ -58,6 +58,8 @@ def diagnose(entry: AccessCoalescing) -> None:
                          f"contiguity it can prove, so pass that dimension's stride as 1 (the JIT specializes on 1) "
                          f"or as a tl.constexpr, or swap the index roles so the contiguous index is the inner "
                          f"(last) one; a block pointer (tl.make_block_ptr with order=) also tells it.")
+        elif entry.siblings and entry.kind == "load":
+            _siblings_words(entry)
         else:
             entry.cause = "strided"
             steps = ", ".join(f"{s} bytes ({s // entry.elem_bytes if entry.elem_bytes else s} elements)"
@@ -84,10 +86,10 @@ def diagnose(entry: AccessCoalescing) -> None:
         shown = ", ".join(str(o) for o, _ in entry.alignment_offsets.most_common(3) if o)
         entry.diagnosis = (f"{head}; the lanes are contiguous, but {off} of {total} executions start off a "
                            f"{SECTOR_BYTES}-byte boundary (by {shown} bytes), so requests straddle an extra sector.")
-        strides = [s for d, s in entry.dim_strides.items() if s != entry.elem_bytes]
+        strides = [s for d, s in sorted(entry.dim_strides.items()) if s != entry.elem_bytes]
         entry.fix = ("Align the starts: pass tensors (and views such as x[1:]) that begin on a 16-byte boundary, "
                      "and make row strides a multiple of 16 elements (pad the rows)"
-                     + (f" — here a row is {strides[0]} bytes" if strides else "")
+                     + (f" — here rows are {_in_elements(strides[0], entry.elem_bytes)} apart" if strides else "")
                      + "; Triton then also emits 16-byte vector accesses.")
         return
     lanes = c.active_lanes / c.requests if c.requests else 0
@@ -95,6 +97,49 @@ def diagnose(entry: AccessCoalescing) -> None:
     entry.diagnosis = f"{head}; on average {lanes:.1f} of {entry.threads_per_warp} lanes are active per request."
     entry.fix = ("Match the block to the data: a block shape whose rows fit the tensor (fewer masked-off "
                  "lanes), or the contiguous dimension as the block's inner dimension.")
+
+
+def _siblings_words(entry: AccessCoalescing) -> None:
+    """A load of one field of an array of structs whose sibling loads read the other fields of the same sectors
+    (coalescing_siblings): the sectors per request stand, the traffic is the group's."""
+    from .coalescing_width import moved_factor
+
+    c = entry.counts
+    alone = moved_factor(entry)
+    step = entry.dim_strides.get(entry.lane_dim) or min(entry.dim_strides.values(), default=0)
+    fields = step // entry.elem_bytes if entry.elem_bytes and step % entry.elem_bytes == 0 else 0
+    entry.cause = "sibling_fields"
+    entry.diagnosis = (
+        f"{entry.kind} of {entry.param or 'memory'}: {c.sectors_per_request:.1f} sectors per request where "
+        f"{c.ideal_sectors_per_request:.1f} would do — neighbouring elements are "
+        f"{_in_elements(step, entry.elem_bytes)} apart"
+        + (f", so alone it uses {1 / alone:.0%} of the bytes of its sectors" if alone else "")
+        + f"; but the loads on {lines_text(entry.siblings)} read the other fields of the same sectors: together the "
+        f"sectors hold {entry.together_moved:.1f}× the bytes used, so they are fetched once (the siblings' requests "
+        f"hit L1/L2) and the cost is {c.cost or 1.0:.1f}× the sectors per request (L1 wavefronts, issue), not "
+        f"{c.cost or 1.0:.1f}× the DRAM / L2 traffic.")
+    tile = (f"a [BLOCK, {fields}] tile, the {fields} fields as a contiguous inner dimension ({entry.param} + {fields} "
+            f"* index[:, None] + tl.arange(0, {fields})[None, :]), so each lane gets {step} contiguous bytes in one "
+            f"vector access") if fields > 1 else "the fields as one tile with the field index as its inner dimension"
+    entry.fix = (f"Load the fields together: one load of {tile}; then take them apart in registers (tl.split, or a "
+                 f"sum over the field axis). Or store the data as a structure of arrays, one contiguous array per "
+                 f"field.")
+
+
+def lines_text(lines: tuple) -> str:
+    """`line 13`, `lines 13, 14 and 15`."""
+    shown = [str(line) for line in lines]
+    if len(shown) == 1:
+        return f"line {shown[0]}"
+    return "lines " + ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _in_elements(stride_bytes: int, elem_bytes: int) -> str:
+    """A stride as the source writes it, in elements of the pointer's type, with its bytes: `33 elements (132
+    bytes)`; in bytes alone where it is not a whole number of elements."""
+    if elem_bytes and stride_bytes % elem_bytes == 0:
+        return f"{stride_bytes // elem_bytes} elements ({stride_bytes} bytes)"
+    return f"{stride_bytes} bytes"
 
 
 def _what_if_fastest(entry: AccessCoalescing, dim: int) -> str:

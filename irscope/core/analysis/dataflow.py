@@ -35,7 +35,8 @@ class FunctionGraph:
     defs: dict[str, list[Def]] = field(default_factory=dict)    # value -> its definitions (loops: several)
 
     def definition(self, value: str) -> list[Def]:
-        return self.defs.get(value.split("#")[0], [])
+        """A result `%r#k` of a loop is defined by its own iter_arg alone; any other `%r#k` by all of `%r`'s op."""
+        return self.defs.get(value) or self.defs.get(value.split("#")[0], [])
 
     def reaching(self, value: str) -> "Reach":
         """Every argument and op that flows into `value`."""
@@ -43,7 +44,7 @@ class FunctionGraph:
         reach = Reach()
         stack = [value]
         while stack:
-            v = stack.pop().split("#")[0]
+            v = stack.pop()
             if v in seen:
                 continue
             seen.add(v)
@@ -107,6 +108,9 @@ def parse_function(text: str) -> FunctionGraph:
                     Def(index, "scf.for.induction", list(induction.group(2, 3, 4)), stripped))
             for name in names:
                 graph.defs.setdefault(name, []).append(Def(index, opcode, list(iter_names), stripped))
+                # `%r:2 = scf.for`: `%r#1` is what the second iter_arg holds when the loop ends, not the others
+                for k, iter_name in enumerate(iter_names if ":" in results else []):
+                    graph.defs.setdefault(f"{name}#{k}", []).append(Def(index, opcode, [iter_name], stripped))
             loops.append(iter_names)
             regions.append("for")
             continue

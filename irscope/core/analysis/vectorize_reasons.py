@@ -7,6 +7,7 @@ and the TTGIR layout for when nothing else is missing. `vectorize` decides which
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,7 +141,7 @@ def _scales_lane_index(graph: FunctionGraph, reach, arg: str) -> bool:
     """Whether `arg` multiplies a per-lane index (something built from tt.make_range): a stride between
     neighbouring elements, rather than a per-program offset such as `row * row_stride`."""
     for d in reach.ops:
-        if d.opcode != "arith.muli" or len(d.operands) != 2:
+        if d.opcode != "arith.muli" or len(d.operands) != 2 or _row_offset(d):
             continue
         for this, other in (d.operands, d.operands[::-1]):
             if arg in graph.reaching(this).args and any(o.opcode == "tt.make_range"
@@ -151,7 +152,7 @@ def _scales_lane_index(graph: FunctionGraph, reach, arg: str) -> bool:
 
 def _constant_stride(graph: FunctionGraph, reach) -> int | None:
     for d in reach.ops:
-        if d.opcode != "arith.muli" or len(d.operands) != 2:
+        if d.opcode != "arith.muli" or len(d.operands) != 2 or _row_offset(d):
             continue
         for this, other in (d.operands, d.operands[::-1]):
             k = constant_value(graph, this)
@@ -159,3 +160,12 @@ def _constant_stride(graph: FunctionGraph, reach) -> int | None:
                 return k
     return None
 
+
+
+def _row_offset(d) -> bool:
+    """Whether a multiplication's result is constant along the last (innermost) dimension of the tile, as
+    `rows[:, None] * row_stride` is (tensor<4x1xi32>): it moves whole rows, a per-row offset, not the distance
+    between a thread's neighbouring elements."""
+    found = re.search(r":\s*tensor<((?:\d+x)+)\w+>\s*$", d.text)
+    dims = found.group(1).rstrip("x").split("x") if found else []
+    return len(dims) > 1 and dims[-1] == "1"

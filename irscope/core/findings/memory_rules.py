@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis.coalescing_requests import SECTOR_BYTES
+from ..analysis.coalescing_text import lines_text
 from ..analysis.vectorize import Diagnosis, vectorization
 from ..analysis.vectorize_reasons import VECTOR_BYTES
 from .model import Cost, Finding, WhatIf
@@ -102,6 +103,15 @@ def _uncoalesced(access, new) -> Finding:
         return _rereads(access, new)
     fetched = _fetched_factor(access)
     per_request = f"{spr:.1f} sectors per request where {ideal:.1f} would do"
+    if access.cause == "sibling_fields":
+        # the other fields' loads read the rest of the same sectors: fetched once, so not a traffic loss
+        text = (f"{per_request} (L1 wavefronts); with the loads on {lines_text(access.siblings)} the sectors hold "
+                f"{access.together_moved:.1f}× the bytes used: not more DRAM / L2 traffic")
+        cost = Cost(round(spr - ideal, 2), "excess_sectors_per_request", text)
+        message = f"{access.kind} of {access.param or 'memory'}: " + access.diagnosis.split(" — ", 1)[-1]
+        return new("uncoalesced", "info", access.source_line, message, access.fix, cost,
+                   1 - 1 / max(access.together_moved, 1.0) if access.together_moved else 0.0,
+                   stage="ttgir", stage_line=access.stage_line)
     if fetched is not None and fetched < 0.9 * (c.cost or 0):
         # later requests of the same access read sectors earlier ones fetched: L1 hits, not DRAM traffic
         severity = "warning" if fetched >= 2 else "info"

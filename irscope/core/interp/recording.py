@@ -205,7 +205,8 @@ def _regions(tensors: dict[str, torch.Tensor]) -> dict[str, Region]:
     for name, t in tensors.items():
         storage = t.untyped_storage()
         out[name] = Region(name, t.data_ptr(), storage.data_ptr(), storage.data_ptr() + storage.nbytes(),
-                           t.element_size(), t.numel(), tuple(t.shape), _dtype_name(t.dtype))
+                           t.element_size(), t.numel(), tuple(t.shape), _dtype_name(t.dtype),
+                           None if t.is_contiguous() else tuple(t.stride()))
     return out
 
 

@@ -22,6 +22,21 @@ class Region:
     numel: int
     shape: tuple[int, ...]
     dtype: str
+    strides: tuple[int, ...] | None = None  # in elements; None: contiguous
+
+    def holds(self, addresses: np.ndarray) -> np.ndarray:
+        """A bool array: which addresses fall in a byte of one of this view's own elements, not merely in its
+        storage (`q, k = qk.unbind(0)` share one, and so do `x[:, :D]` and `x[:, D:]`, whose rows interleave)."""
+        index = (np.asarray(addresses).astype(np.int64) - np.int64(self.base)) // self.elem_bytes
+        if self.numel <= 0:
+            return np.zeros(index.shape, dtype=bool)
+        if self.strides is None:
+            return (index >= 0) & (index < self.numel)
+        rest = np.where(index >= 0, index, -1)
+        steps = sorted(((n, st) for n, st in zip(self.shape, self.strides) if n > 1 and st > 0), key=lambda d: -d[1])
+        for size, stride in steps:  # peel the outer dimensions off: an element leaves nothing over
+            rest = np.where(rest >= 0, rest - np.minimum(rest // stride, size - 1) * stride, rest)
+        return rest == 0
 
 
 class AddressMap:
@@ -31,6 +46,10 @@ class AddressMap:
         self.regions = regions
 
     def region_of(self, addresses: np.ndarray, mask: np.ndarray | None = None) -> Region | None:
+        """The argument the addresses belong to: of the views whose own elements hold the first active lane, the
+        one that holds the most lanes (of two that hold as many, the one with fewer elements: the exact view
+        rather than a tensor enclosing it); when none does, the storage that holds it, or the nearest argument
+        below it."""
         if not self.regions:
             return None
         flat = np.asarray(addresses).reshape(-1)
@@ -40,6 +59,9 @@ class AddressMap:
         if flat.size == 0:
             return None
         probe = int(flat[0])
+        first = [r for r in self.regions if r.holds(flat[:1])[0]]  # masked-off lanes may stray into a neighbour
+        if first:
+            return max(first, key=lambda r: (int(r.holds(flat).sum()), -r.numel))
         for region in self.regions:
             if region.start <= probe < region.end:
                 return region

@@ -88,6 +88,10 @@ def access_summary(access: AccessCoalescing, result: KernelCoalescing) -> Table:
         from ...core.analysis.coalescing_width import moved_factor
         moved = moved_factor(access)
         numbers.append(f" · {c.cost:.1f}× the sectors requested" + (f", {moved:.1f}× moved" if moved else "") + " · ")
+    elif access.cause == "sibling_fields":  # the other fields' loads use the rest of its sectors
+        from ...core.analysis.coalescing_text import lines_text
+        numbers.append(f" · {c.cost:.1f}× the sectors requested, {access.together_moved:.1f}× moved with the loads "
+                       f"on {lines_text(access.siblings)} · ")
     else:
         numbers.append(f" · {c.cost:.1f}× the bytes · {c.excess_bytes} excess bytes · ")
     numbers.append(f"{c.requests} requests in {len(result.programs)} of {_programs(result)} programs")
