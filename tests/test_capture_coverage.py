@@ -129,3 +129,34 @@ def test_a_file_whose_kernels_live_elsewhere_stopped_before_it_launched_says_so(
     line = str(err.value)
     assert "launched no kernel before the run was stopped at line 1" in line and "(the 1 s limit)" in line, line
     assert "defines no @triton.jit kernel" not in line
+
+
+def test_a_benchmark_loop_of_identical_launches_is_not_interpreted_again():
+    # 2,000 identical launches: the first runs (and its result is right: the file checks it), the repeats are
+    # neither recorded nor run again, and the kernel after the loop is reached within the quiet time.
+    path = fixture_path("benchmark_loop.py")
+    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=3, limit_s=120))
+    assert [launch.kernel.name for launch in ws.launches] == ["copy_kernel", "negate_kernel"], ws.notes
+    assert ws.run_warning is None and not ws.missing
+    assert any("1999 launch(es) the same as the launch of their kernel just before" in n for n in ws.notes), ws.notes
+
+
+def test_a_launch_with_other_tensors_or_sizes_is_not_a_repeat():
+    import torch
+
+    from irscope.core.triton_compat.capture import launch_identity
+
+    x, y = torch.empty(64), torch.empty(64)
+    same = launch_identity((x, y, 64), {"BLOCK": 16}, (4,))
+    assert launch_identity((x, y, 64), {"BLOCK": 16}, (4,)) == same
+    assert launch_identity((y, x, 64), {"BLOCK": 16}, (4,)) != same          # other tensors
+    assert launch_identity((x[1:], y, 64), {"BLOCK": 16}, (4,)) != same      # another view of the storage
+    assert launch_identity((x, y, 65), {"BLOCK": 16}, (4,)) != same          # another value
+    assert launch_identity((x, y, 64), {"BLOCK": 32}, (4,)) != same          # another constexpr
+    assert launch_identity((x, y, 64), {"BLOCK": 16}, (8,)) != same          # another grid
+
+    def grid_for(n):  # a wrapper's grid function, made anew at each call as files do
+        return lambda meta: (n // meta["B"],)
+
+    assert launch_identity((x,), {}, grid_for(64)) == launch_identity((x,), {}, grid_for(64))
+    assert launch_identity((x,), {}, grid_for(64)) != launch_identity((x,), {}, grid_for(128))

@@ -425,3 +425,38 @@ def test_a_compiled_kernel_launched_again_directly_runs_and_adds_no_compilation(
     ws = open_file(fixture_path("relaunch_compiled.py"), target="sm_90", compile_ahead=False)
     assert ws.run_warning is None and ws.last_output == "relaunched", (ws.run_warning, ws.last_output)
     assert len(ws.launches) == 1
+
+
+def test_half_precision_products_on_the_virtual_gpu_are_computed_in_float32():
+    # A file's fp16 reference (a @ b, F.linear, attention) took minutes in torch's CPU kernels; on the virtual
+    # GPU it is computed in float32 and rounded back, as a GPU's matrix units accumulate. Host tensors are
+    # computed as the file asked.
+    import torch
+
+    from irscope.core.triton_compat import Target
+    from irscope.core.virtual_gpu import virtual_gpu
+    from irscope.core.virtual_tensors import _mark_host, _product_in_float32
+
+    torch.manual_seed(0)
+    a_host, b_host = torch.randn(64, 96, dtype=torch.float16), torch.randn(96, 32, dtype=torch.float16)
+    seen = []
+
+    def product(*args, **kwargs):
+        seen.append(tuple(t.dtype for t in args))
+        return torch.matmul(*args, **kwargs)
+
+    assert _product_in_float32(product, (a_host, b_host), {}).dtype == torch.float16
+    assert seen == [(torch.float32, torch.float32)]
+    _mark_host(a_host), _mark_host(b_host)
+    _product_in_float32(product, (a_host, b_host), {})  # tensors the file keeps on the host: as it asked
+    assert seen[-1] == (torch.float16, torch.float16)
+
+    expected = (a_host.float() @ b_host.float()).half()
+    with virtual_gpu(Target("sm_90")):
+        a, b = a_host.cuda(), b_host.cuda()
+        for result in (a @ b, torch.matmul(a, b), torch.nn.functional.linear(a, b.T), a.mm(b)):
+            assert result.dtype == torch.float16 and result.is_cuda
+            assert torch.allclose(result.cpu().float(), expected.float(), rtol=1e-3, atol=1e-2)
+        out = torch.empty(64, 32, dtype=torch.float16, device="cuda")
+        torch.matmul(a, b, out=out)  # into the file's own tensor: as torch computes it
+    assert torch.allclose(out.float(), expected.float(), rtol=1e-3, atol=1e-2)

@@ -20,6 +20,7 @@ from .budget import CaptureBudget, CaptureStopped
 from .discover import UserFile
 from .inductor.scripts import COMPILE_QUIET_S, calls_torch_compile, import_before_device, inductor_scope
 from .triton_compat import RawLaunch, Target, capture_patches, install_cpu_driver, interpret_seconds
+from .triton_compat.capture import repeats_skipped
 from .virtual_gpu import virtual_gpu
 
 
@@ -114,6 +115,9 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
         sys.path[:] = saved_path
     result.output = output.getvalue() if isinstance(output, io.StringIO) else _worker_output_tail()
     result.notes.extend(cut_launch_notes(result.launches))
+    if use_interpreter and repeats_skipped():
+        result.notes.append(f"{repeats_skipped()} launch(es) the same as the launch of their kernel just before "
+                            f"(same tensors, sizes and grid: a benchmark loop) were not run again in the interpreter")
     return result
 
 

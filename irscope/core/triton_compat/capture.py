@@ -52,9 +52,39 @@ class _CaptureState(threading.local):
 
 
 _counts = {"launches": 0, "new": 0}  # records made in this process, and those of a new specialization (run_sweep)
+_repeats = {"skipped": 0}  # launches the same as the one before them, not run again (this capture)
+_last: dict[tuple, tuple] = {}  # (kernel, config, recorded, run) -> what its last launch was (launch_identity)
 
 
 _state = _CaptureState()
+
+
+def repeats_skipped() -> int:
+    """How many launches of this capture were the same as the launch of their kernel before them, and were
+    neither recorded nor run again in the interpreter (a benchmark loop: see _capture_patches)."""
+    return _repeats["skipped"]
+
+
+def launch_identity(args: tuple, kwargs: dict, grid: Any) -> tuple:
+    """What makes a launch the same as another: its tensors by storage and shape, everything else by value
+    where a value is cheap to compare, else by identity; a grid function by its code and the values it
+    closes over."""
+    def one(value: Any) -> Any:
+        if hasattr(value, "data_ptr") and hasattr(value, "stride"):
+            return ("tensor", value.data_ptr(), tuple(value.shape), tuple(value.stride()), str(value.dtype))
+        if isinstance(value, (int, float, str, bool, type(None))):
+            return value
+        if isinstance(value, (tuple, list)):
+            return tuple(one(v) for v in value)
+        if hasattr(value, "block_shape") and hasattr(value, "base"):  # a tensor descriptor, often made anew
+            return ("descriptor", one(value.base), tuple(value.shape), tuple(value.strides), tuple(value.block_shape))
+        return ("object", type(value).__name__, id(value))
+    if callable(grid):
+        cells = tuple(one(c.cell_contents) for c in (getattr(grid, "__closure__", None) or ()))
+        grid = (getattr(grid, "__code__", None) or id(grid), cells)
+    else:
+        grid = one(grid)
+    return tuple(one(a) for a in args), tuple(sorted((k, one(v)) for k, v in kwargs.items())), grid
 
 
 def launches_recorded(new_only: bool = False) -> int:
@@ -103,6 +133,20 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
 
     def run(self, *args, grid, warmup, **kwargs):
         index, count = _state.autotune or (None, None)
+        if use_interpreter and not warmup:
+            # The same launch as this kernel's last one (same tensors, sizes, values and grid): a benchmark
+            # loop timing it (tutorial 09 launches each kernel 20,000 times). A GPU runs it in microseconds; the
+            # interpreter would take seconds each, and the file would never reach its next kernels. It is
+            # neither recorded (it adds nothing to show) nor run again; its outputs are those of the launch
+            # before it, which is what a pure kernel writes again (a kernel that accumulates in place differs).
+            slot = (id(self), index, _state.record, _state.execute)
+            identity = launch_identity(args, kwargs, grid)
+            if _last.get(slot) == identity:
+                _repeats["skipped"] += 1
+                if not _state.execute:
+                    return None
+                return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
+            _last[slot] = identity
         raw = None
         if _state.record:
             raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
@@ -248,6 +292,8 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
                 return runner(*args, **kwargs)
         return recorded
 
+    _last.clear()
+    _repeats["skipped"] = 0
     JITFunction.run = run
     if use_interpreter:
         JITFunction.__call__ = call
