@@ -19,7 +19,7 @@ def test_a_long_interpreted_launch_is_cut_short_and_the_launch_after_it_is_captu
     monkeypatch.setenv("IRSCOPE_INTERPRET_S", "1.5")
     path = fixture_path("slow_first_launch.py")
     started = time.monotonic()
-    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=1.2))
+    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=2.0))
     assert len(ws.launches) == 2, ws.notes
     run, total = ws.launches[0].programs
     assert 1 <= run < total == 4096 and ws.launches[1].programs is None
@@ -250,3 +250,17 @@ def test_a_loaded_machine_captures_what_an_idle_one_does():
     assert not any("nothing new launched" in note for note in ws.notes), ws.notes
     if wall < 3.0:
         pytest.skip(f"the busy processes did not stretch the run past the quiet time ({wall:.1f} s)")
+
+
+def test_no_quiet_time_counts_while_irscope_explores_a_benchmark_sweep():
+    # The later points of a benchmark's sweep are irscope's search for specializations (run_sweep bounds it on
+    # its own): the file is not stopped inside it, and its quiet time starts again after it.
+    budget = CaptureBudget("file.py", quiet_s=0.2, limit_s=60)
+    budget.launched(object(), (1,), {}, None)
+    with budget.quiet_paused():
+        assert budget._spent(time.monotonic() + 5) is None
+        with budget.executing():  # a warmup that compiles inside the sweep does not end the pause
+            pass
+        assert budget._spent(time.monotonic() + 5) is None
+    assert budget._spent(time.monotonic() + 0.1) is None
+    assert "nothing new launched" in budget._spent(time.monotonic() + 0.3)

@@ -105,6 +105,7 @@ class CaptureBudget:
         self._schedstat: str | None = None  # the file thread's scheduler statistics (None: none here)
         self._new_pending = False  # a new launch was captured and has not run yet
         self._new_running = False  # a new launch is compiling or running: no quiet time counts
+        self._paused = 0  # > 0 inside quiet_paused: no quiet time counts
         self.stopped_line: int | None = None  # the opened file's line the run was on when it was stopped
         self.cause = ""  # why it was stopped, in a few words ("the 60 s limit")
         self._thread_id: int | None = None
@@ -140,6 +141,19 @@ class CaptureBudget:
             self._launches += 1
             self._kernels.add(id(jit))
         return new
+
+    @contextlib.contextmanager
+    def quiet_paused(self) -> Iterator[None]:
+        """No quiet time counts while the block runs, and it starts again when the block ends: work irscope
+        chose to do (a benchmark sweep's later points, virtual_device.run_sweep, bounded on its own)."""
+        with self._inject_lock:
+            self._paused += 1
+        try:
+            yield
+        finally:
+            with self._inject_lock:
+                self._paused -= 1
+                self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
 
     @contextlib.contextmanager
     def executing(self) -> Iterator[None]:
@@ -239,7 +253,7 @@ class CaptureBudget:
         if self._stop_asked:
             self.cause = "stopped on request"
             return f"stopped on request{at}; {captured}"
-        if self._launches and not self._new_running and self._quiet(now):
+        if self._launches and not (self._new_running or self._paused) and self._quiet(now):
             self.cause = f"nothing new launched in the last {self.quiet_s:g} s"
             return f"stopped after {now - self._started:.1f} s{at}: {self.cause}; {captured}"
         if now - self._started >= self.limit_s:

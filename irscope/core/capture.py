@@ -86,7 +86,7 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     import_before_device(user_file.text)
     budget.watch()
     try:
-        device = virtual_gpu(target, result.asked, result.notes) if use_interpreter else contextlib.nullcontext()
+        device = virtual_gpu(target, result.asked, result.notes, budget.quiet_paused) if use_interpreter else contextlib.nullcontext()
         inductor = inductor_scope(user_file, record, use_interpreter, result.notes)
         checks = comparisons_after_cuts(result) if use_interpreter else contextlib.nullcontext()
         with device, capture_patches(record, use_interpreter, budget.executing), inductor, checks, \

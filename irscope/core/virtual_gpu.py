@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Iterator
+from typing import Any, Callable, ContextManager, Iterator
 
 import torch
 from torch.utils._python_dispatch import _pop_mode
@@ -122,13 +122,14 @@ _lock = threading.RLock()
 
 
 @contextlib.contextmanager
-def virtual_gpu(target: Target, asked: set[str] | None = None,
-                notes: list[str] | None = None) -> Iterator[VirtualDeviceProperties]:
+def virtual_gpu(target: Target, asked: set[str] | None = None, notes: list[str] | None = None,
+                exploring: Callable[[], ContextManager] | None = None) -> Iterator[VirtualDeviceProperties]:
     """While the block runs, this process has one GPU of `target` (see the module's docstring).
 
     Each question about what the device is (its capability, properties, name, architectures; through
     torch.cuda or Triton's driver) is added to `asked`: a file that asked and then launched nothing may
-    be written for another GPU (retarget.py). What a benchmark's sweep did not run is added to `notes`.
+    be written for another GPU (retarget.py). What a benchmark's sweep did not run is added to `notes`; its
+    later points run inside `exploring()` (the capture budget's quiet_paused).
 
     The device mode applies to the calling thread (torch function modes are per thread). On exit, every
     patched attribute is restored, the mode and any mode or default device the file pushed above it are
@@ -155,7 +156,7 @@ def virtual_gpu(target: Target, asked: set[str] | None = None,
             if not target.is_nvidia:
                 patch(torch.version, "hip", "6.4.0")  # code that picks a backend asks torch.version.hip
             with virtual_triton(target, triton_device_properties(target), (props.major, props.minor),
-                                kernel_loader(target), asked, notes), vendor_tool(props.name, target.is_nvidia), \
+                                kernel_loader(target), asked, notes, exploring), vendor_tool(props.name, target.is_nvidia), \
                     cuda_only_standins():
                 mode = VirtualDeviceMode()
                 mode.__enter__()

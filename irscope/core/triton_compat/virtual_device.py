@@ -19,7 +19,7 @@ import functools
 import math
 import os
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ContextManager, Iterator
 
 import torch
 import triton.testing as _testing
@@ -148,7 +148,7 @@ def _seconds(name: str, default: float) -> float:
 
 
 def run_sweep(mark, show_plots=False, print_data=False, save_path="", return_df=False, *, notes: list[str],
-              **kwargs):
+              exploring: Callable[[], ContextManager] = contextlib.nullcontext, **kwargs):
     """`Mark.run` on the virtual GPU: each benchmark of the report at its x values, to find the
     specializations its sizes make (a GPU compiles one wherever a size changes a power-of-two block size or a
     divisibility: tutorial 02's softmax compiles one per power of two of its row length).
@@ -156,9 +156,12 @@ def run_sweep(mark, show_plots=False, print_data=False, save_path="", return_df=
     At the first x value every line runs once (do_bench runs its function once). Then the other x values
     are visited in an order that spreads over the range (the last, the middle, the quarters: sweep_order),
     with only the lines that launched a kernel at the first, whose launches are recorded and not run
-    (capture.launches_not_run): nothing is timed, so their results are not needed. The sweep ends after SWEEP_QUIET_S without a new specialization, or SWEEP_S in all (a GPU runs
-    every point in a fraction of that; here each point's inputs are made on the CPU), or at a point that
-    raises; what it did not run is added to `notes`. Nothing is plotted, printed as a table, or saved.
+    (capture.launches_not_run): nothing is timed, so their results are not needed. The sweep ends after
+    SWEEP_QUIET_S without a new specialization, or SWEEP_S in all (a GPU runs every point in a fraction of
+    that; here each point's inputs are made on the CPU), or at a point that raises; what it did not run is
+    added to `notes`. The later points run inside `exploring()`: the file's run is not stopped for want of
+    new launches while irscope looks for them (the capture budget's limit still holds). Nothing is plotted,
+    printed as a table, or saved.
     Returns None."""
     benchmarks = mark.benchmarks if isinstance(mark.benchmarks, (list, tuple)) else [mark.benchmarks]
     for bench in benchmarks:
@@ -191,7 +194,7 @@ def run_sweep(mark, show_plots=False, print_data=False, save_path="", return_df=
                         kernel_lines.append(line)
             else:
                 try:
-                    with launches_not_run():
+                    with launches_not_run(), exploring():
                         for line in kernel_lines:
                             mark.fn(**x_args, **{bench.line_arg: line}, **bench.args, **kwargs)
                 except Exception as exc:  # noqa: BLE001 - a size the virtual GPU cannot run: the sweep ends here
@@ -309,12 +312,12 @@ _TESTING_PATCHES = {
 
 @contextlib.contextmanager
 def virtual_triton(target: Target, properties: dict[str, Any], capability: tuple[int, int],
-                   loader: KernelLoader, asked: set[str] | None = None,
-                   notes: list[str] | None = None) -> Iterator[None]:
+                   loader: KernelLoader, asked: set[str] | None = None, notes: list[str] | None = None,
+                   exploring: Callable[[], ContextManager] | None = None) -> Iterator[None]:
     """Make Triton see a device of `target` while the block runs: `properties` is what
     `get_device_properties` answers, `loader` reads a compiled kernel's numbers from its binary; each
     question about the device the file asks the driver is added to `asked`, and what a benchmark's sweep
-    left out (run_sweep) to `notes`."""
+    left out (run_sweep) to `notes`; the sweep's later points run inside `exploring()`."""
     saved_active = _driver_registry._active
     patches = Patches()
     patch = patches.patch
@@ -323,7 +326,8 @@ def virtual_triton(target: Target, properties: dict[str, Any], capability: tuple
         for name, fn in _TESTING_PATCHES.items():
             if hasattr(_testing, name):
                 patch(_testing, name, fn)
-        patch(_testing.Mark, "run", functools.partialmethod(run_sweep, notes=notes if notes is not None else []))
+        patch(_testing.Mark, "run", functools.partialmethod(run_sweep, notes=notes if notes is not None else [],
+                                                            exploring=exploring or contextlib.nullcontext))
         for owner, name in _vendor_blas_modules():
             patch(owner, name, VirtualBlas)
         yield
