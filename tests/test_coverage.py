@@ -33,12 +33,12 @@ def test_offline_side_gives_one_keyed_row_per_shown_specialization(offline_doc):
     table = coverage.markdown([result], "python benchmarks/coverage.py --offline-only", offline_only=True)
     lines = table.splitlines()
     assert lines[0] == "Made by `python benchmarks/coverage.py --offline-only`."
-    assert lines[2] == "| file | shown (offline only) | offline s | notes |"
-    assert lines[4].startswith(f"| {SMALL} | {result['shown']} |") and lines[5].startswith("| **total** |")
+    assert lines[4] == "| file | shown (offline only) | named (offline only) | offline s | notes |"
+    assert lines[6].startswith(f"| {SMALL} | {result['shown']} | 0 |") and lines[7].startswith("| **total** |")
 
 
 def test_a_compilation_irscope_did_not_show_is_reported_missing(offline_doc):
-    gpu = [{"name": s["name"], "config": s["config"], "key": s["key"]} for s in coverage.shown_keys(offline_doc)]
+    gpu = [{"name": s["name"], "key": s["key"], "loose_key": s["key"]} for s in coverage.shown_keys(offline_doc)]
     full = coverage.compare(SMALL, gpu, offline_doc)
     assert coverage.counts(full)["shown & compiled"] == len(gpu) and coverage.counts(full)["compiled, not shown"] == 0
 
@@ -48,7 +48,7 @@ def test_a_compilation_irscope_did_not_show_is_reported_missing(offline_doc):
     missing = [r for r in partial["rows"] if r["result"] == "compiled, not shown"]
     assert [(r["kernel"], r["reason"]) for r in missing] == [(gone["name"], "not said")]
     table = coverage.markdown([partial], "cmd", offline_only=False)
-    assert f"| {SMALL} | {len(gpu) - 1} | 1 | 0 |" in table and "| vector_add.py" not in table
+    assert f"| {SMALL} | {len(gpu) - 1} | 0 | 1 | 0 | 0 |" in table and "| vector_add.py" not in table
     assert f"| {SMALL} | {gone['name']} |  | not said |" in table
 
     removed["missing"] = [{"kernel": gone["name"], "reason": "the run stopped at line 9 before it launched"}]
@@ -62,13 +62,28 @@ def test_a_shown_specialization_the_gpu_never_compiled_is_reported(offline_doc):
     assert coverage.counts(result)["shown, never compiled"] == len(offline_doc["kernels"])
 
 
-def test_the_key_drops_only_the_autotune_configs_own_meta_parameters():
-    config = "BLOCK_M: 64, BLOCK_N: 32, num_warps: 4, num_ctas: 1, num_stages: 3, maxnreg: None"
-    assert coverage.config_names(config) == ["BLOCK_M", "BLOCK_N"]
-    a = coverage.make_key("m", "k", {"x": "*fp32"}, {"x": "D"}, {"BLOCK_M": 64, "EVEN": True}, 8, 2, config)
-    b = coverage.make_key("m", "k", {"x": "*fp32"}, {"x": "D"}, {"EVEN": True}, 4, 3, config)
-    c = coverage.make_key("m", "k", {"x": "*fp32"}, {"x": "D"}, {"EVEN": False}, 4, 3, config)
-    assert a == b != c
+def test_a_config_the_json_names_but_did_not_compile_is_keyed_with_its_own_meta_parameters():
+    # One compilation of config 0, and config 1 named for the same launch: a GPU compile of config 1 (its
+    # descriptor's block shape set by the config's pre-hook) is "named & compiled"; one of a config nobody named
+    # is "compiled, not shown".
+    doc = {"kernels": [{"name": "k", "module": "m", "signature": {"d": "tensordesc<fp16[64, 32]>", "n": "i32"},
+                        "specialization": {"d": "", "n": "D"}, "constexprs": {"BLOCK": 64, "EVEN": True},
+                        "num_warps": 4, "num_stages": 3,
+                        "autotune": {"tried": [{"index": 0, "kwargs": {"BLOCK": 64}, "num_warps": 4,
+                                                "num_stages": 3, "shown": True},
+                                               {"index": 1, "kwargs": {"BLOCK": 128}, "num_warps": 8,
+                                                "num_stages": 2, "shown": False}]}}]}
+
+    def compiled(signature, block, warps, stages):
+        args = ("m", "k", signature, {"d": "", "n": "D"}, {"BLOCK": block, "EVEN": True}, warps, stages)
+        return {"name": "k", "key": coverage.make_key(*args), "loose_key": coverage.make_key(*args, loose=True)}
+
+    gpu = [compiled({"d": "tensordesc<fp16[64, 32]>", "n": "i32"}, 64, 4, 3),
+           compiled({"d": "tensordesc<fp16[128, 32]>", "n": "i32"}, 128, 8, 2),
+           compiled({"d": "tensordesc<fp16[256, 32]>", "n": "i32"}, 256, 8, 2)]
+    result = coverage.compare("f.py", gpu, doc)
+    assert [r["result"] for r in result["rows"]] == ["shown & compiled", "named & compiled", "compiled, not shown"]
+    assert coverage.counts(coverage.compare("f.py", gpu[:1], doc))["named, never compiled"] == 1
 
 
 def test_an_unknown_file_is_one_line_and_exit_2(capsys):
@@ -113,7 +128,7 @@ def test_the_gpu_sides_hook_keys_a_real_compile_as_the_report_shows_it():
     records = json.loads(done.stdout.splitlines()[-1])
     assert [(r["name"], r["module"], r["hash"] is not None) for r in records] == [("add_kernel", "__main__", True)]
     gpu = [dict(r, key=coverage.make_key(r["module"], r["name"], r["signature"], r["specialization"], r["constexprs"],
-                                         r["num_warps"], r["num_stages"], r["config"])) for r in records]
+                                         r["num_warps"], r["num_stages"]), loose_key=None) for r in records]
     doc, error, _ = coverage.shown_offline(path, "sm_90", timeout=120)
     assert error is None, error
     assert coverage.counts(coverage.compare("kernels/add.py", gpu, doc))["shown & compiled"] == 1
