@@ -460,3 +460,16 @@ def test_half_precision_products_on_the_virtual_gpu_are_computed_in_float32():
         out = torch.empty(64, 32, dtype=torch.float16, device="cuda")
         torch.matmul(a, b, out=out)  # into the file's own tensor: as torch computes it
     assert torch.allclose(out.float(), expected.float(), rtol=1e-3, atol=1e-2)
+
+
+def test_a_sweep_reaches_every_power_of_two_of_its_range_early():
+    # Tutorial 02's softmax sweeps N = 256 .. 12672 in steps of 128 and compiles one kernel per power of two of N
+    # (its block size): a sweep cut short after 10 of its 98 points has still reached all seven.
+    from irscope.core.triton_compat.virtual_device import sweep_order
+
+    values = [128 * i for i in range(2, 100)]
+    order = sweep_order(len(values), values)
+    assert sorted(order) == list(range(len(values))) and order[:2] == [0, len(values) - 1]
+    blocks = {1 << (values[i] - 1).bit_length() for i in order[:10]}
+    assert blocks == {256, 512, 1024, 2048, 4096, 8192, 16384}, blocks
+    assert sorted(sweep_order(5, ["a", "b", "c", "d", "e"])) == [0, 1, 2, 3, 4]  # not numbers: by position
