@@ -157,8 +157,8 @@ def run_sweep(mark, show_plots=False, print_data=False, save_path="", return_df=
     function once): a report's benchmarks differ in what makes specializations (head size, causal or not,
     forward or backward), so each is seen before any is explored. Then the other x values of each benchmark
     are visited in an order that spreads over the range (sweep_order), with only the lines that launched a
-    kernel at the first, whose launches are recorded and not run (capture.launches_not_run): nothing is timed,
-    so their results are not needed. Exploring a benchmark ends after SWEEP_QUIET_S without a new
+    kernel at the first. Throughout, launches are recorded and not run (capture.launches_not_run): nothing is
+    timed, so their results are not needed. Exploring a benchmark ends after SWEEP_QUIET_S without a new
     specialization, at a point that raises, or when the report's SWEEP_S are up (a GPU runs every point in a
     fraction of that; here each point's inputs are made on the CPU); what was not run is added to `notes`.
     The exploring runs inside `exploring()`: the file's run is not stopped for want of new launches while
@@ -175,13 +175,14 @@ def run_sweep(mark, show_plots=False, print_data=False, save_path="", return_df=
             mark.fn(**dict(zip(x_names, values)), **{bench.line_arg: line}, **bench.args, **kwargs)
 
     kernel_lines: list[list] = []
-    for bench in benchmarks:  # each benchmark at its first point, every line
-        kernel_lines.append([])
-        for line in bench.line_vals[:] if bench.x_vals else []:
-            launched = launches_recorded()
-            run_at(bench, bench.x_vals[0], [line])
-            if launches_recorded() > launched:
-                kernel_lines[-1].append(line)
+    with exploring(), launches_not_run():
+        for bench in benchmarks:  # each benchmark at its first point, every line
+            kernel_lines.append([])
+            for line in bench.line_vals[:] if bench.x_vals else []:
+                launched = launches_recorded()
+                run_at(bench, bench.x_vals[0], [line])
+                if launches_recorded() > launched:
+                    kernel_lines[-1].append(line)
     started = time.monotonic()
     for bench, lines in zip(benchmarks, kernel_lines):
         name = bench.plot_name or mark.fn.__name__
