@@ -223,12 +223,15 @@ def compiled_on_gpu(rel: str, timeout: float) -> tuple[list[dict], str | None]:
         if not os.path.exists(out_json):
             return [], error or "the run wrote nothing"
         doc = json.load(open(out_json))
-    rows = [{**r, "key": make_key(r["module"], r["name"], r.get("signature") or {}, r.get("specialization") or {},
-                                  r.get("constexprs") or {}, r["num_warps"], r["num_stages"]),
-             "loose_key": make_key(r["module"], r["name"], r.get("signature") or {}, r.get("specialization") or {},
-                                   r.get("constexprs") or {}, r["num_warps"], r["num_stages"], loose=True)}
-            for r in doc["compiles"]]
-    return rows, error or doc.get("error")
+    return rekeyed(doc["compiles"]), error or doc.get("error")
+
+
+def rekeyed(compiles: list[dict]) -> list[dict]:
+    """The GPU's compilations with the comparison's keys (exact, and with descriptor block shapes left out)."""
+    def key(r: dict, loose: bool) -> str:
+        return make_key(r["module"], r["name"], r.get("signature") or {}, r.get("specialization") or {},
+                        r.get("constexprs") or {}, r["num_warps"], r["num_stages"], loose=loose)
+    return [{**r, "key": key(r, False), "loose_key": key(r, True)} for r in compiles]
 
 
 # ---------------------------------------------------------------------------------------- (b) offline
@@ -388,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--offline-only", action="store_true", help="no GPU: side (b) only")
     parser.add_argument("--out", default=".", help="folder for coverage.json and coverage.md (default .)")
     parser.add_argument("--jobs", type=int, default=1, help="files run side by side (default 1)")
+    parser.add_argument("--gpu-from", nargs="+", metavar="COVERAGE.json",
+                        help="no GPU: side (a) as an earlier GPU run recorded it (its coverage.json files), side (b) "
+                             "run here; compares today's code against the GPU's recorded compilations")
     parser.add_argument("--append", action="store_true",
                         help="keep the other files' results already in --out (a corpus run split over several calls)")
     args = parser.parse_args(argv)
@@ -397,7 +403,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"coverage.py: no corpus file {' '.join(unknown or args.filters)} under tests/corpus; "
               "give paths under tests/corpus", file=sys.stderr)
         return 2
-    if not args.offline_only:
+    recorded = {}
+    for saved_run in args.gpu_from or []:
+        with open(saved_run) as f:
+            recorded.update({r["file"]: r for r in json.load(f)["files"] if r.get("gpu_compiles") is not None})
+    if args.gpu_from:
+        files = [f for f in files if f in recorded]
+    if not args.offline_only and not args.gpu_from:
         import torch
         if not torch.cuda.is_available():
             print("coverage.py: no GPU visible; run with --offline-only for irscope's side alone", file=sys.stderr)
@@ -411,9 +423,12 @@ def main(argv: list[str] | None = None) -> int:
         command = before["command"] + "; " + command
     def measure(rel: str) -> dict:
         doc, off_err, seconds = shown_offline(rel, args.target, args.timeout)
-        gpu, gpu_err = (None, None) if args.offline_only else compiled_on_gpu(rel, args.timeout)
-        live, live_err = (None, None) if args.offline_only else shown_offline(rel, args.target, args.timeout,
-                                                                               hide_gpu=False)[:2]
+        if rel in recorded:  # the GPU's side as recorded then, rekeyed with today's key
+            gpu, gpu_err = rekeyed(recorded[rel]["gpu_compiles"]), recorded[rel].get("gpu_error")
+        else:
+            gpu, gpu_err = (None, None) if args.offline_only else compiled_on_gpu(rel, args.timeout)
+        live, live_err = (None, None) if args.offline_only or rel in recorded else shown_offline(
+            rel, args.target, args.timeout, hide_gpu=False)[:2]
         res = compare(rel, gpu, doc)
         res.update(offline_error=off_err, gpu_error=gpu_err, on_gpu_error=live_err, offline_seconds=round(seconds, 2),
                    gpu_compiles=gpu, missing=(doc or {}).get("missing"), notes=(doc or {}).get("notes"),

@@ -5,9 +5,10 @@
 #   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
 #     .whl/*.whl && export PYTHONPATH=/tmp/site      (the corpus libraries the device lacks, carried as .whl)
 #   PART=A sh validation/h100_coverage.sh             (results under $OUT/PART)
+#   PART="drivers/ snippets/" NAME=rest sh validation/h100_coverage.sh   (several filters: under $OUT/NAME)
 set -u
 P=${PART:-A}
-D=${OUT:-/tmp/irscope-h100}/$P
+D=${OUT:-/tmp/irscope-h100}/${NAME:-$P}  # NAME: a folder name for a PART of several filters
 mkdir -p "$D"
 python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__, torch.cuda.get_device_name(0))" | tee "$D/versions.txt"
 case $P in
