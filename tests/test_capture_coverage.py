@@ -144,7 +144,7 @@ def test_a_benchmark_loop_of_identical_launches_is_not_interpreted_again():
 def test_a_launch_with_other_tensors_or_sizes_is_not_a_repeat():
     import torch
 
-    from irscope.core.triton_compat.capture import launch_identity
+    from irscope.core.triton_compat.repeats import launch_identity
 
     x, y = torch.empty(64), torch.empty(64)
     same = launch_identity((x, y, 64), {"BLOCK": 16}, (4,))

@@ -465,7 +465,7 @@ def test_half_precision_products_on_the_virtual_gpu_are_computed_in_float32():
 def test_a_sweep_reaches_every_power_of_two_of_its_range_early():
     # Tutorial 02's softmax sweeps N = 256 .. 12672 in steps of 128 and compiles one kernel per power of two of N
     # (its block size): a sweep cut short after 10 of its 98 points has still reached all seven.
-    from irscope.core.triton_compat.virtual_device import sweep_order
+    from irscope.core.triton_compat.benchmark_sweep import sweep_order
 
     values = [128 * i for i in range(2, 100)]
     order = sweep_order(len(values), values)

@@ -115,7 +115,7 @@ def run_as_written(path: str) -> dict:
         # benchmark sweeps at their first point only, as irscope's virtual GPU runs them, so that a
         # tutorial's sweep takes seconds: the launches of that point are real ones all the same
         import triton.testing
-        from irscope.core.triton_compat.virtual_device import run_first_point
+        from irscope.core.triton_compat.benchmark_sweep import run_first_point
         triton.testing.Mark.run = run_first_point
     from irscope.core.capture import no_terminal
     sys.argv = [path]  # the file's own argument parser must not see this script's arguments
@@ -163,7 +163,7 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
         # irscope with the GPU visible runs a benchmark sweep for real, until its capture budget stops the
         # run (3 s without a new launch): its first point only, as the real run here and the virtual GPU do
         import triton.testing
-        from irscope.core.triton_compat.virtual_device import run_first_point
+        from irscope.core.triton_compat.benchmark_sweep import run_first_point
         triton.testing.Mark.run = run_first_point
 
     ws = open_file(path, target=target)

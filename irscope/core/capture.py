@@ -20,7 +20,8 @@ from .budget import CaptureBudget, CaptureStopped
 from .discover import UserFile
 from .inductor.scripts import COMPILE_QUIET_S, calls_torch_compile, import_before_device, inductor_scope
 from .triton_compat import RawLaunch, Target, capture_patches, install_cpu_driver, interpret_seconds
-from .triton_compat.capture import repeats_skipped
+from .triton_compat.program_budget import comparisons_after_cuts
+from .triton_compat.repeats import repeats_skipped
 from .virtual_gpu import virtual_gpu
 
 
@@ -88,7 +89,8 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     try:
         device = virtual_gpu(target, result.asked, result.notes, budget.quiet_paused) if use_interpreter else contextlib.nullcontext()
         inductor = inductor_scope(user_file, record, use_interpreter, result.notes)
-        checks = comparisons_after_cuts(result) if use_interpreter else contextlib.nullcontext()
+        checks = comparisons_after_cuts(lambda: any(raw.programs is not None for raw in result.launches),
+                                        result.notes) if use_interpreter else contextlib.nullcontext()
         with device, capture_patches(record, use_interpreter, budget.executing), inductor, checks, \
                 no_terminal(result.notes, user_file.path), contextlib.redirect_stdout(output), \
                 contextlib.redirect_stderr(output):
@@ -134,40 +136,6 @@ def cut_launch_notes(launches: list[RawLaunch]) -> list[str]:
                      f"{total} programs in {interpret_seconds():g} s), so what they wrote is incomplete; the "
                      f"compile does not depend on it (IRSCOPE_INTERPRET_S gives them longer)")
     return notes
-
-
-@contextlib.contextmanager
-def comparisons_after_cuts(result: RunResult) -> Iterator[None]:
-    """Once a launch has been cut short, its outputs are incomplete, and a file that checks its kernel against
-    a reference would fail where a GPU passes and lose every launch after the check. From then on the file's
-    result comparisons (`torch.testing.assert_close`, `triton.testing.assert_close`, `torch.allclose`,
-    `Tensor.allclose`) are not made: they pass, and how many were passed so is said."""
-    import torch
-    import triton.testing
-
-    passed = [0]
-
-    def after_cut(original, answer):
-        def compare(*args, **kwargs):
-            if any(raw.programs is not None for raw in result.launches):
-                passed[0] += 1
-                return answer
-            return original(*args, **kwargs)
-        return compare
-
-    places = [(torch.testing, "assert_close", None), (triton.testing, "assert_close", None),
-              (torch, "allclose", True), (torch.Tensor, "allclose", True)]
-    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in places if hasattr(owner, name)]
-    for (owner, name, answer), (_, _, original) in zip(places, saved):
-        setattr(owner, name, after_cut(original, answer))
-    try:
-        yield
-    finally:
-        for owner, name, original in saved:
-            setattr(owner, name, original)
-        if passed[0]:
-            result.notes.append(f"{passed[0]} result comparison(s) the file made after a launch was cut short "
-                                f"were passed without comparing (the launch's results are incomplete)")
 
 
 def _worker_output_tail(size: int = 4096) -> str:

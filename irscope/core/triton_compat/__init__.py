@@ -42,10 +42,9 @@ from .key_deferred import key_deferred  # noqa: E402,F401
 from .debugger_calls import DebuggerCall, debugger_calls  # noqa: E402,F401
 from .autotune import describe_config  # noqa: E402,F401
 from .compiled import CompiledWhenUsed, compile_for_active_target  # noqa: E402,F401
-from .capture import (RawLaunch, capture_patches,
-    interpreter_failure, restore_unpatched_triton)  # noqa: E402,F401
-from .interpreter import (MemoryHook, interpreter_value, jit_code_ids, kernel_parameters, pointer_elem_bytes,
-    reinterpreted_tensor, run_one_program)  # noqa: E402,F401
+from .capture import RawLaunch, capture_patches, restore_unpatched_triton  # noqa: E402,F401
+from .interpreter import (MemoryHook, interpreter_failure, interpreter_value, jit_code_ids,  # noqa: E402,F401
+    kernel_parameters, pointer_elem_bytes, reinterpreted_tensor, run_one_program)
 from .layouts import ttgir_access_linear_layouts  # noqa: E402,F401
 from .program_budget import interpret_seconds  # noqa: E402,F401
 

@@ -9,7 +9,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator
 
-import triton
 from triton.compiler.compiler import CompiledKernel
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
@@ -17,9 +16,11 @@ from triton.runtime.jit import JITFunction
 from .autotune import as_launched, config_number, configs_tried, known_configs, tuning_key
 from .driver import interpreter_lock
 from .compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
-from .jit import config_kwargs
+from .jit import config_kwargs, jit_decorator_kept
 from .lang_patch import _call_interpreted, _interpreter_for, grid_executor_patches_once, restore_interpreter_module
 from .program_budget import ProgramsCut, interpret_seconds, programs_within
+from .repeats import forget_launches, launch_identity, same_as_last
+from .interpreter import interpreter_failure
 from .originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _AUTOTUNER_WARMUP, _JIT_CALL, _JIT_RUN
 
 
@@ -52,39 +53,9 @@ class _CaptureState(threading.local):
 
 
 _counts = {"launches": 0, "new": 0}  # records made in this process, and those of a new specialization (run_sweep)
-_repeats = {"skipped": 0}  # launches the same as the one before them, not run again (this capture)
-_last: dict[tuple, tuple] = {}  # (kernel, config, recorded, run) -> what its last launch was (launch_identity)
 
 
 _state = _CaptureState()
-
-
-def repeats_skipped() -> int:
-    """How many launches of this capture were the same as the launch of their kernel before them, and were
-    neither recorded nor run again in the interpreter (a benchmark loop: see _capture_patches)."""
-    return _repeats["skipped"]
-
-
-def launch_identity(args: tuple, kwargs: dict, grid: Any) -> tuple:
-    """What makes a launch the same as another: its tensors by storage and shape, everything else by value
-    where a value is cheap to compare, else by identity; a grid function by its code and the values it
-    closes over."""
-    def one(value: Any) -> Any:
-        if hasattr(value, "data_ptr") and hasattr(value, "stride"):
-            return ("tensor", value.data_ptr(), tuple(value.shape), tuple(value.stride()), str(value.dtype))
-        if isinstance(value, (int, float, str, bool, type(None))):
-            return value
-        if isinstance(value, (tuple, list)):
-            return tuple(one(v) for v in value)
-        if hasattr(value, "block_shape") and hasattr(value, "base"):  # a tensor descriptor, often made anew
-            return ("descriptor", one(value.base), tuple(value.shape), tuple(value.strides), tuple(value.block_shape))
-        return ("object", type(value).__name__, id(value))
-    if callable(grid):
-        cells = tuple(one(c.cell_contents) for c in (getattr(grid, "__closure__", None) or ()))
-        grid = (getattr(grid, "__code__", None) or id(grid), cells)
-    else:
-        grid = one(grid)
-    return tuple(one(a) for a in args), tuple(sorted((k, one(v)) for k, v in kwargs.items())), grid
 
 
 def launches_recorded(new_only: bool = False) -> int:
@@ -139,14 +110,10 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             # interpreter would take seconds each, and the file would never reach its next kernels. It is
             # neither recorded (it adds nothing to show) nor run again; its outputs are those of the launch
             # before it, which is what a pure kernel writes again (a kernel that accumulates in place differs).
-            slot = (id(self), index, _state.record, _state.execute)
-            identity = launch_identity(args, kwargs, grid)
-            if _last.get(slot) == identity:
-                _repeats["skipped"] += 1
+            if same_as_last((id(self), index, _state.record, _state.execute), launch_identity(args, kwargs, grid)):
                 if not _state.execute:
                     return None
                 return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
-            _last[slot] = identity
         raw = None
         if _state.record:
             raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
@@ -292,8 +259,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
                 return runner(*args, **kwargs)
         return recorded
 
-    _last.clear()
-    _repeats["skipped"] = 0
+    forget_launches()
     JITFunction.run = run
     if use_interpreter:
         JITFunction.__call__ = call
@@ -302,7 +268,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
     Autotuner.run = autotune_run
     Autotuner._bench = bench
     Autotuner.warmup = autotune_warmup
-    interpret_knob = _force_jit_decorator()
+    interpret_knob = jit_decorator_kept()
     try:
         yield
     finally:
@@ -313,41 +279,6 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
         Autotuner._bench = original_bench
         Autotuner.warmup = original_warmup
         interpret_knob()
-
-
-def _force_jit_decorator() -> Callable[[], None]:
-    """Keep `@triton.jit` making JITFunctions while the user's file runs, even when the file sets
-    TRITON_INTERPRET=1 itself: an InterpretedFunction cannot be compiled, and its launches would pass the
-    capture by. Without a GPU the launches run in the interpreter anyway. Returns the undo."""
-    knobs = getattr(triton, "knobs", None)
-    runtime = getattr(knobs, "runtime", None)
-    if runtime is None or "interpret" not in vars(type(runtime)):
-        return lambda: None
-    runtime.interpret = False
-
-    def undo() -> None:
-        try:
-            del runtime.interpret
-        except AttributeError:
-            pass
-    return undo
-
-
-def interpreter_failure(exc: BaseException, jit: JITFunction) -> str:
-    """One line: what stopped the interpreter, and the kernel line where it stopped when known."""
-    import traceback
-
-    path = jit.fn.__code__.co_filename
-    line = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename == path:
-            line = frame.lineno
-    while exc.__cause__ is not None:  # the interpreter wraps the real error: InterpreterError(repr(err))
-        exc = exc.__cause__
-        line = next((f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__)) if f.filename == path), line)
-    text = str(exc).strip().splitlines()
-    detail = f"{type(exc).__name__}: {text[-1]}" if text else type(exc).__name__
-    return f"{detail} (at line {line})" if line else detail
 
 
 def restore_unpatched_triton() -> None:

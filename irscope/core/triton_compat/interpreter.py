@@ -175,3 +175,18 @@ def kernel_parameters(jit: JITFunction, args: tuple, kwargs: dict) -> dict[str, 
     return dict(bound.arguments)
 
 
+def interpreter_failure(exc: BaseException, jit: JITFunction) -> str:
+    """One line: what stopped the interpreter, and the kernel line where it stopped when known."""
+    import traceback
+
+    path = jit.fn.__code__.co_filename
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == path:
+            line = frame.lineno
+    while exc.__cause__ is not None:  # the interpreter wraps the real error: InterpreterError(repr(err))
+        exc = exc.__cause__
+        line = next((f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__)) if f.filename == path), line)
+    text = str(exc).strip().splitlines()
+    detail = f"{type(exc).__name__}: {text[-1]}" if text else type(exc).__name__
+    return f"{detail} (at line {line})" if line else detail

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import triton
 from triton.runtime.autotuner import Autotuner, Heuristics
@@ -100,3 +100,19 @@ def param_defaults(jit: JITFunction) -> dict[str, Any]:
     return {p.name: p.default for p in jit.params if p.has_default}
 
 
+def jit_decorator_kept() -> Callable[[], None]:
+    """Keep `@triton.jit` making JITFunctions while the user's file runs, even when the file sets
+    TRITON_INTERPRET=1 itself: an InterpretedFunction cannot be compiled, and its launches would pass the
+    capture by. Without a GPU the launches run in the interpreter anyway. Returns the undo."""
+    knobs = getattr(triton, "knobs", None)
+    runtime = getattr(knobs, "runtime", None)
+    if runtime is None or "interpret" not in vars(type(runtime)):
+        return lambda: None
+    runtime.interpret = False
+
+    def undo() -> None:
+        try:
+            del runtime.interpret
+        except AttributeError:
+            pass
+    return undo
