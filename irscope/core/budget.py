@@ -145,7 +145,7 @@ class CaptureBudget:
     @contextlib.contextmanager
     def quiet_paused(self) -> Iterator[None]:
         """No quiet time counts while the block runs, and it starts again when the block ends: work irscope
-        chose to do (a benchmark sweep's later points, virtual_device.run_sweep, bounded on its own)."""
+        chose to do (a benchmark report's sweeps, triton_compat/benchmark_sweep.py, bounded on their own)."""
         with self._inject_lock:
             self._paused += 1
         try:

@@ -128,8 +128,8 @@ def virtual_gpu(target: Target, asked: set[str] | None = None, notes: list[str] 
 
     Each question about what the device is (its capability, properties, name, architectures; through
     torch.cuda or Triton's driver) is added to `asked`: a file that asked and then launched nothing may
-    be written for another GPU (retarget.py). What a benchmark's sweep did not run is added to `notes`; its
-    later points run inside `exploring()` (the capture budget's quiet_paused).
+    be written for another GPU (retarget.py). What a benchmark's sweep did not run is added to `notes`; the
+    sweeps run inside `exploring()` (the capture budget's quiet_paused).
 
     The device mode applies to the calling thread (torch function modes are per thread). On exit, every
     patched attribute is restored, the mode and any mode or default device the file pushed above it are
