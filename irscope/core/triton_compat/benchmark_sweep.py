@@ -16,7 +16,7 @@ from typing import Callable, ContextManager
 
 from .capture import launches_not_run, launches_recorded
 
-SWEEP_S = 8.0  # the most a report's sweeps explore on the virtual GPU (IRSCOPE_SWEEP_S)
+SWEEP_S = 3.0  # the most a report's sweeps explore (IRSCOPE_SWEEP_S): each specialization found is compiled
 SWEEP_QUIET_S = 1.5  # a sweep ends after this long without a new specialization (the file's quiet time is 3 s)
 
 
