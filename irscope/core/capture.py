@@ -68,7 +68,7 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
                 # On a GPU benchmark loops and sweeps run for real: a repeat of a specialization already
                 # captured adds nothing to show, and keeping it would keep its tensors in GPU memory (tutorial
                 # 02's sweep held 36 GB that way, and Nsight Compute's child then ran out of memory). So on the
-                # virtual GPU for the later points of a benchmark's sweep (virtual_device.run_sweep).
+                # virtual GPU while a benchmark's sweep explores (triton_compat/benchmark_sweep.py).
                 return False
             result.launches.append(launch)
             if on_launch is not None:
@@ -87,7 +87,8 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     import_before_device(user_file.text)
     budget.watch()
     try:
-        device = virtual_gpu(target, result.asked, result.notes, budget.quiet_paused) if use_interpreter else contextlib.nullcontext()
+        device = (virtual_gpu(target, result.asked, result.notes, budget.quiet_paused) if use_interpreter
+                  else contextlib.nullcontext())
         inductor = inductor_scope(user_file, record, use_interpreter, result.notes)
         checks = comparisons_after_cuts(lambda: any(raw.programs is not None for raw in result.launches),
                                         result.notes) if use_interpreter else contextlib.nullcontext()

@@ -37,7 +37,7 @@ class RawLaunch:
     autotune_first: bool = False  # the first config the autotuner would try for this launch (what runs here)
     warmup: bool = False  # `f.warmup(...)` or `f[grid](..., warmup=True)`: compiled, not run
     programs: tuple[int, int] | None = None  # (run, in the grid) when the interpreter cut the launch short
-    in_sweep: bool = False  # made at a later point of a benchmark's sweep, where repeats are not run
+    in_sweep: bool = False  # made while a benchmark's sweep explores, where a repeat is not kept
     autotune_tried: tuple[int, ...] = ()  # the configs the autotuner would try for this launch, in its order
 
 
@@ -113,7 +113,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             if same_as_last((id(self), index, _state.record, _state.execute), launch_identity(args, kwargs, grid)):
                 if not _state.execute:
                     return None
-                return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
+                return _not_yet_compiled(self, args, kwargs)
         raw = None
         if _state.record:
             raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
@@ -128,7 +128,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
         if not _state.execute:
             return None
         if not (_state.run_launches or warmup):  # a warmup's compiled kernel is used: never skipped
-            return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
+            return _not_yet_compiled(self, args, kwargs)
         with executing():
             return execute(self, args, kwargs, grid, warmup, raw)
 
@@ -148,7 +148,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
                         this.programs = (programs.run, programs.total)
             # A real launch returns the compiled kernel, and files print its `.asm["ptx"]`; compiling it
             # on every launch would slow the run down, so it is compiled when first looked at.
-            return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
+            return _not_yet_compiled(self, args, kwargs)
         except Exception as exc:  # noqa: BLE001 - the interpreter's gap or the kernel's bug: the launch is kept
             # The launch was recorded before it ran, so it is compiled and shown all the same; the file's
             # run goes on (its outputs are left unwritten), and the failure is said where it matters.
@@ -156,7 +156,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
                 raise
             this.interp_error = interpreter_failure(exc, self)
             # what a GPU launch returns all the same (libraries keep it and launch it again directly)
-            return CompiledWhenUsed(lambda: compile_for_active_target(self, args, kwargs), self, args, kwargs)
+            return _not_yet_compiled(self, args, kwargs)
 
     call = _call_interpreted
     settled: dict[tuple, tuple[Autotuner, Any]] = {}  # (autotuner, tuning key) -> the config it runs for that key
@@ -279,6 +279,12 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
         Autotuner._bench = original_bench
         Autotuner.warmup = original_warmup
         interpret_knob()
+
+
+def _not_yet_compiled(jit: JITFunction, args: tuple, kwargs: dict) -> CompiledWhenUsed:
+    """What a launch on the virtual GPU returns: the compiled kernel a real launch returns, compiled when first
+    looked at (files print its `.asm["ptx"]`; libraries keep it and launch it again)."""
+    return CompiledWhenUsed(lambda: compile_for_active_target(jit, args, kwargs), jit, args, kwargs)
 
 
 def restore_unpatched_triton() -> None:
