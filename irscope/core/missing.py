@@ -50,9 +50,11 @@ def missing_kernels(kernels: list[Kernel], launches: list[Launch], path: str, *,
         ended, reason = "raised", f"the file raised {raised} before it launched this kernel"
         how = f"fix that error, or give the file's arguments after `--` (irscope FILE -- ARGS); or {pick}"
     else:
-        ended, reason = "ended", "the file's run ended without launching it (not called, or only under a condition not met)"
+        ended = "ended"
+        reason = "the file's run ended without launching it (not called, or only under a condition not met)"
         how = f"give the file's arguments after `--` (irscope FILE -- ARGS) if they choose what runs; or {pick}"
-    return [Missing(k.name, k.line, ended, reason, how.format(name=k.name)) for k in unlaunched if k.name not in helpers]
+    return [Missing(k.name, k.line, ended, reason, how.format(name=k.name))
+            for k in unlaunched if k.name not in helpers]
 
 
 def _called_by_others(kernels: list[Kernel]) -> set[str]:
