@@ -27,7 +27,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel", "-k", metavar="NAME", help="which kernel (default: the one the file launches)")
     parser.add_argument("--target", "-t", metavar="T",
                         help=f"{', '.join(TARGETS)} (default: this machine's GPU, else sm_90)")
-    parser.add_argument("--config", type=int, metavar="N", help="autotuned kernels: which config (default 0)")
+    parser.add_argument("--config", type=int, metavar="N",
+                        help="autotuned kernels: which config (default: the first its autotuner would try)")
     parser.add_argument("-D", dest="defines", action="append", metavar="NAME=VALUE",
                         help="a constexpr or launch option (num_warps, num_stages), e.g. -D BLOCK_SIZE=1024")
     parser.add_argument("--arg", dest="args", action="append", metavar="NAME=TYPE",
