@@ -20,7 +20,7 @@ For each example kernel, in fresh processes, side by side:
         cli      = the same through the real command line, `irscope dump FILE --stage sass`: the front end
                    process, and the worker process that runs the file (irscope/worker), minus the same import
 Cold times are medians of --repeat runs; warm ones the median of 2 × --repeat pairs. The script ends with
-its verdict on each target, in the words the README quotes.
+its verdict on each target, in the words docs/validation.md quotes.
 Targets (issues 2, 12 and 18): cold ratio ≤ 1.10 (IR against triton.compile; SASS against triton.compile +
 nvdisasm); IR ready ≤ capture + triton.compile (issue 12: the worker and the virtual GPU cost nothing over
 capturing and compiling one after the other); warm reopen ≤ 0.3 s over the import, through the command line too.

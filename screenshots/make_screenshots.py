@@ -1,4 +1,4 @@
-"""Regenerate the SVG screenshots in screenshots/ (used by the README).
+"""Regenerate the SVG screenshots in screenshots/ (used by the README and docs/user-guide.md).
 
     python screenshots/make_screenshots.py
 
