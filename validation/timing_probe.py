@@ -1,6 +1,7 @@
 """Raw facts for the measured mode (issue 17), on the GPU: the device's properties as Triton's driver and
 torch report them, the DRAM peak they imply, a large device-to-device copy's achieved bandwidth, and
-triton.testing.do_bench on the strided gather (the measured-mode example of docs/commands.md) with its quantiles. Prints JSON."""
+triton.testing.do_bench on the strided gather (the measured-mode example of docs/commands.md) with its
+quantiles. Prints JSON."""
 import json
 import sys
 
