@@ -12,8 +12,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from irscope.core.analysis.coalescing import analyze_coalescing  # noqa: E402
-from irscope.core.session import open_file  # noqa: E402
+from irscope.analysis.coalescing.sectors import analyze_coalescing  # noqa: E402
+from irscope.engine.session import open_file  # noqa: E402
 
 FILES = ["add", "gelu", "helper", "layernorm", "matmul", "misaligned", "softmax", "strided", "transpose"]
 

@@ -13,7 +13,7 @@ For each example kernel, in fresh processes, side by side:
                    triton.compile computes inside its timing as well): what a new user meets. "IR" = up to
                    the cubin, against plain; "+SASS" = also disassembled, against plain + nvdisasm. Without a
                    GPU, irscope compiles each launch in a forked child while the file still runs
-                   (irscope/core/ahead.py), so the file's run and the compile overlap.
+                   (irscope/engine/compile/ahead.py), so the file's run and the compile overlap.
   warm  reopen   = a whole process that opens the file again on warm caches and has every stage ready (SASS
                    and resources included), minus the time of `python -c "import torch, triton"`, paired run by
                    run so that the machine's drift cancels
@@ -46,8 +46,8 @@ def child_plain(path: str, target: str) -> dict:
     """Time only triton.compile, then nvdisasm on its cubin; the specialization comes from irscope before
     the clock starts."""
     sys.path.insert(0, ROOT)
-    from irscope.core.session import open_file
-    from irscope.core.triton_compat import compile_specialized, compiled_asm, specialize
+    from irscope.engine.session import open_file
+    from irscope.engine.triton_compat import compile_specialized, compiled_asm, specialize
 
     start = time.perf_counter()
     ws = open_file(path, target=target, run_main=True, compile_ahead=False)  # nothing in the cache before the clock
@@ -63,7 +63,7 @@ def child_plain(path: str, target: str) -> dict:
     out = {"plain": plain, "plain_sass": plain, "capture": capture}
     cubin = compiled_asm(compiled).get("cubin")
     if cubin:
-        from irscope.core.toolchain import NVDISASM_FLAGS, _run_on_cubin
+        from irscope.engine.compile.toolchain import NVDISASM_FLAGS, _run_on_cubin
         start = time.perf_counter()
         _run_on_cubin("nvdisasm", NVDISASM_FLAGS, cubin)
         out["plain_sass"] = plain + time.perf_counter() - start
@@ -72,7 +72,7 @@ def child_plain(path: str, target: str) -> dict:
 
 def child_irscope(path: str, target: str) -> dict:
     sys.path.insert(0, ROOT)
-    from irscope.core.session import open_file  # imports torch and triton: not counted, as for plain
+    from irscope.engine.session import open_file  # imports torch and triton: not counted, as for plain
 
     start = time.perf_counter()
     ws = open_file(path, target=target)

@@ -39,7 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "corpus")
 sys.path.insert(0, ROOT)
 
-from irscope.core.names import ALL_STAGES, AMD_STAGES, NVIDIA_STAGES  # noqa: E402  (plain data: no torch, no Triton)
+from irscope.base.names import ALL_STAGES, AMD_STAGES, NVIDIA_STAGES  # noqa: E402  (plain data: no torch, no Triton)
 
 TARGET_SECONDS = 30.0
 TARGET_RATE = 0.95

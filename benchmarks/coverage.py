@@ -168,7 +168,7 @@ def describe_source(src, options) -> dict:
     functions read Triton's attrs and constexprs, so both sides name them alike)."""
     from types import SimpleNamespace
 
-    from irscope.core.compile import Compilation
+    from irscope.engine.compile.compilation import Compilation
     options = options or {}
     out = {"num_warps": options.get("num_warps", 4), "num_stages": options.get("num_stages", 3),
            "num_ctas": options.get("num_ctas", 1)}

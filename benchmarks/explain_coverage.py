@@ -1,7 +1,7 @@
 """How much of the IR of the example kernels does the explainer explain?
 
 For every example kernel in kernels/, compiled for sm_90, sm_100 and gfx942, every stage (TTIR, TTGIR,
-LLVM IR, PTX, SASS, AMDGCN) is explained line by line with irscope.core.explain. Each distinct op or
+LLVM IR, PTX, SASS, AMDGCN) is explained line by line with irscope.ir.explain. Each distinct op or
 opcode (with its modifiers: `ld.global.v4.b32` and `ld.global.b32` count apart; TTGIR layout kinds
 count too) is one item; it is explained when irscope has a note for the op and for every modifier.
 Prints a table per stage and the items still missing. Target: 100%.
@@ -29,8 +29,8 @@ from collections import defaultdict
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from irscope.core.explain import explain_stage, lowering_story  # noqa: E402
-from irscope.core.session import open_file  # noqa: E402
+from irscope.ir.explain import explain_stage, lowering_story  # noqa: E402
+from irscope.engine.session import open_file  # noqa: E402
 
 
 def collect(paths: list[str], targets: list[str], per_file: int | None = None

@@ -21,8 +21,8 @@ import tracemalloc
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from irscope.core.session import open_file  # noqa: E402
-from irscope.core.sourcemap import SourceMap  # noqa: E402
+from irscope.engine.session import open_file  # noqa: E402
+from irscope.ir.sourcemap import SourceMap  # noqa: E402
 
 
 def fresh_map(comp) -> SourceMap:

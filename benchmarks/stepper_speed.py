@@ -41,10 +41,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
 
-    from irscope.core.interp import record_program
-    from irscope.core.interp.stepper import Stepper
-    from irscope.core.interp.text import values_text
-    from irscope.core.session import open_file
+    from irscope.analysis.recording import record_program
+    from irscope.analysis.recording.stepper import Stepper
+    from irscope.analysis.recording.text import values_text
+    from irscope.engine.session import open_file
 
     print(f"{'kernel':<20} {'program':<8} {'steps':>6} {'record s':>9} {'access s':>9} {'step ms':>8}  target")
     ok = True

@@ -73,9 +73,9 @@ def fixture_path(name: str) -> str:
 
 @pytest.fixture
 def cli(capsys):
-    """Run a command in-process, as the worker process runs it (irscope.cli.execute): returns (exit code,
+    """Run a command in-process, as the worker process runs it (irscope.cli.main.execute): returns (exit code,
     stdout, stderr). `run_irscope` runs the real front end, with its worker."""
-    from irscope.cli import execute
+    from irscope.cli.main import execute
 
     def run(*argv):
         code = execute([str(a) for a in argv])
@@ -93,8 +93,8 @@ def run_irscope(*argv, env=None, cwd=ROOT):
 
 @pytest.fixture
 def front(capsys):
-    """Run the front end in-process (irscope.cli.main: argument checks, then a worker or the TUI)."""
-    from irscope.cli import main
+    """Run the front end in-process (irscope.cli.main.main: argument checks, then a worker or the TUI)."""
+    from irscope.cli.main import main
 
     def run(*argv):
         code = main([str(a) for a in argv])

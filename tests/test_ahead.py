@@ -1,4 +1,4 @@
-"""Compile ahead (irscope/core/ahead.py): without a GPU, each captured launch starts compiling in a forked
+"""Compile ahead (irscope/engine/compile/ahead.py): without a GPU, each captured launch starts compiling in a forked
 child while the user's file is still running. What irscope shows must not depend on whether it did."""
 
 import os
@@ -11,8 +11,8 @@ import pytest
 
 from conftest import ROOT, fixture_path, kernel_path
 
-from irscope.core import ahead
-from irscope.core.session import open_file
+from irscope.engine.compile import ahead
+from irscope.engine.session import open_file
 
 
 @pytest.fixture(autouse=True)

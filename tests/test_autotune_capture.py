@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import fixture_path, run_irscope
-from irscope.core.errors import IrscopeError
-from irscope.core.session import open_file
+from irscope.base.errors import IrscopeError
+from irscope.engine.session import open_file
 
 
 @pytest.fixture(scope="module")

@@ -192,14 +192,14 @@ import torch
 import triton
 import triton.language as tl
 
-import irscope.core.report
+import irscope.engine.report
 
 
 def build_report(*args, **kwargs):
     raise RuntimeError("a fault this test put into irscope")
 
 
-irscope.core.report.build_report = build_report  # irscope's own code fails in the worker, as a bug would
+irscope.engine.report.build_report = build_report  # irscope's own code fails in the worker, as a bug would
 
 
 @triton.jit

@@ -11,13 +11,13 @@ import pytest
 
 from conftest import ROOT, kernel_path
 
-from irscope.core.analysis.bank_conflicts import LaunchInputs, predict
-from irscope.core.analysis.bank_model import copy_groups, copy_phase_size, count
-from irscope.core.analysis.ptx_program import parse_program
-from irscope.core.analysis.ptx_values import arithmetic, lop3, funnel, U64
-from irscope.core.analysis.ptxas_shared import alignments
-from irscope.core.findings import findings
-from irscope.core.session import open_file
+from irscope.analysis.banks.conflicts import LaunchInputs, predict
+from irscope.analysis.banks.model import copy_groups, copy_phase_size, count
+from irscope.analysis.ptx.program import parse_program
+from irscope.analysis.ptx.values import arithmetic, lop3, funnel, U64
+from irscope.analysis.banks.ptxas import alignments
+from irscope.findings import findings
+from irscope.engine.session import open_file
 
 DATA = os.path.join(ROOT, "validation", "data", "bank_conflicts")
 

@@ -1,4 +1,4 @@
-"""The capture budget (irscope/core/budget.py) on a real run of a file in the interpreter, and the rule a
+"""The capture budget (irscope/engine/capture/budget.py) on a real run of a file in the interpreter, and the rule a
 run on a real GPU follows."""
 
 import time
@@ -6,8 +6,8 @@ import time
 import pytest
 
 from conftest import fixture_path
-from irscope.core.budget import CaptureBudget
-from irscope.core.session import open_file
+from irscope.engine.capture.budget import CaptureBudget
+from irscope.engine.session import open_file
 
 
 def test_a_long_interpreted_launch_is_cut_short_and_the_launch_after_it_is_captured(monkeypatch):
@@ -92,7 +92,7 @@ def test_a_stop_never_lands_while_a_launch_is_recorded():
     TensorDescriptor's repr was). The launch must be counted whole, with the quiet time counting from it,
     and the stop may land only after it. Before, the watcher saw the launch counted with the old quiet
     time and stopped the run inside the key: tutorial 10 lost its one launch about one run in four."""
-    from irscope.core.budget import CaptureStopped
+    from irscope.engine.capture.budget import CaptureStopped
 
     class SlowTensor:
         def data_ptr(self):
@@ -163,7 +163,7 @@ def test_a_stop_never_lands_while_the_interpreter_patches_the_language_nor_in_ir
     import os
     import threading
 
-    from irscope.core import budget as budget_module
+    from irscope.engine.capture import budget as budget_module
 
     def frame_in(filename: str, name: str):
         """A thread parked in a function that claims to live in `filename` under `name`."""
@@ -192,7 +192,7 @@ def _watched_run(budget: CaptureBudget, body) -> dict:
     """Run `body(seen)` in a thread the budget watches, as a file's run is; `seen` gets when the stop came."""
     import threading
 
-    from irscope.core.budget import CaptureStopped
+    from irscope.engine.capture.budget import CaptureStopped
 
     seen: dict = {}
 

@@ -1,4 +1,4 @@
-"""What the capture reaches, and what it says of what it did not reach (irscope/core/missing.py,
+"""What the capture reaches, and what it says of what it did not reach (irscope/base/missing.py,
 triton_compat/program_budget.py, capture.py's comparisons after a launch cut short)."""
 
 import json
@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 from conftest import fixture_path
-from irscope.core.budget import CaptureBudget
-from irscope.core.session import open_file
+from irscope.engine.capture.budget import CaptureBudget
+from irscope.engine.session import open_file
 
 
 def test_a_check_after_a_launch_cut_short_does_not_lose_the_launches_after_it(monkeypatch):
@@ -51,8 +51,8 @@ def test_a_stopped_run_names_its_line_and_the_kernels_it_did_not_reach():
 
 
 def test_a_file_that_raises_before_a_kernel_says_so():
-    from irscope.core.missing import missing_kernels
-    from irscope.core.model import Kernel
+    from irscope.base.missing import missing_kernels
+    from irscope.base.model import Kernel
 
     kernels = [Kernel("k", "/f.py", 3, None), Kernel("other", "/lib.py", 9, None)]
     (missing, ) = missing_kernels(kernels, [], "/f.py", ran=True, raised="ValueError: no input at line 12")
@@ -104,7 +104,7 @@ def test_a_run_stopped_before_its_first_launch_says_where_and_how_to_go_on():
     # it, and the one line says so, with the line it was on, instead of "launches no kernel".
     import pytest
 
-    from irscope.core.errors import IrscopeError
+    from irscope.base.errors import IrscopeError
 
     path = fixture_path("works_before_launching.py")
     ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, limit_s=1))
@@ -121,7 +121,7 @@ def test_a_file_whose_kernels_live_elsewhere_stopped_before_it_launched_says_so(
     # stopped before a launch, not that the file has no kernel.
     import pytest
 
-    from irscope.core.errors import IrscopeError
+    from irscope.base.errors import IrscopeError
 
     path = fixture_path("sibling_after_long_work.py")
     with pytest.raises(IrscopeError) as err:
@@ -144,7 +144,7 @@ def test_a_benchmark_loop_of_identical_launches_is_not_interpreted_again():
 def test_a_launch_with_other_tensors_or_sizes_is_not_a_repeat():
     import torch
 
-    from irscope.core.triton_compat.repeats import launch_identity
+    from irscope.engine.triton_compat.repeats import launch_identity
 
     x, y = torch.empty(64), torch.empty(64)
     same = launch_identity((x, y, 64), {"BLOCK": 16}, (4,))

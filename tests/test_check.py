@@ -10,8 +10,8 @@ import pytest
 
 from conftest import FIXTURES, KERNELS, ROOT
 
-from irscope.check import apply_baseline, collect_files, open_failed
-from irscope.check_output import github_line, sarif_document
+from irscope.cli.check import apply_baseline, collect_files, open_failed
+from irscope.cli.check_output import github_line, sarif_document
 
 SCHEMA = os.path.join(FIXTURES, "sarif", "sarif-schema-2.1.0.json")
 

@@ -8,12 +8,11 @@ import random
 import numpy as np
 import pytest
 
-from irscope.core.analysis.coalescing import sample_programs
-from irscope.core.analysis.coalescing_requests import count_requests, scalar_layout
-from irscope.core.analysis.layout_parse import layout_aliases, parse_layout
-from irscope.core.analysis.layouts import (BlockedLayout, LinearLayout, SliceLayout, blocked_linear_layout, linear_layout,
-                                           slice_linear_layout)
-from irscope.core.analysis.ttgir_accesses import ttgir_access_ops
+from irscope.analysis.coalescing.sectors import sample_programs
+from irscope.analysis.coalescing.requests import count_requests, scalar_layout
+from irscope.analysis.layouts.parse import layout_aliases, parse_layout
+from irscope.analysis.layouts.owners import BlockedLayout, LinearLayout, SliceLayout, blocked_linear_layout, linear_layout, slice_linear_layout
+from irscope.analysis.memory.ttgir import ttgir_access_ops
 
 
 def blocked(spt, tpw, wpc, order):
@@ -217,7 +216,7 @@ def test_sample_programs():
 
 
 def compiled(name, target="sm_90"):
-    from irscope.core.session import open_file
+    from irscope.engine.session import open_file
     from conftest import kernel_path
     return open_file(kernel_path(name), target=target).compile_all()
 
@@ -234,7 +233,7 @@ def test_ttgir_access_ops_of_transpose():
 
 
 def analysed(comp):
-    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
     return analyze_coalescing(comp, max_programs=10**6)
 
 
@@ -287,8 +286,8 @@ def test_layouts_triton_builds_are_used_for_other_layouts():
     import copy
     import re
 
-    from irscope.core.analysis.coalescing import analyze_coalescing
-    from irscope.core.triton_compat import ttgir_access_linear_layouts
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
+    from irscope.engine.triton_compat import ttgir_access_linear_layouts
 
     comp = compiled("gelu.py")[0]
     ttgir = comp.stage("ttgir")
@@ -307,7 +306,7 @@ def test_layouts_triton_builds_are_used_for_other_layouts():
 
 
 def test_linear_layout_attribute_is_read_directly():
-    from irscope.core.analysis.layouts import LinearLayoutAttr
+    from irscope.analysis.layouts.owners import LinearLayoutAttr
     text = "#ttg.linear<{register = [[0, 1], [0, 2], [32, 0]], lane = [[0, 4], [0, 8], [1, 0]], warp = [[2, 0]], block = []}>"
     layout = parse_layout(text, {})
     assert isinstance(layout, LinearLayoutAttr)
@@ -320,7 +319,7 @@ def test_threads_along_the_strided_dimension_get_the_order_fix_and_a_what_if():
     keeps the threads along the last one (wrong for column_major.py's transposed data), 3.6 runs them down
     the first (wrong for hidden_strides.py's row-major data). The wrong guess gets the order fix."""
     import triton
-    from irscope.core.session import open_file
+    from irscope.engine.session import open_file
     from conftest import fixture_path
     loads = {}
     for name in ("column_major.py", "hidden_strides.py"):
@@ -352,9 +351,9 @@ def test_a_load_the_compiler_makes_in_two_layouts_is_counted_in_each(tmp_path):
     import shutil
 
     from conftest import ROOT
-    from irscope.core.analysis.coalescing import analyze_coalescing
-    from irscope.core.analysis.memory import memory_ops, primary_stage
-    from irscope.core.session import open_file
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
+    from irscope.analysis.memory.ops import memory_ops, primary_stage
+    from irscope.engine.session import open_file
     pytest.importorskip("liger_kernel")
     path = tmp_path / "liger_rope.py"
     shutil.copy(os.path.join(ROOT, "tests", "corpus", "drivers", "liger_rope.py"), path)
@@ -375,9 +374,9 @@ def test_a_load_written_over_several_lines_is_matched_to_its_op():
     pointer's line, one below (3.9 at the first line). Before, the load found no TTGIR op under 3.6 and was not
     counted, and the H100's measured sectors for Liger's cross-entropy loads (lines 154 and 210) had no
     prediction beside them."""
-    from irscope.core.analysis.coalescing import analyze_coalescing
-    from irscope.core.analysis.memory import memory_ops, primary_stage
-    from irscope.core.session import open_file
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
+    from irscope.analysis.memory.ops import memory_ops, primary_stage
+    from irscope.engine.session import open_file
     from conftest import fixture_path
     comp = open_file(fixture_path("multiline_load.py"), target="sm_90", compile_ahead=False).compile_all()[0]
     result = analyze_coalescing(comp, max_programs=10**6)
@@ -397,8 +396,8 @@ def test_a_load_in_a_slice_of_an_mma_layout_is_analysed():
     layout itself and asked Triton only for top-level layouts it could not build, so under Triton 3.6 such
     loads (fla's gated delta rule, lines 102-117 and 137: measured on the H100, predicted nothing) were
     "not analysed". Triton now builds every layout irscope cannot."""
-    from irscope.core.analysis.coalescing import analyze_coalescing
-    from irscope.core.session import open_file
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
+    from irscope.engine.session import open_file
     from conftest import fixture_path
     comp = open_file(fixture_path("mma_row_scale.py"), target="sm_90", compile_ahead=False).compile_all()[0]
     layouts = [op.layout_text for op in ttgir_access_ops(comp.stage("ttgir"))]

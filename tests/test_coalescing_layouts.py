@@ -2,9 +2,9 @@
 run every trip, and both are counted. test_coalescing.py has the case outside a loop (Liger's RoPE)."""
 
 from conftest import fixture_path
-from irscope.core.analysis.coalescing import analyze_coalescing
-from irscope.core.analysis.memory import memory_ops, primary_stage
-from irscope.core.session import open_file
+from irscope.analysis.coalescing.sectors import analyze_coalescing
+from irscope.analysis.memory.ops import memory_ops, primary_stage
+from irscope.engine.session import open_file
 
 TRIPS, WARPS = 16, 4  # the fixture's T and Triton's default num_warps, one program
 

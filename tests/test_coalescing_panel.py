@@ -9,7 +9,7 @@ import pytest
 from textual.app import App, ComposeResult
 
 from conftest import kernel_path
-from irscope.core.analysis.coalescing import KernelCoalescing
+from irscope.analysis.coalescing.sectors import KernelCoalescing
 from irscope.tui.context import CursorContext
 from irscope.tui.panels.coalescing import CoalescingPanel, warp_picture_lines
 from tui_helpers import open_view, run_async, source_line_of

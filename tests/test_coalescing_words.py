@@ -57,7 +57,7 @@ def test_the_store_says_l2_merges_its_writes(n1000):
 @pytest.fixture(scope="module")
 def shared_storage():
     from conftest import fixture_path
-    from irscope.core.session import open_file
+    from irscope.engine.session import open_file
     return {c.kernel.name: c for c in open_file(fixture_path("shared_storage.py"), target="sm_90").compile_all()}
 
 
@@ -67,8 +67,8 @@ def test_views_of_one_storage_keep_their_own_names(shared_storage, kernel, secon
     the second view's loads are its own (in the recording, the stepper's locals and the coalescing rows)."""
     import numpy as np
 
-    from irscope.core.analysis.coalescing import analyze_coalescing
-    from irscope.core.interp import record_program
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
+    from irscope.analysis.recording import record_program
 
     comp = shared_storage[kernel]
     rec = record_program(comp.launch, 1)
@@ -84,7 +84,7 @@ def test_views_of_one_storage_keep_their_own_names(shared_storage, kernel, secon
 def test_a_pointer_is_named_after_the_argument_it_is_computed_from(shared_storage):
     """whole_and_head(qk.view(-1), q): both loads read q's elements; the kernel's arithmetic starts the first
     from whole_ptr, and the coalescing rows say so (the addresses alone would pick the smaller view, q)."""
-    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
 
     rows = analyze_coalescing(shared_storage["whole_and_head"]).accesses
     assert [(a.kind, a.param) for a in rows] == [("load", "whole_ptr"), ("load", "head_ptr"), ("store", "out_ptr")]

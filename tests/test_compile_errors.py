@@ -7,8 +7,8 @@ import triton
 from triton.compiler import compiler as compiler_module
 
 from conftest import fixture_path
-from irscope.core.session import open_file
-from irscope.core.triton_compat.caches import check_caches, new_cache_warning
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat.caches import check_caches, new_cache_warning
 
 
 def _only_compilation(name):

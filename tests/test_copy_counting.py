@@ -8,10 +8,10 @@ import re
 import numpy as np
 
 from conftest import ROOT, fixture_path
-from irscope.core.analysis.coalescing import analyze_coalescing
-from irscope.core.analysis.coalescing_requests import ASYNC_COPY, count_requests
-from irscope.core.analysis.layouts import linear_layout
-from irscope.core.session import open_file
+from irscope.analysis.coalescing.sectors import analyze_coalescing
+from irscope.analysis.coalescing.requests import ASYNC_COPY, count_requests
+from irscope.analysis.layouts.owners import linear_layout
+from irscope.engine.session import open_file
 
 
 def test_a_scalar_pipelined_into_cp_async_is_copied_by_one_thread_of_the_block():
@@ -37,8 +37,8 @@ def test_a_scalar_pipelined_into_cp_async_is_copied_by_one_thread_of_the_block()
 
 
 def _parsed(comp, access):
-    from irscope.core.analysis.coalescing_match import source_line_lookup
-    from irscope.core.analysis.ttgir_accesses import ttgir_access_ops
+    from irscope.analysis.coalescing.match import source_line_lookup
+    from irscope.analysis.memory.ttgir import ttgir_access_ops
     ops = ttgir_access_ops(comp.stage("ttgir"), source_line_lookup(comp, "ttgir"), comp.kernel.file)
     op = next(o for o in ops if o.index == access.stage_line)
     return op.layout, op.shape

@@ -51,7 +51,7 @@ def test_matmul_configs(cli):
     assert left["shared_bytes"] != right["shared_bytes"]
     assert any(r["changed"] for r in doc["lines"])
     # every changed line's marks agree with the texts: a '-' instruction has no equal on the right
-    from irscope.core.diff import normalized
+    from irscope.engine.diff.sides import normalized
     for r in doc["lines"]:
         right_keys = {normalized(i["text"]) for i in r["right"]}
         for i in r["left"]:

@@ -9,9 +9,9 @@ import pytest
 
 from conftest import ROOT, fixture_path, kernel_path, run_irscope
 
-from irscope.core.overrides import Overrides
-from irscope.core.session import open_file
-from irscope.core.triton_compat import Target, find_tool
+from irscope.engine.overrides import Overrides
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat import Target, find_tool
 
 EXAMPLES = sorted(f for f in os.listdir(os.path.join(ROOT, "kernels")) if f.endswith(".py"))
 
@@ -183,8 +183,8 @@ def test_autotune_records_every_config_even_if_running_fails():
 
 def test_the_compilation_memo_keeps_the_newest_few(monkeypatch):
     """Each compilation holds its launch's tensors; a session of edits must not pin every one."""
-    from irscope.core import compile as compile_module
-    from irscope.core.recompile import recompile
+    from irscope.engine.compile import compilation as compile_module
+    from irscope.engine.compile.recompile import recompile
 
     monkeypatch.setattr(compile_module, "_MEMO_SIZE", 2)
     ws = open_file(kernel_path("add.py"), target="sm_90")

@@ -5,9 +5,9 @@ import re
 import pytest
 
 from conftest import kernel_path
-from irscope.core.explain import explain_line, explain_stage
-from irscope.core.explain import layouts
-from irscope.core.session import open_file
+from irscope.ir.explain import explain_line, explain_stage
+from irscope.ir.explain import layouts
+from irscope.engine.session import open_file
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_sass_load_width_and_control_field(add90):
 
 
 def test_sass_control_field_decoding():
-    from irscope.core.explain.sass import Control
+    from irscope.ir.explain.sass import Control
     # High word of `LDC.64 R2, c[0x0][0x210]` on sm_90: stall 1, writes scoreboard 1, no waits.
     c = Control.from_high_word(0x000E620000000A00)
     assert (c.stall, c.write_barrier, c.read_barrier, c.wait_mask, c.reuse) == (1, 1, None, 0, 0)
@@ -126,7 +126,7 @@ def _line_of(comp, needle):
 
 
 def test_lowering_story_of_a_load_names_every_stage(add90):
-    from irscope.core.explain import lowering_story
+    from irscope.ir.explain import lowering_story
     story = lowering_story(add90, _line_of(add90, "x = tl.load("))
     assert "tt.load" in story and "#blocked" in story
     assert "2 × ld.global.v4.b32" in story and "2 × LDG.E.128" in story
@@ -134,14 +134,14 @@ def test_lowering_story_of_a_load_names_every_stage(add90):
 
 
 def test_lowering_story_on_amd_names_buffer_loads():
-    from irscope.core.explain import lowering_story
+    from irscope.ir.explain import lowering_story
     comp = open_file(kernel_path("add.py"), target="gfx942").compile_all()[0]
     story = lowering_story(comp, _line_of(comp, "x = tl.load("))
     assert "amdg.buffer_load" in story and "buffer_load_dwordx4" in story
 
 
 def test_lowering_story_of_a_line_with_no_code(add90):
-    from irscope.core.explain import lowering_story
+    from irscope.ir.explain import lowering_story
     assert "produces no code" in lowering_story(add90, 1)
 
 
@@ -164,7 +164,7 @@ def test_no_note_only_repeats_what_it_explains():
 
     empty = []
     for dialect in ("ttir", "ttgir", "llvm", "ptx", "ptx_modifiers", "sass", "amdgcn"):
-        data = importlib.import_module(f"irscope.core.explain.data.{dialect}")
+        data = importlib.import_module(f"irscope.ir.explain.data.{dialect}")
         for table, entries in vars(data).items():
             if not table.isupper() or not isinstance(entries, dict):
                 continue

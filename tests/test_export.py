@@ -28,7 +28,7 @@ def _export(cli, source, out):
 
 
 def test_palette_is_the_tuis():
-    from irscope.export.page import PALETTE
+    from irscope.commands.export.page import PALETTE
     from irscope.tui.linking import LINK_PALETTE
     assert PALETTE == LINK_PALETTE
 

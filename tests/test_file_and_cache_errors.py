@@ -11,8 +11,8 @@ import pytest
 
 from conftest import ROOT, kernel_path
 
-from irscope.core.errors import IrscopeError
-from irscope.core.session import open_file
+from irscope.base.errors import IrscopeError
+from irscope.engine.session import open_file
 
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
 
@@ -150,7 +150,7 @@ def test_the_install_hash_is_worked_out_beside_the_file_and_is_triton_own(tmp_pa
 import os
 import triton.runtime.cache as cache
 original = cache.triton_key
-from irscope.core.triton_compat import hashing_process, triton_install_key, warm_triton_key
+from irscope.engine.triton_compat import hashing_process, triton_install_key, warm_triton_key
 warm_triton_key()
 pid = hashing_process()
 asked = triton_install_key()  # as a launch would, while the process may still hash

@@ -7,9 +7,9 @@ import pytest
 
 from conftest import fixture_path, kernel_path
 
-from irscope.core.compile import compile_launch
-from irscope.core.findings import SEVERITIES, findings, rank_key, ranked
-from irscope.core.session import open_file
+from irscope.engine.compile.compilation import compile_launch
+from irscope.findings import SEVERITIES, findings, rank_key, ranked
+from irscope.engine.session import open_file
 
 
 def compiled(path, target="sm_90"):
@@ -184,7 +184,7 @@ def test_report_json_line_numbers_are_one_based_and_named(cli):
     k = json.loads(out)["kernels"][0]
     ptx = k["memory_ops"][0]
     assert "line" not in ptx and ptx["stage"] == "ptx"
-    from irscope.core.session import open_file as reopen
+    from irscope.engine.session import open_file as reopen
     comp = reopen(kernel_path("misaligned.py"), target="sm_90").compile_all()[0]
     ptx_lines = comp.stage("ptx").splitlines()
     for op in k["memory_ops"]:

@@ -13,7 +13,7 @@ def _run(code: str) -> subprocess.CompletedProcess:
 
 
 def test_core_imports_no_textual():
-    code = ("import sys, pkgutil, importlib, irscope.core, irscope.cli, irscope.step_command\n"
+    code = ("import sys, pkgutil, importlib, irscope.core, irscope.cli.main, irscope.commands.step\n"
             "for m in pkgutil.walk_packages(irscope.core.__path__, 'irscope.core.'):\n"
             "    importlib.import_module(m.name)\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')]\n"
@@ -38,7 +38,7 @@ def test_the_app_paints_before_it_needs_numpy_or_the_analyses():
     explainer's tables (over 100 ms together) come in when a panel first asks for them."""
     pytest.importorskip("textual")
     code = ("import sys, irscope.tui.app, irscope.tui.panels\n"
-            "bad = [m for m in ('numpy', 'irscope.core.analysis.coalescing', 'irscope.core.explain')\n"
+            "bad = [m for m in ('numpy', 'irscope.analysis.coalescing.sectors', 'irscope.ir.explain')\n"
             "       if m in sys.modules]\n"
             "print(bad); sys.exit(1 if bad else 0)")
     done = _run(code)

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import fixture_path, kernel_path
 from tui_helpers import source_line_of
-from irscope.core.names import NVIDIA_STAGES
+from irscope.base.names import NVIDIA_STAGES
 
 
 def _inductor(name):
@@ -99,11 +99,11 @@ def test_the_text_report_names_the_fused_ops_and_the_cpu_label(cli):
 
 
 def test_a_torch_compile_script_gets_inductors_gpu_path_kernels_for_the_virtual_gpu(cli, monkeypatch, tmp_path):
-    from irscope.core.target import Target
+    from irscope.base.target import Target
 
     # a fresh Inductor cache, as irscope's worker has (its FX graph cache would give back an earlier run's code)
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
-    from irscope.core.virtual_gpu import device_properties
+    from irscope.engine.virtual_gpu.device import device_properties
 
     doc = _report(cli, kernel_path("compiled_block.py"))
     names = {k["name"] for k in doc["kernels"]}
@@ -154,9 +154,9 @@ def test_a_compiled_training_step_takes_the_cpu_backend_and_says_so_for_each_ker
 
 def test_inductor_kernels_are_compiled_with_inductors_own_options():
     """The options come from the installed torch's CachingAutotuner, applied to the file's triton_meta."""
-    from irscope.core.inductor.kernels import InductorKernel, inductor_capture
-    from irscope.core.inductor.specialize import compile_parts
-    from irscope.core.target import Target
+    from irscope.engine.inductor.kernels import InductorKernel, inductor_capture
+    from irscope.engine.inductor.specialize import compile_parts
+    from irscope.base.target import Target
 
     path = _inductor("gpu_sm86_red.py")
     namespace = {"__file__": path, "__name__": "irscope_test_inductor_red"}
@@ -173,7 +173,7 @@ def test_inductor_kernels_are_compiled_with_inductors_own_options():
 
 
 def test_fused_ops_are_read_back_from_a_kernel_name_only_when_every_piece_is_an_aten_op():
-    from irscope.core.inductor.provenance import ops_from_name
+    from irscope.engine.inductor.provenance import ops_from_name
     assert ops_from_name("triton_poi_fused__to_copy_t_0") == ["aten._to_copy", "aten.t"]
     assert ops_from_name("triton_per_fused_native_layer_norm_0") == ["aten.native_layer_norm"]
     assert ops_from_name("triton_poi_fused_notanop_zzz_0") == []

@@ -16,8 +16,8 @@ import sys
 import pytest
 
 from conftest import ROOT, fixture_path, kernel_path, run_irscope
-from irscope.core.names import NVIDIA_STAGES
-from irscope.core.triton_compat import TRITON_VERSION
+from irscope.base.names import NVIDIA_STAGES
+from irscope.engine.triton_compat import TRITON_VERSION
 
 DRIVER = json.load(open(fixture_path("inductor/h100_t211_driver.json"), encoding="utf-8"))["compilations"]
 
@@ -67,8 +67,8 @@ def test_the_h100s_ptxas_wrote_ptx_9_0():
 
 
 def test_the_report_says_when_its_ptxas_is_not_the_one_inductor_would_use(cli):
-    from irscope.core.inductor.ptxas import NOTE, torch_ptxas
-    from irscope.core.target import Target
+    from irscope.engine.inductor.ptxas import NOTE, torch_ptxas
+    from irscope.base.target import Target
     from irscope.worker.serve import inductor_view
 
     wrapper = _h100("h100_t211_layernorm_gelu_output_code.py")
@@ -90,8 +90,8 @@ def test_a_ptxas_path_set_after_a_compile_is_what_the_next_compile_uses(tmp_path
     other = os.path.join(os.path.dirname(__import__("triton").__file__), "backends", "nvidia", "bin", "ptxas-blackwell")
     script = f"""
 import os, re
-from irscope.core.session import open_file
-from irscope.core.triton_compat import ptxas
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat import ptxas
 
 def version():
     comp = open_file({kernel_path('add.py')!r}, target="sm_80").compile_all()[0]

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from irscope.core.interp import record_program
-from irscope.core.session import open_file
+from irscope.analysis.recording import record_program
+from irscope.engine.session import open_file
 
 SPECIALS = [0.0, -0.0, math.inf, -math.inf, math.nan]
 
@@ -462,9 +462,9 @@ def test_a_libdevice_function_without_an_equivalent_is_named(tmp_path):
             x = torch.ones(16)
             rz[(1,)](x, torch.empty_like(x), BLOCK=16)
         '''))
-    from irscope.core.capture import run_user_file
-    from irscope.core.discover import read_user_file
-    from irscope.core.triton_compat import Target
+    from irscope.engine.capture.run import run_user_file
+    from irscope.engine.capture.discover import read_user_file
+    from irscope.engine.triton_compat import Target
 
     result = run_user_file(read_user_file(str(path)), run_main=True, use_interpreter=True, target=Target("sm_90"))
     assert len(result.launches) == 1 and result.error is None  # the file's run went on past the launch
@@ -505,7 +505,7 @@ def test_a_loop_counter_is_an_integer_scalar_as_when_compiled(tmp_path):
     """A compiled kernel's `for i in range(n)` gives the body an i32 scalar; Triton's interpreter gave a
     Python int, and `i_t.to(tl.int64)` (fla's chunk_gated_delta_rule_fwd_kernel_h) failed there, so the
     launch had no coalescing and could not be stepped. Now it runs, with the values the GPU computes."""
-    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
     ws = _open(tmp_path / "loops.py", LOOP_COUNTER_SOURCE)
     assert ws.run_warning is None
     x, got = ws.launches[0].args[:2]

@@ -6,9 +6,9 @@ import torch
 
 from conftest import fixture_path, kernel_path
 
-from irscope.core.errors import IrscopeError
-from irscope.core.interp import record_program
-from irscope.core.session import open_file
+from irscope.base.errors import IrscopeError
+from irscope.analysis.recording import record_program
+from irscope.engine.session import open_file
 
 
 def launch_of(name, path=None):
@@ -119,7 +119,7 @@ def test_out_of_bounds_read_becomes_the_last_step():
 
 
 def test_stepper_moves_over_into_out_and_back():
-    from irscope.core.interp.stepper import Stepper
+    from irscope.analysis.recording.stepper import Stepper
     rec = record_program(launch_of("helper.py"), 0)
     st = Stepper(rec)
     assert st.step.line == 27 and st.step.index == 0

@@ -59,7 +59,7 @@ def test_every_line_number_is_one_based_and_points_at_what_its_name_says(cli):
 
 
 def test_a_findings_column_is_the_call_whichever_column_triton_recorded():
-    from irscope.core.findings.engine import _callee_start
+    from irscope.findings.engine import _callee_start
     line = "    tl.store(out_ptr + offsets, tl.sum(x, 0) + y, mask=mask)"
     assert _callee_start(line, 5) == 5            # newer Tritons: at the callee already
     assert _callee_start(line, 13) == 5           # Triton 3.6, a load: at the opening parenthesis

@@ -9,8 +9,8 @@ from conftest import fixture_path, run_irscope
 from stepper_harness import StepperHarness, wait_recorded
 from tui_helpers import open_view
 
-from irscope.core.interp import record_program
-from irscope.core.session import open_file
+from irscope.analysis.recording import record_program
+from irscope.engine.session import open_file
 
 FIXTURE = fixture_path("kernel_breakpoint_loop.py")
 BREAKPOINT_LINE = 21   # breakpoint(), in the kernel's loop

@@ -14,9 +14,9 @@ from conftest import ROOT, kernel_path
 SCRIPT = """
 import json, sys
 from irscope.core import ahead
-from irscope.core.session import open_file
-from irscope.core.triton_compat import hashing_process, triton_key_known
-import irscope.core.ahead as ahead_module
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat import hashing_process, triton_key_known
+import irscope.engine.compile.ahead as ahead_module
 seen = {}
 original = ahead_module.start
 def start(*args, **kwargs):
@@ -24,7 +24,7 @@ def start(*args, **kwargs):
     seen["hashing"] = hashing_process() is not None
     return original(*args, **kwargs)
 ahead_module.start = start
-import irscope.core.session as session
+import irscope.engine.session as session
 ahead_flag = sys.argv[2] == "ahead"
 ws = open_file(sys.argv[1], target="sm_90", compile_ahead=ahead_flag)
 comp = ws.compile_all()[0]

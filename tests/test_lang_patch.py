@@ -10,8 +10,8 @@ import triton
 import triton.language as tl
 import triton.runtime.interpreter as interp
 
-from irscope.core.session import open_file
-from irscope.core.triton_compat import lang_patch
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat import lang_patch
 
 
 def _language_state() -> dict:

@@ -6,9 +6,9 @@ import pytest
 
 from conftest import kernel_path
 
-from irscope.core.analysis.marks import MARK_LEGEND, MARKS, line_marks
-from irscope.core.compile import compile_launch
-from irscope.core.session import open_file
+from irscope.analysis.marks import MARK_LEGEND, MARKS, line_marks
+from irscope.engine.compile.compilation import compile_launch
+from irscope.engine.session import open_file
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,11 @@ import subprocess
 import tarfile
 
 from conftest import ROOT, fixture_path, kernel_path
-from irscope.core.measure import child_key
-from irscope.core.measure.ncu_child import spec_id
-from irscope.core.measure.ncu_parse import parse_raw_page, parse_source_page, split_raw_text, split_source_text
-from irscope.core.measure.ncu_run import child_command, child_env
-from irscope.core.session import open_file
+from irscope.engine.measure import child_key
+from irscope.engine.measure.ncu_child import spec_id
+from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page, split_raw_text, split_source_text
+from irscope.engine.measure.ncu_run import child_command, child_env
+from irscope.engine.session import open_file
 
 PAGES = os.path.join(ROOT, "validation", "data", "h100_measure4", "callC", "measure_C", "ncu_pages.tar.gz")
 
@@ -66,8 +66,8 @@ def test_measuring_says_each_step_as_it_ends():
     """A measurement can take minutes (runs of the file under ncu, whole-launch predictions): each step is said
     as it ends, with its seconds (on the H100, validation/gpu_measure.py keeps these lines beside each file's
     JSON). A compilation the file did not launch (--no-run) is said too, and measured as not launched."""
-    from irscope.core.measure import NOT_LAUNCHED, measure_all
-    from irscope.core.overrides import Overrides
+    from irscope.engine.measure import NOT_LAUNCHED, measure_all
+    from irscope.engine.overrides import Overrides
     ws = open_file(kernel_path("add.py"), target="sm_90", run_main=False,
                    overrides=Overrides.parse(["BLOCK_SIZE=1024"], []))
     comps = ws.compile_all(kernel_name="add_kernel")
@@ -83,7 +83,7 @@ def test_ncus_child_tells_apart_inductors_kernels_of_one_name():
     names the child's run does not share with the parent's. The child finds each compilation's own kernel by
     its spec_id, which holds the kernel's source as well as the specialization: on the H100, triton_square.py's
     two same-named kernels had one specialization, and the child could not tell which the parent measured."""
-    from irscope.core.measure.ncu_child import find_kernel
+    from irscope.engine.measure.ncu_child import find_kernel
     ws = open_file(fixture_path("compiled_twice.py"), target="sm_90", compile_ahead=False)
     kernels = [k for k in ws.kernels if k.name == "triton_poi_fused_mul_0"]
     assert len(kernels) == 2 and kernels[0].qualified_name != kernels[1].qualified_name

@@ -11,12 +11,12 @@ import tarfile
 import pytest
 
 from conftest import ROOT
-from irscope.core.analysis.shared_banks import whole_launch_report
-from irscope.core.measure.agreement import agreements, bank_agreements, disagreement_findings
-from irscope.core.measure.ncu_parse import parse_raw_page, parse_source_page
-from irscope.core.measure.per_line import per_source_line
-from irscope.core.session import open_file
-from irscope.core.triton_compat import TRITON_VERSION
+from irscope.analysis.banks.report import whole_launch_report
+from irscope.findings.agreement import agreements, bank_agreements, disagreement_findings
+from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
+from irscope.analysis.measured.per_line import per_source_line
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat import TRITON_VERSION
 
 CALL4 = os.path.join(ROOT, "validation", "data", "h100_measure2", "call4", "measure_d")
 PAGES = os.path.join(CALL4, "ncu_pages.tar.gz")
@@ -87,7 +87,7 @@ def test_a_one_lane_store_from_a_sampled_prediction_is_shown_not_compared():
     1 sector per request does not, and from a sample of programs it cannot say how many the launch has.
     On the H100 the two were compared and failed; now the ratio is shown with why, and the full loads
     and stores of the same launch are still compared."""
-    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
 
     comp, lines, raw = _measured("tests/corpus/tutorials/triton-3.6/05-layer-norm.py", "_layer_norm_fwd_fused",
                                  "05-layer-norm.__main__._layer_norm_fwd_fused.0")
@@ -127,7 +127,7 @@ def test_a_four_byte_cp_async_across_two_global_lines_is_one_wavefront():
     rows are 3,124 bytes apart, so most warps read two 128-byte global lines. Splitting the lanes by global
     line (what matmul.py's 16-byte copies show) predicted 161,659 wavefronts on the H100; ncu counted 116,768,
     one per execution. Without the split for 4-byte copies the prediction is what was measured."""
-    from irscope.core import compile as compile_module
+    from irscope.engine.compile import compilation as compile_module
     ws = open_file(os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/02-fused-softmax.py"), target="sm_90")
     # call 4 profiled the tutorial's warmup (grid=(1,)), all irscope captured then; irscope now shows the
     # launch that runs the binary (1,056 programs), so the comparison is made with the warmup's compilation
@@ -151,7 +151,7 @@ def test_zero_filled_copies_make_the_load_ratio_not_comparable():
     loop's end, zero-filled in every lane. ncu's ratio over executions (2.26) cannot be set against the
     source-level prediction (4): the counters flag the copies (agreement.py then shows the ratio with the reason,
     not compared), and a line of plain stores is not flagged."""
-    from irscope.core.measure.per_line import LineCounters
+    from irscope.analysis.measured.per_line import LineCounters
     stem = "ncu_pages/02-fused-softmax.__main__.softmax_kernel.1.source.csv"
     with tarfile.open(os.path.join(ROOT, "validation", "data", "h100_measure3", "call4", "measure_2",
                                    "ncu_pages.tar.gz")) as tar:
@@ -177,7 +177,7 @@ def test_liger_rope_loads_in_two_layouts_predicted_as_the_h100_measured(tmp_path
     import json
     import shutil
 
-    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
     _needs("liger_kernel")
     doc = json.load(open(os.path.join(ROOT, "validation", "data", "h100_measure3", "call5", "measure_3", "json",
                                       "tests__corpus__drivers__liger_rope.py.json")))

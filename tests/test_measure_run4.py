@@ -11,12 +11,12 @@ import tarfile
 import pytest
 
 from conftest import ROOT
-from irscope.core.measure.agreement import agreements
-from irscope.core.measure.ncu_parse import parse_raw_page, parse_source_page
-from irscope.core.measure.ncu_run import resource_busy
-from irscope.core.measure.per_line import per_source_line
-from irscope.core.session import open_file
-from irscope.core.triton_compat import TRITON_VERSION
+from irscope.findings.agreement import agreements
+from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
+from irscope.engine.measure.ncu_run import resource_busy
+from irscope.analysis.measured.per_line import per_source_line
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat import TRITON_VERSION
 
 CALL_A = os.path.join(ROOT, "validation", "data", "h100_measure4", "callA", "measure_A")
 SAME_BINARY = pytest.mark.skipif(not TRITON_VERSION.startswith("3.6."),
@@ -35,7 +35,7 @@ def test_liger_cross_entropy_loads_over_several_lines_are_predicted_as_measured(
     pointer's line, the interpreter on the call's first line: the loads were left out of the prediction, and
     the H100's rows for lines 154 and 210 had nothing to compare with. Over the whole launch the sectors are
     now what ncu measured, and the ratio is shown beside ncu's (masked-off executions, not compared)."""
-    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
     if importlib.util.find_spec("liger_kernel") is None:
         pytest.skip("liger_kernel is not installed (pip install --no-deps -r tests/corpus/requirements.txt)")
     stem = "liger_cross_entropy.liger_kernel.ops.cross_entropy.liger_cross_entropy_kernel.0"
@@ -75,7 +75,7 @@ def test_fla_row_loads_in_mma_slices_are_predicted_as_measured(tmp_path, kernel,
     """fla's gated delta rule loads its gates and betas as row vectors in slices of a tl.dot's MMA layout
     (each in two or three layouts). The H100 measured them; irscope predicted nothing ("not analysed" under
     Triton 3.6). Over the whole launch each line's sectors and requests are now what ncu counted."""
-    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
     if importlib.util.find_spec("fla") is None:
         pytest.skip("fla is not installed (pip install --no-deps -r tests/corpus/requirements.txt)")
     path = tmp_path / "fla_gated_delta_rule.py"
@@ -104,7 +104,7 @@ def test_a_warp_specialized_launch_counts_its_partitions_warps_in_occupancy():
     import json
     import re
 
-    from irscope.core.analysis.occupancy import occupancy
+    from irscope.analysis.occupancy import occupancy
     ws = open_file(os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/09-persistent-matmul.py"), target="sm_90")
     comps = ws.compile(ws.kernel("matmul_kernel_descriptor_persistent"))
     blocks = {}
@@ -152,9 +152,9 @@ def test_lds128_whose_lane_pairs_read_two_chunks_takes_a_wavefront_per_quarter_w
     i the chunk i % 4 or i % 8), and ncu counts 4 wavefronts an execution where the half-warp rule said 2
     (288 / 544 and 13,056 / 13,824 on the line). The load rule of validation/data/h100_smem_patterns (LDS.128
     patterns 4 and 9) gives the measured counts, instruction by instruction."""
-    from irscope.core.analysis.shared_banks import whole_launch_report
-    from irscope.core.measure.agreement import bank_agreements
-    from irscope.core.measure.ncu_parse import INSTRUCTIONS, WAVEFRONTS
+    from irscope.analysis.banks.report import whole_launch_report
+    from irscope.findings.agreement import bank_agreements
+    from irscope.analysis.measured.ncu_parse import INSTRUCTIONS, WAVEFRONTS
     comp, page, lines = _fla_kernel(tmp_path, driver, kernel, stem)
     report = whole_launch_report(comp, max_programs=10**6, time_limit=120)
     assert report.complete
@@ -170,7 +170,7 @@ def test_lds128_whose_lane_pairs_read_two_chunks_takes_a_wavefront_per_quarter_w
 
 
 def _listed(comp) -> dict[int, int]:
-    from irscope.core.measure.per_line import listed_offsets
+    from irscope.analysis.measured.per_line import listed_offsets
     return {offset: index for offset, (index, _) in listed_offsets(comp.stage("sass")).items()}
 
 
@@ -182,9 +182,9 @@ def test_a_four_byte_copy_of_one_float_every_16_bytes_conflicts_on_the_global_si
     bytes (conflict-free), yet ncu counts 4 wavefronts a copy: the lines pass through the banks of their
     offsets, one line a wavefront. irscope counted shared banks only (336 wavefronts, no conflict, where ncu
     measured 528 and 192); the zero-filled copies past the loop's end take 1, as before."""
-    from irscope.core.analysis.shared_banks import whole_launch_report
-    from irscope.core.measure.agreement import bank_agreements
-    from irscope.core.measure.ncu_parse import INSTRUCTIONS, WAVEFRONTS
+    from irscope.analysis.banks.report import whole_launch_report
+    from irscope.findings.agreement import bank_agreements
+    from irscope.analysis.measured.ncu_parse import INSTRUCTIONS, WAVEFRONTS
     comp, page, lines = _fla_kernel(
         tmp_path, "fla_gated_delta_rule.py", "chunk_gated_delta_rule_fwd_kernel_h_blockdim64",
         "fla_gated_delta_rule.fla.ops.common.chunk_delta_h.chunk_gated_delta_rule_fwd_kernel_h_blockdim64.0")
@@ -212,9 +212,9 @@ def test_a_kernel_given_host_tensor_descriptors_is_simulated_with_its_real_argum
     the user's arguments to the PTX's parameters one for one, so M, N and K were read from the wrong ones,
     the simulated program skipped its loop and epilogue, and line 427's STSM stores (256 wavefronts on the
     H100) were predicted as 0. With each descriptor expanded, the epilogue runs and the line agrees."""
-    from irscope.core.analysis.shared_banks import launch_inputs, whole_launch_report
-    from irscope.core.analysis.ptx_program import parse_program
-    from irscope.core.measure.agreement import bank_agreements
+    from irscope.analysis.banks.report import launch_inputs, whole_launch_report
+    from irscope.analysis.ptx.program import parse_program
+    from irscope.findings.agreement import bank_agreements
     path = tmp_path / "09-persistent-matmul.py"
     shutil.copy(os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/09-persistent-matmul.py"), path)
     ws = open_file(str(path), target="sm_90")
@@ -241,9 +241,9 @@ def test_a_tensor_descriptor_built_in_the_kernel_leaves_its_lines_shared_accesse
     which ptxas emits as 15 STS and 11 LDS (one lane each) on the descriptor's line. irscope predicted
     none of them, and the group of lines 507+513+519+552+554 read 259 wavefronts against the H100's 334
     (78 of them the descriptors'). The group is now shown uncompared, with the reason."""
-    from irscope.core.analysis.shared_banks import whole_launch_report
-    from irscope.core.measure.agreement import bank_agreements
-    from irscope.core.measure.ncu_parse import WAVEFRONTS
+    from irscope.analysis.banks.report import whole_launch_report
+    from irscope.findings.agreement import bank_agreements
+    from irscope.analysis.measured.ncu_parse import WAVEFRONTS
     path = tmp_path / "09-persistent-matmul.py"
     shutil.copy(os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/09-persistent-matmul.py"), path)
     ws = open_file(str(path), target="sm_90")

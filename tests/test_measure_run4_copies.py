@@ -9,10 +9,10 @@ import os
 import pytest
 
 from conftest import ROOT
-from irscope.core.measure.agreement import agreements
-from irscope.core.measure.ncu_parse import parse_raw_page, parse_source_page
-from irscope.core.measure.per_line import per_source_line
-from irscope.core.session import open_file
+from irscope.findings.agreement import agreements
+from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
+from irscope.analysis.measured.per_line import per_source_line
+from irscope.engine.session import open_file
 from test_measure_run4 import CALL_B, CALL_D, SAME_BINARY, _fla_kernel, _member
 
 
@@ -23,7 +23,7 @@ def test_a_broadcast_cp_async_is_copied_by_one_thread(tmp_path):
     cp.async; every thread of the 2 warps holds it, and Triton predicates all but thread 0 off (`@%p cp.async`,
     `%p` = `tid % 64 == 0`) as it does for stores. irscope counted the loads' rule, one request a warp
     (64 sectors); the H100 measured 32."""
-    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
     comp, _page, lines = _fla_kernel(
         tmp_path, "fla_gated_delta_rule.py", "chunk_gated_delta_rule_fwd_kernel_h_blockdim64",
         "fla_gated_delta_rule.fla.ops.common.chunk_delta_h.chunk_gated_delta_rule_fwd_kernel_h_blockdim64.0")
@@ -41,7 +41,7 @@ def test_a_16_byte_cp_async_counts_sectors_per_eight_lane_phase(kernel, lines):
     """Tutorial 09 at M = N = K = 32 copies A and B tiles with 16-byte cp.async; in 24 of its 32 copies the
     masked rows wrap to row 0, so four 8-lane phases read the same two sectors. The warp touches 2 distinct
     sectors, and the H100 counted 8: 2 in each phase (256 a line over the launch, where irscope said 112)."""
-    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
     ws = open_file(os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/09-persistent-matmul.py"), target="sm_90")
     comp = ws.compile(ws.kernel(kernel))[0]
     stem = f"09-persistent-matmul.__main__.{kernel}.0"
@@ -60,7 +60,7 @@ def test_a_row_loaded_in_two_layouts_every_loop_trip_is_counted_in_both(tmp_path
     its T = 64 loop, and Triton makes each two loads: one in a slice layout (32 warp-uniform LDG.E.U16 a
     thread, one sector a request) and one in a blocked layout (one LDG whose lanes read 64 bytes: two sectors).
     Only the first was counted: 65,536 sectors predicted, 69,632 measured."""
-    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
     stem = "fla_fused_recurrent_gla.fla.ops.common.fused_recurrent.fused_recurrent_bwd_kernel.0"
     comp, _page, lines = _fla_kernel(tmp_path, "fla_fused_recurrent_gla.py", "fused_recurrent_bwd_kernel", stem)
     raw = parse_raw_page(_member(CALL_B, stem + ".raw.csv"))[0]

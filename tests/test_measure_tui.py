@@ -81,13 +81,13 @@ async def test_a_measurement_shows_in_the_measured_coalescing_and_memory_panels(
     import json
 
     from conftest import ROOT, fixture_path
-    from irscope.core.measure import Measurement
-    from irscope.core.measure.agreement import agreements
-    from irscope.core.measure.ncu_parse import parse_raw_page, parse_source_page
-    from irscope.core.measure.peaks import peaks_of
-    from irscope.core.measure.per_line import per_source_line
-    from irscope.core.session import open_file
-    from irscope.core.analysis.coalescing import analyze_coalescing
+    from irscope.engine.measure import Measurement
+    from irscope.findings.agreement import agreements
+    from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
+    from irscope.engine.measure.peaks import peaks_of
+    from irscope.analysis.measured.per_line import per_source_line
+    from irscope.engine.session import open_file
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
     from irscope.tui.panels.coalescing import CoalescingPanel
     from irscope.tui.panels.measured import MeasuredPanel
     from irscope.tui.panels.memory import MemoryPanel
@@ -103,7 +103,7 @@ async def test_a_measurement_shows_in_the_measured_coalescing_and_memory_panels(
     if why:
         pytest.skip(f"this Triton builds another binary than the H100 run's: {why}")
     m.raw, m.agreements = raw, agreements(comp, analyze_coalescing(comp), m.lines, raw)
-    from irscope.core.measure.work import launch_work
+    from irscope.engine.measure.work import launch_work
     m.work = launch_work(comp, analyze_coalescing(comp))
     result = {"measured": m.to_json(), "findings": []}
 

@@ -4,10 +4,10 @@ import pytest
 
 from conftest import kernel_path
 
-from irscope.core.analysis.memory import memory_ops, primary_stage, totals_by_source_line
-from irscope.core.analysis.memory_asm import parse_amdgcn, parse_ptx, parse_sass
-from irscope.core.analysis.memory_ir import parse_mlir
-from irscope.core.session import open_file
+from irscope.analysis.memory.ops import memory_ops, primary_stage, totals_by_source_line
+from irscope.analysis.memory.asm import parse_amdgcn, parse_ptx, parse_sass
+from irscope.analysis.memory.ir import parse_mlir
+from irscope.engine.session import open_file
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +123,7 @@ def test_amd_ttgir_buffer_ops():
 
 
 def test_llvm_ir_inline_asm_plain_and_buffer_ops(add_sm90):
-    from irscope.core.analysis.memory_ir import parse_llvm
+    from irscope.analysis.memory.ir import parse_llvm
     ops = parse_llvm(add_sm90.stage("llir"))
     assert [(op.opcode, op.width_bytes, op.masked) for op in ops] == \
         [("ld.global.v4.b32", 16, True)] * 4 + [("st.global.v4.b32", 16, True)] * 2

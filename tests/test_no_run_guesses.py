@@ -7,8 +7,8 @@ import json
 import sys
 
 from conftest import fixture_path, kernel_path
-from irscope.core.kernel_params import pointer_params
-from irscope.core.triton_compat import unwrap_kernel
+from irscope.engine.capture.kernel_params import pointer_params
+from irscope.engine.triton_compat import unwrap_kernel
 
 
 def _kernels(path):

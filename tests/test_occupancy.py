@@ -7,9 +7,9 @@ import pytest
 
 from conftest import kernel_path
 
-from irscope.core.analysis.occupancy import amd_occupancy, nvidia_occupancy, occupancy
-from irscope.core.session import open_file
-from irscope.core.triton_compat import find_tool
+from irscope.analysis.occupancy import amd_occupancy, nvidia_occupancy, occupancy
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat import find_tool
 
 
 def test_sm90_small_kernel_reaches_full_occupancy():

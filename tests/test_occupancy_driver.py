@@ -10,8 +10,8 @@ import os
 import pytest
 
 from conftest import ROOT, kernel_path
-from irscope.core.analysis.occupancy import nvidia_occupancy, occupancy
-from irscope.core.session import open_file
+from irscope.analysis.occupancy import nvidia_occupancy, occupancy
+from irscope.engine.session import open_file
 
 DATA = os.path.join(ROOT, "validation", "data", "h100_occupancy.json")
 

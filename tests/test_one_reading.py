@@ -1,4 +1,4 @@
-"""One reading of each dialect: SASS and PTX instruction text is cut up by irscope/core/ir/ alone. A module
+"""One reading of each dialect: SASS and PTX instruction text is cut up by irscope/ir/ alone. A module
 elsewhere that matches instruction lines with a regular expression of its own (an address `/*0040*/`, a guard
 `@!P0` / `@%p1`, a `.loc`, an opcode such as `LDG` or `ld.global`) fails here; it should take the
 instructions from ir/ptx.py or ir/sass.py. The allow-list names the few readers that must stay, and why."""
@@ -73,8 +73,8 @@ def test_the_ir_modules_stay_small():
 def test_the_domain_model_and_the_readers_import_neither_torch_nor_triton():
     # Target lives in core/target.py, outside triton_compat: holding and comparing targets, and reading a
     # stage's text, need no compiler
-    code = ("import sys, irscope.core.model, irscope.core.target, irscope.core.ir.ptx, irscope.core.ir.sass, "
-            "irscope.core.ir.mlir, irscope.core.ir.llvm, irscope.core.ir.amdgcn, irscope.core.ir.normal\n"
+    code = ("import sys, irscope.base.model, irscope.base.target, irscope.ir.ptx, irscope.ir.sass, "
+            "irscope.ir.mlir, irscope.ir.llvm, irscope.ir.amdgcn, irscope.ir.normal\n"
             "print(sorted(m for m in ('torch', 'triton') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60,
                           env={**os.environ, "PYTHONPATH": ROOT})

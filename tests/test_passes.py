@@ -12,8 +12,8 @@ from conftest import ROOT, kernel_path
 
 @pytest.fixture(scope="module")
 def add_steps():
-    from irscope.core.passes import capture_passes
-    from irscope.core.session import open_file
+    from irscope.engine.compile.passes import capture_passes
+    from irscope.engine.session import open_file
 
     ws = open_file(kernel_path("add.py"), target="sm_90", compile_ahead=False)
     comp = ws.compile(ws.kernel(None))[0]
@@ -76,8 +76,8 @@ def test_bad_pass_is_one_line(cli):
 def test_matmul_which_pass_added_a_convert_layout():
     """'Which pass added this convert_layout': the TTGIR passes whose output has more ttg.convert_layout ops
     than their input (counted in the raw dumps) are exactly those whose diff adds one."""
-    from irscope.core.passes import capture_passes
-    from irscope.core.session import open_file
+    from irscope.engine.compile.passes import capture_passes
+    from irscope.engine.session import open_file
 
     ws = open_file(kernel_path("matmul.py"), target="sm_90", compile_ahead=False)
     steps = capture_passes(ws.compile(ws.kernel(None))[0])

@@ -6,8 +6,8 @@ import os
 import pytest
 
 from conftest import KERNELS
-from irscope.core import toolchain
-from irscope.core.session import open_file
+from irscope.engine.compile import toolchain
+from irscope.engine.session import open_file
 
 
 @pytest.fixture

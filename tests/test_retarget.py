@@ -7,13 +7,13 @@ import time
 import pytest
 
 from conftest import fixture_path, run_irscope
-from irscope.core.budget import CaptureBudget
-from irscope.core.capture import run_user_file
-from irscope.core.discover import read_user_file
-from irscope.core.errors import IrscopeError
-from irscope.core.retarget import other_targets
-from irscope.core.session import open_file
-from irscope.core.triton_compat import Target
+from irscope.engine.capture.budget import CaptureBudget
+from irscope.engine.capture.run import run_user_file
+from irscope.engine.capture.discover import read_user_file
+from irscope.base.errors import IrscopeError
+from irscope.engine.capture.retarget import other_targets
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat import Target
 
 
 def test_other_targets_are_the_nvidia_ones_newest_first():

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from conftest import ROOT
-from irscope.core.session import open_file
-from irscope.core.triton_compat import find_tool
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat import find_tool
 
 sys.path.insert(0, os.path.join(ROOT, "validation"))
 from sass_listing import cuobjdump_instructions, instructions  # noqa: E402

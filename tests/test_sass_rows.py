@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from conftest import kernel_path
-from irscope.core.ir import sass as ir_sass
-from irscope.core.stages.sass import parse_sass
+from irscope.ir import sass as ir_sass
+from irscope.ir.locations.sass import parse_sass
 from tui_helpers import source_line_of
 
 ADD = kernel_path("add.py")

@@ -12,11 +12,11 @@ import numpy as np
 
 from conftest import ROOT, kernel_path
 
-from irscope.core.analysis.bank_conflicts import LaunchInputs, predict
-from irscope.core.analysis.bank_model import count, phase_size
-from irscope.core.analysis.ptx_program import parse_program
-from irscope.core.analysis.shared_banks import whole_launch_report
-from irscope.core.session import open_file
+from irscope.analysis.banks.conflicts import LaunchInputs, predict
+from irscope.analysis.banks.model import count, phase_size
+from irscope.analysis.ptx.program import parse_program
+from irscope.analysis.banks.report import whole_launch_report
+from irscope.engine.session import open_file
 
 DATA = os.path.join(ROOT, "validation", "data", "h100_smem_patterns")
 KERNELS = [("st32", 4), ("st64", 8), ("st128", 16), ("ld32", 4), ("ld64", 8), ("ld128", 16)]

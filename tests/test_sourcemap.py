@@ -5,8 +5,8 @@ import re
 import pytest
 
 from conftest import fixture_path, kernel_path
-from irscope.core.session import open_file
-from irscope.core.sourcemap import IRLine, LineKind, SourceLoc, SourceMap
+from irscope.engine.session import open_file
+from irscope.ir.sourcemap import IRLine, LineKind, SourceLoc, SourceMap
 
 _cache: dict = {}
 
@@ -385,7 +385,7 @@ def test_sass_shuffles_of_two_reductions_go_to_their_own_lines():
 
 def test_strip_locations_on_real_ttgir():
     """One stripper serves the analyses, Explain and the TUI: no `loc(` survives, the op text does."""
-    from irscope.core.stages.mlir import strip_locations
+    from irscope.ir.locations.mlir import strip_locations
 
     comp = compiled("add.py", "sm_90")
     for raw in comp.stage("ttgir").splitlines():

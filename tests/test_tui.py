@@ -337,7 +337,7 @@ async def test_the_palette_offers_the_configs_the_autotuners_pruning_leaves():
 
 @run_async
 async def test_a_panel_that_raises_says_so_and_the_app_goes_on(monkeypatch):
-    from irscope.core import explain
+    from irscope.ir import explain
     from irscope.tui.panels.explain import ExplainPanel
     from irscope.tui.panels.info import LineInfoPanel
 

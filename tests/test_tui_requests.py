@@ -58,7 +58,7 @@ async def test_busy_is_whether_a_request_runs_and_a_failure_that_is_not_fatal_ke
 
 @run_async
 async def test_a_views_stale_answer_is_dropped_and_its_failure_comes_back_to_it_through_the_main_screen():
-    from irscope.core.errors import IrscopeError
+    from irscope.base.errors import IrscopeError
     from irscope.tui.messages import CoalescingAnalysed
     from irscope.tui.panels import CoalescingPanel
     from irscope.tui.panels.coalescing import _analyse

@@ -134,7 +134,7 @@ def test_an_answer_can_carry_only_irscope_data_numpy_and_builtins():
 
     import numpy as np
 
-    from irscope.core.target import Target
+    from irscope.base.target import Target
     from irscope.worker import protocol
 
     plain = {"target": Target("sm_90"), "offsets": np.arange(4), "names": ["x"]}
@@ -163,7 +163,7 @@ def test_a_file_that_ends_its_worker_is_one_line_with_its_last_output_written_ou
 def test_scrubbing_an_answer_keeps_its_types_and_numbers():
     from collections import Counter, namedtuple
 
-    from irscope.worker.textsafe import scrub
+    from irscope.base.textsafe import scrub
 
     Pair = namedtuple("Pair", "a b")
     answer = {"strides": Counter({128: 31, 4: 1}), "pair": Pair("x\x1b[2J", 2), "names": ["ok", "\x07bell"]}

@@ -4,9 +4,9 @@ import pytest
 
 from conftest import kernel_path
 
-from irscope.core.analysis.vectorize import why_not_vectorized
-from irscope.core.analysis.vectorize_what_if import what_if
-from irscope.core.session import open_file
+from irscope.analysis.vectorize.why_not import why_not_vectorized
+from irscope.engine.compile.what_if import what_if
+from irscope.engine.session import open_file
 
 
 @pytest.fixture(scope="module")

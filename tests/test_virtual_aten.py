@@ -11,8 +11,8 @@ import torch
 import torch.nn.functional as F
 
 from conftest import fixture_path
-from irscope.core.triton_compat import Target
-from irscope.core.virtual_gpu import virtual_gpu
+from irscope.engine.triton_compat import Target
+from irscope.engine.virtual_gpu.device import virtual_gpu
 
 BLOCK = fixture_path("inductor/h100_t211_block_output_code.py")
 

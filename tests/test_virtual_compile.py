@@ -4,9 +4,9 @@ cannot show by itself."""
 import pytest
 import torch
 
-from irscope.core.inductor.virtual_compile import _fake_gpu_inputs, gpu_path_compile
-from irscope.core.triton_compat import Target
-from irscope.core.virtual_gpu import virtual_gpu
+from irscope.engine.inductor.virtual_compile import _fake_gpu_inputs, gpu_path_compile
+from irscope.engine.triton_compat import Target
+from irscope.engine.virtual_gpu.device import virtual_gpu
 
 
 def test_fake_cuda_inputs_ask_for_no_gpu_context(monkeypatch):

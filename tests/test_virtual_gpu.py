@@ -11,13 +11,13 @@ from triton.runtime import driver
 import json
 
 from conftest import fixture_path
-from irscope.core.analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
-from irscope.core.capture import run_user_file
-from irscope.core.session import open_file
-from irscope.core.discover import read_user_file
-from irscope.core.names import TARGETS
-from irscope.core.triton_compat import Target
-from irscope.core.virtual_gpu import describe_virtual_device, virtual_gpu
+from irscope.analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
+from irscope.engine.capture.run import run_user_file
+from irscope.engine.session import open_file
+from irscope.engine.capture.discover import read_user_file
+from irscope.base.names import TARGETS
+from irscope.engine.triton_compat import Target
+from irscope.engine.virtual_gpu.device import describe_virtual_device, virtual_gpu
 
 NVIDIA_KEYS = {"max_shared_mem", "max_num_regs", "multiprocessor_count", "warpSize", "sm_clock_rate",
                "mem_clock_rate", "mem_bus_width"}
@@ -219,7 +219,7 @@ def test_streams_events_seeds_and_memory_calls():
 def test_torch_compile_traces_on_the_virtual_gpu():
     # Dynamo keeps one rule per torch object: every stand-in must be its own object (one shared no-op
     # function under several torch.cuda names made torch.compile refuse to start)
-    from irscope.core.virtual_cuda import VirtualDeviceProperties, accelerator_namespace, cuda_namespace
+    from irscope.engine.virtual_gpu.cuda import VirtualDeviceProperties, accelerator_namespace, cuda_namespace
     props = VirtualDeviceProperties("x", 9, 0, 1, 1, 32, 2048, 1024, 65536, 1, 1, 1, 1, 1, 1, 1)
     cuda = cuda_namespace(props, "sm_90")
     objects = list(cuda.values()) + list(accelerator_namespace(cuda).values())
@@ -299,8 +299,8 @@ def test_a_tutorial_style_file_runs_unchanged(target):
 
 @pytest.mark.parametrize("target", ["sm_90", "gfx942"])
 def test_warmup_compiles_and_the_compiled_kernel_launches(target):
-    from irscope.core.toolchain import amdgcn_resources, cubin_resources
-    from irscope.core.triton_compat import compile_specialized, specialize
+    from irscope.engine.compile.toolchain import amdgcn_resources, cubin_resources
+    from irscope.engine.triton_compat import compile_specialized, specialize
     result = run("virtual_gpu_warmup.py", target)
     assert result.error is None, result.user_traceback
     seen = result.namespace["SEEN"]
@@ -323,7 +323,7 @@ def test_warmup_compiles_and_the_compiled_kernel_launches(target):
 def test_a_kernel_warmed_up_then_launched_by_hand_is_shown_with_the_grid_it_ran_with():
     """The warmup's grid=(1,) compiles the binary; the launch by hand runs it on every SM: the compilation
     (what the analyses and measured mode take) stands for the launch, not the warmup."""
-    from irscope.core.session import open_file
+    from irscope.engine.session import open_file
     ws = open_file(fixture_path("virtual_gpu_warmup.py"), target="sm_90", run_main=True, compile_ahead=False)
     (comp,) = ws.compile(ws.kernels[0])
     launched = [la for la in ws.launches if not la.warmup]
@@ -411,7 +411,7 @@ def test_a_file_that_registers_no_cuda_operator_pays_nothing_for_the_route():
     import sys
 
     from conftest import ROOT, kernel_path
-    code = ("import sys; from irscope.core.session import open_file; "
+    code = ("import sys; from irscope.engine.session import open_file; "
             f"open_file({kernel_path('add.py')!r}, target='sm_90', compile_ahead=False); "
             "print('torch._dynamo' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
@@ -433,9 +433,9 @@ def test_half_precision_products_on_the_virtual_gpu_are_computed_in_float32():
     # computed as the file asked.
     import torch
 
-    from irscope.core.triton_compat import Target
-    from irscope.core.virtual_gpu import virtual_gpu
-    from irscope.core.virtual_tensors import _mark_host, _product_in_float32
+    from irscope.engine.triton_compat import Target
+    from irscope.engine.virtual_gpu.device import virtual_gpu
+    from irscope.engine.virtual_gpu.tensors import _mark_host, _product_in_float32
 
     torch.manual_seed(0)
     a_host, b_host = torch.randn(64, 96, dtype=torch.float16), torch.randn(96, 32, dtype=torch.float16)
@@ -465,7 +465,7 @@ def test_half_precision_products_on_the_virtual_gpu_are_computed_in_float32():
 def test_a_sweep_reaches_every_power_of_two_of_its_range_early():
     # Tutorial 02's softmax sweeps N = 256 .. 12672 in steps of 128 and compiles one kernel per power of two of N
     # (its block size): a sweep cut short after 10 of its 98 points has still reached all seven.
-    from irscope.core.triton_compat.benchmark_sweep import sweep_order
+    from irscope.engine.triton_compat.benchmark_sweep import sweep_order
 
     values = [128 * i for i in range(2, 100)]
     order = sweep_order(len(values), values)

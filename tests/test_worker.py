@@ -70,7 +70,7 @@ def test_a_kernel_from_another_module_is_captured_in_a_file_that_sets_triton_int
 
 
 def test_the_front_end_imports_neither_torch_nor_triton():
-    code = ("import sys, irscope.cli, irscope.worker.client; irscope.cli.build_parser(); "
+    code = ("import sys, irscope.cli.main, irscope.worker.client; irscope.cli.main.build_parser(); "
             "print(sorted(m for m in ('torch', 'triton', 'numpy') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.stdout.strip() == "[]", done.stderr

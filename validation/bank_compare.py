@@ -49,8 +49,8 @@ def ptx_locations(ptx: str) -> list[tuple[str, int] | None]:
 
 def predicted_groups(doc: dict, launch: dict) -> tuple[dict, list[str]]:
     """(file, line, kind) -> [(wavefronts, ideal, executions, modelled)] for one recorded launch."""
-    from irscope.core.analysis.bank_conflicts import LaunchInputs, predict
-    from irscope.core.analysis.ptx_program import parse_program
+    from irscope.analysis.banks.conflicts import LaunchInputs, predict
+    from irscope.analysis.ptx.program import parse_program
     ptx = doc["ptx"][launch["ptx"]]
     inputs = LaunchInputs(tuple(launch["grid"]), launch["threads"], launch["params"])
     report = predict(parse_program(ptx), inputs)

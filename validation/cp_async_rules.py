@@ -14,7 +14,7 @@ arguments, though the probe launched K = 256 second and A shifted by 64 bytes fo
 validation/probes/cp_async_probe.py); the record is corrected here from the probe's own source before
 predicting, so those rows compare like with like.
 
-irscope's rule ("now", irscope/core/analysis/bank_model.py): 128 bytes of lane data a phase, a phase takes as many
+irscope's rule ("now", irscope/analysis/banks/model.py): 128 bytes of lane data a phase, a phase takes as many
 wavefronts as its busiest bank on either side, shared (where it writes) or global (the bank of each byte's offset
 in its 128-byte line), and a 16-byte copy's zero-filled lanes are written apart. Each other rule is a grouping of
 the lanes within a phase (each group written in wavefronts of its own, shared banks only) and a number of lanes
@@ -39,7 +39,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import bank_compare  # noqa: E402
-from irscope.core.analysis import bank_conflicts, bank_model  # noqa: E402
+from irscope.analysis.banks import conflicts as bank_conflicts, model as bank_model  # noqa: E402
 
 LINE = np.uint64(bank_model.LINE_BYTES)
 DATA = os.path.join(HERE, "data")
@@ -171,9 +171,9 @@ def _patterns(stem: str) -> dict:
     patterns, as signatures that ignore where the tile lies (addresses relative to the execution's first
     shared byte and first global line) but keep everything a per-address rule could use: the lanes that
     take part, which of them fetch, each lane's shared offset, its global line and its byte within the line."""
-    from irscope.core.analysis.ptx_exec import Machine
-    from irscope.core.analysis.ptx_program import parse_program
-    from irscope.core.analysis.ptxas_shared import ptxas_view
+    from irscope.analysis.ptx.machine import Machine
+    from irscope.analysis.ptx.program import parse_program
+    from irscope.analysis.banks.ptxas import ptxas_view
     with open(stem + ".launches.json") as f:
         doc = json.load(f)
     out: dict = {}

@@ -40,8 +40,8 @@ def collect_real(path: str, out_json: str) -> None:
 
     sys.path.insert(0, ROOT)
     sys.path.insert(0, os.path.join(ROOT, "validation"))
-    from irscope.core.toolchain import disassemble
-    from irscope.core.triton_compat import find_tool
+    from irscope.engine.compile.toolchain import disassemble
+    from irscope.engine.triton_compat import find_tool
     from sass_listing import cuobjdump_instructions
 
     compiled_here = _keep_compiles()
@@ -115,9 +115,9 @@ def run_as_written(path: str) -> dict:
         # benchmark sweeps at their first point only, as irscope's virtual GPU runs them, so that a
         # tutorial's sweep takes seconds: the launches of that point are real ones all the same
         import triton.testing
-        from irscope.core.triton_compat.benchmark_sweep import run_first_point
+        from irscope.engine.triton_compat.benchmark_sweep import run_first_point
         triton.testing.Mark.run = run_first_point
-    from irscope.core.capture import no_terminal
+    from irscope.engine.capture.run import no_terminal
     sys.argv = [path]  # the file's own argument parser must not see this script's arguments
     with no_terminal([], path):  # a file's ipdb.set_trace() / input() would wait for a terminal
         try:
@@ -154,16 +154,16 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
     import hashlib
 
     sys.path.insert(0, ROOT)
-    from irscope.core import ahead
-    from irscope.core.errors import IrscopeError
-    from irscope.core.session import open_file
+    from irscope.engine.compile import ahead
+    from irscope.base.errors import IrscopeError
+    from irscope.engine.session import open_file
 
     import torch
     if os.environ.get("FIDELITY_FIRST_POINT") and torch.cuda.is_available():
         # irscope with the GPU visible runs a benchmark sweep for real, until its capture budget stops the
         # run (3 s without a new launch): its first point only, as the real run here and the virtual GPU do
         import triton.testing
-        from irscope.core.triton_compat.benchmark_sweep import run_first_point
+        from irscope.engine.triton_compat.benchmark_sweep import run_first_point
         triton.testing.Mark.run = run_first_point
 
     ws = open_file(path, target=target)
@@ -372,7 +372,7 @@ def markdown(rows: list[dict], target: str) -> str:
             f"interpreter) against the real launch's. 'irscope on GPU': irscope with the GPU visible "
             f"(launch captured for real) gives the same text as offline. 'sass (cuobjdump)': irscope's offline "
             f"SASS against `cuobjdump -sass` of the real cubin, instruction by instruction. 'compiled by': offline, whether a "
-            f"compile-ahead child (irscope/core/ahead.py) compiled and disassembled it while the file ran, the "
+            f"compile-ahead child (irscope/engine/compile/ahead.py) compiled and disassembled it while the file ran, the "
             f"text then read back from Triton's cache, or irscope's own compile did.\n\n")
     cols = ["file", "kernel", *IR_STAGES, "sass", "sass (cuobjdump)", "cubin", "registers", "spills", "irscope on GPU", "compiled by",
             "result", "note"]

@@ -73,7 +73,7 @@ def collect_real(out: str) -> None:
     import triton
 
     sys.path.insert(0, ROOT)
-    from irscope.core.toolchain import disassemble
+    from irscope.engine.compile.toolchain import disassemble
 
     records = []
     original = triton.compile
@@ -113,7 +113,7 @@ def collect_real(out: str) -> None:
 def collect_offline(out: str) -> None:
     """No GPU visible: irscope opens each kept wrapper and compiles every kernel and config for sm_90."""
     sys.path.insert(0, ROOT)
-    from irscope.core.session import open_file
+    from irscope.engine.session import open_file
 
     rows = []
     for path in sorted(glob.glob(os.path.join(out, "files", "output_code_*.py"))):

@@ -32,7 +32,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from irscope.core.measure import NO_GRID, NOT_LAUNCHED  # noqa: E402
+from irscope.engine.measure import NO_GRID, NOT_LAUNCHED  # noqa: E402
 
 # measured mode's own words for a compilation it cannot launch again: the file does not launch it, or its
 # capture holds no grid (a limit of irscope's, said in the row)

@@ -81,8 +81,8 @@ def compare(path: str, arch: str = "sm_90") -> int:
     import base64
 
     sys.path.insert(0, ROOT)
-    from irscope.core.analysis.occupancy import nvidia_occupancy
-    from irscope.core.toolchain import cubin_resources
+    from irscope.analysis.occupancy import nvidia_occupancy
+    from irscope.engine.compile.toolchain import cubin_resources
 
     with open(path) as f:
         rows = json.load(f)

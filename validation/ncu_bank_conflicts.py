@@ -50,11 +50,11 @@ PROFILE_TIMEOUT = 240  # seconds for one file under Nsight Compute (compiled_blo
 
 def record(path: str, target: str, out_dir: str) -> str:
     """Every launch of `path` as irscope sees it offline: PTX, grid, block, parameters (DIR/<stem>.launches.json)."""
-    from irscope.core.analysis.shared_banks import launch_inputs
-    from irscope.core.analysis.ptx_program import parse_program
-    from irscope.core.compile import compile_launch
-    from irscope.core.session import open_file
-    from irscope.core.triton_compat import TRITON_VERSION
+    from irscope.analysis.banks.report import launch_inputs
+    from irscope.analysis.ptx.program import parse_program
+    from irscope.engine.compile.compilation import compile_launch
+    from irscope.engine.session import open_file
+    from irscope.engine.triton_compat import TRITON_VERSION
 
     ws = open_file(path, target=target)
     doc = {"file": os.path.relpath(os.path.abspath(path), ROOT), "triton": TRITON_VERSION, "target": target,

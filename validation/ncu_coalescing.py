@@ -32,9 +32,9 @@ def predict(path: str, target: str) -> dict:
     """Every launch of every kernel the file makes, in launch order, with whole-grid totals ("rows"), and
     the names of every Triton kernel irscope found, launched or not ("kernels")."""
     sys.path.insert(0, ROOT)
-    from irscope.core.analysis.coalescing import analyze_coalescing
-    from irscope.core.compile import compile_launch
-    from irscope.core.session import open_file
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
+    from irscope.engine.compile.compilation import compile_launch
+    from irscope.engine.session import open_file
 
     ws = open_file(path, target=target)
     out = []

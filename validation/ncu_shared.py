@@ -18,9 +18,8 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from irscope.core.measure.ncu_parse import (INSTRUCTIONS, WAVEFRONTS, WAVEFRONTS_IDEAL, number,  # noqa: E402
-                                            parse_raw_page, parse_source_page)
-from irscope.core.measure.ncu_run import ncu_machine_lock  # noqa: E402
+from irscope.analysis.measured.ncu_parse import INSTRUCTIONS, WAVEFRONTS, WAVEFRONTS_IDEAL, number, parse_raw_page, parse_source_page
+from irscope.engine.measure.ncu_run import ncu_machine_lock  # noqa: E402
 
 # SASS opcode stem -> the PTX access kind irscope predicts for it
 SASS_KINDS = {"LDS": "load", "STS": "store", "LDSM": "ldmatrix", "STSM": "stmatrix", "LDGSTS": "cp.async",
@@ -76,7 +75,7 @@ def sass_kind(text: str) -> tuple[str | None, bool]:
 
 def launches_sass(path: str) -> list[tuple[str, list[SassRow]]]:
     """Per profiled launch, in order: the kernel's name and its shared-memory instructions (the source page
-    read by irscope's own reader, irscope/core/measure/ncu_parse.py)."""
+    read by irscope's own reader, irscope/analysis/measured/ncu_parse.py)."""
     out: list[tuple[str, list[SassRow]]] = []
     for page in parse_source_page(read_text(path)):
         rows = []

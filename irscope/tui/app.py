@@ -16,10 +16,10 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from ..worker.textsafe import safe_text
-from .main_screen import MainScreen
-from .palette import main_commands
-from .screens import HelpScreen
+from irscope.base.textsafe import safe_text
+from irscope.tui.main_screen import MainScreen
+from irscope.tui.palette import main_commands
+from irscope.tui.screens import HelpScreen
 
 
 class IrscopeApp(App):

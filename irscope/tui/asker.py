@@ -21,8 +21,8 @@ from collections import OrderedDict
 from functools import partial
 from typing import Any, Callable, Sized
 
-from .loader import describe_open_error
-from .messages import Answer, Failed, Request
+from irscope.tui.loader import describe_open_error
+from irscope.tui.messages import Answer, Failed, Request
 
 KEEP_COMPILATIONS = 4  # per view: results for this many compilations (the user flips between a few)
 

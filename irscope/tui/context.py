@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..core.compile import Compilation
+    from irscope.engine.compile.compilation import Compilation
 
 
 @dataclass(frozen=True)

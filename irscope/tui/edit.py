@@ -13,7 +13,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .main_screen import MainScreen
+    from irscope.tui.main_screen import MainScreen
 
 RESET = "reset"  # what the dialog answers for "back to the launch's own values"
 MAX_WARPS = 32   # 1024 threads, the most a block may have
@@ -62,7 +62,7 @@ def _is_int(value: Any) -> bool:
 
 def open_edit(main: MainScreen) -> None:
     """The dialog for the compilation shown; on Enter, the changed values recompile in the background."""
-    from .screens import EditScreen
+    from irscope.tui.screens import EditScreen
 
     comp = main.shown.comp
     folded = [name for name, kind in comp.specialization.items() if kind == "constant"]

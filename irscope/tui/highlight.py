@@ -15,8 +15,8 @@ from pygments.styles import get_style_by_name
 from pygments.token import Error, Token, _TokenType
 from rich.style import Style
 
-from ..core.lexers import lexer_for_stage
-from ..core.stages.mlir import strip_locations
+from irscope.ir.lexers import lexer_for_stage
+from irscope.ir.locations.mlir import strip_locations
 
 TAB_SIZE = 4
 LONG_LINE = 400

@@ -14,8 +14,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .loader import describe_open_error, prepare
-from .messages import Analysed, Compiled, Failed, Loaded, PickWanted, Progress, Request, SessionOpened
+from irscope.tui.loader import describe_open_error, prepare
+from irscope.tui.messages import Analysed, Compiled, Failed, Loaded, PickWanted, Progress, Request, SessionOpened
 
 Post = Callable[[Any], object]
 
@@ -69,7 +69,7 @@ def warm_imports() -> None:
     first answer that holds them (a coalescing analysis, the stepper's recording), unpickled in the
     thread that waited for it, so a session that never opens those panels never holds them."""
     try:
-        import irscope.core.explain  # noqa: F401
+        import irscope.ir.explain  # noqa: F401
     except ImportError:  # the panel that needs it says so when it draws
         pass
 
@@ -93,7 +93,7 @@ def load(request: Request, post: Post, state: Snapshot, sessions: Sessions, old_
          before: str | None) -> None:
     """Open the file in a new worker (it runs the file's __main__), then show the compilation shown
     before a reload (`before`: its kernel's name), the only one, or ask for a pick."""
-    from ..worker.remote import open_session
+    from irscope.worker.remote import open_session
 
     post(Progress(request, f"opening {state.path}: loading Triton…", 0.02))
     if old_session is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .main_screen import MainScreen
+    from irscope.tui.main_screen import MainScreen
 
 
 def keeps_line(main: MainScreen, line: int | None, previous) -> bool:

@@ -1,6 +1,6 @@
 """Line links between stages, as the viewer needs them: per stage, the source line of each IR line,
 whether it is debug metadata, and back from a source line to its IR lines. Built once per stage from
-`comp.source_map` (irscope.core.sourcemap) and then answered from arrays, so a cursor move costs O(1)."""
+`comp.source_map` (irscope.ir.sourcemap) and then answered from arrays, so a cursor move costs O(1)."""
 
 from __future__ import annotations
 

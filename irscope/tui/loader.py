@@ -9,10 +9,10 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..core.errors import IrscopeError, UserCodeError
-from ..worker.views import CompilationView
-from .highlight import StageText
-from .linking import LinkIndex
+from irscope.base.errors import IrscopeError, UserCodeError
+from irscope.worker.views import CompilationView
+from irscope.tui.highlight import StageText
+from irscope.tui.linking import LinkIndex
 
 Progress = Callable[[str, float], None]
 
@@ -77,7 +77,7 @@ def prepare(comp: CompilationView, progress: Progress) -> Shown:
         else:
             shown.texts[stage] = shown.full_texts[stage] = StageText("error", failure_text(comp))
     if comp.ok:
-        from ..core.analysis.marks import line_marks
+        from irscope.analysis.marks import line_marks
 
         for stage in stages:
             shown.marks[stage] = line_marks(comp, stage)

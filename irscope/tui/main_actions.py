@@ -7,12 +7,12 @@ import threading
 
 from textual.widgets import TabbedContent, TabPane
 
-from . import edit, pane_links
-from .findings import FindingsView
-from .panels import area as panel_area
-from .panes import LAYOUTS, STAGE_TITLES
-from .prompt_bar import PromptBar
-from .screens import TargetScreen
+from irscope.tui import edit, pane_links
+from irscope.tui.findings import FindingsView
+from irscope.tui.panels import area as panel_area
+from irscope.tui.panes import LAYOUTS, STAGE_TITLES
+from irscope.tui.prompt_bar import PromptBar
+from irscope.tui.screens import TargetScreen
 
 
 class MainActions:
@@ -30,7 +30,7 @@ class MainActions:
         self.action_set_stage(stages[(current + delta) % len(stages)])
 
     def action_set_stage(self, stage: str) -> None:
-        from .showing import fill_pane
+        from irscope.tui.showing import fill_pane
 
         if self.shown is None:
             return
@@ -88,7 +88,7 @@ class MainActions:
 
     def action_measure(self) -> None:
         """Open the Measured panel and measure the shown compilation (with no GPU it says why not)."""
-        from .panels.measured import MeasuredPanel
+        from irscope.tui.panels.measured import MeasuredPanel
         panels = self.query_one("#panels", TabbedContent)
         panel = self.query_one(MeasuredPanel)
         pane = next(p for p in panels.query(TabPane) if panel in p.query(MeasuredPanel))
@@ -135,12 +135,12 @@ class MainActions:
         if self.shown is None or self.ws is None:
             self.notify("open a kernel first", timeout=2)
             return
-        from .stepper import StepperScreen  # imported on first use: it pulls in the interpreter's recorder
+        from irscope.tui.stepper import StepperScreen  # imported on first use: it pulls in the interpreter's recorder
 
         self.app.push_screen(StepperScreen(self.shown.comp))
 
     def action_open_view(self, name: str) -> None:  # D: diff mode (tui/diffview), P: passes (tui/pipeline)
-        from . import diffview, pipeline
+        from irscope.tui import diffview, pipeline
         (diffview.open_diff if name == "diff" else pipeline.open_pipeline)(self)
 
     # ---- search and go-to (the prompt bar asks; its answer comes as a message)

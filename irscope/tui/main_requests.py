@@ -15,11 +15,11 @@ import os
 import threading
 from functools import partial
 
-from . import jobs, showing
-from .asker import deliver_failure, new_request
-from .loader import describe_open_error
-from .messages import Analysed, Compiled, Failed, Loaded, PickWanted, Progress, Request, SessionOpened
-from .screens import PickerScreen
+from irscope.tui import jobs, showing
+from irscope.tui.asker import deliver_failure, new_request
+from irscope.tui.loader import describe_open_error
+from irscope.tui.messages import Analysed, Compiled, Failed, Loaded, PickWanted, Progress, Request, SessionOpened
+from irscope.tui.screens import PickerScreen
 
 
 # How often the collector runs: young objects every 20,000 allocations, older generations rarely; while

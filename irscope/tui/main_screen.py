@@ -20,18 +20,18 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Label, ProgressBar, Static, TabbedContent, TabPane
 
-from ..core.names import ALL_STAGES
-from ..worker.textsafe import safe_text
-from . import jobs, pane_links, panes as panes_mod, showing
-from .asker import Asker, bounded
-from .findings import FindingsView
-from .panels import PANELS, InfoPanel
-from .main_actions import MainActions
-from .main_requests import MainRequests
-from .panes import MAX_PANES, NVIDIA_PANES, StagePane
-from .prompt_bar import PromptBar
-from .widgets.key_footer import KeyFooter
-from .widgets.stage_view import StageView
+from irscope.base.names import ALL_STAGES
+from irscope.base.textsafe import safe_text
+from irscope.tui import jobs, pane_links, panes as panes_mod, showing
+from irscope.tui.asker import Asker, bounded
+from irscope.tui.findings import FindingsView
+from irscope.tui.panels import PANELS, InfoPanel
+from irscope.tui.main_actions import MainActions
+from irscope.tui.main_requests import MainRequests
+from irscope.tui.panes import MAX_PANES, NVIDIA_PANES, StagePane
+from irscope.tui.prompt_bar import PromptBar
+from irscope.tui.widgets.key_footer import KeyFooter
+from irscope.tui.widgets.stage_view import StageView
 
 
 class MainScreen(MainRequests, MainActions, Screen):

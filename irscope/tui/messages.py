@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from .widgets.stage_view import StageView
+from irscope.tui.widgets.stage_view import StageView
 
 if TYPE_CHECKING:
-    from .loader import OpenFailure, Shown
+    from irscope.tui.loader import OpenFailure, Shown
 
 CursorMoved = StageView.CursorMoved
 

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Iterable
 
 from textual.app import SystemCommand
 
-from ..core.names import TARGETS
-from .panes import LAYOUTS, STAGE_TITLES
+from irscope.base.names import TARGETS
+from irscope.tui.panes import LAYOUTS, STAGE_TITLES
 
 if TYPE_CHECKING:
-    from .main_screen import MainScreen
+    from irscope.tui.main_screen import MainScreen
 
 
 def main_commands(main: MainScreen) -> Iterable[SystemCommand]:

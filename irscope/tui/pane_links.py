@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .context import CursorContext
+from irscope.tui.context import CursorContext
 
 if TYPE_CHECKING:
-    from .main_screen import MainScreen
-    from .widgets.stage_view import StageView
+    from irscope.tui.main_screen import MainScreen
+    from irscope.tui.widgets.stage_view import StageView
 
 
 def link_from(main: MainScreen, view: StageView, index: int) -> None:

@@ -11,10 +11,10 @@ from textual.containers import Vertical
 from textual.geometry import Size
 from textual.widget import Widget
 
-from .widgets.stage_view import StageView
+from irscope.tui.widgets.stage_view import StageView
 
 if TYPE_CHECKING:
-    from .main_screen import MainScreen
+    from irscope.tui.main_screen import MainScreen
 
 MAX_PANES = 5
 NVIDIA_PANES = ("source", "ttgir", "ptx", "sass", "llir")

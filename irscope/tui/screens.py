@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..core.names import TARGETS
+from irscope.base.names import TARGETS
 
 
 class PickerScreen(ModalScreen[int]):
@@ -127,7 +127,7 @@ class EditScreen(ModalScreen[dict]):
             self._done()
 
     def _done(self) -> None:
-        from .edit import check
+        from irscope.tui.edit import check
 
         changed: dict[str, Any] = {}
         for name, value in self.values.items():
@@ -144,7 +144,7 @@ class EditScreen(ModalScreen[dict]):
         self.dismiss(changed)
 
     def action_reset(self) -> None:
-        from .edit import RESET
+        from irscope.tui.edit import RESET
 
         if self.edited:
             self.dismiss(RESET)

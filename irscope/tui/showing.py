@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from ..worker.textsafe import safe_text
-from . import keep_line
-from .highlight import StageText
-from .panes import AMD_PANES, NVIDIA_PANES, STAGE_TITLES
+from irscope.base.textsafe import safe_text
+from irscope.tui import keep_line
+from irscope.tui.highlight import StageText
+from irscope.tui.panes import AMD_PANES, NVIDIA_PANES, STAGE_TITLES
 
 if TYPE_CHECKING:
-    from .loader import OpenFailure, Shown
-    from .main_screen import MainScreen
-    from .panes import StagePane
+    from irscope.tui.loader import OpenFailure, Shown
+    from irscope.tui.main_screen import MainScreen
+    from irscope.tui.panes import StagePane
 
 
 def _read_source(path: str) -> str | None:
@@ -46,7 +46,7 @@ def show_source_while_loading(main: MainScreen) -> None:
 def show_compilation(main: MainScreen, shown: Shown) -> None:
     """Every pane on its stage of `shown`; the cursor on the line the user was on (a recompile, a pick, a
     reload), else on the kernel's first line that produced IR."""
-    from .findings import FindingsView
+    from irscope.tui.findings import FindingsView
 
     previous, line_before = main.shown, main.source_line
     cursors = {}
@@ -119,7 +119,7 @@ def fill_pane(main: MainScreen, pane: StagePane, stage: str, cursor_index: int |
 
 def show_open_failure(main: MainScreen, failure: OpenFailure) -> None:
     """The file could not be opened or compiled: say why, show its text, mark the line."""
-    from .findings import FindingsView
+    from irscope.tui.findings import FindingsView
 
     main.failure = failure
     main.set_progress(f"✗ {failure.message.splitlines()[0]}  (r reloads)", error=True)  # the message says the fix

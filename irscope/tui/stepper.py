@@ -19,17 +19,17 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ..core.interp import Recording, Value, launch_grid, normalize_program_id
-from ..core.interp.stepper import Stepper
-from .asker import Asker
-from .messages import Failed, ProgramRecorded, Request
-from .stepper_chooser import ProgramChooser
-from .stepper_drawing import StepperDrawing
-from .stepper_text import STEPPER_HELP, program_text
-from .widgets.key_footer import KeyFooter
-from .widgets.line_list import LineList
-from .widgets.stepper_views import LocalsView, SourceView
-from .widgets.value_grid import ValueGrid
+from irscope.analysis.recording import Recording, Value, launch_grid, normalize_program_id
+from irscope.analysis.recording.stepper import Stepper
+from irscope.tui.asker import Asker
+from irscope.tui.messages import Failed, ProgramRecorded, Request
+from irscope.tui.stepper_chooser import ProgramChooser
+from irscope.tui.stepper_drawing import StepperDrawing
+from irscope.tui.stepper_text import STEPPER_HELP, program_text
+from irscope.tui.widgets.key_footer import KeyFooter
+from irscope.tui.widgets.line_list import LineList
+from irscope.tui.widgets.stepper_views import LocalsView, SourceView
+from irscope.tui.widgets.value_grid import ValueGrid
 
 INTERNAL = "internal error: "  # how loader.describe_open_error starts what is not an IrscopeError
 
@@ -258,7 +258,7 @@ class StepperScreen(StepperDrawing, Asker, Screen):
             self._draw_ir(self._shown_line)
 
     def action_help(self) -> None:
-        from .screens import HelpScreen
+        from irscope.tui.screens import HelpScreen
 
         self.app.push_screen(HelpScreen(STEPPER_HELP))
 

@@ -9,9 +9,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from ..core.errors import IrscopeError
-from ..core.interp import normalize_program_id
-from .stepper_text import program_text
+from irscope.base.errors import IrscopeError
+from irscope.analysis.recording import normalize_program_id
+from irscope.tui.stepper_text import program_text
 
 
 class ProgramChooser(ModalScreen[tuple[int, int, int] | None]):

@@ -11,10 +11,10 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ..core.stages.mlir import strip_locations
-from .stepper_text import access_lanes, draw_lanes, draw_mask, program_text, stats_text
-from .widgets.stepper_views import LocalsView, SourceView
-from .widgets.value_grid import ValueGrid
+from irscope.ir.locations.mlir import strip_locations
+from irscope.tui.stepper_text import access_lanes, draw_lanes, draw_mask, program_text, stats_text
+from irscope.tui.widgets.stepper_views import LocalsView, SourceView
+from irscope.tui.widgets.value_grid import ValueGrid
 
 
 class StepperDrawing:
@@ -181,7 +181,7 @@ def _update(widget: Static, content) -> None:
 def _ir_lines_by_source(comp, stage: str) -> dict[int, list[int]]:
     """Source line → indices of the IR lines it became (instructions and labels; debug metadata such as
     `#loc` definitions left out), from the compilation's source map."""
-    from ..core.sourcemap import LineKind
+    from irscope.ir.sourcemap import LineKind
 
     shown_kinds = (LineKind.INSTRUCTION, LineKind.LABEL, LineKind.DIRECTIVE)
     sm = comp.source_map

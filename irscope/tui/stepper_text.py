@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from rich.text import Text
 
-from ..core.interp import Value
+from irscope.analysis.recording import Value
 
 MASK_ROW = 64          # 1-D masks: lanes per drawn row
 

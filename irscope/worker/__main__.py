@@ -9,15 +9,15 @@ import signal
 import sys
 import traceback
 
-from ..core.lifetime import die_with_parent
-from . import protocol
+from irscope.base.lifetime import die_with_parent
+from irscope.worker import protocol
 
 
 def _shutdown(signum, _frame) -> None:
     """Asked to stop, or the front end died: tell the compile children to stop (they clean up and end by
     themselves; waiting for them kept the front end waiting), remove the temporary folder, and end the
     whole process group (ptxas, nvdisasm, this process)."""
-    ahead = sys.modules.get("irscope.core.ahead")
+    ahead = sys.modules.get("irscope.engine.compile.ahead")
     if ahead is not None:
         try:
             ahead.ask_all_to_stop()
@@ -42,10 +42,10 @@ def main(argv: list[str]) -> None:
     out, err = io.StringIO(), io.StringIO()
     sys.stdout, sys.stderr = out, err  # irscope's own words; the user's file writes to fds 1 and 2
     code = 70
-    from ..core import progress
+    from irscope.base import progress
     progress.sink = lambda text: protocol.send(result_fd, {"progress": text})
     try:
-        from ..cli import execute
+        from irscope.cli.main import execute
         code = execute(argv)
     except Exception:  # noqa: BLE001 - IRSCOPE_DEBUG=1 lets irscope's own error out: its traceback is the answer
         traceback.print_exc()  # into `err`, which the front end prints (this process ends with os._exit)
@@ -53,7 +53,7 @@ def main(argv: list[str]) -> None:
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         if os.getpid() == me:  # not a fork the user's file made
             protocol.send(result_fd, {"out": out.getvalue(), "err": err.getvalue(), "code": code})
-            ahead = sys.modules.get("irscope.core.ahead")
+            ahead = sys.modules.get("irscope.engine.compile.ahead")
             if ahead is not None:
                 ahead.stop_all()
         sys.__stdout__.flush()
@@ -76,7 +76,7 @@ def serve_forever(request_fd: int, result_fd: int) -> None:
     import queue
     import threading
 
-    from .serve import Server, error_reply
+    from irscope.worker.serve import Server, error_reply
 
     server, lock, me = Server(), threading.Lock(), os.getpid()
 

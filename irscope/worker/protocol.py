@@ -43,9 +43,9 @@ def _read_exactly(fd: int, count: int) -> bytes | None:
 
 # ---- the interactive session (TUI): analyses' dataclasses and NumPy arrays, pickled
 
-_ALLOWED = ("irscope.core.analysis.", "irscope.core.interp.trace", "irscope.core.interp.values",
-            "irscope.core.model", "irscope.core.target", "irscope.core.explain.", "irscope.core.stages.",
-            "irscope.core.findings.model", "irscope.worker.views", "numpy", "collections", "builtins", "copyreg")
+_ALLOWED = ("irscope.analysis.", "irscope.analysis.recording.trace", "irscope.analysis.recording.values",
+            "irscope.base.model", "irscope.base.target", "irscope.ir.explain.", "irscope.ir.locations.",
+            "irscope.findings.model", "irscope.worker.views", "numpy", "collections", "builtins", "copyreg")
 
 
 class _FrontEndUnpickler(pickle.Unpickler):

@@ -18,11 +18,11 @@ import tempfile
 import threading
 from typing import Any, Callable
 
-from ..core import errors
-from . import protocol
-from .client import _output_tail, start, stop
-from .textsafe import safe_text
-from .views import CompilationView
+from irscope.base import errors
+from irscope.worker import protocol
+from irscope.worker.client import _output_tail, start, stop
+from irscope.base.textsafe import safe_text
+from irscope.worker.views import CompilationView
 
 Progress = Callable[[str, float], None]
 
@@ -192,13 +192,13 @@ class LocalSession:
     """The same requests answered in this process (IRSCOPE_IN_PROCESS=1): for debugging the worker's code."""
 
     def __init__(self, shown_file: str) -> None:
-        from .serve import Server
+        from irscope.worker.serve import Server
 
         self.shown_file = shown_file
         self.server = Server()
 
     def request(self, op: str, progress: Progress | None = None, **args: Any) -> Any:
-        from .serve import error_reply
+        from irscope.worker.serve import error_reply
 
         try:
             value = self.server.handle(op, args, progress or (lambda *_: None))

@@ -13,9 +13,9 @@ import threading
 import traceback
 from typing import Any, Callable
 
-from ..core.errors import IrscopeError
-from .textsafe import safe_text, scrub
-from .views import CompilationView, KernelInfo, LaunchInfo, WorkspaceInfo, literal
+from irscope.base.errors import IrscopeError
+from irscope.base.textsafe import safe_text, scrub
+from irscope.worker.views import CompilationView, KernelInfo, LaunchInfo, WorkspaceInfo, literal
 
 Progress = Callable[[str, float], None]
 
@@ -40,9 +40,9 @@ class Server:
     def op_open(self, progress: Progress, path: str, target: str | None, run_main: bool, defines: list[str],
                 arg_types: list[str], kernel: str | None, config: int | None,
                 file_args: list[str] = ()) -> tuple[WorkspaceInfo, list]:
-        from ..core.budget import CaptureBudget
-        from ..core.overrides import Overrides
-        from ..core.session import open_file
+        from irscope.engine.capture.budget import CaptureBudget
+        from irscope.engine.overrides import Overrides
+        from irscope.engine.session import open_file
 
         def show(p) -> None:
             line = f" · running line {p.line}" if p.line else ""
@@ -91,14 +91,14 @@ class Server:
                 progress(f"loading {stage}", 0.6 + 0.3 * n / len(stages))
                 view.texts[stage] = comp.stage(stage)
             if comp.target.is_nvidia and "cubin" in comp.asm:
-                from ..core.explain.engine import _controls
+                from irscope.ir.explain.engine import _controls
                 view.sass_controls = _controls(comp)
         view.resources = comp.resources
         return view
 
     def op_recompile(self, progress: Progress, key: int, target: str | None = None,
                      defines: dict | None = None) -> CompilationView:
-        from ..core.recompile import recompile
+        from irscope.engine.compile.recompile import recompile
 
         return self.snapshot(recompile(self.comps[key], target=target, defines=defines))
 
@@ -108,42 +108,42 @@ class Server:
 
     def op_diff(self, progress: Progress, sides: list, stage: str | None = None) -> dict:
         """The TUI's diff mode: two compilations by source line (worker/diffs.py)."""
-        from .diffs import diff_doc
+        from irscope.worker.diffs import diff_doc
         return diff_doc(self, sides, stage)
 
     def op_compile_spec(self, progress: Progress, key: int, spec: str) -> CompilationView:
         """A diff side typed as `irscope diff --left` takes it, for the kernel of compilation `key`."""
-        from .diffs import compile_spec
+        from irscope.worker.diffs import compile_spec
         return self.snapshot(compile_spec(self, key, spec))
 
     def op_call(self, progress: Progress, name: str, key: int, args: tuple = ()) -> Any:
         comp = self.comps[key]
         if name == "why_not_vectorized":
-            from ..core.analysis.vectorize import why_not_vectorized
+            from irscope.analysis.vectorize.why_not import why_not_vectorized
             return why_not_vectorized(comp)
         if name == "what_if":
-            from ..core.analysis.vectorize_what_if import what_if
+            from irscope.engine.compile.what_if import what_if
             result = what_if(comp)
             return None if result is None else dataclasses.replace(result, comp=self.snapshot(result.comp))
         if name == "findings":  # the ranked list the report and `irscope check` show
-            from ..core.findings import findings
+            from irscope.findings import findings
             return findings(comp)
         if name in ("measure", "why_not_measurable"):  # measured mode: only with a GPU (core/measure)
-            from ..core.measure import measure, why_not_measurable
+            from irscope.engine.measure import measure, why_not_measurable
             why = why_not_measurable(comp.target.name)
             if why or name == "why_not_measurable":
                 return why
-            from ..core.findings import findings
+            from irscope.findings import findings
             done = measure(self.ws, comp, **getattr(self, "opened_with", {}))
             return {"measured": done.to_json(), "findings": findings(comp)}
         if name == "coalescing":
-            from ..core.analysis.coalescing import analyze_coalescing
+            from irscope.analysis.coalescing.sectors import analyze_coalescing
             return analyze_coalescing(comp)
         if name == "passes":  # the pipeline view: one more compile with the pass dumps on
-            from .diffs import pass_list
+            from irscope.worker.diffs import pass_list
             return pass_list(comp)
         if name == "record_program":
-            from ..core.interp import record_program
+            from irscope.analysis.recording import record_program
             rec = record_program(comp.launch, *args)
             return dataclasses.replace(rec, tensors={})  # the copies stay here; nothing shows them
         raise IrscopeError(f"the worker has no analysis named {name!r}")
@@ -177,7 +177,7 @@ def inductor_view(info: dict | None, target=None) -> dict | None:
     if info is None:
         return None
     if target is not None:
-        from ..core.inductor.ptxas import ptxas_note
+        from irscope.engine.inductor.ptxas import ptxas_note
         info = {**info, "ptxas_note": ptxas_note(target)}
 
     def clean(value: Any) -> Any:  # names read from the user's file: no terminal escapes reach the screen
@@ -193,7 +193,7 @@ def inductor_view(info: dict | None, target=None) -> dict | None:
 
 def error_reply(exc: BaseException) -> dict:
     """An exception as the front end rebuilds it: irscope's own errors keep their class and fields."""
-    from ..core import errors
+    from irscope.base import errors
 
     if isinstance(exc, errors.IrscopeError) and getattr(errors, type(exc).__name__, None) is type(exc):
         fields = {k: v for k, v in vars(exc).items() if isinstance(v, (str, int, float, type(None)))}

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..core.errors import IrscopeError
-from ..core.model import CompileFailure, Resources
-from ..core.names import AMD_STAGES, NVIDIA_STAGES
-from ..core.target import Target
+from irscope.base.errors import IrscopeError
+from irscope.base.model import CompileFailure, Resources
+from irscope.base.names import AMD_STAGES, NVIDIA_STAGES
+from irscope.base.target import Target
 
 
 @dataclass
@@ -124,7 +124,7 @@ class CompilationView:
     @property
     def source_map(self):
         if self._source_map is None:
-            from ..core.sourcemap import SourceMap
+            from irscope.ir.sourcemap import SourceMap
             self._source_map = SourceMap.of(self)
         return self._source_map
 

@@ -1,6 +1,6 @@
 """Diff mode: two compilations of one kernel, aligned by source line (`D` in the main view)."""
 
-from .screen import DiffScreen
+from irscope.tui.diffview.screen import DiffScreen
 
 __all__ = ["DiffScreen", "open_diff"]
 

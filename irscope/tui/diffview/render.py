@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..highlight import TAB_SIZE
+from irscope.tui.highlight import TAB_SIZE
 
 LEFT, RIGHT, CHANGED = "red", "green", "bold yellow"
 

@@ -16,13 +16,13 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ...core.errors import IrscopeError
-from ..asker import Asker
-from ..messages import DiffComputed, Failed, Request
-from ..widgets.key_footer import KeyFooter
-from ..widgets.line_list import LineList
-from .render import changed_rows, row_lines, summary
-from .sides import Side, SideScreen, candidates, default_sides, launch_index
+from irscope.base.errors import IrscopeError
+from irscope.tui.asker import Asker
+from irscope.tui.messages import DiffComputed, Failed, Request
+from irscope.tui.widgets.key_footer import KeyFooter
+from irscope.tui.widgets.line_list import LineList
+from irscope.tui.diffview.render import changed_rows, row_lines, summary
+from irscope.tui.diffview.sides import Side, SideScreen, candidates, default_sides, launch_index
 
 NOTHING_TO_DIFF = ("{kernel} has one launch and nothing shown before it: nothing to diff yet. "
                    "Press b to pick the other side: an autotune config, another target, or a SPEC such as "

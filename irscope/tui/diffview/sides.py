@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from ...core.names import TARGETS
+from irscope.base.names import TARGETS
 
 
 @dataclass
@@ -52,7 +52,7 @@ def launch_index(app) -> int:
 
 def kept_findings(app, key: int) -> list | None:
     """The findings the Findings view got for compilation `key` (None when it has none)."""
-    from ..findings import FindingsView
+    from irscope.tui.findings import FindingsView
 
     try:
         return app.query_one(FindingsView).findings_of(key)

@@ -1,5 +1,5 @@
 """The Findings view of the TUI: the ranked findings of the compilation shown (`f`)."""
 
-from .view import FindingsView
+from irscope.tui.findings.view import FindingsView
 
 __all__ = ["FindingsView"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ...core.findings.model import SEVERITIES
+from irscope.findings.model import SEVERITIES
 
 
 def jump_to_finding(app, finding) -> bool:

@@ -13,9 +13,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ...core.findings.model import RULES, SEVERITIES, Finding
-from ..widgets.stage_rows import FINDING_COLOURS as COLOURS
-from ..widgets.stage_rows import FINDING_GLYPHS as GLYPHS
+from irscope.findings.model import RULES, SEVERITIES, Finding
+from irscope.tui.widgets.stage_rows import FINDING_COLOURS as COLOURS
+from irscope.tui.widgets.stage_rows import FINDING_GLYPHS as GLYPHS
 
 # Rules that say a kernel could not be looked at, rather than what was looked for.
 NOT_CHECKS = frozenset({"compile-error", "open-failed"})

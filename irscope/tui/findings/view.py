@@ -22,14 +22,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ..asker import Asker, bounded
-from ..messages import Failed, FindingsFound, Request
-from . import text as say
-from .panes import jump_to_finding, mark_gutter
+from irscope.tui.asker import Asker, bounded
+from irscope.tui.messages import Failed, FindingsFound, Request
+from irscope.tui.findings import text as say
+from irscope.tui.findings.panes import jump_to_finding, mark_gutter
 
 if TYPE_CHECKING:
-    from ...core.findings.model import Finding
-    from ..loader import Shown
+    from irscope.findings.model import Finding
+    from irscope.tui.loader import Shown
 
 OPEN_HEIGHT = 32  # from this many rows on, the view opens by itself when a finding wants fixing
 

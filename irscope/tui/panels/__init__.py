@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from .base import InfoPanel
-from .coalescing import CoalescingPanel
-from .explain import ExplainPanel
-from .info import LineInfoPanel
-from .measured import MeasuredPanel
-from .memory import MemoryPanel
+from irscope.tui.panels.base import InfoPanel
+from irscope.tui.panels.coalescing import CoalescingPanel
+from irscope.tui.panels.explain import ExplainPanel
+from irscope.tui.panels.info import LineInfoPanel
+from irscope.tui.panels.measured import MeasuredPanel
+from irscope.tui.panels.memory import MemoryPanel
 
 PANELS: list[type[InfoPanel]] = [LineInfoPanel, ExplainPanel, MemoryPanel, CoalescingPanel, MeasuredPanel]
 

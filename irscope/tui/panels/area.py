@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.widgets import TabbedContent
 
-    from .base import InfoPanel
+    from irscope.tui.panels.base import InfoPanel
 
 MAXIMISED = "-max"  # the class #panels carries while maximised (app.tcss gives it the height)
 
@@ -24,7 +24,7 @@ def panel_area(app: App) -> TabbedContent:
 
 def shown_panel(app: App) -> InfoPanel | None:
     """The panel of the active tab, when the area is shown."""
-    from .base import InfoPanel
+    from irscope.tui.panels.base import InfoPanel
 
     area = panel_area(app)
     if not area.display or area.active_pane is None:

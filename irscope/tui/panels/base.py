@@ -15,8 +15,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ..context import CursorContext
-from . import area
+from irscope.tui.context import CursorContext
+from irscope.tui.panels import area
 
 
 class InfoPanel(VerticalScroll, can_focus=True):

@@ -16,14 +16,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from ..asker import Asker, bounded
-from ..context import CursorContext
-from ..messages import CoalescingAnalysed, Failed, Request
-from .base import InfoPanel
+from irscope.tui.asker import Asker, bounded
+from irscope.tui.context import CursorContext
+from irscope.tui.messages import CoalescingAnalysed, Failed, Request
+from irscope.tui.panels.base import InfoPanel
 
 if TYPE_CHECKING:  # the analysis (and numpy under it) is imported when a panel first draws: the app paints sooner
-    from ...core.analysis.coalescing import AccessCoalescing, KernelCoalescing
-    from ...core.analysis.coalescing_requests import WarpPicture
+    from irscope.analysis.coalescing.sectors import AccessCoalescing, KernelCoalescing
+    from irscope.analysis.coalescing.requests import WarpPicture
 
 MAX_SECTOR_ROWS = 64  # the panel scrolls: a whole warp, one sector per lane, and more (AMD)
 LABEL_END = "\u2502"  # ends each picture line's label
@@ -33,7 +33,7 @@ def warp_picture_lines(picture: WarpPicture, elem_bytes: int) -> list[str]:
     """One warp-level instruction as text: a column per lane, a row per 32-byte sector touched
     (offsets from the lowest one), `█` where the lane reads or writes in that sector. Each line is
     label + LABEL_END + the lanes."""
-    from ...core.analysis.coalescing_requests import SECTOR_BYTES
+    from irscope.analysis.coalescing.requests import SECTOR_BYTES
 
     lane_sectors = picture.lane_sectors()
     lanes = len(lane_sectors)
@@ -85,11 +85,11 @@ def access_summary(access: AccessCoalescing, result: KernelCoalescing) -> Table:
     numbers.append(f" · ideal {c.ideal_sectors_per_request:.1f} · efficiency ")
     numbers.append(f"{eff:.0%}", style=style)
     if access.cause == "narrow_access":  # the next instructions ask for the same sectors: not more traffic
-        from ...core.analysis.coalescing_width import moved_factor
+        from irscope.analysis.coalescing.width import moved_factor
         moved = moved_factor(access)
         numbers.append(f" · {c.cost:.1f}× the sectors requested" + (f", {moved:.1f}× moved" if moved else "") + " · ")
     elif access.cause == "sibling_fields":  # the other fields' loads use the rest of its sectors
-        from ...core.analysis.coalescing_text import lines_text
+        from irscope.analysis.coalescing.text import lines_text
         numbers.append(f" · {c.cost:.1f}× the sectors requested, {access.together_moved:.1f}× moved with the loads "
                        f"on {lines_text(access.siblings)} · ")
     else:
@@ -180,7 +180,7 @@ class CoalescingPanel(Asker, InfoPanel):
             self._body_widget().update(self._overview_for(result, ctx))
             return
         parts: list = []
-        from .measured import measured_line, measured_text
+        from irscope.tui.panels.measured import measured_line, measured_text
         for access in here:
             parts.append(access_summary(access, result))
             ncu = measured_text(measured_line(self.screen, ctx.comp.key, access.source_line),
@@ -202,7 +202,7 @@ class CoalescingPanel(Asker, InfoPanel):
         self._body_widget().update(Group(*parts))
 
     def _overview_for(self, result: KernelCoalescing, ctx: CursorContext) -> Group:
-        from .measured import measured_line, measured_lines
+        from irscope.tui.panels.measured import measured_line, measured_lines
         measured = measured_lines(self.screen, ctx.comp.key)
         table = Table(box=None, padding=(0, 2), show_edge=False)
         for column in ("line", "access", "sectors/request", "ideal", "efficiency") + (("measured",) if measured else ()):

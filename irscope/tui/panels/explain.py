@@ -9,13 +9,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from ..asker import Asker, bounded
-from ..context import CursorContext
-from ..messages import Explained, Failed, Request
-from .base import InfoPanel
+from irscope.tui.asker import Asker, bounded
+from irscope.tui.context import CursorContext
+from irscope.tui.messages import Explained, Failed, Request
+from irscope.tui.panels.base import InfoPanel
 
 if TYPE_CHECKING:  # the explainer's tables are imported by the first explanation: the app paints sooner
-    from ...core.explain import Explanation
+    from irscope.ir.explain import Explanation
 
 STORIES = 256  # lowering stories kept (a few compilations' worth of source lines)
 
@@ -36,7 +36,7 @@ def render_explanation(e: Explanation, line: str) -> Text:
 
 def _explain(request: Request, ctx: CursorContext, story: str | None) -> Explained:
     """The words for the cursor's line (and its source line's story, unless known)."""
-    from ...core.explain import explain_line, lowering_story
+    from irscope.ir.explain import explain_line, lowering_story
 
     comp = ctx.comp
     try:

@@ -9,8 +9,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from ..context import CursorContext
-from .base import InfoPanel
+from irscope.tui.context import CursorContext
+from irscope.tui.panels.base import InfoPanel
 
 
 class LineInfoPanel(InfoPanel):

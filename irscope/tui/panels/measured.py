@@ -16,11 +16,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from ...core.measure.format import format_measured
-from ..asker import Asker, bounded
-from ..context import CursorContext
-from ..messages import Failed, MeasureRefusal, Measured, Request
-from .base import InfoPanel
+from irscope.analysis.measured.format import format_measured
+from irscope.tui.asker import Asker, bounded
+from irscope.tui.context import CursorContext
+from irscope.tui.messages import Failed, MeasureRefusal, Measured, Request
+from irscope.tui.panels.base import InfoPanel
 
 ASK = "Press M to measure this compilation on the GPU: time, bandwidth against the peak, Nsight Compute per line."
 

@@ -13,11 +13,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from ..asker import Asker, bounded
-from ..context import CursorContext
-from ..messages import Failed, Request, WhatIfCompiled
-from ..widgets.stage_rows import MARK_COLOURS
-from .base import InfoPanel
+from irscope.tui.asker import Asker, bounded
+from irscope.tui.context import CursorContext
+from irscope.tui.messages import Failed, Request, WhatIfCompiled
+from irscope.tui.widgets.stage_rows import MARK_COLOURS
+from irscope.tui.panels.base import InfoPanel
 
 # The analyses are imported when the panel first shows something, so the app paints without them: hence
 # this copy of the mark names (a test checks it against core.analysis.marks).
@@ -25,7 +25,7 @@ MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spi
 
 
 def mark_glyph(name: str) -> Text:
-    from ...core.analysis.marks import MARK_LEGEND
+    from irscope.analysis.marks import MARK_LEGEND
 
     return Text(MARK_LEGEND[name][0], style=f"bold {MARK_COLOURS[name]}")
 
@@ -44,8 +44,8 @@ class _Analysis:
     """What the panel shows about one compilation, computed once."""
 
     def __init__(self, comp) -> None:
-        from ...core.analysis.memory import memory_ops, primary_stage
-        from ...core.analysis.occupancy import occupancy
+        from irscope.analysis.memory.ops import memory_ops, primary_stage
+        from irscope.analysis.occupancy import occupancy
 
         self.stage = primary_stage(comp)
         self.ops_by_line: dict[int | None, list] = {}
@@ -120,7 +120,7 @@ class MemoryPanel(Asker, InfoPanel):
         static.update(self.shown)
 
     def _parts(self, comp, ctx: CursorContext, a: _Analysis) -> list:
-        from ...core.analysis.memory import memory_ops
+        from irscope.analysis.memory.ops import memory_ops
 
         parts: list = []
         table = Table.grid(padding=(0, 2))
@@ -132,7 +132,7 @@ class MemoryPanel(Asker, InfoPanel):
         if a.occupancy is not None:
             table.add_row("occupancy", a.occupancy.describe())
         line = ctx.source_line
-        from .measured import measured_line, measured_text
+        from irscope.tui.panels.measured import measured_line, measured_text
         counters = measured_line(self.screen, comp.key, line)
         if counters:
             said = [f"{kind} {measured_text(counters, k)}" for kind, k in (("loads", "ld"), ("stores", "st"))

@@ -1,6 +1,6 @@
 """The pipeline view: the compiler pass by pass for the compilation shown (`P` in the main view)."""
 
-from .screen import PipelineScreen
+from irscope.tui.pipeline.screen import PipelineScreen
 
 __all__ = ["PipelineScreen", "open_pipeline"]
 

@@ -17,11 +17,11 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ...core.sourcemap import consecutive_runs
-from ..asker import Asker
-from ..messages import Failed, PassesCaptured, Request
-from ..widgets.key_footer import KeyFooter
-from ..widgets.line_list import LineList
+from irscope.ir.sourcemap import consecutive_runs
+from irscope.tui.asker import Asker
+from irscope.tui.messages import Failed, PassesCaptured, Request
+from irscope.tui.widgets.key_footer import KeyFooter
+from irscope.tui.widgets.line_list import LineList
 
 CAPTURING = "capturing: compiling {kernel} once more with the pass dumps on (about as long as its first compile)…"
 

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..highlight import TAB_SIZE
+from irscope.tui.highlight import TAB_SIZE
 
 _CURSOR = Style(bgcolor="#264f78")
 

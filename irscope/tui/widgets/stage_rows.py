@@ -14,8 +14,8 @@ from textual.color import Color
 from textual.geometry import Region
 from textual.strip import Strip
 
-from ..highlight import token_styles
-from ..linking import LINK_PALETTE
+from irscope.tui.highlight import token_styles
+from irscope.tui.linking import LINK_PALETTE
 
 PLAIN, LINKED, CURSOR = 0, 1, 2
 
@@ -38,7 +38,7 @@ _MARK_SLOTS = (("vector", "scalar"), ("masked",), ("spill", "local", "convert_la
 
 def mark_segments(marks, base: Style) -> list[Segment]:
     """Three one-character cells for a line's memory marks (blank where a slot has none)."""
-    from ...core.analysis.marks import MARK_LEGEND
+    from irscope.analysis.marks import MARK_LEGEND
 
     cells = []
     for slot in _MARK_SLOTS:

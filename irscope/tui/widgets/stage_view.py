@@ -16,10 +16,10 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 
-from ...core.sourcemap import consecutive_runs
-from ..highlight import StageText
-from ..linking import StageLinks
-from .stage_rows import MARK_COLUMN, RowPainter
+from irscope.ir.sourcemap import consecutive_runs
+from irscope.tui.highlight import StageText
+from irscope.tui.linking import StageLinks
+from irscope.tui.widgets.stage_rows import MARK_COLUMN, RowPainter
 
 
 class StageView(RowPainter, ScrollView, can_focus=True):

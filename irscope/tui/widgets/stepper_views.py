@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 
-from .line_list import LineList
+from irscope.tui.widgets.line_list import LineList
 
 GUTTER = 7  # "●▶ 1234 " before the code
 

@@ -1,0 +1,1 @@
+"""Shared-memory bank conflicts, predicted from the PTX and the launch."""

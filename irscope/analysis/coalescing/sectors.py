@@ -1,0 +1,295 @@
+"""Coalescing from real addresses: how many 32-byte sectors each warp-level load or store pulls.
+
+For a sample of programs of the captured launch, the interpreter records every load and store with
+each element's byte offset and mask (`irscope.analysis.recording`). The op's TTGIR layout says which warp,
+lane and register holds each element (`layouts`), and the instruction width in the PTX (or AMDGCN)
+says how many consecutive registers one instruction moves per lane. That gives every warp-level
+instruction the hardware executes, and for each: the bytes its active lanes ask for, the distinct
+32-byte sectors and 128-byte lines they touch, and the ideal (the fewest sectors those bytes fit in).
+
+This module is the driver and what it returns: it records the sampled programs, pairs each access with
+its TTGIR op (`coalescing_match`) and its instruction width (`access_widths`), counts the requests
+(`coalescing_requests`) and has each access put in words (`coalescing_text`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from irscope.analysis.memory.widths import width_for, widths_by_line
+from irscope.analysis.coalescing.match import access_sites, derived_pointers, matched_ops, source_line_lookup, triton_layouts
+from irscope.analysis.coalescing.requests import Counts, WarpPicture, alignment_offset, count_requests, dim_strides, lane_dim, rounded, scalar_layout
+from irscope.analysis.coalescing.siblings import find_siblings
+from irscope.analysis.coalescing.text import diagnose
+from irscope.analysis.layouts.owners import LinearLayout, describe_layout, linear_layout
+from irscope.analysis.memory.ttgir import module_threads, ttgir_access_ops
+
+# Where a tensor's storage starts on the GPU: PyTorch's CUDA caching allocator hands out blocks
+# aligned to 512 bytes, so only a view's offset into its storage moves its start off alignment.
+STORAGE_ALIGNMENT = 512
+# Programs recorded per kernel by default (all of them when the grid is no larger): about 0.05 s each.
+DEFAULT_PROGRAMS = 8
+
+
+@dataclass
+class AccessCoalescing:
+    """One load or store of the kernel (a TTGIR op), over every recorded execution."""
+
+    source_line: int | None
+    kind: str                      # "load" | "store" | "atomic"
+    op: str                        # "tt.load", "ttg.async_copy_global_to_local", ...
+    stage_line: int                # 0-based line of the op in the TTGIR
+    param: str | None = None       # the pointer argument
+    shape: tuple[int, ...] = ()
+    dtype: str = ""
+    elem_bytes: int = 4
+    width_bytes: int | None = None  # per lane per instruction (PTX / AMDGCN)
+    layout: str = ""
+    threads_per_warp: int = 32
+    counts: Counts = field(default_factory=Counts)
+    executions: int = 0
+    analysed: bool = True
+    reason: str = ""               # why not analysed
+    picture: WarpPicture | None = None
+    lane_strides: Counter = field(default_factory=Counter)
+    dim_strides: dict[int, int] = field(default_factory=dict)   # tensor dim -> byte stride between neighbours
+    lane_dim: int | None = None    # the tensor dim neighbouring lanes step along
+    alignment_offsets: Counter = field(default_factory=Counter)  # per execution: first active byte % 32
+    diagnosis: str = ""
+    fix: str = ""
+    what_if: str = ""              # a recount under the change the fix suggests, where irscope can make one
+    cause: str = ""                # "narrow_access" | "lanes_across" | "strided" | "sibling_fields" | "misaligned_start"
+                                   # | "idle_lanes"
+    siblings: tuple = ()           # source lines of loads of the same argument that read the rest of its sectors
+    together_moved: float | None = None  # with those siblings: bytes of its sectors over the bytes the group uses
+    sample: tuple | None = field(default=None, repr=False)  # (addresses, mask, layout object, vector) of one execution
+
+    @property
+    def lane_stride_bytes(self) -> int | None:
+        return self.lane_strides.most_common(1)[0][0] if self.lane_strides else None
+
+    @property
+    def inefficient(self) -> bool:
+        eff = self.counts.efficiency
+        return eff is not None and eff < 0.9
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.counts
+        return {"source_line": self.source_line, "op": self.op, "kind": self.kind, "ttgir_line": self.stage_line + 1,
+                "param": self.param, "shape": list(self.shape), "dtype": self.dtype, "width_bytes": self.width_bytes,
+                "layout": self.layout, "analysed": self.analysed, "reason": self.reason or None,
+                "sectors_per_request": rounded(c.sectors_per_request),
+                "ideal_sectors_per_request": rounded(c.ideal_sectors_per_request),
+                "efficiency": rounded(c.efficiency, 3), "requests": c.requests, "sectors": c.sectors,
+                "excess_bytes": c.excess_bytes, "lane_stride_bytes": self.lane_stride_bytes,
+                "siblings": list(self.siblings) or None,
+                "cause": self.cause or None, "diagnosis": self.diagnosis or None, "fix": self.fix or None, "what_if": self.what_if or None}
+
+
+@dataclass
+class LineCoalescing:
+    source_line: int | None
+    loads: Counts = field(default_factory=Counts)
+    stores: Counts = field(default_factory=Counts)
+
+
+@dataclass
+class KernelCoalescing:
+    kernel: str
+    grid: tuple[int, int, int]
+    programs: list[tuple[int, int, int]]
+    accesses: list[AccessCoalescing]
+    loads: Counts
+    stores: Counts
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def by_source_line(self) -> list[LineCoalescing]:
+        lines: dict[int | None, LineCoalescing] = {}
+        for a in self.accesses:
+            entry = lines.setdefault(a.source_line, LineCoalescing(a.source_line))
+            (entry.stores if a.kind == "store" else entry.loads).add(a.counts) if a.kind != "atomic" else None
+        return sorted(lines.values(), key=lambda e: (e.source_line is None, e.source_line or 0))
+
+    def at_line(self, source_line: int | None) -> list[AccessCoalescing]:
+        return [a for a in self.accesses if a.source_line == source_line]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [a.to_json() for a in self.accesses]
+
+    def totals_json(self) -> dict[str, Any]:
+        return {"loads": self.loads.to_json(), "stores": self.stores.to_json(),
+                "programs": len(self.programs), "grid_programs": math.prod(self.grid),
+                "seconds": round(self.seconds, 3), "notes": self.notes, "error": self.error}
+
+
+def sample_programs(grid: tuple[int, int, int], limit: int = DEFAULT_PROGRAMS) -> list[tuple[int, int, int]]:
+    """Every program when there are at most `limit`; else the first, the last and evenly spaced ones."""
+    total = math.prod(grid)
+
+    def unflatten(i: int) -> tuple[int, int, int]:
+        x = i % grid[0]
+        y = (i // grid[0]) % grid[1]
+        z = i // (grid[0] * grid[1])
+        return (x, y, z)
+
+    if total <= limit:
+        return [unflatten(i) for i in range(total)]
+    if limit <= 1:
+        return [unflatten(0)]
+    picks = sorted({round(k * (total - 1) / (limit - 1)) for k in range(limit)})
+    return [unflatten(i) for i in picks]
+
+
+def analyze_coalescing(comp, max_programs: int = DEFAULT_PROGRAMS, programs: list[tuple[int, int, int]] | None = None,
+                       launch=None) -> KernelCoalescing:
+    """Coalescing of every global load and store of a compilation, from recorded addresses.
+
+    `launch` (default: the compilation's own) picks another launch with the same specialization: the
+    code is the same, the addresses are not. Cached on the compilation for the default sampling."""
+    cacheable = programs is None and max_programs == DEFAULT_PROGRAMS and launch is None
+    if cacheable and getattr(comp, "_coalescing", None) is not None:
+        return comp._coalescing
+    result = _analyze(comp, max_programs, programs, launch or comp.launch)
+    if cacheable:
+        comp.__dict__["_coalescing"] = result
+    return result
+
+
+def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
+    from irscope.analysis.recording import launch_grid, record_program
+
+    start = time.perf_counter()
+    grid = launch_grid(launch)
+    result = KernelCoalescing(comp.kernel.name, grid, [], [], Counts(), Counts())
+    if not comp.ok:
+        result.error = "the kernel did not compile"
+        return result
+    if launch.origin != "captured":
+        result.error = ("no addresses: the file does not launch this kernel, so there are no real arguments "
+                        "to record (add a launch to the file's __main__ code)")
+        return result
+    ttgir = comp.stage("ttgir")
+    ops = ttgir_access_ops(ttgir, source_line_lookup(comp, "ttgir"), comp.kernel.file)
+    num_warps, threads = module_threads(ttgir)
+    widths = widths_by_line(comp)
+    entries: dict[int, AccessCoalescing] = {}
+    layouts_cache: dict[tuple, LinearLayout | None] = {}
+    unmatched: Counter = Counter()
+    layouts_by_site: dict[tuple, set] = defaultdict(set)
+    for op in ops:
+        layouts_by_site[(op.source_line, op.kind, op.shape)].add(op.layout_text)
+    split: set = set()  # sites counted once per layout (matched_ops)
+    sites = access_sites(ops)
+    derived = derived_pointers(comp, ttgir, ops)
+    result.programs = programs or sample_programs(grid, max_programs)
+    for pid in result.programs:
+        rec = record_program(launch, pid, with_locals=False)
+        if rec.error and not result.error:
+            result.error = f"program {pid}: {rec.error}"
+        recorded = Counter((a.line, a.kind, tuple(a.shape)) for a in rec.accesses)
+        for access, op in matched_ops(ops, sites, rec.accesses, recorded, split):
+            if op is None:
+                unmatched[(access.line, access.kind)] += 1
+                continue
+            access = _named_as_derived(access, derived.get(op.index), rec.regions)
+            entry = entries.get(op.index)
+            if entry is None:
+                entry = entries[op.index] = AccessCoalescing(
+                    op.source_line, op.kind, op.op, op.index, access.param, op.shape, access.dtype or op.elem_type,
+                    access.elem_bytes, layout=describe_layout(op.layout), threads_per_warp=threads)
+                entry.width_bytes = width_for(widths, op, ops, access.elem_bytes)
+            entry.executions += 1
+            key = (op.index, op.shape)
+            if key not in layouts_cache:
+                layout = None
+                if op.layout is None:
+                    layout = scalar_layout(num_warps, threads)
+                else:
+                    layout = linear_layout(op.layout, op.shape)
+                    if layout is None:  # an MMA layout, or a slice of one: Triton builds it (3.6+)
+                        layout = triton_layouts(ttgir).get(op.index)
+                layouts_cache[key] = layout
+            layout = layouts_cache[key]
+            if layout is None:
+                entry.analysed = False
+                entry.reason = (f"layout {describe_layout(op.layout)} not analysed: this Triton does not expose "
+                                f"its linear layout to Python")
+                continue
+            base = 0
+            region = rec.regions.get(access.param) if access.param else None
+            if region is not None:
+                base = (region.base - region.start) % STORAGE_ALIGNMENT
+            addresses = np.asarray(access.byte_offsets, dtype=np.int64) + base
+            vector = max(1, (entry.width_bytes or access.elem_bytes) // access.elem_bytes)
+            batch = count_requests(addresses, access.mask, access.elem_bytes, layout, vector, op.kind,
+                                   want_picture=True, op=op.op)
+            entry.counts.add(batch.counts)
+            entry.lane_strides.update(batch.lane_strides)
+            if batch.worst is not None and (entry.picture is None or
+                                            batch.worst.sectors - batch.worst.ideal_sectors >
+                                            entry.picture.sectors - entry.picture.ideal_sectors):
+                entry.picture = batch.worst
+            if not entry.dim_strides:
+                entry.sample = (addresses, access.mask, op.layout, vector)
+                entry.dim_strides = dim_strides(access.byte_offsets, access.mask)
+                entry.lane_dim = lane_dim(layout)
+            offset = alignment_offset(addresses, access.mask)
+            if offset is not None:
+                entry.alignment_offsets[offset] += 1
+    for (line, kind, shape), texts in sorted(layouts_by_site.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
+        if len(texts) > 1 and (line, kind, shape) in split:
+            result.notes.append(f"line {line}: the compiler loads or stores it once in each of {len(texts)} layouts "
+                                f"({', '.join(sorted(texts))}), and each runs: irscope counts every one")
+        elif len(texts) > 1:
+            result.notes.append(f"line {line}: the {kind}s the compiler made of it (inlined or pipelined copies) have "
+                                f"different layouts ({', '.join(sorted(texts))}); irscope counts all with the first")
+    result.accesses = sorted(entries.values(), key=lambda e: (e.source_line or 0, e.stage_line))
+    find_siblings(result.accesses)  # adjacent fields read by separate loads: the group's traffic is what counts
+    for entry in result.accesses:
+        if entry.kind == "load":
+            result.loads.add(entry.counts)
+        elif entry.kind == "store":
+            result.stores.add(entry.counts)
+        diagnose(entry)
+    from irscope.analysis.coalescing.width import explain_narrow
+    explain_narrow(result.accesses, comp)  # narrow accesses: the argument that kept them narrow
+    for (line, kind), n in sorted(unmatched.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
+        result.notes.append(f"line {line}: {n} {kind}(s) found no matching TTGIR op (not counted)")
+    if any(not e.analysed for e in result.accesses):
+        result.notes.append("some accesses were not analysed (see their reason)")
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _named_as_derived(access, param: str | None, regions: dict):
+    """The access named after the argument its pointer is computed from, where that argument's own elements hold
+    every address it touched (a slice of a tensor passed beside it: the addresses alone pick the slice), with its
+    offsets counted from that argument; otherwise as recorded."""
+    mine, theirs = regions.get(access.param) if access.param else None, regions.get(param) if param else None
+    if mine is None or theirs is None or param == access.param:
+        return access
+    absolute = np.asarray(access.byte_offsets, dtype=np.int64) + mine.base
+    active = absolute if access.mask is None else absolute[np.asarray(access.mask, bool)]
+    if not theirs.holds(active).all():
+        return access
+    offsets = absolute - theirs.base
+    return dataclasses.replace(access, param=param, byte_offsets=offsets, offsets=offsets // access.elem_bytes)
+
+
+def report_fields(comp) -> dict[str, Any]:
+    """What `irscope report` adds for one compilation: `coalescing` (one row per global load/store) and
+    `coalescing_totals` (kernel-wide loads and stores, the programs sampled, notes)."""
+    try:
+        result = analyze_coalescing(comp)
+    except Exception as exc:  # an analysis failure must not take the report down with it
+        return {"coalescing": [], "coalescing_totals": {"error": f"{type(exc).__name__}: {exc}"}}
+    return {"coalescing": result.to_json(), "coalescing_totals": result.totals_json()}

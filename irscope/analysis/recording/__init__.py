@@ -1,0 +1,29 @@
+"""Interpreter tracing: run one program of a captured launch in Triton's interpreter and record it.
+
+API (shared by the stepper and the coalescing analysis):
+
+    from irscope.analysis.recording import record_program, Recording, MemoryAccess
+    rec = record_program(launch, program_id=(1, 0, 0), with_locals=False)   # launch: model.Launch
+    for a in rec.accesses:          # every load/store/atomic executed, in order
+        a.line, a.kind, a.param     # source line, "load"|"store"|"atomic", pointer argument's name
+        a.offsets, a.byte_offsets   # int64 arrays shaped like the access (element / byte offsets
+                                    #   from the argument tensor's first element)
+        a.mask, a.elem_bytes        # bool array or None (all lanes on); bytes per element
+    rec.steps                       # with_locals=True: every executed line with its locals (Value)
+    rec.error, rec.tensors          # one-line kernel error or None; the copies the program wrote
+
+Recording never touches the launch's own tensors. with_locals=False does no line tracing.
+"""
+
+from irscope.analysis.recording.trace import FrameRef, MemoryAccess, OutOfBoundsAccess, Recording, Step, launch_grid, normalize_program_id
+from irscope.analysis.recording.values import Value
+
+
+def record_program(*args, **kwargs) -> Recording:
+    """See `recording.record_program` (imported on first use: it needs torch and Triton)."""
+    from irscope.engine.recording import record_program as record
+
+    return record(*args, **kwargs)
+
+__all__ = ["FrameRef", "MemoryAccess", "OutOfBoundsAccess", "Recording", "Step", "Value", "launch_grid",
+           "normalize_program_id", "record_program"]

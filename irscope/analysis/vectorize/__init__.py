@@ -1,0 +1,1 @@
+"""Why a global access is not vectorized, each reason with its fix."""

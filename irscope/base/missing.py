@@ -1,0 +1,72 @@
+"""What a run did not reach: the opened file's kernels it did not launch, each with why and how to see it.
+
+irscope shows the launches the file's own run made. A kernel the file defines but did not launch in this run
+is not shown, and that is said, never left out silently: in the report, the JSON (`missing`), and the TUI's
+header and picker. Why depends on how the run ended: the capture budget stopped it (the line it was on is
+known), the file raised, or the run ended and simply did not call the kernel (a condition not met, or an
+argument the file's command line would give). A @triton.jit helper that another kernel of the file calls is
+not a launch of its own, and is not listed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+from irscope.base.model import Kernel, Launch
+
+
+@dataclass
+class Missing:
+    kernel: str
+    line: int      # its `def`
+    ended: str     # how the run ended: "stopped" (by the capture budget), "raised", or "ended" by itself
+    reason: str    # why this run did not launch it
+    how: str       # what would show it
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def missing_kernels(kernels: list[Kernel], launches: list[Launch], path: str, *, ran: bool,
+                    stopped_line: int | None = None, stopped_cause: str = "",
+                    raised: str | None = None) -> list[Missing]:
+    """The file's own kernels (defined in `path`) with no launch in this run, helpers left out.
+
+    `ran`: the file's __main__ code ran (not --no-run). `stopped_line`/`stopped_cause`: where and why the
+    capture budget stopped it; `raised`: the exception (and its line) it ended with, if it did."""
+    launched = {id(launch.kernel) for launch in launches}
+    own = [k for k in kernels if k.file == path and k.inductor is None]
+    unlaunched = [k for k in own if id(k) not in launched]
+    if not unlaunched or not ran:
+        return []
+    helpers = _called_by_others(own)
+    pick = "--kernel {name} --no-run with -D/--arg gives its arguments by hand"
+    if stopped_cause:
+        at = f" at line {stopped_line}" if stopped_line else ""
+        ended, reason = "stopped", f"the run was stopped{at} ({stopped_cause}) before it launched this kernel"
+        how = f"IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT (seconds) let the run go on longer; or {pick}"
+    elif raised:
+        ended, reason = "raised", f"the file raised {raised} before it launched this kernel"
+        how = f"fix that error, or give the file's arguments after `--` (irscope FILE -- ARGS); or {pick}"
+    else:
+        ended = "ended"
+        reason = "the file's run ended without launching it (not called, or only under a condition not met)"
+        how = f"give the file's arguments after `--` (irscope FILE -- ARGS) if they choose what runs; or {pick}"
+    return [Missing(k.name, k.line, ended, reason, how.format(name=k.name))
+            for k in unlaunched if k.name not in helpers]
+
+
+def _called_by_others(kernels: list[Kernel]) -> set[str]:
+    """Names of the kernels that another kernel's source calls: @triton.jit helpers, not launched alone."""
+    called = set()
+    for kernel in kernels:
+        for other in kernels:
+            if other is not kernel and re.search(rf"(?<![\w.]){re.escape(kernel.name)}\s*\(", _source(other)):
+                called.add(kernel.name)
+                break
+    return called
+
+
+def _source(kernel: Kernel) -> str:
+    return getattr(kernel.jit, "src", "") or ""

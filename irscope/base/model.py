@@ -1,0 +1,80 @@
+"""The nouns of irscope: kernels found in a file, launches of them, and their compilations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from irscope.base.names import ALL_STAGES, AMD_STAGES, DEFAULT_TARGET, IR_STAGES, NVIDIA_STAGES, TARGETS  # noqa: F401
+from irscope.base.target import Target
+
+if TYPE_CHECKING:
+    from irscope.engine.triton_compat import JITFunction
+
+
+def stages_for(target: Target) -> tuple[str, ...]:
+    return NVIDIA_STAGES if target.is_nvidia else AMD_STAGES
+
+
+@dataclass
+class Kernel:
+    """A @triton.jit function the user's file defines or launches (then it may live in any module)."""
+
+    name: str
+    file: str
+    line: int  # the line of its `def`
+    jit: "JITFunction"
+    autotune_configs: list[Any] | None = None  # triton.Config objects
+    heuristics: list[str] = field(default_factory=list)
+    module: str = ""  # the module that defines it ("__main__" for the opened file)
+    inductor: Any = None  # an Inductor kernel (core/inductor/kernels.py): its decorator's configs and triton_meta
+    inductor_info: dict | None = None  # plain data: kernel_kind, aten_ops, source_nodes, generated_for, ...
+
+    @property
+    def qualified_name(self) -> str:
+        """`module:name`, as --kernel takes it when a name alone is ambiguous."""
+        return f"{self.module}:{self.name}" if self.module else self.name
+
+    @property
+    def is_autotuned(self) -> bool:
+        return bool(self.autotune_configs)
+
+
+@dataclass
+class Launch:
+    """One launch of a kernel: the arguments the JIT saw, and where they came from."""
+
+    kernel: Kernel
+    args: tuple
+    kwargs: dict
+    grid: tuple[int, ...] | None
+    origin: str  # "captured" (the file's own launch) or "given" (-D / --arg on the command line)
+    autotune_index: int | None = None
+    autotune_count: int | None = None
+    interp_error: str | None = None  # why Triton's interpreter could not run it (it is compiled all the same)
+    guesses: dict[str, str] = field(default_factory=dict)  # argument -> the stand-in irscope chose (no launch)
+    autotune_first: bool = False  # the first config the autotuner would try for this launch, after its pruning
+    warmup: bool = False  # compiled by `f.warmup(...)`, not run: its grid is not the one the kernel runs with
+    programs: tuple[int, int] | None = None  # (run, in the grid) when the interpreter cut it short
+    autotune_tried: tuple[int, ...] = ()  # the configs its autotuner would try for this launch, in its order
+
+
+@dataclass
+class Resources:
+    """Per-thread resources of the compiled kernel, as the hardware will see them."""
+
+    registers: int | None = None       # NVIDIA: REG from the cubin; AMD: VGPRs
+    spills: int | None = None          # NVIDIA: 4-byte words of local memory (the driver's n_spills)
+    local_bytes: int | None = None
+    shared_bytes: int | None = None
+    sgprs: int | None = None           # AMD only
+    vgpr_spills: int | None = None     # AMD only
+    sgpr_spills: int | None = None     # AMD only
+
+
+@dataclass
+class CompileFailure:
+    message: str
+    file: str | None
+    line: int | None
+    source_line: str | None

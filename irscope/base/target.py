@@ -1,0 +1,30 @@
+"""A compilation target as the user names it. Kept apart from `triton_compat` so that front ends, which
+never import Triton, can hold and compare targets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Target:
+    """A compilation target as the user names it (``sm_90``, ``gfx942``)."""
+
+    name: str
+
+    @property
+    def backend(self) -> str:
+        return "hip" if self.name.startswith("gfx") else "cuda"
+
+    @property
+    def is_nvidia(self) -> bool:
+        return self.backend == "cuda"
+
+    def gpu_target(self):
+        """Triton's GPUTarget for this target (imports Triton, through triton_compat)."""
+        from irscope.engine.triton_compat.driver import gpu_target_of
+
+        return gpu_target_of(self)
+
+    def __str__(self) -> str:
+        return self.name

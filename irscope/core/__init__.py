@@ -1,1 +1,0 @@
-"""The headless core: discover, capture, compile, stages. Never imports Textual."""

@@ -1,0 +1,66 @@
+"""A file that launched nothing on the default virtual GPU may be written for another GPU.
+
+Files written for one GPU generation ask the device what it is and quietly do nothing elsewhere: Triton's
+block-scaled matmul tutorial checks `torch.cuda.get_device_capability()[0] == 10` and, on the default
+virtual H100 (sm_90), prints that it needs block scaling and launches nothing. A user with no GPU who did
+not pick a target should not be stuck there. So when the run on the default target launched nothing and
+the file asked the virtual GPU about itself (its capability, properties, name or architectures: the
+virtual GPU records the questions), the file is run again, once per other NVIDIA target irscope has a
+virtual GPU for, newest first, and the first run that launches is shown, with one note that says so.
+
+Only on that path: a file that launched anything, that the user gave `--target`, that runs on a real
+GPU, that runs with `--no-run`, or that the capture budget stopped is never run again. A run again is the
+same file executed again in the same process: the modules it imported stay imported, so a library that
+chose its code path from the device when it was first imported keeps that choice.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from irscope.engine.capture.run import RunResult
+from irscope.base.names import TARGETS
+from irscope.engine.triton_compat import Target
+
+
+def other_targets(first: Target) -> list[Target]:
+    """The NVIDIA targets with a virtual GPU other than `first`, newest first."""
+    return [Target(name) for name in reversed(TARGETS) if name.startswith("sm_") and name != first.name]
+
+
+def worth_another_target(result: RunResult) -> bool:
+    """The run launched nothing, ended by itself, and asked the device what it is."""
+    return not result.launches and result.stopped is None and bool(result.asked)
+
+
+def run_on_other_targets(shown: str, first: Target, result: RunResult, run: Callable[[Target], RunResult]
+                         ) -> tuple[Target, RunResult, str | None]:
+    """(target, run, note): the first other target whose run launches, or `first` and its own run.
+
+    `run(target)` runs the file on a virtual GPU of `target`. The note is one line for the report's notes:
+    which target is shown and why, or which targets were tried in vain."""
+    if not worth_another_target(result):
+        return first, result, None
+    asked = _asked(result)
+    tried: list[str] = []
+    for target in other_targets(first):
+        again = run(target)
+        if again.launches:
+            none_either = f" (nothing on {', '.join(tried)} either)" if tried else ""
+            return target, again, (f"{shown} launched nothing on a virtual {first.name}, whose {asked} it asked; "
+                                   f"shown for a virtual {target.name}, where it launches{none_either}; "
+                                   f"--target to choose")
+        tried.append(target.name)
+        if again.stopped is not None:  # stopped on request, or ran on and on: running it again would too
+            break
+    return first, result, (f"{shown} launched nothing on a virtual {first.name}, whose {asked} it asked, "
+                           f"nor on a virtual {', '.join(tried)}")
+
+
+def device_suffix(first: Target, chosen: Target) -> str:
+    """What the device line adds when irscope chose the target."""
+    return f"; irscope chose {chosen.name}: the file launched nothing on the default {first.name}"
+
+
+def _asked(result: RunResult) -> str:
+    return "capability" if any("capability" in q or "arch_list" in q for q in result.asked) else "properties"

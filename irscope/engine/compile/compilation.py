@@ -1,0 +1,295 @@
+"""Specialize a launch exactly as the JIT would, compile it offline for a target, expose its stages."""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+import os
+import re
+import sys
+import tempfile
+import threading
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from irscope.engine.compile import ahead
+from irscope.base.errors import IrscopeError, LaunchRejected
+from irscope.base.model import CompileFailure, Kernel, Launch, Resources, stages_for
+from irscope.engine.compile.toolchain import amdgcn_resources, cubin_resources, disassemble
+from irscope.engine.triton_compat import Specialized, Target, attrs_by_param, compilation_error_site, compile_specialized, compiled_asm, compiled_metadata, constexpr_param_names, constexprs_by_param, is_compilation_error, new_cache_warning, remember_triton_key, specialize
+from irscope.engine.triton_compat.compile_errors import missing_extern_lib, not_implemented_builtin
+
+# Triton 3.9 warns about a default that changes in 3.10 on every compile; it is not the user's business here.
+warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
+
+_compile_lock = threading.Lock()
+
+
+@dataclass
+class Compilation:
+    """One kernel, compiled for one target with one launch's specialization."""
+
+    kernel: Kernel
+    launch: Launch
+    target: Target
+    spec: Specialized
+    source_text: str
+    asm: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    failure: CompileFailure | None = None
+    _sass: str | None = None
+    _resources: Resources | None = None
+    _tools_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _source_map: Any = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        return stages_for(self.target)
+
+    def stage(self, name: str) -> str:
+        """The text of one stage. SASS is disassembled on first use (and cached on disk)."""
+        if name not in self.stage_names:
+            other = "AMD" if self.target.is_nvidia else "NVIDIA"
+            raise IrscopeError(f"stage '{name}' does not exist for target {self.target} (it is an {other} stage); "
+                               f"choose one of: {', '.join(self.stage_names)}")
+        if name == "source":
+            return self.source_text
+        if self.failure is not None:
+            raise IrscopeError(f"{self.kernel.name} did not compile, so it has no {name}: {self.failure.message}")
+        if name == "sass":
+            with self._tools_lock:
+                if self._sass is None:
+                    ahead.wait(ahead.compilation_key(self.kernel.jit, self.target, self.spec), ahead.DISASSEMBLED)
+                    self._sass = disassemble(self.asm["cubin"])
+                    ahead.note_done(self.source_text, self.kernel.jit, self.target, self.spec, ahead.DISASSEMBLED)
+            return self._sass
+        return self.asm[name]
+
+    def prefetch_sass(self) -> threading.Thread | None:
+        """Start disassembling in the background (nvdisasm needs ~0.4 s of CPU even for a tiny kernel),
+        so that several compilations disassemble side by side and a viewer can show the IR meanwhile."""
+        if self.failure is not None or not self.target.is_nvidia or self._sass is not None:
+            return None
+        thread = threading.Thread(target=self.stage, args=("sass",), daemon=True, name="irscope-nvdisasm")
+        thread.start()
+        return thread
+
+    @property
+    def source_map(self):
+        """Every line of every stage linked to the user's source line, both ways (built lazily)."""
+        if self._source_map is None:
+            from irscope.ir.sourcemap import SourceMap
+            self._source_map = SourceMap.of(self)
+        return self._source_map
+
+    @property
+    def resources(self) -> Resources:
+        if self._resources is None:
+            if self.failure is not None:
+                self._resources = Resources()
+            elif self.target.is_nvidia:
+                self._resources = cubin_resources(self.asm["cubin"], self.metadata.get("shared"),
+                                                  self.target.gpu_target().arch)
+            else:
+                self._resources = amdgcn_resources(self.asm["amdgcn"], self.metadata.get("shared"))
+        return self._resources
+
+    @property
+    def signature(self) -> dict[str, str]:
+        return dict(self.spec.signature)
+
+    @property
+    def constexprs(self) -> dict[str, Any]:
+        return constexprs_by_param(self.kernel.jit, self.spec.constexprs)
+
+    @property
+    def specialization(self) -> dict[str, str]:
+        """Per parameter, the JIT's specialization in Triton's letters: D = divisible by 16,
+        S = pointer range fits 32 bits (AMD buffer ops), constant = folded into the code."""
+        attrs = attrs_by_param(self.kernel.jit, self.spec.attrs)
+        out = {}
+        for name, kind in self.spec.signature.items():
+            if kind == "constexpr":
+                continue
+            letters = ""
+            for attr, _value in attrs.get(name, []):
+                letters += {"tt.divisibility": "D", "tt.pointer_range": "S"}.get(attr, "")
+            out[name] = letters
+        declared = set(constexpr_param_names(self.kernel.jit))
+        for name in self.constexprs:
+            if name not in declared:
+                out[name] = "constant"  # an int equal to 1 (or None), folded into the code like a constexpr
+        return out
+
+    @property
+    def num_warps(self) -> int:
+        return self.spec.options.num_warps
+
+    @property
+    def block_warps(self) -> int:
+        """Warps per block as launched: with warp specialization the compiler adds its partitions' warps to
+        num_warps (tutorial 09's WARP_SPECIALIZE launch: 4 asked, 12 run; `.reqntid 384`), and the GPU's
+        occupancy counts them all. Its metadata says so; num_warps where it does not."""
+        compiled = self.metadata.get("num_warps") if self.metadata else None
+        return compiled if isinstance(compiled, int) and compiled > 0 else self.num_warps
+
+    @property
+    def num_stages(self) -> int:
+        return self.spec.options.num_stages
+
+
+# Each compilation holds its launch's tensors: keep the newest few (a TUI's edits and target changes add
+# one each), not every one the process ever made. Triton's disk cache makes an evicted one cheap again.
+_MEMO_SIZE = 48
+_memo: OrderedDict[tuple, Compilation] = OrderedDict()
+
+
+def compile_launch(launch: Launch, target: Target, source_text: str, *, given: str | None = None) -> Compilation:
+    """Compile one launch for one target. The same specialization is compiled once per process,
+    and Triton's on-disk cache (TRITON_CACHE_DIR) makes a reopen cheap. `given`: see check_launch."""
+    jit = launch.kernel.jit
+    spec = check_launch(launch, target, given=given)
+    key = ahead.compilation_key(jit, target, spec)
+    if key in _memo:
+        _memo.move_to_end(key)
+        return _memo[key]
+    comp = Compilation(launch.kernel, launch, target, spec, source_text)
+    ahead.wait(key, ahead.COMPILED)  # a child compiling it ahead (core/ahead.py) leaves a cache hit
+    remember_triton_key()
+    with _compile_lock, _stderr_captured() as stderr:
+        try:
+            compiled = compile_specialized(jit, spec, target)
+        except Exception as exc:  # a compile error is a result to show, not a crash
+            missing = missing_extern_lib(exc, spec.options, target)
+            comp.failure = (CompileFailure(missing, launch.kernel.file, None, None) if missing
+                            else _describe_failure(exc, stderr(), launch.kernel, source_text,
+                                                   constexprs_by_param(jit, spec.constexprs)))
+        else:
+            comp.asm = compiled_asm(compiled)
+            comp.metadata = compiled_metadata(compiled)
+            ahead.note_done(source_text, jit, target, spec, ahead.COMPILED)
+    cache_failed = new_cache_warning()  # the cache filled up during this compile, which went on without it
+    if cache_failed:
+        print(f"irscope: warning: {cache_failed}", file=sys.stderr)
+    _memo[key] = comp
+    while len(_memo) > _MEMO_SIZE:
+        _memo.popitem(last=False)
+    return comp
+
+
+def check_launch(launch: Launch, target: Target, *, given: str | None = None) -> Specialized:
+    """The JIT's own checks of a launch's arguments and launch options (-D FOO=1, num_warps=3): its
+    specialization, or LaunchRejected with advice that names who chose the values. `given` is the
+    -D/--arg the user passed ("" for none); None when the caller does not know (then the launch's origin
+    decides)."""
+    if launch.kernel.inductor is not None:  # Inductor's own specialization, from its decorator (core/inductor)
+        from irscope.engine.inductor.specialize import inductor_specialization
+        try:
+            return inductor_specialization(launch.kernel.inductor, launch.autotune_index or 0, target,
+                                           given=launch.kwargs)
+        except IrscopeError:
+            raise
+        except Exception as exc:
+            raise LaunchRejected(f"Inductor's compile options for {launch.kernel.name} could not be built: "
+                                 f"{_one_line(exc)}; the file may come from another PyTorch version than the "
+                                 f"installed one", _one_line(exc)) from None
+    try:
+        return specialize(launch.kernel.jit, launch.args, launch.kwargs, target)
+    except Exception as exc:
+        reason = _one_line(exc)
+        raise LaunchRejected(_rejection_message(launch, reason, given), reason) from None
+
+
+def _rejection_message(launch: Launch, reason: str, given: str | None) -> str:
+    name, file = launch.kernel.name, os.path.basename(launch.kernel.file)
+    head = f"Triton's JIT rejects this launch of {name}: {reason}; "
+    if given:
+        return head + (f"check the -D/--arg values you passed ({given}); a -D names a kernel parameter or a "
+                       f"launch option (num_warps, num_stages, ...)")
+    if given is None and launch.origin == "captured":
+        return head + "check the -D/--arg values and the file's own launch (launch options: num_warps, num_stages, ...)"
+    if launch.origin == "captured":
+        return head + (f"the values come from {file}'s own launch (no -D/--arg was given): fix that launch, "
+                       f"or override a value with -D NAME=VALUE")
+    return head + (f"{file} does not launch {name}, so its arguments come from -D/--arg and stand-ins: "
+                   f"give them with -D NAME=VALUE / --arg NAME=TYPE")
+
+
+def _one_line(exc: Exception) -> str:
+    """`Type: first line of the message` (a KeyError's message without the quotes str() adds)."""
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    first = text.strip().splitlines()
+    return f"{type(exc).__name__}: {first[0]}" if first else type(exc).__name__
+
+
+@contextlib.contextmanager
+def _stderr_captured() -> Iterator[Any]:
+    """Collect what Triton's C++ passes print on file descriptor 2 while compiling."""
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        done: list[str] = []
+
+        def read() -> str:
+            if not done:
+                os.dup2(saved, 2)
+                sink.seek(0)
+                done.append(sink.read().decode("utf-8", "replace"))
+            return done[0]
+
+        try:
+            yield read
+        finally:
+            read()
+            os.close(saved)
+
+
+def _values_named(statement: str, constexprs: dict) -> str:
+    """" (BLOCK = 256, …)": the launch's constexpr values that a failed static_assert names."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", statement))
+    named = [f"{k} = {v}" for k, v in constexprs.items() if isinstance(k, str) and k in words]
+    return f" ({', '.join(named)})" if named else ""
+
+
+_MLIR_DIAG = re.compile(r"^(?P<file>[^:\n]+\.py):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.MULTILINE)
+
+
+def _describe_failure(exc: Exception, stderr: str, kernel: Kernel, source_text: str,
+                      constexprs: dict | None = None) -> CompileFailure:
+    lines = source_text.splitlines()
+
+    def source_line(n: int | None) -> str | None:
+        return lines[n - 1].strip() if n and 0 < n <= len(lines) else None
+
+    if is_compilation_error(exc):
+        src, rel_line, message = compilation_error_site(exc)
+        message += not_implemented_builtin(exc)
+        if message.endswith(" is false for this launch"):
+            message += _values_named(message, constexprs or {})
+        line = None
+        if rel_line is not None:
+            line = _def_line_of_source(src, kernel, source_text) + rel_line - 1
+        if (source_line(line) or "").startswith(("breakpoint(", "pdb.set_trace(")):
+            message += ("; a debugger call runs only in Triton's interpreter (TRITON_INTERPRET=1), the GPU "
+                        "compiler cannot compile it: remove it to see what the kernel becomes")
+        return CompileFailure(message, kernel.file, line, source_line(line))
+    diag = _MLIR_DIAG.search(stderr)
+    if diag:
+        line = int(diag.group("line"))
+        return CompileFailure(diag.group("msg").strip(), diag.group("file"), line, source_line(line))
+    return CompileFailure(_one_line(exc), kernel.file, None, None)
+
+
+def _def_line_of_source(src: str | None, kernel: Kernel, source_text: str) -> int:
+    """Where the function whose source is `src` starts its `def` in the file (the kernel or a helper)."""
+    if src:
+        first = src.splitlines()[0].strip()
+        for number, text in enumerate(source_text.splitlines(), start=1):
+            if text.strip() == first:
+                return number
+    return kernel.line

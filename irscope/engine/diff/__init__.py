@@ -1,0 +1,1 @@
+"""Two compilations of one kernel, compared by source line (`irscope diff`)."""

@@ -1,0 +1,255 @@
+"""Inductor's kernels while a file runs: the decorators record instead of compiling for a device.
+
+Every `triton_heuristics` decorator (pointwise, reduction, persistent_reduction, template, user_autotune,
+foreach, split_scan, ...) ends in `cached_autotune(size_hints, configs, triton_meta, heuristic_type, ...)`,
+which would build a `CachingAutotuner` and, on first use, compile each config for the device at hand. Under
+irscope it returns an `InductorKernel` that keeps what it was given: the configs Inductor's own heuristics
+chose for the `size_hints` and device properties written in the module. A wrapper's `kernel.run(...)`
+records the launch once per config (as an autotuner would compile each) and runs nothing: the outputs of
+Inductor's kernels are left unwritten, which the report says. The ptxas they are compiled with is the one
+Inductor would use (ptxas.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import torch
+
+from irscope.engine.patching import Patches
+from irscope.engine.triton_compat import JITFunction, RawLaunch
+from irscope.engine.inductor.ptxas import use_inductors_ptxas
+
+# The kernel objects made in this process, by their JITFunction: discovery and compile read them.
+_by_jit: dict[int, "InductorKernel"] = {}
+_lock = threading.Lock()
+_recorders: list[Callable[[RawLaunch], None]] = []  # the capture in progress, innermost last
+
+
+@dataclass
+class InductorKernel:
+    """One Inductor kernel as its decorator described it (see the module's docstring)."""
+
+    fn: JITFunction
+    configs: list[Any]             # triton.Config objects, in Inductor's order
+    triton_meta: dict
+    inductor_meta: dict
+    heuristic_type: str            # "pointwise", "reduction", "persistent_reduction", "template", ...
+    size_hints: Any
+    device_str: str = ""           # from async_compile.triton(..., device_str=...), when a wrapper loaded it
+    wrapper: str | None = None     # the wrapper file that held this kernel as a string
+
+    @property
+    def name(self) -> str:
+        return self.fn.fn.__name__
+
+    @property
+    def generated_for(self) -> str:
+        """The device type Inductor generated this kernel for ('cuda', 'hip', 'cpu', ...)."""
+        device = self.triton_meta.get("device")
+        kind = getattr(device, "type", None) or self.triton_meta.get("device_type") or self.device_str
+        return str(kind or "")
+
+    # What the wrapper's call() uses of a CachingAutotuner.
+    def run(self, *args: Any, stream: Any = None, **kwargs: Any) -> None:
+        self.record_launch(args, kwargs)
+        return None
+
+    def record_launch(self, args: tuple, kwargs: dict) -> None:
+        # Into the capture in progress (a module Inductor's code cache kept from an earlier run included)
+        record = _recorders[-1] if _recorders else None
+        if record is None:
+            return
+        count = len(self.configs) or 1
+        for index in range(count):
+            grid = kwargs.get("grid") or self.grid(args, self.configs[index] if self.configs else None)
+            record(RawLaunch(self.fn, tuple(args), {}, grid, index if self.configs else None,
+                             count if self.configs else None, list(self.configs) or None,
+                             autotune_first=index == 0))
+
+    def grid(self, args: tuple, config: Any) -> tuple[int, int, int] | None:
+        """The grid Inductor launches this config with: its grid_type (Grid1D, Grid2D, ...) evaluated on
+        the launch's sizes and the config's blocks, by the installed torch's own GridExpr (None before
+        PyTorch had one, or for a grid it cannot evaluate here)."""
+        try:
+            from torch._inductor.runtime.triton_heuristics import GridExpr, config_to_dict
+            meta = {**dict(zip(self.fn.arg_names, args)), **config_to_dict(config)}
+            expr = GridExpr.from_meta(self.inductor_meta, config)
+            return tuple(int(g) for g in expr.eval_slow(meta))
+        except Exception:  # noqa: BLE001 - shown as unknown, as for any grid irscope cannot evaluate
+            return None
+
+    def precompile(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        return self.run(*args, **kwargs)
+
+
+def inductor_kernel_of(jit: Any) -> InductorKernel | None:
+    """The Inductor kernel whose @triton.jit function this is, if Inductor's decorator made one."""
+    return _by_jit.get(id(jit))
+
+
+def inductor_kernel_in(value: Any) -> InductorKernel | None:
+    """A module attribute that is an Inductor kernel object: as the decorators make them on the virtual GPU,
+    or a real CachingAutotuner on a GPU (its record in `_irscope`)."""
+    if isinstance(value, InductorKernel):
+        return value
+    kernel = getattr(type(value), "_irscope_records", False) and getattr(value, "__dict__", {}).get("_irscope")
+    return kernel if isinstance(kernel, InductorKernel) else None
+
+
+_HEURISTIC_NAMES = {"POINTWISE": "pointwise", "REDUCTION": "reduction", "PERSISTENT_REDUCTION":
+                    "persistent_reduction", "TEMPLATE": "template", "USER_AUTOTUNE": "user_autotune",
+                    "SPLIT_SCAN": "split_scan", "FIXED": "fixed"}
+
+
+def _heuristic_name(kind: Any) -> str:
+    name = getattr(kind, "name", None) or str(kind)
+    return _HEURISTIC_NAMES.get(name, name.lower())
+
+
+def _as_inductor_prunes(module, configs: list, size_hints: Any, heuristic_type: Any, inductor_meta: dict) -> list:
+    """The configs cached_autotune goes on with: a reduction's block minimums raised, duplicates dropped
+    (Inductor's own functions, where the installed torch has them). Its autotune cache is not read: a
+    config a past GPU run picked is no part of the file."""
+    enforce = getattr(module, "_enforce_reduction_config_block_minimums", None)
+    if enforce is not None and size_hints is not None and _heuristic_name(heuristic_type) in (
+            "reduction", "persistent_reduction"):
+        configs = enforce(configs, size_hints, inductor_meta)
+    unique = getattr(module, "unique_configs", None)
+    return list(unique(configs)) if unique is not None else configs
+
+
+@contextlib.contextmanager
+def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | None,
+                     virtual: bool = True) -> Iterator[None]:
+    """While the block runs, Inductor's decorators make InductorKernels that report their launches to
+    `record`, `async_compile.triton(...)` loads a kernel module without compiling it, and the CUDA-only
+    helpers a GPU-written wrapper imports from torch._C have CPU stand-ins (the virtual GPU's tensors)."""
+    from torch._inductor.runtime import triton_helpers, triton_heuristics
+
+    patches = Patches()
+
+    def cached_autotune(size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None,
+                        custom_kernel=False, **_ignored):
+        inductor_meta = dict(inductor_meta or {})
+        use_inductors_ptxas()  # as Inductor does before it compiles a kernel (ptxas.py)
+        configs = _as_inductor_prunes(triton_heuristics, list(configs), size_hints, heuristic_type, inductor_meta)
+
+        def decorator(fn):
+            if not isinstance(fn, JITFunction):
+                return fn
+            if "XBLOCK" not in fn.arg_names:  # as Inductor does: no XBLOCK parameter, no XBLOCK in a config
+                for config in configs:
+                    config.kwargs.pop("XBLOCK", None)
+            kernel = InductorKernel(fn, configs, dict(triton_meta), inductor_meta, _heuristic_name(heuristic_type),
+                                    size_hints)
+            with _lock:
+                _by_jit[id(fn)] = kernel
+            return kernel
+        return decorator
+
+    if virtual:
+        patches.patch(triton_heuristics, "cached_autotune", cached_autotune)
+        # The kernel module picks Triton's driver for the device it was written for; irscope's is already active.
+        patches.patch(triton_helpers, "set_driver_to_gpu", lambda: None)
+        patches.patch(triton_helpers, "set_driver_to_cpu", lambda: None)
+        _patch_async_compile(patches, wrapper_path)
+        _patch_cuda_only_helpers(patches)
+    else:
+        _record_real_autotuners(patches, triton_heuristics.CachingAutotuner)
+    _recorders.append(record)
+    try:
+        yield
+    finally:
+        _recorders.pop()
+        patches.restore()
+
+
+def _record_real_autotuners(patches: Patches, autotuner_class: type) -> None:
+    """On a real GPU Inductor compiles and runs its kernels itself; each CachingAutotuner it makes is
+    described (configs after its own pruning, triton_meta, inductor_meta) and each launch recorded before
+    it runs. Not yet tried on a GPU (validation/gpu_inductor.py checks the offline side)."""
+    original_init, original_run = autotuner_class.__init__, autotuner_class.run
+
+    def __init__(self, fn, *args: Any, **kwargs: Any) -> None:
+        original_init(self, fn, *args, **kwargs)
+        if isinstance(getattr(self, "fn", None), JITFunction):
+            kernel = InductorKernel(self.fn, list(getattr(self, "configs", []) or []),
+                                    dict(getattr(self, "triton_meta", {}) or {}),
+                                    dict(getattr(self, "inductor_meta", {}) or {}),
+                                    _heuristic_name(getattr(self, "heuristic_type", "")),
+                                    getattr(self, "size_hints", None))
+            self.__dict__["_irscope"] = kernel
+            with _lock:
+                _by_jit[id(self.fn)] = kernel
+
+    def run(self, *args: Any, **kwargs: Any):
+        kernel = self.__dict__.get("_irscope")
+        if kernel is not None:
+            kernel.record_launch(args, kwargs)
+        # Inductor's own compiles set this in the process that compiles: with a pool of compile workers, not
+        # this one, where irscope compiles the kernel again (and where a lazy precompile happens just below)
+        use_inductors_ptxas()
+        return original_run(self, *args, **kwargs)
+
+    patches.patch(autotuner_class, "__init__", __init__)
+    patches.patch(autotuner_class, "run", run)
+    patches.patch(autotuner_class, "_irscope_records", True)
+
+
+def _patch_async_compile(patches: Patches, wrapper_path: str | None) -> None:
+    from torch._inductor.async_compile import AsyncCompile
+    from torch._inductor.codecache import PyCodeCache
+
+    def triton(self, kernel_name: str, source_code: str, device_str: str = "cuda"):
+        # Inductor's own code cache writes and imports the module, as a GPU run would; the decorator inside
+        # (patched above) records the kernel instead of compiling it.
+        key, path = PyCodeCache.write(source_code)
+        module = PyCodeCache.load_by_key_path(key, path)
+        kernel = getattr(module, kernel_name, None)
+        if kernel is None:  # older wrappers name the string's function 'triton_' and bind it to kernel_name
+            kernel = next((v for v in vars(module).values() if isinstance(v, InductorKernel)), None)
+        if isinstance(kernel, InductorKernel):
+            kernel.device_str = device_str
+            # the module that asked: the opened wrapper, or the one Inductor generated for a torch.compile call
+            caller = sys._getframe(1).f_globals.get("__file__")
+            kernel.wrapper = os.path.abspath(caller) if isinstance(caller, str) else wrapper_path
+        return kernel
+
+    patches.patch(AsyncCompile, "triton", triton)
+    patches.patch(AsyncCompile, "wait", lambda self, scope: None)
+
+
+def _patch_cuda_only_helpers(patches: Patches) -> None:
+    """On the virtual GPU, a wrapper written on a GPU machine calls CUDA helpers from torch._C that a
+    CPU-only torch lacks (`_cuda_getCurrentRawStream`, `_cuda_synchronize`) or that need a visible device
+    (`torch._C._dynamo.guards._empty_strided_cuda`, `torch.cuda._DeviceGuard`). Their stand-ins give what
+    the virtual GPU gives for `device="cuda"` (a CPU tensor that says it is on cuda:0)."""
+    patches.patch(torch._C, "_cuda_getCurrentRawStream", lambda device=None: 0)
+    patches.patch(torch._C, "_cuda_synchronize", lambda: None)  # Inductor's print_performance
+    patches.patch(torch.cuda, "_DeviceGuard", _DeviceGuard)  # `with torch.cuda._DeviceGuard(0):` in call()
+
+    def empty_strided_cuda(size, stride, dtype, *args, **kwargs):
+        return torch.empty_strided(size, stride, dtype=dtype, device="cuda")
+    patches.patch(torch._C._dynamo.guards, "_empty_strided_cuda", empty_strided_cuda)
+
+
+class _DeviceGuard:
+    """torch.cuda._DeviceGuard on the virtual GPU: there is one device, so there is nothing to switch."""
+
+    def __init__(self, index: int = 0):
+        self.idx = index
+
+    def __enter__(self) -> "_DeviceGuard":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False

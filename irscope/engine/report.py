@@ -1,0 +1,214 @@
+"""The summary of compilations that `irscope report` prints, as plain data (stable field names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from irscope.analysis.summary import analysis_entry, format_analysis
+from irscope.engine.compile.compilation import Compilation
+from irscope.engine.inductor.report import format_inductor, inductor_entry
+from irscope.engine.triton_compat import describe_config
+from irscope.engine.workspace import Workspace
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+def launch_fields(comp: Compilation) -> dict[str, Any]:
+    """What a compilation is and costs: target, grid, specialization, warps, stages, registers, spills,
+    shared memory (the report's entry and each side of a diff)."""
+    res = comp.resources
+    return {
+        "target": comp.target.name,
+        "grid": list(comp.launch.grid) if comp.launch.grid else None,
+        "signature": dict(comp.signature),
+        "specialization": comp.specialization,
+        "constexprs": _jsonable(comp.constexprs),
+        "num_warps": comp.num_warps,
+        "block_warps": comp.block_warps if comp.ok else comp.num_warps,  # with warp specialization's partitions
+        "num_stages": comp.num_stages,
+        "registers": res.registers,
+        "spills": res.spills,
+        "shared_bytes": res.shared_bytes,
+    }
+
+
+def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
+    res = comp.resources
+    entry: dict[str, Any] = {
+        "name": comp.kernel.name,
+        "module": comp.kernel.module,
+        "file": ws.shown_path(comp.kernel.file),
+        "def_line": comp.kernel.line,
+        **launch_fields(comp),
+        "launch": comp.launch.origin,
+        "local_bytes": res.local_bytes,
+        "stages": {},
+        "error": None,
+        "interpreter_error": comp.launch.interp_error,
+        "programs_interpreted": list(comp.launch.programs) if comp.launch.programs else None,  # [run, total]: cut
+        "guesses": dict(comp.launch.guesses),
+    }
+    if not comp.target.is_nvidia:
+        entry.update(sgprs=res.sgprs, vgpr_spills=res.vgpr_spills, sgpr_spills=res.sgpr_spills)
+    if comp.kernel.inductor_info is not None:
+        entry["inductor"] = inductor_entry(comp)
+    if comp.kernel.is_autotuned:
+        entry["autotune"] = autotune_entry(comp)
+    if comp.failure is not None:
+        entry["findings"] = _findings_json(ws, comp)
+        f = comp.failure
+        entry["error"] = {"message": f.message, "file": f.file, "source_line": f.line, "source_text": f.source_line}
+        entry["stages"] = {"source": {"lines": len(comp.source_text.splitlines())}}
+        return entry
+    sm = comp.source_map
+    for name in comp.stage_names:
+        entry["stages"][name] = {"lines": len(comp.stage(name).splitlines()),
+                                 "instruction_lines": sm.instruction_lines(name),
+                                 "mapped_fraction": round(sm.mapped_fraction(name), 4)}
+    entry.update(analysis_entry(comp))
+    from irscope.analysis.coalescing.sectors import report_fields
+    entry.update(report_fields(comp))
+    if comp.launch.guesses and entry.get("coalescing_totals") is not None:
+        entry["coalescing_totals"].setdefault("notes", []).append(
+            "addresses from guessed arguments (" + ", ".join(comp.launch.guesses) + "): not a real launch's")
+    entry["findings"] = _findings_json(ws, comp)
+    from irscope.findings import rule_errors
+    if rule_errors(comp):
+        entry["finding_rule_errors"] = rule_errors(comp)
+    return entry
+
+
+def autotune_entry(comp: Compilation) -> dict[str, Any]:
+    """An autotuned kernel's configs (as `--config N` numbers them: the declared ones, then those its pruning
+    made), the one this compilation is, and every config its autotuner would try for this launch, in the
+    order it would try them, each with its meta-parameters and launch options."""
+    configs = comp.kernel.autotune_configs or []
+    selected = comp.launch.autotune_index or 0
+    tried = [n for n in comp.launch.autotune_tried if n < len(configs)] or [selected]
+    return {"configs": [str(c) for c in configs], "selected": selected,
+            "tried": [{"index": n, **_jsonable(describe_config(configs[n])), "shown": n == selected} for n in tried]}
+
+
+def _findings_json(ws: Workspace, comp: Compilation) -> list[dict[str, Any]]:
+    from irscope.findings import findings
+    out = []
+    for f in findings(comp):
+        item = f.to_json()
+        item["file"] = ws.shown_path(f.file) if f.file else None
+        out.append(item)
+    return out
+
+
+def build_report(ws: Workspace, comps: list[Compilation]) -> dict[str, Any]:
+    for comp in comps:
+        comp.prefetch_sass()  # one nvdisasm per compilation, side by side
+    doc: dict[str, Any] = {"kernels": [compilation_entry(ws, c) for c in comps]}
+    doc["not_launched"] = [{"name": k.name, "def_line": k.line} for k in ws.not_launched()]
+    doc["missing"] = [m.to_json() for m in ws.missing]
+    if ws.run_warning:
+        doc["warning"] = ws.run_warning
+    doc["notes"] = list(ws.notes)
+    doc["device"] = ws.device
+    return doc
+
+
+def format_findings(doc: dict[str, Any]) -> list[str]:
+    """The report's opening: every compilation's findings in one ranked list, with cost, fix and what-if."""
+    from irscope.findings import ranked
+    launches: dict[str, int] = {}
+    items = []
+    for k in doc["kernels"]:
+        launches[k["name"]] = launches.get(k["name"], 0) + 1
+        for f in k.get("findings") or []:
+            items.append((f, k["name"], launches[k["name"]]))
+    several = {name for name, n in launches.items() if n > 1}
+    if not items:
+        return ["findings: none"] if doc["kernels"] else []
+    order = {id(f): i for i, f in enumerate(ranked([f for f, _, _ in items]))}
+    out = [f"findings ({len(items)}, most costly first):"]
+    for number, (f, name, launch) in enumerate(sorted(items, key=lambda t: order[id(t[0])]), start=1):
+        which = f"{name}, compilation {launch}" if name in several else name
+        where = f"{f['file']}:{f['source_line']}" if f["source_line"] else (f["file"] or "?")
+        out.append(f"  {number}. {f['severity']}[{f['rule']}] {where} ({which}): {f['message']}")
+        out.append(f"     cost: {f['cost']['text']}")
+        out.append(f"     fix: {f['fix']}")
+        if f.get("what_if"):
+            out.append(f"     what if: {f['what_if']['text']}")
+    return out
+
+
+def format_missing(doc: dict[str, Any]) -> list[str]:
+    """What this run did not reach: each of the file's kernels it did not launch, why, and how to see it."""
+    missing = doc.get("missing") or []
+    if not missing:  # --no-run, or helpers that the launched kernels call
+        names = ", ".join(f"{k['name']} (line {k['def_line']})" for k in doc.get("not_launched") or [])
+        return [f"not launched by the file: {names}"] if names else []
+    out = [f"not reached ({len(missing)} kernel(s) this run did not launch; not shown above):"]
+    for m in missing:
+        out.append(f"  {m['kernel']} (line {m['line']}): {m['reason']}")
+        out.append(f"     to see it: {m['how']}")
+    return out
+
+
+def format_report(doc: dict[str, Any]) -> str:
+    """The human-readable report: one block per compilation."""
+    out: list[str] = [f"device: {doc['device']}"] if doc.get("device") else []
+    out.extend(format_findings(doc))
+    for k in doc["kernels"]:
+        grid = "×".join(map(str, k["grid"])) if k["grid"] else "unknown"
+        out.append(f"{k['name']}  ({k['file']}:{k['def_line']})  target {k['target']}  grid {grid}")
+        if k.get("interpreter_error"):
+            out.append(f"  interpreter could not run this launch: {k['interpreter_error']} "
+                       f"(compiled all the same; no coalescing or stepping for it)")
+        if k.get("programs_interpreted"):
+            run, total = k["programs_interpreted"]
+            out.append(f"  interpreter cut this launch short: {run} of its {total} programs ran, so what it wrote "
+                       f"is incomplete (the compile and the analyses do not depend on it)")
+        if k.get("inductor"):
+            out.extend(format_inductor(k["inductor"]))
+        if "autotune" in k:
+            configs, tried = k["autotune"]["configs"], [t["index"] for t in k["autotune"].get("tried", [])]
+            others = (f" (this launch's autotuner tries {', '.join(map(str, tried))}; --config N shows another)"
+                      if len(tried) > 1 else "")
+            out.append(f"  autotune config {k['autotune']['selected']} of {len(configs)}: "
+                       f"{configs[k['autotune']['selected']]}{others}")
+        params = []
+        for name, kind in k["signature"].items():
+            if kind == "constexpr":
+                params.append(f"{name}={k['constexprs'].get(name)}")
+            else:
+                spec = k["specialization"].get(name, "")
+                params.append(f"{name}: {kind}" + (f" [{spec}]" if spec else ""))
+        out.append("  args       " + ", ".join(params))
+        if k.get("guesses"):
+            out.append("  guessed    " + ", ".join(f"{n} = {v}" for n, v in k["guesses"].items())
+                       + "  (no launch: give -D/--arg, or run the file, for real values)")
+        if k["error"]:
+            err = k["error"]
+            where = f" at line {err['source_line']}: {err['source_text']}" if err["source_line"] else ""
+            out.append(f"  COMPILE ERROR{where}")
+            out.append(f"    {err['message']}")
+            continue
+        extra = (k.get("block_warps") or k["num_warps"]) - k["num_warps"]
+        warps = f"{k['num_warps']} (+{extra} of warp specialization)" if extra > 0 else k["num_warps"]
+        out.append(f"  warps {warps}  stages {k['num_stages']}  registers {k['registers']}  "
+                   f"spills {k['spills']}  shared {k['shared_bytes']} B  local {k['local_bytes']} B")
+        out.append("  IR lines   " + "  ".join(f"{s} {v['lines']}" for s, v in k["stages"].items()))
+        out.extend(format_analysis(k))
+        from irscope.analysis.coalescing.text import format_lines
+        out.extend(format_lines(k))
+        if k.get("measured"):
+            from irscope.analysis.measured.format import format_measured
+            out.extend(format_measured(k["measured"]))
+    out.extend(format_missing(doc))
+    out.append("specialization: D = divisible by 16 (aligned), S = fits 32-bit offsets, "
+               "constant = folded into the code")
+    return "\n".join(out)

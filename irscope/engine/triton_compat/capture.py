@@ -1,0 +1,300 @@
+"""Capturing launches while a user's file runs: JITFunction and the autotuner patched, launches run in the
+interpreter (no GPU) or for real."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, ContextManager, Iterator
+
+from triton.compiler.compiler import CompiledKernel
+from triton.runtime.autotuner import Autotuner
+from triton.runtime.jit import JITFunction
+
+from irscope.engine.triton_compat.autotune import as_launched, config_number, configs_tried, known_configs, tuning_key
+from irscope.engine.triton_compat.driver import interpreter_lock
+from irscope.engine.triton_compat.compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
+from irscope.engine.triton_compat.jit import config_kwargs, jit_decorator_kept
+from irscope.engine.triton_compat.lang_patch import _call_interpreted, _interpreter_for, grid_executor_patches_once, restore_interpreter_module
+from irscope.engine.triton_compat.program_budget import ProgramsCut, interpret_seconds, programs_within
+from irscope.engine.triton_compat.repeats import forget_launches, launch_identity, same_as_last
+from irscope.engine.triton_compat.interpreter import interpreter_failure
+from irscope.engine.triton_compat.originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _AUTOTUNER_WARMUP, _JIT_CALL, _JIT_RUN
+
+
+@dataclass
+class RawLaunch:
+    jit: JITFunction
+    args: tuple
+    kwargs: dict
+    grid: Any
+    autotune_index: int | None
+    autotune_count: int | None
+    autotune_configs: list[Any] | None = None  # the autotuner's known configs (autotune.known_configs), when one launched it
+    interp_error: str | None = None  # why Triton's interpreter could not run this launch (it is kept anyway)
+    autotune_first: bool = False  # the first config the autotuner would try for this launch (what runs here)
+    warmup: bool = False  # `f.warmup(...)` or `f[grid](..., warmup=True)`: compiled, not run
+    programs: tuple[int, int] | None = None  # (run, in the grid) when the interpreter cut the launch short
+    in_sweep: bool = False  # made while a benchmark's sweep explores, where a repeat is not kept
+    autotune_tried: tuple[int, ...] = ()  # the configs the autotuner would try for this launch, in its order
+
+
+class _CaptureState(threading.local):
+    autotune: tuple[int, int] | None = None  # (config index, number of configs)
+    first: bool = False  # the config being recorded is the first the autotuner would try
+    configs: list[Any] | None = None
+    execute: bool = True
+    record: bool = True
+    recorded: list[RawLaunch] | None = None  # an autotuned launch's per-config records, for a failure to land on
+    tried: tuple[int, ...] = ()  # the numbers of the configs the autotuner would try for this launch
+    run_launches: bool = True  # False: a launch is recorded, not run (a benchmark sweep's later points)
+
+
+_counts = {"launches": 0, "new": 0}  # records made in this process, and those of a new specialization (run_sweep)
+
+
+_state = _CaptureState()
+
+
+def launches_recorded(new_only: bool = False) -> int:
+    """How many launches have been recorded so far (only those of a specialization not seen before)."""
+    return _counts["new" if new_only else "launches"]
+
+
+@contextlib.contextmanager
+def launches_not_run() -> Iterator[None]:
+    """While the block runs, a launch is recorded and not run (a warmup still compiles: its kernel is used):
+    the later points of a benchmark's sweep on the virtual GPU, whose results nobody reads (nothing is
+    timed), and where a repeat of a specialization already seen is not kept at all."""
+    saved = _state.run_launches
+    _state.run_launches = False
+    try:
+        yield
+    finally:
+        _state.run_launches = saved
+
+
+@contextlib.contextmanager
+def capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter: bool,
+                    executing: Callable[[], ContextManager] | None = None) -> Iterator[None]:
+    """Record every kernel launch while the user's file runs (see _capture_patches). Each launch the file
+    made runs (compiled and run on a GPU, or run in the interpreter) inside `executing()`.
+
+    One patcher of JITFunction and triton.language at a time: a recording in another thread (the
+    stepper) patches and restores the same attributes."""
+    with interpreter_lock, _capture_patches(record, use_interpreter, executing or contextlib.nullcontext):
+        yield
+
+
+@contextlib.contextmanager
+def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter: bool,
+                     executing: Callable[[], ContextManager]) -> Iterator[None]:
+    """Record every kernel launch while the user's file runs.
+
+    With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
+    interpreter on CPU tensors; otherwise they run for real on the GPU. An autotuned launch is
+    recorded once per config the autotuner would try (after its pruning: autotune.py) and executed with
+    the first of them, so no benchmarking is needed.
+    """
+    original_run = JITFunction.run
+    original_call = JITFunction.__call__
+    original_autotune_run = Autotuner.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        index, count = _state.autotune or (None, None)
+        if use_interpreter and not warmup:
+            # The same launch as this kernel's last one (same tensors, sizes, values and grid): a benchmark
+            # loop timing it (tutorial 09 launches each kernel 20,000 times). A GPU runs it in microseconds; the
+            # interpreter would take seconds each, and the file would never reach its next kernels. It is
+            # neither recorded (it adds nothing to show) nor run again; its outputs are those of the launch
+            # before it, which is what a pure kernel writes again (a kernel that accumulates in place differs).
+            if same_as_last((id(self), index, _state.record, _state.execute), launch_identity(args, kwargs, grid)):
+                if not _state.execute:
+                    return None
+                return _not_yet_compiled(self, args, kwargs)
+        raw = None
+        if _state.record:
+            raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
+                            grid, index, count, _state.configs, autotune_first=_state.first and index is not None,
+                            warmup=bool(warmup), in_sweep=not _state.run_launches,
+                            autotune_tried=_state.tried if index is not None else ())
+            if _state.recorded is not None:
+                _state.recorded.append(raw)
+            _counts["launches"] += 1
+            if record(raw) is not False:
+                _counts["new"] += 1
+        if not _state.execute:
+            return None
+        if not (_state.run_launches or warmup):  # a warmup's compiled kernel is used: never skipped
+            return _not_yet_compiled(self, args, kwargs)
+        with executing():
+            return execute(self, args, kwargs, grid, warmup, raw)
+
+    def execute(self, args, kwargs, grid, warmup, raw):
+        if not use_interpreter:
+            return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        if warmup:
+            return compile_for_active_target(self, args, kwargs)
+        # The record this run is of: an autotuned launch runs the first config it recorded, unrecorded.
+        this = raw or (_state.recorded[0] if _state.recorded else None)
+        try:
+            with grid_executor_patches_once(), programs_within(interpret_seconds()) as programs:
+                try:
+                    _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+                except ProgramsCut:  # the rest of a long grid skipped (program_budget.py); said with the launch
+                    if this is not None:
+                        this.programs = (programs.run, programs.total)
+            # A real launch returns the compiled kernel, and files print its `.asm["ptx"]`; compiling it
+            # on every launch would slow the run down, so it is compiled when first looked at.
+            return _not_yet_compiled(self, args, kwargs)
+        except Exception as exc:  # noqa: BLE001 - the interpreter's gap or the kernel's bug: the launch is kept
+            # The launch was recorded before it ran, so it is compiled and shown all the same; the file's
+            # run goes on (its outputs are left unwritten), and the failure is said where it matters.
+            if this is None:
+                raise
+            this.interp_error = interpreter_failure(exc, self)
+            # what a GPU launch returns all the same (libraries keep it and launch it again directly)
+            return _not_yet_compiled(self, args, kwargs)
+
+    call = _call_interpreted
+    settled: dict[tuple, tuple[Autotuner, Any]] = {}  # (autotuner, tuning key) -> the config it runs for that key
+
+    def autotune_run(self, *args, **kwargs):
+        grid = kwargs.pop("grid")
+        warmup = kwargs.pop("warmup", False)
+        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first,
+                 _state.tried)
+        key = (id(self), tuning_key(self, args, kwargs)) if len(self.configs) > 1 else (id(self), None)
+        if key[1] is not None and key in settled:  # a key benchmarked before: the GPU runs the config it chose
+            tried = [settled[key][1]]
+        else:  # what a GPU would try: new configs the pruning made included, numbered after the declared ones
+            tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})
+            if key[1] is not None and tried:
+                settled[key] = (self, tried[0])  # the autotuner kept alive, so that its id stays its own
+        numbers = tuple(config_number(self, config) for config in tried)
+        try:
+            # First record every config the autotuner would try, without running it, so that a failure
+            # while running one cannot lose the others; then run the first of them, unrecorded.
+            _state.configs, _state.recorded, _state.tried = known_configs(self), [], numbers
+            for number, config in zip(numbers, tried):
+                _state.autotune, _state.execute, _state.record = (number, len(_state.configs)), False, outer[2]
+                _state.first = number == numbers[0]
+                if config.pre_hook is not None and outer[2]:  # as the autotuner does before benchmarking it
+                    config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)})
+                self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
+            if not outer[1] or not tried or not _state.run_launches:
+                return None
+            config = tried[0]
+            self.best_config = config  # what the autotuner leaves behind for callers that read it
+            merged = {**kwargs, **config_kwargs(config)}
+            _state.autotune, _state.execute, _state.record = (numbers[0], len(_state.configs)), True, False
+            if config.pre_hook is not None:
+                config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
+            return self.fn.run(*args, grid=grid, warmup=warmup, **merged)
+        finally:
+            (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first,
+             _state.tried) = outer
+
+    original_warmup = Autotuner.warmup
+
+    def autotune_warmup(self, *args, **kwargs):
+        # Autotuner.warmup compiles every config its pruning leaves (always pruned, no key, nothing run): each
+        # warmup recorded as that config, as autotune_run records a launch's
+        outer = (_state.autotune, _state.configs, _state.first, _state.tried)
+        saved = getattr(self, "nargs", None)
+        self.nargs = dict(zip(self.arg_names, args))
+        try:
+            tried = list(self.prune_configs(kwargs))
+        finally:
+            self.nargs = saved
+        numbers = tuple(config_number(self, config) for config in tried)
+        try:
+            _state.configs, _state.tried = known_configs(self), numbers
+            out = []
+            for number, config in zip(numbers, tried):
+                _state.autotune, _state.first = (number, len(_state.configs)), number == numbers[0]
+                out.append(self.fn.warmup(*args, **kwargs, **config_kwargs(config)))
+            return out
+        finally:
+            _state.autotune, _state.configs, _state.first, _state.tried = outer
+
+    original_bench = Autotuner._bench
+
+    def bench(self, *args, config, **meta):
+        # An autotuner with a run of its own benchmarks a config (autotune.py): recorded as that config
+        outer = (_state.autotune, _state.execute, _state.configs, _state.recorded, _state.first, _state.tried)
+        index = config_number(self, config)
+        try:
+            _state.configs, _state.recorded, _state.first, _state.tried = known_configs(self), None, False, (index, )
+            _state.autotune = (index, len(_state.configs))
+            if not use_interpreter:
+                return original_bench(self, *args, config=config, **meta)  # a real GPU times it
+            _state.execute = False
+            current = dict(meta, **config.all_kwargs())
+            if config.pre_hook is not None:
+                config.pre_hook({**(self.nargs or {}), **current})
+            self.fn.run(*args, **current)
+            return [math.nan] * 3  # _bench's quantiles (0.5, 0.2, 0.8): nothing was timed
+        finally:
+            _state.autotune, _state.execute, _state.configs, _state.recorded, _state.first, _state.tried = outer
+
+    original_getitem = CompiledKernel.__getitem__
+
+    def getitem(self, grid):
+        # On a GPU, a compiled kernel launched by hand (`kernel = f.warmup(...)`, then `kernel[grid](*args)`:
+        # tutorial 02) bypasses JITFunction.run; it is recorded as the launch of its JIT function it amounts
+        # to. (The JIT itself launches through CompiledKernel.run, never here.) On the virtual GPU the
+        # driver's launcher does the same (virtual_device.VirtualLauncher).
+        runner = original_getitem(self, grid)
+
+        def recorded(*args, **kwargs):
+            call = by_hand_call(self.src, self.metadata, args) if _state.record else None
+            if call is not None:
+                jit, bound, options = call
+                record(RawLaunch(jit, (), {**{k: as_launched(v) for k, v in bound.items()}, **options},
+                                 tuple(grid), None, None))
+            with executing():
+                return runner(*args, **kwargs)
+        return recorded
+
+    forget_launches()
+    JITFunction.run = run
+    if use_interpreter:
+        JITFunction.__call__ = call
+    else:
+        CompiledKernel.__getitem__ = getitem
+    Autotuner.run = autotune_run
+    Autotuner._bench = bench
+    Autotuner.warmup = autotune_warmup
+    interpret_knob = jit_decorator_kept()
+    try:
+        yield
+    finally:
+        JITFunction.run = original_run
+        JITFunction.__call__ = original_call
+        CompiledKernel.__getitem__ = original_getitem
+        Autotuner.run = original_autotune_run
+        Autotuner._bench = original_bench
+        Autotuner.warmup = original_warmup
+        interpret_knob()
+
+
+def _not_yet_compiled(jit: JITFunction, args: tuple, kwargs: dict) -> CompiledWhenUsed:
+    """What a launch on the virtual GPU returns: the compiled kernel a real launch returns, compiled when first
+    looked at (files print its `.asm["ptx"]`; libraries keep it and launch it again)."""
+    return CompiledWhenUsed(lambda: compile_for_active_target(jit, args, kwargs), jit, args, kwargs)
+
+
+def restore_unpatched_triton() -> None:
+    """Put back what a capture patched, for a process forked in the middle of one (core/ahead.py), whose
+    capture will never get to undo its patches."""
+    JITFunction.run = _JIT_RUN
+    JITFunction.__call__ = _JIT_CALL
+    Autotuner.run = _AUTOTUNER_RUN
+    Autotuner._bench = _AUTOTUNER_BENCH
+    Autotuner.warmup = _AUTOTUNER_WARMUP
+    restore_interpreter_module()
+
+

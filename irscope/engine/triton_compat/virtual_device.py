@@ -1,0 +1,206 @@
+"""Triton's side of the virtual GPU: the active driver, `triton.testing`'s benchmarks.
+
+With no GPU, a file written for one still asks Triton about its device: tutorials size their grids from
+`driver.active.utils.get_device_properties(dev)["multiprocessor_count"]`, and end in a benchmark sweep
+(`@triton.testing.perf_report` … `.run()`) that calls `triton.testing.do_bench`. Here the driver answers
+from the target's table (the caller passes the dict), and every benchmark runs its function once and
+returns NaN: the kernels still launch (so irscope captures them), no number is ever a measurement, and
+arithmetic on the result (`gbps(ms)`) stays NaN. A sweep runs one point: its first x value, each line
+(provider) once; one point is enough to capture each kernel a line launches, and the later points only
+repeat them at larger sizes, which in the interpreter would take minutes.
+
+`virtual_triton(...)` installs all of it and puts everything back on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+from typing import Any, Callable, ContextManager, Iterator
+
+import torch
+import triton.testing as _testing
+from triton.runtime.driver import driver as _driver_registry
+
+from irscope.engine.triton_compat import Target, _CpuDriver
+from irscope.engine.triton_compat.benchmark_sweep import run_sweep
+from irscope.engine.triton_compat.compiled import by_hand_call
+from irscope.engine.patching import Patches
+
+NOT_MEASURED = math.nan  # what every virtual benchmark returns
+
+
+# What "loading" a compiled kernel tells its CompiledKernel: (n_regs, n_spills, n_max_threads), from its binary.
+KernelLoader = Callable[[bytes], tuple[int, int, int]]
+
+
+class _VirtualUtils:
+    """`driver.active.utils` of the virtual device."""
+
+    def __init__(self, properties: dict[str, Any], capability: tuple[int, int], loader: KernelLoader,
+                 asked: set[str] | None = None):
+        self._properties = properties
+        self._capability = capability
+        self._loader = loader
+        self._asked = asked if asked is not None else set()  # the questions the file asked (virtual_gpu.py)
+
+    def get_device_properties(self, device=0) -> dict[str, Any]:
+        self._asked.add("driver.active.utils.get_device_properties")
+        return dict(self._properties)
+
+    def get_device_capability(self, device=0) -> tuple[int, int]:
+        self._asked.add("driver.active.get_device_capability")
+        return self._capability
+
+    def load_binary(self, name, kernel: bytes, shared, device):
+        """(module, function, n_regs, n_spills, n_max_threads), as a GPU driver's: the handles are 0 (nothing
+        is loaded), the numbers are read from the binary, as the real driver does."""
+        return (0, 0, *self._loader(kernel))
+
+    def unload_module(self, module) -> None:
+        pass
+
+
+class VirtualLauncher:
+    """`driver.active.launcher_cls` of the virtual device. A compiled kernel launched by hand becomes a
+    launch of its JIT function (compiled.by_hand_call), so irscope captures it and the interpreter runs it."""
+
+    def __init__(self, src, metadata):
+        self.src, self.metadata = src, metadata
+
+    def __call__(self, grid_x, grid_y, grid_z, stream, function, packed_metadata, launch_metadata, enter_hook,
+                 exit_hook, *args):
+        call = by_hand_call(self.src, self.metadata, args)
+        if call is None:
+            raise RuntimeError("irscope: this compiled kernel has no @triton.jit source, so the virtual GPU "
+                               "cannot run it; launch the @triton.jit function instead")
+        jit, bound, options = call
+        jit.run(grid=(grid_x, grid_y, grid_z), warmup=False, **bound, **options)
+
+
+class VirtualDriver(_CpuDriver):
+    """The active driver while a file runs on the virtual GPU: the torch device it names is `cuda:0`
+    (which the virtual GPU's tensors report), the device interface is `torch.cuda` (patched by the
+    virtual GPU), compiled kernels "load" and launch (VirtualLauncher), and benchmarks run once."""
+
+    launcher_cls = VirtualLauncher
+
+    def __init__(self, target: Target, properties: dict[str, Any], capability: tuple[int, int],
+                 loader: KernelLoader, asked: set[str] | None = None):
+        super().__init__(target)
+        self.utils = _VirtualUtils(properties, capability, loader, asked)
+        self.get_device_capability = self.utils.get_device_capability
+
+    def get_active_torch_device(self):
+        return torch.device("cuda", 0)
+
+    def get_device_interface(self):
+        return torch.cuda
+
+    def get_benchmarker(self):
+        return do_bench_once
+
+    def get_empty_cache_for_benchmark(self):
+        # A real driver returns a 256 MB buffer it zeroes between runs to flush L2; nothing is timed here.
+        return torch.empty(0, dtype=torch.int32)
+
+    def clear_cache(self, cache) -> None:
+        pass
+
+
+def _not_measured(quantiles=None, return_mode: str = "mean"):
+    """NaN in the shape Triton's do_bench returns: a list for `quantiles` (one value unwrapped) or
+    `return_mode="all"` (one run), else one number."""
+    if quantiles is not None:
+        values = [NOT_MEASURED] * len(quantiles)
+        return values[0] if len(values) == 1 else values
+    if return_mode == "all":
+        return [NOT_MEASURED]
+    return NOT_MEASURED
+
+
+def do_bench_once(fn: Callable, warmup=None, rep=None, grad_to_none=None, quantiles=None, return_mode="mean",
+                  **_ignored):
+    """`triton.testing.do_bench` on the virtual GPU: run `fn` once, return NaN (nothing is timed)."""
+    fn()
+    return _not_measured(quantiles, return_mode)
+
+
+def do_bench_cudagraph_once(fn: Callable, rep=None, grad_to_none=None, quantiles=None, return_mode="mean",
+                            **_ignored):
+    """`triton.testing.do_bench_cudagraph` (and the Proton variants) on the virtual GPU: as do_bench_once."""
+    fn()
+    return _not_measured(quantiles, return_mode)
+
+
+class VirtualBlas:
+    """Triton's bindings of the vendor BLAS (`nvidia.cublas.CublasLt`, `amd.hipblas.HipblasLt`), which
+    tutorials build at import as their baseline: the same products, computed by torch in float32 on the
+    CPU (a baseline launches no Triton kernel, so nothing of it is shown). Block-scaled products need the
+    real library."""
+
+    def __init__(self, workspace=None):
+        self.workspace = workspace
+
+    def matmul(self, a, b, c) -> None:
+        """C = A @ B^T, with A (M, K), B (N, K), C (M, N), as Triton's binding."""
+        c.copy_((a.float() @ b.float().T).to(c.dtype))
+
+    def gemm(self, a, b, c, d, alpha: float, beta: float) -> None:
+        """D = alpha * A @ B^T + beta * C."""
+        d.copy_((alpha * (a.float() @ b.float().T) + beta * c.float()).to(d.dtype))
+
+    def __getattr__(self, name: str):
+        raise RuntimeError(f"irscope: the virtual GPU has no vendor BLAS for {name}; only matmul and gemm "
+                           f"are computed (on the CPU)")
+
+
+def _vendor_blas_modules() -> list[tuple[Any, str]]:
+    """(module, class name) of each vendor-BLAS binding this Triton build has."""
+    found = []
+    try:
+        from triton._C import libtriton
+    except ImportError:  # pragma: no cover - Triton always has its extension
+        return found
+    for backend, module, name in (("nvidia", "cublas", "CublasLt"), ("amd", "hipblas", "HipblasLt")):
+        owner = getattr(getattr(libtriton, backend, None), module, None)
+        if owner is not None and hasattr(owner, name):
+            found.append((owner, name))
+    return found
+
+
+_TESTING_PATCHES = {
+    "do_bench": do_bench_once,
+    "do_bench_cudagraph": do_bench_cudagraph_once,
+    "do_bench_proton": do_bench_once,                      # Triton 3.9 on
+    "do_bench_cudagraph_proton": do_bench_cudagraph_once,  # Triton 3.9 on
+}
+
+
+@contextlib.contextmanager
+def virtual_triton(target: Target, properties: dict[str, Any], capability: tuple[int, int],
+                   loader: KernelLoader, asked: set[str] | None = None, notes: list[str] | None = None,
+                   exploring: Callable[[], ContextManager] | None = None) -> Iterator[None]:
+    """Make Triton see a device of `target` while the block runs: `properties` is what
+    `get_device_properties` answers, `loader` reads a compiled kernel's numbers from its binary; each
+    question about the device the file asks the driver is added to `asked`, and what a benchmark's sweep
+    left out (run_sweep) to `notes`; the sweep's later points run inside `exploring()`."""
+    saved_active = _driver_registry._active
+    patches = Patches()
+    patch = patches.patch
+    try:
+        _driver_registry.set_active(VirtualDriver(target, properties, capability, loader, asked))
+        for name, fn in _TESTING_PATCHES.items():
+            if hasattr(_testing, name):
+                patch(_testing, name, fn)
+        patch(_testing.Mark, "run", functools.partialmethod(run_sweep, notes=notes if notes is not None else [],
+                                                            exploring=exploring or contextlib.nullcontext))
+        for owner, name in _vendor_blas_modules():
+            patch(owner, name, VirtualBlas)
+        yield
+    finally:
+        patches.restore()
+        _driver_registry._active = saved_active
+
+__all__ = ["NOT_MEASURED", "VirtualDriver", "do_bench_once", "virtual_triton"]

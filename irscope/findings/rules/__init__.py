@@ -1,0 +1,1 @@
+"""The findings rules, one module per kind of cost."""

@@ -1,0 +1,1 @@
+"""Widgets the screens share: the stage views, line lists, the key footer, value grids."""
