@@ -63,7 +63,7 @@ def child_plain(path: str, target: str) -> dict:
     out = {"plain": plain, "plain_sass": plain, "capture": capture}
     cubin = compiled_asm(compiled).get("cubin")
     if cubin:
-        from irscope.engine.compile.toolchain import NVDISASM_FLAGS, _run_on_cubin
+        from irscope.engine.toolchain import NVDISASM_FLAGS, _run_on_cubin
         start = time.perf_counter()
         _run_on_cubin("nvdisasm", NVDISASM_FLAGS, cubin)
         out["plain_sass"] = plain + time.perf_counter() - start

@@ -41,7 +41,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
 
-    from irscope.analysis.recording import record_program
+    from irscope.engine.recording import record_program
     from irscope.analysis.recording.stepper import Stepper
     from irscope.analysis.recording.text import values_text
     from irscope.engine.session import open_file

@@ -73,9 +73,9 @@ def fixture_path(name: str) -> str:
 
 @pytest.fixture
 def cli(capsys):
-    """Run a command in-process, as the worker process runs it (irscope.cli.main.execute): returns (exit code,
+    """Run a command in-process, as the worker process runs it (irscope.commands.run.execute): returns (exit code,
     stdout, stderr). `run_irscope` runs the real front end, with its worker."""
-    from irscope.cli.main import execute
+    from irscope.commands.run import execute
 
     def run(*argv):
         code = execute([str(a) for a in argv])

@@ -68,7 +68,7 @@ def test_views_of_one_storage_keep_their_own_names(shared_storage, kernel, secon
     import numpy as np
 
     from irscope.analysis.coalescing.sectors import analyze_coalescing
-    from irscope.analysis.recording import record_program
+    from irscope.engine.recording import record_program
 
     comp = shared_storage[kernel]
     rec = record_program(comp.launch, 1)

@@ -9,6 +9,7 @@ from triton.compiler import compiler as compiler_module
 from conftest import fixture_path
 from irscope.engine.session import open_file
 from irscope.engine.triton_compat.caches import check_caches, new_cache_warning
+from irscope.engine.triton_compat.driver import gpu_target_of
 
 
 def _only_compilation(name):
@@ -21,7 +22,7 @@ def test_a_missing_extern_lib_is_named_with_the_installed_one():
     comp = _only_compilation("extern_lib_missing.py")
     missing = os.path.normpath(os.path.join(os.path.dirname(fixture_path("x")), "..", "third_party", "nvidia",
                                             "backend", "lib", "libdevice.10.bc"))
-    bundled = dict(compiler_module.make_backend(comp.target.gpu_target()).parse_options({}).extern_libs)["libdevice"]
+    bundled = dict(compiler_module.make_backend(gpu_target_of(comp.target)).parse_options({}).extern_libs)["libdevice"]
     message = comp.failure.message
     assert message.startswith("the launch's extern_libs gives libdevice as ") and os.path.exists(bundled)
     assert os.path.normpath(message.split(" as ", 1)[1].split(", which")[0]) == missing

@@ -11,7 +11,7 @@ from conftest import ROOT, fixture_path, kernel_path, run_irscope
 
 from irscope.engine.overrides import Overrides
 from irscope.engine.session import open_file
-from irscope.engine.triton_compat import Target, find_tool
+from irscope.engine.triton_compat import find_tool
 
 EXAMPLES = sorted(f for f in os.listdir(os.path.join(ROOT, "kernels")) if f.endswith(".py"))
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from irscope.analysis.recording import record_program
+from irscope.engine.recording import record_program
 from irscope.engine.session import open_file
 
 SPECIALS = [0.0, -0.0, math.inf, -math.inf, math.nan]

@@ -7,7 +7,7 @@ import torch
 from conftest import fixture_path, kernel_path
 
 from irscope.base.errors import IrscopeError
-from irscope.analysis.recording import record_program
+from irscope.engine.recording import record_program
 from irscope.engine.session import open_file
 
 

@@ -9,7 +9,7 @@ from conftest import fixture_path, run_irscope
 from stepper_harness import StepperHarness, wait_recorded
 from tui_helpers import open_view
 
-from irscope.analysis.recording import record_program
+from irscope.engine.recording import record_program
 from irscope.engine.session import open_file
 
 FIXTURE = fixture_path("kernel_breakpoint_loop.py")

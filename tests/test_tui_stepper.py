@@ -188,7 +188,6 @@ def test_snapshot_out_of_bounds_stepper(snap_compare):
 def test_question_mark_in_the_stepper_shows_the_steppers_keys():
     from irscope.tui.app import IrscopeApp
     from irscope.tui.screens import HelpScreen
-    from irscope.tui.stepper import StepperScreen
     from irscope.tui.stepper_text import STEPPER_HELP
     from tui_helpers import wait_until_shown
 

@@ -5,7 +5,7 @@ import pytest
 from conftest import kernel_path
 
 from irscope.analysis.vectorize.why_not import why_not_vectorized
-from irscope.engine.compile.what_if import what_if
+from irscope.analysis.vectorize.what_if import what_if
 from irscope.engine.session import open_file
 
 

@@ -299,7 +299,7 @@ def test_a_tutorial_style_file_runs_unchanged(target):
 
 @pytest.mark.parametrize("target", ["sm_90", "gfx942"])
 def test_warmup_compiles_and_the_compiled_kernel_launches(target):
-    from irscope.engine.compile.toolchain import amdgcn_resources, cubin_resources
+    from irscope.engine.toolchain import amdgcn_resources, cubin_resources
     from irscope.engine.triton_compat import compile_specialized, specialize
     result = run("virtual_gpu_warmup.py", target)
     assert result.error is None, result.user_traceback

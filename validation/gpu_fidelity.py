@@ -40,7 +40,7 @@ def collect_real(path: str, out_json: str) -> None:
 
     sys.path.insert(0, ROOT)
     sys.path.insert(0, os.path.join(ROOT, "validation"))
-    from irscope.engine.compile.toolchain import disassemble
+    from irscope.engine.toolchain import disassemble
     from irscope.engine.triton_compat import find_tool
     from sass_listing import cuobjdump_instructions
 

@@ -73,7 +73,7 @@ def collect_real(out: str) -> None:
     import triton
 
     sys.path.insert(0, ROOT)
-    from irscope.engine.compile.toolchain import disassemble
+    from irscope.engine.toolchain import disassemble
 
     records = []
     original = triton.compile

@@ -82,7 +82,7 @@ def compare(path: str, arch: str = "sm_90") -> int:
 
     sys.path.insert(0, ROOT)
     from irscope.analysis.occupancy import nvidia_occupancy
-    from irscope.engine.compile.toolchain import cubin_resources
+    from irscope.engine.toolchain import cubin_resources
 
     with open(path) as f:
         rows = json.load(f)

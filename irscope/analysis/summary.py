@@ -7,7 +7,7 @@ from typing import Any
 
 from irscope.analysis.memory.ops import memory_ops, primary_stage, totals_by_source_line
 from irscope.analysis.occupancy import occupancy
-from irscope.analysis.vectorize.why_not import vectorization
+from irscope.analysis.vectorize.what_if import vectorization
 
 
 def analysis_entry(comp, with_what_if: bool = True) -> dict[str, Any]:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from typing import Callable
+
 
 class IrscopeError(Exception):
     """A problem with the user's input. `str(err)` is the whole message, one line."""
@@ -40,3 +44,28 @@ class LaunchRejected(IrscopeError):
     def __init__(self, message: str, reason: str):
         super().__init__(message)
         self.reason = reason
+
+def guarded(work: Callable[[], int]) -> int:
+    """Run a command: its exit code, or one line on stderr for an error and the code that goes with it
+    (never a traceback, unless IRSCOPE_DEBUG is set for a bug in irscope itself)."""
+    try:
+        return work()
+    except UserCodeError as err:
+        print(f"irscope: error: {err}", file=sys.stderr)
+        for line in err.user_traceback.splitlines():
+            print(f"  your code | {line}", file=sys.stderr)
+        return err.exit_code
+    except IrscopeError as err:
+        print(f"irscope: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()  # `irscope dump ... | head`: the reader left; that is fine
+        return 0
+    except Exception as err:  # pragma: no cover - a bug in irscope itself
+        if os.environ.get("IRSCOPE_DEBUG"):
+            raise
+        print(f"irscope: internal error: {type(err).__name__}: {err} (set IRSCOPE_DEBUG=1 for a traceback "
+              f"and please report it)", file=sys.stderr)
+        return 70

@@ -1,5 +1,6 @@
 """A compilation target as the user names it. Kept apart from `triton_compat` so that front ends, which
-never import Triton, can hold and compare targets."""
+never import Triton, can hold and compare targets; Triton's own `GPUTarget` for one is
+`engine.triton_compat.driver.gpu_target_of`."""
 
 from __future__ import annotations
 
@@ -19,12 +20,6 @@ class Target:
     @property
     def is_nvidia(self) -> bool:
         return self.backend == "cuda"
-
-    def gpu_target(self):
-        """Triton's GPUTarget for this target (imports Triton, through triton_compat)."""
-        from irscope.engine.triton_compat.driver import gpu_target_of
-
-        return gpu_target_of(self)
 
     def __str__(self) -> str:
         return self.name

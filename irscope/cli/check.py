@@ -18,31 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from irscope.cli import check_output
 from irscope.base.errors import IrscopeError
-from irscope.findings.model import SEVERITIES, at_least, rank_key
+from irscope.findings.model import at_least, rank_key
 from irscope.base.textsafe import safe_text
 
-FORMATS = ("text", "json", "sarif", "github")
 _KERNEL_DEF = re.compile(r"^\s*@\s*(?:triton\.)?(?:jit|autotune|heuristics)\b|\btriton\.jit\s*\(", re.MULTILINE)
 _SKIPPED_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
 
-
-def add_parser(sub) -> None:
-    check = sub.add_parser(
-        "check", help="findings of every kernel in files or directories, as compiler-style diagnostics (CI gate)",
-        description="Open each file as `irscope report` does and print its findings. Exit 0 when nothing is at or "
-                    "above --fail-on, 1 when something is, 2 on bad input.")
-    check.epilog = "PATH... -- ARGS: everything after `--` goes to every file as its sys.argv[1:], the same for each"
-    check.add_argument("paths", nargs="+", metavar="PATH",
-                       help="a Python file, or a directory (every .py under it that defines a Triton kernel)")
-    check.add_argument("--format", default="text", choices=FORMATS,
-                       help="text (FILE:LINE:COL: SEVERITY[RULE] ...), json, sarif (SARIF 2.1.0), github "
-                            "(workflow annotations)")
-    check.add_argument("--fail-on", default="warning", choices=(*SEVERITIES, "never"),
-                       help="the least severe finding that fails the check (default: warning)")
-    check.add_argument("--baseline", metavar="FILE", help="accept the findings this file lists (see --write-baseline)")
-    check.add_argument("--write-baseline", metavar="FILE", help="write every finding of this run to FILE and exit 0")
-    check.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="files opened at once (processes)")
-    check.add_argument("--target", "-t", metavar="T", help="compile for this target (default: as report does)")
 
 
 def run(args: argparse.Namespace) -> int:

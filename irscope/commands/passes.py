@@ -12,22 +12,7 @@ import sys
 
 from irscope.base.errors import IrscopeError, KernelCompileError
 
-PASS_STAGES = ("ttir", "ttgir", "llvm-dialect", "llir")
 
-
-def add_parser(sub, common) -> None:
-    p = sub.add_parser("passes", help="the IR after every compiler pass: which passes changed what")
-    common(p)
-    p.add_argument("--stage", "-s", metavar="STAGE", choices=PASS_STAGES,
-                   help=f"only passes whose output is {', '.join(PASS_STAGES)}")
-    p.add_argument("--line", type=int, metavar="N", help="only passes that changed the IR of source line N")
-    p.add_argument("--pass", dest="pass_name", metavar="NAME",
-                   help="print the IR after this pass (its number, its name, or NAME#N for its N-th run)")
-    p.add_argument("--diff", action="store_true", help="with --pass: what it changed, not the whole IR")
-    p.add_argument("--all", action="store_true", help="list the passes that changed nothing too")
-    p.add_argument("--launch", type=int, default=0, metavar="N",
-                   help="when the file launches the kernel with different specializations, which one")
-    p.add_argument("--json", action="store_true", help="the list as one JSON document")
 
 
 def _ranges(numbers: list[int]) -> str:

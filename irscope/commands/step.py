@@ -11,22 +11,6 @@ import sys
 from irscope.base.errors import IrscopeError
 
 
-def add_parser(sub, common) -> None:
-    step = sub.add_parser("step", help="run one program in the interpreter and print values at a line")
-    common(step)
-    step.add_argument("--program", "-p", default="0", metavar="X[,Y[,Z]]",
-                      help="which program of the launch's grid (default 0)")
-    step.add_argument("--break", "-b", dest="break_line", type=int, metavar="LINE",
-                      help="stop the first time the program reaches this line of the file (default: the kernel's "
-                           "first breakpoint() the program reaches, else the end)")
-    step.add_argument("--hit", type=int, default=1, metavar="N",
-                      help="with --break: stop at the N-th time the line runs (loops), default 1")
-    step.add_argument("--print", dest="names", metavar="NAME,...",
-                      help="the locals to print (default: every local, summarized)")
-    step.add_argument("--full", action="store_true", help="print every element, not a summary")
-    step.add_argument("--launch", type=int, default=0, metavar="N",
-                      help="when the file launches the kernel several times, which launch (default 0)")
-
 
 def parse_program(text: str) -> tuple[int, ...]:
     try:
@@ -39,7 +23,7 @@ def parse_program(text: str) -> tuple[int, ...]:
 
 
 def run(ws, args: argparse.Namespace) -> int:
-    from irscope.analysis.recording import record_program
+    from irscope.engine.recording import record_program
     from irscope.analysis.recording.stepper import Stepper
     from irscope.analysis.recording.text import stop_text
 

@@ -21,7 +21,8 @@ import torch
 from irscope.base.model import Launch
 from irscope.engine.triton_compat import MemoryHook, constexpr_param_names, jit_code_ids, kernel_parameters, reinterpreted_tensor, run_one_program
 from irscope.analysis.recording.trace import FrameRef, MemoryAccess, OutOfBoundsAccess, Recording, Step, launch_grid, normalize_program_id
-from irscope.analysis.recording.values import AddressMap, Region, Value, byte_offsets, describe, describe_constant
+from irscope.analysis.recording.values import AddressMap, Region, Value, as_numbers, byte_offsets, describe_constant
+from irscope.engine.triton_compat import interpreter_value, pointer_elem_bytes
 
 
 class _Recorder:
@@ -293,3 +294,32 @@ def _exception_text(exc: BaseException) -> str:
         return f"out-of-bounds access: {exc}"
     detail = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {detail[0]}" if detail else type(exc).__name__
+
+def describe(value: Any, addresses: AddressMap, keep_numbers: bool = True) -> Value:
+    """Any local of a kernel frame, as a Value (numbers are copied: later steps cannot change them).
+
+    With keep_numbers=False (a recording over its memory budget) a block keeps its summary and
+    statistics but not its elements."""
+    parts = interpreter_value(value)
+    if parts is not None:
+        data, dtype, is_pointer, is_block = parts
+        data = np.asarray(data)
+        shape = tuple(int(s) for s in data.shape) if is_block else ()
+        if is_pointer:
+            region = addresses.region_of(data)
+            elem = region.elem_bytes if region is not None and region.dtype == dtype else pointer_elem_bytes(dtype)
+            offsets = byte_offsets(data, region) // elem
+            return Value("pointer", dtype, shape, offsets if is_block else offsets.reshape(-1)[:1],
+                         region.param if region else None)
+        if is_block and not keep_numbers:
+            summary = Value("tensor", dtype, shape, as_numbers(data, dtype))
+            return Value("tensor", dtype, shape, None, text=summary.summary() + " (elements not kept)",
+                         _stats=summary.stats())
+        numbers = np.array(as_numbers(data, dtype), copy=True)
+        return Value("tensor" if is_block else "scalar", dtype, shape, numbers if is_block else numbers.reshape(-1)[:1])
+    if type(value).__name__ == "constexpr":
+        return describe_constant(getattr(value, "value", None))
+    if isinstance(value, (bool, int, float)):  # a Python number: a loop index, a folded constant
+        return Value("scalar", type(value).__name__, (), np.array([value]), text=repr(value))
+    text = repr(value)
+    return Value("other", type(value).__name__, text=text if len(text) <= 80 else text[:77] + "...")

@@ -12,22 +12,13 @@ from irscope.engine.capture.discover import UserFile, find_kernels, kernel_file_
 from irscope.base.errors import IrscopeError, UserCodeError
 from irscope.engine.inductor.kernels import inductor_kernel_of
 from irscope.base.missing import missing_kernels
-from irscope.base.model import DEFAULT_TARGET, Kernel, Launch
-from irscope.base.names import target_name
+from irscope.base.model import Kernel, Launch
 from irscope.engine.overrides import Overrides, check_arg_names, launch_arguments
 from irscope.engine.capture.retarget import device_suffix, run_on_other_targets
 from irscope.engine.triton_compat import RawLaunch, Target, bind_arguments, check_caches, config_kwargs, debugger_calls, local_gpu_target, warm_triton_key
+from irscope.engine.triton_compat.driver import resolve_target
 from irscope.engine.workspace import Workspace, with_config
 
-
-def resolve_target(name: str | None) -> Target:
-    """`--target`, or the local GPU, or sm_90."""
-    if name is None:
-        return local_gpu_target() or Target(DEFAULT_TARGET)
-    try:
-        return Target(target_name(name))
-    except ValueError as err:
-        raise IrscopeError(str(err)) from None
 
 
 def open_file(path: str, *, target: str | None = None, run_main: bool = True,

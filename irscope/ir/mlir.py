@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from irscope.ir.locations.base import Chain, SourceLoc
+from irscope.ir.line_types import Chain, SourceLoc
 
 _OP = re.compile(r'^\s*(?:(?P<results>%[^=]+?)\s*=\s*)?"?(?P<op>[a-z_]\w*\.[\w.]+)"?(?P<rest>.*)$')
 _ALIAS_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")

@@ -10,7 +10,7 @@ rows so that its text says what `--annotate`, the report and the TUI say. The fo
 
 from __future__ import annotations
 
-from irscope.ir.locations.base import LineKind
+from irscope.ir.line_types import LineKind
 
 
 def sass_with_repaired_rows(comp) -> str:

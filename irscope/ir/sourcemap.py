@@ -20,7 +20,7 @@ from typing import Callable
 
 from irscope.ir.locations.sass_repairs import restore_inlining_from_ptx, undo_asm_line_shift
 from irscope.ir.locations.amdgcn import parse_amdgcn
-from irscope.ir.locations.base import Chain, IRLine, LineKind, Parsed, SourceLoc
+from irscope.ir.line_types import Chain, IRLine, LineKind, Parsed, SourceLoc
 from irscope.ir.locations.llvm import parse_llvm
 from irscope.ir.locations.mlir import parse_mlir
 from irscope.ir.locations.ptx import parse_ptx

@@ -45,7 +45,7 @@ def main(argv: list[str]) -> None:
     from irscope.base import progress
     progress.sink = lambda text: protocol.send(result_fd, {"progress": text})
     try:
-        from irscope.cli.main import execute
+        from irscope.commands.run import execute
         code = execute(argv)
     except Exception:  # noqa: BLE001 - IRSCOPE_DEBUG=1 lets irscope's own error out: its traceback is the answer
         traceback.print_exc()  # into `err`, which the front end prints (this process ends with os._exit)

@@ -4,7 +4,6 @@
 reach the callback it gave. Any number of threads may wait at once. When the worker dies, every waiting
 request fails with one line saying how, and the end of the file's output.
 
-`IRSCOPE_IN_PROCESS=1` answers in this process instead (for debugging), through the same pickling.
 """
 
 from __future__ import annotations
@@ -188,35 +187,6 @@ class Session:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-class LocalSession:
-    """The same requests answered in this process (IRSCOPE_IN_PROCESS=1): for debugging the worker's code."""
-
-    def __init__(self, shown_file: str) -> None:
-        from irscope.worker.serve import Server
-
-        self.shown_file = shown_file
-        self.server = Server()
-
-    def request(self, op: str, progress: Progress | None = None, **args: Any) -> Any:
-        from irscope.worker.serve import error_reply
-
-        try:
-            value = self.server.handle(op, args, progress or (lambda *_: None))
-            data = pickle.dumps(value)
-        except BaseException as exc:  # noqa: BLE001 - rebuilt as the worker's answer would be
-            raise rebuild_error(error_reply(exc)) from None
-        return _attach(protocol.loads(data), self.call)
-
-    def call(self, name: str, key: int, *args: Any) -> Any:
-        return self.request("call", name=name, key=key, args=args)
-
-    def output_tail(self) -> list[str]:
-        return []
-
-    def close(self) -> None:
-        pass
-
-
 def _attach(value: Any, call: Callable[..., Any]) -> Any:
     """Connect every view in an answer to its worker, so that `view.call` reaches it; returns the answer."""
     if isinstance(value, CompilationView):
@@ -229,5 +199,5 @@ def _attach(value: Any, call: Callable[..., Any]) -> Any:
     return value
 
 
-def open_session(shown_file: str) -> Session | LocalSession:
-    return LocalSession(shown_file) if os.environ.get("IRSCOPE_IN_PROCESS") == "1" else Session(shown_file)
+def open_session(shown_file: str) -> Session:
+    return Session(shown_file)

@@ -91,8 +91,7 @@ class Server:
                 progress(f"loading {stage}", 0.6 + 0.3 * n / len(stages))
                 view.texts[stage] = comp.stage(stage)
             if comp.target.is_nvidia and "cubin" in comp.asm:
-                from irscope.ir.explain.engine import _controls
-                view.sass_controls = _controls(comp)
+                view.sass_controls = comp.sass_controls
         view.resources = comp.resources
         return view
 
@@ -122,7 +121,7 @@ class Server:
             from irscope.analysis.vectorize.why_not import why_not_vectorized
             return why_not_vectorized(comp)
         if name == "what_if":
-            from irscope.engine.compile.what_if import what_if
+            from irscope.analysis.vectorize.what_if import what_if
             result = what_if(comp)
             return None if result is None else dataclasses.replace(result, comp=self.snapshot(result.comp))
         if name == "findings":  # the ranked list the report and `irscope check` show
@@ -143,7 +142,7 @@ class Server:
             from irscope.worker.diffs import pass_list
             return pass_list(comp)
         if name == "record_program":
-            from irscope.analysis.recording import record_program
+            from irscope.engine.recording import record_program
             rec = record_program(comp.launch, *args)
             return dataclasses.replace(rec, tensors={})  # the copies stay here; nothing shows them
         raise IrscopeError(f"the worker has no analysis named {name!r}")

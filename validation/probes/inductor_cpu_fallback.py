@@ -34,7 +34,7 @@ variant = sys.argv[2]
 if variant in ("no-arch-key", "neither"):
     vc._keyed_by_capability = contextlib.nullcontext
 if variant in ("no-forget", "neither"):
-    vc.forget_device_properties = lambda: None
+    vg.forget_device_properties = lambda: None
 from irscope.engine.session import open_file  # noqa: E402
 
 result = open_file(sys.argv[1])

@@ -54,25 +54,13 @@ def launch_inputs(comp, ptx_params: list[str], threads: int | None, launch=None)
     """None when the compilation has no launch grid (nothing ran it). `launch`: another launch of the same
     compilation (compile_launch gives every launch of one specialization the first one's Compilation, whose
     `launch` is that first launch: its arguments are not the others')."""
-    from irscope.engine.triton_compat import bind_arguments, descriptor_param_values
     launch = launch or comp.launch
     grid = launch.grid
     if not grid:
         return None
     grid3 = tuple(int(g) for g in (list(grid) + [1, 1, 1])[:3])
-    try:
-        bound = bind_arguments(comp.kernel.jit, launch.args, launch.kwargs)
-    except Exception:  # noqa: BLE001 - arguments that do not bind: every parameter unknown
-        bound = {}
-    runtime = [name for name, kind in comp.signature.items()
-               if kind != "constexpr" and comp.specialization.get(name) != "constant"]
-    # one value per PTX parameter, in order: a host tensor descriptor is several (the TMA descriptor, its
-    # shape and strides), and the parameters after the user's are Triton's scratch pointers
-    values: list = []
-    for name in runtime:
-        value = bound.get(name)
-        expanded = descriptor_param_values(value)
-        values.extend(expanded if expanded is not None else [value])
+    # one value per PTX parameter, in order; the parameters after the user's are Triton's scratch pointers
+    values = comp.runtime_values(launch)
     params: dict[str, int | None] = {}
     for i, ptx_name in enumerate(ptx_params):
         if i < len(values):

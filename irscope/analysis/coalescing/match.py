@@ -8,12 +8,10 @@ here, apart from the counting, because they follow how Triton lowers code, not h
 
 from __future__ import annotations
 
-import functools
 import math
 from collections import Counter
 
-from irscope.analysis.layouts.owners import LinearLayout
-from irscope.analysis.memory.ttgir import TensorAccessOp, ttgir_access_ops
+from irscope.analysis.memory.ttgir import TensorAccessOp
 
 
 def access_sites(ops: list[TensorAccessOp]) -> dict[tuple, tuple[int, list[TensorAccessOp]]]:
@@ -103,23 +101,3 @@ def source_line_lookup(comp, stage: str):
         except Exception:
             return None
     return lookup
-
-
-@functools.lru_cache(maxsize=8)
-def triton_layouts(ttgir: str) -> dict[int, LinearLayout]:
-    """Linear layouts of the module's load/store pointer tensors from Triton itself, by TTGIR line.
-    Triton parses the whole module for this (~0.2 s): kept for the few TTGIR texts last asked about
-    (coalescing and the why-not-vectorized analysis both ask). Callers only read the dict."""
-    from irscope.engine.triton_compat import ttgir_access_linear_layouts
-
-    found = ttgir_access_linear_layouts(ttgir)
-    if not found:
-        return {}
-    ops = ttgir_access_ops(ttgir, lambda i: None)
-    out = {}
-    for op, item in zip(ops, found):
-        if item is None or tuple(item["shape"]) != op.shape:
-            continue
-        out[op.index] = LinearLayout(op.shape, tuple(map(tuple, item["reg"])), tuple(map(tuple, item["lane"])),
-                                     tuple(map(tuple, item["warp"])))
-    return out

@@ -24,12 +24,13 @@ from typing import Any
 import numpy as np
 
 from irscope.analysis.memory.widths import width_for, widths_by_line
-from irscope.analysis.coalescing.match import access_sites, derived_pointers, matched_ops, source_line_lookup, triton_layouts
+from irscope.analysis.coalescing.match import access_sites, derived_pointers, matched_ops, source_line_lookup
 from irscope.analysis.coalescing.requests import Counts, WarpPicture, alignment_offset, count_requests, dim_strides, lane_dim, rounded, scalar_layout
 from irscope.analysis.coalescing.siblings import find_siblings
 from irscope.analysis.coalescing.text import diagnose
 from irscope.analysis.layouts.owners import LinearLayout, describe_layout, linear_layout
 from irscope.analysis.memory.ttgir import module_threads, ttgir_access_ops
+from irscope.analysis.recording.trace import launch_grid
 
 # Where a tensor's storage starts on the GPU: PyTorch's CUDA caching allocator hands out blocks
 # aligned to 512 bytes, so only a view's offset into its storage moves its start off alignment.
@@ -165,8 +166,6 @@ def analyze_coalescing(comp, max_programs: int = DEFAULT_PROGRAMS, programs: lis
 
 
 def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
-    from irscope.analysis.recording import launch_grid, record_program
-
     start = time.perf_counter()
     grid = launch_grid(launch)
     result = KernelCoalescing(comp.kernel.name, grid, [], [], Counts(), Counts())
@@ -192,7 +191,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
     derived = derived_pointers(comp, ttgir, ops)
     result.programs = programs or sample_programs(grid, max_programs)
     for pid in result.programs:
-        rec = record_program(launch, pid, with_locals=False)
+        rec = comp.record_program(pid, launch=launch)
         if rec.error and not result.error:
             result.error = f"program {pid}: {rec.error}"
         recorded = Counter((a.line, a.kind, tuple(a.shape)) for a in rec.accesses)
@@ -216,7 +215,7 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
                 else:
                     layout = linear_layout(op.layout, op.shape)
                     if layout is None:  # an MMA layout, or a slice of one: Triton builds it (3.6+)
-                        layout = triton_layouts(ttgir).get(op.index)
+                        layout = comp.triton_layouts().get(op.index)
                 layouts_cache[key] = layout
             layout = layouts_cache[key]
             if layout is None:

@@ -66,7 +66,7 @@ def moved_factor(entry) -> float | None:
 
 
 def _width_diagnoses(comp) -> list:
-    from irscope.analysis.vectorize.why_not import vectorization
+    from irscope.analysis.vectorize.what_if import vectorization
 
     try:
         return vectorization(comp, with_what_if=False)[0]

@@ -1,8 +1,8 @@
-"""Interpreter tracing: run one program of a captured launch in Triton's interpreter and record it.
+"""A recording of one program of a captured launch: what it holds (`trace`), its values, moving through it
+(`stepper`) and text views of it. The recording itself is made in the worker, by Triton's interpreter
+(`engine.recording`); the stepper and the coalescing analysis read it:
 
-API (shared by the stepper and the coalescing analysis):
-
-    from irscope.analysis.recording import record_program, Recording, MemoryAccess
+    from irscope.engine.recording import record_program   # the worker's side: it runs the interpreter
     rec = record_program(launch, program_id=(1, 0, 0), with_locals=False)   # launch: model.Launch
     for a in rec.accesses:          # every load/store/atomic executed, in order
         a.line, a.kind, a.param     # source line, "load"|"store"|"atomic", pointer argument's name
@@ -18,12 +18,5 @@ Recording never touches the launch's own tensors. with_locals=False does no line
 from irscope.analysis.recording.trace import FrameRef, MemoryAccess, OutOfBoundsAccess, Recording, Step, launch_grid, normalize_program_id
 from irscope.analysis.recording.values import Value
 
-
-def record_program(*args, **kwargs) -> Recording:
-    """See `recording.record_program` (imported on first use: it needs torch and Triton)."""
-    from irscope.engine.recording import record_program as record
-
-    return record(*args, **kwargs)
-
 __all__ = ["FrameRef", "MemoryAccess", "OutOfBoundsAccess", "Recording", "Step", "Value", "launch_grid",
-           "normalize_program_id", "record_program"]
+           "normalize_program_id"]

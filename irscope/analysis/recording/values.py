@@ -168,43 +168,11 @@ def _number_text(x: Any) -> str:
     return str(int(x)) if isinstance(x, (int, np.integer)) else str(x)
 
 
-def _as_numbers(data: np.ndarray, dtype: str) -> np.ndarray:
+def as_numbers(data: np.ndarray, dtype: str) -> np.ndarray:
     """Interpreter storage → numbers to show (bf16 is stored as its 16 high bits)."""
     if dtype == "bf16":
         return (data.astype(np.uint32) << 16).view(np.float32)
     return data
-
-
-def describe(value: Any, addresses: AddressMap, keep_numbers: bool = True) -> Value:
-    """Any local of a kernel frame, as a Value (numbers are copied: later steps cannot change them).
-
-    With keep_numbers=False (a recording over its memory budget) a block keeps its summary and
-    statistics but not its elements."""
-    from irscope.engine.triton_compat import interpreter_value, pointer_elem_bytes
-
-    parts = interpreter_value(value)
-    if parts is not None:
-        data, dtype, is_pointer, is_block = parts
-        data = np.asarray(data)
-        shape = tuple(int(s) for s in data.shape) if is_block else ()
-        if is_pointer:
-            region = addresses.region_of(data)
-            elem = region.elem_bytes if region is not None and region.dtype == dtype else pointer_elem_bytes(dtype)
-            offsets = byte_offsets(data, region) // elem
-            return Value("pointer", dtype, shape, offsets if is_block else offsets.reshape(-1)[:1],
-                         region.param if region else None)
-        if is_block and not keep_numbers:
-            summary = Value("tensor", dtype, shape, _as_numbers(data, dtype))
-            return Value("tensor", dtype, shape, None, text=summary.summary() + " (elements not kept)",
-                         _stats=summary.stats())
-        numbers = np.array(_as_numbers(data, dtype), copy=True)
-        return Value("tensor" if is_block else "scalar", dtype, shape, numbers if is_block else numbers.reshape(-1)[:1])
-    if type(value).__name__ == "constexpr":
-        return describe_constant(getattr(value, "value", None))
-    if isinstance(value, (bool, int, float)):  # a Python number: a loop index, a folded constant
-        return Value("scalar", type(value).__name__, (), np.array([value]), text=repr(value))
-    text = repr(value)
-    return Value("other", type(value).__name__, text=text if len(text) <= 80 else text[:77] + "...")
 
 
 def describe_constant(value: Any) -> Value:

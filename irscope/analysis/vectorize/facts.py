@@ -35,14 +35,6 @@ def kernel_arg_names(comp, graph: FunctionGraph) -> dict[str, str]:
     return out
 
 
-def launch_values(comp) -> dict[str, Any]:
-    from irscope.engine.triton_compat import bind_arguments
-    try:
-        return bind_arguments(comp.kernel.jit, comp.launch.args, comp.launch.kwargs)
-    except Exception:
-        return {}
-
-
 def data_ptr(value: Any) -> int | None:
     try:
         return int(value.data_ptr())
@@ -77,7 +69,7 @@ def ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int | None, list[i
                 contiguous = min(contiguous, int(attr.group(1)))
             found = (contiguous, spt, name)
         elif names:
-            contiguous = int(attr.group(1)) if attr else _runs_in_tritons_layout(text, op.line)
+            contiguous = int(attr.group(1)) if attr else _runs_in_tritons_layout(comp, op.line)
             found = (contiguous, None, names[0])
         else:
             continue
@@ -87,14 +79,12 @@ def ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int | None, list[i
     return out
 
 
-def _runs_in_tritons_layout(ttgir: str, line: int) -> int | None:
+def _runs_in_tritons_layout(comp, line: int) -> int | None:
     """Consecutive elements per thread in the layout of the access on TTGIR `line`, from Triton's own
     linear layout of it. Triton 3.7+ writes this as `contiguity` on buffer ops; 3.6 does not, and its
     layout says the same as far as the layout goes (Triton's value also caps it by what the address
     analysis proves, which the other reasons cover)."""
-    from irscope.analysis.coalescing.match import triton_layouts
-
-    found = triton_layouts(ttgir).get(line)
+    found = comp.triton_layouts().get(line)
     return found.contiguous_registers() if found is not None else None
 
 

@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from irscope.ir.mlir import strip_locations
 from irscope.analysis.dataflow import parse_function
 from irscope.analysis.memory.ops import memory_ops
 from irscope.analysis.memory.op import GLOBAL
-from irscope.analysis.vectorize.facts import kernel_arg_names, launch_values, machine_widths, mask_operand, ttgir_layouts, width_for
+from irscope.analysis.vectorize.facts import kernel_arg_names, machine_widths, mask_operand, ttgir_layouts, width_for
 from irscope.analysis.vectorize.reasons import VECTOR_BYTES, Reason, reasons_for
-
-if TYPE_CHECKING:
-    from irscope.engine.compile.what_if import WhatIf
 
 _ELEM_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1,
                "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "tf32": 4, "i64": 8, "f64": 8}
@@ -61,7 +58,7 @@ def why_not_vectorized(comp, only_narrow: bool = True) -> list[Diagnosis]:
     ttir = comp.stage("ttir")
     graph = parse_function(ttir)
     arg_params = kernel_arg_names(comp, graph)
-    values = launch_values(comp)
+    values = comp.launch_values()
     layouts = ttgir_layouts(comp)
     widths = machine_widths(comp)
     out = []
@@ -103,17 +100,3 @@ def _guesses_said(comp, diagnoses: list[Diagnosis]) -> list[Diagnosis]:
         d.reasons = [Reason(r.kind, r.arg, f"{r.text} ({r.arg} = {guesses[r.arg]} is a guess)", r.fix)
                      if r.arg in guesses else r for r in d.reasons]
     return diagnoses
-
-
-def vectorization(comp, with_what_if: bool = True) -> tuple[list[Diagnosis], "WhatIf | None"]:
-    """The narrow accesses and, when asked, the what-if recompile: computed once per compilation (the
-    report and the findings both read them; a what-if is a compile)."""
-    from irscope.engine.compile.what_if import what_if  # it imports this module
-
-    cache = comp.__dict__.setdefault("_vectorization", {})
-    if "diagnoses" not in cache:
-        cache["diagnoses"] = why_not_vectorized(comp)
-    if with_what_if and "what_if" not in cache:
-        cache["what_if"] = what_if(comp, cache["diagnoses"]) if cache["diagnoses"] else None
-    return cache["diagnoses"], cache.get("what_if")
-

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 from collections import OrderedDict
 import os
 import re
 import sys
-import tempfile
 import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from irscope.engine.compile import ahead
 from irscope.base.errors import IrscopeError, LaunchRejected
 from irscope.base.model import CompileFailure, Kernel, Launch, Resources, stages_for
-from irscope.engine.compile.toolchain import amdgcn_resources, cubin_resources, disassemble
+from irscope.engine.toolchain import amdgcn_resources, cubin_resources, disassemble, instruction_encodings
 from irscope.engine.triton_compat import Specialized, Target, attrs_by_param, compilation_error_site, compile_specialized, compiled_asm, compiled_metadata, constexpr_param_names, constexprs_by_param, is_compilation_error, new_cache_warning, remember_triton_key, specialize
 from irscope.engine.triton_compat.compile_errors import missing_extern_lib, not_implemented_builtin
+from irscope.engine.triton_compat.driver import gpu_target_of
+from irscope.engine.triton_compat.kernel_prints import stderr_captured
+from irscope.engine.triton_compat.layouts import linear_layouts_by_line
+from irscope.engine.triton_compat.jit import bind_arguments, descriptor_param_values, kernel_param_names
+from irscope.engine.recording import record_program
+from irscope.analysis.recording.trace import Recording
+from irscope.analysis.layouts.owners import LinearLayout
 
 # Triton 3.9 warns about a default that changes in 3.10 on every compile; it is not the user's business here.
 warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
@@ -42,6 +48,7 @@ class Compilation:
     _resources: Resources | None = None
     _tools_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _source_map: Any = None
+    _sass_controls: dict[int, tuple[int, int]] | None = None
 
     @property
     def ok(self) -> bool:
@@ -87,6 +94,60 @@ class Compilation:
             self._source_map = SourceMap.of(self)
         return self._source_map
 
+    # What analyses ask of the launch behind a compilation: only the engine can answer these (they need
+    # Triton or the interpreter); analyses call them on the compiled kernel they are given.
+
+    def launch_values(self, launch: Launch | None = None) -> dict[str, Any]:
+        """The launch's arguments by parameter name, as the JIT binds them ({} where they do not bind)."""
+        launch = launch or self.launch
+        try:
+            return bind_arguments(self.kernel.jit, launch.args, launch.kwargs)
+        except Exception:  # noqa: BLE001 - arguments that do not bind: every parameter unknown
+            return {}
+
+    def runtime_values(self, launch: Launch | None = None) -> list[Any]:
+        """What the compiled kernel's runtime parameters receive, in order: a host tensor descriptor is
+        several (the TMA descriptor, its shape, its strides); constexprs and folded constants are none."""
+        bound = self.launch_values(launch)
+        values: list[Any] = []
+        for name, kind in self.signature.items():
+            if kind == "constexpr" or self.specialization.get(name) == "constant":
+                continue
+            value = bound.get(name)
+            expanded = descriptor_param_values(value)
+            values.extend(expanded if expanded is not None else [value])
+        return values
+
+    def record_program(self, program_id: tuple[int, ...], *, launch: Launch | None = None,
+                       with_locals: bool = False) -> Recording:
+        """One program of the launch (default: this compilation's), run in Triton's interpreter and recorded."""
+        return record_program(launch or self.launch, program_id, with_locals=with_locals)
+
+    @property
+    def param_names(self) -> list[str]:
+        """The kernel's parameters, in order (constexprs included)."""
+        return kernel_param_names(self.kernel.jit)
+
+    def recompiled(self, *, args: tuple, kwargs: dict, origin: str) -> Compilation:
+        """The same kernel for the same target, compiled for a launch with other arguments (a what-if)."""
+        launch = dataclasses.replace(self.launch, args=args, kwargs=kwargs, origin=origin)
+        return compile_launch(launch, self.target, self.source_text)
+
+    def triton_layouts(self) -> dict[int, LinearLayout]:
+        """Triton's own linear layouts of the TTGIR's load and store pointers, by TTGIR line."""
+        return linear_layouts_by_line(self.stage("ttgir"))
+
+    @property
+    def sass_controls(self) -> dict[int, tuple[int, int]]:
+        """The cubin's instruction encodings (the SASS control fields explain reads), once per compilation;
+        empty where there is no cubin or nvdisasm fails (explain then goes without control fields)."""
+        if self._sass_controls is None:
+            try:
+                self._sass_controls = instruction_encodings(self.asm["cubin"]) if self.ok and "cubin" in self.asm else {}
+            except Exception:  # noqa: BLE001 - nvdisasm missing or failing
+                self._sass_controls = {}
+        return self._sass_controls
+
     @property
     def resources(self) -> Resources:
         if self._resources is None:
@@ -94,7 +155,7 @@ class Compilation:
                 self._resources = Resources()
             elif self.target.is_nvidia:
                 self._resources = cubin_resources(self.asm["cubin"], self.metadata.get("shared"),
-                                                  self.target.gpu_target().arch)
+                                                  gpu_target_of(self.target).arch)
             else:
                 self._resources = amdgcn_resources(self.asm["amdgcn"], self.metadata.get("shared"))
         return self._resources
@@ -161,7 +222,7 @@ def compile_launch(launch: Launch, target: Target, source_text: str, *, given: s
     comp = Compilation(launch.kernel, launch, target, spec, source_text)
     ahead.wait(key, ahead.COMPILED)  # a child compiling it ahead (core/ahead.py) leaves a cache hit
     remember_triton_key()
-    with _compile_lock, _stderr_captured() as stderr:
+    with _compile_lock, stderr_captured() as stderr:
         try:
             compiled = compile_specialized(jit, spec, target)
         except Exception as exc:  # a compile error is a result to show, not a crash
@@ -226,27 +287,6 @@ def _one_line(exc: Exception) -> str:
     first = text.strip().splitlines()
     return f"{type(exc).__name__}: {first[0]}" if first else type(exc).__name__
 
-
-@contextlib.contextmanager
-def _stderr_captured() -> Iterator[Any]:
-    """Collect what Triton's C++ passes print on file descriptor 2 while compiling."""
-    with tempfile.TemporaryFile(mode="w+b") as sink:
-        saved = os.dup(2)
-        os.dup2(sink.fileno(), 2)
-        done: list[str] = []
-
-        def read() -> str:
-            if not done:
-                os.dup2(saved, 2)
-                sink.seek(0)
-                done.append(sink.read().decode("utf-8", "replace"))
-            return done[0]
-
-        try:
-            yield read
-        finally:
-            read()
-            os.close(saved)
 
 
 def _values_named(statement: str, constexprs: dict) -> str:

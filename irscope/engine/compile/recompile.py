@@ -6,7 +6,7 @@ from __future__ import annotations
 from irscope.engine.compile.compilation import Compilation, compile_launch
 from irscope.base.errors import IrscopeError, LaunchRejected
 from irscope.base.model import Launch
-from irscope.engine.session import resolve_target
+from irscope.engine.triton_compat.driver import resolve_target
 
 
 def recompile(comp: Compilation, *, target: str | None = None, defines: dict | None = None) -> Compilation:

@@ -19,7 +19,7 @@ from irscope.base.errors import IrscopeError
 from irscope.ir.normal import normalized
 from irscope.base.names import target_name
 from irscope.engine.overrides import literal_value
-from irscope.engine.session import resolve_target
+from irscope.engine.triton_compat.driver import resolve_target
 from irscope.ir.sourcemap import LineKind
 from irscope.engine.triton_compat import bind_arguments
 from irscope.engine.workspace import Workspace

@@ -123,20 +123,3 @@ def _keyed_by_capability():
     Inductor's own `cuda.arch` setting, which names it (and is read by nothing else on this path)."""
     major, minor = torch.cuda.get_device_capability()
     return torch._inductor.config.patch({"cuda.arch": f"{major}{minor}"})
-
-
-def forget_device_properties() -> None:
-    """Inductor asks the device what it is once a process: `DeviceProperties.create` (which a kernel's
-    triton_meta carries) and `CacheBase.get_system` (the device's name, in the key of its FX graph cache) are
-    cached. A virtual GPU of another target later in the same process got the first one's answers, and its
-    kernels the first target's capability (compiled_block.py opened for sm_80, then for sm_90 in one process:
-    cc 80 both times; irscope's tests open many files in one process). Forgotten whenever a virtual GPU comes
-    or goes. Only where Inductor is loaded already."""
-    import sys
-    hints = sys.modules.get("torch._inductor.runtime.hints")
-    codecache = sys.modules.get("torch._inductor.codecache")
-    create = getattr(getattr(hints, "DeviceProperties", None), "create", None)
-    system = getattr(getattr(codecache, "CacheBase", None), "get_system", None)
-    for cached in (getattr(create, "__func__", create), system):
-        if hasattr(cached, "cache_clear"):
-            cached.cache_clear()

@@ -114,7 +114,8 @@ def _count_flops(comp, work: Work) -> None:
     if not sites:
         return
     from irscope.analysis.coalescing.sectors import sample_programs
-    from irscope.analysis.recording import launch_grid, record_program
+    from irscope.analysis.recording import launch_grid
+    from irscope.engine.recording import record_program
 
     grid = launch_grid(comp.launch)
     programs = sample_programs(grid, FLOP_PROGRAMS)

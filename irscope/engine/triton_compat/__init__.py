@@ -42,8 +42,4 @@ from irscope.engine.triton_compat.interpreter import MemoryHook, interpreter_fai
 from irscope.engine.triton_compat.layouts import ttgir_access_linear_layouts  # noqa: E402,F401
 from irscope.engine.triton_compat.program_budget import interpret_seconds  # noqa: E402,F401
 
-__all__ = [
-    "TRITON_VERSION", "CompilationError", "JITFunction", "Target", "capture_patches", "compile_specialized",
-    "find_tool", "local_gpu_target", "specialize", "triton_cache_dir", "unwrap_kernel", "install_cpu_driver",
-    "check_caches", "irscope_cache_dir",
-]
+__all__ = ["_CpuDriver", "attrs_by_param", "bind_arguments", "caches", "capture_patches", "check_caches", "compilation_error_site", "CompilationError", "compile_for_active_target", "compile_specialized", "compiled_asm", "compiled_metadata", "CompiledWhenUsed", "config_kwargs", "constexpr_param_names", "constexprs_by_param", "debugger_calls", "DebuggerCall", "describe_config", "descriptor_param_values", "find_tool", "hashing_process", "install_cpu_driver", "interp_patches", "interpret_seconds", "interpreter_failure", "interpreter_lock", "interpreter_value", "irscope_cache_dir", "is_compilation_error", "jit_code_ids", "JITFunction", "kernel_param_names", "kernel_parameters", "kernel_source", "key_deferred", "local_gpu_target", "MemoryHook", "new_cache_warning", "param_defaults", "pointer_elem_bytes", "prepare_compiler", "RawLaunch", "reinterpreted_tensor", "remember_triton_key", "restore_unpatched_triton", "run_one_program", "specialize", "Specialized", "Target", "target_from_gpu_target", "triton_cache_dir", "triton_install_key", "triton_key_known", "TRITON_VERSION", "ttgir_access_linear_layouts", "unwrap_kernel", "UnwrappedKernel", "warm_triton_key"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator
 
@@ -15,6 +14,7 @@ from triton.runtime.jit import JITFunction
 
 from irscope.engine.triton_compat.autotune import as_launched, config_number, configs_tried, known_configs, tuning_key
 from irscope.engine.triton_compat.driver import interpreter_lock
+from irscope.engine.triton_compat.capture_state import capture_state
 from irscope.engine.triton_compat.compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
 from irscope.engine.triton_compat.jit import config_kwargs, jit_decorator_kept
 from irscope.engine.triton_compat.lang_patch import _call_interpreted, _interpreter_for, grid_executor_patches_once, restore_interpreter_module
@@ -41,21 +41,7 @@ class RawLaunch:
     autotune_tried: tuple[int, ...] = ()  # the configs the autotuner would try for this launch, in its order
 
 
-class _CaptureState(threading.local):
-    autotune: tuple[int, int] | None = None  # (config index, number of configs)
-    first: bool = False  # the config being recorded is the first the autotuner would try
-    configs: list[Any] | None = None
-    execute: bool = True
-    record: bool = True
-    recorded: list[RawLaunch] | None = None  # an autotuned launch's per-config records, for a failure to land on
-    tried: tuple[int, ...] = ()  # the numbers of the configs the autotuner would try for this launch
-    run_launches: bool = True  # False: a launch is recorded, not run (a benchmark sweep's later points)
-
-
 _counts = {"launches": 0, "new": 0}  # records made in this process, and those of a new specialization (run_sweep)
-
-
-_state = _CaptureState()
 
 
 def launches_recorded(new_only: bool = False) -> int:
@@ -68,12 +54,12 @@ def launches_not_run() -> Iterator[None]:
     """While the block runs, a launch is recorded and not run (a warmup still compiles: its kernel is used):
     the later points of a benchmark's sweep on the virtual GPU, whose results nobody reads (nothing is
     timed), and where a repeat of a specialization already seen is not kept at all."""
-    saved = _state.run_launches
-    _state.run_launches = False
+    saved = capture_state.run_launches
+    capture_state.run_launches = False
     try:
         yield
     finally:
-        _state.run_launches = saved
+        capture_state.run_launches = saved
 
 
 @contextlib.contextmanager
@@ -103,31 +89,31 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
     original_autotune_run = Autotuner.run
 
     def run(self, *args, grid, warmup, **kwargs):
-        index, count = _state.autotune or (None, None)
+        index, count = capture_state.autotune or (None, None)
         if use_interpreter and not warmup:
             # The same launch as this kernel's last one (same tensors, sizes, values and grid): a benchmark
             # loop timing it (tutorial 09 launches each kernel 20,000 times). A GPU runs it in microseconds; the
             # interpreter would take seconds each, and the file would never reach its next kernels. It is
             # neither recorded (it adds nothing to show) nor run again; its outputs are those of the launch
             # before it, which is what a pure kernel writes again (a kernel that accumulates in place differs).
-            if same_as_last((id(self), index, _state.record, _state.execute), launch_identity(args, kwargs, grid)):
-                if not _state.execute:
+            if same_as_last((id(self), index, capture_state.record, capture_state.execute), launch_identity(args, kwargs, grid)):
+                if not capture_state.execute:
                     return None
                 return _not_yet_compiled(self, args, kwargs)
         raw = None
-        if _state.record:
+        if capture_state.record:
             raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
-                            grid, index, count, _state.configs, autotune_first=_state.first and index is not None,
-                            warmup=bool(warmup), in_sweep=not _state.run_launches,
-                            autotune_tried=_state.tried if index is not None else ())
-            if _state.recorded is not None:
-                _state.recorded.append(raw)
+                            grid, index, count, capture_state.configs, autotune_first=capture_state.first and index is not None,
+                            warmup=bool(warmup), in_sweep=not capture_state.run_launches,
+                            autotune_tried=capture_state.tried if index is not None else ())
+            if capture_state.recorded is not None:
+                capture_state.recorded.append(raw)
             _counts["launches"] += 1
             if record(raw) is not False:
                 _counts["new"] += 1
-        if not _state.execute:
+        if not capture_state.execute:
             return None
-        if not (_state.run_launches or warmup):  # a warmup's compiled kernel is used: never skipped
+        if not (capture_state.run_launches or warmup):  # a warmup's compiled kernel is used: never skipped
             return _not_yet_compiled(self, args, kwargs)
         with executing():
             return execute(self, args, kwargs, grid, warmup, raw)
@@ -138,7 +124,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
         if warmup:
             return compile_for_active_target(self, args, kwargs)
         # The record this run is of: an autotuned launch runs the first config it recorded, unrecorded.
-        this = raw or (_state.recorded[0] if _state.recorded else None)
+        this = raw or (capture_state.recorded[0] if capture_state.recorded else None)
         try:
             with grid_executor_patches_once(), programs_within(interpret_seconds()) as programs:
                 try:
@@ -164,8 +150,8 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
         warmup = kwargs.pop("warmup", False)
-        outer = (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first,
-                 _state.tried)
+        outer = (capture_state.autotune, capture_state.execute, capture_state.record, capture_state.configs, capture_state.recorded, capture_state.first,
+                 capture_state.tried)
         key = (id(self), tuning_key(self, args, kwargs)) if len(self.configs) > 1 else (id(self), None)
         if key[1] is not None and key in settled:  # a key benchmarked before: the GPU runs the config it chose
             tried = [settled[key][1]]
@@ -177,32 +163,32 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
         try:
             # First record every config the autotuner would try, without running it, so that a failure
             # while running one cannot lose the others; then run the first of them, unrecorded.
-            _state.configs, _state.recorded, _state.tried = known_configs(self), [], numbers
+            capture_state.configs, capture_state.recorded, capture_state.tried = known_configs(self), [], numbers
             for number, config in zip(numbers, tried):
-                _state.autotune, _state.execute, _state.record = (number, len(_state.configs)), False, outer[2]
-                _state.first = number == numbers[0]
+                capture_state.autotune, capture_state.execute, capture_state.record = (number, len(capture_state.configs)), False, outer[2]
+                capture_state.first = number == numbers[0]
                 if config.pre_hook is not None and outer[2]:  # as the autotuner does before benchmarking it
                     config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)})
                 self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
-            if not outer[1] or not tried or not _state.run_launches:
+            if not outer[1] or not tried or not capture_state.run_launches:
                 return None
             config = tried[0]
             self.best_config = config  # what the autotuner leaves behind for callers that read it
             merged = {**kwargs, **config_kwargs(config)}
-            _state.autotune, _state.execute, _state.record = (numbers[0], len(_state.configs)), True, False
+            capture_state.autotune, capture_state.execute, capture_state.record = (numbers[0], len(capture_state.configs)), True, False
             if config.pre_hook is not None:
                 config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
             return self.fn.run(*args, grid=grid, warmup=warmup, **merged)
         finally:
-            (_state.autotune, _state.execute, _state.record, _state.configs, _state.recorded, _state.first,
-             _state.tried) = outer
+            (capture_state.autotune, capture_state.execute, capture_state.record, capture_state.configs, capture_state.recorded, capture_state.first,
+             capture_state.tried) = outer
 
     original_warmup = Autotuner.warmup
 
     def autotune_warmup(self, *args, **kwargs):
         # Autotuner.warmup compiles every config its pruning leaves (always pruned, no key, nothing run): each
         # warmup recorded as that config, as autotune_run records a launch's
-        outer = (_state.autotune, _state.configs, _state.first, _state.tried)
+        outer = (capture_state.autotune, capture_state.configs, capture_state.first, capture_state.tried)
         saved = getattr(self, "nargs", None)
         self.nargs = dict(zip(self.arg_names, args))
         try:
@@ -211,34 +197,34 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             self.nargs = saved
         numbers = tuple(config_number(self, config) for config in tried)
         try:
-            _state.configs, _state.tried = known_configs(self), numbers
+            capture_state.configs, capture_state.tried = known_configs(self), numbers
             out = []
             for number, config in zip(numbers, tried):
-                _state.autotune, _state.first = (number, len(_state.configs)), number == numbers[0]
+                capture_state.autotune, capture_state.first = (number, len(capture_state.configs)), number == numbers[0]
                 out.append(self.fn.warmup(*args, **kwargs, **config_kwargs(config)))
             return out
         finally:
-            _state.autotune, _state.configs, _state.first, _state.tried = outer
+            capture_state.autotune, capture_state.configs, capture_state.first, capture_state.tried = outer
 
     original_bench = Autotuner._bench
 
     def bench(self, *args, config, **meta):
         # An autotuner with a run of its own benchmarks a config (autotune.py): recorded as that config
-        outer = (_state.autotune, _state.execute, _state.configs, _state.recorded, _state.first, _state.tried)
+        outer = (capture_state.autotune, capture_state.execute, capture_state.configs, capture_state.recorded, capture_state.first, capture_state.tried)
         index = config_number(self, config)
         try:
-            _state.configs, _state.recorded, _state.first, _state.tried = known_configs(self), None, False, (index, )
-            _state.autotune = (index, len(_state.configs))
+            capture_state.configs, capture_state.recorded, capture_state.first, capture_state.tried = known_configs(self), None, False, (index, )
+            capture_state.autotune = (index, len(capture_state.configs))
             if not use_interpreter:
                 return original_bench(self, *args, config=config, **meta)  # a real GPU times it
-            _state.execute = False
+            capture_state.execute = False
             current = dict(meta, **config.all_kwargs())
             if config.pre_hook is not None:
                 config.pre_hook({**(self.nargs or {}), **current})
             self.fn.run(*args, **current)
             return [math.nan] * 3  # _bench's quantiles (0.5, 0.2, 0.8): nothing was timed
         finally:
-            _state.autotune, _state.execute, _state.configs, _state.recorded, _state.first, _state.tried = outer
+            capture_state.autotune, capture_state.execute, capture_state.configs, capture_state.recorded, capture_state.first, capture_state.tried = outer
 
     original_getitem = CompiledKernel.__getitem__
 
@@ -250,7 +236,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
         runner = original_getitem(self, grid)
 
         def recorded(*args, **kwargs):
-            call = by_hand_call(self.src, self.metadata, args) if _state.record else None
+            call = by_hand_call(self.src, self.metadata, args) if capture_state.record else None
             if call is not None:
                 jit, bound, options = call
                 record(RawLaunch(jit, (), {**{k: as_launched(v) for k, v in bound.items()}, **options},

@@ -18,6 +18,8 @@ from typing import Any
 import triton
 from triton.compiler.errors import CompilationError
 
+from irscope.engine.triton_compat.driver import gpu_target_of
+
 _LANGUAGE_DIR = os.path.dirname(os.path.abspath(triton.language.__file__))
 _PUBLIC_MODULES = ("core.py", "standard.py", "math.py", "random.py")  # what `tl.NAME` reaches
 
@@ -47,7 +49,7 @@ def _bundled_lib(name: str, target) -> str | None:
     extern_libs links), or None."""
     try:
         from triton.compiler import compiler as compiler_module
-        options = compiler_module.make_backend(target.gpu_target()).parse_options({})
+        options = compiler_module.make_backend(gpu_target_of(target)).parse_options({})
         return dict(options.extern_libs or ()).get(name)
     except Exception:  # noqa: BLE001 - only a hint; the failure is reported all the same
         return None

@@ -8,6 +8,7 @@ from typing import Any, Callable
 from triton.runtime.driver import driver as _driver_registry
 from triton.runtime.jit import JITFunction
 
+from irscope.engine.triton_compat.capture_state import capture_state
 from irscope.engine.triton_compat.compiler import compile_specialized, specialize
 from irscope.engine.triton_compat.driver import target_from_gpu_target
 from irscope.engine.triton_compat.jit import bind_arguments, constexpr_param_names, kernel_param_names
@@ -52,16 +53,14 @@ class CompiledWhenUsed:
         options = {k: v for k, v in self._kwargs.items() if k not in names}  # num_warps, num_stages, ...
         # The GPU would run the binary of the first launch again, whatever these arguments would specialize
         # to: nothing new to compile or show, so the launch runs in the interpreter unrecorded.
-        from irscope.engine.triton_compat.capture import _state  # the capture's own state (it imports this module)
-
-        recording = _state.record
-        _state.record = False
+        recording = capture_state.record
+        capture_state.record = False
         try:
             self._jit.run(grid=tuple(grid), warmup=False, **options, **values)
         except Exception:  # noqa: BLE001 - the interpreter cannot run it: said at its first launch, kept there
             pass
         finally:
-            _state.record = recording
+            capture_state.record = recording
 
 
 def compile_for_active_target(jit: JITFunction, args: tuple, kwargs: dict):

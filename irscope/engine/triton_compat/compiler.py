@@ -16,7 +16,7 @@ from irscope.engine.triton_compat import caches
 from irscope.engine.triton_compat.install_key import remember_triton_key
 from irscope.base.target import Target
 from irscope.engine.triton_compat.debugger_calls import debugger_calls_left_out
-from irscope.engine.triton_compat.driver import _CpuDriver, _active_driver, interpreter_lock
+from irscope.engine.triton_compat.driver import _CpuDriver, _active_driver, gpu_target_of, interpreter_lock
 from irscope.engine.triton_compat.jit import kernel_param_names
 from irscope.engine.triton_compat.kernel_prints import kernel_prints
 from irscope.engine.triton_compat.originals import _JIT_RUN
@@ -86,7 +86,7 @@ def triton_compile(jit: JITFunction, spec: Specialized, target: Target, source_c
 
     src = (source_class or ASTSource)(jit, spec.signature, spec.constexprs, spec.attrs)
     with debugger_calls_left_out():
-        return triton.compile(src, target=target.gpu_target(), options=spec.options.__dict__)
+        return triton.compile(src, target=gpu_target_of(target), options=spec.options.__dict__)
 
 
 def prepare_compiler(target: Target) -> None:
@@ -96,7 +96,7 @@ def prepare_compiler(target: Target) -> None:
     from triton.compiler import compiler as compiler_module
 
     remember_triton_key()
-    compiler_module.make_backend(target.gpu_target()).hash()
+    compiler_module.make_backend(gpu_target_of(target)).hash()
 
 
 def compiled_asm(kernel) -> dict[str, Any]:

@@ -7,12 +7,11 @@ import threading
 from typing import Iterator
 
 import torch
-import triton
 from triton.backends.compiler import GPUTarget
 from triton.runtime.driver import driver as _driver_registry
-from triton.runtime.jit import JITFunction
 
-from irscope.engine.triton_compat import caches
+from irscope.base.errors import IrscopeError
+from irscope.base.names import DEFAULT_TARGET, target_name
 from irscope.base.target import Target  # defined apart so that front ends can hold one
 from irscope.engine.triton_compat.originals import _TORCH_HAS_GPU
 
@@ -60,7 +59,7 @@ class _CpuDriver:
         return torch.device("cpu")
 
     def get_current_target(self) -> GPUTarget:
-        return self.target.gpu_target()
+        return gpu_target_of(self.target)
 
     def get_current_device(self):
         # JITFunction caches its binder per device: one "device" per target keeps them apart.
@@ -113,3 +112,11 @@ def install_cpu_driver(target: Target) -> None:
     _driver_registry.set_active(_CpuDriver(target))
 
 
+def resolve_target(name: str | None) -> Target:
+    """`--target`, or the local GPU, or sm_90."""
+    if name is None:
+        return local_gpu_target() or Target(DEFAULT_TARGET)
+    try:
+        return Target(target_name(name))
+    except ValueError as err:
+        raise IrscopeError(str(err)) from None

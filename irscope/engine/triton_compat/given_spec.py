@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from irscope.engine.triton_compat import JITFunction, Specialized, Target
+from irscope.engine.triton_compat.driver import gpu_target_of
 
 
 def specialization_from_parts(jit: JITFunction, signature: dict[str, str], constants: dict, attrs: dict,
@@ -22,5 +23,5 @@ def specialization_from_parts(jit: JITFunction, signature: dict[str, str], const
     keyed = {}
     for key, value in constants.items():
         keyed[(jit.arg_names.index(key),) if isinstance(key, str) else tuple(key)] = value
-    parsed = compiler_module.make_backend(target.gpu_target()).parse_options(dict(options))
+    parsed = compiler_module.make_backend(gpu_target_of(target)).parse_options(dict(options))
     return Specialized(dict(signature), keyed, dict(attrs), parsed)

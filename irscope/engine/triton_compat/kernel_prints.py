@@ -1,4 +1,5 @@
-"""What a kernel prints goes where the file's own output goes, never into irscope's answer.
+"""What a kernel prints goes where the file's own output goes, never into irscope's answer; what Triton's
+C++ passes print on fd 2 while compiling is collected (`stderr_captured`), not shown.
 
 Triton prints with Python's `print`, into whatever `sys.stdout` is at the time: `tl.static_print` while its
 front end compiles a kernel, `tl.device_print` (and `static_print`) while its interpreter runs one. irscope
@@ -15,8 +16,9 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import tempfile
 import threading
-from typing import Iterator
+from typing import Any, Iterator
 
 _here = threading.local()
 
@@ -50,3 +52,25 @@ class _Router:
 
     def __getattr__(self, name: str):
         return getattr(self.own, name)
+
+
+@contextlib.contextmanager
+def stderr_captured() -> Iterator[Any]:
+    """Collect what Triton's C++ passes print on file descriptor 2 while compiling."""
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        done: list[str] = []
+
+        def read() -> str:
+            if not done:
+                os.dup2(saved, 2)
+                sink.seek(0)
+                done.append(sink.read().decode("utf-8", "replace"))
+            return done[0]
+
+        try:
+            yield read
+        finally:
+            read()
+            os.close(saved)

@@ -3,9 +3,13 @@ analysis)."""
 
 from __future__ import annotations
 
+import functools
 import os
 
-import triton
+
+from irscope.analysis.layouts.owners import LinearLayout
+from irscope.analysis.memory.ttgir import ACCESS_OP_NAMES, ttgir_access_ops
+from irscope.engine.triton_compat.kernel_prints import stderr_captured
 
 
 def ttgir_access_linear_layouts(ttgir: str) -> list[dict | None] | None:
@@ -18,8 +22,6 @@ def ttgir_access_linear_layouts(ttgir: str) -> list[dict | None] | None:
     """
     import gc
     import tempfile
-
-    from irscope.analysis.memory.ttgir import ACCESS_OP_NAMES
 
     try:
         from triton._C.libtriton import gluon_ir, ir
@@ -37,8 +39,8 @@ def ttgir_access_linear_layouts(ttgir: str) -> list[dict | None] | None:
             loader = getattr(getattr(libtriton, backend, None), "load_dialects", None)
             if loader is not None:
                 loader(context)
-        from irscope.engine.compile.compilation import _stderr_captured  # MLIR prints parse diagnostics on fd 2: keep them off the terminal
-        with tempfile.NamedTemporaryFile("w", suffix=".ttgir") as f, _stderr_captured():
+        # MLIR prints parse diagnostics on fd 2: keep them off the terminal
+        with tempfile.NamedTemporaryFile("w", suffix=".ttgir") as f, stderr_captured():
             f.write(ttgir)
             f.flush()
             module = ir.parse_mlir_module(f.name, context)
@@ -59,7 +61,7 @@ def ttgir_access_linear_layouts(ttgir: str) -> list[dict | None] | None:
                 out.append(None)
 
         module.walk(visit)
-        del module, builder, context
+        module = builder = context = None  # dropped before gc.collect(): the MLIR objects go with them
         gc.collect()
     except Exception:
         return None
@@ -99,3 +101,21 @@ def _silence_nanobind_leak_report() -> None:
         except OSError:
             pass
     atexit.register(silence)
+
+
+@functools.lru_cache(maxsize=8)
+def linear_layouts_by_line(ttgir: str) -> dict[int, LinearLayout]:
+    """Linear layouts of the module's load/store pointer tensors from Triton itself, by TTGIR line.
+    Triton parses the whole module for this (~0.2 s): kept for the few TTGIR texts last asked about
+    (coalescing and the why-not-vectorized analysis both ask). Callers only read the dict."""
+    found = ttgir_access_linear_layouts(ttgir)
+    if not found:
+        return {}
+    ops = ttgir_access_ops(ttgir, lambda i: None)
+    out = {}
+    for op, item in zip(ops, found):
+        if item is None or tuple(item["shape"]) != op.shape:
+            continue
+        out[op.index] = LinearLayout(op.shape, tuple(map(tuple, item["reg"])), tuple(map(tuple, item["lane"])),
+                                     tuple(map(tuple, item["warp"])))
+    return out

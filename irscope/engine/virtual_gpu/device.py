@@ -13,6 +13,7 @@ Only while the file runs, and only when there is no GPU: `virtual_gpu(target)` p
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from typing import Any, Callable, ContextManager, Iterator
 
@@ -85,7 +86,7 @@ def kernel_loader(target: Target):
     """What the virtual driver's `load_binary` reports for a compiled kernel: registers and spills read from
     the binary (cuobjdump on a cubin; the metadata note of an AMD code object), and the most threads a block
     may have with that many registers (the register file shared out per warp, as in the occupancy model)."""
-    from irscope.engine.compile.toolchain import cubin_resources, hsaco_resources
+    from irscope.engine.toolchain import cubin_resources, hsaco_resources
 
     def load(kernel: bytes) -> tuple[int, int, int]:
         if target.is_nvidia:
@@ -134,8 +135,6 @@ def virtual_gpu(target: Target, asked: set[str] | None = None, notes: list[str] 
     The device mode applies to the calling thread (torch function modes are per thread). On exit, every
     patched attribute is restored, the mode and any mode or default device the file pushed above it are
     popped, and torch's default device is what it was."""
-    from irscope.engine.inductor.virtual_compile import forget_device_properties
-
     props = device_properties(target)
     with _lock:
         forget_device_properties()  # Inductor's answer for an earlier virtual GPU of this process
@@ -195,3 +194,19 @@ def _restore_default_device_context(previous: tuple) -> None:
         holder.device_context = previous[0]
     if hasattr(device_module, "CURRENT_DEVICE"):
         device_module.CURRENT_DEVICE = previous[1]
+
+
+def forget_device_properties() -> None:
+    """Inductor asks the device what it is once a process: `DeviceProperties.create` (which a kernel's
+    triton_meta carries) and `CacheBase.get_system` (the device's name, in the key of its FX graph cache) are
+    cached. A virtual GPU of another target later in the same process got the first one's answers, and its
+    kernels the first target's capability (compiled_block.py opened for sm_80, then for sm_90 in one process:
+    cc 80 both times; irscope's tests open many files in one process). Forgotten whenever a virtual GPU comes
+    or goes. Only where Inductor is loaded already."""
+    hints = sys.modules.get("torch._inductor.runtime.hints")
+    codecache = sys.modules.get("torch._inductor.codecache")
+    create = getattr(getattr(hints, "DeviceProperties", None), "create", None)
+    system = getattr(getattr(codecache, "CacheBase", None), "get_system", None)
+    for cached in (getattr(create, "__func__", create), system):
+        if hasattr(cached, "cache_clear"):
+            cached.cache_clear()

@@ -14,7 +14,8 @@ import numpy as np
 
 from irscope.analysis.coalescing.requests import SECTOR_BYTES
 from irscope.analysis.coalescing.text import lines_text
-from irscope.analysis.vectorize.why_not import Diagnosis, vectorization
+from irscope.analysis.vectorize.what_if import vectorization
+from irscope.analysis.vectorize.why_not import Diagnosis
 from irscope.analysis.vectorize.reasons import VECTOR_BYTES
 from irscope.findings.model import Cost, Finding, WhatIf
 

@@ -21,24 +21,11 @@ def _module_text(comp: "Compilation | None", stage: str) -> str | None:
 
 
 def _controls(comp: "Compilation | None") -> dict | None:
-    """The cubin's instruction encodings (for SASS control fields), once per compilation. A front end's
-    view of a compilation carries them (the worker read them), as `sass_controls`."""
+    """The cubin's instruction encodings (for SASS control fields): the compilation reads them (a front end's
+    view carries what the worker read)."""
     if comp is None or not comp.ok:
         return None
-    if hasattr(comp, "sass_controls"):
-        return comp.sass_controls
-    if "cubin" not in comp.asm:
-        return None
-    cached = comp.__dict__.get("_irscope_sass_controls")
-    if cached is None:
-        try:
-            from irscope.engine.compile.toolchain import instruction_encodings  # here, not at the top: it imports torch and Triton,
-            # which the terminal UI loads only after its first paint
-            cached = instruction_encodings(comp.asm["cubin"])
-        except Exception:   # nvdisasm missing or failing: explain without control fields
-            cached = {}
-        comp.__dict__["_irscope_sass_controls"] = cached
-    return cached
+    return comp.sass_controls
 
 
 def explain_line(stage: str, text: str, comp: "Compilation | None" = None) -> Explanation:

@@ -7,7 +7,7 @@ writes the inlined-at chain in the comment after it: `; standard.py:43:13 @[ ker
 from __future__ import annotations
 
 from irscope.ir import ptx as ir
-from irscope.ir.locations.base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
+from irscope.ir.line_types import Chain, LineKind, Parsed, SourceLoc, infer_gaps
 from irscope.ir.locations.ptx import chain_with_comment_frames, paths_by_base_name
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from irscope.ir import llvm as ir
-from irscope.ir.locations.base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
+from irscope.ir.line_types import Chain, LineKind, Parsed, SourceLoc, infer_gaps
 
 
 class _Metadata:

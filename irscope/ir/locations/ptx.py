@@ -15,7 +15,7 @@ irscope keeps the block's first `.loc` and restores it after `// end inline asm`
 from __future__ import annotations
 
 from irscope.ir import ptx as ir
-from irscope.ir.locations.base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
+from irscope.ir.line_types import Chain, LineKind, Parsed, SourceLoc, infer_gaps
 
 Key = tuple[int, int, int]
 

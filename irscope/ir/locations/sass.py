@@ -11,7 +11,7 @@ position. Instructions inherit the last row until the next one. SASS carries no 
 from __future__ import annotations
 
 from irscope.ir import sass as ir
-from irscope.ir.locations.base import Chain, LineKind, Parsed, SourceLoc, infer_gaps
+from irscope.ir.line_types import Chain, LineKind, Parsed, SourceLoc, infer_gaps
 
 
 def _chain_of_run(run: list[str]) -> Chain | None:

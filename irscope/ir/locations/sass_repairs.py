@@ -12,7 +12,7 @@ from typing import Callable
 
 from irscope.ir import sass as ir_sass
 from irscope.ir.ptx import memory_direction
-from irscope.ir.locations.base import Chain, LineKind, Parsed, SourceLoc
+from irscope.ir.line_types import Chain, LineKind, Parsed, SourceLoc
 
 
 def undo_asm_line_shift(sass: Parsed, ptx: Parsed, get_text: Callable[[str], str]) -> None:

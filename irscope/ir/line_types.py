@@ -1,4 +1,5 @@
-"""Types shared by the stage parsers and the source map."""
+"""What a line of a stage is and which source lines it came from: the types the location readers
+(`locations`), the MLIR reading (`mlir`) and the source map share."""
 
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ the proof that the reasons `vectorize` gives were the ones that mattered.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,9 +37,6 @@ def what_if(comp, diagnoses: list[Diagnosis] | None = None) -> WhatIf | None:
     """Recompile with every fix that can be applied to the launch itself: ints that the mask or the
     address depend on rounded up to a multiple of 16, misaligned tensors replaced by aligned copies, a
     runtime stride set to 1 (what a contiguous tensor gives). None when there is nothing to change."""
-    from irscope.engine.compile.compilation import compile_launch
-    from irscope.engine.triton_compat import kernel_param_names
-
     diagnoses = why_not_vectorized(comp) if diagnoses is None else diagnoses
     targets: dict[str, str] = {}
     for d in diagnoses:
@@ -49,7 +45,7 @@ def what_if(comp, diagnoses: list[Diagnosis] | None = None) -> WhatIf | None:
                 targets.setdefault(r.arg, r.kind)
     if not targets:
         return None
-    names = kernel_param_names(comp.kernel.jit)
+    names = comp.param_names
     args = list(comp.launch.args)
     kwargs = dict(comp.launch.kwargs)
     changes = []
@@ -76,8 +72,7 @@ def what_if(comp, diagnoses: list[Diagnosis] | None = None) -> WhatIf | None:
         kwargs[name] = fixed(name, kwargs[name])
     if not changes:
         return None
-    launch = dataclasses.replace(comp.launch, args=tuple(args), kwargs=kwargs, origin="what-if")
-    fixed_comp = compile_launch(launch, comp.target, comp.source_text)
+    fixed_comp = comp.recompiled(args=tuple(args), kwargs=kwargs, origin="what-if")
     keys = {(d.source_line, d.op) for d in diagnoses}
     remaining = why_not_vectorized(fixed_comp) if fixed_comp.ok else []
     return WhatIf(changes, fixed_comp, _compare(comp, fixed_comp, keys), remaining)
@@ -96,3 +91,14 @@ def _compare(before, after, keys: set | None = None) -> list[dict[str, Any]]:
                      "before": min(old[key]) if old.get(key) else None,
                      "after": min(new[key]) if new.get(key) else None})
     return rows
+
+
+def vectorization(comp, with_what_if: bool = True) -> tuple[list[Diagnosis], WhatIf | None]:
+    """The narrow accesses and, when asked, the what-if recompile: computed once per compilation (the
+    report and the findings both read them; a what-if is a compile)."""
+    cache = comp.__dict__.setdefault("_vectorization", {})
+    if "diagnoses" not in cache:
+        cache["diagnoses"] = why_not_vectorized(comp)
+    if with_what_if and "what_if" not in cache:
+        cache["what_if"] = what_if(comp, cache["diagnoses"]) if cache["diagnoses"] else None
+    return cache["diagnoses"], cache.get("what_if")

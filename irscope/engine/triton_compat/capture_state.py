@@ -1,0 +1,25 @@
+"""What the capture is doing on this thread: recording launches or not, running them or not, inside which
+autotune config, inside a benchmark's sweep. capture.py sets it; compiled.py reads it too (a kernel called by
+hand runs unrecorded), which is why it lives apart from both."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from irscope.engine.triton_compat.capture import RawLaunch
+
+
+class _CaptureState(threading.local):
+    autotune: tuple[int, int] | None = None  # (config index, number of configs)
+    first: bool = False  # the config being recorded is the first the autotuner would try
+    configs: list[Any] | None = None
+    execute: bool = True
+    record: bool = True
+    recorded: list[RawLaunch] | None = None  # an autotuned launch's per-config records, for a failure to land on
+    tried: tuple[int, ...] = ()  # the numbers of the configs the autotuner would try for this launch
+    run_launches: bool = True  # False: a launch is recorded, not run (a benchmark sweep's later points)
+
+
+capture_state = _CaptureState()
