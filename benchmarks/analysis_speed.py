@@ -18,8 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from irscope.analysis.marks import line_marks  # noqa: E402
 from irscope.analysis.memory.ops import memory_ops  # noqa: E402
 from irscope.analysis.occupancy import occupancy  # noqa: E402
-from irscope.analysis.vectorize.why_not import why_not_vectorized  # noqa: E402
 from irscope.analysis.vectorize.what_if import what_if  # noqa: E402
+from irscope.analysis.vectorize.why_not import why_not_vectorized  # noqa: E402
 from irscope.engine.session import open_file  # noqa: E402
 
 KERNELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels")

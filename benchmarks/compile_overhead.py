@@ -72,7 +72,9 @@ def child_plain(path: str, target: str) -> dict:
 
 def child_irscope(path: str, target: str) -> dict:
     sys.path.insert(0, ROOT)
-    from irscope.engine.session import open_file  # imports torch and triton: not counted, as for plain
+    from irscope.engine.session import (
+        open_file,  # imports torch and triton: not counted, as for plain
+    )
 
     start = time.perf_counter()
     ws = open_file(path, target=target)

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+
 import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

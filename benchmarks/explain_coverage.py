@@ -29,8 +29,8 @@ from collections import defaultdict
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from irscope.ir.explain import explain_stage, lowering_story  # noqa: E402
 from irscope.engine.session import open_file  # noqa: E402
+from irscope.ir.explain import explain_stage, lowering_story  # noqa: E402
 
 
 def collect(paths: list[str], targets: list[str], per_file: int | None = None

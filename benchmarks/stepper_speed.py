@@ -41,9 +41,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
 
-    from irscope.engine.recording import record_program
     from irscope.analysis.recording.stepper import Stepper
     from irscope.analysis.recording.text import values_text
+    from irscope.engine.recording import record_program
     from irscope.engine.session import open_file
 
     print(f"{'kernel':<20} {'program':<8} {'steps':>6} {'record s':>9} {'access s':>9} {'step ms':>8}  target")

@@ -17,8 +17,9 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from irscope.tui.app import IrscopeApp  # noqa: E402
 from tui_helpers import wait_until_shown  # noqa: E402
+
+from irscope.tui.app import IrscopeApp  # noqa: E402
 
 SHOTS = [
     # name, kernel, size, keys pressed after loading
@@ -45,9 +46,10 @@ async def shoot(name: str, path: str, size: tuple[int, int], keys: list[str]) ->
 async def shoot_memory_panel() -> str:
     """misaligned.py, launch 0 (n = 1000): scalar marks, and the Memory panel on the x load with the
     why, the fix and the what-if recompile."""
-    from irscope.tui.panels.memory import MemoryPanel
     from test_tui_memory import open_memory_panel, wait_for_what_if
     from tui_helpers import pane_showing, source_line_of
+
+    from irscope.tui.panels.memory import MemoryPanel
 
     path = os.path.join(ROOT, "kernels", "misaligned.py")
     app = IrscopeApp(path, target="sm_90")
@@ -70,11 +72,11 @@ async def shoot_memory_panel() -> str:
 
 async def shoot_coalescing_panel() -> str:
     """strided.py: the Coalescing panel on the stride-8 load, one warp's lanes against its 32 sectors."""
+    from test_coalescing_panel import wait_for_analysis
     from textual.widgets import TabbedContent
+    from tui_helpers import pane_showing, source_line_of
 
     from irscope.tui.panels.coalescing import CoalescingPanel
-    from test_coalescing_panel import wait_for_analysis
-    from tui_helpers import pane_showing, source_line_of
 
     path = os.path.join(ROOT, "kernels", "strided.py")
     app = IrscopeApp(path, target="sm_90")

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, fixture_path, kernel_path
 
 from irscope.engine.compile import ahead

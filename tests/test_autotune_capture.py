@@ -6,8 +6,8 @@ configs. Real Triton."""
 import json
 
 import pytest
-
 from conftest import fixture_path, run_irscope
+
 from irscope.base.errors import IrscopeError
 from irscope.engine.session import open_file
 

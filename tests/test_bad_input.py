@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from conftest import ROOT, fixture_path, kernel_path, run_irscope
 
 

@@ -8,16 +8,15 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import ROOT, kernel_path
 
 from irscope.analysis.banks.conflicts import LaunchInputs, predict
 from irscope.analysis.banks.model import copy_groups, copy_phase_size, count
-from irscope.analysis.ptx.program import parse_program
-from irscope.analysis.ptx.values import arithmetic, lop3, funnel, U64
 from irscope.analysis.banks.ptxas import alignments
-from irscope.findings import findings
+from irscope.analysis.ptx.program import parse_program
+from irscope.analysis.ptx.values import U64, arithmetic, funnel, lop3
 from irscope.engine.session import open_file
+from irscope.findings import findings
 
 DATA = os.path.join(ROOT, "validation", "data", "bank_conflicts")
 

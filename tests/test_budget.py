@@ -4,8 +4,8 @@ run on a real GPU follows."""
 import time
 
 import pytest
-
 from conftest import fixture_path
+
 from irscope.engine.capture.budget import CaptureBudget
 from irscope.engine.session import open_file
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from conftest import fixture_path
+
 from irscope.engine.capture.budget import CaptureBudget
 from irscope.engine.session import open_file
 
@@ -78,9 +79,10 @@ def test_report_says_what_it_did_not_reach_in_text_and_json():
 def test_the_tui_says_what_the_run_did_not_reach_in_its_header_and_picker(monkeypatch):
     import asyncio
 
+    from tui_helpers import wait_until_shown
+
     from irscope.tui.app import IrscopeApp
     from irscope.tui.screens import PickerScreen
-    from tui_helpers import wait_until_shown
 
     monkeypatch.setenv("IRSCOPE_CAPTURE_QUIET", "0.5")  # the worker inherits it
 

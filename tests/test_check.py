@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import FIXTURES, KERNELS, ROOT
 
 from irscope.cli.check import apply_baseline, collect_files, open_failed

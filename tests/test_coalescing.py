@@ -8,10 +8,17 @@ import random
 import numpy as np
 import pytest
 
-from irscope.analysis.coalescing.sectors import sample_programs
 from irscope.analysis.coalescing.requests import count_requests, scalar_layout
+from irscope.analysis.coalescing.sectors import sample_programs
+from irscope.analysis.layouts.owners import (
+    BlockedLayout,
+    LinearLayout,
+    SliceLayout,
+    blocked_linear_layout,
+    linear_layout,
+    slice_linear_layout,
+)
 from irscope.analysis.layouts.parse import layout_aliases, parse_layout
-from irscope.analysis.layouts.owners import BlockedLayout, LinearLayout, SliceLayout, blocked_linear_layout, linear_layout, slice_linear_layout
 from irscope.analysis.memory.ttgir import ttgir_access_ops
 
 
@@ -216,8 +223,9 @@ def test_sample_programs():
 
 
 def compiled(name, target="sm_90"):
-    from irscope.engine.session import open_file
     from conftest import kernel_path
+
+    from irscope.engine.session import open_file
     return open_file(kernel_path(name), target=target).compile_all()
 
 
@@ -319,8 +327,9 @@ def test_threads_along_the_strided_dimension_get_the_order_fix_and_a_what_if():
     keeps the threads along the last one (wrong for column_major.py's transposed data), 3.6 runs them down
     the first (wrong for hidden_strides.py's row-major data). The wrong guess gets the order fix."""
     import triton
-    from irscope.engine.session import open_file
     from conftest import fixture_path
+
+    from irscope.engine.session import open_file
     loads = {}
     for name in ("column_major.py", "hidden_strides.py"):
         comp = open_file(fixture_path(name), target="sm_90").compile_all()[0]
@@ -351,6 +360,7 @@ def test_a_load_the_compiler_makes_in_two_layouts_is_counted_in_each(tmp_path):
     import shutil
 
     from conftest import ROOT
+
     from irscope.analysis.coalescing.sectors import analyze_coalescing
     from irscope.analysis.memory.ops import memory_ops, primary_stage
     from irscope.engine.session import open_file
@@ -374,10 +384,11 @@ def test_a_load_written_over_several_lines_is_matched_to_its_op():
     pointer's line, one below (3.9 at the first line). Before, the load found no TTGIR op under 3.6 and was not
     counted, and the H100's measured sectors for Liger's cross-entropy loads (lines 154 and 210) had no
     prediction beside them."""
+    from conftest import fixture_path
+
     from irscope.analysis.coalescing.sectors import analyze_coalescing
     from irscope.analysis.memory.ops import memory_ops, primary_stage
     from irscope.engine.session import open_file
-    from conftest import fixture_path
     comp = open_file(fixture_path("multiline_load.py"), target="sm_90", compile_ahead=False).compile_all()[0]
     result = analyze_coalescing(comp, max_programs=10**6)
     ptx_load_lines = {op.source_line for op in memory_ops(comp, [primary_stage(comp)]) if op.op == "load"}
@@ -396,9 +407,10 @@ def test_a_load_in_a_slice_of_an_mma_layout_is_analysed():
     layout itself and asked Triton only for top-level layouts it could not build, so under Triton 3.6 such
     loads (fla's gated delta rule, lines 102-117 and 137: measured on the H100, predicted nothing) were
     "not analysed". Triton now builds every layout irscope cannot."""
+    from conftest import fixture_path
+
     from irscope.analysis.coalescing.sectors import analyze_coalescing
     from irscope.engine.session import open_file
-    from conftest import fixture_path
     comp = open_file(fixture_path("mma_row_scale.py"), target="sm_90", compile_ahead=False).compile_all()[0]
     layouts = [op.layout_text for op in ttgir_access_ops(comp.stage("ttgir"))]
     assert any("slice" in text and "mma" in text for text in layouts), layouts

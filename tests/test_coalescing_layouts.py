@@ -2,6 +2,7 @@
 run every trip, and both are counted. test_coalescing.py has the case outside a loop (Liger's RoPE)."""
 
 from conftest import fixture_path
+
 from irscope.analysis.coalescing.sectors import analyze_coalescing
 from irscope.analysis.memory.ops import memory_ops, primary_stage
 from irscope.engine.session import open_file

@@ -6,13 +6,13 @@ import asyncio
 import time
 
 import pytest
-from textual.app import App, ComposeResult
-
 from conftest import kernel_path
+from textual.app import App, ComposeResult
+from tui_helpers import open_view, run_async, source_line_of
+
 from irscope.analysis.coalescing.sectors import KernelCoalescing
 from irscope.tui.context import CursorContext
 from irscope.tui.panels.coalescing import CoalescingPanel, warp_picture_lines
-from tui_helpers import open_view, run_async, source_line_of
 
 STRIDED = kernel_path("strided.py")
 LOAD_LINE = source_line_of(STRIDED, "x = tl.load(")
@@ -94,8 +94,9 @@ def test_snapshot_of_the_panel(strided_comp, snap_compare):
 
 @run_async
 async def test_panel_in_the_app_follows_the_cursor():
-    from irscope.tui.app import IrscopeApp
     from tui_helpers import wait_until_shown
+
+    from irscope.tui.app import IrscopeApp
 
     app = IrscopeApp(STRIDED, target="sm_90")
     async with app.run_test(size=(160, 50)) as pilot:

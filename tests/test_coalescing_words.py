@@ -6,11 +6,11 @@ from __future__ import annotations
 import io
 
 import pytest
-from rich.console import Console
-
 from conftest import kernel_path
-from irscope.tui.panels.coalescing import access_summary
+from rich.console import Console
 from tui_helpers import open_view, source_line_of
+
+from irscope.tui.panels.coalescing import access_summary
 
 MISALIGNED = kernel_path("misaligned.py")
 
@@ -57,6 +57,7 @@ def test_the_store_says_l2_merges_its_writes(n1000):
 @pytest.fixture(scope="module")
 def shared_storage():
     from conftest import fixture_path
+
     from irscope.engine.session import open_file
     return {c.kernel.name: c for c in open_file(fixture_path("shared_storage.py"), target="sm_90").compile_all()}
 

@@ -4,9 +4,9 @@ real files, the real compiler."""
 import os
 
 import triton
+from conftest import fixture_path
 from triton.compiler import compiler as compiler_module
 
-from conftest import fixture_path
 from irscope.engine.session import open_file
 from irscope.engine.triton_compat.caches import check_caches, new_cache_warning
 from irscope.engine.triton_compat.driver import gpu_target_of

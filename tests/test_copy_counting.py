@@ -6,10 +6,10 @@ import os
 import re
 
 import numpy as np
-
 from conftest import ROOT, fixture_path
-from irscope.analysis.coalescing.sectors import analyze_coalescing
+
 from irscope.analysis.coalescing.requests import ASYNC_COPY, count_requests
+from irscope.analysis.coalescing.sectors import analyze_coalescing
 from irscope.analysis.layouts.owners import linear_layout
 from irscope.engine.session import open_file
 

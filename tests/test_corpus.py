@@ -15,7 +15,6 @@ import sys
 import tempfile
 
 import pytest
-
 from conftest import FIXTURES, KERNELS, ROOT
 
 _spec = importlib.util.spec_from_file_location("corpus_bench", os.path.join(ROOT, "benchmarks", "corpus.py"))

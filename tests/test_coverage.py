@@ -8,7 +8,6 @@ import os
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 _spec = importlib.util.spec_from_file_location("coverage_bench", os.path.join(ROOT, "benchmarks", "coverage.py"))

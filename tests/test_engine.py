@@ -6,7 +6,6 @@ import re
 import subprocess
 
 import pytest
-
 from conftest import ROOT, fixture_path, kernel_path, run_irscope
 
 from irscope.engine.overrides import Overrides

@@ -3,11 +3,10 @@
 import re
 
 import pytest
-
 from conftest import kernel_path
-from irscope.ir.explain import explain_line, explain_stage
-from irscope.ir.explain import layouts
+
 from irscope.engine.session import open_file
+from irscope.ir.explain import explain_line, explain_stage, layouts
 
 
 @pytest.fixture(scope="module")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from conftest import kernel_path, snapshot_source
 from textual.app import App, ComposeResult
 from textual.widgets import TabbedContent, TabPane
+from tui_helpers import open_view, pane_showing, run_async, source_line_of, wait_until_shown
 
-from conftest import kernel_path, snapshot_source
 from irscope.tui.app import IrscopeApp
 from irscope.tui.context import CursorContext
 from irscope.tui.panels.explain import ExplainPanel
-from tui_helpers import open_view, pane_showing, run_async, source_line_of, wait_until_shown
 
 ADD = kernel_path("add.py")
 

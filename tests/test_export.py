@@ -4,7 +4,6 @@ import os
 import shutil
 
 import pytest
-
 from cdp import Browser, find_chromium
 from conftest import ROOT, kernel_path
 

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, kernel_path
 
 from irscope.base.errors import IrscopeError

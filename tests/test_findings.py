@@ -4,12 +4,11 @@ import dataclasses
 import json
 
 import pytest
-
 from conftest import fixture_path, kernel_path
 
 from irscope.engine.compile.compilation import compile_launch
-from irscope.findings import SEVERITIES, findings, rank_key, ranked
 from irscope.engine.session import open_file
+from irscope.findings import SEVERITIES, findings, rank_key, ranked
 
 
 def compiled(path, target="sm_90"):

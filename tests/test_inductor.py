@@ -10,9 +10,9 @@ import os
 import re
 
 import pytest
-
 from conftest import fixture_path, kernel_path
 from tui_helpers import source_line_of
+
 from irscope.base.names import NVIDIA_STAGES
 
 
@@ -127,6 +127,7 @@ def test_a_tutorials_user_defined_triton_kernels_under_torch_compile_take_the_gp
     """PyTorch's own tutorial (tests/corpus/snippets/pytorch-tutorials): Inductor wraps the user's kernels
     (user_autotune) and generates one of its own (zeros_like)."""
     import shutil
+
     from conftest import ROOT
     source = os.path.join(ROOT, "tests", "corpus", "snippets", "pytorch-tutorials",
                           "torch_compile_user_defined_triton_kernel_tutorial.py")
@@ -154,9 +155,9 @@ def test_a_compiled_training_step_takes_the_cpu_backend_and_says_so_for_each_ker
 
 def test_inductor_kernels_are_compiled_with_inductors_own_options():
     """The options come from the installed torch's CachingAutotuner, applied to the file's triton_meta."""
+    from irscope.base.target import Target
     from irscope.engine.inductor.kernels import InductorKernel, inductor_capture
     from irscope.engine.inductor.specialize import compile_parts
-    from irscope.base.target import Target
 
     path = _inductor("gpu_sm86_red.py")
     namespace = {"__file__": path, "__name__": "irscope_test_inductor_red"}
@@ -181,9 +182,10 @@ def test_fused_ops_are_read_back_from_a_kernel_name_only_when_every_piece_is_an_
 
 
 def test_the_tui_names_the_fused_ops_in_the_header_the_picker_and_info():
+    from tui_helpers import run_async, wait_until_shown
+
     from irscope.tui.app import IrscopeApp
     from irscope.tui.screens import PickerScreen
-    from tui_helpers import run_async, wait_until_shown
 
     @run_async
     async def check():

@@ -14,8 +14,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, fixture_path, kernel_path, run_irscope
+
 from irscope.base.names import NVIDIA_STAGES
 from irscope.engine.triton_compat import TRITON_VERSION
 
@@ -67,8 +67,8 @@ def test_the_h100s_ptxas_wrote_ptx_9_0():
 
 
 def test_the_report_says_when_its_ptxas_is_not_the_one_inductor_would_use(cli):
-    from irscope.engine.inductor.ptxas import NOTE, torch_ptxas
     from irscope.base.target import Target
+    from irscope.engine.inductor.ptxas import NOTE, torch_ptxas
     from irscope.worker.serve import inductor_view
 
     wrapper = _h100("h100_t211_layernorm_gelu_output_code.py")

@@ -462,8 +462,8 @@ def test_a_libdevice_function_without_an_equivalent_is_named(tmp_path):
             x = torch.ones(16)
             rz[(1,)](x, torch.empty_like(x), BLOCK=16)
         '''))
-    from irscope.engine.capture.run import run_user_file
     from irscope.engine.capture.discover import read_user_file
+    from irscope.engine.capture.run import run_user_file
     from irscope.engine.triton_compat import Target
 
     result = run_user_file(read_user_file(str(path)), run_main=True, use_interpreter=True, target=Target("sm_90"))

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import torch
-
 from conftest import fixture_path, kernel_path
 
 from irscope.base.errors import IrscopeError

@@ -3,7 +3,6 @@
 import dataclasses
 
 import pytest
-
 from conftest import kernel_path
 
 from irscope.analysis.marks import MARK_LEGEND, MARKS, line_marks
@@ -75,5 +74,6 @@ def test_amd_scratch_spills_are_marked():
 
 
 def test_the_tui_copy_of_the_mark_names_matches():
-    from irscope.tui.panels.memory import MARK_COLOURS, MARKS as TUI_MARKS
+    from irscope.tui.panels.memory import MARK_COLOURS
+    from irscope.tui.panels.memory import MARKS as TUI_MARKS
     assert TUI_MARKS == MARKS and set(MARK_COLOURS) == set(MARKS)

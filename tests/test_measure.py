@@ -7,18 +7,18 @@ import json
 import os
 
 import pytest
-
 from conftest import ROOT, fixture_path, kernel_path, run_irscope
+
 from irscope.analysis.coalescing.sectors import analyze_coalescing
-from irscope.engine.measure import Measurement
-from irscope.findings.agreement import agreements, disagreement_findings
 from irscope.analysis.measured.format import format_measured
 from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
-from irscope.engine.measure.peaks import peaks_of
 from irscope.analysis.measured.per_line import binary_mismatch, listed_offsets, per_source_line
+from irscope.engine.measure import Measurement
+from irscope.engine.measure.peaks import peaks_of
 from irscope.engine.measure.work import launch_work
 from irscope.engine.session import open_file
 from irscope.engine.triton_compat import TRITON_VERSION
+from irscope.findings.agreement import agreements, disagreement_findings
 
 DEVICE = json.load(open(os.path.join(ROOT, "validation", "data", "h100_device.json")))
 # The binaries ncu profiled were built by Triton 3.6.0. 3.9.0 builds the same strided kernel, instruction for
@@ -192,9 +192,9 @@ def test_ncus_child_finds_every_torch_compile_kernel_again_in_a_fresh_inductor_c
 def test_ncus_child_stops_the_file_once_the_wanted_specialization_is_launched():
     """The specialization named by the parent's compilation (spec_id) is recognised in the child's capture
     hook from the raw launch, so a file with a benchmark sweep stops there; another launch never stops it."""
+    from irscope.base.target import Target
     from irscope.engine.capture.budget import CaptureBudget
     from irscope.engine.measure.ncu_child import spec_id, stop_at
-    from irscope.base.target import Target
 
     path = kernel_path("misaligned.py")  # two launches, two specializations
     first, second = open_file(path, target="sm_90", compile_ahead=False).compile_all()

@@ -8,15 +8,15 @@ import os
 import tarfile
 
 import pytest
-
 from conftest import ROOT, kernel_path
+
 from irscope.analysis.banks.report import whole_launch_report
-from irscope.findings.agreement import agreements, bank_agreements, disagreement_findings
 from irscope.analysis.measured.format import format_measured
 from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
 from irscope.analysis.measured.per_line import per_source_line
 from irscope.engine.session import open_file
 from irscope.engine.triton_compat import TRITON_VERSION
+from irscope.findings.agreement import agreements, bank_agreements, disagreement_findings
 
 PAGES = os.path.join(ROOT, "validation", "data", "h100_measure", "ncu_pages.tar.gz")
 

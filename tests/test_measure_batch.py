@@ -8,9 +8,15 @@ import subprocess
 import tarfile
 
 from conftest import ROOT, fixture_path, kernel_path
+
+from irscope.analysis.measured.ncu_parse import (
+    parse_raw_page,
+    parse_source_page,
+    split_raw_text,
+    split_source_text,
+)
 from irscope.engine.measure import child_key
 from irscope.engine.measure.ncu_child import spec_id
-from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page, split_raw_text, split_source_text
 from irscope.engine.measure.ncu_run import child_command, child_env
 from irscope.engine.session import open_file
 

@@ -9,14 +9,14 @@ import os
 import tarfile
 
 import pytest
-
 from conftest import ROOT
+
 from irscope.analysis.banks.report import whole_launch_report
-from irscope.findings.agreement import agreements, bank_agreements, disagreement_findings
 from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
 from irscope.analysis.measured.per_line import per_source_line
 from irscope.engine.session import open_file
 from irscope.engine.triton_compat import TRITON_VERSION
+from irscope.findings.agreement import agreements, bank_agreements, disagreement_findings
 
 CALL4 = os.path.join(ROOT, "validation", "data", "h100_measure2", "call4", "measure_d")
 PAGES = os.path.join(CALL4, "ncu_pages.tar.gz")
@@ -202,6 +202,7 @@ def test_inductors_reduction_line_47_is_predicted_as_the_h100_measured():
     last LDS, though the PTX sets the store's guard after it. ncu's page of the XBLOCK 32 launch shows both
     per instruction: 8 wavefronts for each STS.128 in 2 executions, 1 for the LDS in 1."""
     import json
+
     from conftest import kernel_path
     name = "triton_per_fused_addmm_gelu_sum_1"
     measure = os.path.join(ROOT, "validation", "data", "h100_measure3", "call4", "measure_2")

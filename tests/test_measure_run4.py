@@ -9,14 +9,14 @@ import shutil
 import tarfile
 
 import pytest
-
 from conftest import ROOT
-from irscope.findings.agreement import agreements
+
 from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
-from irscope.engine.measure.ncu_run import resource_busy
 from irscope.analysis.measured.per_line import per_source_line
+from irscope.engine.measure.ncu_run import resource_busy
 from irscope.engine.session import open_file
 from irscope.engine.triton_compat import TRITON_VERSION
+from irscope.findings.agreement import agreements
 
 CALL_A = os.path.join(ROOT, "validation", "data", "h100_measure4", "callA", "measure_A")
 SAME_BINARY = pytest.mark.skipif(not TRITON_VERSION.startswith("3.6."),
@@ -153,8 +153,8 @@ def test_lds128_whose_lane_pairs_read_two_chunks_takes_a_wavefront_per_quarter_w
     (288 / 544 and 13,056 / 13,824 on the line). The load rule of validation/data/h100_smem_patterns (LDS.128
     patterns 4 and 9) gives the measured counts, instruction by instruction."""
     from irscope.analysis.banks.report import whole_launch_report
-    from irscope.findings.agreement import bank_agreements
     from irscope.analysis.measured.ncu_parse import INSTRUCTIONS, WAVEFRONTS
+    from irscope.findings.agreement import bank_agreements
     comp, page, lines = _fla_kernel(tmp_path, driver, kernel, stem)
     report = whole_launch_report(comp, max_programs=10**6, time_limit=120)
     assert report.complete
@@ -183,8 +183,8 @@ def test_a_four_byte_copy_of_one_float_every_16_bytes_conflicts_on_the_global_si
     offsets, one line a wavefront. irscope counted shared banks only (336 wavefronts, no conflict, where ncu
     measured 528 and 192); the zero-filled copies past the loop's end take 1, as before."""
     from irscope.analysis.banks.report import whole_launch_report
-    from irscope.findings.agreement import bank_agreements
     from irscope.analysis.measured.ncu_parse import INSTRUCTIONS, WAVEFRONTS
+    from irscope.findings.agreement import bank_agreements
     comp, page, lines = _fla_kernel(
         tmp_path, "fla_gated_delta_rule.py", "chunk_gated_delta_rule_fwd_kernel_h_blockdim64",
         "fla_gated_delta_rule.fla.ops.common.chunk_delta_h.chunk_gated_delta_rule_fwd_kernel_h_blockdim64.0")
@@ -242,8 +242,8 @@ def test_a_tensor_descriptor_built_in_the_kernel_leaves_its_lines_shared_accesse
     none of them, and the group of lines 507+513+519+552+554 read 259 wavefronts against the H100's 334
     (78 of them the descriptors'). The group is now shown uncompared, with the reason."""
     from irscope.analysis.banks.report import whole_launch_report
-    from irscope.findings.agreement import bank_agreements
     from irscope.analysis.measured.ncu_parse import WAVEFRONTS
+    from irscope.findings.agreement import bank_agreements
     path = tmp_path / "09-persistent-matmul.py"
     shutil.copy(os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/09-persistent-matmul.py"), path)
     ws = open_file(str(path), target="sm_90")

@@ -7,14 +7,13 @@ compilations."""
 import os
 
 import pytest
-
 from conftest import ROOT
-from irscope.findings.agreement import agreements
+from test_measure_run4 import CALL_B, CALL_D, SAME_BINARY, _fla_kernel, _member
+
 from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
 from irscope.analysis.measured.per_line import per_source_line
 from irscope.engine.session import open_file
-from test_measure_run4 import CALL_B, CALL_D, SAME_BINARY, _fla_kernel, _member
-
+from irscope.findings.agreement import agreements
 
 
 @SAME_BINARY

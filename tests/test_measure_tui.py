@@ -9,11 +9,11 @@ import os
 import shutil
 
 import pytest
-from rich.console import Console
-
 from conftest import kernel_path
-from irscope.tui.app import IrscopeApp
+from rich.console import Console
 from tui_helpers import run_async, source_line_of, wait_until_shown
+
+from irscope.tui.app import IrscopeApp
 
 
 def _text(widget) -> str:
@@ -81,13 +81,14 @@ async def test_a_measurement_shows_in_the_measured_coalescing_and_memory_panels(
     import json
 
     from conftest import ROOT, fixture_path
-    from irscope.engine.measure import Measurement
-    from irscope.findings.agreement import agreements
-    from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
-    from irscope.engine.measure.peaks import peaks_of
-    from irscope.analysis.measured.per_line import per_source_line
-    from irscope.engine.session import open_file
+
     from irscope.analysis.coalescing.sectors import analyze_coalescing
+    from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
+    from irscope.analysis.measured.per_line import per_source_line
+    from irscope.engine.measure import Measurement
+    from irscope.engine.measure.peaks import peaks_of
+    from irscope.engine.session import open_file
+    from irscope.findings.agreement import agreements
     from irscope.tui.panels.coalescing import CoalescingPanel
     from irscope.tui.panels.measured import MeasuredPanel
     from irscope.tui.panels.memory import MemoryPanel

@@ -1,12 +1,11 @@
 """Memory-op parsing on real compiler output: widths, spaces, masks, per dialect."""
 
 import pytest
-
 from conftest import kernel_path
 
-from irscope.analysis.memory.ops import memory_ops, primary_stage, totals_by_source_line
 from irscope.analysis.memory.asm import parse_amdgcn, parse_ptx, parse_sass
 from irscope.analysis.memory.ir import parse_mlir
+from irscope.analysis.memory.ops import memory_ops, primary_stage, totals_by_source_line
 from irscope.engine.session import open_file
 
 

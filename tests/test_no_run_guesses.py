@@ -7,6 +7,7 @@ import json
 import sys
 
 from conftest import fixture_path, kernel_path
+
 from irscope.engine.capture.kernel_params import pointer_params
 from irscope.engine.triton_compat import unwrap_kernel
 

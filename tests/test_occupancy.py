@@ -4,7 +4,6 @@ import re
 import subprocess
 
 import pytest
-
 from conftest import kernel_path
 
 from irscope.analysis.occupancy import amd_occupancy, nvidia_occupancy, occupancy

@@ -8,8 +8,8 @@ import json
 import os
 
 import pytest
-
 from conftest import ROOT, kernel_path
+
 from irscope.analysis.occupancy import nvidia_occupancy, occupancy
 from irscope.engine.session import open_file
 

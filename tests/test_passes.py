@@ -6,7 +6,6 @@ import re
 import shutil
 
 import pytest
-
 from conftest import ROOT, kernel_path
 
 

@@ -4,8 +4,8 @@ numbers of `cuobjdump -res-usage`, cached beside the SASS text, keyed by the cub
 import os
 
 import pytest
-
 from conftest import KERNELS
+
 from irscope.engine.compile import toolchain
 from irscope.engine.session import open_file
 

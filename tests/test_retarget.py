@@ -5,13 +5,13 @@ import json
 import time
 
 import pytest
-
 from conftest import fixture_path, run_irscope
-from irscope.engine.capture.budget import CaptureBudget
-from irscope.engine.capture.run import run_user_file
-from irscope.engine.capture.discover import read_user_file
+
 from irscope.base.errors import IrscopeError
+from irscope.engine.capture.budget import CaptureBudget
+from irscope.engine.capture.discover import read_user_file
 from irscope.engine.capture.retarget import other_targets
+from irscope.engine.capture.run import run_user_file
 from irscope.engine.session import open_file
 from irscope.engine.triton_compat import Target
 

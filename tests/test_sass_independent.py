@@ -8,8 +8,8 @@ import os
 import sys
 
 import pytest
-
 from conftest import ROOT
+
 from irscope.engine.session import open_file
 from irscope.engine.triton_compat import find_tool
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 
 from conftest import kernel_path
+from tui_helpers import source_line_of
+
 from irscope.ir import sass as ir_sass
 from irscope.ir.locations.sass import parse_sass
-from tui_helpers import source_line_of
 
 ADD = kernel_path("add.py")
 ROW = re.compile(r'//## File "[^"]*add\.py", line (\d+)$')

@@ -9,13 +9,12 @@ import io
 import os
 
 import numpy as np
-
 from conftest import ROOT, kernel_path
 
 from irscope.analysis.banks.conflicts import LaunchInputs, predict
 from irscope.analysis.banks.model import count, phase_size
-from irscope.analysis.ptx.program import parse_program
 from irscope.analysis.banks.report import whole_launch_report
+from irscope.analysis.ptx.program import parse_program
 from irscope.engine.session import open_file
 
 DATA = os.path.join(ROOT, "validation", "data", "h100_smem_patterns")

@@ -3,8 +3,8 @@
 import re
 
 import pytest
-
 from conftest import fixture_path, kernel_path
+
 from irscope.engine.session import open_file
 from irscope.ir.sourcemap import IRLine, LineKind, SourceLoc, SourceMap
 

@@ -6,8 +6,9 @@ import shutil
 import threading
 
 from conftest import fixture_path, kernel_path
-from irscope.tui.app import IrscopeApp
 from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
+
+from irscope.tui.app import IrscopeApp
 
 ADD = kernel_path("add.py")
 
@@ -224,6 +225,7 @@ async def test_editing_a_constexpr_recompiles_with_it():
         await pilot.press("e")
         await pilot.pause()
         from textual.widgets import Input
+
         from irscope.tui.screens import EditScreen
         assert isinstance(app.screen, EditScreen)
         field = app.screen.query_one("#field-BLOCK_SIZE", Input)
@@ -453,6 +455,7 @@ async def test_reload_keeps_the_compilation_picked():
 @run_async
 async def test_after_a_target_change_the_picker_lists_that_target_with_the_cursor_on_the_one_shown():
     from textual.widgets import DataTable
+
     from irscope.tui.screens import PickerScreen
 
     app = IrscopeApp(kernel_path("misaligned.py"), target="sm_90")
@@ -479,6 +482,7 @@ async def test_after_a_target_change_the_picker_lists_that_target_with_the_curso
 @run_async
 async def test_edit_shows_an_int_the_jit_folded_as_an_argument_not_a_constexpr():
     from textual.widgets import Input, Label
+
     from irscope.tui.screens import EditScreen
 
     app = IrscopeApp(fixture_path("specialize.py"), target="sm_90")

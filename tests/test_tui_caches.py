@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 
 from conftest import kernel_path
+from tui_helpers import run_async, wait_until_shown
+
 from irscope.tui import asker
 from irscope.tui.app import IrscopeApp
 from irscope.tui.panels import CoalescingPanel, ExplainPanel, MemoryPanel
-from tui_helpers import run_async, wait_until_shown
 
 ADD = kernel_path("add.py")
 

@@ -8,11 +8,12 @@ import shutil
 import time
 
 from conftest import fixture_path, kernel_path
+from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
+
 from irscope.tui.app import IrscopeApp
 from irscope.tui.diffview import DiffScreen
 from irscope.tui.diffview.sides import SideScreen
 from irscope.tui.pipeline import PipelineScreen
-from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
 
 
 async def wait_for(pilot, check, what: str, timeout: float = 240.0) -> None:

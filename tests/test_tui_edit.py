@@ -4,11 +4,11 @@ reset to the launch's own values (Pilot on add.py, and the checks on their own).
 from __future__ import annotations
 
 import pytest
-
 from conftest import kernel_path
+from tui_helpers import run_async, wait_until_shown
+
 from irscope.tui.app import IrscopeApp
 from irscope.tui.edit import check
-from tui_helpers import run_async, wait_until_shown
 
 ADD = kernel_path("add.py")
 

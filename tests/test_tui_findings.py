@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from textual.geometry import Region
-
 from conftest import kernel_path
+from textual.geometry import Region
+from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
+
 from irscope.tui.app import IrscopeApp
 from irscope.tui.findings import FindingsView
 from irscope.tui.findings.view import FindingRow
-from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
 
 STRIDED = kernel_path("strided.py")
 ADD = kernel_path("add.py")

@@ -8,10 +8,10 @@ import random
 import string
 
 import pytest
-
 from conftest import fixture_path, kernel_path
-from irscope.tui.app import IrscopeApp
 from tui_helpers import run_async, wait_until_shown
+
+from irscope.tui.app import IrscopeApp
 
 KEYS = (["tab", "shift+tab", "up", "down", "left", "right", "pageup", "pagedown", "home", "end", "enter", "escape",
          "backspace", "space", "ctrl+t", "ctrl+p", "question_mark", "slash", "left_square_bracket",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 
 from conftest import kernel_path, snapshot_source
+from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
+
 from irscope.tui.app import IrscopeApp
 from irscope.tui.panels.memory import MemoryPanel
-from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
 
 ADD = kernel_path("add.py")
 MISALIGNED = kernel_path("misaligned.py")

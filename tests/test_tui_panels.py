@@ -5,11 +5,12 @@ focused pane."""
 from __future__ import annotations
 
 from conftest import kernel_path
+from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
+
 from irscope.tui.app import IrscopeApp
 from irscope.tui.panels import area
 from irscope.tui.panels.coalescing import LABEL_END, CoalescingPanel, warp_picture_lines
 from irscope.tui.panels.info import LineInfoPanel
-from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
 
 STRIDED = kernel_path("strided.py")
 ADD = kernel_path("add.py")

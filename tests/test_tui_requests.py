@@ -7,10 +7,11 @@ from __future__ import annotations
 import threading
 
 from conftest import kernel_path
+from tui_helpers import run_async, wait_until_shown
+
 from irscope.tui.app import IrscopeApp
 from irscope.tui.loader import OpenFailure
 from irscope.tui.messages import Failed, Progress, Request
-from tui_helpers import run_async, wait_until_shown
 
 ADD = kernel_path("add.py")
 

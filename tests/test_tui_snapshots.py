@@ -8,10 +8,10 @@ that changes codegen changes them too.
 from __future__ import annotations
 
 import pytest
-
 from conftest import fixture_path, kernel_path, snapshot_source
-from irscope.tui.app import IrscopeApp
 from tui_helpers import wait_until_shown
+
+from irscope.tui.app import IrscopeApp
 
 pytest.importorskip("pytest_textual_snapshot")
 

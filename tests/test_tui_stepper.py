@@ -3,7 +3,6 @@
 import asyncio
 
 import pytest
-
 from conftest import fixture_path, kernel_path, snapshot_source
 from stepper_harness import StepperHarness, wait_recorded
 from tui_helpers import open_view
@@ -150,9 +149,10 @@ def test_snapshot_add_stepper(snap_compare, add):
 
 
 def test_main_view_opens_the_stepper_with_ctrl_t_and_escape_returns():
+    from tui_helpers import wait_until_shown
+
     from irscope.tui.app import IrscopeApp
     from irscope.tui.stepper import StepperScreen
-    from tui_helpers import wait_until_shown
 
     async def scenario():
         app = IrscopeApp(kernel_path("add.py"), target="sm_90")
@@ -186,10 +186,11 @@ def test_snapshot_out_of_bounds_stepper(snap_compare):
 
 
 def test_question_mark_in_the_stepper_shows_the_steppers_keys():
+    from tui_helpers import wait_until_shown
+
     from irscope.tui.app import IrscopeApp
     from irscope.tui.screens import HelpScreen
     from irscope.tui.stepper_text import STEPPER_HELP
-    from tui_helpers import wait_until_shown
 
     async def scenario():
         app = IrscopeApp(kernel_path("add.py"), target="sm_90")
@@ -215,8 +216,9 @@ def test_question_mark_in_the_stepper_shows_the_steppers_keys():
 
 
 def test_the_stepper_footer_shows_its_main_keys_whole_at_80_columns():
-    from irscope.tui.app import IrscopeApp
     from tui_helpers import wait_until_shown
+
+    from irscope.tui.app import IrscopeApp
 
     async def scenario():
         app = IrscopeApp(kernel_path("add.py"), target="sm_90")

@@ -13,7 +13,6 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import ROOT, fixture_path, kernel_path
 
 _EVERY_VIEW = textwrap.dedent("""
@@ -224,8 +223,9 @@ def test_closing_a_session_fails_the_request_that_waits_on_the_file(tmp_path):
 
 def test_the_tui_gives_the_file_its_arguments():
     """`irscope FILE -- ARGS`: the app's `open` request carries them to its worker, which runs the file with them."""
-    from irscope.tui.app import IrscopeApp
     from tui_helpers import run_async, wait_until_shown
+
+    from irscope.tui.app import IrscopeApp
 
     async def opened(file_args):
         app = IrscopeApp(fixture_path("needs_mode.py"), target="sm_90", file_args=file_args)

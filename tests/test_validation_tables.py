@@ -11,7 +11,6 @@ import sys
 
 import pytest
 import triton
-
 from conftest import ROOT
 
 DOC = os.path.join(ROOT, "docs", "validation.md")

@@ -1,11 +1,10 @@
 """Why an access is not vectorized, and the what-if recompile that proves the fix, on real kernels."""
 
 import pytest
-
 from conftest import kernel_path
 
-from irscope.analysis.vectorize.why_not import why_not_vectorized
 from irscope.analysis.vectorize.what_if import what_if
+from irscope.analysis.vectorize.why_not import why_not_vectorized
 from irscope.engine.session import open_file
 
 

@@ -9,8 +9,8 @@ import re
 import pytest
 import torch
 import torch.nn.functional as F
-
 from conftest import fixture_path
+
 from irscope.engine.triton_compat import Target
 from irscope.engine.virtual_gpu.device import virtual_gpu
 

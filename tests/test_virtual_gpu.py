@@ -1,21 +1,20 @@
 """The virtual GPU: with no GPU, a file sees one device of the target (real torch, real Triton interpreter)."""
 
+import json
 import math
 
 import pytest
 import torch
 import triton
 import triton.testing
+from conftest import fixture_path
 from triton.runtime import driver
 
-import json
-
-from conftest import fixture_path
 from irscope.analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
+from irscope.base.names import TARGETS
+from irscope.engine.capture.discover import read_user_file
 from irscope.engine.capture.run import run_user_file
 from irscope.engine.session import open_file
-from irscope.engine.capture.discover import read_user_file
-from irscope.base.names import TARGETS
 from irscope.engine.triton_compat import Target
 from irscope.engine.virtual_gpu.device import describe_virtual_device, virtual_gpu
 
@@ -219,7 +218,11 @@ def test_streams_events_seeds_and_memory_calls():
 def test_torch_compile_traces_on_the_virtual_gpu():
     # Dynamo keeps one rule per torch object: every stand-in must be its own object (one shared no-op
     # function under several torch.cuda names made torch.compile refuse to start)
-    from irscope.engine.virtual_gpu.cuda import VirtualDeviceProperties, accelerator_namespace, cuda_namespace
+    from irscope.engine.virtual_gpu.cuda import (
+        VirtualDeviceProperties,
+        accelerator_namespace,
+        cuda_namespace,
+    )
     props = VirtualDeviceProperties("x", 9, 0, 1, 1, 32, 2048, 1024, 65536, 1, 1, 1, 1, 1, 1, 1)
     cuda = cuda_namespace(props, "sm_90")
     objects = list(cuda.values()) + list(accelerator_namespace(cuda).values())

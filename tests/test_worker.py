@@ -11,7 +11,6 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT, fixture_path, run_irscope
 
 FAST = {"IRSCOPE_CAPTURE_QUIET": "1"}

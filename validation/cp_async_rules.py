@@ -39,7 +39,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import bank_compare  # noqa: E402
-from irscope.analysis.banks import conflicts as bank_conflicts, model as bank_model  # noqa: E402
+
+from irscope.analysis.banks import conflicts as bank_conflicts  # noqa: E402
+from irscope.analysis.banks import model as bank_model
 
 LINE = np.uint64(bank_model.LINE_BYTES)
 DATA = os.path.join(HERE, "data")
@@ -171,9 +173,9 @@ def _patterns(stem: str) -> dict:
     patterns, as signatures that ignore where the tile lies (addresses relative to the execution's first
     shared byte and first global line) but keep everything a per-address rule could use: the lanes that
     take part, which of them fetch, each lane's shared offset, its global line and its byte within the line."""
+    from irscope.analysis.banks.ptxas import ptxas_view
     from irscope.analysis.ptx.machine import Machine
     from irscope.analysis.ptx.program import parse_program
-    from irscope.analysis.banks.ptxas import ptxas_view
     with open(stem + ".launches.json") as f:
         doc = json.load(f)
     out: dict = {}

@@ -40,9 +40,10 @@ def collect_real(path: str, out_json: str) -> None:
 
     sys.path.insert(0, ROOT)
     sys.path.insert(0, os.path.join(ROOT, "validation"))
+    from sass_listing import cuobjdump_instructions
+
     from irscope.engine.toolchain import disassemble
     from irscope.engine.triton_compat import find_tool
-    from sass_listing import cuobjdump_instructions
 
     compiled_here = _keep_compiles()
     namespace = run_as_written(path)
@@ -50,6 +51,7 @@ def collect_real(path: str, out_json: str) -> None:
     seen = set()
     # Every kernel the JIT compiled, wherever it is defined: the file's own, a sibling module's, a library's.
     import gc
+
     from triton.compiler.compiler import CompiledKernel
     everywhere, loose = [], []
     for obj in gc.get_objects():
@@ -115,6 +117,7 @@ def run_as_written(path: str) -> dict:
         # benchmark sweeps at their first point only, as irscope's virtual GPU runs them, so that a
         # tutorial's sweep takes seconds: the launches of that point are real ones all the same
         import triton.testing
+
         from irscope.engine.triton_compat.benchmark_sweep import run_first_point
         triton.testing.Mark.run = run_first_point
     from irscope.engine.capture.run import no_terminal
@@ -154,15 +157,16 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
     import hashlib
 
     sys.path.insert(0, ROOT)
-    from irscope.engine.compile import ahead
-    from irscope.base.errors import IrscopeError
-    from irscope.engine.session import open_file
-
     import torch
+
+    from irscope.base.errors import IrscopeError
+    from irscope.engine.compile import ahead
+    from irscope.engine.session import open_file
     if os.environ.get("FIDELITY_FIRST_POINT") and torch.cuda.is_available():
         # irscope with the GPU visible runs a benchmark sweep for real, until its capture budget stops the
         # run (3 s without a new launch): its first point only, as the real run here and the virtual GPU do
         import triton.testing
+
         from irscope.engine.triton_compat.benchmark_sweep import run_first_point
         triton.testing.Mark.run = run_first_point
 
@@ -363,8 +367,8 @@ def compare_safely(path: str, target: str) -> list[dict]:
 
 
 def markdown(rows: list[dict], target: str) -> str:
-    import triton
     import torch
+    import triton
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     head = (f"Run {datetime.date.today().isoformat()} on {gpu}, Triton {triton.__version__}, "
             f"PyTorch {torch.__version__}, target {target}. Registers and spills: irscope (offline) / "

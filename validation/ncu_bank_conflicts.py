@@ -41,6 +41,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "validation"))
 from bank_compare import NCU_LAUNCHES, NOTES, compare_file, table  # noqa: E402
 from ncu_shared import one_ncu_at_a_time  # noqa: E402
+
 RECORD_TIMEOUT = 100   # seconds for one file's offline recording
 PROFILE_TIMEOUT = 240  # seconds for one file under Nsight Compute (compiled_block.py, a fresh Inductor cache)
 

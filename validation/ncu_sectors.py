@@ -13,8 +13,8 @@ import glob
 import io
 import os
 import subprocess
-import tempfile
 import sys
+import tempfile
 
 from ncu_shared import one_ncu_at_a_time
 

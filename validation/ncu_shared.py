@@ -18,7 +18,14 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from irscope.analysis.measured.ncu_parse import INSTRUCTIONS, WAVEFRONTS, WAVEFRONTS_IDEAL, number, parse_raw_page, parse_source_page
+from irscope.analysis.measured.ncu_parse import (
+    INSTRUCTIONS,
+    WAVEFRONTS,
+    WAVEFRONTS_IDEAL,
+    number,
+    parse_raw_page,
+    parse_source_page,
+)
 from irscope.engine.measure.ncu_run import ncu_machine_lock  # noqa: E402
 
 # SASS opcode stem -> the PTX access kind irscope predicts for it

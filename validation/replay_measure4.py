@@ -48,14 +48,19 @@ def main() -> int:
     parser.add_argument("--kernel")
     parser.add_argument("--all", action="store_true")
     args = parser.parse_args()
-    from irscope.analysis.coalescing.sectors import analyze_coalescing
     from irscope.analysis.banks.report import whole_launch_report
-    from irscope.engine.measure import BANK_TIME_LIMIT, WHOLE_GRID_LIMIT, child_key, predicted_programs
-    from irscope.findings.agreement import agreements
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
     from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
     from irscope.analysis.measured.per_line import per_source_line
+    from irscope.engine.measure import (
+        BANK_TIME_LIMIT,
+        WHOLE_GRID_LIMIT,
+        child_key,
+        predicted_programs,
+    )
     from irscope.engine.session import open_file
     from irscope.engine.triton_compat import TRITON_VERSION
+    from irscope.findings.agreement import agreements
 
     if not TRITON_VERSION.startswith("3.6."):
         print(f"Triton {TRITON_VERSION}: the run profiled binaries of Triton 3.6.0; run this with 3.6")

@@ -17,8 +17,8 @@ marks of the lines it maps to.
 
 from __future__ import annotations
 
-from irscope.analysis.memory.ops import memory_ops, primary_stage
 from irscope.analysis.memory.op import GLOBAL, LOCAL, SHARED, MemoryOp
+from irscope.analysis.memory.ops import memory_ops, primary_stage
 
 MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spill")
 

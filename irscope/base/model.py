@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from irscope.base.names import ALL_STAGES, AMD_STAGES, DEFAULT_TARGET, IR_STAGES, NVIDIA_STAGES, TARGETS  # noqa: F401
+from irscope.base.names import (  # noqa: F401
+    ALL_STAGES,
+    AMD_STAGES,
+    DEFAULT_TARGET,
+    IR_STAGES,
+    NVIDIA_STAGES,
+    TARGETS,
+)
 from irscope.base.target import Target
 
 if TYPE_CHECKING:

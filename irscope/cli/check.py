@@ -16,10 +16,10 @@ import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from irscope.cli import check_output
 from irscope.base.errors import IrscopeError
-from irscope.findings.model import at_least, rank_key
 from irscope.base.textsafe import safe_text
+from irscope.cli import check_output
+from irscope.findings.model import at_least, rank_key
 
 _KERNEL_DEF = re.compile(r"^\s*@\s*(?:triton\.)?(?:jit|autotune|heuristics)\b|\btriton\.jit\s*\(", re.MULTILINE)
 _SKIPPED_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
@@ -97,8 +97,8 @@ def _open_all(files: list[str], target: str | None, jobs: int, file_args: list[s
 def open_one(path: str, target: str | None, file_args: list[str] = ()) -> dict:
     """One file through a worker, as `irscope report --json` runs it: its findings, or one `open-failed`.
     `file_args`: the file's own command line (`check PATH... -- ARGS`)."""
-    from irscope.worker.client import run_captured
     from irscope.base.textsafe import scrub
+    from irscope.worker.client import run_captured
 
     argv = ["report", "--json", path] + (["--target", target] if target else []) + ["--", *file_args]
     code, out, err = run_captured(argv, path)

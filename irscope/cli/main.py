@@ -18,6 +18,7 @@ from irscope.base.names import ALL_STAGES, target_name
 from irscope.base.paths import check_kernel_path
 from irscope.commands.arguments import COMMANDS, build_parser, parse
 
+
 def main(argv: list[str] | None = None) -> int:
     """The front end: parse, check what can be checked without torch, and run the command in a worker
     process (irscope/worker) that runs the user's file; the terminal UI runs here."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from irscope import __version__
 from irscope.base.names import ALL_STAGES, TARGETS
 from irscope.findings.model import SEVERITIES
 
@@ -130,7 +131,6 @@ def _check_parser(sub) -> None:
 
 
 def _version() -> str:
-    from irscope import __version__
     return __version__
 
 

@@ -11,17 +11,15 @@ import json
 import sys
 
 from irscope.base.errors import IrscopeError, KernelCompileError
-
-
+from irscope.engine.compile.passes import capture_passes, find_step
+from irscope.ir.sourcemap import consecutive_runs
 
 
 def _ranges(numbers: list[int]) -> str:
-    from irscope.ir.sourcemap import consecutive_runs
     return ",".join(f"{a}" if b == a + 1 else f"{a}-{b - 1}" for a, b in consecutive_runs(numbers)) or "-"
 
 
 def run(ws, args: argparse.Namespace) -> int:
-    from irscope.engine.compile.passes import capture_passes, find_step
 
     kernel = ws.kernel(args.kernel)
     comp = ws.compilation_at(kernel, args.config, args.launch)

@@ -11,7 +11,21 @@ import sys
 
 from irscope.base.errors import IrscopeError, KernelCompileError, guarded
 from irscope.base.names import ALL_STAGES
+from irscope.base.progress import tell
+from irscope.commands import passes as passes_command
+from irscope.commands import step as step_command
 from irscope.commands.arguments import build_parser, parse
+from irscope.commands.diff_format import format_diff
+from irscope.commands.export.command import check_output
+from irscope.commands.export.command import run as export
+from irscope.engine.diff.sides import SideSpec, build_diff
+from irscope.engine.measure import measure_all, why_not_measurable
+from irscope.engine.overrides import Overrides
+from irscope.engine.report import build_report, format_report
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat.driver import resolve_target
+from irscope.ir.sass_rows import sass_with_repaired_rows
+
 
 def execute(argv: list[str]) -> int:
     """Run `dump` / `report` / `step` here, in this process: the worker's entry point (and the tests')."""
@@ -19,9 +33,6 @@ def execute(argv: list[str]) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from irscope.engine.overrides import Overrides
-    from irscope.engine.session import open_file
-    from irscope.engine.triton_compat.driver import resolve_target
 
     stage = getattr(args, "stage", None) if args.command != "passes" else None
     if stage is not None and stage not in ALL_STAGES:
@@ -29,13 +40,10 @@ def _run(args: argparse.Namespace) -> int:
     resolve_target(args.target)  # reject a bad --target before running the user's file
     overrides = Overrides.parse(args.defines, args.args)
     if args.command == "diff":
-        from irscope.engine.diff.sides import SideSpec
         args.sides = (SideSpec.parse(args.left, "--left"), SideSpec.parse(args.right, "--right"))
     if args.command == "export":
-        from irscope.commands.export.command import check_output
         check_output(args.output)
     if getattr(args, "measure", False):  # refuse before the file runs
-        from irscope.engine.measure import why_not_measurable
         why = why_not_measurable(args.target)
         if why:
             raise IrscopeError(f"--measure: {why}; leave out --measure for the predictions"
@@ -51,15 +59,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "dump":
         return _dump(ws, args, stage)
     if args.command == "step":
-        from irscope.commands import step as step_command
         return step_command.run(ws, args)
     if args.command == "diff":
         return _diff(ws, args)
     if args.command == "passes":
-        from irscope.commands import passes as passes_command
         return passes_command.run(ws, args)
     if args.command == "export":
-        from irscope.commands.export.command import run as export
         return export(ws, args)
     return _report(ws, args)
 
@@ -76,7 +81,6 @@ def _dump(ws, args, stage: str | None) -> int:
     if args.annotate:
         text = _annotated(comp, stage, text)
     elif stage == "sass":  # nvdisasm's rows can name the wrong lines: the source map's repaired ones
-        from irscope.ir.sass_rows import sass_with_repaired_rows
         text = sass_with_repaired_rows(comp)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
@@ -97,13 +101,10 @@ def _shown(ws, path: str | None) -> str | None:
 
 
 def _report(ws, args) -> int:
-    from irscope.engine.report import build_report, format_report
 
     comps = ws.compile_all(kernel_name=args.kernel, config=args.config)
     measured = {}
     if args.measure:
-        from irscope.engine.measure import measure_all
-        from irscope.base.progress import tell
         done = measure_all(ws, comps, with_ncu=not args.no_ncu, run_main=not args.no_run, defines=args.defines,
                            arg_types=args.args, progress=lambda text: tell(f"irscope: measuring: {text}"))
         measured = {id(comp): m for comp, m in zip(comps, done)}
@@ -125,8 +126,6 @@ def _report(ws, args) -> int:
 
 
 def _diff(ws, args) -> int:
-    from irscope.engine.diff.sides import build_diff
-    from irscope.commands.diff_format import format_diff
 
     doc = build_diff(ws, args.kernel, *args.sides, args.stage)
     print(json.dumps(doc, indent=2) if args.json else format_diff(doc, all_lines=args.all))

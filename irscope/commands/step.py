@@ -8,8 +8,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from irscope.analysis.recording.stepper import Stepper
+from irscope.analysis.recording.text import stop_text
 from irscope.base.errors import IrscopeError
-
+from irscope.engine.compile.compilation import check_launch
+from irscope.engine.recording import record_program
 
 
 def parse_program(text: str) -> tuple[int, ...]:
@@ -23,9 +26,6 @@ def parse_program(text: str) -> tuple[int, ...]:
 
 
 def run(ws, args: argparse.Namespace) -> int:
-    from irscope.engine.recording import record_program
-    from irscope.analysis.recording.stepper import Stepper
-    from irscope.analysis.recording.text import stop_text
 
     pid = parse_program(args.program)
     if args.hit < 1 or (args.hit != 1 and args.break_line is None):
@@ -38,7 +38,6 @@ def run(ws, args: argparse.Namespace) -> int:
                            f"{len(launches)} time(s); choose 0 to {len(launches) - 1}")
     launch = launches[args.launch]
     if ws.overrides:  # the JIT's own check, as dump and report make it: a -D that names nothing is an error
-        from irscope.engine.compile.compilation import check_launch
         check_launch(launch, ws.target, given=ws.overrides.describe())
     if launch.origin != "captured":
         print(f"irscope: warning: {ws.user_file.shown} does not launch {kernel.name}; stepping it on stand-in "

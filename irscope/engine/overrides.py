@@ -13,9 +13,9 @@ from typing import Any
 
 import torch
 
-from irscope.engine.capture.discover import UserFile
 from irscope.base.errors import IrscopeError
 from irscope.base.model import Kernel
+from irscope.engine.capture.discover import UserFile
 from irscope.engine.triton_compat import RawLaunch, bind_arguments
 
 

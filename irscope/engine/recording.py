@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-
 import sys
 import time
 from typing import Any, Iterator
@@ -18,11 +17,34 @@ from typing import Any, Iterator
 import numpy as np
 import torch
 
+from irscope.analysis.recording.trace import (
+    FrameRef,
+    MemoryAccess,
+    OutOfBoundsAccess,
+    Recording,
+    Step,
+    launch_grid,
+    normalize_program_id,
+)
+from irscope.analysis.recording.values import (
+    AddressMap,
+    Region,
+    Value,
+    as_numbers,
+    byte_offsets,
+    describe_constant,
+)
 from irscope.base.model import Launch
-from irscope.engine.triton_compat import MemoryHook, constexpr_param_names, jit_code_ids, kernel_parameters, reinterpreted_tensor, run_one_program
-from irscope.analysis.recording.trace import FrameRef, MemoryAccess, OutOfBoundsAccess, Recording, Step, launch_grid, normalize_program_id
-from irscope.analysis.recording.values import AddressMap, Region, Value, as_numbers, byte_offsets, describe_constant
-from irscope.engine.triton_compat import interpreter_value, pointer_elem_bytes
+from irscope.engine.triton_compat import (
+    MemoryHook,
+    constexpr_param_names,
+    interpreter_value,
+    jit_code_ids,
+    kernel_parameters,
+    pointer_elem_bytes,
+    reinterpreted_tensor,
+    run_one_program,
+)
 
 
 class _Recorder:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from irscope.analysis.coalescing.sectors import report_fields
+from irscope.analysis.coalescing.text import format_lines
+from irscope.analysis.measured.format import format_measured
 from irscope.analysis.summary import analysis_entry, format_analysis
 from irscope.engine.compile.compilation import Compilation
 from irscope.engine.inductor.report import format_inductor, inductor_entry
 from irscope.engine.triton_compat import describe_config
 from irscope.engine.workspace import Workspace
+from irscope.findings import findings, ranked, rule_errors
 
 
 def _jsonable(value: Any) -> Any:
@@ -74,13 +78,11 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
                                  "instruction_lines": sm.instruction_lines(name),
                                  "mapped_fraction": round(sm.mapped_fraction(name), 4)}
     entry.update(analysis_entry(comp))
-    from irscope.analysis.coalescing.sectors import report_fields
     entry.update(report_fields(comp))
     if comp.launch.guesses and entry.get("coalescing_totals") is not None:
         entry["coalescing_totals"].setdefault("notes", []).append(
             "addresses from guessed arguments (" + ", ".join(comp.launch.guesses) + "): not a real launch's")
     entry["findings"] = _findings_json(ws, comp)
-    from irscope.findings import rule_errors
     if rule_errors(comp):
         entry["finding_rule_errors"] = rule_errors(comp)
     return entry
@@ -98,7 +100,6 @@ def autotune_entry(comp: Compilation) -> dict[str, Any]:
 
 
 def _findings_json(ws: Workspace, comp: Compilation) -> list[dict[str, Any]]:
-    from irscope.findings import findings
     out = []
     for f in findings(comp):
         item = f.to_json()
@@ -122,7 +123,6 @@ def build_report(ws: Workspace, comps: list[Compilation]) -> dict[str, Any]:
 
 def format_findings(doc: dict[str, Any]) -> list[str]:
     """The report's opening: every compilation's findings in one ranked list, with cost, fix and what-if."""
-    from irscope.findings import ranked
     launches: dict[str, int] = {}
     items = []
     for k in doc["kernels"]:
@@ -203,10 +203,8 @@ def format_report(doc: dict[str, Any]) -> str:
                    f"spills {k['spills']}  shared {k['shared_bytes']} B  local {k['local_bytes']} B")
         out.append("  IR lines   " + "  ".join(f"{s} {v['lines']}" for s, v in k["stages"].items()))
         out.extend(format_analysis(k))
-        from irscope.analysis.coalescing.text import format_lines
         out.extend(format_lines(k))
         if k.get("measured"):
-            from irscope.analysis.measured.format import format_measured
             out.extend(format_measured(k["measured"]))
     out.extend(format_missing(doc))
     out.append("specialization: D = divisible by 16 (aligned), S = fits 32-bit offsets, "

@@ -6,19 +6,37 @@ import os
 import traceback
 from typing import Callable
 
-from irscope.engine.compile import ahead
-from irscope.engine.capture.run import run_user_file
-from irscope.engine.capture.discover import UserFile, find_kernels, kernel_file_text, kernels_of_launches, read_user_file
 from irscope.base.errors import IrscopeError, UserCodeError
-from irscope.engine.inductor.kernels import inductor_kernel_of
 from irscope.base.missing import missing_kernels
 from irscope.base.model import Kernel, Launch
-from irscope.engine.overrides import Overrides, check_arg_names, launch_arguments
+from irscope.base.names import TARGETS
+from irscope.engine.capture.discover import (
+    UserFile,
+    find_kernels,
+    kernel_file_text,
+    kernels_of_launches,
+    read_user_file,
+)
 from irscope.engine.capture.retarget import device_suffix, run_on_other_targets
-from irscope.engine.triton_compat import RawLaunch, Target, bind_arguments, check_caches, config_kwargs, debugger_calls, local_gpu_target, warm_triton_key
+from irscope.engine.capture.run import run_user_file
+from irscope.engine.compile import ahead
+from irscope.engine.inductor.kernels import inductor_kernel_of
+from irscope.engine.inductor.ptxas import ptxas_note
+from irscope.engine.inductor.scripts import generated_target, virtual_compile_failure
+from irscope.engine.overrides import Overrides, check_arg_names, launch_arguments
+from irscope.engine.triton_compat import (
+    RawLaunch,
+    Target,
+    bind_arguments,
+    check_caches,
+    config_kwargs,
+    debugger_calls,
+    local_gpu_target,
+    warm_triton_key,
+)
 from irscope.engine.triton_compat.driver import resolve_target
+from irscope.engine.virtual_gpu.device import describe_virtual_device
 from irscope.engine.workspace import Workspace, with_config
-
 
 
 def open_file(path: str, *, target: str | None = None, run_main: bool = True,
@@ -104,14 +122,12 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
 
 def _no_virtual_compile(user_file: UserFile, result, local: Target | None) -> None:
     """torch.compile failed inside Inductor on the virtual GPU: one line that says what and what to do."""
-    from irscope.engine.inductor.scripts import virtual_compile_failure
     line = virtual_compile_failure(result.error, user_file.shown) if local is None else None
     if line:
         raise IrscopeError(line)
 
 
 def _ptxas_notes(kernels: list[Kernel], target: Target) -> list[str]:
-    from irscope.engine.inductor.ptxas import ptxas_note
     note = ptxas_note(target) if any(k.inductor is not None for k in kernels) else None
     return [note] if note else []
 
@@ -129,8 +145,6 @@ def _debugger_notes(kernels: list[Kernel], user_file: UserFile, notes: list[str]
 
 
 def _inductor_target(kernels: list[Kernel], resolved: Target) -> tuple[Target, str | None]:
-    from irscope.engine.inductor.scripts import generated_target
-    from irscope.base.names import TARGETS
     wanted = generated_target(kernels)
     if wanted is None or wanted == resolved.name:
         return resolved, None
@@ -143,7 +157,6 @@ def _inductor_target(kernels: list[Kernel], resolved: Target) -> tuple[Target, s
 
 def _device_line(target: Target, local: Target | None) -> str:
     if local is None:
-        from irscope.engine.virtual_gpu.device import describe_virtual_device
         return describe_virtual_device(target)
     return f"this machine's GPU ({local.name}); launches ran on it, compiled for {target.name}"
 

@@ -132,6 +132,8 @@ def instruction_encodings(cubin: bytes) -> dict[int, tuple[int, int]]:
     """Per instruction offset, the two 64-bit words of its 128-bit encoding (`nvdisasm -hex`). The high word
     holds the scheduling control field (stall, yield, scoreboards) that plain SASS text does not show.
     Cached on disk next to the SASS text."""
-    from irscope.ir.sass import encodings  # here: only the SASS analyses read encodings, and opening a file needs none
+    from irscope.ir.sass import (
+        encodings,  # here: only the SASS analyses read encodings, and opening a file needs none
+    )
 
     return encodings(_cached_tool_output("sasshex", ("-c", "-hex"), cubin))

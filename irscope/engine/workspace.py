@@ -8,14 +8,19 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.engine.compile.compilation import Compilation, compile_launch
-from irscope.engine.capture.discover import UserFile, kernel_file_text
 from irscope.base.errors import IrscopeError
-from irscope.engine.capture.kernel_params import pointer_params
 from irscope.base.missing import Missing
 from irscope.base.model import Kernel, Launch
+from irscope.engine.capture.discover import UserFile, kernel_file_text
+from irscope.engine.capture.kernel_params import pointer_params
+from irscope.engine.compile.compilation import Compilation, compile_launch
 from irscope.engine.overrides import Overrides, annotated_type, value_for_type
-from irscope.engine.triton_compat import Target, config_kwargs, constexpr_param_names, param_defaults
+from irscope.engine.triton_compat import (
+    Target,
+    config_kwargs,
+    constexpr_param_names,
+    param_defaults,
+)
 
 
 @dataclass

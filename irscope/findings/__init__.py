@@ -3,7 +3,16 @@
 `findings(comp)` is the one engine behind `irscope report`, `irscope check` and the TUI. Importing this
 package loads only the nouns (model.py): `irscope check`'s front end reads them without NumPy or Triton."""
 
-from irscope.findings.model import RULES, SEVERITIES, Cost, Finding, WhatIf, at_least, rank_key, ranked
+from irscope.findings.model import (
+    RULES,
+    SEVERITIES,
+    Cost,
+    Finding,
+    WhatIf,
+    at_least,
+    rank_key,
+    ranked,
+)
 
 
 def findings(comp) -> list[Finding]:

@@ -17,9 +17,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from irscope.findings.model import Cost
 from irscope.analysis.measured.ncu_parse import number
 from irscope.analysis.measured.per_line import LineCounters
+from irscope.analysis.occupancy import occupancy
+from irscope.findings.engine import _builder
+from irscope.findings.model import Cost
 
 TOLERANCE = 0.05
 # ncu's launch__registers_per_thread is what each thread of the launch holds: on the H100 a kernel whose cubin
@@ -113,7 +115,6 @@ def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str],
             out.append(Agreement("registers", None, used, registers))
     occupancy_pct = number(raw.get("sm__maximum_warps_per_active_cycle_pct", ""))
     if occupancy_pct is not None:
-        from irscope.analysis.occupancy import occupancy
         occ = occupancy(comp)
         out.append(Agreement("occupancy %", None, round(occ.fraction * 100, 2) if occ else None, occupancy_pct))
     return out
@@ -196,7 +197,6 @@ def _round(value: float | None) -> float | None:
 
 
 def disagreement_findings(comp, found: list[Agreement]) -> list:
-    from irscope.findings.engine import _builder
 
     new = _builder(comp)
     out = []

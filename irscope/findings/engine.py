@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
+from irscope.findings.model import Cost, Finding, WhatIf, ranked
 from irscope.findings.rules.banks import bank_findings
 from irscope.findings.rules.ir import dot_findings, shuffle_findings
 from irscope.findings.rules.memory import access_findings
-from irscope.findings.model import Cost, Finding, WhatIf, ranked
 from irscope.findings.rules.resources import local_findings, occupancy_findings
 
 RULE_FUNCTIONS = (access_findings, local_findings, occupancy_findings, shuffle_findings, dot_findings,

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from pygments.lexer import Lexer, RegexLexer
 from pygments.lexers import get_lexer_by_name
-from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, String, Text, Whitespace)
+from pygments.token import (
+    Comment,
+    Keyword,
+    Name,
+    Number,
+    Operator,
+    Punctuation,
+    String,
+    Text,
+    Whitespace,
+)
 
 __all__ = ["MlirLexer", "SassLexer", "lexer_for_stage"]
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from irscope.ir.locations.sass_repairs import restore_inlining_from_ptx, undo_asm_line_shift
-from irscope.ir.locations.amdgcn import parse_amdgcn
 from irscope.ir.line_types import Chain, IRLine, LineKind, Parsed, SourceLoc
+from irscope.ir.locations.amdgcn import parse_amdgcn
 from irscope.ir.locations.llvm import parse_llvm
 from irscope.ir.locations.mlir import parse_mlir
 from irscope.ir.locations.ptx import parse_ptx
 from irscope.ir.locations.sass import parse_sass
+from irscope.ir.locations.sass_repairs import restore_inlining_from_ptx, undo_asm_line_shift
 
 __all__ = ["SourceMap", "LineKind", "SourceLoc", "IRLine", "PARSERS", "parse_stage"]
 

@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from irscope.tui.loader import describe_open_error, prepare
-from irscope.tui.messages import Analysed, Compiled, Failed, Loaded, PickWanted, Progress, Request, SessionOpened
+from irscope.tui.messages import (
+    Analysed,
+    Compiled,
+    Failed,
+    Loaded,
+    PickWanted,
+    Progress,
+    Request,
+    SessionOpened,
+)
 
 Post = Callable[[Any], object]
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from irscope.base.errors import IrscopeError, UserCodeError
-from irscope.worker.views import CompilationView
 from irscope.tui.highlight import StageText
 from irscope.tui.linking import LinkIndex
+from irscope.worker.views import CompilationView
 
 Progress = Callable[[str, float], None]
 

@@ -135,7 +135,9 @@ class MainActions:
         if self.shown is None or self.ws is None:
             self.notify("open a kernel first", timeout=2)
             return
-        from irscope.tui.stepper import StepperScreen  # imported on first use: it pulls in the interpreter's recorder
+        from irscope.tui.stepper import (
+            StepperScreen,  # imported on first use: it pulls in the interpreter's recorder
+        )
 
         self.app.push_screen(StepperScreen(self.shown.comp))
 

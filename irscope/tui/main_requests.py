@@ -18,9 +18,17 @@ from functools import partial
 from irscope.tui import jobs, showing
 from irscope.tui.asker import deliver_failure, new_request
 from irscope.tui.loader import describe_open_error
-from irscope.tui.messages import Analysed, Compiled, Failed, Loaded, PickWanted, Progress, Request, SessionOpened
+from irscope.tui.messages import (
+    Analysed,
+    Compiled,
+    Failed,
+    Loaded,
+    PickWanted,
+    Progress,
+    Request,
+    SessionOpened,
+)
 from irscope.tui.screens import PickerScreen
-
 
 # How often the collector runs: young objects every 20,000 allocations, older generations rarely; while
 # a request compiles and prepares a compilation, only young objects (see spare_the_heap).

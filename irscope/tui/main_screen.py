@@ -22,12 +22,13 @@ from textual.widgets import Label, ProgressBar, Static, TabbedContent, TabPane
 
 from irscope.base.names import ALL_STAGES
 from irscope.base.textsafe import safe_text
-from irscope.tui import jobs, pane_links, panes as panes_mod, showing
+from irscope.tui import jobs, pane_links, showing
+from irscope.tui import panes as panes_mod
 from irscope.tui.asker import Asker, bounded
 from irscope.tui.findings import FindingsView
-from irscope.tui.panels import PANELS, InfoPanel
 from irscope.tui.main_actions import MainActions
 from irscope.tui.main_requests import MainRequests
+from irscope.tui.panels import PANELS, InfoPanel
 from irscope.tui.panes import MAX_PANES, NVIDIA_PANES, StagePane
 from irscope.tui.prompt_bar import PromptBar
 from irscope.tui.widgets.key_footer import KeyFooter

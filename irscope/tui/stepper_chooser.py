@@ -9,8 +9,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from irscope.base.errors import IrscopeError
 from irscope.analysis.recording import normalize_program_id
+from irscope.base.errors import IrscopeError
 from irscope.tui.stepper_text import program_text
 
 

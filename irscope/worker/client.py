@@ -13,8 +13,8 @@ import tempfile
 import threading
 import time
 
-from irscope.worker import protocol
 from irscope.base.textsafe import safe_text
+from irscope.worker import protocol
 
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _TAIL_LINES = 8

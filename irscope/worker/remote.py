@@ -18,9 +18,9 @@ import threading
 from typing import Any, Callable
 
 from irscope.base import errors
+from irscope.base.textsafe import safe_text
 from irscope.worker import protocol
 from irscope.worker.client import _output_tail, start, stop
-from irscope.base.textsafe import safe_text
 from irscope.worker.views import CompilationView
 
 Progress = Callable[[str, float], None]

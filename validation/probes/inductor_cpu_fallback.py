@@ -13,7 +13,6 @@ sys.path.insert(0, os.getcwd())
 import irscope.engine.inductor.virtual_compile as vc  # noqa: E402
 import irscope.engine.virtual_gpu.device as vg  # noqa: E402
 
-
 LOG = open(os.path.join(os.environ.get("OUT", "."), f"fallback_{sys.argv[2]}.txt"), "a")  # the file's fd 2 is captured
 
 

@@ -25,7 +25,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from irscope.analysis.banks.model import copy_groups, copy_phase_size, count, ldmatrix_lanes, phase_size, source_ways, worst_bank
+from irscope.analysis.banks.model import (
+    copy_groups,
+    copy_phase_size,
+    count,
+    ldmatrix_lanes,
+    phase_size,
+    source_ways,
+    worst_bank,
+)
 from irscope.analysis.banks.ptxas import ptxas_view
 from irscope.analysis.ptx.machine import Machine, State
 from irscope.analysis.ptx.program import Instr, Program, immediate

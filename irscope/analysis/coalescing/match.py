@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from irscope.analysis.dataflow import parse_function
 from irscope.analysis.memory.ttgir import TensorAccessOp
+from irscope.analysis.vectorize.facts import kernel_arg_names
+from irscope.ir.mlir import strip_locations
 
 
 def access_sites(ops: list[TensorAccessOp]) -> dict[tuple, tuple[int, list[TensorAccessOp]]]:
@@ -70,9 +73,6 @@ def derived_pointers(comp, ttgir: str, ops: list[TensorAccessOp]) -> dict[int, s
     of one storage (a tensor and a slice of it)."""
     import re
 
-    from irscope.ir.mlir import strip_locations
-    from irscope.analysis.dataflow import parse_function
-    from irscope.analysis.vectorize.facts import kernel_arg_names
 
     graph = parse_function(ttgir)
     names = kernel_arg_names(comp, graph)

@@ -23,13 +23,28 @@ from typing import Any
 
 import numpy as np
 
-from irscope.analysis.memory.widths import width_for, widths_by_line
-from irscope.analysis.coalescing.match import access_sites, derived_pointers, matched_ops, source_line_lookup
-from irscope.analysis.coalescing.requests import Counts, WarpPicture, alignment_offset, count_requests, dim_strides, lane_dim, rounded, scalar_layout
+from irscope.analysis.coalescing.match import (
+    access_sites,
+    derived_pointers,
+    matched_ops,
+    source_line_lookup,
+)
+from irscope.analysis.coalescing.requests import (
+    Counts,
+    WarpPicture,
+    alignment_offset,
+    count_requests,
+    dim_strides,
+    lane_dim,
+    rounded,
+    scalar_layout,
+)
 from irscope.analysis.coalescing.siblings import find_siblings
 from irscope.analysis.coalescing.text import diagnose
+from irscope.analysis.coalescing.width import explain_narrow
 from irscope.analysis.layouts.owners import LinearLayout, describe_layout, linear_layout
 from irscope.analysis.memory.ttgir import module_threads, ttgir_access_ops
+from irscope.analysis.memory.widths import width_for, widths_by_line
 from irscope.analysis.recording.trace import launch_grid
 
 # Where a tensor's storage starts on the GPU: PyTorch's CUDA caching allocator hands out blocks
@@ -259,7 +274,6 @@ def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
         elif entry.kind == "store":
             result.stores.add(entry.counts)
         diagnose(entry)
-    from irscope.analysis.coalescing.width import explain_narrow
     explain_narrow(result.accesses, comp)  # narrow accesses: the argument that kept them narrow
     for (line, kind), n in sorted(unmatched.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
         result.notes.append(f"line {line}: {n} {kind}(s) found no matching TTGIR op (not counted)")

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from irscope.analysis.coalescing.requests import SECTOR_BYTES, count_requests
-from irscope.analysis.layouts.owners import linear_layout
+from irscope.analysis.coalescing.width import moved_factor
+from irscope.analysis.layouts.owners import BlockedLayout, linear_layout
 
 if TYPE_CHECKING:
     from irscope.analysis.coalescing.sectors import AccessCoalescing
@@ -102,7 +103,6 @@ def diagnose(entry: AccessCoalescing) -> None:
 def _siblings_words(entry: AccessCoalescing) -> None:
     """A load of one field of an array of structs whose sibling loads read the other fields of the same sectors
     (coalescing_siblings): the sectors per request stand, the traffic is the group's."""
-    from irscope.analysis.coalescing.width import moved_factor
 
     c = entry.counts
     alone = moved_factor(entry)
@@ -145,7 +145,6 @@ def _in_elements(stride_bytes: int, elem_bytes: int) -> str:
 def _what_if_fastest(entry: AccessCoalescing, dim: int) -> str:
     """Recount one recorded execution with a blocked layout whose threads run fastest along `dim`:
     the layout's per-dimension sizes moved over from its fastest dimension, the order rotated."""
-    from irscope.analysis.layouts.owners import BlockedLayout
     if entry.sample is None:
         return ""
     addresses, mask, layout, vector = entry.sample

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from irscope.analysis.vectorize.what_if import vectorization
+
 SECTOR_BYTES = 32
 
 
@@ -66,7 +68,6 @@ def moved_factor(entry) -> float | None:
 
 
 def _width_diagnoses(comp) -> list:
-    from irscope.analysis.vectorize.what_if import vectorization
 
     try:
         return vectorization(comp, with_what_if=False)[0]

@@ -9,7 +9,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from irscope.analysis.layouts.owners import BlockedLayout, LinearLayoutAttr, OpaqueLayout, SliceLayout
+from irscope.analysis.layouts.owners import (
+    BlockedLayout,
+    LinearLayoutAttr,
+    OpaqueLayout,
+    SliceLayout,
+)
 
 _ALIAS = re.compile(r"^(#[\w.$-]+)\s*=\s*(#.*)$")
 _LIST = re.compile(r"(\w+)\s*=\s*\[([^\]]*)\]")

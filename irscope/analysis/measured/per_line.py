@@ -12,8 +12,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from irscope.analysis.measured.ncu_parse import (
+    INSTRUCTIONS,
+    SAMPLES,
+    SECTORS,
+    SECTORS_IDEAL,
+    WAVEFRONTS,
+    WAVEFRONTS_IDEAL,
+    SassRow,
+    SourcePage,
+)
 from irscope.ir import sass as ir_sass
-from irscope.analysis.measured.ncu_parse import INSTRUCTIONS, SAMPLES, SECTORS, SECTORS_IDEAL, WAVEFRONTS, WAVEFRONTS_IDEAL, SassRow, SourcePage
 
 # The SASS shared-memory instructions whose wavefronts irscope's bank model predicts (analysis/bank_model.py)
 MODELLED_SHARED = frozenset({"LDS", "STS", "LDSM", "STSM", "LDGSTS"})

@@ -8,11 +8,21 @@ from __future__ import annotations
 
 import re
 
+from irscope.analysis.memory.op import (
+    ATOMIC,
+    CONSTANT,
+    GENERIC,
+    GLOBAL,
+    LOAD,
+    LOCAL,
+    SHARED,
+    STORE,
+    MemoryOp,
+)
 from irscope.ir import amdgcn as ir_amdgcn
 from irscope.ir import ptx as ir_ptx
 from irscope.ir import sass as ir_sass
 from irscope.ir.operands import split_operands
-from irscope.analysis.memory.op import ATOMIC, CONSTANT, GENERIC, GLOBAL, LOAD, LOCAL, SHARED, STORE, MemoryOp
 
 # ---------------------------------------------------------------------------------------------- PTX
 

@@ -8,12 +8,23 @@ from __future__ import annotations
 
 import re
 
+from irscope.analysis.memory.asm import ptx_op
+from irscope.analysis.memory.op import (
+    ATOMIC,
+    CONSTANT,
+    GENERIC,
+    GLOBAL,
+    LOAD,
+    LOCAL,
+    SHARED,
+    STORE,
+    TENSOR,
+    MemoryOp,
+)
 from irscope.ir import llvm as ir_llvm
 from irscope.ir import mlir as ir_mlir
 from irscope.ir import ptx as ir_ptx
 from irscope.ir.operands import split_operands
-from irscope.analysis.memory.asm import ptx_op
-from irscope.analysis.memory.op import ATOMIC, CONSTANT, GENERIC, GLOBAL, LOAD, LOCAL, SHARED, STORE, TENSOR, MemoryOp
 
 # ------------------------------------------------------------------------------------------ LLVM IR
 

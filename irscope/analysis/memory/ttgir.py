@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.ir import mlir as ir_mlir
-from irscope.analysis.layouts.parse import layout_aliases, parse_layout
 from irscope.analysis.layouts.owners import OpaqueLayout
+from irscope.analysis.layouts.parse import layout_aliases, parse_layout
+from irscope.ir import mlir as ir_mlir
 
 
 @dataclass

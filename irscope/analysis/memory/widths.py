@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from irscope.ir import ptx as ir_ptx
+from irscope.analysis.memory.ops import memory_ops, primary_stage
 from irscope.analysis.memory.ttgir import TensorAccessOp
+from irscope.ir import ptx as ir_ptx
 
 
 def widths_by_line(comp) -> dict[tuple[int | None, str], list[int]]:
     """Bytes per lane per instruction of the global loads/stores in the PTX (AMDGCN on AMD), by source line."""
-    from irscope.analysis.memory.ops import memory_ops, primary_stage
 
     stage = primary_stage(comp)
     try:

@@ -20,7 +20,16 @@ from typing import Callable
 
 import numpy as np
 
-from irscope.analysis.ptx.program import REGISTER, Instr, Program, destinations, immediate, is_special, sources
+from irscope.analysis.ptx.program import (
+    REGISTER,
+    Instr,
+    Program,
+    destinations,
+    immediate,
+    is_special,
+    sources,
+)
+from irscope.analysis.ptx.semantics import compute
 from irscope.analysis.ptx.values import U64, Value, wrap
 
 _ADDRESS = re.compile(r"^\[\s*([%$\w@.]+)?\s*(?:\+\s*(-?(?:0x[0-9a-fA-F]+|\d+)))?\s*\]$")
@@ -279,5 +288,4 @@ class Machine:
             self._write(state, ins, name, result, lanes)
 
     def _compute(self, state: State, ins: Instr, dests: list[str]) -> list[Value | None] | None:
-        from irscope.analysis.ptx.semantics import compute
         return compute(self, state, ins, dests)

@@ -9,7 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from irscope.analysis.ptx.values import U64, Value, arithmetic, both, compare, convert, funnel, lop3, width_of, wrap
+from irscope.analysis.ptx.values import (
+    U64,
+    Value,
+    arithmetic,
+    both,
+    compare,
+    convert,
+    funnel,
+    lop3,
+    width_of,
+    wrap,
+)
 
 
 def compute(m, state, ins, dests: list[str]) -> list[Value | None] | None:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from irscope.base.errors import IrscopeError
 from irscope.analysis.recording.values import Region, Value
+from irscope.base.errors import IrscopeError
 
 if TYPE_CHECKING:
     from irscope.base.model import Launch

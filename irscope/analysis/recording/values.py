@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 
-
 @dataclass
 class Region:
     """The memory of one tensor argument of the launch (on the copy the recording runs on)."""

@@ -11,10 +11,10 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from irscope.ir.mlir import strip_locations
 from irscope.analysis.dataflow import FunctionGraph
-from irscope.analysis.memory.ops import memory_ops, primary_stage
 from irscope.analysis.memory.op import GLOBAL, MemoryOp
+from irscope.analysis.memory.ops import memory_ops, primary_stage
+from irscope.ir.mlir import strip_locations
 
 
 def mask_operand(op: MemoryOp, operands: list[str]) -> str | None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.analysis.vectorize.why_not import Diagnosis, why_not_vectorized
 from irscope.analysis.vectorize.facts import machine_widths
+from irscope.analysis.vectorize.why_not import Diagnosis, why_not_vectorized
 
 
 @dataclass

@@ -17,12 +17,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.ir.mlir import strip_locations
 from irscope.analysis.dataflow import parse_function
-from irscope.analysis.memory.ops import memory_ops
 from irscope.analysis.memory.op import GLOBAL
-from irscope.analysis.vectorize.facts import kernel_arg_names, machine_widths, mask_operand, ttgir_layouts, width_for
+from irscope.analysis.memory.ops import memory_ops
+from irscope.analysis.vectorize.facts import (
+    kernel_arg_names,
+    machine_widths,
+    mask_operand,
+    ttgir_layouts,
+    width_for,
+)
 from irscope.analysis.vectorize.reasons import VECTOR_BYTES, Reason, reasons_for
+from irscope.ir.mlir import strip_locations
 
 _ELEM_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1,
                "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "tf32": 4, "i64": 8, "f64": 8}

@@ -6,6 +6,8 @@ import os
 
 from irscope import __version__
 from irscope.base.errors import IrscopeError, KernelCompileError
+from irscope.commands.export.page import build_page
+from irscope.engine.report import compilation_entry
 
 
 def check_output(path: str) -> None:
@@ -19,8 +21,6 @@ def check_output(path: str) -> None:
 def run(ws, args) -> int:
     import importlib.metadata
 
-    from irscope.engine.report import compilation_entry
-    from irscope.commands.export.page import build_page
 
     kernel = ws.kernel(args.kernel)
     comp = ws.compilation_at(kernel, args.config, args.launch)

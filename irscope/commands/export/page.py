@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from irscope.base.textsafe import safe_text
+from irscope.ir.sourcemap import LineKind
 
 # The terminal UI's palette (irscope/tui/linking.py), repeated here so that the worker, which builds the
 # page, never imports the TUI package; tests/test_export.py checks that the two agree.
@@ -40,7 +41,6 @@ def colour_slots(comp) -> dict[int, int]:
 
 
 def _pane(comp, stage: str, slots: dict[int, int]) -> str:
-    from irscope.ir.sourcemap import LineKind
 
     sm = comp.source_map
     rows = []

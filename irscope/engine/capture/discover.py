@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from types import CodeType
 
 from irscope.base.errors import IrscopeError
-from irscope.base.paths import check_kernel_path
 from irscope.base.model import Kernel
+from irscope.base.paths import check_kernel_path
 from irscope.engine.inductor.kernels import inductor_kernel_in, inductor_kernel_of
 from irscope.engine.inductor.provenance import describe_kernel
 from irscope.engine.triton_compat import unwrap_kernel

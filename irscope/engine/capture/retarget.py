@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from irscope.engine.capture.run import RunResult
 from irscope.base.names import TARGETS
+from irscope.engine.capture.run import RunResult
 from irscope.engine.triton_compat import Target
 
 

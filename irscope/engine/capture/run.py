@@ -18,8 +18,19 @@ from typing import Callable, Iterator
 
 from irscope.engine.capture.budget import CaptureBudget, CaptureStopped
 from irscope.engine.capture.discover import UserFile
-from irscope.engine.inductor.scripts import COMPILE_QUIET_S, calls_torch_compile, import_before_device, inductor_scope
-from irscope.engine.triton_compat import RawLaunch, Target, capture_patches, install_cpu_driver, interpret_seconds
+from irscope.engine.inductor.scripts import (
+    COMPILE_QUIET_S,
+    calls_torch_compile,
+    import_before_device,
+    inductor_scope,
+)
+from irscope.engine.triton_compat import (
+    RawLaunch,
+    Target,
+    capture_patches,
+    install_cpu_driver,
+    interpret_seconds,
+)
 from irscope.engine.triton_compat.program_budget import comparisons_after_cuts
 from irscope.engine.triton_compat.repeats import repeats_skipped
 from irscope.engine.virtual_gpu.device import virtual_gpu

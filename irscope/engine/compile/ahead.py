@@ -35,10 +35,22 @@ import threading
 import time
 import warnings
 
-from irscope.engine.compile.ahead_process import Child, Progress, drain, finish, stop
 from irscope.base.lifetime import die_with_parent
+from irscope.engine.compile.ahead_process import Child, Progress, drain, finish, stop
 from irscope.engine.toolchain import disassemble
-from irscope.engine.triton_compat import JITFunction, Specialized, Target, compile_specialized, key_deferred, prepare_compiler, restore_unpatched_triton, specialize, triton_cache_dir, triton_install_key, triton_key_known
+from irscope.engine.triton_compat import (
+    JITFunction,
+    Specialized,
+    Target,
+    compile_specialized,
+    key_deferred,
+    prepare_compiler,
+    restore_unpatched_triton,
+    specialize,
+    triton_cache_dir,
+    triton_install_key,
+    triton_key_known,
+)
 
 # What a child writes to its pipe as it gets there.
 COMPILED = "c"       # the compilation is in Triton's cache

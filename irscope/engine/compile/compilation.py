@@ -3,28 +3,53 @@
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict
 import os
 import re
 import sys
 import threading
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.engine.compile import ahead
+from irscope.analysis.layouts.owners import LinearLayout
+from irscope.analysis.recording.trace import Recording
 from irscope.base.errors import IrscopeError, LaunchRejected
 from irscope.base.model import CompileFailure, Kernel, Launch, Resources, stages_for
-from irscope.engine.toolchain import amdgcn_resources, cubin_resources, disassemble, instruction_encodings
-from irscope.engine.triton_compat import Specialized, Target, attrs_by_param, compilation_error_site, compile_specialized, compiled_asm, compiled_metadata, constexpr_param_names, constexprs_by_param, is_compilation_error, new_cache_warning, remember_triton_key, specialize
+from irscope.engine.compile import ahead
+from irscope.engine.inductor.specialize import inductor_specialization
+from irscope.engine.recording import record_program
+from irscope.engine.toolchain import (
+    amdgcn_resources,
+    cubin_resources,
+    disassemble,
+    instruction_encodings,
+)
+from irscope.engine.triton_compat import (
+    Specialized,
+    Target,
+    attrs_by_param,
+    compilation_error_site,
+    compile_specialized,
+    compiled_asm,
+    compiled_metadata,
+    constexpr_param_names,
+    constexprs_by_param,
+    is_compilation_error,
+    new_cache_warning,
+    remember_triton_key,
+    specialize,
+)
 from irscope.engine.triton_compat.compile_errors import missing_extern_lib, not_implemented_builtin
 from irscope.engine.triton_compat.driver import gpu_target_of
+from irscope.engine.triton_compat.jit import (
+    bind_arguments,
+    descriptor_param_values,
+    kernel_param_names,
+)
 from irscope.engine.triton_compat.kernel_prints import stderr_captured
 from irscope.engine.triton_compat.layouts import linear_layouts_by_line
-from irscope.engine.triton_compat.jit import bind_arguments, descriptor_param_values, kernel_param_names
-from irscope.engine.recording import record_program
-from irscope.analysis.recording.trace import Recording
-from irscope.analysis.layouts.owners import LinearLayout
+from irscope.ir.sourcemap import SourceMap
 
 # Triton 3.9 warns about a default that changes in 3.10 on every compile; it is not the user's business here.
 warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
@@ -90,7 +115,6 @@ class Compilation:
     def source_map(self):
         """Every line of every stage linked to the user's source line, both ways (built lazily)."""
         if self._source_map is None:
-            from irscope.ir.sourcemap import SourceMap
             self._source_map = SourceMap.of(self)
         return self._source_map
 
@@ -249,7 +273,6 @@ def check_launch(launch: Launch, target: Target, *, given: str | None = None) ->
     -D/--arg the user passed ("" for none); None when the caller does not know (then the launch's origin
     decides)."""
     if launch.kernel.inductor is not None:  # Inductor's own specialization, from its decorator (core/inductor)
-        from irscope.engine.inductor.specialize import inductor_specialization
         try:
             return inductor_specialization(launch.kernel.inductor, launch.autotune_index or 0, target,
                                            given=launch.kwargs)

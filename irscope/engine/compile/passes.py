@@ -16,6 +16,8 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from irscope.base.errors import IrscopeError
+from irscope.engine.triton_compat.pass_dumps import compile_with_pass_dumps
 from irscope.ir.normal import normalized
 from irscope.ir.sourcemap import LineKind, SourceMap
 
@@ -171,7 +173,6 @@ def pass_steps(mlir_dump: str, llvm_dump: str, user_file: str) -> list[PassStep]
 
 def find_step(steps: list[PassStep], wanted: str) -> PassStep:
     """A pass by its number, its name (the first run of it), or `name#N` (its N-th run)."""
-    from irscope.base.errors import IrscopeError
 
     if wanted.isdigit() and 1 <= int(wanted) <= len(steps):
         return steps[int(wanted) - 1]
@@ -187,7 +188,6 @@ def find_step(steps: list[PassStep], wanted: str) -> PassStep:
 
 def capture_passes(comp) -> list[PassStep]:
     """Compile `comp` once more with the dumps on (about as long as its first compile), and read them."""
-    from irscope.engine.triton_compat.pass_dumps import compile_with_pass_dumps
 
     mlir, llvm = compile_with_pass_dumps(comp.kernel.jit, comp.spec, comp.target)
     return pass_steps(mlir, llvm, comp.kernel.file)

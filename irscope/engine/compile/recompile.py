@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from irscope.engine.compile.compilation import Compilation, compile_launch
 from irscope.base.errors import IrscopeError, LaunchRejected
 from irscope.base.model import Launch
+from irscope.engine.compile.compilation import Compilation, compile_launch
+from irscope.engine.triton_compat import bind_arguments
 from irscope.engine.triton_compat.driver import resolve_target
 
 
@@ -26,7 +27,6 @@ def recompile(comp: Compilation, *, target: str | None = None, defines: dict | N
 
 
 def relaunch(launch: Launch, defines: dict) -> Launch:
-    from irscope.engine.triton_compat import bind_arguments
 
     bound = bind_arguments(launch.kernel.jit, launch.args, launch.kwargs)
     bound.update(defines)

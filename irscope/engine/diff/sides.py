@@ -14,15 +14,16 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.engine.compile.compilation import Compilation, compile_launch
 from irscope.base.errors import IrscopeError
-from irscope.ir.normal import normalized
 from irscope.base.names import target_name
+from irscope.engine.compile.compilation import Compilation, compile_launch
+from irscope.engine.diff.summary import access_rows, changes, side_entry
 from irscope.engine.overrides import literal_value
-from irscope.engine.triton_compat.driver import resolve_target
-from irscope.ir.sourcemap import LineKind
 from irscope.engine.triton_compat import bind_arguments
+from irscope.engine.triton_compat.driver import resolve_target
 from irscope.engine.workspace import Workspace
+from irscope.ir.normal import normalized
+from irscope.ir.sourcemap import LineKind
 
 
 @dataclass
@@ -125,7 +126,6 @@ def line_rows(left: Compilation, right: Compilation, stage: str) -> list[dict[st
 def build_diff(ws: Workspace, kernel_name: str | None, left: SideSpec, right: SideSpec,
                stage: str | None) -> dict[str, Any]:
     """The whole comparison as plain data (what `irscope diff --json` prints)."""
-    from irscope.engine.diff.summary import access_rows, changes, side_entry
 
     kernel = ws.kernel(kernel_name)
     comps = [compile_side(ws, kernel, spec, flag) for spec, flag in ((left, "--left"), (right, "--right"))]

@@ -21,9 +21,9 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from irscope.engine.inductor.ptxas import use_inductors_ptxas
 from irscope.engine.patching import Patches
 from irscope.engine.triton_compat import JITFunction, RawLaunch
-from irscope.engine.inductor.ptxas import use_inductors_ptxas
 
 # The kernel objects made in this process, by their JITFunction: discovery and compile read them.
 _by_jit: dict[int, "InductorKernel"] = {}

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 from typing import Callable, Iterator
 
+from irscope.engine.inductor.kernels import inductor_capture
+from irscope.engine.inductor.virtual_compile import gpu_path_compile
 from irscope.engine.triton_compat import RawLaunch
 
 COMPILE_QUIET_S = 30.0  # the capture budget's quiet time for a torch.compile script (core/budget.py)
@@ -46,8 +48,6 @@ def inductor_scope(user_file, record: Callable[[RawLaunch], None], use_interpret
     if not needs_inductor(user_file.text):
         yield
         return
-    from irscope.engine.inductor.kernels import inductor_capture
-    from irscope.engine.inductor.virtual_compile import gpu_path_compile
 
     compiling = use_interpreter and calls_torch_compile(user_file.text)
     config = None

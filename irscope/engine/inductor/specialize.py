@@ -20,9 +20,9 @@ import types
 
 from irscope.base.errors import IrscopeError
 from irscope.base.target import Target
+from irscope.engine.inductor.kernels import InductorKernel
 from irscope.engine.triton_compat import Specialized
 from irscope.engine.triton_compat.given_spec import specialization_from_parts
-from irscope.engine.inductor.kernels import InductorKernel
 
 
 def _device_for(kernel: InductorKernel, target: Target):

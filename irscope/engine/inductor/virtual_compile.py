@@ -22,9 +22,9 @@ from typing import Any, Iterator
 
 import torch
 
+from irscope.engine.inductor.provenance import remember_node_lines
 from irscope.engine.patching import Patches
 from irscope.engine.virtual_gpu.tensors import VirtualDeviceMode
-from irscope.engine.inductor.provenance import remember_node_lines
 
 
 @dataclass

@@ -14,7 +14,23 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from irscope.analysis.banks.report import whole_launch_report
+from irscope.analysis.coalescing.sectors import DEFAULT_PROGRAMS, analyze_coalescing
+from irscope.analysis.measured.per_line import per_source_line
+from irscope.analysis.recording import launch_grid
+from irscope.engine.measure.ncu_child import spec_id
+from irscope.engine.measure.ncu_run import run_ncu, run_ncu_many
 from irscope.engine.measure.peaks import Peaks, peaks_of
+from irscope.engine.measure.work import launch_work
+from irscope.engine.triton_compat import local_gpu_target
+from irscope.engine.triton_compat.measure import (
+    bench,
+    gpu_properties,
+    relaunch,
+    release_cached_memory,
+)
+from irscope.findings import findings, ranked
+from irscope.findings.agreement import agreements, disagreement_findings
 
 # Nothing here imports torch or Triton at module level: the TUI renders a measurement with format.py.
 
@@ -90,7 +106,6 @@ class Measurement:
 
 def why_not_measurable(target_name: str | None) -> str | None:
     """One line saying why this machine cannot measure, or None. Asked before the file runs."""
-    from irscope.engine.triton_compat import local_gpu_target
 
     local = local_gpu_target()
     if local is None:
@@ -117,8 +132,6 @@ def predicted_programs(comp) -> int:
     4,096 rows of up to 16,384 elements: 512 programs took 6 to 59 s a compilation on the H100, and its twelve
     compilations did not finish in 420 s). A grid no larger than the default sample is the default analysis,
     which the report then reuses."""
-    from irscope.analysis.coalescing.sectors import DEFAULT_PROGRAMS
-    from irscope.analysis.recording import launch_grid
     programs = math.prod(launch_grid(comp.launch))
     return max(DEFAULT_PROGRAMS, programs if programs <= WHOLE_GRID_LIMIT else DEFAULT_PROGRAMS)
 
@@ -131,8 +144,6 @@ def measure_all(ws, comps, *, with_ncu: bool = True, run_main: bool = True, defi
     torch.compile's kernels, which the child then captured without a kernel name to look for.)
     `progress(text)`, when given, hears each step as it ends, with its seconds: a file's measurement can take
     minutes (its runs under ncu, the whole-launch predictions)."""
-    from irscope.engine.measure.ncu_child import spec_id
-    from irscope.engine.measure.ncu_run import run_ncu_many
 
     def told(what: str, began: float) -> None:
         if progress is not None:
@@ -145,7 +156,6 @@ def measure_all(ws, comps, *, with_ncu: bool = True, run_main: bool = True, defi
         keys = {k: v for k, v in keys.items() if v is not None}
         wanted = [c for c in comps if id(c) in keys]
         if wanted:
-            from irscope.engine.triton_compat.measure import release_cached_memory
             release_cached_memory()
             for name in dict.fromkeys(keys[id(c)][0] for c in wanted):  # one child run per kernel
                 group = [c for c in wanted if keys[id(c)][0] == name]
@@ -171,10 +181,6 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     """Measure one compilation of `ws`. `run_main`, `defines`, `arg_types`: how the file was opened
     (--no-run, -D, --arg), so that ncu's child opens it the same way. `ncu`: its NcuResult when
     measure_all already ran Nsight Compute for it."""
-    from irscope.analysis.coalescing.sectors import analyze_coalescing
-    from irscope.engine.triton_compat.measure import bench, gpu_properties, relaunch, release_cached_memory
-    from irscope.findings.agreement import agreements, disagreement_findings
-    from irscope.engine.measure.work import launch_work
 
     result = Measurement(comp.kernel.name)
     if not comp.ok:
@@ -199,8 +205,6 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     result.seconds["coalescing"] = time.monotonic() - began
     if not with_ncu:
         return result
-    from irscope.engine.measure.ncu_run import run_ncu
-    from irscope.analysis.measured.per_line import per_source_line
 
     key = child_key(ws, comp)
     if key is None:
@@ -209,7 +213,6 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
         return result
     if ncu is None:
         release_cached_memory()
-        from irscope.engine.measure.ncu_child import spec_id
         ncu = run_ncu(ws.user_file.path, *key, run_main=run_main, defines=defines, arg_types=arg_types,
                       spec=spec_id(comp.spec, comp.kernel.jit))
     if ncu.error:
@@ -221,14 +224,12 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
         result.errors.append(f"per-line counters not shown: {mismatch}")
     banks = None
     if not mismatch:
-        from irscope.analysis.banks.report import whole_launch_report
         began = time.monotonic()
         banks = whole_launch_report(comp, max_programs=WHOLE_GRID_LIMIT, time_limit=BANK_TIME_LIMIT)
         result.seconds["banks"] = time.monotonic() - began
     result.agreements = agreements(comp, coalescing, result.lines, ncu.raw, banks)
     extra = disagreement_findings(comp, result.agreements)
     if extra:
-        from irscope.findings import findings, ranked
         comp.__dict__["_findings"] = ranked(findings(comp) + extra)
     return result
 

@@ -20,6 +20,13 @@ import hashlib
 import os
 import sys
 
+from irscope.base.errors import IrscopeError
+from irscope.engine.capture.budget import CaptureBudget
+from irscope.engine.overrides import Overrides
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat import kernel_source, local_gpu_target, specialize
+from irscope.engine.triton_compat.measure import relaunch
+
 RANGE = "irscope_measure"
 INDUCTOR_MODULES = "torch._inductor."  # the modules Inductor writes kernels into, named per run
 # The capture budget of the profiled run (core/budget.py). Under ncu the file runs slower than it did for the
@@ -49,12 +56,6 @@ def main(argv: list[str]) -> int:
 
     import torch
 
-    from irscope.engine.capture.budget import CaptureBudget
-    from irscope.base.errors import IrscopeError
-    from irscope.engine.overrides import Overrides
-    from irscope.engine.session import open_file
-    from irscope.engine.triton_compat import local_gpu_target
-    from irscope.engine.triton_compat.measure import relaunch
 
     budget = CaptureBudget(args.file, quiet_s=None if "IRSCOPE_CAPTURE_QUIET" in os.environ else CHILD_QUIET_S,
                            limit_s=None if "IRSCOPE_CAPTURE_LIMIT" in os.environ else CHILD_LIMIT_S)
@@ -109,7 +110,6 @@ def spec_id(spec, jit=None) -> str:
     and, given the kernel's JITFunction, the kernel's source. Two of Inductor's modules can hold kernels of one
     name (triton_square.py's sweep: a static and a dynamic-shape `triton_poi_fused_pow_0`) with the same
     specialization; their source tells them apart."""
-    from irscope.engine.triton_compat import kernel_source
     key = spec.cache_key() + kernel_source(jit)  # "" without a kernel
     return hashlib.sha1(key.encode()).hexdigest()[:20]
 
@@ -123,7 +123,6 @@ def stop_at(qualified: str, wanted: str, budget, target=None):
 
 def stop_at_all(qualified: list[str], wanted: list[str], budget, target=None):
     """stop_at for several compilations: the run stops once every wanted specialization has launched."""
-    from irscope.engine.triton_compat import local_gpu_target, specialize
     names = {q.rpartition(":")[2] for q in qualified}
     left = set(wanted)
     target = target or local_gpu_target()
@@ -151,7 +150,6 @@ def find_kernel(ws, qualified: str, spec: str | None = None):
         module, _, name = qualified.rpartition(":")
         if not module.startswith(INDUCTOR_MODULES):
             raise
-    from irscope.engine.triton_compat import kernel_source
     found = [k for k in ws.kernels if k.name == name and k.qualified_name.startswith(INDUCTOR_MODULES)]
     if len(found) > 1 and spec:  # Inductor compiled it again (a new shape): the one with the parent's code
         found = [k for k in found if any(spec_id(c.spec, k.jit) == spec for c in ws.compile(k))] or found

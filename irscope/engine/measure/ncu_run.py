@@ -20,8 +20,14 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from irscope.analysis.measured.ncu_parse import (
+    SourcePage,
+    parse_raw_page,
+    parse_source_page,
+    split_raw_text,
+    split_source_text,
+)
 from irscope.engine.measure.ncu_child import RANGE
-from irscope.analysis.measured.ncu_parse import SourcePage, parse_raw_page, parse_source_page, split_raw_text, split_source_text
 
 SECTIONS = ("SourceCounters", "WarpStateStats", "MemoryWorkloadAnalysis_Tables", "LaunchStats", "Occupancy",
             "SpeedOfLight")

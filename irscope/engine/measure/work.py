@@ -17,6 +17,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from irscope.analysis.coalescing.sectors import sample_programs
+from irscope.analysis.recording import launch_grid
+from irscope.engine.recording import record_program
 from irscope.engine.triton_compat import kernel_parameters
 
 _DOT = re.compile(r"=\s*(?:tt\.dot|ttng\.warp_group_dot)\s")
@@ -113,9 +116,6 @@ def _count_flops(comp, work: Work) -> None:
     sites = dot_sites(comp)
     if not sites:
         return
-    from irscope.analysis.coalescing.sectors import sample_programs
-    from irscope.analysis.recording import launch_grid
-    from irscope.engine.recording import record_program
 
     grid = launch_grid(comp.launch)
     programs = sample_programs(grid, FLOP_PROGRAMS)

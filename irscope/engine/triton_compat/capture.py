@@ -12,16 +12,41 @@ from triton.compiler.compiler import CompiledKernel
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
-from irscope.engine.triton_compat.autotune import as_launched, config_number, configs_tried, known_configs, tuning_key
-from irscope.engine.triton_compat.driver import interpreter_lock
+from irscope.engine.triton_compat.autotune import (
+    as_launched,
+    config_number,
+    configs_tried,
+    known_configs,
+    tuning_key,
+)
 from irscope.engine.triton_compat.capture_state import capture_state
-from irscope.engine.triton_compat.compiled import CompiledWhenUsed, by_hand_call, compile_for_active_target
-from irscope.engine.triton_compat.jit import config_kwargs, jit_decorator_kept
-from irscope.engine.triton_compat.lang_patch import _call_interpreted, _interpreter_for, grid_executor_patches_once, restore_interpreter_module
-from irscope.engine.triton_compat.program_budget import ProgramsCut, interpret_seconds, programs_within
-from irscope.engine.triton_compat.repeats import forget_launches, launch_identity, same_as_last
+from irscope.engine.triton_compat.compiled import (
+    CompiledWhenUsed,
+    by_hand_call,
+    compile_for_active_target,
+)
+from irscope.engine.triton_compat.driver import interpreter_lock
 from irscope.engine.triton_compat.interpreter import interpreter_failure
-from irscope.engine.triton_compat.originals import _AUTOTUNER_BENCH, _AUTOTUNER_RUN, _AUTOTUNER_WARMUP, _JIT_CALL, _JIT_RUN
+from irscope.engine.triton_compat.jit import config_kwargs, jit_decorator_kept
+from irscope.engine.triton_compat.lang_patch import (
+    _call_interpreted,
+    _interpreter_for,
+    grid_executor_patches_once,
+    restore_interpreter_module,
+)
+from irscope.engine.triton_compat.originals import (
+    _AUTOTUNER_BENCH,
+    _AUTOTUNER_RUN,
+    _AUTOTUNER_WARMUP,
+    _JIT_CALL,
+    _JIT_RUN,
+)
+from irscope.engine.triton_compat.program_budget import (
+    ProgramsCut,
+    interpret_seconds,
+    programs_within,
+)
+from irscope.engine.triton_compat.repeats import forget_launches, launch_identity, same_as_last
 
 
 @dataclass

@@ -11,7 +11,11 @@ from triton.runtime.jit import JITFunction
 from irscope.engine.triton_compat.capture_state import capture_state
 from irscope.engine.triton_compat.compiler import compile_specialized, specialize
 from irscope.engine.triton_compat.driver import target_from_gpu_target
-from irscope.engine.triton_compat.jit import bind_arguments, constexpr_param_names, kernel_param_names
+from irscope.engine.triton_compat.jit import (
+    bind_arguments,
+    constexpr_param_names,
+    kernel_param_names,
+)
 
 
 class CompiledWhenUsed:

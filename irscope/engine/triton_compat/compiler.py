@@ -12,11 +12,16 @@ import triton
 from triton.compiler.errors import CompilationError
 from triton.runtime.jit import JITFunction
 
-from irscope.engine.triton_compat import caches
-from irscope.engine.triton_compat.install_key import remember_triton_key
 from irscope.base.target import Target
+from irscope.engine.triton_compat import caches
 from irscope.engine.triton_compat.debugger_calls import debugger_calls_left_out
-from irscope.engine.triton_compat.driver import _CpuDriver, _active_driver, gpu_target_of, interpreter_lock
+from irscope.engine.triton_compat.driver import (
+    _active_driver,
+    _CpuDriver,
+    gpu_target_of,
+    interpreter_lock,
+)
+from irscope.engine.triton_compat.install_key import remember_triton_key
 from irscope.engine.triton_compat.jit import kernel_param_names
 from irscope.engine.triton_compat.kernel_prints import kernel_prints
 from irscope.engine.triton_compat.originals import _JIT_RUN

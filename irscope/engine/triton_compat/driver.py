@@ -16,7 +16,6 @@ from irscope.base.target import Target  # defined apart so that front ends can h
 from irscope.engine.triton_compat.originals import _TORCH_HAS_GPU
 
 
-
 def gpu_target_of(target: Target) -> GPUTarget:
     """Triton's GPUTarget for an irscope Target."""
     if target.is_nvidia:

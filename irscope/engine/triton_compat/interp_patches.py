@@ -142,7 +142,9 @@ class _Namespace:
 
 
 def _extern_elementwise(_builder, _lib_name, _lib_path, symbol, args, ret_type, _is_pure):
-    from irscope.engine.triton_compat.libdevice_numpy import IMPLEMENTATIONS  # here: most kernels call no libdevice function at all
+    from irscope.engine.triton_compat.libdevice_numpy import (
+        IMPLEMENTATIONS,  # here: most kernels call no libdevice function at all
+    )
 
     name = _index.symbol_names().get(symbol, symbol)
     compute = IMPLEMENTATIONS.get(name)

@@ -10,10 +10,14 @@ from typing import Any, Callable, Iterator
 import triton
 from triton.runtime.jit import JITFunction
 
-from irscope.engine.triton_compat.lang_patch import _call_interpreted, _interpreter_for, launch_patch
 from irscope.engine.triton_compat.driver import interpreter_lock
-from irscope.engine.triton_compat.kernel_prints import kernel_prints
 from irscope.engine.triton_compat.jit import constexpr_param_names, unwrap_kernel
+from irscope.engine.triton_compat.kernel_prints import kernel_prints
+from irscope.engine.triton_compat.lang_patch import (
+    _call_interpreted,
+    _interpreter_for,
+    launch_patch,
+)
 
 
 @dataclass

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import os
 
-
 from irscope.analysis.layouts.owners import LinearLayout
 from irscope.analysis.memory.ttgir import ACCESS_OP_NAMES, ttgir_access_ops
 from irscope.engine.triton_compat.kernel_prints import stderr_captured
@@ -24,8 +23,8 @@ def ttgir_access_linear_layouts(ttgir: str) -> list[dict | None] | None:
     import tempfile
 
     try:
-        from triton._C.libtriton import gluon_ir, ir
         import triton._C.libtriton as libtriton
+        from triton._C.libtriton import gluon_ir, ir
     except ImportError:
         return None
     if not hasattr(gluon_ir, "GluonOpBuilder") or not hasattr(gluon_ir.GluonOpBuilder, "to_linear_layout"):

@@ -15,6 +15,7 @@ import os
 import tempfile
 import warnings
 
+from irscope.base.errors import IrscopeError
 from irscope.engine.triton_compat import Specialized, Target, restore_unpatched_triton
 from irscope.engine.triton_compat.compiler import triton_compile
 
@@ -55,6 +56,5 @@ def compile_with_pass_dumps(jit, spec: Specialized, target: Target) -> tuple[str
             except FileNotFoundError:
                 texts.append("")
     if status != 0:
-        from irscope.base.errors import IrscopeError
         raise IrscopeError(f"the compile with pass dumps on failed: {texts[2].splitlines()[0] if texts[2] else status}")
     return texts[0], texts[1]

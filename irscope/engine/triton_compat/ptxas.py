@@ -14,6 +14,9 @@ import functools
 import os
 import tempfile
 
+from irscope.engine.triton_compat.compiler import find_tool
+from irscope.engine.triton_compat.driver import interpreter_lock
+
 PTXAS_PATH = "TRITON_PTXAS_PATH"
 
 
@@ -35,8 +38,6 @@ def reads_ptxas_path(arch: int) -> bool:
     compile in this process holds, and the variable is put back before the lock is released."""
     from triton.backends.nvidia import compiler as nvidia
 
-    from irscope.engine.triton_compat.compiler import find_tool
-    from irscope.engine.triton_compat.driver import interpreter_lock
 
     bundled = find_tool("ptxas")
     if bundled is None:

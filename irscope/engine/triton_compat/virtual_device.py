@@ -23,10 +23,10 @@ import torch
 import triton.testing as _testing
 from triton.runtime.driver import driver as _driver_registry
 
+from irscope.engine.patching import Patches
 from irscope.engine.triton_compat import Target, _CpuDriver
 from irscope.engine.triton_compat.benchmark_sweep import run_sweep
 from irscope.engine.triton_compat.compiled import by_hand_call
-from irscope.engine.patching import Patches
 
 NOT_MEASURED = math.nan  # what every virtual benchmark returns
 

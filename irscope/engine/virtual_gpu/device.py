@@ -21,11 +21,16 @@ import torch
 from torch.utils._python_dispatch import _pop_mode
 
 from irscope.analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
+from irscope.engine.patching import Patches
+from irscope.engine.toolchain import cubin_resources, hsaco_resources
 from irscope.engine.triton_compat import Target
 from irscope.engine.triton_compat.virtual_device import virtual_triton
-from irscope.engine.virtual_gpu.cuda import VirtualDeviceProperties, accelerator_namespace, cuda_namespace
-from irscope.engine.patching import Patches
 from irscope.engine.virtual_gpu.aten import cuda_only_standins
+from irscope.engine.virtual_gpu.cuda import (
+    VirtualDeviceProperties,
+    accelerator_namespace,
+    cuda_namespace,
+)
 from irscope.engine.virtual_gpu.dispatch import route_cuda_registrations, routing_stopped
 from irscope.engine.virtual_gpu.smi import vendor_tool
 from irscope.engine.virtual_gpu.tensors import VirtualDeviceMode, engine_in_mode
@@ -86,7 +91,6 @@ def kernel_loader(target: Target):
     """What the virtual driver's `load_binary` reports for a compiled kernel: registers and spills read from
     the binary (cuobjdump on a cubin; the metadata note of an AMD code object), and the most threads a block
     may have with that many registers (the register file shared out per warp, as in the occupancy model)."""
-    from irscope.engine.toolchain import cubin_resources, hsaco_resources
 
     def load(kernel: bytes) -> tuple[int, int, int]:
         if target.is_nvidia:

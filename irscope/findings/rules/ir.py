@@ -13,14 +13,14 @@ from __future__ import annotations
 import math
 import re
 
-from irscope.analysis.layouts.parse import layout_aliases, parse_layout
 from irscope.analysis.layouts.owners import BlockedLayout, describe_layout
-from irscope.analysis.memory.ops import memory_ops, primary_stage
+from irscope.analysis.layouts.parse import layout_aliases, parse_layout
 from irscope.analysis.memory.op import SHARED
+from irscope.analysis.memory.ops import memory_ops, primary_stage
+from irscope.findings.model import Cost, Finding
 from irscope.ir import amdgcn as ir_amdgcn
 from irscope.ir import ptx as ir_ptx
 from irscope.ir.mlir import strip_locations
-from irscope.findings.model import Cost, Finding
 
 _TENSOR = re.compile(r"tensor<([\dx]+)x(\w+),\s*(#[^>]+(?:>[^>]*>)?)>")
 _CONVERT = re.compile(r"ttg\.convert_layout\s+%[\w#.]+\s*:\s*tensor<([\dx]+)x(\w+),\s*(#.+?)>\s*->\s*"

@@ -13,10 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from irscope.analysis.coalescing.requests import SECTOR_BYTES
+from irscope.analysis.coalescing.sectors import analyze_coalescing
 from irscope.analysis.coalescing.text import lines_text
+from irscope.analysis.vectorize.reasons import VECTOR_BYTES
 from irscope.analysis.vectorize.what_if import vectorization
 from irscope.analysis.vectorize.why_not import Diagnosis
-from irscope.analysis.vectorize.reasons import VECTOR_BYTES
 from irscope.findings.model import Cost, Finding, WhatIf
 
 _WIDTH_CAUSES = {"unaligned_pointer", "unaligned_offset", "runtime_stride", "not_specialized", "mask_not_divisible",
@@ -46,7 +47,6 @@ def access_findings(comp, new) -> list[Finding]:
 def _coalescing(comp) -> list:
     """The coalescing analysis' accesses: none when there are no real addresses (no launch, or the
     interpreter could not run it), and then no finding is made from addresses."""
-    from irscope.analysis.coalescing.sectors import analyze_coalescing
     try:
         return analyze_coalescing(comp).accesses
     except Exception:  # noqa: BLE001 - the report says why in its coalescing section

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from irscope.analysis.memory.ops import memory_ops
 from irscope.analysis.memory.op import LOCAL
+from irscope.analysis.memory.ops import memory_ops
 from irscope.analysis.occupancy import NVIDIA_LIMITS, nvidia_occupancy, occupancy
 from irscope.findings.model import Cost, Finding, WhatIf
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import functools
 import re
 
-from irscope.ir.mlir import operation, strip_locations
 from irscope.ir.explain import layouts
 from irscope.ir.explain.common import Explanation, fill, nothing, sentence
 from irscope.ir.explain.data import ttgir as ttgir_data
 from irscope.ir.explain.data import ttir as ttir_data
+from irscope.ir.mlir import operation, strip_locations
 
 OPS = {**ttir_data.OPS, **ttgir_data.OPS}
 

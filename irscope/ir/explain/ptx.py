@@ -6,7 +6,16 @@ from __future__ import annotations
 import re
 
 from irscope.ir import ptx as ir
-from irscope.ir.explain.common import Explanation, address, fill, lower_first, nothing, positional, register_list, sentence
+from irscope.ir.explain.common import (
+    Explanation,
+    address,
+    fill,
+    lower_first,
+    nothing,
+    positional,
+    register_list,
+    sentence,
+)
 from irscope.ir.explain.data import ptx as data
 from irscope.ir.explain.data import ptx_modifiers as modifiers
 

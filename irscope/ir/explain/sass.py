@@ -7,7 +7,14 @@ import re
 from dataclasses import dataclass
 
 from irscope.ir import sass as ir
-from irscope.ir.explain.common import Explanation, fill, lower_first, nothing, sentence, split_operands
+from irscope.ir.explain.common import (
+    Explanation,
+    fill,
+    lower_first,
+    nothing,
+    sentence,
+    split_operands,
+)
 from irscope.ir.explain.data import sass as data
 
 

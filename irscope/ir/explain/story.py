@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from irscope.ir import amdgcn as ir_amdgcn
 from irscope.ir import ptx as ir_ptx
 from irscope.ir import sass as ir_sass
-from irscope.ir.mlir import strip_locations
 from irscope.ir.explain import layouts, mlir
 from irscope.ir.explain.engine import explain_line
+from irscope.ir.mlir import strip_locations
 
 if TYPE_CHECKING:
     from irscope.engine.compile.compilation import Compilation

@@ -7,8 +7,17 @@ function), the op takes the location of the first later op that uses its result,
 
 from __future__ import annotations
 
-from irscope.ir.mlir import Locations, defined_values, is_function_header, location_alias_definition, strip_locations, trailing_alias, trailing_location, values
 from irscope.ir.line_types import Chain, LineKind, Parsed
+from irscope.ir.mlir import (
+    Locations,
+    defined_values,
+    is_function_header,
+    location_alias_definition,
+    strip_locations,
+    trailing_alias,
+    trailing_location,
+    values,
+)
 
 __all__ = ["parse_mlir", "strip_locations"]
 

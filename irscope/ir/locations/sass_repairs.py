@@ -11,8 +11,8 @@ import os
 from typing import Callable
 
 from irscope.ir import sass as ir_sass
-from irscope.ir.ptx import memory_direction
 from irscope.ir.line_types import Chain, LineKind, Parsed, SourceLoc
+from irscope.ir.ptx import memory_direction
 
 
 def undo_asm_line_shift(sass: Parsed, ptx: Parsed, get_text: Callable[[str], str]) -> None:

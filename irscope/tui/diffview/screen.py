@@ -18,11 +18,11 @@ from textual.widgets import Static
 
 from irscope.base.errors import IrscopeError
 from irscope.tui.asker import Asker
+from irscope.tui.diffview.render import changed_rows, row_lines, summary
+from irscope.tui.diffview.sides import Side, SideScreen, candidates, default_sides, launch_index
 from irscope.tui.messages import DiffComputed, Failed, Request
 from irscope.tui.widgets.key_footer import KeyFooter
 from irscope.tui.widgets.line_list import LineList
-from irscope.tui.diffview.render import changed_rows, row_lines, summary
-from irscope.tui.diffview.sides import Side, SideScreen, candidates, default_sides, launch_index
 
 NOTHING_TO_DIFF = ("{kernel} has one launch and nothing shown before it: nothing to diff yet. "
                    "Press b to pick the other side: an autotune config, another target, or a SPEC such as "

@@ -23,9 +23,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from irscope.tui.asker import Asker, bounded
-from irscope.tui.messages import Failed, FindingsFound, Request
 from irscope.tui.findings import text as say
 from irscope.tui.findings.panes import jump_to_finding, mark_gutter
+from irscope.tui.messages import Failed, FindingsFound, Request
 
 if TYPE_CHECKING:
     from irscope.findings.model import Finding

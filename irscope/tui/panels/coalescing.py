@@ -22,8 +22,8 @@ from irscope.tui.messages import CoalescingAnalysed, Failed, Request
 from irscope.tui.panels.base import InfoPanel
 
 if TYPE_CHECKING:  # the analysis (and numpy under it) is imported when a panel first draws: the app paints sooner
-    from irscope.analysis.coalescing.sectors import AccessCoalescing, KernelCoalescing
     from irscope.analysis.coalescing.requests import WarpPicture
+    from irscope.analysis.coalescing.sectors import AccessCoalescing, KernelCoalescing
 
 MAX_SECTOR_ROWS = 64  # the panel scrolls: a whole warp, one sector per lane, and more (AMD)
 LABEL_END = "\u2502"  # ends each picture line's label

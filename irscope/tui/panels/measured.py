@@ -19,7 +19,7 @@ from textual.widgets import Static
 from irscope.analysis.measured.format import format_measured
 from irscope.tui.asker import Asker, bounded
 from irscope.tui.context import CursorContext
-from irscope.tui.messages import Failed, MeasureRefusal, Measured, Request
+from irscope.tui.messages import Failed, Measured, MeasureRefusal, Request
 from irscope.tui.panels.base import InfoPanel
 
 ASK = "Press M to measure this compilation on the GPU: time, bandwidth against the peak, Nsight Compute per line."

@@ -16,8 +16,8 @@ from textual.widgets import Static
 from irscope.tui.asker import Asker, bounded
 from irscope.tui.context import CursorContext
 from irscope.tui.messages import Failed, Request, WhatIfCompiled
-from irscope.tui.widgets.stage_rows import MARK_COLOURS
 from irscope.tui.panels.base import InfoPanel
+from irscope.tui.widgets.stage_rows import MARK_COLOURS
 
 # The analyses are imported when the panel first shows something, so the app paints without them: hence
 # this copy of the mark names (a test checks it against core.analysis.marks).
