@@ -40,10 +40,7 @@ def line_marks(comp, stage: str) -> dict[int, set[str]]:
     """Marks per 0-based line of one stage (lines without marks are absent). Cached per compilation."""
     if not comp.ok:
         return {}
-    cache = comp.__dict__.setdefault("_line_marks", {})
-    if stage not in cache:
-        cache[stage] = _compute(comp, stage)
-    return cache[stage]
+    return comp.analyses.get(f"line_marks:{stage}", lambda: _compute(comp, stage))
 
 
 def _compute(comp, stage: str) -> dict[int, set[str]]:
@@ -89,16 +86,16 @@ def _op_marks(op: MemoryOp, widths: dict, spills: bool, machine: bool) -> set[st
 def _global_widths(comp) -> dict[tuple, list[int]]:
     """(source line, op) -> widths of the machine stage's global accesses. Accesses of one element per
     program (`tl.store(sum_ptr + row, total)`) are as wide as they can be: they get no vector/scalar mark."""
-    cache = comp.__dict__.setdefault("_line_marks", {})
-    if "_widths" in cache:
-        return cache["_widths"]
+    return comp.analyses.get("global_widths", lambda: _compute_global_widths(comp))
+
+
+def _compute_global_widths(comp) -> dict[tuple, list[int]]:
     single = _single_element_keys(comp)
     out: dict[tuple, list[int]] = {}
     for op in memory_ops(comp, [primary_stage(comp)]):
         if op.space == GLOBAL and op.width_bytes is not None and op.op != "atomic" \
                 and (op.source_line, op.op) not in single:
             out.setdefault((op.source_line, op.op), []).append(op.width_bytes)
-    cache["_widths"] = out
     return out
 
 

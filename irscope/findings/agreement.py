@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from irscope.analysis.measured.ncu_parse import number
 from irscope.analysis.measured.per_line import LineCounters
 from irscope.analysis.occupancy import occupancy
-from irscope.findings.engine import _builder
+from irscope.findings.engine import finding_builder
 from irscope.findings.model import Cost
 
 TOLERANCE = 0.05
@@ -198,7 +198,7 @@ def _round(value: float | None) -> float | None:
 
 def disagreement_findings(comp, found: list[Agreement]) -> list:
 
-    new = _builder(comp)
+    new = finding_builder(comp)
     out = []
     said = set()
     for a in found:

@@ -20,30 +20,30 @@ RULE_FUNCTIONS = (access_findings, local_findings, occupancy_findings, shuffle_f
 
 
 def findings(comp) -> list[Finding]:
-    """The ranked findings of a compilation (cached on it)."""
-    cached = comp.__dict__.get("_findings")
-    if cached is not None:
-        return cached
+    """The ranked findings of a compilation (computed once per compilation)."""
+    return comp.analyses.get("findings", lambda: _run_rules(comp))
+
+
+def _run_rules(comp) -> list[Finding]:
     if not comp.ok:
-        result = [_compile_error(comp)]
-    else:
-        result = []
-        errors = comp.__dict__.setdefault("_finding_rule_errors", [])
-        new = _builder(comp)
-        for rule in RULE_FUNCTIONS:
-            try:
-                result.extend(rule(comp, new))
-            except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others' findings
-                errors.append(f"{rule.__name__}: {type(exc).__name__}: {exc}")
-    comp.__dict__["_findings"] = ranked(result)
-    return comp.__dict__["_findings"]
+        return [_compile_error(comp)]
+    result = []
+    errors = comp.analyses.get("finding_rule_errors", list)
+    new = findingfinding_builder(comp)
+    for rule in RULE_FUNCTIONS:
+        try:
+            result.extend(rule(comp, new))
+        except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others' findings
+            errors.append(f"{rule.__name__}: {type(exc).__name__}: {exc}")
+    return ranked(result)
 
 
 def rule_errors(comp) -> list[str]:
-    return list(comp.__dict__.get("_finding_rule_errors", []))
+    """What each rule that raised said, for this compilation (after `findings`)."""
+    return list(comp.analyses.peek("finding_rule_errors") or [])
 
 
-def _builder(comp):
+def findingfinding_builder(comp):
     file = comp.kernel.file
     source = comp.source_text.splitlines()
 

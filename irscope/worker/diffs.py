@@ -12,6 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from irscope.base.errors import IrscopeError
+from irscope.engine.compile.passes import capture_passes
+from irscope.engine.diff.sides import SideSpec, compile_side, line_rows
+from irscope.engine.diff.summary import access_rows, changes, side_entry
+from irscope.findings import findings
 
 BEFORE_RELOAD = "not interpreted: this compilation is from before the reload (its launch is gone)"
 
@@ -29,7 +33,6 @@ def _held(server, view) -> Any | None:
 
 def _side(server, view, label: str) -> tuple[Any, dict[str, Any]]:
     """(what to read stage texts from, the side's summary entry): cached per compilation key."""
-    from irscope.engine.diff.summary import side_entry
 
     cache = server.__dict__.setdefault("_diff_sides", {})
     comp = _held(server, view)
@@ -58,9 +61,6 @@ def findings_change(left: list | None, right: list | None) -> dict[str, Any]:
 def diff_doc(server, sides: list[dict[str, Any]], stage: str | None) -> dict[str, Any]:
     """The diff of two sides (`{"view", "label", "findings"}`) as `irscope diff --json` writes it, plus
     the findings added and removed."""
-    from irscope.engine.diff.sides import line_rows
-    from irscope.engine.diff.summary import access_rows, changes
-    from irscope.findings import findings
 
     got = [_side(server, s["view"], s["label"]) for s in sides]
     comps, entries = [g[0] for g in got], [g[1] for g in got]
@@ -88,7 +88,6 @@ def diff_doc(server, sides: list[dict[str, Any]], stage: str | None) -> dict[str
 def compile_spec(server, key: int, text: str):
     """A side typed as `irscope diff` takes it (`launch=1,target=sm_80,BLOCK_SIZE=512`), for the kernel of
     compilation `key`; the target defaults to that compilation's, not the one the file was opened for."""
-    from irscope.engine.diff.sides import SideSpec, compile_side
 
     comp = server.comps[key]
     spec = SideSpec.parse(text, "side")
@@ -99,7 +98,6 @@ def compile_spec(server, key: int, text: str):
 
 def pass_list(comp) -> list[dict[str, Any]]:
     """Every pass of one compilation with what it changed; the IR texts stay here (megabytes for a matmul)."""
-    from irscope.engine.compile.passes import capture_passes
 
     return [{**step.to_json(), "diff": list(step.diff), "dumped_before": step.before is not None}
             for step in capture_passes(comp)]

@@ -13,8 +13,23 @@ import threading
 import traceback
 from typing import Any, Callable
 
+from irscope.analysis.coalescing.sectors import analyze_coalescing
+from irscope.analysis.recording import Recording
+from irscope.analysis.vectorize.what_if import WhatIf, what_if
+from irscope.analysis.vectorize.why_not import why_not_vectorized
+from irscope.base import errors
 from irscope.base.errors import IrscopeError
 from irscope.base.textsafe import safe_text, scrub
+from irscope.engine.capture.budget import CaptureBudget
+from irscope.engine.compile.compilation import Compilation
+from irscope.engine.compile.recompile import recompile
+from irscope.engine.inductor.ptxas import ptxas_note
+from irscope.engine.measure import measure, why_not_measurable
+from irscope.engine.overrides import Overrides
+from irscope.engine.recording import record_program
+from irscope.engine.session import open_file
+from irscope.findings import findings
+from irscope.worker.diffs import compile_spec, diff_doc, pass_list
 from irscope.worker.views import CompilationView, KernelInfo, LaunchInfo, WorkspaceInfo, literal
 
 Progress = Callable[[str, float], None]
@@ -40,9 +55,6 @@ class Server:
     def op_open(self, progress: Progress, path: str, target: str | None, run_main: bool, defines: list[str],
                 arg_types: list[str], kernel: str | None, config: int | None,
                 file_args: list[str] = ()) -> tuple[WorkspaceInfo, list]:
-        from irscope.engine.capture.budget import CaptureBudget
-        from irscope.engine.overrides import Overrides
-        from irscope.engine.session import open_file
 
         def show(p) -> None:
             line = f" · running line {p.line}" if p.line else ""
@@ -97,7 +109,6 @@ class Server:
 
     def op_recompile(self, progress: Progress, key: int, target: str | None = None,
                      defines: dict | None = None) -> CompilationView:
-        from irscope.engine.compile.recompile import recompile
 
         return self.snapshot(recompile(self.comps[key], target=target, defines=defines))
 
@@ -107,45 +118,18 @@ class Server:
 
     def op_diff(self, progress: Progress, sides: list, stage: str | None = None) -> dict:
         """The TUI's diff mode: two compilations by source line (worker/diffs.py)."""
-        from irscope.worker.diffs import diff_doc
         return diff_doc(self, sides, stage)
 
     def op_compile_spec(self, progress: Progress, key: int, spec: str) -> CompilationView:
         """A diff side typed as `irscope diff --left` takes it, for the kernel of compilation `key`."""
-        from irscope.worker.diffs import compile_spec
         return self.snapshot(compile_spec(self, key, spec))
 
     def op_call(self, progress: Progress, name: str, key: int, args: tuple = ()) -> Any:
-        comp = self.comps[key]
-        if name == "why_not_vectorized":
-            from irscope.analysis.vectorize.why_not import why_not_vectorized
-            return why_not_vectorized(comp)
-        if name == "what_if":
-            from irscope.analysis.vectorize.what_if import what_if
-            result = what_if(comp)
-            return None if result is None else dataclasses.replace(result, comp=self.snapshot(result.comp))
-        if name == "findings":  # the ranked list the report and `irscope check` show
-            from irscope.findings import findings
-            return findings(comp)
-        if name in ("measure", "why_not_measurable"):  # measured mode: only with a GPU (core/measure)
-            from irscope.engine.measure import measure, why_not_measurable
-            why = why_not_measurable(comp.target.name)
-            if why or name == "why_not_measurable":
-                return why
-            from irscope.findings import findings
-            done = measure(self.ws, comp, **getattr(self, "opened_with", {}))
-            return {"measured": done.to_json(), "findings": findings(comp)}
-        if name == "coalescing":
-            from irscope.analysis.coalescing.sectors import analyze_coalescing
-            return analyze_coalescing(comp)
-        if name == "passes":  # the pipeline view: one more compile with the pass dumps on
-            from irscope.worker.diffs import pass_list
-            return pass_list(comp)
-        if name == "record_program":
-            from irscope.engine.recording import record_program
-            rec = record_program(comp.launch, *args)
-            return dataclasses.replace(rec, tensors={})  # the copies stay here; nothing shows them
-        raise IrscopeError(f"the worker has no analysis named {name!r}")
+        """One analysis of compilation `key`, by its name in ANALYSES."""
+        answer = ANALYSES.get(name)
+        if answer is None:
+            raise IrscopeError(f"the worker has no analysis named {name!r}")
+        return answer(self, self.comps[key], *args)
 
     # ---- views
 
@@ -176,7 +160,6 @@ def inductor_view(info: dict | None, target=None) -> dict | None:
     if info is None:
         return None
     if target is not None:
-        from irscope.engine.inductor.ptxas import ptxas_note
         info = {**info, "ptxas_note": ptxas_note(target)}
 
     def clean(value: Any) -> Any:  # names read from the user's file: no terminal escapes reach the screen
@@ -192,10 +175,42 @@ def inductor_view(info: dict | None, target=None) -> dict | None:
 
 def error_reply(exc: BaseException) -> dict:
     """An exception as the front end rebuilds it: irscope's own errors keep their class and fields."""
-    from irscope.base import errors
 
     if isinstance(exc, errors.IrscopeError) and getattr(errors, type(exc).__name__, None) is type(exc):
         fields = {k: v for k, v in vars(exc).items() if isinstance(v, (str, int, float, type(None)))}
         return scrub({"error": type(exc).__name__, "message": str(exc), "fields": fields})
     return scrub({"error": "", "message": f"{type(exc).__name__}: {exc}", "fields": {},
                   "detail": "".join(traceback.format_exception(exc))})
+
+
+# ---- what the front end asks of one compilation (`view.call(name, ...)`), by name
+
+def _what_if(server: Server, comp: Compilation) -> WhatIf | None:
+    result = what_if(comp)
+    return None if result is None else dataclasses.replace(result, comp=server.snapshot(result.comp))
+
+
+def _measured(server: Server, comp: Compilation) -> dict | str:
+    """Measured mode (only with a GPU): the measurement and the findings it adds, or why it cannot run."""
+    why = why_not_measurable(comp.target.name)
+    if why:
+        return why
+    done = measure(server.ws, comp, **getattr(server, "opened_with", {}))
+    return {"measured": done.to_json(), "findings": findings(comp)}
+
+
+def _recorded(server: Server, comp: Compilation, program_id: tuple[int, ...], *rest: Any) -> Recording:
+    rec = record_program(comp.launch, program_id, *rest)
+    return dataclasses.replace(rec, tensors={})  # the copies stay here; nothing shows them
+
+
+ANALYSES: dict[str, Callable[..., Any]] = {
+    "why_not_vectorized": lambda server, comp: why_not_vectorized(comp),
+    "what_if": _what_if,
+    "findings": lambda server, comp: findings(comp),  # the ranked list the report and `irscope check` show
+    "why_not_measurable": lambda server, comp: why_not_measurable(comp.target.name),
+    "measure": _measured,
+    "coalescing": lambda server, comp: analyze_coalescing(comp),
+    "passes": lambda server, comp: pass_list(comp),  # the pipeline view: one more compile with the pass dumps on
+    "record_program": _recorded,
+}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from irscope.base.compiled import AnalysisCache
 from irscope.base.errors import IrscopeError
 from irscope.base.model import CompileFailure, Resources
 from irscope.base.names import AMD_STAGES, NVIDIA_STAGES
@@ -90,6 +91,7 @@ class CompilationView:
     texts: dict[str, str] = field(default_factory=dict, repr=False)
     resources: Resources | None = None
     sass_controls: dict | None = field(default=None, repr=False)  # the cubin's instruction encodings, for SASS explanations
+    analyses: AnalysisCache = field(default_factory=AnalysisCache, repr=False, compare=False)
     _call: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     _source_map: Any = field(default=None, repr=False, compare=False)
 
@@ -99,6 +101,7 @@ class CompilationView:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_call"] = state["_source_map"] = None
+        state["analyses"] = AnalysisCache()  # results stay with the side that computed them
         return state
 
     @property

@@ -25,10 +25,8 @@ TIME_LIMIT = 0.5  # seconds
 def bank_report(comp) -> BankReport | None:
     """Every shared-memory access of an NVIDIA compilation with its predicted wavefronts (cached on it);
     None for AMD targets, failed compiles and compilations without a launch grid."""
-    if "_bank_report" not in comp.__dict__:
-        comp.__dict__["_bank_report"] = _predicted(comp, max_programs=SAMPLED_PROGRAMS, step_limit=STEP_LIMIT,
-                                                   time_limit=TIME_LIMIT)
-    return comp.__dict__["_bank_report"]
+    return comp.analyses.get("bank_report", lambda: _predicted(comp, max_programs=SAMPLED_PROGRAMS,
+                                                                step_limit=STEP_LIMIT, time_limit=TIME_LIMIT))
 
 
 def whole_launch_report(comp, max_programs: int, time_limit: float) -> BankReport | None:

@@ -171,13 +171,9 @@ def analyze_coalescing(comp, max_programs: int = DEFAULT_PROGRAMS, programs: lis
 
     `launch` (default: the compilation's own) picks another launch with the same specialization: the
     code is the same, the addresses are not. Cached on the compilation for the default sampling."""
-    cacheable = programs is None and max_programs == DEFAULT_PROGRAMS and launch is None
-    if cacheable and getattr(comp, "_coalescing", None) is not None:
-        return comp._coalescing
-    result = _analyze(comp, max_programs, programs, launch or comp.launch)
-    if cacheable:
-        comp.__dict__["_coalescing"] = result
-    return result
+    if programs is None and max_programs == DEFAULT_PROGRAMS and launch is None:
+        return comp.analyses.get("coalescing", lambda: _analyze(comp, max_programs, None, comp.launch))
+    return _analyze(comp, max_programs, programs, launch or comp.launch)
 
 
 def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:

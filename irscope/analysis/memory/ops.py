@@ -43,13 +43,10 @@ def memory_ops(comp, stages: Iterable[str] | None = None) -> list[MemoryOp]:
     if not comp.ok:
         return []
     wanted = [s for s in (stages or comp.stage_names) if s in PARSERS and s in comp.stage_names]
-    cache = comp.__dict__.setdefault("_memory_ops", {})
     out: list[MemoryOp] = []
     for stage in wanted:
-        if stage not in cache:
-            ops = PARSERS[stage](comp.stage(stage))
-            cache[stage] = _with_source_lines(comp, stage, ops)
-        out.extend(cache[stage])
+        out.extend(comp.analyses.get(f"memory_ops:{stage}",
+                                     lambda: _with_source_lines(comp, stage, PARSERS[stage](comp.stage(stage)))))
     return out
 
 

@@ -96,9 +96,7 @@ def _compare(before, after, keys: set | None = None) -> list[dict[str, Any]]:
 def vectorization(comp, with_what_if: bool = True) -> tuple[list[Diagnosis], WhatIf | None]:
     """The narrow accesses and, when asked, the what-if recompile: computed once per compilation (the
     report and the findings both read them; a what-if is a compile)."""
-    cache = comp.__dict__.setdefault("_vectorization", {})
-    if "diagnoses" not in cache:
-        cache["diagnoses"] = why_not_vectorized(comp)
-    if with_what_if and "what_if" not in cache:
-        cache["what_if"] = what_if(comp, cache["diagnoses"]) if cache["diagnoses"] else None
-    return cache["diagnoses"], cache.get("what_if")
+    diagnoses = comp.analyses.get("why_not_vectorized", lambda: why_not_vectorized(comp))
+    if not with_what_if:
+        return diagnoses, comp.analyses.peek("what_if")
+    return diagnoses, comp.analyses.get("what_if", lambda: what_if(comp, diagnoses) if diagnoses else None)

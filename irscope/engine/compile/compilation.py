@@ -14,6 +14,7 @@ from typing import Any
 
 from irscope.analysis.layouts.owners import LinearLayout
 from irscope.analysis.recording.trace import Recording
+from irscope.base.compiled import AnalysisCache
 from irscope.base.errors import IrscopeError, LaunchRejected
 from irscope.base.model import CompileFailure, Kernel, Launch, Resources, stages_for
 from irscope.engine.compile import ahead
@@ -74,6 +75,7 @@ class Compilation:
     _tools_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _source_map: Any = None
     _sass_controls: dict[int, tuple[int, int]] | None = None
+    analyses: AnalysisCache = field(default_factory=AnalysisCache, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:

@@ -230,6 +230,6 @@ def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: 
     result.agreements = agreements(comp, coalescing, result.lines, ncu.raw, banks)
     extra = disagreement_findings(comp, result.agreements)
     if extra:
-        comp.__dict__["_findings"] = ranked(findings(comp) + extra)
+        comp.analyses.put("findings", ranked(findings(comp) + extra))
     return result
 
