@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from irscope.analysis.memory.op import GLOBAL, LOCAL, SHARED, MemoryOp
 from irscope.analysis.memory.ops import memory_ops, primary_stage
+from irscope.base.compiled import CompiledKernel
 
 MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spill")
 
@@ -36,14 +37,14 @@ MARK_LEGEND: dict[str, tuple[str, str]] = {
 MACHINE_STAGES = ("llir", "ptx", "sass", "amdgcn")
 
 
-def line_marks(comp, stage: str) -> dict[int, set[str]]:
+def line_marks(comp: CompiledKernel, stage: str) -> dict[int, set[str]]:
     """Marks per 0-based line of one stage (lines without marks are absent). Cached per compilation."""
     if not comp.ok:
         return {}
     return comp.analyses.get(f"line_marks:{stage}", lambda: _compute(comp, stage))
 
 
-def _compute(comp, stage: str) -> dict[int, set[str]]:
+def _compute(comp: CompiledKernel, stage: str) -> dict[int, set[str]]:
     if stage == "source":
         return _source_marks(comp)
     widths = _global_widths(comp)
@@ -83,13 +84,13 @@ def _op_marks(op: MemoryOp, widths: dict, spills: bool, machine: bool) -> set[st
     return out
 
 
-def _global_widths(comp) -> dict[tuple, list[int]]:
+def _global_widths(comp: CompiledKernel) -> dict[tuple, list[int]]:
     """(source line, op) -> widths of the machine stage's global accesses. Accesses of one element per
     program (`tl.store(sum_ptr + row, total)`) are as wide as they can be: they get no vector/scalar mark."""
     return comp.analyses.get("global_widths", lambda: _compute_global_widths(comp))
 
 
-def _compute_global_widths(comp) -> dict[tuple, list[int]]:
+def _compute_global_widths(comp: CompiledKernel) -> dict[tuple, list[int]]:
     single = _single_element_keys(comp)
     out: dict[tuple, list[int]] = {}
     for op in memory_ops(comp, [primary_stage(comp)]):
@@ -99,7 +100,7 @@ def _compute_global_widths(comp) -> dict[tuple, list[int]]:
     return out
 
 
-def _single_element_keys(comp) -> set[tuple]:
+def _single_element_keys(comp: CompiledKernel) -> set[tuple]:
     """(source line, op) whose TTIR global accesses all go through a single (0-d) pointer."""
     lines = comp.stage("ttir").splitlines()
     kinds: dict[tuple, set[bool]] = {}
@@ -115,7 +116,7 @@ def _width_of(widths: dict, op: MemoryOp) -> int | None:
     return min(found) if found else None
 
 
-def _source_marks(comp) -> dict[int, set[str]]:
+def _source_marks(comp: CompiledKernel) -> dict[int, set[str]]:
     marks: dict[int, set[str]] = {}
     spills = bool(comp.resources.spills)
     widths = _global_widths(comp)

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from irscope.base.compiled import CompiledKernel
+
 
 def _round_up(value: int, unit: int) -> int:
     return -(-value // unit) * unit
@@ -263,7 +265,7 @@ def amd_occupancy(arch: str, vgprs: int, num_warps: int, lds_bytes: int, sgprs: 
                      lds_alloc, waves_per_simd=-(-waves // lim.simds_per_cu), sgprs=sgprs, notes=tuple(notes))
 
 
-def occupancy(comp) -> Occupancy | None:
+def occupancy(comp: CompiledKernel) -> Occupancy | None:
     """Theoretical occupancy of a compiled kernel on its target (None when it did not compile or the
     target's limits are unknown)."""
     if not comp.ok:

@@ -8,9 +8,10 @@ from typing import Any
 from irscope.analysis.memory.ops import memory_ops, primary_stage, totals_by_source_line
 from irscope.analysis.occupancy import occupancy
 from irscope.analysis.vectorize.what_if import vectorization
+from irscope.base.compiled import LaunchedKernel
 
 
-def analysis_entry(comp, with_what_if: bool = True) -> dict[str, Any]:
+def analysis_entry(comp: LaunchedKernel, with_what_if: bool = True) -> dict[str, Any]:
     """Fields added to a report entry of a compiled kernel (stable names)."""
     stage = primary_stage(comp)
     ops = memory_ops(comp, [stage])

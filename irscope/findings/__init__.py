@@ -3,6 +3,7 @@
 `findings(comp)` is the one engine behind `irscope report`, `irscope check` and the TUI. Importing this
 package loads only the nouns (model.py): `irscope check`'s front end reads them without NumPy or Triton."""
 
+from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.findings.model import (
     RULES,
     SEVERITIES,
@@ -15,13 +16,13 @@ from irscope.findings.model import (
 )
 
 
-def findings(comp) -> list[Finding]:
+def findings(comp: LaunchedKernel) -> list[Finding]:
     """The ranked findings of a compilation (engine.py; cached on the compilation)."""
     from irscope.findings.engine import findings as run
     return run(comp)
 
 
-def rule_errors(comp) -> list[str]:
+def rule_errors(comp: CompiledKernel) -> list[str]:
     """Rules that failed on this compilation (a bug in irscope): named so the report can say so."""
     from irscope.findings.engine import rule_errors as errors
     return errors(comp)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from irscope.analysis.measured.ncu_parse import number
 from irscope.analysis.measured.per_line import LineCounters
 from irscope.analysis.occupancy import occupancy
+from irscope.base.compiled import CompiledKernel
 from irscope.findings.engine import finding_builder
 from irscope.findings.model import Cost
 
@@ -60,7 +61,7 @@ class Agreement:
         return f"line {self.source_line}: " if self.source_line else ""
 
 
-def agreements(comp, coalescing, lines: list[LineCounters], raw: dict[str, str], banks=None) -> list[Agreement]:
+def agreements(comp: CompiledKernel, coalescing, lines: list[LineCounters], raw: dict[str, str], banks=None) -> list[Agreement]:
     """`banks`: the bank-conflict prediction over the whole launch (shared_banks.whole_launch_report)."""
     out = []
     measured = {c.source_line: c for c in lines}
@@ -196,7 +197,7 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
-def disagreement_findings(comp, found: list[Agreement]) -> list:
+def disagreement_findings(comp: CompiledKernel, found: list[Agreement]) -> list:
 
     new = finding_builder(comp)
     out = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.findings.model import Cost, Finding, WhatIf, ranked
 from irscope.findings.rules.banks import bank_findings
 from irscope.findings.rules.ir import dot_findings, shuffle_findings
@@ -19,17 +20,17 @@ RULE_FUNCTIONS = (access_findings, local_findings, occupancy_findings, shuffle_f
                   bank_findings)
 
 
-def findings(comp) -> list[Finding]:
+def findings(comp: LaunchedKernel) -> list[Finding]:
     """The ranked findings of a compilation (computed once per compilation)."""
     return comp.analyses.get("findings", lambda: _run_rules(comp))
 
 
-def _run_rules(comp) -> list[Finding]:
+def _run_rules(comp: LaunchedKernel) -> list[Finding]:
     if not comp.ok:
         return [_compile_error(comp)]
     result = []
     errors = comp.analyses.get("finding_rule_errors", list)
-    new = findingfinding_builder(comp)
+    new = finding_builder(comp)
     for rule in RULE_FUNCTIONS:
         try:
             result.extend(rule(comp, new))
@@ -38,12 +39,12 @@ def _run_rules(comp) -> list[Finding]:
     return ranked(result)
 
 
-def rule_errors(comp) -> list[str]:
+def rule_errors(comp: CompiledKernel) -> list[str]:
     """What each rule that raised said, for this compilation (after `findings`)."""
     return list(comp.analyses.peek("finding_rule_errors") or [])
 
 
-def findingfinding_builder(comp):
+def finding_builder(comp: CompiledKernel):
     file = comp.kernel.file
     source = comp.source_text.splitlines()
 
@@ -58,7 +59,7 @@ def findingfinding_builder(comp):
     return new
 
 
-def _column(comp, stage: str | None, stage_line: int | None, source_line: int | None, text: str | None) -> int | None:
+def _column(comp: CompiledKernel, stage: str | None, stage_line: int | None, source_line: int | None, text: str | None) -> int | None:
     """The column the compiler recorded for the IR line behind the finding, when it lies on the finding's
     source line; else the line's first non-blank character."""
     if stage is not None and stage_line is not None:
@@ -97,7 +98,7 @@ def _callee_start(text: str | None, column: int) -> int:
     return column
 
 
-def _compile_error(comp) -> Finding:
+def _compile_error(comp: CompiledKernel) -> Finding:
     f = comp.failure
     text = f.source_line
     column = len(text) - len(text.lstrip()) + 1 if text else None

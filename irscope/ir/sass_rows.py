@@ -10,10 +10,11 @@ rows so that its text says what `--annotate`, the report and the TUI say. The fo
 
 from __future__ import annotations
 
+from irscope.base.compiled import CompiledKernel
 from irscope.ir.line_types import LineKind
 
 
-def sass_with_repaired_rows(comp) -> str:
+def sass_with_repaired_rows(comp: CompiledKernel) -> str:
     """The compilation's SASS with nvdisasm's `//## File` rows replaced by the source map's chains."""
     text = comp.stage("sass")
     sm = comp.source_map

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
+from irscope.base.compiled import CompiledKernel
 from irscope.ir.line_types import Chain, IRLine, LineKind, Parsed, SourceLoc
 from irscope.ir.locations.amdgcn import parse_amdgcn
 from irscope.ir.locations.llvm import parse_llvm
@@ -78,7 +79,7 @@ class SourceMap:
         self._inverse: dict[str, dict[int, list[int]]] = {}
 
     @classmethod
-    def of(cls, comp) -> "SourceMap":
+    def of(cls, comp: CompiledKernel) -> "SourceMap":
         """The source map of a compile.Compilation (a failed one has only its source)."""
         stages = comp.stage_names if comp.ok else ("source",)
         return cls(stages, comp.stage, comp.kernel.file)

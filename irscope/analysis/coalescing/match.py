@@ -14,6 +14,7 @@ from collections import Counter
 from irscope.analysis.dataflow import parse_function
 from irscope.analysis.memory.ttgir import TensorAccessOp
 from irscope.analysis.vectorize.facts import kernel_arg_names
+from irscope.base.compiled import CompiledKernel
 from irscope.ir.mlir import strip_locations
 
 
@@ -67,7 +68,7 @@ def match_op(ops: list[TensorAccessOp], access) -> TensorAccessOp | None:
     return None
 
 
-def derived_pointers(comp, ttgir: str, ops: list[TensorAccessOp]) -> dict[int, str]:
+def derived_pointers(comp: CompiledKernel, ttgir: str, ops: list[TensorAccessOp]) -> dict[int, str]:
     """TTGIR line of an access -> the pointer argument its address is computed from, where exactly one is: the
     kernel's own arithmetic names the argument, which the addresses alone cannot when two arguments are views
     of one storage (a tensor and a slice of it)."""
@@ -90,7 +91,7 @@ def derived_pointers(comp, ttgir: str, ops: list[TensorAccessOp]) -> dict[int, s
     return out
 
 
-def source_line_lookup(comp, stage: str):
+def source_line_lookup(comp: CompiledKernel, stage: str):
     source_map = getattr(comp, "source_map", None) if hasattr(type(comp), "source_map") else None
     if source_map is None:
         return None

@@ -46,6 +46,7 @@ from irscope.analysis.layouts.owners import LinearLayout, describe_layout, linea
 from irscope.analysis.memory.ttgir import module_threads, ttgir_access_ops
 from irscope.analysis.memory.widths import width_for, widths_by_line
 from irscope.analysis.recording.trace import launch_grid
+from irscope.base.compiled import LaunchedKernel
 
 # Where a tensor's storage starts on the GPU: PyTorch's CUDA caching allocator hands out blocks
 # aligned to 512 bytes, so only a view's offset into its storage moves its start off alignment.
@@ -165,7 +166,7 @@ def sample_programs(grid: tuple[int, int, int], limit: int = DEFAULT_PROGRAMS) -
     return [unflatten(i) for i in picks]
 
 
-def analyze_coalescing(comp, max_programs: int = DEFAULT_PROGRAMS, programs: list[tuple[int, int, int]] | None = None,
+def analyze_coalescing(comp: LaunchedKernel, max_programs: int = DEFAULT_PROGRAMS, programs: list[tuple[int, int, int]] | None = None,
                        launch=None) -> KernelCoalescing:
     """Coalescing of every global load and store of a compilation, from recorded addresses.
 
@@ -176,7 +177,7 @@ def analyze_coalescing(comp, max_programs: int = DEFAULT_PROGRAMS, programs: lis
     return _analyze(comp, max_programs, programs, launch or comp.launch)
 
 
-def _analyze(comp, max_programs: int, programs, launch) -> KernelCoalescing:
+def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> KernelCoalescing:
     start = time.perf_counter()
     grid = launch_grid(launch)
     result = KernelCoalescing(comp.kernel.name, grid, [], [], Counts(), Counts())
@@ -294,7 +295,7 @@ def _named_as_derived(access, param: str | None, regions: dict):
     return dataclasses.replace(access, param=param, byte_offsets=offsets, offsets=offsets // access.elem_bytes)
 
 
-def report_fields(comp) -> dict[str, Any]:
+def report_fields(comp: LaunchedKernel) -> dict[str, Any]:
     """What `irscope report` adds for one compilation: `coalescing` (one row per global load/store) and
     `coalescing_totals` (kernel-wide loads and stores, the programs sampled, notes)."""
     try:

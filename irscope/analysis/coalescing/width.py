@@ -14,11 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from irscope.analysis.vectorize.what_if import vectorization
+from irscope.base.compiled import LaunchedKernel
 
 SECTOR_BYTES = 32
 
 
-def explain_narrow(entries: list, comp) -> None:
+def explain_narrow(entries: list, comp: LaunchedKernel) -> None:
     """Rewrite the diagnosis and fix of each narrow access in `entries` (AccessCoalescing)."""
     narrow = [e for e in entries if e.cause == "narrow_access" and e.counts.requests]
     if not narrow:
@@ -67,7 +68,7 @@ def moved_factor(entry) -> float | None:
     return len(np.unique(addresses // SECTOR_BYTES)) * SECTOR_BYTES / (len(np.unique(addresses)) * entry.elem_bytes)
 
 
-def _width_diagnoses(comp) -> list:
+def _width_diagnoses(comp: LaunchedKernel) -> list:
 
     try:
         return vectorization(comp, with_what_if=False)[0]

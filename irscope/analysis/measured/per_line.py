@@ -22,6 +22,7 @@ from irscope.analysis.measured.ncu_parse import (
     SassRow,
     SourcePage,
 )
+from irscope.base.compiled import CompiledKernel
 from irscope.ir import sass as ir_sass
 
 # The SASS shared-memory instructions whose wavefronts irscope's bank model predicts (analysis/bank_model.py)
@@ -127,7 +128,7 @@ def binary_mismatch(page: SourcePage, listed: dict[int, tuple[int, str]]) -> str
     return None
 
 
-def per_source_line(comp, page: SourcePage) -> tuple[list[LineCounters], str | None]:
+def per_source_line(comp: CompiledKernel, page: SourcePage) -> tuple[list[LineCounters], str | None]:
     """Counters per source line (None: instructions the map links to no line), and a mismatch reason."""
     listed = listed_offsets(comp.stage("sass"))
     why = binary_mismatch(page, listed)

@@ -27,17 +27,18 @@ from typing import Any, Iterable
 from irscope.analysis.memory.asm import parse_amdgcn, parse_ptx, parse_sass
 from irscope.analysis.memory.ir import parse_llvm, parse_mlir
 from irscope.analysis.memory.op import GLOBAL, LOAD, STORE, MemoryOp
+from irscope.base.compiled import CompiledKernel
 
 PARSERS = {"ttir": lambda t: parse_mlir(t, "ttir"), "ttgir": lambda t: parse_mlir(t, "ttgir"),
            "llir": parse_llvm, "ptx": parse_ptx, "sass": parse_sass, "amdgcn": parse_amdgcn}
 
 
-def primary_stage(comp) -> str:
+def primary_stage(comp: CompiledKernel) -> str:
     """The stage whose widths the report uses: PTX on NVIDIA (what Triton emits), AMDGCN on AMD."""
     return "ptx" if comp.target.is_nvidia else "amdgcn"
 
 
-def memory_ops(comp, stages: Iterable[str] | None = None) -> list[MemoryOp]:
+def memory_ops(comp: CompiledKernel, stages: Iterable[str] | None = None) -> list[MemoryOp]:
     """Memory ops of the compilation's stages (default: every stage with a parser), with source lines.
     Cached on the compilation object."""
     if not comp.ok:
@@ -50,7 +51,7 @@ def memory_ops(comp, stages: Iterable[str] | None = None) -> list[MemoryOp]:
     return out
 
 
-def _with_source_lines(comp, stage: str, ops: list[MemoryOp]) -> list[MemoryOp]:
+def _with_source_lines(comp: CompiledKernel, stage: str, ops: list[MemoryOp]) -> list[MemoryOp]:
     source_map = _source_map(comp)
     if source_map is None:
         return ops
@@ -64,7 +65,7 @@ def _with_source_lines(comp, stage: str, ops: list[MemoryOp]) -> list[MemoryOp]:
     return out
 
 
-def _source_map(comp):
+def _source_map(comp: CompiledKernel):
     try:
         return getattr(comp, "source_map", None)
     except Exception:

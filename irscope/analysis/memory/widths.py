@@ -11,10 +11,11 @@ from collections import Counter, defaultdict
 
 from irscope.analysis.memory.ops import memory_ops, primary_stage
 from irscope.analysis.memory.ttgir import TensorAccessOp
+from irscope.base.compiled import CompiledKernel
 from irscope.ir import ptx as ir_ptx
 
 
-def widths_by_line(comp) -> dict[tuple[int | None, str], list[int]]:
+def widths_by_line(comp: CompiledKernel) -> dict[tuple[int | None, str], list[int]]:
     """Bytes per lane per instruction of the global loads/stores in the PTX (AMDGCN on AMD), by source line."""
 
     stage = primary_stage(comp)

@@ -14,6 +14,7 @@ from typing import Any
 from irscope.analysis.dataflow import FunctionGraph
 from irscope.analysis.memory.op import GLOBAL, MemoryOp
 from irscope.analysis.memory.ops import memory_ops, primary_stage
+from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.ir.mlir import strip_locations
 
 
@@ -24,7 +25,7 @@ def mask_operand(op: MemoryOp, operands: list[str]) -> str | None:
     return None
 
 
-def kernel_arg_names(comp, graph: FunctionGraph) -> dict[str, str]:
+def kernel_arg_names(comp: CompiledKernel, graph: FunctionGraph) -> dict[str, str]:
     """TTIR argument (%x_ptr or %arg0) -> kernel parameter name."""
     runtime = [name for name, kind in comp.signature.items() if kind != "constexpr"
                and comp.specialization.get(name) != "constant"]
@@ -42,7 +43,7 @@ def data_ptr(value: Any) -> int | None:
         return None
 
 
-def ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int | None, list[int] | None, str]]:
+def ttgir_layouts(comp: LaunchedKernel) -> dict[tuple[int | None, str], tuple[int | None, list[int] | None, str]]:
     """(source line, op) -> (contiguous elements per thread, sizePerThread, layout name) of TTGIR global
     accesses: from the `#blocked` layout of the access, or from the `contiguity` Triton writes on buffer
     ops and async copies when the layout is another kind (an MMA result stored as it is, say)."""
@@ -79,7 +80,7 @@ def ttgir_layouts(comp) -> dict[tuple[int | None, str], tuple[int | None, list[i
     return out
 
 
-def _runs_in_tritons_layout(comp, line: int) -> int | None:
+def _runs_in_tritons_layout(comp: LaunchedKernel, line: int) -> int | None:
     """Consecutive elements per thread in the layout of the access on TTGIR `line`, from Triton's own
     linear layout of it. Triton 3.7+ writes this as `contiguity` on buffer ops; 3.6 does not, and its
     layout says the same as far as the layout goes (Triton's value also caps it by what the address
@@ -88,7 +89,7 @@ def _runs_in_tritons_layout(comp, line: int) -> int | None:
     return found.contiguous_registers() if found is not None else None
 
 
-def machine_widths(comp) -> dict[tuple[int | None, str], list[int]]:
+def machine_widths(comp: CompiledKernel) -> dict[tuple[int | None, str], list[int]]:
     """(source line, op) -> widths of the primary stage's global accesses."""
     out: dict[tuple[int | None, str], list[int]] = defaultdict(list)
     for op in memory_ops(comp, [primary_stage(comp)]):

@@ -12,6 +12,7 @@ from typing import Any
 
 from irscope.analysis.vectorize.facts import machine_widths
 from irscope.analysis.vectorize.why_not import Diagnosis, why_not_vectorized
+from irscope.base.compiled import LaunchedKernel
 
 
 @dataclass
@@ -33,7 +34,7 @@ class WhatIf:
                 "remaining": [d.to_json() for d in self.remaining]}
 
 
-def what_if(comp, diagnoses: list[Diagnosis] | None = None) -> WhatIf | None:
+def what_if(comp: LaunchedKernel, diagnoses: list[Diagnosis] | None = None) -> WhatIf | None:
     """Recompile with every fix that can be applied to the launch itself: ints that the mask or the
     address depend on rounded up to a multiple of 16, misaligned tensors replaced by aligned copies, a
     runtime stride set to 1 (what a contiguous tensor gives). None when there is nothing to change."""
@@ -93,7 +94,7 @@ def _compare(before, after, keys: set | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def vectorization(comp, with_what_if: bool = True) -> tuple[list[Diagnosis], WhatIf | None]:
+def vectorization(comp: LaunchedKernel, with_what_if: bool = True) -> tuple[list[Diagnosis], WhatIf | None]:
     """The narrow accesses and, when asked, the what-if recompile: computed once per compilation (the
     report and the findings both read them; a what-if is a compile)."""
     diagnoses = comp.analyses.get("why_not_vectorized", lambda: why_not_vectorized(comp))

@@ -28,6 +28,7 @@ from irscope.analysis.vectorize.facts import (
     width_for,
 )
 from irscope.analysis.vectorize.reasons import VECTOR_BYTES, Reason, reasons_for
+from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.ir.mlir import strip_locations
 
 _ELEM_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1,
@@ -56,7 +57,7 @@ class Diagnosis:
 
 # ------------------------------------------------------------------------------------------ why
 
-def why_not_vectorized(comp, only_narrow: bool = True) -> list[Diagnosis]:
+def why_not_vectorized(comp: LaunchedKernel, only_narrow: bool = True) -> list[Diagnosis]:
     """For each global access of the kernel (TTIR), its machine width and — when narrower than 16
     bytes — the reasons irscope can see. `only_narrow=False` returns every access."""
     if not comp.ok:
@@ -97,7 +98,7 @@ def why_not_vectorized(comp, only_narrow: bool = True) -> list[Diagnosis]:
     return _guesses_said(comp, out)
 
 
-def _guesses_said(comp, diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+def _guesses_said(comp: CompiledKernel, diagnoses: list[Diagnosis]) -> list[Diagnosis]:
     """A reason about an argument irscope made up (--no-run, no launch) says so: "n = 3 is a guess"."""
     guesses = comp.launch.guesses
     if not guesses:

@@ -18,6 +18,7 @@ from irscope.analysis.banks.report import whole_launch_report
 from irscope.analysis.coalescing.sectors import DEFAULT_PROGRAMS, analyze_coalescing
 from irscope.analysis.measured.per_line import per_source_line
 from irscope.analysis.recording import launch_grid
+from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.engine.measure.ncu_child import spec_id
 from irscope.engine.measure.ncu_run import run_ncu, run_ncu_many
 from irscope.engine.measure.peaks import Peaks, peaks_of
@@ -117,7 +118,7 @@ def why_not_measurable(target_name: str | None) -> str | None:
     return None
 
 
-def child_key(ws, comp) -> tuple[str, int | None, int] | None:
+def child_key(ws, comp: CompiledKernel) -> tuple[str, int | None, int] | None:
     """How ncu's child (ncu_child.py) finds this compilation again: kernel, autotune config, launch index;
     None for a compilation the file's run did not make."""
     config = comp.launch.autotune_index if comp.kernel.is_autotuned else None
@@ -125,7 +126,7 @@ def child_key(ws, comp) -> tuple[str, int | None, int] | None:
     return None if index is None else (comp.kernel.qualified_name, config, index)
 
 
-def predicted_programs(comp) -> int:
+def predicted_programs(comp: CompiledKernel) -> int:
     """How many programs measured mode's coalescing prediction runs: every program of a grid of up to
     WHOLE_GRID_LIMIT, so that each line's sectors are the launch's, as ncu counts them; for a larger grid only
     the ratios can be compared, and the default sample gives them as a larger one does (triton_square.py's
@@ -176,7 +177,7 @@ def measure_all(ws, comps, *, with_ncu: bool = True, run_main: bool = True, defi
     return done
 
 
-def measure(ws, comp, *, with_ncu: bool = True, run_main: bool = True, defines: list[str] | None = None,
+def measure(ws, comp: LaunchedKernel, *, with_ncu: bool = True, run_main: bool = True, defines: list[str] | None = None,
             arg_types: list[str] | None = None, ncu=None) -> Measurement:
     """Measure one compilation of `ws`. `run_main`, `defines`, `arg_types`: how the file was opened
     (--no-run, -D, --arg), so that ncu's child opens it the same way. `ncu`: its NcuResult when

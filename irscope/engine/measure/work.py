@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from irscope.analysis.coalescing.sectors import sample_programs
 from irscope.analysis.recording import launch_grid
+from irscope.base.compiled import CompiledKernel
 from irscope.engine.recording import record_program
 from irscope.engine.triton_compat import kernel_parameters
 
@@ -58,7 +59,7 @@ class Work:
                 "notes": self.notes}
 
 
-def dot_sites(comp) -> list[DotSite]:
+def dot_sites(comp: CompiledKernel) -> list[DotSite]:
     """Every tl.dot of the compilation's TTGIR with its M, N, K and the precision it runs at."""
     sites = []
     for index, raw in enumerate(comp.stage("ttgir").splitlines()):
@@ -83,7 +84,7 @@ def dot_sites(comp) -> list[DotSite]:
     return sites
 
 
-def launch_work(comp, coalescing) -> Work:
+def launch_work(comp: CompiledKernel, coalescing) -> Work:
     """`coalescing`: the compilation's KernelCoalescing (analysis/coalescing.py)."""
     work = Work()
     params = kernel_parameters(comp.kernel.jit, comp.launch.args, comp.launch.kwargs)
@@ -112,7 +113,7 @@ def _tensor_bytes(value) -> int | None:
     return None
 
 
-def _count_flops(comp, work: Work) -> None:
+def _count_flops(comp: CompiledKernel, work: Work) -> None:
     sites = dot_sites(comp)
     if not sites:
         return

@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 
 from irscope.analysis.banks.report import bank_report
+from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.findings.model import Cost, Finding, WhatIf
 
 _KIND_WORDS = {"load": "ld.shared", "store": "st.shared", "ldmatrix": "ldmatrix", "stmatrix": "stmatrix",
                "cp.async": "cp.async (a copy from global to shared memory)"}
 
 
-def bank_findings(comp, new) -> list[Finding]:
+def bank_findings(comp: LaunchedKernel, new) -> list[Finding]:
     report = bank_report(comp)
     if report is None or not report.programs:
         return []
@@ -31,7 +32,7 @@ def bank_findings(comp, new) -> list[Finding]:
                                                                                     key=lambda kv: kv[0] or 0)]
 
 
-def _finding(comp, report, line, results, new) -> Finding:
+def _finding(comp: CompiledKernel, report, line, results, new) -> Finding:
     wavefronts = sum(r.wavefronts for r in results)
     ideal = sum(r.ideal for r in results)
     executions = sum(r.executions - r.unknown for r in results) or 1
@@ -68,7 +69,7 @@ def _finding(comp, report, line, results, new) -> Finding:
                stage="ptx", stage_line=first.access.line)
 
 
-def _fma_dot_operand(comp, line: int | None) -> bool:
+def _fma_dot_operand(comp: CompiledKernel, line: int | None) -> bool:
     """Whether a TTGIR local_load at this source line feeds a dot on the FMA pipes (`#ttg.dot_op` of a
     `#blocked` parent)."""
     try:

@@ -17,6 +17,7 @@ from irscope.analysis.layouts.owners import BlockedLayout, describe_layout
 from irscope.analysis.layouts.parse import layout_aliases, parse_layout
 from irscope.analysis.memory.op import SHARED
 from irscope.analysis.memory.ops import memory_ops, primary_stage
+from irscope.base.compiled import CompiledKernel
 from irscope.findings.model import Cost, Finding
 from irscope.ir import amdgcn as ir_amdgcn
 from irscope.ir import ptx as ir_ptx
@@ -81,7 +82,7 @@ def _where_in_loops(index: int, enclosing, regions) -> str:
     return "outer" if holds_loop or conditional else "hot"
 
 
-def shuffle_findings(comp, new) -> list[Finding]:
+def shuffle_findings(comp: CompiledKernel, new) -> list[Finding]:
     ttgir = comp.stage("ttgir")
     lines = ttgir.splitlines()
     source_map = comp.source_map
@@ -143,7 +144,7 @@ def _shuffle_fix(source_layout, in_loop: bool) -> str:
             "store); a transpose needs one such exchange, and shared memory is the cheap way to make it")
 
 
-def dot_findings(comp, new) -> list[Finding]:
+def dot_findings(comp: CompiledKernel, new) -> list[Finding]:
     ttgir = comp.stage("ttgir")
     lines = ttgir.splitlines()
     source_map = comp.source_map

@@ -18,13 +18,14 @@ from irscope.analysis.coalescing.text import lines_text
 from irscope.analysis.vectorize.reasons import VECTOR_BYTES
 from irscope.analysis.vectorize.what_if import vectorization
 from irscope.analysis.vectorize.why_not import Diagnosis
+from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.findings.model import Cost, Finding, WhatIf
 
 _WIDTH_CAUSES = {"unaligned_pointer", "unaligned_offset", "runtime_stride", "not_specialized", "mask_not_divisible",
                  "unknown"}
 
 
-def access_findings(comp, new) -> list[Finding]:
+def access_findings(comp: LaunchedKernel, new) -> list[Finding]:
     """`new(rule, severity, source_line, message, fix, cost, weight, what_if=None, stage=..., stage_line=...)`
     builds a Finding with the kernel, file, column and source text filled in (engine.py)."""
     diagnoses, what_if = vectorization(comp)
@@ -44,7 +45,7 @@ def access_findings(comp, new) -> list[Finding]:
     return out
 
 
-def _coalescing(comp) -> list:
+def _coalescing(comp: LaunchedKernel) -> list:
     """The coalescing analysis' accesses: none when there are no real addresses (no launch, or the
     interpreter could not run it), and then no finding is made from addresses."""
     try:
@@ -53,7 +54,7 @@ def _coalescing(comp) -> list:
         return []
 
 
-def _width_finding(comp, d: Diagnosis, what_if, coalescing, new) -> Finding | None:
+def _width_finding(comp: CompiledKernel, d: Diagnosis, what_if, coalescing, new) -> Finding | None:
     if d.width_bytes is None or not d.reasons:
         return None
     allowed = VECTOR_BYTES

@@ -16,10 +16,11 @@ from collections import Counter
 from irscope.analysis.memory.op import LOCAL
 from irscope.analysis.memory.ops import memory_ops
 from irscope.analysis.occupancy import NVIDIA_LIMITS, nvidia_occupancy, occupancy
+from irscope.base.compiled import CompiledKernel
 from irscope.findings.model import Cost, Finding, WhatIf
 
 
-def local_findings(comp, new) -> list[Finding]:
+def local_findings(comp: CompiledKernel, new) -> list[Finding]:
     res = comp.resources
     nvidia = comp.target.is_nvidia
     local_bytes = res.local_bytes or 0
@@ -63,7 +64,7 @@ def local_findings(comp, new) -> list[Finding]:
                 "tile over more threads)", cost, weight)]
 
 
-def occupancy_findings(comp, new) -> list[Finding]:
+def occupancy_findings(comp: CompiledKernel, new) -> list[Finding]:
     occ = occupancy(comp)
     if occ is None:
         return []
@@ -90,7 +91,7 @@ def _fix(limited_by: str) -> str:
     }.get(limited_by, "change num_warps or the BLOCK sizes")
 
 
-def _one_more_block(comp, occ) -> WhatIf | None:
+def _one_more_block(comp: CompiledKernel, occ) -> WhatIf | None:
     """The register or shared-memory budget that would let one more block in, by the occupancy model."""
     arch = comp.target.name
     if arch not in NVIDIA_LIMITS or occ.registers_per_thread is None:

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from irscope.base.compiled import CompiledKernel
 from irscope.ir.explain import amdgcn, llvm, mlir, ptx, sass
 from irscope.ir.explain.common import Explanation, nothing
 
-if TYPE_CHECKING:
-    from irscope.engine.compile.compilation import Compilation
 
-
-def _module_text(comp: "Compilation | None", stage: str) -> str | None:
+def _module_text(comp: CompiledKernel | None, stage: str) -> str | None:
     if comp is None:
         return None
     try:
@@ -20,7 +16,7 @@ def _module_text(comp: "Compilation | None", stage: str) -> str | None:
         return None
 
 
-def _controls(comp: "Compilation | None") -> dict | None:
+def _controls(comp: CompiledKernel | None) -> dict | None:
     """The cubin's instruction encodings (for SASS control fields): the compilation reads them (a front end's
     view carries what the worker read)."""
     if comp is None or not comp.ok:
@@ -28,7 +24,7 @@ def _controls(comp: "Compilation | None") -> dict | None:
     return comp.sass_controls
 
 
-def explain_line(stage: str, text: str, comp: "Compilation | None" = None) -> Explanation:
+def explain_line(stage: str, text: str, comp: CompiledKernel | None = None) -> Explanation:
     """Explain one line of `stage` ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")."""
     if stage in ("ttir", "ttgir"):
         return mlir.explain(text, stage, _module_text(comp, stage))
@@ -46,7 +42,7 @@ def explain_line(stage: str, text: str, comp: "Compilation | None" = None) -> Ex
     return Explanation(stage, None, f"No notes for {stage} yet", "", known=False)
 
 
-def explain_stage(stage: str, text: str, comp: "Compilation | None" = None) -> list[Explanation]:
+def explain_stage(stage: str, text: str, comp: CompiledKernel | None = None) -> list[Explanation]:
     """Every line of a stage's text, explained (what the coverage benchmark walks)."""
     return [explain_line(stage, line, comp) for line in text.splitlines()]
 

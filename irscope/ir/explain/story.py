@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import TYPE_CHECKING
 
+from irscope.base.compiled import CompiledKernel
 from irscope.ir import amdgcn as ir_amdgcn
 from irscope.ir import ptx as ir_ptx
 from irscope.ir import sass as ir_sass
@@ -14,21 +14,18 @@ from irscope.ir.explain import layouts, mlir
 from irscope.ir.explain.engine import explain_line
 from irscope.ir.mlir import strip_locations
 
-if TYPE_CHECKING:
-    from irscope.engine.compile.compilation import Compilation
-
 # Instructions worth naming in the story (the rest are counted): memory, synchronization, tensor cores.
 _NOTABLE = {"ptx": ir_ptx.is_notable, "sass": ir_sass.is_notable, "amdgcn": ir_amdgcn.is_notable}
 _LAYOUT_REF = re.compile(r"#(?:blocked|mma|shared|linear|dot_op|slice)\w*|#ttg\.(?:slice|dot_op)<\{[^}]*\}>")
 
 
-def _instruction_indices(comp: "Compilation", stage: str, source_line: int) -> list[int]:
+def _instruction_indices(comp: CompiledKernel, stage: str, source_line: int) -> list[int]:
     sm = comp.source_map
     lines = sm.lines(stage)
     return [i for i in sm.ir_lines(stage, source_line) if lines[i].kind.value == "instruction"]
 
 
-def _ops(comp: "Compilation", stage: str, indices: list[int]) -> list[str]:
+def _ops(comp: CompiledKernel, stage: str, indices: list[int]) -> list[str]:
     text = comp.stage(stage).splitlines()
     return [e.op for e in (explain_line(stage, text[i]) for i in indices) if e.op]
 
@@ -39,7 +36,7 @@ def _listing(ops: list[str], limit: int = 6) -> str:
     return ", ".join(parts) + (", …" if len(counts) > limit else "")
 
 
-def _layout_summary(comp: "Compilation", indices: list[int]) -> str:
+def _layout_summary(comp: CompiledKernel, indices: list[int]) -> str:
     """The layouts the TTGIR of this line uses, each in its first sentence's gist."""
     text = comp.stage("ttgir")
     aliases = mlir.aliases_of(text)
@@ -58,7 +55,7 @@ def _layout_summary(comp: "Compilation", indices: list[int]) -> str:
     return "; ".join(out)
 
 
-def lowering_story(comp: "Compilation", source_line: int) -> str:
+def lowering_story(comp: CompiledKernel, source_line: int) -> str:
     """A short paragraph: how `source_line` of the user's file goes through the compiler."""
     if not comp.ok:
         return f"The kernel did not compile, so line {source_line} has no lowering to show."
@@ -97,7 +94,7 @@ def lowering_story(comp: "Compilation", source_line: int) -> str:
     return " ".join(sentences)
 
 
-def _first_notable_text(comp: "Compilation", stage: str, source_line: int) -> str:
+def _first_notable_text(comp: CompiledKernel, stage: str, source_line: int) -> str:
     text = comp.stage(stage).splitlines()
     for i in _instruction_indices(comp, stage, source_line):
         e = explain_line(stage, text[i])
