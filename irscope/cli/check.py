@@ -17,9 +17,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from irscope.base.errors import IrscopeError
-from irscope.base.textsafe import safe_text
+from irscope.base.textsafe import safe_text, scrub
 from irscope.cli import check_output
 from irscope.findings.model import at_least, rank_key
+from irscope.worker import client
+from irscope.worker.client import run_captured
 
 _KERNEL_DEF = re.compile(r"^\s*@\s*(?:triton\.)?(?:jit|autotune|heuristics)\b|\btriton\.jit\s*\(", re.MULTILINE)
 _SKIPPED_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
@@ -81,7 +83,6 @@ def defines_kernel(path: str) -> bool:
 # ---------------------------------------------------------------------------------------------- opening
 
 def _open_all(files: list[str], target: str | None, jobs: int, file_args: list[str]) -> list[dict]:
-    from irscope.worker import client
 
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
@@ -97,8 +98,6 @@ def _open_all(files: list[str], target: str | None, jobs: int, file_args: list[s
 def open_one(path: str, target: str | None, file_args: list[str] = ()) -> dict:
     """One file through a worker, as `irscope report --json` runs it: its findings, or one `open-failed`.
     `file_args`: the file's own command line (`check PATH... -- ARGS`)."""
-    from irscope.base.textsafe import scrub
-    from irscope.worker.client import run_captured
 
     argv = ["report", "--json", path] + (["--target", target] if target else []) + ["--", *file_args]
     code, out, err = run_captured(argv, path)

@@ -11,6 +11,7 @@ import hashlib
 import json
 from typing import Any
 
+from irscope import __version__
 from irscope.findings.model import RULES
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -90,7 +91,6 @@ def github_line(f: dict) -> str:
 
 def sarif_document(findings: list[dict]) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: irscope's rules, and one result per finding."""
-    from irscope import __version__
 
     rule_ids = list(RULES)
     rules = [{"id": rid, "name": "".join(w.capitalize() for w in rid.split("-")),

@@ -16,7 +16,9 @@ import sys
 from irscope.base.errors import IrscopeError, guarded
 from irscope.base.names import ALL_STAGES, target_name
 from irscope.base.paths import check_kernel_path
+from irscope.cli import check
 from irscope.commands.arguments import COMMANDS, build_parser, parse
+from irscope.worker.client import run_command
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +39,6 @@ def _front(args: argparse.Namespace, argv: list[str]) -> int:
     if args.command == "tui":
         return _tui(args)
     if args.command == "check":  # a worker per file, started by check itself
-        from irscope.cli import check
         _check_target(args.target)
         return check.run(args)
     stage = getattr(args, "stage", None) if args.command != "passes" else None
@@ -45,7 +46,6 @@ def _front(args: argparse.Namespace, argv: list[str]) -> int:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
     _check_target(args.target)
     check_kernel_path(args.file)
-    from irscope.worker.client import run_command
     return run_command(argv, args.file)
 
 
@@ -62,6 +62,7 @@ def _tui(args) -> int:
     path = args.file
     _check_target(args.target)
     check_kernel_path(path)  # a bad path is one line on stderr, before the screen switches
+    # deferred: Textual and the app load for the terminal UI only, not for `report` or `check`
     from irscope.tui.app import IrscopeApp
     from irscope.tui.driver import driver_for
 

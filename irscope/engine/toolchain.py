@@ -11,6 +11,7 @@ import tempfile
 from irscope.base.model import Resources
 from irscope.engine.patching import write_atomically
 from irscope.engine.triton_compat import find_tool, triton_cache_dir
+from irscope.ir.sass import encodings
 
 # nvdisasm: -c code only; -gi source lines from .debug_line with inlined-at frames.
 NVDISASM_FLAGS = ("-c", "-gi")
@@ -132,8 +133,5 @@ def instruction_encodings(cubin: bytes) -> dict[int, tuple[int, int]]:
     """Per instruction offset, the two 64-bit words of its 128-bit encoding (`nvdisasm -hex`). The high word
     holds the scheduling control field (stall, yield, scoreboards) that plain SASS text does not show.
     Cached on disk next to the SASS text."""
-    from irscope.ir.sass import (
-        encodings,  # here: only the SASS analyses read encodings, and opening a file needs none
-    )
 
     return encodings(_cached_tool_output("sasshex", ("-c", "-hex"), cubin))

@@ -18,12 +18,15 @@ from irscope.findings.model import (
 
 def findings(comp: LaunchedKernel) -> list[Finding]:
     """The ranked findings of a compilation (engine.py; cached on the compilation)."""
+    # deferred: the front end imports findings.model, which runs this file, without the rules and the
+    # analyses they read (NumPy)
     from irscope.findings.engine import findings as run
     return run(comp)
 
 
 def rule_errors(comp: CompiledKernel) -> list[str]:
     """Rules that failed on this compilation (a bug in irscope): named so the report can say so."""
+    # deferred: as above
     from irscope.findings.engine import rule_errors as errors
     return errors(comp)
 

@@ -9,6 +9,7 @@ import signal
 import sys
 import traceback
 
+from irscope.base import progress
 from irscope.base.lifetime import die_with_parent
 from irscope.worker import protocol
 
@@ -42,9 +43,9 @@ def main(argv: list[str]) -> None:
     out, err = io.StringIO(), io.StringIO()
     sys.stdout, sys.stderr = out, err  # irscope's own words; the user's file writes to fds 1 and 2
     code = 70
-    from irscope.base import progress
     progress.sink = lambda text: protocol.send(result_fd, {"progress": text})
     try:
+        # deferred: the command loads torch and Triton; irscope's own output is captured first
         from irscope.commands.run import execute
         code = execute(argv)
     except Exception:  # noqa: BLE001 - IRSCOPE_DEBUG=1 lets irscope's own error out: its traceback is the answer
@@ -76,6 +77,7 @@ def serve_forever(request_fd: int, result_fd: int) -> None:
     import queue
     import threading
 
+    # deferred: the engine (torch, Triton) loads once the worker has yielded to the screen's first paint
     from irscope.worker.serve import Server, error_reply
 
     server, lock, me = Server(), threading.Lock(), os.getpid()

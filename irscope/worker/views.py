@@ -15,6 +15,7 @@ from irscope.base.errors import IrscopeError
 from irscope.base.model import CompileFailure, Resources
 from irscope.base.names import AMD_STAGES, NVIDIA_STAGES
 from irscope.base.target import Target
+from irscope.ir.sourcemap import SourceMap
 
 
 @dataclass
@@ -127,7 +128,6 @@ class CompilationView:
     @property
     def source_map(self):
         if self._source_map is None:
-            from irscope.ir.sourcemap import SourceMap
             self._source_map = SourceMap.of(self)
         return self._source_map
 

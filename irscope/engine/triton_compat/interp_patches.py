@@ -142,9 +142,8 @@ class _Namespace:
 
 
 def _extern_elementwise(_builder, _lib_name, _lib_path, symbol, args, ret_type, _is_pure):
-    from irscope.engine.triton_compat.libdevice_numpy import (
-        IMPLEMENTATIONS,  # here: most kernels call no libdevice function at all
-    )
+    # deferred: most kernels call no libdevice function at all, and its table is large
+    from irscope.engine.triton_compat.libdevice_numpy import IMPLEMENTATIONS
 
     name = _index.symbol_names().get(symbol, symbol)
     compute = IMPLEMENTATIONS.get(name)
