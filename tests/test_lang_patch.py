@@ -45,9 +45,9 @@ def test_calls_in_a_launch_share_one_patch_per_module_and_all_of_it_is_undone():
     scope = lang_patch.launch_patch(_kernel_of_this_module.fn)
     try:
         assert lang_patch._kept == []
-        assert lang_patch._call_interpreted(_kernel_of_this_module, 5) == 5
+        assert lang_patch.call_interpreted(_kernel_of_this_module, 5) == 5
         assert lang_patch._kept == []  # the launch's own patch covers its module
-        results = [lang_patch._call_interpreted(tl.cdiv, n, 4) for n in range(1, 9)]
+        results = [lang_patch.call_interpreted(tl.cdiv, n, 4) for n in range(1, 9)]
         assert results == [1, 1, 1, 1, 2, 2, 2, 2]
         # Rewriting a function adds the interpreter's names to its module (so the module may see one
         # more triton.language module after its first call): at most two patches, not one per call.
@@ -62,7 +62,7 @@ def test_calls_in_a_launch_share_one_patch_per_module_and_all_of_it_is_undone():
 def test_a_call_outside_any_launch_is_patched_for_itself_alone():
     before = _language_state()
     assert lang_patch._kept is None
-    assert lang_patch._call_interpreted(tl.cdiv, 9, 4) == 3
+    assert lang_patch.call_interpreted(tl.cdiv, 9, 4) == 3
     assert lang_patch._kept is None
     _assert_as_before(before)
 

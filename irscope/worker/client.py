@@ -119,7 +119,7 @@ def run_captured(argv: list[str], shown_file: str) -> tuple[int, str, str]:
             answer = protocol.receive(read_fd)
         proc.wait()
         if answer is None:
-            code, lines = _death(proc.returncode, shown_file, _output_tail(tmp))
+            code, lines = _death(proc.returncode, shown_file, worker_output_tail(tmp))
             return code, "", "".join(line + "\n" for line in lines)
         return int(answer["code"]), safe_text(answer["out"]), safe_text(answer["err"])
     finally:
@@ -142,7 +142,7 @@ def stop_all() -> None:
         stop(proc, grace=0.2)
 
 
-def _output_tail(tmp: str) -> list[str]:
+def worker_output_tail(tmp: str) -> list[str]:
     try:
         with open(os.path.join(tmp, "file-output"), "rb") as f:
             f.seek(0, os.SEEK_END)

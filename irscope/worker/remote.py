@@ -20,7 +20,7 @@ from typing import Any, Callable
 from irscope.base import errors
 from irscope.base.textsafe import safe_text
 from irscope.worker import protocol
-from irscope.worker.client import _output_tail, start, stop
+from irscope.worker.client import start, stop, worker_output_tail
 from irscope.worker.views import CompilationView
 
 Progress = Callable[[str, float], None]
@@ -162,11 +162,11 @@ class Session:
         if code is None:
             return f"the worker for {self.shown_file} stopped answering"
         how = f"was killed by signal {-code}" if code < 0 else f"ended the process with exit status {code} (os._exit?)"
-        tail = safe_text(" | ".join(_output_tail(self.tmp)[-3:]))
+        tail = safe_text(" | ".join(worker_output_tail(self.tmp)[-3:]))
         return f"{self.shown_file} {how} before irscope could finish" + (f"; its last output: {tail}" if tail else "")
 
     def output_tail(self) -> list[str]:
-        return _output_tail(self.tmp)
+        return worker_output_tail(self.tmp)
 
     def close(self) -> None:
         """Stop the worker and everything it started; remove its files. Requests still waiting fail at

@@ -29,17 +29,17 @@ from irscope.engine.triton_compat.driver import interpreter_lock
 from irscope.engine.triton_compat.interpreter import interpreter_failure
 from irscope.engine.triton_compat.jit import config_kwargs, jit_decorator_kept
 from irscope.engine.triton_compat.lang_patch import (
-    _call_interpreted,
-    _interpreter_for,
+    call_interpreted,
     grid_executor_patches_once,
+    interpreter_for,
     restore_interpreter_module,
 )
 from irscope.engine.triton_compat.originals import (
-    _AUTOTUNER_BENCH,
-    _AUTOTUNER_RUN,
-    _AUTOTUNER_WARMUP,
-    _JIT_CALL,
-    _JIT_RUN,
+    AUTOTUNER_BENCH,
+    AUTOTUNER_RUN,
+    AUTOTUNER_WARMUP,
+    JIT_CALL,
+    JIT_RUN,
 )
 from irscope.engine.triton_compat.program_budget import (
     ProgramsCut,
@@ -153,7 +153,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
         try:
             with grid_executor_patches_once(), programs_within(interpret_seconds()) as programs:
                 try:
-                    _interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+                    interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
                 except ProgramsCut:  # the rest of a long grid skipped (program_budget.py); said with the launch
                     if this is not None:
                         this.programs = (programs.run, programs.total)
@@ -169,7 +169,7 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             # what a GPU launch returns all the same (libraries keep it and launch it again directly)
             return _not_yet_compiled(self, args, kwargs)
 
-    call = _call_interpreted
+    call = call_interpreted
     settled: dict[tuple, tuple[Autotuner, Any]] = {}  # (autotuner, tuning key) -> the config it runs for that key
 
     def autotune_run(self, *args, **kwargs):
@@ -301,11 +301,11 @@ def _not_yet_compiled(jit: JITFunction, args: tuple, kwargs: dict) -> CompiledWh
 def restore_unpatched_triton() -> None:
     """Put back what a capture patched, for a process forked in the middle of one (core/ahead.py), whose
     capture will never get to undo its patches."""
-    JITFunction.run = _JIT_RUN
-    JITFunction.__call__ = _JIT_CALL
-    Autotuner.run = _AUTOTUNER_RUN
-    Autotuner._bench = _AUTOTUNER_BENCH
-    Autotuner.warmup = _AUTOTUNER_WARMUP
+    JITFunction.run = JIT_RUN
+    JITFunction.__call__ = JIT_CALL
+    Autotuner.run = AUTOTUNER_RUN
+    Autotuner._bench = AUTOTUNER_BENCH
+    Autotuner.warmup = AUTOTUNER_WARMUP
     restore_interpreter_module()
 
 

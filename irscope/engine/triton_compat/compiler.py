@@ -16,15 +16,15 @@ from irscope.base.target import Target
 from irscope.engine.triton_compat import caches
 from irscope.engine.triton_compat.debugger_calls import debugger_calls_left_out
 from irscope.engine.triton_compat.driver import (
-    _active_driver,
-    _CpuDriver,
+    CpuDriver,
+    active_driver,
     gpu_target_of,
     interpreter_lock,
 )
 from irscope.engine.triton_compat.install_key import remember_triton_key
 from irscope.engine.triton_compat.jit import kernel_param_names
 from irscope.engine.triton_compat.kernel_prints import kernel_prints
-from irscope.engine.triton_compat.originals import _JIT_RUN
+from irscope.engine.triton_compat.originals import JIT_RUN
 
 
 @dataclass
@@ -57,8 +57,8 @@ def specialize(jit: JITFunction, args: tuple, kwargs: dict, target: Target) -> S
         captured.append(Specialized(signature, constexprs, attrs, options))
         return None  # run() returns early when the compiler gives it nothing
 
-    with _active_driver(_CpuDriver(target)), _jit_compile_redirected(jit, take):
-        _JIT_RUN(jit, *args, grid=(1, ), warmup=True, **dict(kwargs))
+    with active_driver(CpuDriver(target)), _jit_compile_redirected(jit, take):
+        JIT_RUN(jit, *args, grid=(1, ), warmup=True, **dict(kwargs))
     if not captured:  # pragma: no cover - only if Triton's run() changes shape
         raise RuntimeError("irscope could not read the specialization from Triton's JIT")
     return captured[0]

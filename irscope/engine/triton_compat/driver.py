@@ -13,7 +13,7 @@ from triton.runtime.driver import driver as _driver_registry
 from irscope.base.errors import IrscopeError
 from irscope.base.names import DEFAULT_TARGET, target_name
 from irscope.base.target import Target  # defined apart so that front ends can hold one
-from irscope.engine.triton_compat.originals import _TORCH_HAS_GPU
+from irscope.engine.triton_compat.originals import TORCH_HAS_GPU
 
 
 def gpu_target_of(target: Target) -> GPUTarget:
@@ -32,7 +32,7 @@ def target_from_gpu_target(gpu_target: GPUTarget) -> Target:
 def local_gpu_target() -> Target | None:
     """The target of the GPU in this machine, or None when there is none (or it is hidden)."""
     try:
-        if not _TORCH_HAS_GPU():
+        if not TORCH_HAS_GPU():
             return None
         return target_from_gpu_target(_driver_registry.default.get_current_target())
     except Exception:  # no driver, no device, a broken install: all mean "no local GPU"
@@ -43,7 +43,7 @@ def local_gpu_target() -> Target | None:
 # A driver for machines with no GPU
 
 
-class _CpuDriver:
+class CpuDriver:
     """Stands in for Triton's GPU driver where there is none.
 
     Tutorial-style files ask the driver for the torch device (`get_active_torch_device`); Triton's
@@ -96,7 +96,7 @@ interpreter_lock = threading.RLock()
 
 
 @contextlib.contextmanager
-def _active_driver(driver) -> Iterator[None]:
+def active_driver(driver) -> Iterator[None]:
     with _driver_lock:
         previous = _driver_registry._active
         _driver_registry.set_active(driver)
@@ -108,7 +108,7 @@ def _active_driver(driver) -> Iterator[None]:
 
 def install_cpu_driver(target: Target) -> None:
     """Make `triton.runtime.driver.active` answer on a machine with no GPU."""
-    _driver_registry.set_active(_CpuDriver(target))
+    _driver_registry.set_active(CpuDriver(target))
 
 
 def resolve_target(name: str | None) -> Target:

@@ -14,8 +14,8 @@ from irscope.engine.triton_compat.driver import interpreter_lock
 from irscope.engine.triton_compat.jit import constexpr_param_names, unwrap_kernel
 from irscope.engine.triton_compat.kernel_prints import kernel_prints
 from irscope.engine.triton_compat.lang_patch import (
-    _call_interpreted,
-    _interpreter_for,
+    call_interpreted,
+    interpreter_for,
     launch_patch,
 )
 
@@ -138,10 +138,10 @@ def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int
 
     constexprs = set(constexpr_param_names(jit))
     with interpreter_lock, kernel_prints():
-        fn = _interpreter_for(jit).rewrite()
+        fn = interpreter_for(jit).rewrite()
         scope = launch_patch(jit.fn)
         original_call = JITFunction.__call__
-        JITFunction.__call__ = _call_interpreted
+        JITFunction.__call__ = call_interpreted
         try:
             args = {name: value if name in constexprs else interp._implicit_cvt(value)
                     for name, value in arguments.items()}

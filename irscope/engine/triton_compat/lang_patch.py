@@ -40,7 +40,7 @@ _kept: list | None = None
 _covered: dict[tuple, dict] = {}
 
 
-def _interpreter_for(jit: JITFunction) -> InterpretedFunction:
+def interpreter_for(jit: JITFunction) -> InterpretedFunction:
     fn = _interpreted.get(jit.fn)
     if fn is None:
         fn = InterpretedFunction(jit.fn, do_not_specialize=jit.do_not_specialize,
@@ -103,21 +103,21 @@ def grid_executor_patches_once() -> Iterator[None]:
         _interpreter_module._patch_lang = _TRITON_PATCH_LANG
 
 
-def _call_interpreted(self, *args, **kwargs):
+def call_interpreted(self, *args, **kwargs):
     # A @triton.jit function (the user's helper, or one of triton.language's own, like tl.max) called from
     # a kernel running in the interpreter, or from Python. Triton's InterpretedFunction.__call__ would patch
     # triton.language and never undo it, which breaks every later compile in this process.
     if _kept is None:  # called from Python, outside any launch: patched for this call alone
         scope = _patch_lang(self.fn)
         try:
-            return _interpreter_for(self).rewrite()(*args, **kwargs)
+            return interpreter_for(self).rewrite()(*args, **kwargs)
         finally:
             scope.restore()
     key = _coverage(self.fn)
     if key not in _covered:
         _kept.append(_patch_lang(self.fn))
         _covered[key] = self.fn.__globals__
-    return _interpreter_for(self).rewrite()(*args, **kwargs)
+    return interpreter_for(self).rewrite()(*args, **kwargs)
 
 
 def restore_interpreter_module() -> None:

@@ -10,9 +10,9 @@ from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
 TRITON_VERSION = triton.__version__
-_JIT_RUN = JITFunction.run
-_JIT_CALL = JITFunction.__call__
-_AUTOTUNER_RUN = Autotuner.run
-_AUTOTUNER_BENCH = Autotuner._bench
-_AUTOTUNER_WARMUP = Autotuner.warmup
-_TORCH_HAS_GPU = torch.cuda.is_available
+JIT_RUN = JITFunction.run
+JIT_CALL = JITFunction.__call__
+AUTOTUNER_RUN = Autotuner.run
+AUTOTUNER_BENCH = Autotuner._bench
+AUTOTUNER_WARMUP = Autotuner.warmup
+TORCH_HAS_GPU = torch.cuda.is_available

@@ -24,7 +24,7 @@ import triton.testing as _testing
 from triton.runtime.driver import driver as _driver_registry
 
 from irscope.engine.patching import Patches
-from irscope.engine.triton_compat import Target, _CpuDriver
+from irscope.engine.triton_compat import CpuDriver, Target
 from irscope.engine.triton_compat.benchmark_sweep import run_sweep
 from irscope.engine.triton_compat.compiled import by_hand_call
 
@@ -79,7 +79,7 @@ class VirtualLauncher:
         jit.run(grid=(grid_x, grid_y, grid_z), warmup=False, **bound, **options)
 
 
-class VirtualDriver(_CpuDriver):
+class VirtualDriver(CpuDriver):
     """The active driver while a file runs on the virtual GPU: the torch device it names is `cuda:0`
     (which the virtual GPU's tensors report), the device interface is `torch.cuda` (patched by the
     virtual GPU), compiled kernels "load" and launch (VirtualLauncher), and benchmarks run once."""

@@ -31,14 +31,14 @@ import weakref
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from irscope.engine.virtual_gpu.tensors import _is_host
+from irscope.engine.virtual_gpu.tensors import is_host
 
 _CUDA = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
 
 
 def _on_virtual_gpu(values) -> bool:
     for value in values:
-        if isinstance(value, torch.Tensor) and not _is_host(value):
+        if isinstance(value, torch.Tensor) and not is_host(value):
             return True
         if isinstance(value, (list, tuple)) and _on_virtual_gpu(value):
             return True

@@ -39,7 +39,7 @@ _Tensor = torch.Tensor
 _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
 
 
-def _is_host(t: torch.Tensor) -> bool:
+def is_host(t: torch.Tensor) -> bool:
     return getattr(t, _HOST, False)
 
 
@@ -47,7 +47,7 @@ def _mark_host(t: torch.Tensor, host: bool = True) -> None:
     try:
         if host:
             setattr(t, _HOST, True)
-        elif _is_host(t):
+        elif is_host(t):
             delattr(t, _HOST)
     except (AttributeError, TypeError):  # a tensor subclass with slots: it stays as it is
         pass
@@ -94,7 +94,7 @@ def _split_to(args: tuple, kwargs: dict) -> tuple[Any, tuple, dict]:
 def virtual_device_of(t: torch.Tensor) -> torch.device:
     """The device this tensor answers: `cuda:0` for a CPU tensor on the virtual GPU. Call with the mode off."""
     real = t.device
-    if real.type == "cpu" and not _is_host(t):
+    if real.type == "cpu" and not is_host(t):
         return VIRTUAL_DEVICE
     return real
 
@@ -165,7 +165,7 @@ class VirtualDeviceMode(TorchFunctionMode):
             return out
         inputs = list(_tensors(list(args) + list(kwargs.values())))
         if host is None:
-            host = all(_is_host(t) for t in inputs) if inputs else torch.get_default_device().type == "cpu"
+            host = all(is_host(t) for t in inputs) if inputs else torch.get_default_device().type == "cpu"
         if host:
             for t in _fresh(out, inputs):
                 _mark_host(t)
@@ -174,10 +174,10 @@ class VirtualDeviceMode(TorchFunctionMode):
     # Moving between host and device: a copy, as on a GPU; a no-op when already there.
 
     def _cuda(self, t, device=None, non_blocking=False, memory_format=torch.preserve_format):
-        return t.clone(memory_format=memory_format) if _is_host(t) else t
+        return t.clone(memory_format=memory_format) if is_host(t) else t
 
     def _cpu(self, t, memory_format=torch.preserve_format):
-        if _is_host(t) or t.device.type != "cpu":
+        if is_host(t) or t.device.type != "cpu":
             return t.cpu(memory_format=memory_format)
         copy = t.clone(memory_format=memory_format)
         _mark_host(copy)
@@ -187,14 +187,14 @@ class VirtualDeviceMode(TorchFunctionMode):
         target, rest, kwargs = _split_to(args, kwargs)
         if target is None:  # a dtype, memory format or copy only: the tensor stays where it is
             out = t.to(*rest, **kwargs)
-            if out is not t and _is_host(t):
+            if out is not t and is_host(t):
                 _mark_host(out)
             return out
         if not (is_virtual(target) or _is_cpu(target)):
             return t.to(target, *rest, **kwargs)  # meta and the like: torch's own answer
         out = t.to("cpu", *rest, **kwargs)
         to_host = _is_cpu(target)
-        if out is t and _is_host(t) != to_host:
+        if out is t and is_host(t) != to_host:
             out = t.clone(memory_format=kwargs.get("memory_format") or torch.preserve_format)
         if out is not t:
             _mark_host(out, to_host)
@@ -215,7 +215,7 @@ class VirtualDeviceMode(TorchFunctionMode):
 
     def _set_data(self, t, value):
         _Tensor.data.__set__(t, value)
-        _mark_host(t, _is_host(value))  # `module.cuda()` swaps a parameter's data: it moves with it
+        _mark_host(t, is_host(value))  # `module.cuda()` swaps a parameter's data: it moves with it
 
 
 _LOW = (torch.float16, torch.bfloat16)
@@ -232,7 +232,7 @@ def _product_in_float32(func, args, kwargs):
     inputs' precision: what a GPU's matrix units do too (they accumulate in float32), and fast on a CPU.
     Host tensors (the file put them in CPU memory on purpose) are computed as the file asked."""
     low = [t for t in _tensors(list(args) + list(kwargs.values())) if t.dtype in _LOW]
-    if not low or all(_is_host(t) for t in low) or "out" in kwargs:
+    if not low or all(is_host(t) for t in low) or "out" in kwargs:
         return func(*args, **kwargs)
 
     def up(value):
