@@ -43,9 +43,10 @@ def _read_exactly(fd: int, count: int) -> bytes | None:
 
 # ---- the interactive session (TUI): analyses' dataclasses and NumPy arrays, pickled
 
-_ALLOWED = ("irscope.analysis.", "irscope.analysis.recording.trace", "irscope.analysis.recording.values",
-            "irscope.base.model", "irscope.base.target", "irscope.ir.explain.", "irscope.ir.locations.",
-            "irscope.findings.model", "irscope.worker.views", "numpy", "collections", "builtins", "copyreg")
+# The classes of the plain layers, which never import torch or Triton (the contracts in pyproject.toml), and the
+# views: what the front end may rebuild from an answer.
+PLAIN_LAYERS = ("irscope.base.", "irscope.ir.", "irscope.analysis.", "irscope.findings.")
+_ALLOWED = (*PLAIN_LAYERS, "irscope.worker.views", "numpy", "collections", "builtins", "copyreg")
 
 
 class _FrontEndUnpickler(pickle.Unpickler):
