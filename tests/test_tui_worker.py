@@ -144,6 +144,28 @@ def test_an_answer_can_carry_only_irscope_data_numpy_and_builtins():
             protocol.loads(pickle.dumps(foreign))
 
 
+def test_an_answer_the_front_end_may_not_read_fails_its_own_request_and_no_other():
+    """An answer holding a class outside the allow-list (an engine object, say) still says which request it
+    answers: that request fails with one line instead of waiting forever, and the pipe goes on."""
+    from irscope.engine.overrides import Overrides
+    from irscope.worker import protocol
+
+    read_end, write_end = os.pipe()
+    try:
+        protocol.send_object(write_end, {"id": 7, "value": Overrides.parse(["BLOCK=64"], [])})
+        protocol.send_object(write_end, {"id": 8, "value": [1, 2]})
+        with pytest.raises(protocol.UnreadableAnswer) as failed:
+            protocol.receive_object(read_end)
+        assert failed.value.request_id == 7
+        assert "unreadable answer" in str(failed.value) and "irscope.engine" in str(failed.value)
+        assert protocol.receive_object(read_end) == {"id": 8, "value": [1, 2]}
+        protocol.send_object(write_end, {"op": "open", "id": 9})
+        assert protocol.receive_object(read_end, trusted=True) == {"op": "open", "id": 9}
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
 def test_a_file_that_ends_its_worker_is_one_line_with_its_last_output_written_out():
     from irscope.worker.remote import WorkerGone, open_session
 

@@ -63,24 +63,48 @@ _UNSAFE_BUILTINS = {"eval", "exec", "compile", "open", "__import__", "getattr", 
                     "breakpoint", "globals", "locals", "vars"}
 
 
+class UnreadableAnswer(Exception):
+    """An answer the front end may not read (a class outside the allow-list, say), and the request it
+    answers: that request fails with this, instead of waiting for an answer that came."""
+
+    def __init__(self, request_id: Any, reason: Exception) -> None:
+        super().__init__(f"an unreadable answer: {reason}")
+        self.request_id = request_id
+
+
 def send_object(fd: int, message: Any, lock: threading.Lock | None = None) -> None:
+    """One message, framed as its request id (pickled alone, so that an answer the other side cannot read
+    still says which request it answers) and then the message."""
+    request_id = message.get("id") if isinstance(message, dict) else None
+    head = pickle.dumps(request_id, protocol=pickle.HIGHEST_PROTOCOL)
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    frame = _HEADER.pack(len(head)) + head + _HEADER.pack(len(data)) + data
     if lock is None:
-        _write_all(fd, _HEADER.pack(len(data)) + data)
+        _write_all(fd, frame)
     else:
         with lock:
-            _write_all(fd, _HEADER.pack(len(data)) + data)
+            _write_all(fd, frame)
 
 
 def receive_object(fd: int, trusted: bool = False) -> Any:
-    """The next message, or None at the end of the pipe. Untrusted (the front end's side): restricted."""
-    header = _read_exactly(fd, _HEADER.size)
-    if header is None:
-        return None
-    body = _read_exactly(fd, _HEADER.unpack(header)[0])
+    """The next message, or None at the end of the pipe. Untrusted (the front end's side): restricted, and
+    a message it may not read raises UnreadableAnswer with the request id it carries."""
+    head = _read_frame(fd)
+    body = _read_frame(fd) if head is not None else None
     if body is None:
         return None
-    return pickle.loads(body) if trusted else loads(body)
+    if trusted:
+        return pickle.loads(body)
+    request_id = loads(head)
+    try:
+        return loads(body)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+        raise UnreadableAnswer(request_id, exc) from None
+
+
+def _read_frame(fd: int) -> bytes | None:
+    header = _read_exactly(fd, _HEADER.size)
+    return None if header is None else _read_exactly(fd, _HEADER.unpack(header)[0])
 
 
 def loads(data: bytes) -> Any:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import pickle
 import queue
 import shutil
 import tempfile
@@ -124,8 +123,8 @@ class Session:
         while True:
             try:
                 message = protocol.receive_object(self._result_fd)
-            except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
-                message = {"id": None, "error": "", "message": f"an unreadable answer: {exc}"}
+            except protocol.UnreadableAnswer as exc:  # that request fails with one line; the others go on
+                message = {"id": exc.request_id, "error": "", "message": str(exc)}
             except OSError:  # the pipe broke: the worker is gone
                 message = None
             if message is None:
