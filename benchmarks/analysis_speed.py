@@ -35,15 +35,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--targets", default="sm_90,gfx942")
     args = parser.parse_args()
-    print(f"{'kernel':<24} {'target':<7} {'lines':>6} {'ops':>5} {'mem ms':>7} {'marks ms':>8} "
-          f"{'why ms':>7} {'occ ms':>6} {'what-if ms':>10}")
+    print(
+        f"{'kernel':<24} {'target':<7} {'lines':>6} {'ops':>5} {'mem ms':>7} {'marks ms':>8} "
+        f"{'why ms':>7} {'occ ms':>6} {'what-if ms':>10}"
+    )
     for target in args.targets.split(","):
         for name in sorted(f for f in os.listdir(KERNELS) if f.endswith(".py")):
             ws = open_file(os.path.join(KERNELS, name), target=target)
             for i, comp in enumerate(ws.compile_all()):
                 if not comp.ok:
                     continue
-                lines = sum(len(comp.stage(s).splitlines()) for s in comp.stage_names)  # SASS disassembled here
+                lines = sum(
+                    len(comp.stage(s).splitlines()) for s in comp.stage_names
+                )  # SASS disassembled here
                 _ = comp.resources, comp.source_map
                 for stage in comp.stage_names:
                     comp.source_map.lines(stage)
@@ -53,8 +57,10 @@ def main() -> None:
                 t_occ, _ = ms(lambda: occupancy(comp))
                 t_what, _ = ms(lambda: what_if(comp, diags)) if diags else (0.0, None)
                 label = f"{name[:-3]}[{i}]"
-                print(f"{label:<24} {target:<7} {lines:>6} {len(ops):>5} {t_mem:>7.1f} {t_marks:>8.1f} "
-                      f"{t_why:>7.1f} {t_occ:>6.2f} {t_what:>10.1f}")
+                print(
+                    f"{label:<24} {target:<7} {lines:>6} {len(ops):>5} {t_mem:>7.1f} {t_marks:>8.1f} "
+                    f"{t_why:>7.1f} {t_occ:>6.2f} {t_what:>10.1f}"
+                )
 
 
 if __name__ == "__main__":

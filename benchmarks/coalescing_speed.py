@@ -15,7 +15,17 @@ sys.path.insert(0, ROOT)
 from irscope.analysis.coalescing.sectors import analyze_coalescing  # noqa: E402
 from irscope.engine.session import open_file  # noqa: E402
 
-FILES = ["add", "gelu", "helper", "layernorm", "matmul", "misaligned", "softmax", "strided", "transpose"]
+FILES = [
+    "add",
+    "gelu",
+    "helper",
+    "layernorm",
+    "matmul",
+    "misaligned",
+    "softmax",
+    "strided",
+    "transpose",
+]
 
 
 def main() -> int:
@@ -31,8 +41,10 @@ def main() -> int:
             took = time.perf_counter() - start
             worst = max(worst, took)
             ld, st = result.loads.sectors_per_request, result.stores.sectors_per_request
-            print(f"{name + '/' + comp.kernel.name:34} {len(result.programs):>4} of {result.grid[0] * result.grid[1] * result.grid[2]:<3}"
-                  f" {ld or 0:7.2f} {st or 0:7.2f} {took:8.2f}")
+            print(
+                f"{name + '/' + comp.kernel.name:34} {len(result.programs):>4} of {result.grid[0] * result.grid[1] * result.grid[2]:<3}"
+                f" {ld or 0:7.2f} {st or 0:7.2f} {took:8.2f}"
+            )
     print(f"slowest: {worst:.2f} s (budget 1 s)")
     return 0
 

@@ -50,10 +50,15 @@ def child_plain(path: str, target: str) -> dict:
     from irscope.engine.triton_compat import compile_specialized, compiled_asm, specialize
 
     start = time.perf_counter()
-    ws = open_file(path, target=target, run_main=True, compile_ahead=False)  # nothing in the cache before the clock
-    capture = time.perf_counter() - start  # the file's run and its launches captured, nothing compiled
-    launch = ws.launches_of(ws.kernel(None) if len({la.kernel.name for la in ws.launches}) == 1
-                            else ws.kernels[0])[0]
+    ws = open_file(
+        path, target=target, run_main=True, compile_ahead=False
+    )  # nothing in the cache before the clock
+    capture = (
+        time.perf_counter() - start
+    )  # the file's run and its launches captured, nothing compiled
+    launch = ws.launches_of(
+        ws.kernel(None) if len({la.kernel.name for la in ws.launches}) == 1 else ws.kernels[0]
+    )[0]
     start = time.perf_counter()
     spec = specialize(launch.kernel.jit, launch.args, launch.kwargs, ws.target)
     capture += time.perf_counter() - start  # what Triton's JIT does at a launch before it compiles
@@ -64,6 +69,7 @@ def child_plain(path: str, target: str) -> dict:
     cubin = compiled_asm(compiled).get("cubin")
     if cubin:
         from irscope.engine.toolchain import NVDISASM_FLAGS, _run_on_cubin
+
         start = time.perf_counter()
         _run_on_cubin("nvdisasm", NVDISASM_FLAGS, cubin)
         out["plain_sass"] = plain + time.perf_counter() - start
@@ -94,8 +100,12 @@ def child_irscope(path: str, target: str) -> dict:
 
 def _run_child(mode: str, path: str, target: str, cache: str, own_cache: str) -> dict:
     env = dict(os.environ, TRITON_CACHE_DIR=cache, IRSCOPE_CACHE_DIR=own_cache, PYTHONPATH=ROOT)
-    done = subprocess.run([sys.executable, __file__, "--child", mode, path, target], env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", mode, path, target],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{mode} {path}: {done.stderr.strip()[-500:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -110,26 +120,45 @@ def _wall(cmd: list[str], env: dict) -> float:
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         mode, path, target = sys.argv[2:5]
-        print(json.dumps(child_plain(path, target) if mode == "plain" else child_irscope(path, target)))
+        print(
+            json.dumps(
+                child_plain(path, target) if mode == "plain" else child_irscope(path, target)
+            )
+        )
         return 0
-    parser = argparse.ArgumentParser(description="irscope's compile overhead over plain triton.compile")
+    parser = argparse.ArgumentParser(
+        description="irscope's compile overhead over plain triton.compile"
+    )
     parser.add_argument("files", nargs="*")
     parser.add_argument("--target", default="sm_90")
-    parser.add_argument("--repeat", type=int, default=3, help="cold runs per kernel (medians); warm pairs: twice this")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="cold runs per kernel (medians); warm pairs: twice this",
+    )
     args = parser.parse_args()
     files = args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
 
-    print(f"target {args.target}; times in seconds; cold = fresh process, every cache empty (irscope's too)")
-    print(f"{'kernel':<16}{'plain':>7}{'+nvdisasm':>10}{'irscope IR':>11}{'ratio':>6}{'+SASS':>7}{'ratio':>6}"
-          f"{'capture':>8}{'IR/(cap+plain)':>15}{'import':>7}{'reopen':>7}{'over':>6}{'cli':>6}{'over':>6}")
+    print(
+        f"target {args.target}; times in seconds; cold = fresh process, every cache empty (irscope's too)"
+    )
+    print(
+        f"{'kernel':<16}{'plain':>7}{'+nvdisasm':>10}{'irscope IR':>11}{'ratio':>6}{'+SASS':>7}{'ratio':>6}"
+        f"{'capture':>8}{'IR/(cap+plain)':>15}{'import':>7}{'reopen':>7}{'over':>6}{'cli':>6}{'over':>6}"
+    )
     med = statistics.median
     ir_ratios, sass_ratios, overs_all, cli_all, sequential = [], [], [], [], []
     for path in files:
         name = os.path.basename(path)
         plain, plain_sass, ir, sass, captures = [], [], [], [], []
         for _ in range(args.repeat):
-            with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b, \
-                    tempfile.TemporaryDirectory() as empty_a, tempfile.TemporaryDirectory() as empty_b:
+            with (
+                tempfile.TemporaryDirectory() as a,
+                tempfile.TemporaryDirectory() as b,
+                tempfile.TemporaryDirectory() as empty_a,
+                tempfile.TemporaryDirectory() as empty_b,
+            ):
                 theirs = _run_child("plain", path, args.target, a, empty_a)
                 plain.append(theirs["plain"])
                 plain_sass.append(theirs["plain_sass"])
@@ -140,9 +169,24 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as warm, tempfile.TemporaryDirectory() as own:
             env = dict(os.environ, TRITON_CACHE_DIR=warm, IRSCOPE_CACHE_DIR=own, PYTHONPATH=ROOT)
             reopen_cmd = [sys.executable, __file__, "--child", "irscope", path, args.target]
-            cli_cmd = [sys.executable, "-m", "irscope", "dump", path, "--stage", "sass", "--target", args.target]
-            kernel = json.loads(subprocess.run(reopen_cmd, env=env, capture_output=True, text=True, check=True,
-                                               cwd=ROOT).stdout.strip().splitlines()[-1])["kernel"]  # fills the caches
+            cli_cmd = [
+                sys.executable,
+                "-m",
+                "irscope",
+                "dump",
+                path,
+                "--stage",
+                "sass",
+                "--target",
+                args.target,
+            ]
+            kernel = json.loads(
+                subprocess.run(
+                    reopen_cmd, env=env, capture_output=True, text=True, check=True, cwd=ROOT
+                )
+                .stdout.strip()
+                .splitlines()[-1]
+            )["kernel"]  # fills the caches
             cli_cmd += ["--kernel", kernel]  # the kernel the reopen shows (a file may have several)
             bases, overs, cli_overs = [], [], []
             for _ in range(2 * args.repeat):
@@ -156,18 +200,24 @@ def main() -> int:
         sequential.append(med(ir) / (med(captures) + p))
         overs_all.append(med(overs))
         cli_all.append(med(cli_overs))
-        print(f"{name:<16}{p:>7.2f}{ps:>10.2f}{med(ir):>11.2f}{ir_ratios[-1]:>6.2f}{med(sass):>7.2f}"
-              f"{sass_ratios[-1]:>6.2f}{med(captures):>8.2f}{sequential[-1]:>15.2f}{med(bases):>7.2f}{med(bases) + med(overs):>7.2f}{med(overs):>6.2f}"
-              f"{med(bases) + med(cli_overs):>6.2f}{med(cli_overs):>6.2f}", flush=True)
+        print(
+            f"{name:<16}{p:>7.2f}{ps:>10.2f}{med(ir):>11.2f}{ir_ratios[-1]:>6.2f}{med(sass):>7.2f}"
+            f"{sass_ratios[-1]:>6.2f}{med(captures):>8.2f}{sequential[-1]:>15.2f}{med(bases):>7.2f}{med(bases) + med(overs):>7.2f}{med(overs):>6.2f}"
+            f"{med(bases) + med(cli_overs):>6.2f}{med(cli_overs):>6.2f}",
+            flush=True,
+        )
     print()
     for what, values, limit, unit in (
-            ("cold, IR ready against triton.compile", ir_ratios, 1.10, "×"),
-            ("cold, SASS ready against triton.compile + nvdisasm", sass_ratios, 1.10, "×"),
-            ("cold, IR ready against capture + triton.compile", sequential, 1.0, "×"),
-            ("warm reopen over `import torch, triton`", overs_all, 0.3, " s"),
-            ("warm reopen through the command line over the import", cli_all, 0.3, " s")):
+        ("cold, IR ready against triton.compile", ir_ratios, 1.10, "×"),
+        ("cold, SASS ready against triton.compile + nvdisasm", sass_ratios, 1.10, "×"),
+        ("cold, IR ready against capture + triton.compile", sequential, 1.0, "×"),
+        ("warm reopen over `import torch, triton`", overs_all, 0.3, " s"),
+        ("warm reopen through the command line over the import", cli_all, 0.3, " s"),
+    ):
         verdict = "met" if max(values) <= limit else "NOT met"
-        print(f"{what}: {min(values):.2f}–{max(values):.2f}{unit} (target ≤ {limit:g}{unit}): {verdict}")
+        print(
+            f"{what}: {min(values):.2f}–{max(values):.2f}{unit} (target ≤ {limit:g}{unit}): {verdict}"
+        )
     return 0
 
 

@@ -33,7 +33,6 @@ import subprocess
 import sys
 import tempfile
 import time
-
 import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,15 +48,17 @@ RELEASES = os.path.join(CORPUS, "triton_releases.toml")
 
 @dataclasses.dataclass
 class Outcome:
-    file: str                     # path under tests/corpus
+    file: str  # path under tests/corpus
     ok: bool
-    cause: str | None             # one line when not ok
-    found: int = 0                # distinct kernels the report names (launched or not)
-    compiled: int = 0             # distinct kernels with a compilation that has every stage
+    cause: str | None  # one line when not ok
+    found: int = 0  # distinct kernels the report names (launched or not)
+    compiled: int = 0  # distinct kernels with a compilation that has every stage
     stages: tuple[str, ...] = ()  # stages every compilation has (source left out)
     seconds: float = 0.0
-    warning: str | None = None    # irscope's warning on an ok file (e.g. the file raised after its launches)
-    written_for: str = "any"      # the Triton releases the file was written for (triton_releases.toml)
+    warning: str | None = (
+        None  # irscope's warning on an ok file (e.g. the file raised after its launches)
+    )
+    written_for: str = "any"  # the Triton releases the file was written for (triton_releases.toml)
 
 
 def corpus_files(filters: list[str] | None = None) -> list[str]:
@@ -101,10 +102,10 @@ def fits(releases: str, version: str) -> bool:
     have = _version(version)
     if releases.startswith(">="):
         want = _version(releases[2:])
-        return have[:len(want)] >= want
+        return have[: len(want)] >= want
     low, _, high = releases.partition("-")
     low_v, high_v = _version(low), _version(high or low)
-    return low_v <= have[:len(low_v)] and have[:len(high_v)] <= high_v
+    return low_v <= have[: len(low_v)] and have[: len(high_v)] <= high_v
 
 
 def installed_triton() -> str:
@@ -121,7 +122,7 @@ def _error_line(stderr: str, rc: int) -> str:
     for line in stderr.splitlines():
         for prefix in ("irscope: error: ", "irscope: internal error: "):
             if line.startswith(prefix):
-                return ("internal error: " if "internal" in prefix else "") + line[len(prefix):]
+                return ("internal error: " if "internal" in prefix else "") + line[len(prefix) :]
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     return lines[-1] if lines else f"exit status {rc} with nothing on stderr"
 
@@ -136,7 +137,9 @@ def judge(rel: str, rc: int, stdout: str, stderr: str, seconds: float) -> Outcom
         pass
     if isinstance(doc, dict):
         kernels = doc.get("kernels") or []
-        names = {k.get("name") for k in kernels} | {k.get("name") for k in doc.get("not_launched") or []}
+        names = {k.get("name") for k in kernels} | {
+            k.get("name") for k in doc.get("not_launched") or []
+        }
         out.found = len(names)
         out.warning = doc.get("warning")
         complete, missing = set(), []
@@ -148,9 +151,13 @@ def judge(rel: str, rc: int, stdout: str, stderr: str, seconds: float) -> Outcom
             if len(have) == len(want) and not k.get("error"):
                 complete.add(k.get("name"))
             elif k.get("error"):
-                missing.append(f"{k.get('name')} failed to compile: {_first_line(k['error'].get('message') or '')}")
+                missing.append(
+                    f"{k.get('name')} failed to compile: {_first_line(k['error'].get('message') or '')}"
+                )
             else:
-                missing.append(f"{k.get('name')} lacks {' '.join(s for s in want if s not in have)}")
+                missing.append(
+                    f"{k.get('name')} lacks {' '.join(s for s in want if s not in have)}"
+                )
         out.compiled = len(complete)
         out.stages = tuple(s for s in ALL_STAGES if s in (common or set()) and s != "source")
         if rc == 0 and kernels and not missing:
@@ -158,8 +165,13 @@ def judge(rel: str, rc: int, stdout: str, stderr: str, seconds: float) -> Outcom
             return out
         if rc == 0:
             not_launched = ", ".join(sorted(k.get("name") for k in doc.get("not_launched") or []))
-            out.cause = (missing[0] if missing else
-                         f"no kernel launched (defined: {not_launched})" if not_launched else "no kernel found")
+            out.cause = (
+                missing[0]
+                if missing
+                else f"no kernel launched (defined: {not_launched})"
+                if not_launched
+                else "no kernel found"
+            )
             return out
     if rc == 0:
         out.cause = "exit 0 but no JSON report on stdout"
@@ -174,6 +186,7 @@ def checkout_layout(scratch: str, path: str) -> str:
     `scratch/python/tutorials/`, the installed Triton's backend `lib` folders where a checkout keeps them (an
     editable install's `triton/backends/nvidia` is that folder). Returns the path to run."""
     import importlib.util  # no Triton import: only where the package lies
+
     triton_dir = importlib.util.find_spec("triton").submodule_search_locations[0]
     for backend in ("nvidia", "amd"):
         lib = os.path.join(triton_dir, "backends", backend, "lib")
@@ -187,7 +200,9 @@ def checkout_layout(scratch: str, path: str) -> str:
     return staged
 
 
-def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, target: str | None = None) -> Outcome:
+def open_file(
+    rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, target: str | None = None
+) -> Outcome:
     """Run `python -m irscope report FILE --json` on one file, as a user with no GPU would; `rel` is a
     path under tests/corpus (or any absolute path). A tutorial runs from a checkout's layout."""
     path = os.path.join(CORPUS, rel)  # an absolute `rel` stays as it is
@@ -196,7 +211,9 @@ def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, tar
     with tempfile.TemporaryDirectory(prefix="irscope-corpus-") as scratch:
         if rel.startswith("tutorials/"):
             path = checkout_layout(os.path.join(scratch, "triton"), path)
-        cmd = [sys.executable, "-m", "irscope", "report", path, "--json"] + (["--target", target] if target else [])
+        cmd = [sys.executable, "-m", "irscope", "report", path, "--json"] + (
+            ["--target", target] if target else []
+        )
         if not warm:
             env["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton-cache")
             # FlagGems keeps its own tuning results and generated kernels under ~/.flaggems; what a file
@@ -204,22 +221,40 @@ def open_file(rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, tar
             env["FLAGGEMS_CACHE_DIR"] = os.path.join(scratch, "flaggems-cache")
         # run in a scratch folder: benchmarks in the corpus save plots and CSVs to the working directory
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=scratch,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # the file's own children (compile-ahead) too
             proc.communicate()
-            return _declared(Outcome(rel, False, f"timed out after {timeout:g} s",
-                                     seconds=round(time.perf_counter() - start, 2)))
+            return _declared(
+                Outcome(
+                    rel,
+                    False,
+                    f"timed out after {timeout:g} s",
+                    seconds=round(time.perf_counter() - start, 2),
+                )
+            )
         seconds = time.perf_counter() - start
         try:
-            os.killpg(proc.pid, signal.SIGKILL)  # nothing of the run may outlive it (a stray child would skew the next)
+            os.killpg(
+                proc.pid, signal.SIGKILL
+            )  # nothing of the run may outlive it (a stray child would skew the next)
         except ProcessLookupError:
             pass
     # irscope names the file by the path it was given; the corpus-relative path reads better in a table
-    stdout, stderr = (text.replace(path, rel).replace(os.path.join(CORPUS, rel), rel) for text in (stdout, stderr))
+    stdout, stderr = (
+        text.replace(path, rel).replace(os.path.join(CORPUS, rel), rel) for text in (stdout, stderr)
+    )
     return _declared(judge(rel, proc.returncode, stdout, stderr, seconds))
 
 
@@ -237,12 +272,18 @@ def summary(outcomes: list[Outcome], triton: str | None = None) -> dict:
     ok = sum(o.ok for o in outcomes)
     mine = [o for o in outcomes if fits(o.written_for, triton)]
     mine_ok = sum(o.ok for o in mine)
-    return {"files": len(outcomes), "ok": ok, "rate": round(ok / len(outcomes), 4) if outcomes else 0.0,
-            "triton": triton, "files_for_triton": len(mine), "ok_for_triton": mine_ok,
-            "rate_for_triton": round(mine_ok / len(mine), 4) if mine else 0.0,
-            "median_seconds": round(statistics.median(times), 2) if times else 0.0,
-            "max_seconds": max(times, default=0.0),
-            "over_time": sum(o.seconds > TARGET_SECONDS for o in outcomes)}
+    return {
+        "files": len(outcomes),
+        "ok": ok,
+        "rate": round(ok / len(outcomes), 4) if outcomes else 0.0,
+        "triton": triton,
+        "files_for_triton": len(mine),
+        "ok_for_triton": mine_ok,
+        "rate_for_triton": round(mine_ok / len(mine), 4) if mine else 0.0,
+        "median_seconds": round(statistics.median(times), 2) if times else 0.0,
+        "max_seconds": max(times, default=0.0),
+        "over_time": sum(o.seconds > TARGET_SECONDS for o in outcomes),
+    }
 
 
 def _short(text: str, rel: str) -> str:
@@ -250,7 +291,7 @@ def _short(text: str, rel: str) -> str:
     on user-code errors (the JSON output keeps the whole line)."""
     text = _first_line(text)
     if text.startswith(rel):
-        text = re.sub(r"^:(\d+):", r"line \1:", text[len(rel):]).lstrip(" ")
+        text = re.sub(r"^:(\d+):", r"line \1:", text[len(rel) :]).lstrip(" ")
     return text.split(" while irscope ran it")[0]
 
 
@@ -258,44 +299,80 @@ def format_table(outcomes: list[Outcome], triton: str | None = None) -> str:
     s = summary(outcomes, triton)
     width = max([len(o.file) for o in outcomes] + [4])
     rel_width = max([len(o.written_for) + 1 for o in outcomes] + [6])
-    rows = [f"{'file':<{width}}  {'triton':<{rel_width}}  kernels  {'stages':<23}  {'s':>6}  outcome",
-            f"{'':-<{width}}  {'':-<{rel_width}}  -------  {'':-<23}  {'':->6}  -------"]
+    rows = [
+        f"{'file':<{width}}  {'triton':<{rel_width}}  kernels  {'stages':<23}  {'s':>6}  outcome",
+        f"{'':-<{width}}  {'':-<{rel_width}}  -------  {'':-<23}  {'':->6}  -------",
+    ]
     for o in outcomes:
         outcome = "ok" if o.ok else _short(o.cause or "", o.file)
         if o.ok and o.warning:
             outcome += f" (warned: {_short(o.warning, o.file)})"
         mark = " " if fits(o.written_for, s["triton"]) else "*"
-        rows.append(f"{o.file:<{width}}  {o.written_for + mark:<{rel_width}}  {o.found:>3}/{o.compiled:<3}  "
-                    f"{' '.join(o.stages) or '-':<23}  {o.seconds:>6.1f}  {outcome}")
+        rows.append(
+            f"{o.file:<{width}}  {o.written_for + mark:<{rel_width}}  {o.found:>3}/{o.compiled:<3}  "
+            f"{' '.join(o.stages) or '-':<23}  {o.seconds:>6.1f}  {outcome}"
+        )
     rows.append("")
-    rows.append(f"{s['ok']} of {s['files']} files open with every stage ({100 * s['rate']:.1f}%; target "
-                f"{100 * TARGET_RATE:.0f}%); median {s['median_seconds']:.1f} s, slowest {s['max_seconds']:.1f} s, "
-                f"{s['over_time']} over {TARGET_SECONDS:g} s")
-    rows.append(f"{s['ok_for_triton']} of the {s['files_for_triton']} files written for Triton {s['triton']} "
-                f"(the one running them) open with every stage ({100 * s['rate_for_triton']:.1f}%)")
-    rows.append("triton = the releases the file was written for (tests/corpus/triton_releases.toml); "
-                "* = not the one running it")
-    rows.append("kernels = found/compiled: distinct kernels the report names / those compiled with every stage")
+    rows.append(
+        f"{s['ok']} of {s['files']} files open with every stage ({100 * s['rate']:.1f}%; target "
+        f"{100 * TARGET_RATE:.0f}%); median {s['median_seconds']:.1f} s, slowest {s['max_seconds']:.1f} s, "
+        f"{s['over_time']} over {TARGET_SECONDS:g} s"
+    )
+    rows.append(
+        f"{s['ok_for_triton']} of the {s['files_for_triton']} files written for Triton {s['triton']} "
+        f"(the one running them) open with every stage ({100 * s['rate_for_triton']:.1f}%)"
+    )
+    rows.append(
+        "triton = the releases the file was written for (tests/corpus/triton_releases.toml); "
+        "* = not the one running it"
+    )
+    rows.append(
+        "kernels = found/compiled: distinct kernels the report names / those compiled with every stage"
+    )
     return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("filters", nargs="*", help="keep files whose path under tests/corpus contains one of these")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "filters", nargs="*", help="keep files whose path under tests/corpus contains one of these"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="files opened at once (default 1)")
-    parser.add_argument("--timeout", type=float, default=TARGET_SECONDS, help="seconds per file (default 30)")
-    parser.add_argument("--warm", action="store_true", help="use the environment's Triton and FlagGems caches, not fresh ones")
-    parser.add_argument("--target", help="irscope's --target (default: irscope's own, sm_90 with no GPU)")
-    parser.add_argument("--json", action="store_true", help="one JSON document instead of the table")
+    parser.add_argument(
+        "--timeout", type=float, default=TARGET_SECONDS, help="seconds per file (default 30)"
+    )
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="use the environment's Triton and FlagGems caches, not fresh ones",
+    )
+    parser.add_argument(
+        "--target", help="irscope's --target (default: irscope's own, sm_90 with no GPU)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="one JSON document instead of the table"
+    )
     args = parser.parse_args(argv)
     files = corpus_files(args.filters)
     if not files:
-        print(f"corpus.py: no corpus file matches {' '.join(args.filters)}; see tests/corpus/", file=sys.stderr)
+        print(
+            f"corpus.py: no corpus file matches {' '.join(args.filters)}; see tests/corpus/",
+            file=sys.stderr,
+        )
         return 2
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        outcomes = list(pool.map(lambda f: open_file(f, args.timeout, args.warm, args.target), files))
+        outcomes = list(
+            pool.map(lambda f: open_file(f, args.timeout, args.warm, args.target), files)
+        )
     if args.json:
-        print(json.dumps({"summary": summary(outcomes), "files": [dataclasses.asdict(o) for o in outcomes]}, indent=2))
+        print(
+            json.dumps(
+                {"summary": summary(outcomes), "files": [dataclasses.asdict(o) for o in outcomes]},
+                indent=2,
+            )
+        )
     else:
         print(format_table(outcomes))
     return 0

@@ -61,21 +61,40 @@ _CONFIG = contextvars.ContextVar("autotune_config", default=None)
 _INDUCTOR_MODULES = ("torch._inductor.runtime.compile_tasks.", "torch._inductor.codecache.")
 
 
-def make_key(module: str, name: str, signature: dict, specialization: dict, constexprs: dict,
-             num_warps, num_stages, loose: bool = False) -> str:
+def make_key(
+    module: str,
+    name: str,
+    signature: dict,
+    specialization: dict,
+    constexprs: dict,
+    num_warps,
+    num_stages,
+    loose: bool = False,
+) -> str:
     """The one key both sides are compared on (see the module docstring), as a stable string: an autotune
     config is in it as its meta-parameters (among the constexprs) and its launch options. `loose`: a tensor
     descriptor's block shape left out (a config's pre-hook sets it; a config irscope names but did not compile
     has none of its own)."""
     if loose:
-        signature = {k: (v.split("[")[0] if str(v).startswith("tensordesc") else v) for k, v in signature.items()}
+        signature = {
+            k: (v.split("[")[0] if str(v).startswith("tensordesc") else v)
+            for k, v in signature.items()
+        }
     if (module or "").startswith(_INDUCTOR_MODULES):
         # Inductor names the module of a generated kernel after a hash of its code and of where it was written:
         # the GPU's and the virtual GPU's differ there (validation/probes/inductor_sources.sh compares the code)
         module = "<inductor>"
-    return json.dumps({"kernel": f"{module}.{name}", "signature": signature, "specialization": specialization,
-                       "constexprs": {k: str(v) for k, v in constexprs.items()}, "num_warps": num_warps,
-                       "num_stages": num_stages}, sort_keys=True)
+    return json.dumps(
+        {
+            "kernel": f"{module}.{name}",
+            "signature": signature,
+            "specialization": specialization,
+            "constexprs": {k: str(v) for k, v in constexprs.items()},
+            "num_warps": num_warps,
+            "num_stages": num_stages,
+        },
+        sort_keys=True,
+    )
 
 
 def shown_keys(doc: dict) -> list[dict]:
@@ -85,24 +104,55 @@ def shown_keys(doc: dict) -> list[dict]:
     for k in doc.get("kernels") or []:
         signature, spec = k.get("signature") or {}, k.get("specialization") or {}
         constexprs = k.get("constexprs") or {}
-        rows.append({"name": k["name"], "module": k.get("module"), "named": False,
-                     "key": make_key(k.get("module"), k["name"], signature, spec, constexprs, k.get("num_warps"),
-                                     k.get("num_stages"))})
+        rows.append(
+            {
+                "name": k["name"],
+                "module": k.get("module"),
+                "named": False,
+                "key": make_key(
+                    k.get("module"),
+                    k["name"],
+                    signature,
+                    spec,
+                    constexprs,
+                    k.get("num_warps"),
+                    k.get("num_stages"),
+                ),
+            }
+        )
         tried = (k.get("autotune") or {}).get("tried") or []
         shown = next((t for t in tried if t.get("shown")), None)
         for t in tried:
             if t is shown or shown is None:
                 continue
             # the compiled config's meta-parameters swapped for this one's
-            named_constexprs = {n: v for n, v in constexprs.items() if n not in (shown.get("kwargs") or {})}
+            named_constexprs = {
+                n: v for n, v in constexprs.items() if n not in (shown.get("kwargs") or {})
+            }
             named_constexprs.update(t.get("kwargs") or {})
-            rows.append({"name": k["name"], "module": k.get("module"), "named": True, "config": t.get("index"),
-                         "key": make_key(k.get("module"), k["name"], signature, spec, named_constexprs,
-                                         t.get("num_warps"), t.get("num_stages"), loose=True)})
+            rows.append(
+                {
+                    "name": k["name"],
+                    "module": k.get("module"),
+                    "named": True,
+                    "config": t.get("index"),
+                    "key": make_key(
+                        k.get("module"),
+                        k["name"],
+                        signature,
+                        spec,
+                        named_constexprs,
+                        t.get("num_warps"),
+                        t.get("num_stages"),
+                        loose=True,
+                    ),
+                }
+            )
     return rows
 
 
 # --------------------------------------------------------------------------------- (a) the GPU child
+
 
 def hook_compile(records: list, save=lambda: None) -> None:
     """Record every call of Triton's compile entry: replace `triton.compiler.compiler.compile` wherever a
@@ -116,9 +166,15 @@ def hook_compile(records: list, save=lambda: None) -> None:
     def compile_and_record(src, *args, **kwargs):
         entry = {"started": time.time()}
         try:
-            entry.update(describe_source(src, kwargs.get("options") or (args[1] if len(args) > 1 else None)))
+            entry.update(
+                describe_source(src, kwargs.get("options") or (args[1] if len(args) > 1 else None))
+            )
         except Exception as exc:  # noqa: BLE001 - a source this script cannot read still counts, by name
-            entry.update(name=getattr(src, "name", "?"), module="?", describe_error=f"{type(exc).__name__}: {exc}")
+            entry.update(
+                name=getattr(src, "name", "?"),
+                module="?",
+                describe_error=f"{type(exc).__name__}: {exc}",
+            )
         entry["config"] = current_config()
         records.append(entry)
         compiled = original(src, *args, **kwargs)
@@ -143,7 +199,9 @@ def hook_compile(records: list, save=lambda: None) -> None:
     Autotuner._bench = bench_for
     run = Autotuner.run
 
-    def run_within(self, *args, **kwargs):  # a single config, or one the autotuner's cache chose: no benchmark
+    def run_within(
+        self, *args, **kwargs
+    ):  # a single config, or one the autotuner's cache chose: no benchmark
         token = _CONFIG.set(self)
         try:
             return run(self, *args, **kwargs)
@@ -159,7 +217,9 @@ def current_config() -> str | None:
     value = _CONFIG.get()
     if value is None or isinstance(value, str):
         return value
-    chosen = getattr(value, "best_config", None) or (value.configs[0] if len(value.configs) == 1 else None)
+    chosen = getattr(value, "best_config", None) or (
+        value.configs[0] if len(value.configs) == 1 else None
+    )
     return str(chosen) if chosen is not None else None
 
 
@@ -169,20 +229,38 @@ def describe_source(src, options) -> dict:
     from types import SimpleNamespace
 
     from irscope.engine.compile.compilation import Compilation
+
     options = options or {}
-    out = {"num_warps": options.get("num_warps", 4), "num_stages": options.get("num_stages", 3),
-           "num_ctas": options.get("num_ctas", 1)}
+    out = {
+        "num_warps": options.get("num_warps", 4),
+        "num_stages": options.get("num_stages", 3),
+        "num_ctas": options.get("num_ctas", 1),
+    }
     jit = getattr(src, "fn", None)
     if jit is None or not hasattr(jit, "fn"):  # IRSource: a compile from a file of IR
-        return {**out, "name": getattr(src, "name", "?"), "module": "?", "signature": {}, "specialization": {},
-                "constexprs": {}}
-    stand_in = SimpleNamespace(spec=SimpleNamespace(signature=src.signature, attrs=src.attrs,
-                                                    constexprs=src.constants),
-                               kernel=SimpleNamespace(jit=jit))
-    stand_in.constexprs = Compilation.constexprs.fget(stand_in)  # what `specialization` reads of its own
-    return {**out, "name": jit.fn.__name__, "module": jit.fn.__module__, "signature": dict(src.signature),
-            "specialization": Compilation.specialization.fget(stand_in),
-            "constexprs": {k: str(v) for k, v in stand_in.constexprs.items()}}
+        return {
+            **out,
+            "name": getattr(src, "name", "?"),
+            "module": "?",
+            "signature": {},
+            "specialization": {},
+            "constexprs": {},
+        }
+    stand_in = SimpleNamespace(
+        spec=SimpleNamespace(signature=src.signature, attrs=src.attrs, constexprs=src.constants),
+        kernel=SimpleNamespace(jit=jit),
+    )
+    stand_in.constexprs = Compilation.constexprs.fget(
+        stand_in
+    )  # what `specialization` reads of its own
+    return {
+        **out,
+        "name": jit.fn.__name__,
+        "module": jit.fn.__module__,
+        "signature": dict(src.signature),
+        "specialization": Compilation.specialization.fget(stand_in),
+        "constexprs": {k: str(v) for k, v in stand_in.constexprs.items()},
+    }
 
 
 def child(path: str, out_json: str) -> None:
@@ -210,14 +288,27 @@ def compiled_on_gpu(rel: str, timeout: float) -> tuple[list[dict], str | None]:
         if rel.startswith("tutorials/"):
             path = corpus.checkout_layout(os.path.join(scratch, "triton"), path)
         out_json = os.path.join(scratch, "compiles.json")
-        env = dict(os.environ, TRITON_CACHE_DIR=os.path.join(scratch, "triton-cache"),
-                   TORCHINDUCTOR_CACHE_DIR=os.path.join(scratch, "inductor"), TORCHINDUCTOR_COMPILE_THREADS="1",
-                   FLAGGEMS_CACHE_DIR=os.path.join(scratch, "flaggems-cache"),
-                   PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
+        env = dict(
+            os.environ,
+            TRITON_CACHE_DIR=os.path.join(scratch, "triton-cache"),
+            TORCHINDUCTOR_CACHE_DIR=os.path.join(scratch, "inductor"),
+            TORCHINDUCTOR_COMPILE_THREADS="1",
+            FLAGGEMS_CACHE_DIR=os.path.join(scratch, "flaggems-cache"),
+            PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p),
+        )
         try:
-            done = subprocess.run([sys.executable, __file__, "--child", path, out_json], env=env, cwd=scratch,
-                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
-            error = None if done.returncode == 0 else corpus._error_line(done.stderr, done.returncode)
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", path, out_json],
+                env=env,
+                cwd=scratch,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+            error = (
+                None if done.returncode == 0 else corpus._error_line(done.stderr, done.returncode)
+            )
         except subprocess.TimeoutExpired:
             error = f"timed out after {timeout:g} s"
         if not os.path.exists(out_json):
@@ -228,16 +319,28 @@ def compiled_on_gpu(rel: str, timeout: float) -> tuple[list[dict], str | None]:
 
 def rekeyed(compiles: list[dict]) -> list[dict]:
     """The GPU's compilations with the comparison's keys (exact, and with descriptor block shapes left out)."""
+
     def key(r: dict, loose: bool) -> str:
-        return make_key(r["module"], r["name"], r.get("signature") or {}, r.get("specialization") or {},
-                        r.get("constexprs") or {}, r["num_warps"], r["num_stages"], loose=loose)
+        return make_key(
+            r["module"],
+            r["name"],
+            r.get("signature") or {},
+            r.get("specialization") or {},
+            r.get("constexprs") or {},
+            r["num_warps"],
+            r["num_stages"],
+            loose=loose,
+        )
+
     return [{**r, "key": key(r, False), "loose_key": key(r, True)} for r in compiles]
 
 
 # ---------------------------------------------------------------------------------------- (b) offline
 
-def shown_offline(rel: str, target: str, timeout: float, hide_gpu: bool = True
-                  ) -> tuple[dict | None, str | None, float]:
+
+def shown_offline(
+    rel: str, target: str, timeout: float, hide_gpu: bool = True
+) -> tuple[dict | None, str | None, float]:
     """Side (b): `irscope report FILE --json --target T`, GPU hidden, as benchmarks/corpus.py opens a file
     (side (b'), with `hide_gpu` false: the same on the GPU, launches run for real)."""
     path = os.path.join(corpus.CORPUS, rel)
@@ -251,8 +354,15 @@ def shown_offline(rel: str, target: str, timeout: float, hide_gpu: bool = True
         cmd = [sys.executable, "-m", "irscope", "report", path, "--json", "--target", target]
         start = time.perf_counter()
         try:
-            done = subprocess.run(cmd, cwd=scratch, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                                  text=True, timeout=timeout)
+            done = subprocess.run(
+                cmd,
+                cwd=scratch,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired:
             return None, f"timed out after {timeout:g} s", time.perf_counter() - start
     seconds = time.perf_counter() - start
@@ -260,7 +370,11 @@ def shown_offline(rel: str, target: str, timeout: float, hide_gpu: bool = True
         doc = json.loads(done.stdout)
     except json.JSONDecodeError:
         return None, corpus._error_line(done.stderr, done.returncode), seconds
-    return doc, None if done.returncode == 0 else corpus._error_line(done.stderr, done.returncode), seconds
+    return (
+        doc,
+        None if done.returncode == 0 else corpus._error_line(done.stderr, done.returncode),
+        seconds,
+    )
 
 
 def missing_reason(doc: dict | None, name: str) -> str:
@@ -270,13 +384,18 @@ def missing_reason(doc: dict | None, name: str) -> str:
         if item.get("kernel") in (name, None):
             return item.get("reason") or "not said"
     if any(k.get("name") == name for k in (doc or {}).get("kernels") or []):
-        sweeps = [n for n in (doc or {}).get("notes") or [] if n.startswith("benchmark ") and "x values" in n]
+        sweeps = [
+            n
+            for n in (doc or {}).get("notes") or []
+            if n.startswith("benchmark ") and "x values" in n
+        ]
         if sweeps:
             return "said: " + sweeps[0]
     return "not said"
 
 
 # ------------------------------------------------------------------------------------------ (c) compare
+
 
 def compare(rel: str, gpu: list[dict] | None, doc: dict | None) -> dict:
     """Both directions on one key. `gpu` None: offline only (nothing to compare against). A GPU compilation is
@@ -287,9 +406,15 @@ def compare(rel: str, gpu: list[dict] | None, doc: dict | None) -> dict:
     named = {r["key"]: r for r in rows if r["named"]}
     out = {"file": rel, "shown": len(compiled_here), "named": len(named), "rows": []}
     if gpu is None:
-        out["rows"] = [{"kernel": r["name"], "config": r.get("config"),
-                        "result": "named (offline only)" if r["named"] else "shown (offline only)", "key": r["key"]}
-                       for r in rows]
+        out["rows"] = [
+            {
+                "kernel": r["name"],
+                "config": r.get("config"),
+                "result": "named (offline only)" if r["named"] else "shown (offline only)",
+                "key": r["key"],
+            }
+            for r in rows
+        ]
         return out
     compiled = {}
     for g in gpu:
@@ -309,11 +434,19 @@ def compare(rel: str, gpu: list[dict] | None, doc: dict | None) -> dict:
         out["rows"].append(row)
     for key, r in compiled_here.items():
         if key not in compiled:
-            out["rows"].append({"kernel": r["name"], "config": None, "result": "shown, never compiled", "key": key})
+            out["rows"].append(
+                {"kernel": r["name"], "config": None, "result": "shown, never compiled", "key": key}
+            )
     for key, r in named.items():
         if key not in matched_named:
-            out["rows"].append({"kernel": r["name"], "config": r.get("config"), "result": "named, never compiled",
-                                "key": key})
+            out["rows"].append(
+                {
+                    "kernel": r["name"],
+                    "config": r.get("config"),
+                    "result": "named, never compiled",
+                    "key": key,
+                }
+            )
     out["compiled"] = len(compiled)
     return out
 
@@ -324,13 +457,26 @@ def on_gpu_counts(gpu: list[dict] | None, doc: dict | None) -> dict | None:
         return None
     res = compare("", gpu, doc)
     reached = [r for r in res["rows"] if r["result"] in ("shown & compiled", "named & compiled")]
-    return {"captured": len(reached), "compiled": res["compiled"],
-            "not captured": sorted(json.loads(r["key"])["kernel"] for r in res["rows"]
-                                   if r["result"] == "compiled, not shown")}
+    return {
+        "captured": len(reached),
+        "compiled": res["compiled"],
+        "not captured": sorted(
+            json.loads(r["key"])["kernel"]
+            for r in res["rows"]
+            if r["result"] == "compiled, not shown"
+        ),
+    }
 
 
-RESULTS = ("shown & compiled", "named & compiled", "compiled, not shown", "shown, never compiled",
-           "named, never compiled", "shown (offline only)", "named (offline only)")
+RESULTS = (
+    "shown & compiled",
+    "named & compiled",
+    "compiled, not shown",
+    "shown, never compiled",
+    "named, never compiled",
+    "shown (offline only)",
+    "named (offline only)",
+)
 
 
 def counts(result: dict) -> dict:
@@ -340,10 +486,15 @@ def counts(result: dict) -> dict:
 
 def markdown(results: list[dict], command: str, offline_only: bool) -> str:
     cols = list(RESULTS[-2:]) if offline_only else list(RESULTS[:5]) + ["captured on the GPU"]
-    lines = [f"Made by `{command}`.", "",
-             "\"shown\": irscope compiled it (the report shows one autotune config per specialization); \"named\": "
-             "the JSON names that config for that launch, and `--config N` compiles it.", "",
-             "| file | " + " | ".join(cols) + " | offline s | notes |", "|---|" + "---|" * (len(cols) + 2)]
+    lines = [
+        f"Made by `{command}`.",
+        "",
+        '"shown": irscope compiled it (the report shows one autotune config per specialization); "named": '
+        "the JSON names that config for that launch, and `--config N` compiles it.",
+        "",
+        "| file | " + " | ".join(cols) + " | offline s | notes |",
+        "|---|" + "---|" * (len(cols) + 2),
+    ]
     total = dict.fromkeys(cols, 0)
     on_gpu = [0, 0]
     for res in results:
@@ -356,9 +507,16 @@ def markdown(results: list[dict], command: str, offline_only: bool) -> str:
         for col in cols:
             if isinstance(c.get(col), int):
                 total[col] += c[col]
-        notes = "; ".join(n for n in (res.get("offline_error"), res.get("gpu_error"), res.get("on_gpu_error")) if n)
-        lines.append(f"| {res['file']} | " + " | ".join(str(c.get(col, "-")) for col in cols)
-                     + f" | {res.get('offline_seconds', 0):.1f} | {notes.replace('|', '/')[:300]} |")
+        notes = "; ".join(
+            n
+            for n in (res.get("offline_error"), res.get("gpu_error"), res.get("on_gpu_error"))
+            if n
+        )
+        lines.append(
+            f"| {res['file']} | "
+            + " | ".join(str(c.get(col, "-")) for col in cols)
+            + f" | {res.get('offline_seconds', 0):.1f} | {notes.replace('|', '/')[:300]} |"
+        )
     if not offline_only:
         total["captured on the GPU"] = f"{on_gpu[0]} of {on_gpu[1]}"
     lines.append("| **total** | " + " | ".join(f"**{total[col]}**" for col in cols) + " | | |")
@@ -366,15 +524,26 @@ def markdown(results: list[dict], command: str, offline_only: bool) -> str:
         reached = total["shown & compiled"] + total["named & compiled"]
         gpu_total = reached + total["compiled, not shown"]
         if gpu_total:
-            lines += ["", f"{reached} of the GPU's {gpu_total} compilations shown or named "
-                          f"({100 * reached / gpu_total:.1f}%; target 98%), {total['shown & compiled']} of them "
-                          f"compiled by default; {total['shown, never compiled']} shown that the GPU never compiled "
-                          f"(target 0), {total['named, never compiled']} named that it never compiled; irscope on "
-                          f"the GPU showed or named {on_gpu[0]} of the {on_gpu[1]} it compiled (target all)."]
-        missing = [(res["file"], r) for res in results for r in res["rows"] if r["result"] == "compiled, not shown"]
+            lines += [
+                "",
+                f"{reached} of the GPU's {gpu_total} compilations shown or named "
+                f"({100 * reached / gpu_total:.1f}%; target 98%), {total['shown & compiled']} of them "
+                f"compiled by default; {total['shown, never compiled']} shown that the GPU never compiled "
+                f"(target 0), {total['named, never compiled']} named that it never compiled; irscope on "
+                f"the GPU showed or named {on_gpu[0]} of the {on_gpu[1]} it compiled (target all).",
+            ]
+        missing = [
+            (res["file"], r)
+            for res in results
+            for r in res["rows"]
+            if r["result"] == "compiled, not shown"
+        ]
         if missing:
             lines += ["", "| file | kernel | config | irscope's reason |", "|---|---|---|---|"]
-            lines += [f"| {f} | {r['kernel']} | {r.get('config') or ''} | {r['reason']} |" for f, r in missing]
+            lines += [
+                f"| {f} | {r['kernel']} | {r.get('config') or ''} | {r['reason']} |"
+                for f, r in missing
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -383,36 +552,64 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--child"]:
         child(argv[1], argv[2])
         return 0
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("filters", nargs="*", help="keep corpus files whose path under tests/corpus contains one")
-    parser.add_argument("--files", nargs="+", help="exactly these corpus files (paths under tests/corpus)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per file and side (default 300)")
-    parser.add_argument("--target", default="sm_90", help="the GPU's target, given to irscope (default sm_90)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "filters", nargs="*", help="keep corpus files whose path under tests/corpus contains one"
+    )
+    parser.add_argument(
+        "--files", nargs="+", help="exactly these corpus files (paths under tests/corpus)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds per file and side (default 300)"
+    )
+    parser.add_argument(
+        "--target", default="sm_90", help="the GPU's target, given to irscope (default sm_90)"
+    )
     parser.add_argument("--offline-only", action="store_true", help="no GPU: side (b) only")
-    parser.add_argument("--out", default=".", help="folder for coverage.json and coverage.md (default .)")
+    parser.add_argument(
+        "--out", default=".", help="folder for coverage.json and coverage.md (default .)"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="files run side by side (default 1)")
-    parser.add_argument("--gpu-from", nargs="+", metavar="COVERAGE.json",
-                        help="no GPU: side (a) as an earlier GPU run recorded it (its coverage.json files), side (b) "
-                             "run here; compares today's code against the GPU's recorded compilations")
-    parser.add_argument("--append", action="store_true",
-                        help="keep the other files' results already in --out (a corpus run split over several calls)")
+    parser.add_argument(
+        "--gpu-from",
+        nargs="+",
+        metavar="COVERAGE.json",
+        help="no GPU: side (a) as an earlier GPU run recorded it (its coverage.json files), side (b) "
+        "run here; compares today's code against the GPU's recorded compilations",
+    )
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="keep the other files' results already in --out (a corpus run split over several calls)",
+    )
     args = parser.parse_args(argv)
     files = args.files or corpus.corpus_files(args.filters)
     unknown = [f for f in files if not os.path.isfile(os.path.join(corpus.CORPUS, f))]
     if unknown or not files:
-        print(f"coverage.py: no corpus file {' '.join(unknown or args.filters)} under tests/corpus; "
-              "give paths under tests/corpus", file=sys.stderr)
+        print(
+            f"coverage.py: no corpus file {' '.join(unknown or args.filters)} under tests/corpus; "
+            "give paths under tests/corpus",
+            file=sys.stderr,
+        )
         return 2
     recorded = {}
     for saved_run in args.gpu_from or []:
         with open(saved_run) as f:
-            recorded.update({r["file"]: r for r in json.load(f)["files"] if r.get("gpu_compiles") is not None})
+            recorded.update(
+                {r["file"]: r for r in json.load(f)["files"] if r.get("gpu_compiles") is not None}
+            )
     if args.gpu_from:
         files = [f for f in files if f in recorded]
     if not args.offline_only and not args.gpu_from:
         import torch
+
         if not torch.cuda.is_available():
-            print("coverage.py: no GPU visible; run with --offline-only for irscope's side alone", file=sys.stderr)
+            print(
+                "coverage.py: no GPU visible; run with --offline-only for irscope's side alone",
+                file=sys.stderr,
+            )
             return 2
     command = "python benchmarks/coverage.py " + " ".join(shlex.quote(a) for a in argv)
     results, saved = [], os.path.join(args.out, "coverage.json")
@@ -421,27 +618,46 @@ def main(argv: list[str] | None = None) -> int:
             before = json.load(f)
         results = [r for r in before["files"] if r["file"] not in files]
         command = before["command"] + "; " + command
+
     def measure(rel: str) -> dict:
         doc, off_err, seconds = shown_offline(rel, args.target, args.timeout)
         if rel in recorded:  # the GPU's side as recorded then, rekeyed with today's key
             gpu, gpu_err = rekeyed(recorded[rel]["gpu_compiles"]), recorded[rel].get("gpu_error")
         else:
             gpu, gpu_err = (None, None) if args.offline_only else compiled_on_gpu(rel, args.timeout)
-        live, live_err = (None, None) if args.offline_only or rel in recorded else shown_offline(
-            rel, args.target, args.timeout, hide_gpu=False)[:2]
+        live, live_err = (
+            (None, None)
+            if args.offline_only or rel in recorded
+            else shown_offline(rel, args.target, args.timeout, hide_gpu=False)[:2]
+        )
         res = compare(rel, gpu, doc)
-        res.update(offline_error=off_err, gpu_error=gpu_err, on_gpu_error=live_err, offline_seconds=round(seconds, 2),
-                   gpu_compiles=gpu, missing=(doc or {}).get("missing"), notes=(doc or {}).get("notes"),
-                   on_gpu=on_gpu_counts(gpu, live), shown_on_gpu=live and shown_keys(live))
+        res.update(
+            offline_error=off_err,
+            gpu_error=gpu_err,
+            on_gpu_error=live_err,
+            offline_seconds=round(seconds, 2),
+            gpu_compiles=gpu,
+            missing=(doc or {}).get("missing"),
+            notes=(doc or {}).get("notes"),
+            on_gpu=on_gpu_counts(gpu, live),
+            shown_on_gpu=live and shown_keys(live),
+        )
         return res
 
     from concurrent.futures import ThreadPoolExecutor, as_completed
+
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         for done in as_completed([pool.submit(measure, rel) for rel in files]):
             res = done.result()
             results.append(res)
-            print(res["file"], counts(res), res["offline_error"] or "", res["gpu_error"] or "", file=sys.stderr,
-                  flush=True)
+            print(
+                res["file"],
+                counts(res),
+                res["offline_error"] or "",
+                res["gpu_error"] or "",
+                file=sys.stderr,
+                flush=True,
+            )
             write(args.out, results, command, args.offline_only)
     print(markdown(results, command, args.offline_only))
     return 0

@@ -33,8 +33,9 @@ from irscope.engine.session import open_file  # noqa: E402
 from irscope.ir.explain import explain_stage, lowering_story  # noqa: E402
 
 
-def collect(paths: list[str], targets: list[str], per_file: int | None = None
-            ) -> tuple[dict[str, dict[str, bool]], dict[str, float]]:
+def collect(
+    paths: list[str], targets: list[str], per_file: int | None = None
+) -> tuple[dict[str, dict[str, bool]], dict[str, float]]:
     """stage -> {op: explained?} over every kernel, target and stage; and timings."""
     items: dict[str, dict[str, bool]] = defaultdict(dict)
     lines = explain_s = 0.0
@@ -43,13 +44,18 @@ def collect(paths: list[str], targets: list[str], per_file: int | None = None
         for target in targets:
             for comp in open_file(path, target=target).compile_all()[:per_file]:
                 if not comp.ok:
-                    print(f"  {os.path.basename(path)} {target}: did not compile ({comp.failure.message})", file=sys.stderr)
+                    print(
+                        f"  {os.path.basename(path)} {target}: did not compile ({comp.failure.message})",
+                        file=sys.stderr,
+                    )
                     continue
                 for stage in comp.stage_names:
                     if stage == "source":
                         continue
                     text = comp.stage(stage)
-                    explain_stage("sass", "", comp)   # warm the SASS control-field cache outside the clock
+                    explain_stage(
+                        "sass", "", comp
+                    )  # warm the SASS control-field cache outside the clock
                     start = time.perf_counter()
                     explained = explain_stage(stage, text, comp)
                     explain_s += time.perf_counter() - start
@@ -57,14 +63,20 @@ def collect(paths: list[str], targets: list[str], per_file: int | None = None
                     for e in explained:
                         if e.op is not None:
                             items[stage][e.op] = items[stage].get(e.op, True) and e.known
-                comp.source_map.lines("ptx" if comp.target.is_nvidia else "amdgcn")  # parse outside the clock
+                comp.source_map.lines(
+                    "ptx" if comp.target.is_nvidia else "amdgcn"
+                )  # parse outside the clock
                 for line in range(1, len(comp.stage("source").splitlines()) + 1):
                     start = time.perf_counter()
                     lowering_story(comp, line)
                     story_s += time.perf_counter() - start
                     stories += 1
-    return items, {"us_per_line": 1e6 * explain_s / max(lines, 1), "lines": lines,
-                   "ms_per_story": 1e3 * story_s / max(stories, 1), "stories": stories}
+    return items, {
+        "us_per_line": 1e6 * explain_s / max(lines, 1),
+        "lines": lines,
+        "ms_per_story": 1e3 * story_s / max(stories, 1),
+        "stories": stories,
+    }
 
 
 def corpus_child(path: str, targets: list[str], per_file: int) -> None:
@@ -73,21 +85,43 @@ def corpus_child(path: str, targets: list[str], per_file: int) -> None:
     print("\n" + json.dumps(items))
 
 
-def collect_corpus(filters: list[str], targets: list[str], per_file: int, timeout: float
-                   ) -> dict[str, dict[str, bool]]:
+def collect_corpus(
+    filters: list[str], targets: list[str], per_file: int, timeout: float
+) -> dict[str, dict[str, bool]]:
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     from corpus import CORPUS, corpus_files
 
     items: dict[str, dict[str, bool]] = defaultdict(dict)
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONPATH=os.pathsep.join(
-        [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    env = dict(
+        os.environ,
+        CUDA_VISIBLE_DEVICES="",
+        PYTHONPATH=os.pathsep.join(
+            [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        ),
+    )
     for rel in corpus_files(filters or None):
-        with tempfile.TemporaryDirectory() as scratch:  # the file runs outside the checkout, as a user's would
+        with (
+            tempfile.TemporaryDirectory() as scratch
+        ):  # the file runs outside the checkout, as a user's would
             try:
-                done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", os.path.join(CORPUS, rel),
-                                       "--targets", ",".join(targets), "--per-file", str(per_file)],
-                                      cwd=scratch, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                                      text=True, timeout=timeout)
+                done = subprocess.run(
+                    [
+                        sys.executable,
+                        os.path.abspath(__file__),
+                        "--child",
+                        os.path.join(CORPUS, rel),
+                        "--targets",
+                        ",".join(targets),
+                        "--per-file",
+                        str(per_file),
+                    ],
+                    cwd=scratch,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
             except subprocess.TimeoutExpired:
                 print(f"  {rel}: left out (over {timeout:g} s)", file=sys.stderr)
                 continue
@@ -98,18 +132,35 @@ def collect_corpus(filters: list[str], targets: list[str], per_file: int, timeou
         for stage, ops in json.loads(done.stdout.strip().splitlines()[-1]).items():
             for op, known in ops.items():
                 items[stage][op] = items[stage].get(op, True) and known
-        print(f"  {rel}: {sum(len(o) for o in items.values())} distinct ops so far", file=sys.stderr, flush=True)
+        print(
+            f"  {rel}: {sum(len(o) for o in items.values())} distinct ops so far",
+            file=sys.stderr,
+            flush=True,
+        )
     return items
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", default=None, help="default: sm_90,sm_100,gfx942; with --corpus sm_90,gfx942")
-    parser.add_argument("--kernels", nargs="*", default=sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py"))))
-    parser.add_argument("--corpus", nargs="*", default=None, metavar="FILTER",
-                        help="the files of tests/corpus (those whose path contains a FILTER) instead of kernels/")
-    parser.add_argument("--per-file", type=int, default=12, help="with --corpus: compilations per file and target")
-    parser.add_argument("--timeout", type=float, default=600, help="with --corpus: seconds per file")
+    parser.add_argument(
+        "--targets", default=None, help="default: sm_90,sm_100,gfx942; with --corpus sm_90,gfx942"
+    )
+    parser.add_argument(
+        "--kernels", nargs="*", default=sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
+    )
+    parser.add_argument(
+        "--corpus",
+        nargs="*",
+        default=None,
+        metavar="FILTER",
+        help="the files of tests/corpus (those whose path contains a FILTER) instead of kernels/",
+    )
+    parser.add_argument(
+        "--per-file", type=int, default=12, help="with --corpus: compilations per file and target"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600, help="with --corpus: seconds per file"
+    )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -129,8 +180,10 @@ def main() -> int:
         print(f"{stage:8} {n:12d} {k:10d} {k / n if n else 1:9.1%}")
     print(f"{'all':8} {total:12d} {explained:10d} {explained / total if total else 1:9.1%}")
     if timing:
-        print(f"\nexplain_line: {timing['us_per_line']:.0f} µs per line over {timing['lines']:.0f} lines; "
-              f"lowering_story: {timing['ms_per_story']:.1f} ms per source line over {timing['stories']:.0f} lines")
+        print(
+            f"\nexplain_line: {timing['us_per_line']:.0f} µs per line over {timing['lines']:.0f} lines; "
+            f"lowering_story: {timing['ms_per_story']:.1f} ms per source line over {timing['stories']:.0f} lines"
+        )
     for stage, ops in items.items():
         missing = sorted(op for op, ok in ops.items() if not ok)
         if missing:

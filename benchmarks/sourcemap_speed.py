@@ -33,7 +33,9 @@ def fresh_map(comp) -> SourceMap:
 def map_stage(comp, stage: str) -> float:
     sm = fresh_map(comp)
     if stage == "sass":
-        sm.lines("ptx")  # the SASS map reads the PTX map (inline-asm line shifts); time SASS on its own
+        sm.lines(
+            "ptx"
+        )  # the SASS map reads the PTX map (inline-asm line shifts); time SASS on its own
     start = time.perf_counter()
     sm.lines(stage)
     sm.mapped_fraction(stage)
@@ -54,8 +56,12 @@ def peak_bytes(comp, stage: str) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", nargs="*", help="kernel files (default: every example in kernels/)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "files", nargs="*", help="kernel files (default: every example in kernels/)"
+    )
     parser.add_argument("--target", nargs="+", default=["sm_90", "gfx942"])
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
@@ -68,10 +74,14 @@ def main() -> int:
             comps += [c for c in ws.compile_all() if c.ok]
         sizes = [(sum(len(c.stage(s).splitlines()) for s in c.stage_names), c) for c in comps]
         size, comp = max(sizes, key=lambda pair: pair[0])
-        print(f"\n{target}: largest kernel {comp.kernel.name} ({os.path.basename(comp.kernel.file)}), "
-              f"{size} IR lines in {len(comp.stage_names)} stages")
-        print(f"  {'stage':<8}{'lines':>7}{'best ms':>10}{'median ms':>11}{'lines/s':>12}{'peak KiB':>10}"
-              f"{'B/line':>8}{'mapped':>8}{'recorded':>9}")
+        print(
+            f"\n{target}: largest kernel {comp.kernel.name} ({os.path.basename(comp.kernel.file)}), "
+            f"{size} IR lines in {len(comp.stage_names)} stages"
+        )
+        print(
+            f"  {'stage':<8}{'lines':>7}{'best ms':>10}{'median ms':>11}{'lines/s':>12}{'peak KiB':>10}"
+            f"{'B/line':>8}{'mapped':>8}{'recorded':>9}"
+        )
         total_best = 0.0
         for stage in comp.stage_names:
             n = len(comp.stage(stage).splitlines())
@@ -80,9 +90,11 @@ def main() -> int:
             total_best += median
             peak = peak_bytes(comp, stage)
             sm = fresh_map(comp)
-            print(f"  {stage:<8}{n:>7}{best * 1e3:>10.2f}{median * 1e3:>11.2f}{n / median:>12,.0f}"
-                  f"{peak / 1024:>10.0f}{peak / max(n, 1):>8.0f}{sm.mapped_fraction(stage):>8.3f}"
-                  f"{sm.recorded_fraction(stage):>9.3f}")
+            print(
+                f"  {stage:<8}{n:>7}{best * 1e3:>10.2f}{median * 1e3:>11.2f}{n / median:>12,.0f}"
+                f"{peak / 1024:>10.0f}{peak / max(n, 1):>8.0f}{sm.mapped_fraction(stage):>8.3f}"
+                f"{sm.recorded_fraction(stage):>9.3f}"
+            )
         verdict = "ok" if total_best <= 0.050 else "OVER the 50 ms target"
         print(f"  all stages (sum of medians): {total_best * 1e3:.1f} ms  [{verdict}]")
         worst_total = max(worst_total, total_best)

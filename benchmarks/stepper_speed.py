@@ -23,8 +23,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-CASES = [("kernels/add.py", (1,), 0.5), ("kernels/softmax.py", (3,), None), ("kernels/helper.py", (2,), None),
-         ("kernels/matmul.py", (1, 1), 3.0)]
+CASES = [
+    ("kernels/add.py", (1,), 0.5),
+    ("kernels/softmax.py", (3,), None),
+    ("kernels/helper.py", (2,), None),
+    ("kernels/matmul.py", (1, 1), 3.0),
+]
 
 
 def timed(fn, runs: int) -> tuple[float, object]:
@@ -46,7 +50,9 @@ def main() -> int:
     from irscope.engine.recording import record_program
     from irscope.engine.session import open_file
 
-    print(f"{'kernel':<20} {'program':<8} {'steps':>6} {'record s':>9} {'access s':>9} {'step ms':>8}  target")
+    print(
+        f"{'kernel':<20} {'program':<8} {'steps':>6} {'record s':>9} {'access s':>9} {'step ms':>8}  target"
+    )
     ok = True
     for path, pid, target in CASES:
         ws = open_file(os.path.join(ROOT, path))
@@ -68,21 +74,27 @@ def main() -> int:
             good = record_s <= target and worst <= 0.05
             ok &= good
             verdict = f"record ≤ {target} s, step ≤ 50 ms: {'met' if good else 'MISSED'}"
-        print(f"{os.path.basename(path):<20} {','.join(map(str, pid)):<8} {len(rec.steps):>6} {record_s:>9.3f} "
-              f"{access_s:>9.3f} {worst * 1e3:>8.2f}  {verdict}")
+        print(
+            f"{os.path.basename(path):<20} {','.join(map(str, pid)):<8} {len(rec.steps):>6} {record_s:>9.3f} "
+            f"{access_s:>9.3f} {worst * 1e3:>8.2f}  {verdict}"
+        )
     print()
-    print(f"{'kernel':<20} {'tui cpu median':>15} {'cpu worst':>10} {'wall median':>12} {'key cpu':>8} "
-          f"{'key wall':>9}  ms")
+    print(
+        f"{'kernel':<20} {'tui cpu median':>15} {'cpu worst':>10} {'wall median':>12} {'key cpu':>8} "
+        f"{'key wall':>9}  ms"
+    )
     for path, pid, _ in CASES:
         ws = open_file(os.path.join(ROOT, path))
         comp = ws.compile_all()[0]
         cpu, wall, key, key_wall = tui_step_times(ws, comp, pid)
         good = statistics.median(cpu) <= 0.05
         ok &= good
-        print(f"{os.path.basename(path):<20} {statistics.median(cpu) * 1e3:>15.1f} {max(cpu) * 1e3:>10.1f} "
-              f"{statistics.median(wall) * 1e3:>12.1f} {statistics.median(key) * 1e3:>8.1f} "
-              f"{statistics.median(key_wall) * 1e3:>9.1f}  "
-              f"step ≤ 50 ms (cpu median): {'met' if good else 'MISSED'}")
+        print(
+            f"{os.path.basename(path):<20} {statistics.median(cpu) * 1e3:>15.1f} {max(cpu) * 1e3:>10.1f} "
+            f"{statistics.median(wall) * 1e3:>12.1f} {statistics.median(key) * 1e3:>8.1f} "
+            f"{statistics.median(key_wall) * 1e3:>9.1f}  "
+            f"step ≤ 50 ms (cpu median): {'met' if good else 'MISSED'}"
+        )
     return 0 if ok else 1
 
 

@@ -42,13 +42,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tui_pty import first_paint_seconds, quit_after_load_seconds, quit_while_running_seconds  # noqa: E402
 
 
-async def move_latencies(path: str, moves: int, size=(200, 50), other_target: str = "sm_80") -> dict:
+async def move_latencies(
+    path: str, moves: int, size=(200, 50), other_target: str = "sm_80"
+) -> dict:
     from irscope.tui.app import IrscopeApp
+
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     from tui_helpers import wait_until_shown
 
     app = IrscopeApp(path, target="sm_90")
-    forced: list[float] = []    # each move timed with the settle of _timed_key
+    forced: list[float] = []  # each move timed with the settle of _timed_key
     pilot_waited: list[float] = []  # the same moves timed with Pilot's wait for every widget
     observed: list[float] = []
     during: list[float] = []
@@ -93,7 +96,9 @@ async def move_latencies(path: str, moves: int, size=(200, 50), other_target: st
             overhead.append(statistics.median(idle))
         counts = {stage: len(text) for stage, text in app.main.shown.texts.items()}
         rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        worker_loaded = _peak_rss_mb(app.main.session.proc.pid) if hasattr(app.main.session, "proc") else None
+        worker_loaded = (
+            _peak_rss_mb(app.main.session.proc.pid) if hasattr(app.main.session, "proc") else None
+        )
         # Moves while the worker compiles for another target: only those that began and ended with the
         # compile still running and the same compilation shown count.
         await _place_cursor(app, pilot, 0, kernel_line)
@@ -107,16 +112,31 @@ async def move_latencies(path: str, moves: int, size=(200, 50), other_target: st
             if app.main.busy and app.main.shown is shown:
                 during.append(took)
             n += 1
-            await asyncio.sleep(0.005)  # a person's key repeat, not a flood: the compile gets its turns
+            await asyncio.sleep(
+                0.005
+            )  # a person's key repeat, not a flood: the compile gets its turns
         await wait_until_shown(app, pilot)
         compile_s = time.perf_counter() - compile_began
         compiled = str(app.main.shown.comp.target) if app.main.shown is not None else "nothing"
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        worker_rss = _peak_rss_mb(app.main.session.proc.pid) if hasattr(app.main.session, "proc") else None
-    return {"forced": forced, "pilot_waited": pilot_waited, "late": late, "observed": observed, "during": during,
-            "rss": rss, "worker_rss": worker_rss, "rss_loaded": rss_loaded, "worker_loaded": worker_loaded,
-            "counts": counts, "overhead_ms": overhead, "compile_s": compile_s,
-            "compiled": compiled}
+        worker_rss = (
+            _peak_rss_mb(app.main.session.proc.pid) if hasattr(app.main.session, "proc") else None
+        )
+    return {
+        "forced": forced,
+        "pilot_waited": pilot_waited,
+        "late": late,
+        "observed": observed,
+        "during": during,
+        "rss": rss,
+        "worker_rss": worker_rss,
+        "rss_loaded": rss_loaded,
+        "worker_loaded": worker_loaded,
+        "counts": counts,
+        "overhead_ms": overhead,
+        "compile_s": compile_s,
+        "compiled": compiled,
+    }
 
 
 async def _place_cursor(app, pilot, pane: int, start: int | None):
@@ -151,12 +171,14 @@ async def _timed_key(app, pilot, screen, key: str, wait) -> float:
     before = app.main.links_done
     start = time.perf_counter()
     app._driver.send_message(events.Key(key, None))
-    while app.main.links_done == before:  # the key was dispatched, the cursor moved, every pane relinked
+    while (
+        app.main.links_done == before
+    ):  # the key was dispatched, the cursor moved, every pane relinked
         await asyncio.sleep(0)
         if time.perf_counter() - start > 5:
             raise RuntimeError(f"a {key} press was not linked within 5 s (is a kernel shown?)")
     await wait(app, pilot, screen)
-    screen._on_timer_update()        # compose and paint now instead of at the next frame tick
+    screen._on_timer_update()  # compose and paint now instead of at the next frame tick
     return (time.perf_counter() - start) * 1000
 
 
@@ -165,8 +187,15 @@ async def _settled(app, pilot, screen) -> None:
     app itself must do before the frame. (Checked below: after it, Pilot's wait finds nothing left.)"""
     pumps = [app, *screen.walk_children(with_self=True)]
     await asyncio.sleep(0)
-    flags = ("_repaint_required", "_scroll_required", "_layout_required")  # the App has none of them
-    while any(pump._message_queue.qsize() or any(getattr(pump, flag, False) for flag in flags) for pump in pumps):
+    flags = (
+        "_repaint_required",
+        "_scroll_required",
+        "_layout_required",
+    )  # the App has none of them
+    while any(
+        pump._message_queue.qsize() or any(getattr(pump, flag, False) for flag in flags)
+        for pump in pumps
+    ):
         await asyncio.sleep(0)
 
 
@@ -182,8 +211,15 @@ async def _work_left(pilot, screen) -> int:
     early), else 0."""
     for _ in range(2):
         await pilot._wait_for_screen()
-    return int(bool(screen._dirty_widgets or screen._compositor._dirty_regions or screen._layout_required
-                    or screen._scroll_required or screen._repaint_required))
+    return int(
+        bool(
+            screen._dirty_widgets
+            or screen._compositor._dirty_regions
+            or screen._layout_required
+            or screen._scroll_required
+            or screen._repaint_required
+        )
+    )
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -192,7 +228,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def p50_p95(values: list[float]) -> str:
-    return f"{statistics.median(values):.1f} / {percentile(values, 0.95):.1f} ms" if values else "none"
+    return (
+        f"{statistics.median(values):.1f} / {percentile(values, 0.95):.1f} ms" if values else "none"
+    )
 
 
 def _or_inf(measure, path: str) -> float:
@@ -216,7 +254,9 @@ def main() -> int:
     quits_loaded = [_or_inf(quit_after_load_seconds, path) for _ in range(2)]
     quits_running = [_or_inf(quit_while_running_seconds, path) for _ in range(2)]
     with tempfile.TemporaryDirectory(prefix="irscope-bench-cache-") as cache:
-        os.environ["TRITON_CACHE_DIR"] = cache  # the worker inherits it: the compile under test is real
+        os.environ["TRITON_CACHE_DIR"] = (
+            cache  # the worker inherits it: the compile under test is real
+        )
         found = asyncio.run(move_latencies(path, args.moves))
     forced, during = found["forced"], found["during"]
     p95 = percentile(forced, 0.95)
@@ -225,38 +265,100 @@ def main() -> int:
     rss, worker_rss = found["rss_loaded"], found["worker_loaded"]
     total = rss + worker_rss if worker_rss is not None else None
     after = found["rss"] + found["worker_rss"] if found["worker_rss"] is not None else None
-    print(f"kernel: {os.path.relpath(path, ROOT)}   lines: "
-          + "  ".join(f"{s} {n}" for s, n in found["counts"].items()))
+    print(
+        f"kernel: {os.path.relpath(path, ROOT)}   lines: "
+        + "  ".join(f"{s} {n}" for s, n in found["counts"].items())
+    )
     print(f"{'measure':<52}{'value':>16}{'target':>10}  ok")
     rows = [
-        ("process start -> first paint (best of 3)", f"{min(paints):.2f} s", "0.50 s", min(paints) <= 0.5),
-        ("process start -> first paint (median of 3)", f"{statistics.median(paints):.2f} s", "", None),
-        ("q -> process exit, kernel shown (worst of 2)", f"{max(quits_loaded):.2f} s", "0.30 s",
-         max(quits_loaded) <= 0.3),
-        ("q -> process exit, file still running (worst of 2)", f"{max(quits_running):.2f} s", "0.30 s",
-         max(quits_running) <= 0.3),
-        ("cursor move -> all panes repainted, p50", f"{statistics.median(forced):.1f} ms", "", None),
+        (
+            "process start -> first paint (best of 3)",
+            f"{min(paints):.2f} s",
+            "0.50 s",
+            min(paints) <= 0.5,
+        ),
+        (
+            "process start -> first paint (median of 3)",
+            f"{statistics.median(paints):.2f} s",
+            "",
+            None,
+        ),
+        (
+            "q -> process exit, kernel shown (worst of 2)",
+            f"{max(quits_loaded):.2f} s",
+            "0.30 s",
+            max(quits_loaded) <= 0.3,
+        ),
+        (
+            "q -> process exit, file still running (worst of 2)",
+            f"{max(quits_running):.2f} s",
+            "0.30 s",
+            max(quits_running) <= 0.3,
+        ),
+        (
+            "cursor move -> all panes repainted, p50",
+            f"{statistics.median(forced):.1f} ms",
+            "",
+            None,
+        ),
         ("cursor move -> all panes repainted, p95", f"{p95:.1f} ms", "16 ms", p95 <= 16),
         ("  moves in the source pane, p50 / p95", p50_p95(forced[:half]), "", None),
         ("  moves in the LLIR pane, p50 / p95", p50_p95(forced[half:]), "", None),
-        ("  of which the measuring itself (idle), p50", f"{found['overhead_ms'][0]:.1f} ms", "", None),
-        ("  settles checked / found work left after them", f"{found['late'][0]} / {found['late'][1]}", "0",
-         found["late"][1] == 0),
+        (
+            "  of which the measuring itself (idle), p50",
+            f"{found['overhead_ms'][0]:.1f} ms",
+            "",
+            None,
+        ),
+        (
+            "  settles checked / found work left after them",
+            f"{found['late'][0]} / {found['late'][1]}",
+            "0",
+            found["late"][1] == 0,
+        ),
         ("same moves timed with Pilot's wait, p50 / p95", p50_p95(found["pilot_waited"]), "", None),
-        ("  of which Pilot's wait itself (idle), p50", f"{found['overhead_ms'][1]:.1f} ms", "", None),
-        ("  same through Pilot.press + pause, p50", f"{statistics.median(found['observed']):.1f} ms", "", None),
-        (f"source-pane moves while the worker compiles, p95 ({len(during)})", f"{p95_during:.1f} ms", "16 ms",
-         p95_during <= 16),
+        (
+            "  of which Pilot's wait itself (idle), p50",
+            f"{found['overhead_ms'][1]:.1f} ms",
+            "",
+            None,
+        ),
+        (
+            "  same through Pilot.press + pause, p50",
+            f"{statistics.median(found['observed']):.1f} ms",
+            "",
+            None,
+        ),
+        (
+            f"source-pane moves while the worker compiles, p95 ({len(during)})",
+            f"{p95_during:.1f} ms",
+            "16 ms",
+            p95_during <= 16,
+        ),
         ("  p50 / p95 of those", p50_p95(during), "", None),
-        (f"  the compile for another target ({found['compiled']})", f"{found['compile_s']:.1f} s", "", None),
+        (
+            f"  the compile for another target ({found['compiled']})",
+            f"{found['compile_s']:.1f} s",
+            "",
+            None,
+        ),
         ("peak RSS of the UI process, all stages loaded", f"{rss} MB", "120 MB", rss <= 120),
         ("peak RSS of its worker (torch, Triton, the file)", f"{worker_rss} MB", "", None),
         ("peak RSS of UI + worker", f"{total} MB", "", None),
-        ("  UI / UI + worker after the compile for another target", f"{found['rss']} / {after} MB", "", None),
+        (
+            "  UI / UI + worker after the compile for another target",
+            f"{found['rss']} / {after} MB",
+            "",
+            None,
+        ),
     ]
     for label, value, target, ok in rows:
-        print(f"{label:<52}{value:>16}{target:>10}  {'' if ok is None else ('yes' if ok else 'NO')}")
-    print(f"cpu cores: {os.cpu_count()}  load average: {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+        print(
+            f"{label:<52}{value:>16}{target:>10}  {'' if ok is None else ('yes' if ok else 'NO')}"
+        )
+    print(
+        f"cpu cores: {os.cpu_count()}  load average: {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+    )
     return 0
 
 

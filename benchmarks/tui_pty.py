@@ -31,13 +31,25 @@ class PtyApp:
         self.leader, follower = pty.openpty()
         fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
         python_path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
-        environ = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(size[0]), "LINES": str(size[1]),
-                   "PYTHONPATH": python_path, **(env or {})}
+        environ = {
+            **os.environ,
+            "TERM": "xterm-256color",
+            "COLUMNS": str(size[0]),
+            "LINES": str(size[1]),
+            "PYTHONPATH": python_path,
+            **(env or {}),
+        }
         self.started = time.perf_counter()
         # the file runs from a scratch folder, never from inside this repository
-        self.child = subprocess.Popen([sys.executable, "-m", "irscope", os.path.abspath(path)], stdin=follower,
-                                      stdout=follower, stderr=follower, cwd=tempfile.gettempdir(), env=environ,
-                                      close_fds=True)
+        self.child = subprocess.Popen(
+            [sys.executable, "-m", "irscope", os.path.abspath(path)],
+            stdin=follower,
+            stdout=follower,
+            stderr=follower,
+            cwd=tempfile.gettempdir(),
+            env=environ,
+            close_fds=True,
+        )
         os.close(follower)
         self.seen = b""
 
@@ -59,7 +71,9 @@ class PtyApp:
                 return time.perf_counter() - self.started
             if not self._drain(0.02):
                 break
-        raise RuntimeError(f"{text!r} not shown within {timeout} s; got {ANSI.sub(b'', self.seen)[-300:]!r}")
+        raise RuntimeError(
+            f"{text!r} not shown within {timeout} s; got {ANSI.sub(b'', self.seen)[-300:]!r}"
+        )
 
     def wait_for(self, condition, timeout: float) -> None:
         deadline = time.perf_counter() + timeout
@@ -103,7 +117,9 @@ def quit_after_load_seconds(path: str, size=(200, 50), timeout: float = 240.0) -
     app = PtyApp(path, size)
     try:
         app.wait_for_text("← source".encode(), timeout)
-        app._drain(0.3)  # let it settle: q is measured, not the end of the first paint of the stages
+        app._drain(
+            0.3
+        )  # let it settle: q is measured, not the end of the first paint of the stages
         return app.quit_seconds()
     finally:
         app.close()
@@ -115,9 +131,8 @@ def still_running_copy(path: str, directory: str) -> tuple[str, str]:
     marker = os.path.join(directory, "launched")
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    tail = (f"\n    import time as _time\n    open({marker!r}, 'w').close()\n"
-            f"    _time.sleep(60)\n")
-    if "\nif __name__ == \"__main__\":" not in text:
+    tail = f"\n    import time as _time\n    open({marker!r}, 'w').close()\n    _time.sleep(60)\n"
+    if '\nif __name__ == "__main__":' not in text:
         raise RuntimeError(f"{path} has no __main__ block to extend")
     copy = os.path.join(directory, os.path.basename(path))
     with open(copy, "w", encoding="utf-8") as f:

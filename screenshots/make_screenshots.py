@@ -61,7 +61,9 @@ async def shoot_memory_panel() -> str:
         panel = await open_memory_panel(app, pilot)
         assert isinstance(panel, MemoryPanel)
         app.main.focus_pane(0)
-        pane_showing(app, "source").view.move_cursor_to_index(source_line_of(path, "x = tl.load(") - 1, notify=True)
+        pane_showing(app, "source").view.move_cursor_to_index(
+            source_line_of(path, "x = tl.load(") - 1, notify=True
+        )
         await pilot.pause()
         await wait_for_what_if(app, pilot, panel)
         await pilot.pause()
@@ -88,7 +90,9 @@ async def shoot_coalescing_panel() -> str:
         tabs.active = next(p.id for p in tabs.query("TabPane") if p.query(CoalescingPanel))
         await pilot.pause()
         app.main.focus_pane(0)
-        pane_showing(app, "source").view.move_cursor_to_index(source_line_of(path, "x = tl.load(") - 1, notify=True)
+        pane_showing(app, "source").view.move_cursor_to_index(
+            source_line_of(path, "x = tl.load(") - 1, notify=True
+        )
         await pilot.pause()
         app.main.refresh_panels()
         await wait_for_analysis(app, pilot)

@@ -28,15 +28,28 @@ class Browser:
 
         def fds():  # in the child: the pipe ends where Chromium expects them (moved up first: no clobbering)
             import fcntl
+
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_browser_r, from_browser_w)]
             os.dup2(high[0], 3)
             os.dup2(high[1], 4)
 
         self.proc = subprocess.Popen(
-            [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
-             "--remote-debugging-pipe", f"--user-data-dir={self.profile}", "about:blank"],
-            preexec_fn=fds, pass_fds=(3, 4, to_browser_r, from_browser_w), stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
+            [
+                exe,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--remote-debugging-pipe",
+                f"--user-data-dir={self.profile}",
+                "about:blank",
+            ],
+            preexec_fn=fds,
+            pass_fds=(3, 4, to_browser_r, from_browser_w),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._buffer = b""
@@ -62,7 +75,13 @@ class Browser:
         message, self._buffer = self._buffer.split(b"\0", 1)
         return json.loads(message)
 
-    def send(self, method: str, params: dict | None = None, session: str | None = None, timeout: float = 30):
+    def send(
+        self,
+        method: str,
+        params: dict | None = None,
+        session: str | None = None,
+        timeout: float = 30,
+    ):
         self._next_id += 1
         message = {"id": self._next_id, "method": method, "params": params or {}}
         if session:
@@ -94,7 +113,9 @@ class Browser:
     def open_page(self, url: str) -> str:
         """A new tab with network and page events on, navigated to `url` and loaded: its session id."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         self.send("Network.enable", {}, session)
         self.send("Page.enable", {}, session)
         self.events.clear()
@@ -103,12 +124,17 @@ class Browser:
         return session
 
     def evaluate(self, session: str, expression: str):
-        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)
+        result = self.send(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True}, session
+        )
         if "exceptionDetails" in result:
             raise RuntimeError(result["exceptionDetails"])
         return result["result"].get("value")
 
     def click(self, session: str, x: float, y: float) -> None:
         for kind in ("mousePressed", "mouseReleased"):
-            self.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
-                      session)
+            self.send(
+                "Input.dispatchMouseEvent",
+                {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
+                session,
+            )

@@ -34,7 +34,9 @@ def pytest_collection_modifyitems(config, items):
     installed = importlib.metadata.version("triton")
     if installed == SNAPSHOT_TRITON or config.getoption("--snapshot-update", default=False):
         return
-    skip = pytest.mark.skip(reason=f"SVG snapshots were made with Triton {SNAPSHOT_TRITON}; this is {installed}")
+    skip = pytest.mark.skip(
+        reason=f"SVG snapshots were made with Triton {SNAPSHOT_TRITON}; this is {installed}"
+    )
     for item in items:
         if "snap_compare" in getattr(item, "fixturenames", ()):
             item.add_marker(skip)
@@ -87,8 +89,14 @@ def cli(capsys):
 
 def run_irscope(*argv, env=None, cwd=ROOT):
     """Run the real `python -m irscope` in a child process."""
-    return subprocess.run([sys.executable, "-m", "irscope", *map(str, argv)], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, **(env or {})}, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "irscope", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=600,
+    )
 
 
 @pytest.fixture

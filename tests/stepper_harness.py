@@ -8,7 +8,11 @@ from irscope.tui.stepper import StepperScreen
 class StepperHarness(App):
     def __init__(self, session, comp, program_id=(0,)):
         super().__init__()
-        self.session, self.comp, self.program_id = session, comp, program_id  # comp: a view from the worker
+        self.session, self.comp, self.program_id = (
+            session,
+            comp,
+            program_id,
+        )  # comp: a view from the worker
 
     def on_mount(self) -> None:
         self.push_screen(StepperScreen(self.comp, self.program_id))
@@ -17,7 +21,12 @@ class StepperHarness(App):
 async def wait_recorded(pilot, timeout: float = 30.0) -> StepperScreen:
     screen = pilot.app.screen
     waited = 0.0
-    while isinstance(screen, StepperScreen) and screen.stepper is None and screen.failure is None and waited < timeout:
+    while (
+        isinstance(screen, StepperScreen)
+        and screen.stepper is None
+        and screen.failure is None
+        and waited < timeout
+    ):
         await pilot.pause(0.05)
         waited += 0.05
         screen = pilot.app.screen

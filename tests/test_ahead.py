@@ -30,14 +30,18 @@ def _every_stage(comp) -> dict[str, str]:
     return {name: comp.stage(name) for name in comp.stage_names}
 
 
-def test_the_child_compiles_and_disassembles_and_the_parent_shows_the_same_text(monkeypatch, tmp_path):
+def test_the_child_compiles_and_disassembles_and_the_parent_shows_the_same_text(
+    monkeypatch, tmp_path
+):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "with-child"))
     helped = open_file(kernel_path("helper.py"), target="sm_90").compile_all()[0]
     helped_stages = _every_stage(helped)
     assert ahead.progress(_key(helped)) == "cs"  # the child got through both steps
 
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "alone"))
-    alone = open_file(kernel_path("helper.py"), target="sm_90", compile_ahead=False).compile_all()[0]
+    alone = open_file(kernel_path("helper.py"), target="sm_90", compile_ahead=False).compile_all()[
+        0
+    ]
     assert ahead.progress(_key(alone)) is None
     assert _every_stage(alone) == helped_stages
     assert alone.resources == helped.resources
@@ -98,8 +102,13 @@ def test_nothing_starts_when_nothing_will_be_compiled(cli, tmp_path, monkeypatch
 
 def test_the_child_writes_nothing_to_the_terminal(tmp_path):
     env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "quiet"), PYTHONPATH=ROOT)
-    done = subprocess.run([sys.executable, "-m", "irscope", "dump", kernel_path("add.py"), "--stage", "sass"],
-                          capture_output=True, text=True, env=env, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "irscope", "dump", kernel_path("add.py"), "--stage", "sass"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert "LDG.E.128" in done.stdout
@@ -132,7 +141,9 @@ if __name__ == "__main__":
 """
 
 
-def test_a_global_changed_after_the_launch_shows_the_same_with_or_without_a_child(monkeypatch, tmp_path):
+def test_a_global_changed_after_the_launch_shows_the_same_with_or_without_a_child(
+    monkeypatch, tmp_path
+):
     """The parent never hashes a kernel before its own compile: hashing freezes the kernel's globals, and a
     later compile would then put the new value's code under the old value's key in Triton's cache."""
     changed = tmp_path / "changed.py"
@@ -181,11 +192,13 @@ def test_a_launch_repeated_in_a_loop_starts_one_child(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "loop"))
     source = open(kernel_path("add.py")).read().split('if __name__ == "__main__":')[0]
     loop = tmp_path / "loop_add.py"
-    loop.write_text(source + 'if __name__ == "__main__":\n'
-                    '    x = torch.rand(4096)\n'
-                    '    for _ in range(3):\n'
-                    '        add(x, x)\n'
-                    '    add(x[1:], x[1:])\n')
+    loop.write_text(
+        source + 'if __name__ == "__main__":\n'
+        "    x = torch.rand(4096)\n"
+        "    for _ in range(3):\n"
+        "        add(x, x)\n"
+        "    add(x[1:], x[1:])\n"
+    )
     before = len(ahead._children)
     ws = open_file(str(loop), target="sm_90")
     assert len(ws.launches) == 4
@@ -201,10 +214,12 @@ def test_launches_that_found_no_free_core_get_children_once_the_file_has_run(mon
     (then the file's core is free) rather than for the parent to compile it one after the other."""
     source = open(kernel_path("add.py")).read().split('if __name__ == "__main__":')[0]
     two = tmp_path / "two_add.py"
-    two.write_text(source + 'if __name__ == "__main__":\n'
-                   '    x = torch.rand(4096)\n'
-                   '    add(x, x)\n'
-                   '    add(x[1:], x[1:])\n')
+    two.write_text(
+        source + 'if __name__ == "__main__":\n'
+        "    x = torch.rand(4096)\n"
+        "    add(x, x)\n"
+        "    add(x[1:], x[1:])\n"
+    )
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "none-free"))
     monkeypatch.setattr(ahead, "_slots", lambda file_running=True: 0 if file_running else 2)
     comps = open_file(str(two), target="sm_90").compile_all()

@@ -22,11 +22,15 @@ def _shown(comps):
 
 
 def test_a_pruned_config_is_neither_recorded_nor_compiled(ws):
-    assert not ws.run_warning, "the file's own check passed: each launch ran with a config it allows"
+    assert not ws.run_warning, (
+        "the file's own check passed: each launch ran with a config it allows"
+    )
     recorded = sorted((bool(l.kwargs["SMALL"]), l.autotune_index) for l in ws.launches)
     assert recorded == [(False, 0), (False, 1), (False, 2), (True, 1), (True, 2)]
     comps = ws.compile_all()
-    assert _shown(comps) == [(False, 1024, 0), (True, 256, 1)], "each launch with the first config it would try"
+    assert _shown(comps) == [(False, 1024, 0), (True, 256, 1)], (
+        "each launch with the first config it would try"
+    )
     assert all(c.ok for c in comps)
 
 
@@ -38,7 +42,10 @@ def test_a_config_chosen_by_index_shows_the_launches_that_would_try_it(ws):
 def test_every_launch_pruning_a_config_says_so():
     ws = open_file(fixture_path("autotune_pruned.py"), compile_ahead=False)
     ws.launches = [l for l in ws.launches if l.kwargs["SMALL"]]
-    with pytest.raises(IrscopeError, match="not with autotune config 0; its autotuner's pruning left that config out"):
+    with pytest.raises(
+        IrscopeError,
+        match="not with autotune config 0; its autotuner's pruning left that config out",
+    ):
         ws.compile_all(config=0)
 
 
@@ -57,20 +64,29 @@ def test_each_config_compiles_with_the_descriptors_its_pre_hook_sets(descriptors
     assert not ws.run_warning, "the file's own checks passed"
     for kernel in ws.kernels:
         for config, block in ((0, 128), (1, 64)):
-            comps = [c for c in ws.compile(kernel, config=config) if c.launch.autotune_index == config]
+            comps = [
+                c for c in ws.compile(kernel, config=config) if c.launch.autotune_index == config
+            ]
             assert len(comps) == 1 and comps[0].ok
-            assert _block_shapes(comps[0]) == [block, f"tensordesc<fp32[{block}, 32]>", f"tensordesc<fp32[{block}, 32]>"]
+            assert _block_shapes(comps[0]) == [
+                block,
+                f"tensordesc<fp32[{block}, 32]>",
+                f"tensordesc<fp32[{block}, 32]>",
+            ]
 
 
 def test_a_library_autotuner_benchmarking_through_bench_shows_its_launch(descriptors):
     """An autotuner with a run of its own (FlagGems' LibTuner): each config it benchmarks is recorded as
     that config, not as a launch of its own, so the file shows the one launch it made."""
     ws = descriptors
-    (final, ) = [launch for launch in ws.launches if launch.autotune_index is None]
+    (final,) = [launch for launch in ws.launches if launch.autotune_index is None]
     own = final.kernel
-    assert sorted(l.autotune_index for l in ws.launches if l.kernel is own and l is not final) == [0, 1]
+    assert sorted(l.autotune_index for l in ws.launches if l.kernel is own and l is not final) == [
+        0,
+        1,
+    ]
     assert ws.launches_of(own) == [final]
-    (comp, ) = ws.compile(own)
+    (comp,) = ws.compile(own)
     assert _block_shapes(comp) == [128, "tensordesc<fp32[128, 32]>", "tensordesc<fp32[128, 32]>"]
 
 
@@ -78,17 +94,25 @@ def test_a_library_autotuner_benchmarking_through_bench_shows_its_launch(descrip
 # perf_model's top 2): the GPU compiles configs 3 and 4 below, never the declared 0-2
 
 PRUNER_ADDS = fixture_path("autotune_pruner_adds.py")
-MADE = [(3, {"BLOCK_M": 32, "BLOCK_N": 64}, 8, 3), (4, {"BLOCK_M": 16, "BLOCK_N": 64}, 4, 2)]  # the model's order
+MADE = [
+    (3, {"BLOCK_M": 32, "BLOCK_N": 64}, 8, 3),
+    (4, {"BLOCK_M": 16, "BLOCK_N": 64}, 4, 2),
+]  # the model's order
 
 
 def test_configs_the_pruning_makes_are_recorded_numbered_after_the_declared_ones():
     ws = open_file(PRUNER_ADDS, compile_ahead=False)
     assert not ws.run_warning, "the launch ran in the interpreter with a config that has BLOCK_N"
-    (kernel, ) = ws.kernels
-    assert [c.kwargs for c in kernel.autotune_configs] == [{"BLOCK_M": 16}, {"BLOCK_M": 32}, {"BLOCK_M": 64}] + [
-        kwargs for _, kwargs, _, _ in MADE]
-    assert [(l.autotune_index, l.autotune_first, l.autotune_tried) for l in ws.launches] == [(3, True, (3, 4)),
-                                                                                           (4, False, (3, 4))]
+    (kernel,) = ws.kernels
+    assert [c.kwargs for c in kernel.autotune_configs] == [
+        {"BLOCK_M": 16},
+        {"BLOCK_M": 32},
+        {"BLOCK_M": 64},
+    ] + [kwargs for _, kwargs, _, _ in MADE]
+    assert [(l.autotune_index, l.autotune_first, l.autotune_tried) for l in ws.launches] == [
+        (3, True, (3, 4)),
+        (4, False, (3, 4)),
+    ]
 
 
 def _report(*extra):
@@ -111,7 +135,7 @@ def test_report_shows_the_first_config_the_pruning_leaves_and_names_the_others()
 
 
 def test_report_json_names_every_config_the_autotuner_would_try():
-    (entry, ) = _json()
+    (entry,) = _json()
     tried = entry["autotune"]["tried"]
     assert [(t["index"], t["kwargs"], t["num_warps"], t["num_stages"]) for t in tried] == MADE
     assert [t["shown"] for t in tried] == [True, False] and entry["autotune"]["selected"] == 3
@@ -120,7 +144,7 @@ def test_report_json_names_every_config_the_autotuner_would_try():
 
 @pytest.mark.parametrize("index, kwargs, warps, stages", MADE)
 def test_config_n_compiles_each_config_the_pruning_made(index, kwargs, warps, stages):
-    (entry, ) = _json("--config", str(index))
+    (entry,) = _json("--config", str(index))
     assert entry["error"] is None and entry["autotune"]["selected"] == index
     assert (entry["constexprs"], entry["num_warps"], entry["num_stages"]) == (kwargs, warps, stages)
 
@@ -128,12 +152,14 @@ def test_config_n_compiles_each_config_the_pruning_made(index, kwargs, warps, st
 def test_a_declared_config_the_pruning_replaced_is_refused_in_one_line():
     done = run_irscope("report", PRUNER_ADDS, "--config", "0")
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    assert "not with autotune config 0; its autotuner's pruning left that config out (its launches try configs 3, 4)" \
+    assert (
+        "not with autotune config 0; its autotuner's pruning left that config out (its launches try configs 3, 4)"
         in done.stderr
+    )
 
 
 def test_a_define_on_a_pruned_launch_compiles():
-    (entry, ) = _json("-D", "BLOCK_N=32")
+    (entry,) = _json("-D", "BLOCK_N=32")
     assert entry["error"] is None and entry["constexprs"] == {"BLOCK_M": 32, "BLOCK_N": 32}
 
 
@@ -142,18 +168,26 @@ def test_a_later_launch_with_a_tuning_key_seen_before_compiles_the_config_chosen
     ws = open_file(fixture_path("autotune_same_key.py"), compile_ahead=False)
     assert not ws.run_warning, "the file's own check passed"
     assert [(l.autotune_index, l.autotune_first, l.autotune_tried) for l in ws.launches] == [
-        (0, True, (0, 1)), (1, False, (0, 1)), (0, True, (0, ))]
+        (0, True, (0, 1)),
+        (1, False, (0, 1)),
+        (0, True, (0,)),
+    ]
     shown = [(c.launch.autotune_index, c.specialization["x_ptr"]) for c in ws.compile_all()]
     assert shown == [(0, "D"), (0, "")], "each specialization, with the config its launch runs"
-    assert [(c.launch.autotune_index, c.specialization["x_ptr"]) for c in ws.compile_all(config=1)] == [(1, "D")]
+    assert [
+        (c.launch.autotune_index, c.specialization["x_ptr"]) for c in ws.compile_all(config=1)
+    ] == [(1, "D")]
 
 
 def test_an_autotuners_warmup_is_recorded_config_by_config():
     """Autotuner.warmup compiles each config its pruning leaves: each is recorded as that config (they were
     recorded as launches of no config, each labelled config 0)."""
     ws = open_file(fixture_path("autotune_warmup.py"), compile_ahead=False)
-    assert [(l.autotune_index, l.autotune_first, l.autotune_tried, l.warmup) for l in ws.launches] == [
-        (2, True, (2, 3), True), (3, False, (2, 3), True)]
-    assert [(c.launch.autotune_index, c.constexprs) for c in ws.compile_all()] == [(2, {"BLOCK_M": 16, "BLOCK_N": 64})]
-    (comp, ) = ws.compile_all(config=3)
+    assert [
+        (l.autotune_index, l.autotune_first, l.autotune_tried, l.warmup) for l in ws.launches
+    ] == [(2, True, (2, 3), True), (3, False, (2, 3), True)]
+    assert [(c.launch.autotune_index, c.constexprs) for c in ws.compile_all()] == [
+        (2, {"BLOCK_M": 16, "BLOCK_N": 64})
+    ]
+    (comp,) = ws.compile_all(config=3)
     assert comp.ok and (comp.constexprs, comp.num_warps) == ({"BLOCK_M": 32, "BLOCK_N": 64}, 8)

@@ -61,7 +61,9 @@ def test_kernel_not_found_lists_the_kernels(cli):
     code, _, err = cli("dump", fixture_path("specialize.py"), "--kernel", "nope")
     assert code != 0
     line = one_line(err)
-    assert "no kernel named 'nope'" in line and "strided_copy" in line and "unspecialized_copy" in line
+    assert (
+        "no kernel named 'nope'" in line and "strided_copy" in line and "unspecialized_copy" in line
+    )
 
 
 def test_unknown_stage(cli):
@@ -77,7 +79,9 @@ def test_unknown_target(cli):
 
 
 def test_stage_the_target_lacks(cli):
-    code, _, err = cli("dump", fixture_path("tutorial_add.py"), "--target", "gfx942", "--stage", "sass")
+    code, _, err = cli(
+        "dump", fixture_path("tutorial_add.py"), "--target", "gfx942", "--stage", "sass"
+    )
     assert code != 0
     assert "stage 'sass' does not exist for target gfx942" in one_line(err)
 
@@ -91,6 +95,7 @@ def test_kernel_that_fails_to_compile(cli):
 
 def test_compile_error_is_a_result_in_the_report(cli):
     import json
+
     code, out, err = cli("report", fixture_path("compile_error.py"), "--json")
     assert code != 0
     entry = json.loads(out)["kernels"][0]
@@ -118,8 +123,13 @@ def test_bad_define_syntax(cli):
     assert "NAME=VALUE" in one_line(err)
 
 
-@pytest.mark.parametrize("define, says", [("FOO=1", "FOO was specified but unrecognised"),
-                                           ("num_warps=3", "num_warps must be a power of 2")])
+@pytest.mark.parametrize(
+    "define, says",
+    [
+        ("FOO=1", "FOO was specified but unrecognised"),
+        ("num_warps=3", "num_warps must be a power of 2"),
+    ],
+)
 def test_define_the_jit_rejects(cli, define, says):
     """A -D that names no parameter or launch option, or a launch option Triton refuses: the JIT's own
     check, in one line (it used to end as an internal error)."""
@@ -142,7 +152,9 @@ def test_a_launch_the_jit_rejects_points_at_whoever_chose_the_values(cli):
 
 
 def test_arg_that_names_no_parameter(cli):
-    code, _, err = cli("report", fixture_path("no_launch.py"), "-D", "BLOCK=64", "--arg", "x_pr=*fp16")
+    code, _, err = cli(
+        "report", fixture_path("no_launch.py"), "-D", "BLOCK=64", "--arg", "x_pr=*fp16"
+    )
     assert code == 2
     line = one_line(err)
     assert "--arg x_pr" in line and "x_ptr" in line
@@ -152,7 +164,8 @@ def test_real_binary_prints_no_traceback():
     done = run_irscope("dump", "does/not/exist.py", cwd=ROOT)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "irscope: error: does/not/exist.py: no such file; give the path of a Python file with @triton.jit kernels"]
+        "irscope: error: does/not/exist.py: no such file; give the path of a Python file with @triton.jit kernels"
+    ]
 
 
 def test_a_script_that_needs_arguments_gets_them_after_a_double_dash(cli, front):
@@ -162,15 +175,24 @@ def test_a_script_that_needs_arguments_gets_them_after_a_double_dash(cli, front)
     done = run_irscope("report", path, "--target", "sm_90")
     assert done.returncode == 3, done.stderr
     line = one_line(done.stderr)
-    assert "needs_mode.py: error: the following arguments are required: --mode" in line and "-- ARGS" in line
-    assert "usage: needs_mode.py [-h] --mode {x,y}" in done.stderr and "SystemExit" not in done.stderr
-    done = run_irscope("report", path, "--json", "--target", "sm_90", "--", "--mode", "y", "--size", "600")
+    assert (
+        "needs_mode.py: error: the following arguments are required: --mode" in line
+        and "-- ARGS" in line
+    )
+    assert (
+        "usage: needs_mode.py [-h] --mode {x,y}" in done.stderr and "SystemExit" not in done.stderr
+    )
+    done = run_irscope(
+        "report", path, "--json", "--target", "sm_90", "--", "--mode", "y", "--size", "600"
+    )
     assert done.returncode == 0, done.stderr
     (kernel,) = json.loads(done.stdout)["kernels"]
     assert kernel["constexprs"] == {"BLOCK": 256} and kernel["grid"] == [3, 1, 1]
     code, out, err = cli("dump", path, "--stage", "source", "--", "--mode", "x")
     assert code == 0 and "def scale_kernel" in out, err
-    code, out, err = front("check", path, "--format", "json", "--target", "sm_90", "--", "--mode", "x")
+    code, out, err = front(
+        "check", path, "--format", "json", "--target", "sm_90", "--", "--mode", "x"
+    )
     assert code == 0 and "open-failed" not in out, out + err
     code, out, err = front("check", path, "--format", "json", "--target", "sm_90")
     assert "open-failed" in out and "required: --mode" in out
@@ -181,7 +203,11 @@ def test_a_define_gives_what_the_files_launch_left_out(cli):
     an internal error: the launch's arguments were bound in full before the -D was applied)."""
     code, _, err = cli("report", fixture_path("launch_missing_arg.py"))
     line = one_line(err)
-    assert code == 2 and "missing 1 required positional argument: 'SCALE'" in line and "-D NAME=VALUE" in line
+    assert (
+        code == 2
+        and "missing 1 required positional argument: 'SCALE'" in line
+        and "-D NAME=VALUE" in line
+    )
     code, out, err = cli("report", fixture_path("launch_missing_arg.py"), "-D", "SCALE=3")
     assert code == 0 and "BLOCK=64, SCALE=3" in out, err
 
@@ -219,9 +245,14 @@ def test_irscope_debug_prints_an_internal_errors_traceback_through_the_worker(tm
     path.write_text(BREAKS_IRSCOPE)
     plain = run_irscope("report", path)
     assert plain.returncode == 70 and "Traceback" not in plain.stderr
-    assert "irscope: internal error: RuntimeError: a fault this test put into irscope (set IRSCOPE_DEBUG=1" \
+    assert (
+        "irscope: internal error: RuntimeError: a fault this test put into irscope (set IRSCOPE_DEBUG=1"
         in plain.stderr
+    )
     debug = run_irscope("report", path, env={"IRSCOPE_DEBUG": "1"})
-    assert debug.returncode == 70 and debug.stderr.startswith("Traceback (most recent call last):"), debug.stderr
+    assert debug.returncode == 70 and debug.stderr.startswith(
+        "Traceback (most recent call last):"
+    ), debug.stderr
     assert ", in _report\n" in debug.stderr and debug.stderr.rstrip().endswith(
-        "RuntimeError: a fault this test put into irscope")
+        "RuntimeError: a fault this test put into irscope"
+    )

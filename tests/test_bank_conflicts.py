@@ -24,25 +24,30 @@ DATA = os.path.join(ROOT, "validation", "data", "bank_conflicts")
 def one_warp(addresses, width, on=None, group=None):
     addresses = np.asarray(addresses, dtype=np.uint64).reshape(1, 32)
     on = np.ones((1, 32), bool) if on is None else np.asarray(on, bool).reshape(1, 32)
-    got = count(addresses, on, width, group=None if group is None else np.asarray(group).reshape(1, 32))
+    got = count(
+        addresses, on, width, group=None if group is None else np.asarray(group).reshape(1, 32)
+    )
     return int(got.wavefronts[0]), int(got.ideal[0])
 
 
 def test_bank_rules_for_32_bit_accesses():
     lane = np.arange(32)
-    assert one_warp(lane * 4, 4) == (1, 1)              # one word per bank
-    assert one_warp(lane * 128, 4) == (32, 1)           # every lane in bank 0: 32-way
-    assert one_warp(np.zeros(32), 4) == (1, 1)          # one word for all: broadcast
-    assert one_warp((lane // 16) * 512, 4) == (2, 1)    # two words of one bank, each broadcast to 16 lanes
-    assert one_warp(lane * 8, 4) == (2, 1)              # every other word: 128 bytes over 2 rows of banks
+    assert one_warp(lane * 4, 4) == (1, 1)  # one word per bank
+    assert one_warp(lane * 128, 4) == (32, 1)  # every lane in bank 0: 32-way
+    assert one_warp(np.zeros(32), 4) == (1, 1)  # one word for all: broadcast
+    assert one_warp((lane // 16) * 512, 4) == (
+        2,
+        1,
+    )  # two words of one bank, each broadcast to 16 lanes
+    assert one_warp(lane * 8, 4) == (2, 1)  # every other word: 128 bytes over 2 rows of banks
     on = lane == 5
-    assert one_warp(lane * 128, 4, on) == (1, 1)        # lanes that do not take part cost nothing
+    assert one_warp(lane * 128, 4, on) == (1, 1)  # lanes that do not take part cost nothing
 
 
 def test_bank_rules_for_vector_accesses_take_half_warps():
     lane = np.arange(32)
-    assert one_warp(lane * 16, 16) == (4, 4)            # contiguous LDS.128: 512 bytes
-    assert one_warp(lane * 8, 8) == (2, 2)              # contiguous LDS.64
+    assert one_warp(lane * 16, 16) == (4, 4)  # contiguous LDS.128: 512 bytes
+    assert one_warp(lane * 8, 8) == (2, 2)  # contiguous LDS.64
     # the two LDS.128 patterns an H100 measures in the NVIDIA forum thread (bank_model.py): 2 and 8
     assert one_warp(np.where(lane < 16, 0, 32), 16) == (2, 2)
     assert one_warp((lane % 16) * 32, 16) == (8, 4)
@@ -50,18 +55,32 @@ def test_bank_rules_for_vector_accesses_take_half_warps():
 
 def test_async_copies_conflict_on_the_global_side_too():
     lane = np.arange(32)
-    shared = lane * 16                                   # 512 contiguous bytes: conflict-free in shared memory
-    rows_64 = (lane // 4) * 256 + (lane % 4) * 16        # 64-byte rows 256 bytes apart: 2 lines per 8 lanes, banks 0-15
-    rows_128 = (lane // 8) * 256 + (lane % 8) * 16       # 128-byte rows: 1 line per 8 lanes
+    shared = lane * 16  # 512 contiguous bytes: conflict-free in shared memory
+    rows_64 = (lane // 4) * 256 + (
+        lane % 4
+    ) * 16  # 64-byte rows 256 bytes apart: 2 lines per 8 lanes, banks 0-15
+    rows_128 = (lane // 8) * 256 + (lane % 8) * 16  # 128-byte rows: 1 line per 8 lanes
     phases = lane // 8
 
     def copy(source, fetching=True, width=16, to=shared):
         fetching = np.full((1, 32), fetching)
         group = copy_groups(fetching) if width >= 8 else None
-        got = count(np.asarray(to, np.uint64).reshape(1, 32), np.ones((1, 32), bool), width,
-                    lane // copy_phase_size(width), group, np.asarray(source, np.uint64).reshape(1, 32), fetching)
+        got = count(
+            np.asarray(to, np.uint64).reshape(1, 32),
+            np.ones((1, 32), bool),
+            width,
+            lane // copy_phase_size(width),
+            group,
+            np.asarray(source, np.uint64).reshape(1, 32),
+            fetching,
+        )
         return int(got.wavefronts[0]), int(got.ideal[0])
-    assert copy(rows_64) == (8, 4) and copy(rows_128) == (4, 4) and copy(rows_64, fetching=False) == (4, 4)
+
+    assert (
+        copy(rows_64) == (8, 4)
+        and copy(rows_128) == (4, 4)
+        and copy(rows_64, fetching=False) == (4, 4)
+    )
     # 64-byte rows 320 bytes apart: the second row of each phase lies at offsets 64-127 of its line (banks 16-31)
     assert copy((lane // 4) * 320 + (lane % 4) * 16) == (4, 4)
     # 4-byte copies, 32 lanes a phase: 128 contiguous bytes across two lines (tutorial 02's rows) take 1; one
@@ -72,23 +91,28 @@ def test_async_copies_conflict_on_the_global_side_too():
 
 def test_integer_semantics_match_ptx():
     rng = np.random.default_rng(0)
-    a = rng.integers(0, 2 ** 32, 64, dtype=np.uint64)
-    b = rng.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    a = rng.integers(0, 2**32, 64, dtype=np.uint64)
+    b = rng.integers(0, 2**32, 64, dtype=np.uint64)
     c = rng.integers(0, 40, 64, dtype=np.uint64)
 
     def s32(x):
         return [int(v) - (1 << 32) if v >= 1 << 31 else int(v) for v in x]
+
     got = arithmetic("bfe", [], "u32", [a, c, np.full(64, 5, U64)])
     assert got.tolist() == [(int(x) >> min(int(p), 31)) & 31 if p < 32 else 0 for x, p in zip(a, c)]
     got = arithmetic("mul", ["hi"], "s32", [a, b])
     assert got.tolist() == [((x * y) >> 32) & 0xFFFFFFFF for x, y in zip(s32(a), s32(b))]
     got = arithmetic("mad", ["wide"], "u32", [a, b, np.full(64, 7, U64)])
-    assert got.tolist() == [(int(x) * int(y) + 7) & (2 ** 64 - 1) for x, y in zip(a, b)]
+    assert got.tolist() == [(int(x) * int(y) + 7) & (2**64 - 1) for x, y in zip(a, b)]
     got = arithmetic("div", [], "s32", [a, np.where(b == 0, 1, b)])
-    assert got.tolist() == [int(x / y) & 0xFFFFFFFF for x, y in zip(s32(a), s32(np.where(b == 0, 1, b)))]
+    assert got.tolist() == [
+        int(x / y) & 0xFFFFFFFF for x, y in zip(s32(a), s32(np.where(b == 0, 1, b)))
+    ]
     assert lop3(a, b, c, 0x96).tolist() == [int(x) ^ int(y) ^ int(z) for x, y, z in zip(a, b, c)]
     assert funnel("l", a, b, c, False).tolist() == [
-        ((((int(y) << 32) | int(x)) << (int(z) & 31)) >> 32) & 0xFFFFFFFF for x, y, z in zip(a, b, c)]
+        ((((int(y) << 32) | int(x)) << (int(z) & 31)) >> 32) & 0xFFFFFFFF
+        for x, y, z in zip(a, b, c)
+    ]
 
 
 MACHINE_PTX = """
@@ -149,11 +173,21 @@ def test_the_ptx_machine_follows_branches_blocks_and_loops():
     assert report.stops == [] and report.programs == 2
     rows = [(r.access.kind, r.executions, r.wavefronts, r.ideal) for r in report.accesses]
     assert rows == [
-        ("store", 4, 128, 4),   # tid * 128: 32-way in every warp of both programs
-        ("store", 2, 2, 2),     # only warp 1 of each program gets past the branch
-        ("store", 4, 6, 4),     # the block's own %p1 (tid >= 48) splits warp 1 in two words; warp 0 has one
-        ("load", 12, 48, 48),   # 3 iterations; each half-warp reads 256 contiguous bytes: 2 wavefronts
-        ("store", 4, 2, 2),     # the outer %p1 again (warp 0): warp 1 executes it with no lane on
+        ("store", 4, 128, 4),  # tid * 128: 32-way in every warp of both programs
+        ("store", 2, 2, 2),  # only warp 1 of each program gets past the branch
+        (
+            "store",
+            4,
+            6,
+            4,
+        ),  # the block's own %p1 (tid >= 48) splits warp 1 in two words; warp 0 has one
+        (
+            "load",
+            12,
+            48,
+            48,
+        ),  # 3 iterations; each half-warp reads 256 contiguous bytes: 2 wavefronts
+        ("store", 4, 2, 2),  # the outer %p1 again (warp 0): warp 1 executes it with no lane on
     ]
 
 
@@ -171,10 +205,12 @@ def test_the_example_conflicts_and_its_fix_does_not(example):
     # 64-byte rows of A: each 8-lane phase of a copy reads 2 global lines at offsets 0-63 (banks 0-15), 8
     # wavefronts where 4 would do; the
     # pipeline's zero-filled copies past K have no excess, hence 2304 for 1280 in all
-    assert f.message == ("cp.async (a copy from global to shared memory) ×6 at this line: 2304 shared-memory "
-                         "wavefronts where 1280 would do; each 8-lane phase of the copy reads up to 2 global 128-byte "
-                         "lines at the same offsets, and each line's bytes pass through the banks of their offset, "
-                         "one line at a time: 8 wavefronts where 4 would do in the worst warp")
+    assert f.message == (
+        "cp.async (a copy from global to shared memory) ×6 at this line: 2304 shared-memory "
+        "wavefronts where 1280 would do; each 8-lane phase of the copy reads up to 2 global 128-byte "
+        "lines at the same offsets, and each line's bytes pass through the banks of their offset, "
+        "one line at a time: 8 wavefronts where 4 would do in the worst warp"
+    )
     assert f.cost.unit == "extra_wavefronts_per_program" and f.cost.value == (2304 - 1280) / 4
     assert f.fix.startswith("make the contiguous dimension of the copied tile at least 128 bytes")
     assert not [f for f in findings(fixed) if f.rule == "bank-conflict"]
@@ -186,7 +222,9 @@ def _recorded(stem, launch):
         doc = json.load(f)
     rec = doc["launches"][launch]
     program = parse_program(doc["ptx"][rec["ptx"]])
-    return program, predict(program, LaunchInputs(tuple(rec["grid"]), rec["threads"], rec["params"]))
+    return program, predict(
+        program, LaunchInputs(tuple(rec["grid"]), rec["threads"], rec["params"])
+    )
 
 
 def test_ptxas_merges_the_fma_dots_scalar_shared_loads_into_lds128():
@@ -195,10 +233,18 @@ def test_ptxas_merges_the_fma_dots_scalar_shared_loads_into_lds128():
     # stage's multiple of 8192: aligned as global_smem is, 16) are 64 LDS.128 in the SASS, each
     # served by two half-warps that read one 16-byte chunk apiece: 2 wavefronts, 2 ideal
     program, report = _recorded("bank_conflict", 0)
-    line_37 = [r for r in report.accesses if r.access.kind == "load" and r.access.width == 16
-               and r.access.merged and r.executions == 64]
+    line_37 = [
+        r
+        for r in report.accesses
+        if r.access.kind == "load"
+        and r.access.width == 16
+        and r.access.merged
+        and r.executions == 64
+    ]
     assert len(line_37) == 64 - 16 and all((r.wavefronts, r.ideal) == (128, 128) for r in line_37)
-    assert sum(len(r.access.merged) for r in line_37) == 160 - 16  # the 16 .v4 loads stay as they are
+    assert (
+        sum(len(r.access.merged) for r in line_37) == 160 - 16
+    )  # the 16 .v4 loads stay as they are
     base = line_37[0].access.address[1:].split("+")[0]
     assert alignments(program)[base] == 16 and program.shared_align == {"global_smem": 16}
 
@@ -208,7 +254,11 @@ def test_ptxas_exits_early_after_the_last_barrier():
     # first, so it runs in 1 warp of 4 per program (8 of 32 executions on the H100)
     _, report = _recorded("helper", 0)
     last = report.accesses[-1]
-    assert last.access.tail_guard is not None and (last.executions, last.wavefronts, last.ideal) == (8, 8, 8)
+    assert last.access.tail_guard is not None and (
+        last.executions,
+        last.wavefronts,
+        last.ideal,
+    ) == (8, 8, 8)
     assert [r.executions for r in report.accesses[:-1]] == [32] * 7
 
 
@@ -243,11 +293,19 @@ MERGE_PTX = """
 def test_loads_merge_only_when_whole_aligned_and_in_one_stretch():
     program = parse_program(MERGE_PTX)
     report = predict(program, LaunchInputs((1, 1, 1), 32, {}))
-    got = [(r.access.width, r.access.address, len(r.access.merged), r.wavefronts, r.ideal)
-           for r in report.accesses]
+    got = [
+        (r.access.width, r.access.address, len(r.access.merged), r.wavefronts, r.ideal)
+        for r in report.accesses
+    ]
     assert got == [
-        (16, "[%r4+0]", 3, 4, 4),    # +0, +4 and the .v2 at +8: one 16-byte load per lane, 512 bytes
-        (4, "[%r4+16]", 0, 4, 1),    # +16 alone (its partner +20 is after the barrier): 16 bytes apart, 4-way
+        (16, "[%r4+0]", 3, 4, 4),  # +0, +4 and the .v2 at +8: one 16-byte load per lane, 512 bytes
+        (
+            4,
+            "[%r4+16]",
+            0,
+            4,
+            1,
+        ),  # +16 alone (its partner +20 is after the barrier): 16 bytes apart, 4-way
         (4, "[%r11+512]", 0, 1, 1),  # %r11 is 4-byte aligned only: no 8-byte load can be proved
         (4, "[%r11+516]", 0, 1, 1),
         (4, "[%r4+20]", 0, 4, 1),
@@ -259,38 +317,61 @@ def test_transpose_is_conflict_free_and_matmuls_a_tile_spans_two_lines():
     assert not [f for f in findings(transpose) if f.rule == "bank-conflict"]
     matmul = open_file(kernel_path("matmul.py"), target="sm_90").compile_all()[0]
     (f,) = [f for f in findings(matmul) if f.rule == "bank-conflict"]
-    assert (f.severity, f.source_line) == ("info", 54)  # a = tl.load(...): 64-byte rows of fp16 (BLOCK_K = 32)
-    assert "each 8-lane phase of the copy reads up to 2 global 128-byte lines at the same offsets" in f.message
+    assert (f.severity, f.source_line) == (
+        "info",
+        54,
+    )  # a = tl.load(...): 64-byte rows of fp16 (BLOCK_K = 32)
+    assert (
+        "each 8-lane phase of the copy reads up to 2 global 128-byte lines at the same offsets"
+        in f.message
+    )
     assert "1280 shared-memory wavefronts where 768 would do" in f.message
     assert f.fix.startswith("make the contiguous dimension of the copied tile at least 128 bytes")
 
 
 def test_the_prediction_equals_the_h100_per_instruction_counts():
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "validation", "ncu_bank_conflicts.py"), "--measured",
-                           DATA], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "validation", "ncu_bank_conflicts.py"),
+            "--measured",
+            DATA,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     lines = done.stdout.splitlines()
-    assert lines[0] == "76 row(s), 0 off by more than 5% or unmatched, 6 problem(s)", done.stdout[-3000:] + done.stderr
+    assert lines[0] == "76 row(s), 0 off by more than 5% or unmatched, 6 problem(s)", (
+        done.stdout[-3000:] + done.stderr
+    )
     # launches that have no measurement (docs/validation.md says why) make the exit status 1
     assert done.returncode == 1
     problems = [line for line in lines if line.startswith("problem: ")]
     norm, gelu = "triton_per_fused_native_layer_norm_0", "triton_per_fused_gelu_sum_1"
-    assert problems == [f"problem: kernels/compiled_block.py: recorded launch {i} of {k} was not measured"
-                        for i, k in [(0, norm), (1, norm), (3, gelu), (4, gelu), (5, gelu)]] + [
-        "problem: kernels/misaligned.py: recorded launch 1 of add_kernel was not measured"]
+    assert problems == [
+        f"problem: kernels/compiled_block.py: recorded launch {i} of {k} was not measured"
+        for i, k in [(0, norm), (1, norm), (3, gelu), (4, gelu), (5, gelu)]
+    ] + ["problem: kernels/misaligned.py: recorded launch 1 of add_kernel was not measured"]
     rows = [line for line in lines if line.startswith("| kernels/")]
-    for row in ["| kernels/matmul.py | matmul_kernel (config 0) | matmul.py:54 | cp.async | 6/6 | 192/192 | "
-                "1280 (768) | 1280 (768) | 8 | yes |",
-                "| kernels/bank_conflict.py | matmul_fp32_kernel | bank_conflict.py:37 | load | 64/64 | 4096/4096 | "
-                "8192 (8192) | 8192 (8192) | 1 | yes |",
-                "| kernels/helper.py | relu_sum_max_kernel | standard.py:191 | load | 2/2 | 40/40 | 16 (16) | 16 (16) | 1 "
-                "| yes |",
-                "| kernels/compiled_block.py | triton_per_fused_native_layer_norm_0 (config 2, other PTX) | "
-                "Inductor module:59 | stmatrix | 8/8 | 16/16 | 64 (64) | 64 (64) | 1 | yes |"]:
+    for row in [
+        "| kernels/matmul.py | matmul_kernel (config 0) | matmul.py:54 | cp.async | 6/6 | 192/192 | "
+        "1280 (768) | 1280 (768) | 8 | yes |",
+        "| kernels/bank_conflict.py | matmul_fp32_kernel | bank_conflict.py:37 | load | 64/64 | 4096/4096 | "
+        "8192 (8192) | 8192 (8192) | 1 | yes |",
+        "| kernels/helper.py | relu_sum_max_kernel | standard.py:191 | load | 2/2 | 40/40 | 16 (16) | 16 (16) | 1 "
+        "| yes |",
+        "| kernels/compiled_block.py | triton_per_fused_native_layer_norm_0 (config 2, other PTX) | "
+        "Inductor module:59 | stmatrix | 8/8 | 16/16 | 64 (64) | 64 (64) | 1 | yes |",
+    ]:
         assert row in rows
     assert len(rows) == 41 and all(row.endswith("| yes |") for row in rows)
     doc = open(os.path.join(ROOT, "docs", "validation.md")).read()
-    section = doc[doc.index("## Bank conflicts: irscope's prediction against Nsight Compute"):]
-    section = section[:section.find("\n## ", 1)] if "\n## " in section[1:] else section  # up to the next section
+    section = doc[doc.index("## Bank conflicts: irscope's prediction against Nsight Compute") :]
+    section = (
+        section[: section.find("\n## ", 1)] if "\n## " in section[1:] else section
+    )  # up to the next section
     assert [line for line in section.splitlines() if line.startswith("| kernels/")] == rows
 
 
@@ -335,6 +416,14 @@ def test_a_warp_split_by_an_if_reconverges_and_data_makes_addresses_unknown():
     report = predict(program, LaunchInputs((1, 1, 1), 32, {"split_param_0": 1 << 40}))
     assert report.stops == []
     first, joined, after_data = report.accesses
-    assert (first.executions, first.wavefronts, first.ideal) == (1, 16, 1)  # lanes 16-31 only: 16-way
-    assert (joined.executions, joined.wavefronts) == (1, 1)                 # all 32 lanes again: one word
-    assert (after_data.executions, after_data.unknown, after_data.wavefronts) == (1, 1, 0)  # %r7 depends on data
+    assert (first.executions, first.wavefronts, first.ideal) == (
+        1,
+        16,
+        1,
+    )  # lanes 16-31 only: 16-way
+    assert (joined.executions, joined.wavefronts) == (1, 1)  # all 32 lanes again: one word
+    assert (after_data.executions, after_data.unknown, after_data.wavefronts) == (
+        1,
+        1,
+        0,
+    )  # %r7 depends on data

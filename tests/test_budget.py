@@ -19,11 +19,15 @@ def test_a_long_interpreted_launch_is_cut_short_and_the_launch_after_it_is_captu
     monkeypatch.setenv("IRSCOPE_INTERPRET_S", "1.5")
     path = fixture_path("slow_first_launch.py")
     started = time.monotonic()
-    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=2.0))
+    ws = open_file(
+        path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=2.0)
+    )
     assert len(ws.launches) == 2, ws.notes
     run, total = ws.launches[0].programs
     assert 1 <= run < total == 4096 and ws.launches[1].programs is None
-    assert any("double_kernel: 1 launch(es) cut short in the interpreter" in note for note in ws.notes), ws.notes
+    assert any(
+        "double_kernel: 1 launch(es) cut short in the interpreter" in note for note in ws.notes
+    ), ws.notes
     assert time.monotonic() - started < 30
 
 
@@ -33,7 +37,9 @@ def test_on_a_gpu_or_in_the_interpreter_the_quiet_time_counts_from_the_return_of
     budget = CaptureBudget("file.py", quiet_s=0.2, limit_s=60)
     budget.launched(object(), (1,), {}, None)
     with budget.executing():
-        assert budget._spent(time.monotonic() + 5) is None  # compiling or interpreting for 5 s: not quiet
+        assert (
+            budget._spent(time.monotonic() + 5) is None
+        )  # compiling or interpreting for 5 s: not quiet
     assert budget._spent(time.monotonic() + 0.1) is None
     assert "nothing new launched in the last 0.2 s" in budget._spent(time.monotonic() + 0.3)
     with budget.executing():  # a repeat of a specialization already seen: its time is the file's
@@ -51,20 +57,26 @@ def test_a_launch_is_new_only_for_a_specialization_not_seen_in_this_run():
     def kernel(x_ptr, n, BLOCK: tl.constexpr):
         tl.store(x_ptr + tl.arange(0, BLOCK), 0.0, mask=tl.arange(0, BLOCK) < n)
 
-    budget = CaptureBudget("file.py", quiet_s=1, limit_s=60)  # not watching a thread: nothing is stopped
+    budget = CaptureBudget(
+        "file.py", quiet_s=1, limit_s=60
+    )  # not watching a thread: nothing is stopped
     jit = kernel
     x = torch.empty(64)
     assert budget.launched(jit, (x, 1024), {"BLOCK": 128}, None)
-    assert not budget.launched(jit, (torch.empty(64), 2048), {"BLOCK": 128}, None)  # another size, same binary
-    assert budget.launched(jit, (x[1:], 2048), {"BLOCK": 128}, None)      # not 16-byte aligned
-    assert budget.launched(jit, (x, 1000), {"BLOCK": 128}, None)          # not a multiple of 16
-    assert budget.launched(jit, (x, 1024), {"BLOCK": 256}, None)          # another constexpr
-    long_a, long_b = "a" * 70 + "1", "a" * 70 + "2"                       # told apart past 64 characters
-    assert budget.launched(jit, (x, 1024), {"BLOCK": long_a}, None) and budget.launched(jit, (x, 1024), {"BLOCK": long_b}, None)
-    assert budget.launched(jit, (x, 1024, 128), {}, None)                 # BLOCK given by position
+    assert not budget.launched(
+        jit, (torch.empty(64), 2048), {"BLOCK": 128}, None
+    )  # another size, same binary
+    assert budget.launched(jit, (x[1:], 2048), {"BLOCK": 128}, None)  # not 16-byte aligned
+    assert budget.launched(jit, (x, 1000), {"BLOCK": 128}, None)  # not a multiple of 16
+    assert budget.launched(jit, (x, 1024), {"BLOCK": 256}, None)  # another constexpr
+    long_a, long_b = "a" * 70 + "1", "a" * 70 + "2"  # told apart past 64 characters
+    assert budget.launched(jit, (x, 1024), {"BLOCK": long_a}, None) and budget.launched(
+        jit, (x, 1024), {"BLOCK": long_b}, None
+    )
+    assert budget.launched(jit, (x, 1024, 128), {}, None)  # BLOCK given by position
     assert not budget.launched(jit, (x, 4096, 128), {}, None)
-    assert budget.launched(jit, (x, 1024, 128), {"num_warps": 8}, None)   # a launch option
-    assert budget.launched(object(), (x, 1024), {"BLOCK": 128}, None)     # another kernel
+    assert budget.launched(jit, (x, 1024, 128), {"num_warps": 8}, None)  # a launch option
+    assert budget.launched(object(), (x, 1024), {"BLOCK": 128}, None)  # another kernel
 
 
 def test_an_object_argument_is_keyed_by_its_fields_and_never_printed():
@@ -80,10 +92,12 @@ def test_an_object_argument_is_keyed_by_its_fields_and_never_printed():
     budget = CaptureBudget("file.py", quiet_s=1, limit_s=60)
     jit = object()
     a = torch.empty(64, 64)
-    assert budget.launched(jit, (NoRepr(a, [64, 64], [64, 1], [16, 16]), ), {}, None)
-    assert not budget.launched(jit, (NoRepr(torch.empty(64, 64), [64, 64], [64, 1], [16, 16]), ), {}, None)
-    assert budget.launched(jit, (NoRepr(a, [64, 64], [64, 1], [32, 16]), ), {}, None)            # block shape
-    assert budget.launched(jit, (NoRepr(a.half(), [64, 64], [64, 1], [16, 16]), ), {}, None)     # dtype
+    assert budget.launched(jit, (NoRepr(a, [64, 64], [64, 1], [16, 16]),), {}, None)
+    assert not budget.launched(
+        jit, (NoRepr(torch.empty(64, 64), [64, 64], [64, 1], [16, 16]),), {}, None
+    )
+    assert budget.launched(jit, (NoRepr(a, [64, 64], [64, 1], [32, 16]),), {}, None)  # block shape
+    assert budget.launched(jit, (NoRepr(a.half(), [64, 64], [64, 1], [16, 16]),), {}, None)  # dtype
 
 
 def test_a_stop_never_lands_while_a_launch_is_recorded():
@@ -109,7 +123,7 @@ def test_a_stop_never_lands_while_a_launch_is_recorded():
     try:
         time.sleep(0.6)  # quiet since the start, but nothing launched: no stop yet
         with budget.recording():
-            new = budget.launched(object(), (SlowTensor(), ), {}, None)
+            new = budget.launched(object(), (SlowTensor(),), {}, None)
         counted = True
         for _ in range(40):  # now the quiet time runs from the launch, and the stop may land
             time.sleep(0.05)
@@ -123,7 +137,9 @@ def test_a_stop_never_lands_while_a_launch_is_recorded():
 
 def test_a_file_that_goes_on_without_launching_still_ends_after_the_quiet_time():
     path = fixture_path("runs_forever.py")
-    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.5))
+    ws = open_file(
+        path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.5)
+    )
     assert any("nothing new launched in the last 0.5 s" in note for note in ws.notes), ws.notes
 
 
@@ -149,7 +165,12 @@ def test_a_stop_in_the_middle_of_an_interpreted_launch_leaves_triton_language_as
     before = _language_state()
     stopped = 0
     for n in range(4):
-        ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.02 + n * 0.08))
+        ws = open_file(
+            path,
+            target="sm_90",
+            compile_ahead=False,
+            budget=CaptureBudget(path, quiet_s=0.02 + n * 0.08),
+        )
         # the budget's thread may get the interpreter lock only after the launch (seen in CI, and here with
         # irscope's capture: not with plain Triton; cause not found): the stop then lands between launches
         stopped += any("nothing new launched" in note for note in ws.notes)
@@ -175,10 +196,18 @@ def test_a_stop_never_lands_while_the_interpreter_patches_the_language_nor_in_ir
         return thread, release
 
     interpreter = os.path.join(budget_module._TRITON_DIR, "runtime", "interpreter.py")
-    cases = [(interpreter, "_patch_lang", False), (interpreter, "restore", False),
-             (interpreter, "create_load", True), (fixture_path("slow_first_launch.py"), "double_kernel", True),
-             (os.path.join(budget_module._IRSCOPE_DIR, "core", "capture.py"), "run_user_file", False),
-             (os.path.join(budget_module._IRSCOPE_DIR, "core", "virtual_tensors.py"), "__torch_function__", True)]
+    cases = [
+        (interpreter, "_patch_lang", False),
+        (interpreter, "restore", False),
+        (interpreter, "create_load", True),
+        (fixture_path("slow_first_launch.py"), "double_kernel", True),
+        (os.path.join(budget_module._IRSCOPE_DIR, "core", "capture.py"), "run_user_file", False),
+        (
+            os.path.join(budget_module._IRSCOPE_DIR, "core", "virtual_tensors.py"),
+            "__torch_function__",
+            True,
+        ),
+    ]
     budget = CaptureBudget("file.py")
     for filename, name, stoppable in cases:
         thread, release = frame_in(filename, name)
@@ -237,10 +266,15 @@ def test_a_loaded_machine_captures_what_an_idle_one_does():
     import sys
 
     path = fixture_path("slow_first_launch.py")
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 1))]
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(2 * (os.cpu_count() or 1))
+    ]
     try:
         started = time.monotonic()
-        ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=3.0))
+        ws = open_file(
+            path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=3.0)
+        )
         wall = time.monotonic() - started
     finally:
         for hog in hogs:
@@ -249,7 +283,9 @@ def test_a_loaded_machine_captures_what_an_idle_one_does():
     assert len(ws.launches) == 2, (wall, ws.notes)
     assert not any("nothing new launched" in note for note in ws.notes), ws.notes
     if wall < 3.0:
-        pytest.skip(f"the busy processes did not stretch the run past the quiet time ({wall:.1f} s)")
+        pytest.skip(
+            f"the busy processes did not stretch the run past the quiet time ({wall:.1f} s)"
+        )
 
 
 def test_no_quiet_time_counts_while_irscope_explores_a_benchmark_sweep():

@@ -18,12 +18,19 @@ def test_a_check_after_a_launch_cut_short_does_not_lose_the_launches_after_it(mo
     monkeypatch.setenv("IRSCOPE_INTERPRET_S", "0.2")
     path = fixture_path("checked_after_long_launch.py")
     ws = open_file(path, target="sm_90", compile_ahead=False)
-    assert [launch.kernel.name for launch in ws.launches] == ["scale_kernel", "shift_kernel"], ws.run_warning
+    assert [launch.kernel.name for launch in ws.launches] == ["scale_kernel", "shift_kernel"], (
+        ws.run_warning
+    )
     assert ws.launches[0].programs is not None and ws.run_warning is None
-    assert any("3 result comparison(s) the file made after a launch was cut short" in n for n in ws.notes), ws.notes
+    assert any(
+        "3 result comparison(s) the file made after a launch was cut short" in n for n in ws.notes
+    ), ws.notes
     # unused_kernel is missing, and why; twice() is a helper scale_kernel calls, not a kernel of its own
     assert [(m.kernel, m.ended) for m in ws.missing] == [("unused_kernel", "ended")]
-    assert "ended without launching it" in ws.missing[0].reason and "--kernel unused_kernel" in ws.missing[0].how
+    assert (
+        "ended without launching it" in ws.missing[0].reason
+        and "--kernel unused_kernel" in ws.missing[0].how
+    )
 
 
 def test_a_whole_launch_is_interpreted_whole_and_checked_for_real(monkeypatch):
@@ -34,7 +41,9 @@ def test_a_whole_launch_is_interpreted_whole_and_checked_for_real(monkeypatch):
     monkeypatch.setenv("IRSCOPE_INTERPRET_S", "600")
     path = fixture_path("checked_after_long_launch.py")
     # a quiet time to spare: assert_close's first use imports much of torch, slow on a busy machine
-    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=30))
+    ws = open_file(
+        path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=30)
+    )
     assert all(launch.programs is None for launch in ws.launches) and len(ws.launches) == 2
     assert not any("cut short" in n for n in ws.notes)
     assert torch.testing.assert_close is not None and torch.allclose(torch.ones(2), torch.ones(2))
@@ -42,12 +51,16 @@ def test_a_whole_launch_is_interpreted_whole_and_checked_for_real(monkeypatch):
 
 def test_a_stopped_run_names_its_line_and_the_kernels_it_did_not_reach():
     path = fixture_path("stops_before_second_kernel.py")
-    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.5))
+    ws = open_file(
+        path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.5)
+    )
     assert [launch.kernel.name for launch in ws.launches] == ["first_kernel"]
-    (missing, ) = ws.missing
+    (missing,) = ws.missing
     assert (missing.kernel, missing.ended) == ("second_kernel", "stopped")
-    assert any(f"stopped at line {line} (nothing new launched in the last 0.5 s)" in missing.reason
-               for line in (24, 25)), missing.reason  # the loop's `for` or its body
+    assert any(
+        f"stopped at line {line} (nothing new launched in the last 0.5 s)" in missing.reason
+        for line in (24, 25)
+    ), missing.reason  # the loop's `for` or its body
     assert "IRSCOPE_CAPTURE_QUIET" in missing.how
 
 
@@ -56,22 +69,36 @@ def test_a_file_that_raises_before_a_kernel_says_so():
     from irscope.base.model import Kernel
 
     kernels = [Kernel("k", "/f.py", 3, None), Kernel("other", "/lib.py", 9, None)]
-    (missing, ) = missing_kernels(kernels, [], "/f.py", ran=True, raised="ValueError: no input at line 12")
+    (missing,) = missing_kernels(
+        kernels, [], "/f.py", ran=True, raised="ValueError: no input at line 12"
+    )
     assert missing.ended == "raised" and "raised ValueError: no input at line 12" in missing.reason
-    assert missing_kernels(kernels, [], "/f.py", ran=False) == []  # --no-run launches nothing by design
+    assert (
+        missing_kernels(kernels, [], "/f.py", ran=False) == []
+    )  # --no-run launches nothing by design
 
 
 def test_report_says_what_it_did_not_reach_in_text_and_json():
     env = {**os.environ, "IRSCOPE_CAPTURE_QUIET": "0.5"}
     path = fixture_path("stops_before_second_kernel.py")
-    run = subprocess.run([sys.executable, "-m", "irscope", "report", path, "--json"], capture_output=True,
-                         text=True, env=env, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "irscope", "report", path, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
     assert [m["kernel"] for m in doc["missing"]] == ["second_kernel"]
     assert set(doc["missing"][0]) == {"kernel", "line", "ended", "reason", "how"}
-    text = subprocess.run([sys.executable, "-m", "irscope", "report", path], capture_output=True, text=True,
-                          env=env, timeout=300)
+    text = subprocess.run(
+        [sys.executable, "-m", "irscope", "report", path],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert "not reached (1 kernel(s) this run did not launch" in text.stdout
     assert "second_kernel (line 16): the run was stopped at line 2" in text.stdout
 
@@ -92,11 +119,15 @@ def test_the_tui_says_what_the_run_did_not_reach_in_its_header_and_picker(monkey
             await wait_until_shown(app, pilot)
             header = str(app.main.query_one("#header").render())
             assert "1 kernel(s) not reached (p)" in header, header
-            await pilot.press("p")  # one compilation: the picker opens all the same, to say what is missing
+            await pilot.press(
+                "p"
+            )  # one compilation: the picker opens all the same, to say what is missing
             await pilot.pause(0.2)
             assert isinstance(app.screen, PickerScreen)
             said = str(app.screen.query_one("#picker-missing").render())
-            assert "not reached: second_kernel (line 16)" in said and "IRSCOPE_CAPTURE_QUIET" in said, said
+            assert (
+                "not reached: second_kernel (line 16)" in said and "IRSCOPE_CAPTURE_QUIET" in said
+            ), said
 
     asyncio.run(scenario())
 
@@ -114,7 +145,9 @@ def test_a_run_stopped_before_its_first_launch_says_where_and_how_to_go_on():
     with pytest.raises(IrscopeError) as err:
         ws.compile_all()
     line = str(err.value)
-    assert "launched no kernel: the run was stopped at line 1" in line and "(the 1 s limit)" in line, line
+    assert (
+        "launched no kernel: the run was stopped at line 1" in line and "(the 1 s limit)" in line
+    ), line
     assert "IRSCOPE_CAPTURE_LIMIT" in line and "--kernel NAME --no-run" in line, line
 
 
@@ -129,7 +162,10 @@ def test_a_file_whose_kernels_live_elsewhere_stopped_before_it_launched_says_so(
     with pytest.raises(IrscopeError) as err:
         open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, limit_s=1))
     line = str(err.value)
-    assert "launched no kernel before the run was stopped at line 1" in line and "(the 1 s limit)" in line, line
+    assert (
+        "launched no kernel before the run was stopped at line 1" in line
+        and "(the 1 s limit)" in line
+    ), line
     assert "defines no @triton.jit kernel" not in line
 
 
@@ -137,10 +173,19 @@ def test_a_benchmark_loop_of_identical_launches_is_not_interpreted_again():
     # 2,000 identical launches: the first runs (and its result is right: the file checks it), the repeats are
     # neither recorded nor run again, and the kernel after the loop is reached within the quiet time.
     path = fixture_path("benchmark_loop.py")
-    ws = open_file(path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=3, limit_s=120))
-    assert [launch.kernel.name for launch in ws.launches] == ["copy_kernel", "negate_kernel"], ws.notes
+    ws = open_file(
+        path,
+        target="sm_90",
+        compile_ahead=False,
+        budget=CaptureBudget(path, quiet_s=3, limit_s=120),
+    )
+    assert [launch.kernel.name for launch in ws.launches] == ["copy_kernel", "negate_kernel"], (
+        ws.notes
+    )
     assert ws.run_warning is None and not ws.missing
-    assert any("1999 launch(es) the same as the launch of their kernel just before" in n for n in ws.notes), ws.notes
+    assert any(
+        "1999 launch(es) the same as the launch of their kernel just before" in n for n in ws.notes
+    ), ws.notes
 
 
 def test_a_launch_with_other_tensors_or_sizes_is_not_a_repeat():
@@ -151,11 +196,13 @@ def test_a_launch_with_other_tensors_or_sizes_is_not_a_repeat():
     x, y = torch.empty(64), torch.empty(64)
     same = launch_identity((x, y, 64), {"BLOCK": 16}, (4,))
     assert launch_identity((x, y, 64), {"BLOCK": 16}, (4,)) == same
-    assert launch_identity((y, x, 64), {"BLOCK": 16}, (4,)) != same          # other tensors
-    assert launch_identity((x[1:], y, 64), {"BLOCK": 16}, (4,)) != same      # another view of the storage
-    assert launch_identity((x, y, 65), {"BLOCK": 16}, (4,)) != same          # another value
-    assert launch_identity((x, y, 64), {"BLOCK": 32}, (4,)) != same          # another constexpr
-    assert launch_identity((x, y, 64), {"BLOCK": 16}, (8,)) != same          # another grid
+    assert launch_identity((y, x, 64), {"BLOCK": 16}, (4,)) != same  # other tensors
+    assert (
+        launch_identity((x[1:], y, 64), {"BLOCK": 16}, (4,)) != same
+    )  # another view of the storage
+    assert launch_identity((x, y, 65), {"BLOCK": 16}, (4,)) != same  # another value
+    assert launch_identity((x, y, 64), {"BLOCK": 32}, (4,)) != same  # another constexpr
+    assert launch_identity((x, y, 64), {"BLOCK": 16}, (8,)) != same  # another grid
 
     def grid_for(n):  # a wrapper's grid function, made anew at each call as files do
         return lambda meta: (n // meta["B"],)

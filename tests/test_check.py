@@ -18,8 +18,14 @@ SCHEMA = os.path.join(FIXTURES, "sarif", "sarif-schema-2.1.0.json")
 def check(*args, cwd):
     """Run `python -m irscope check ...` as a user would, from `cwd` (outside the checkout)."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "irscope", "check", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "irscope", "check", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -44,15 +50,24 @@ def kernels_json(repo):
 def test_kernels_directory_flags_strided_and_misaligned_and_not_add(kernels_json):
     code, doc, err = kernels_json
     assert code == 1
-    assert [f["path"] for f in doc["files"]] == ["kernels/add.py", "kernels/misaligned.py", "kernels/strided.py"]
+    assert [f["path"] for f in doc["files"]] == [
+        "kernels/add.py",
+        "kernels/misaligned.py",
+        "kernels/strided.py",
+    ]
     by_file = {}
     for f in doc["findings"]:
         by_file.setdefault(f["file"], []).append((f["rule"], f["source_line"]))
     assert "kernels/add.py" not in by_file
     assert by_file["kernels/strided.py"] == [("uncoalesced", 26)]
-    assert sorted(by_file["kernels/misaligned.py"]) == [("masked-tail", 25), ("masked-tail", 26), ("masked-tail", 27),
-                                                         ("masked-tail", 27), ("not-vectorized", 25),
-                                                         ("not-vectorized", 26)]
+    assert sorted(by_file["kernels/misaligned.py"]) == [
+        ("masked-tail", 25),
+        ("masked-tail", 26),
+        ("masked-tail", 27),
+        ("masked-tail", 27),
+        ("not-vectorized", 25),
+        ("not-vectorized", 26),
+    ]
     causes = [f["message"] for f in doc["findings"] if f["rule"] == "not-vectorized"]
     assert all("is not known to be 16-byte aligned" in m for m in causes)
     assert "irscope check: 3 file(s), 7 finding(s): 0 error(s), 7 warning(s), 0 info" in err
@@ -64,10 +79,14 @@ def test_text_is_compiler_style_and_add_alone_is_clean(repo):
     first = out.splitlines()[0]
     where, rest = first.split(": ", 1)
     path, line, column = where.split(":")
-    assert (path, line) == ("kernels/strided.py", "26") and 9 <= int(column) <= 44  # inside the tl.load call
+    assert (path, line) == ("kernels/strided.py", "26") and 9 <= int(
+        column
+    ) <= 44  # inside the tl.load call
     assert rest.startswith("warning[uncoalesced] in strided_gather_kernel: load of x_ptr: ")
-    assert first.endswith("(32.0 sectors per request where 4.0 would do: 8.0× the bytes the lanes use "
-                          "(114688 excess bytes in the programs sampled))")
+    assert first.endswith(
+        "(32.0 sectors per request where 4.0 would do: 8.0× the bytes the lanes use "
+        "(114688 excess bytes in the programs sampled))"
+    )
     assert out.splitlines()[1].startswith("    fix: Read contiguous elements")
     code, out, err = check("kernels/add.py", cwd=repo)
     assert (code, out) == (0, "") and "0 finding(s)" in err
@@ -75,7 +94,9 @@ def test_text_is_compiler_style_and_add_alone_is_clean(repo):
 
 def test_control_bytes_in_the_source_reach_no_terminal(tmp_path):
     text = open(os.path.join(KERNELS, "strided.py")).read()
-    (tmp_path / "s.py").write_text(text.replace("# stride 8 (= STRIDE): uncoalesced", "# \x1b]0;owned\x07\x1b[2J"))
+    (tmp_path / "s.py").write_text(
+        text.replace("# stride 8 (= STRIDE): uncoalesced", "# \x1b]0;owned\x07\x1b[2J")
+    )
     for fmt in ("text", "github", "json", "sarif"):
         code, out, _ = check("s.py", "--format", fmt, cwd=tmp_path)
         assert code == 1 and "\x1b" not in out and "\x07" not in out, fmt
@@ -94,10 +115,18 @@ def test_baseline_accepts_known_findings_after_an_edit_above_them(repo, tmp_path
     shutil.copytree(repo / "kernels", work / "kernels")
     assert check("kernels/strided.py", "--write-baseline", "base.json", cwd=work)[0] == 0
     base = json.loads((work / "base.json").read_text())
-    assert base["accepted"] == [{"file": "kernels/strided.py", "kernel": "strided_gather_kernel", "rule": "uncoalesced",
-                                 "source_text": "x = tl.load(x_ptr + offs * 8, mask=mask)  # stride 8 (= STRIDE): uncoalesced"}]
+    assert base["accepted"] == [
+        {
+            "file": "kernels/strided.py",
+            "kernel": "strided_gather_kernel",
+            "rule": "uncoalesced",
+            "source_text": "x = tl.load(x_ptr + offs * 8, mask=mask)  # stride 8 (= STRIDE): uncoalesced",
+        }
+    ]
     path = work / "kernels" / "strided.py"
-    path.write_text(path.read_text().replace("STRIDE = 8\n", "STRIDE = 8\n# a comment\n# and another\n"))
+    path.write_text(
+        path.read_text().replace("STRIDE = 8\n", "STRIDE = 8\n# a comment\n# and another\n")
+    )
     code, out, err = check("kernels/strided.py", "--baseline", "base.json", cwd=work)
     assert (code, out) == (0, "") and "1 accepted by the baseline" in err
     # a new finding is not accepted: the baseline is emptied of that entry
@@ -114,20 +143,34 @@ def test_baseline_counts_each_entry_once():
 
 
 def test_bad_input_is_one_line_and_exit_2(repo, tmp_path):
-    for args, said in ((["nowhere.py"], "nowhere.py: no such file or directory"),
-                       (["kernels/add.py", "--jobs", "0"], "--jobs 0: give 1 or more"),
-                       (["kernels/add.py", "--baseline", "missing.json"], "--baseline missing.json"),
-                       (["kernels/notes.txt"], None)):
+    for args, said in (
+        (["nowhere.py"], "nowhere.py: no such file or directory"),
+        (["kernels/add.py", "--jobs", "0"], "--jobs 0: give 1 or more"),
+        (["kernels/add.py", "--baseline", "missing.json"], "--baseline missing.json"),
+        (["kernels/notes.txt"], None),
+    ):
         if args[0] == "kernels/notes.txt":
             (repo / "kernels" / "notes.txt").write_text("x")
             said = "kernels/notes.txt is not a Python file"
         code, out, err = check(*args, cwd=repo)
-        assert code == 2 and out == "" and err.count("\n") == 1 and said in err and "Traceback" not in err
+        assert (
+            code == 2
+            and out == ""
+            and err.count("\n") == 1
+            and said in err
+            and "Traceback" not in err
+        )
     (tmp_path / "empty").mkdir()
     code, out, err = check("empty", cwd=tmp_path)
-    assert code == 2 and "empty: no .py file under it defines a Triton kernel" in err and err.count("\n") == 1
+    assert (
+        code == 2
+        and "empty: no .py file under it defines a Triton kernel" in err
+        and err.count("\n") == 1
+    )
     (tmp_path / "bad.json").write_text("{")
-    code, _, err = check(str(repo / "kernels" / "add.py"), "--baseline", str(tmp_path / "bad.json"), cwd=tmp_path)
+    code, _, err = check(
+        str(repo / "kernels" / "add.py"), "--baseline", str(tmp_path / "bad.json"), cwd=tmp_path
+    )
     assert code == 2 and "not a baseline irscope wrote" in err
 
 
@@ -138,16 +181,20 @@ def test_a_file_that_cannot_open_is_a_finding_and_the_others_still_run(repo, tmp
     doc = json.loads(out)
     assert code == 1
     failed = [f for f in doc["findings"] if f["rule"] == "open-failed"]
-    assert len(failed) == 1 and failed[0]["file"] == "raises.py" and failed[0]["severity"] == "error"
+    assert (
+        len(failed) == 1 and failed[0]["file"] == "raises.py" and failed[0]["severity"] == "error"
+    )
     assert failed[0]["message"] and "Traceback" not in failed[0]["message"]
     assert any(f["rule"] == "uncoalesced" and f["file"] == "strided.py" for f in doc["findings"])
     assert doc["findings"][0]["rule"] == "open-failed"  # errors rank first
 
 
 def test_open_failed_takes_the_line_of_the_users_frame():
-    err = ("irscope: error: model.py raised ValueError: bad shape\n"
-           '  your code | File "/x/model.py", line 12, in <module>\n'
-           '  your code | File "/x/model.py", line 30, in build\n')
+    err = (
+        "irscope: error: model.py raised ValueError: bad shape\n"
+        '  your code | File "/x/model.py", line 12, in <module>\n'
+        '  your code | File "/x/model.py", line 30, in build\n'
+    )
     f = open_failed("model.py", err, 1)
     assert f["message"] == "model.py raised ValueError: bad shape" and f["source_line"] == 30
 
@@ -159,14 +206,30 @@ def test_directories_take_only_files_that_define_kernels(tmp_path):
     (tmp_path / ".hidden" / "c.py").write_text("@triton.jit\ndef k(x):\n    pass\n")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "d.py").write_text("from triton import jit\n@jit\ndef k(x):\n    pass\n")
-    assert collect_files([str(tmp_path)]) == [str(tmp_path / "a.py"), str(tmp_path / "sub" / "d.py")]
+    assert collect_files([str(tmp_path)]) == [
+        str(tmp_path / "a.py"),
+        str(tmp_path / "sub" / "d.py"),
+    ]
 
 
-FINDING = {"rule": "uncoalesced", "severity": "warning", "kernel": "k", "file": "kernels/k.py", "source_line": 26,
-           "column": 9, "source_text": "x = tl.load(p)", "weight": 0.8,
-           "cost": {"value": 28.0, "unit": "excess_sectors_per_request", "text": "32.0 sectors, ideal 4.0"},
-           "message": "load of x_ptr: a strided gather, 100%, a:b\nnext", "fix": "read contiguous elements",
-           "what_if": None}
+FINDING = {
+    "rule": "uncoalesced",
+    "severity": "warning",
+    "kernel": "k",
+    "file": "kernels/k.py",
+    "source_line": 26,
+    "column": 9,
+    "source_text": "x = tl.load(p)",
+    "weight": 0.8,
+    "cost": {
+        "value": 28.0,
+        "unit": "excess_sectors_per_request",
+        "text": "32.0 sectors, ideal 4.0",
+    },
+    "message": "load of x_ptr: a strided gather, 100%, a:b\nnext",
+    "fix": "read contiguous elements",
+    "what_if": None,
+}
 
 
 def test_github_annotations_escape_what_the_runner_would_parse():
@@ -194,7 +257,9 @@ def sarif_structure_ok(doc):
 
 def test_sarif_of_the_kernels_validates_against_the_2_1_0_schema(kernels_json):
     _, doc, _ = kernels_json
-    sarif = sarif_document(doc["findings"] + [open_failed("broken.py", "irscope: error: it broke", 1)])
+    sarif = sarif_document(
+        doc["findings"] + [open_failed("broken.py", "irscope: error: it broke", 1)]
+    )
     sarif_structure_ok(sarif)
     assert len(sarif["runs"][0]["results"]) == 8
     jsonschema = pytest.importorskip("jsonschema")
@@ -216,7 +281,9 @@ def test_sarif_format_through_the_command_line(repo):
     assert result["ruleId"] == "uncoalesced" and result["level"] == "warning"
     loc = result["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"] == {"uri": "kernels/strided.py", "uriBaseId": "%SRCROOT%"}
-    assert loc["region"]["startLine"] == 26 and 9 <= loc["region"]["startColumn"] <= 44  # in the tl.load call
+    assert (
+        loc["region"]["startLine"] == 26 and 9 <= loc["region"]["startColumn"] <= 44
+    )  # in the tl.load call
 
 
 def test_real_files_from_outside_the_repository(tmp_path):
@@ -230,13 +297,18 @@ def test_real_files_from_outside_the_repository(tmp_path):
     doc = json.loads(out)
     assert code == 1 and all(f["opened"] for f in doc["files"])
     (narrow,) = [f for f in doc["findings"] if f["file"] == copy and f["rule"] == "not-vectorized"]
-    assert narrow["source_line"] == 40 and narrow["source_text"] == "in_vals = tl.load(input_ptr + offsets)"
+    assert (
+        narrow["source_line"] == 40
+        and narrow["source_text"] == "in_vals = tl.load(input_ptr + offsets)"
+    )
     assert "4 B per thread where the layout allows 16 B" in narrow["message"]
     assert "irscope sees no missing alignment or divisibility fact" in narrow["message"]
     assert "tl.multiple_of(offsets, 16)" in narrow["fix"] and narrow["what_if"] is None
     grouped = [f for f in doc["findings"] if f["file"] == gemm]
     assert grouped and all(f["severity"] == "info" for f in grouped)
     (shuffle,) = [f for f in grouped if f["rule"] == "layout-shuffle"]
-    assert "inside a loop, but outside its innermost loop or under a condition" in shuffle["message"]
+    assert (
+        "inside a loop, but outside its innermost loop or under a condition" in shuffle["message"]
+    )
     assert shuffle["fix"].startswith("usually none")
     assert check(gemm, cwd=tmp_path)[0] == 0  # --fail-on warning: information does not fail

@@ -26,7 +26,7 @@ def blocked(spt, tpw, wpc, order):
     return BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), tuple(order))
 
 
-ROW_1D = blocked([4], [32], [4], [0])      # add.py's layout: 4 fp32 per lane, 16-byte vectors
+ROW_1D = blocked([4], [32], [4], [0])  # add.py's layout: 4 fp32 per lane, 16-byte vectors
 
 
 def count(addresses, layout, shape, vector, kind="load", mask=None, elem=4):
@@ -40,7 +40,7 @@ def count(addresses, layout, shape, vector, kind="load", mask=None, elem=4):
 def test_blocked_layout_elements_per_thread():
     ll = blocked_linear_layout(ROW_1D, (1024,))
     index = ll.element_index()
-    assert index.shape == (4, 32, 8)          # warps, lanes, registers (the 512-element tile wraps once)
+    assert index.shape == (4, 32, 8)  # warps, lanes, registers (the 512-element tile wraps once)
     assert list(index[0, 0]) == [0, 1, 2, 3, 512, 513, 514, 515]
     assert list(index[1, 2, :4]) == [128 + 8, 128 + 9, 128 + 10, 128 + 11]
 
@@ -48,7 +48,7 @@ def test_blocked_layout_elements_per_thread():
 def test_blocked_order_picks_the_fastest_dimension():
     ll = blocked_linear_layout(blocked([1, 4], [2, 16], [4, 1], [1, 0]), (64, 64))
     coords = ll.coordinates()
-    assert tuple(coords[0, 1, 0]) == (0, 4)   # lane 1: four columns on
+    assert tuple(coords[0, 1, 0]) == (0, 4)  # lane 1: four columns on
     assert tuple(coords[0, 16, 0]) == (1, 0)  # lane 16: next row
     column_major = blocked_linear_layout(blocked([4, 1], [16, 2], [1, 4], [0, 1]), (64, 64))
     assert tuple(column_major.coordinates()[0, 1, 0]) == (4, 0)
@@ -58,8 +58,8 @@ def test_small_tensor_broadcasts_lanes_and_warps():
     ll = blocked_linear_layout(ROW_1D, (64,))
     assert ll.num_registers == 4
     index = ll.element_index()
-    assert (index[:, 16:] == index[:, :16]).all()      # lanes 16..31 repeat lanes 0..15
-    assert (index[1:] == index[0]).all()               # warps 1..3 repeat warp 0
+    assert (index[:, 16:] == index[:, :16]).all()  # lanes 16..31 repeat lanes 0..15
+    assert (index[1:] == index[0]).all()  # warps 1..3 repeat warp 0
     assert ll.free_lane_mask == 0b10000 and ll.free_warp_mask == 0b11
 
 
@@ -67,12 +67,14 @@ def test_slice_layout_of_a_2d_parent():
     parent = blocked([1, 8], [2, 16], [4, 1], [1, 0])
     ll = slice_linear_layout(SliceLayout(0, parent), (128,))
     assert ll.reg_bases == ((1,), (2,), (4,))
-    assert ll.lane_bases[-1] == (0,)                   # the row bit of the lane no longer moves anything
+    assert ll.lane_bases[-1] == (0,)  # the row bit of the lane no longer moves anything
 
 
 def test_parse_ttgir_layouts():
-    text = ('#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], '
-            'order = [1, 0]}>\nmodule attributes {} {\n}')
+    text = (
+        "#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], "
+        "order = [1, 0]}>\nmodule attributes {} {\n}"
+    )
     aliases = layout_aliases(text)
     assert aliases["#blocked"] == blocked([1, 8], [2, 16], [4, 1], [1, 0])
     sliced = parse_layout("#ttg.slice<{dim = 0, parent = #blocked}>", aliases)
@@ -82,6 +84,7 @@ def test_parse_ttgir_layouts():
 def _triton_builder():
     gl = pytest.importorskip("triton.experimental.gluon.language")
     from triton._C.libtriton import gluon_ir, ir
+
     if not hasattr(gluon_ir.GluonOpBuilder, "to_linear_layout"):
         pytest.skip("this Triton does not expose linear layouts to Python")
     context = ir.context()
@@ -116,21 +119,32 @@ def test_blocked_and_slice_layouts_equal_tritons_own():
         rng.shuffle(order)
         shape = [2 ** rng.randint(0, 7 if rank < 3 else 4) for _ in range(rank)]
         mine = blocked_linear_layout(blocked(spt, tpw, wpc, order), tuple(shape))
-        theirs = builder.to_linear_layout(gl.BlockedLayout(spt, tpw, wpc, order)._to_ir(builder), shape)
+        theirs = builder.to_linear_layout(
+            gl.BlockedLayout(spt, tpw, wpc, order)._to_ir(builder), shape
+        )
         assert _bases(mine) == _bases(theirs), (spt, tpw, wpc, order, shape)
-        as_triton = LinearLayout(tuple(shape), *(tuple(map(tuple, b)) for b in
-                                                 (theirs.reg_bases, theirs.lane_bases, theirs.warp_bases)))
+        as_triton = LinearLayout(
+            tuple(shape),
+            *(
+                tuple(map(tuple, b))
+                for b in (theirs.reg_bases, theirs.lane_bases, theirs.warp_bases)
+            ),
+        )
         addresses = (np.arange(int(np.prod(shape))) * 4).reshape(shape)
         vector = as_triton.contiguous_registers()  # the widest vector Triton's own layout allows
         for kind in ("load", "store"):
-            assert (count_requests(addresses, None, 4, mine, vector, kind).counts
-                    == count_requests(addresses, None, 4, as_triton, vector, kind).counts), (spt, shape, kind)
+            assert (
+                count_requests(addresses, None, 4, mine, vector, kind).counts
+                == count_requests(addresses, None, 4, as_triton, vector, kind).counts
+            ), (spt, shape, kind)
         if rank > 1:
             dim = rng.randrange(rank)
             sliced = tuple(s for d, s in enumerate(shape) if d != dim)
             mine = slice_linear_layout(SliceLayout(dim, blocked(spt, tpw, wpc, order)), sliced)
             theirs = builder.to_linear_layout(
-                gl.SliceLayout(dim, gl.BlockedLayout(spt, tpw, wpc, order))._to_ir(builder), list(sliced))
+                gl.SliceLayout(dim, gl.BlockedLayout(spt, tpw, wpc, order))._to_ir(builder),
+                list(sliced),
+            )
             assert _bases(mine) == _bases(theirs), (dim, spt, tpw, wpc, order, sliced)
 
 
@@ -140,7 +154,7 @@ def test_blocked_and_slice_layouts_equal_tritons_own():
 def test_contiguous_vector_access_is_ideal():
     batch = count(np.arange(1024) * 4, ROW_1D, (1024,), vector=4)
     c = batch.counts
-    assert c.requests == 8                      # 4 warps × 2 vector instructions per lane
+    assert c.requests == 8  # 4 warps × 2 vector instructions per lane
     assert c.sectors == 8 * 16 and c.ideal_sectors == 8 * 16
     assert c.lines == 8 * 4
     assert c.efficiency == 1.0 and c.excess_bytes == 0
@@ -155,10 +169,12 @@ def test_contiguous_scalar_access_is_ideal():
 def test_strided_access_pulls_a_sector_per_lane():
     batch = count(np.arange(1024) * 8 * 4, ROW_1D, (1024,), vector=1)
     c = batch.counts
-    assert c.requests == 32                     # 4 warps × 8 scalar loads
+    assert c.requests == 32  # 4 warps × 8 scalar loads
     assert c.sectors_per_request == 32.0 and c.ideal_sectors_per_request == 4.0
     assert c.efficiency == 0.125 and c.cost == 8.0
-    assert batch.lane_strides.most_common(1)[0][0] == 4 * 8 * 4   # 4 elements per lane, 32 bytes each
+    assert (
+        batch.lane_strides.most_common(1)[0][0] == 4 * 8 * 4
+    )  # 4 elements per lane, 32 bytes each
     assert batch.worst.lane_sectors()[1][0] - batch.worst.lane_sectors()[0][0] == 4
 
 
@@ -177,10 +193,10 @@ def test_misaligned_start_adds_a_sector():
 def test_broadcast_loads_every_lane_but_stores_once():
     addresses = np.arange(64) * 4
     load = count(addresses, ROW_1D, (64,), vector=4, kind="load").counts
-    assert load.requests == 4                   # each warp loads its own copy
+    assert load.requests == 4  # each warp loads its own copy
     assert load.sectors_per_request == 8.0 and load.ideal_sectors_per_request == 8.0
     store = count(addresses, ROW_1D, (64,), vector=4, kind="store").counts
-    assert store.requests == 1                  # Triton predicates the repeated lanes and warps off
+    assert store.requests == 1  # Triton predicates the repeated lanes and warps off
     assert store.sectors == 8 and store.active_lanes == 16
 
 
@@ -188,7 +204,7 @@ def test_masked_tail_counts_only_active_lanes_and_skips_empty_warps():
     mask = np.arange(1024) < 781
     batch = count(np.arange(1024) * 4, blocked([1], [32], [4], [0]), (1024,), vector=1, mask=mask)
     c = batch.counts
-    assert c.requests == 25                     # ceil(781 / 32) instructions with a lane on
+    assert c.requests == 25  # ceil(781 / 32) instructions with a lane on
     assert c.sectors == 24 * 4 + 2 and c.bytes_requested == 781 * 4
 
 
@@ -226,13 +242,17 @@ def compiled(name, target="sm_90"):
     from conftest import kernel_path
 
     from irscope.engine.session import open_file
+
     return open_file(kernel_path(name), target=target).compile_all()
 
 
 def test_ttgir_access_ops_of_transpose():
     comp = compiled("transpose.py")[0]
     ops = ttgir_access_ops(comp.stage("ttgir"))
-    assert [(o.kind, o.shape, o.source_line) for o in ops] == [("load", (64, 64), 26), ("store", (64, 64), 30)]
+    assert [(o.kind, o.shape, o.source_line) for o in ops] == [
+        ("load", (64, 64), 26),
+        ("store", (64, 64), 30),
+    ]
     assert ops[0].layout == blocked([1, 4], [2, 16], [4, 1], [1, 0])
 
 
@@ -242,15 +262,19 @@ def test_ttgir_access_ops_of_transpose():
 
 def analysed(comp):
     from irscope.analysis.coalescing.sectors import analyze_coalescing
+
     return analyze_coalescing(comp, max_programs=10**6)
 
 
-@pytest.mark.parametrize("name, loads, stores", [
-    ("strided.py", (4096, 128), (512, 32)),
-    ("add.py", (1024, 64), (512, 32)),
-    ("helper.py", (1000, 256), (16, 16)),
-    ("gelu.py", (1088, 96), (1024, 64)),
-])
+@pytest.mark.parametrize(
+    "name, loads, stores",
+    [
+        ("strided.py", (4096, 128), (512, 32)),
+        ("add.py", (1024, 64), (512, 32)),
+        ("helper.py", (1000, 256), (16, 16)),
+        ("gelu.py", (1088, 96), (1024, 64)),
+    ],
+)
 def test_kernel_counts_equal_nsight_compute(name, loads, stores):
     result = analysed(compiled(name)[0])
     assert (result.loads.sectors, result.loads.requests) == loads
@@ -261,8 +285,10 @@ def test_kernel_counts_equal_nsight_compute(name, loads, stores):
 def test_misaligned_launches_equal_nsight_compute():
     comps = compiled("misaligned.py")
     assert len(comps) == 2
-    counts = [(r.loads.sectors, r.loads.requests, r.stores.sectors, r.stores.requests)
-              for r in map(analysed, comps)]
+    counts = [
+        (r.loads.sectors, r.loads.requests, r.stores.sectors, r.stores.requests)
+        for r in map(analysed, comps)
+    ]
     assert counts == [(1000, 64, 500, 32), (4158, 256, 2048, 128)]
 
 
@@ -310,11 +336,14 @@ def test_layouts_triton_builds_are_used_for_other_layouts():
     x_load = next(a for a in result.accesses if a.kind == "load" and a.shape == (16, 128))
     assert x_load.analysed and x_load.layout == "nvidia_mma"
     # per instruction: 2 fp16 per lane, 4 lanes along a row, 8 rows 512 bytes apart
-    assert x_load.counts.sectors_per_request == 8.0 and x_load.counts.ideal_sectors_per_request == 4.0
+    assert (
+        x_load.counts.sectors_per_request == 8.0 and x_load.counts.ideal_sectors_per_request == 4.0
+    )
 
 
 def test_linear_layout_attribute_is_read_directly():
     from irscope.analysis.layouts.owners import LinearLayoutAttr
+
     text = "#ttg.linear<{register = [[0, 1], [0, 2], [32, 0]], lane = [[0, 4], [0, 8], [1, 0]], warp = [[2, 0]], block = []}>"
     layout = parse_layout(text, {})
     assert isinstance(layout, LinearLayoutAttr)
@@ -330,22 +359,31 @@ def test_threads_along_the_strided_dimension_get_the_order_fix_and_a_what_if():
     from conftest import fixture_path
 
     from irscope.engine.session import open_file
+
     loads = {}
     for name in ("column_major.py", "hidden_strides.py"):
         comp = open_file(fixture_path(name), target="sm_90").compile_all()[0]
         result = analysed(comp)
         loads[name] = (result, next(a for a in result.accesses if a.kind == "load"))
-    strided = [name for name, (_, load) in loads.items() if "contiguous along dimension" in load.diagnosis]
+    strided = [
+        name for name, (_, load) in loads.items() if "contiguous along dimension" in load.diagnosis
+    ]
     old_guess = tuple(int(v) for v in triton.__version__.split(".")[:2]) < (3, 7)
     assert strided == (["hidden_strides.py"] if old_guess else ["column_major.py"])
     # contiguous dimension, sectors per request, and with the threads along it (1 or 4 fp32 per lane)
-    dim, sectors, fixed = {"column_major.py": (0, 16.0, 16.0), "hidden_strides.py": (1, 32.0, 4.0)}[strided[0]]
+    dim, sectors, fixed = {"column_major.py": (0, 16.0, 16.0), "hidden_strides.py": (1, 32.0, 4.0)}[
+        strided[0]
+    ]
     result, load = loads[strided[0]]
-    assert load.counts.sectors_per_request == sectors and load.counts.ideal_sectors_per_request == 4.0
+    assert (
+        load.counts.sectors_per_request == sectors and load.counts.ideal_sectors_per_request == 4.0
+    )
     assert f"contiguous along dimension {dim}" in load.diagnosis and f"dimension {dim}" in load.fix
     assert f"{fixed} sectors per request against an ideal of {fixed}" in load.what_if
     other = next(candidate for name, (_, candidate) in loads.items() if name not in strided)
-    assert "contiguous along dimension" not in other.diagnosis and "fastest-varying" not in other.fix
+    assert (
+        "contiguous along dimension" not in other.diagnosis and "fastest-varying" not in other.fix
+    )
     lines = {e.source_line: e for e in result.by_source_line()}
     assert lines[load.source_line].loads.requests == load.counts.requests
     assert lines[load.source_line].stores.requests == 0
@@ -364,13 +402,18 @@ def test_a_load_the_compiler_makes_in_two_layouts_is_counted_in_each(tmp_path):
     from irscope.analysis.coalescing.sectors import analyze_coalescing
     from irscope.analysis.memory.ops import memory_ops, primary_stage
     from irscope.engine.session import open_file
+
     pytest.importorskip("liger_kernel")
     path = tmp_path / "liger_rope.py"
     shutil.copy(os.path.join(ROOT, "tests", "corpus", "drivers", "liger_rope.py"), path)
     ws = open_file(str(path), target="sm_90", compile_ahead=False)
     comp = ws.compile_all()[0]
     result = analyze_coalescing(comp)
-    ptx = [op for op in memory_ops(comp, [primary_stage(comp)]) if op.source_line == 69 and op.op == "load"]
+    ptx = [
+        op
+        for op in memory_ops(comp, [primary_stage(comp)])
+        if op.source_line == 69 and op.op == "load"
+    ]
     entries = [e for e in result.accesses if e.source_line == 69 and e.kind == "load"]
     assert len(ptx) == 2 and len(entries) == 2, (ptx, entries)
     assert sorted(e.width_bytes for e in entries) == sorted(op.width_bytes for op in ptx) == [2, 4]
@@ -389,9 +432,14 @@ def test_a_load_written_over_several_lines_is_matched_to_its_op():
     from irscope.analysis.coalescing.sectors import analyze_coalescing
     from irscope.analysis.memory.ops import memory_ops, primary_stage
     from irscope.engine.session import open_file
-    comp = open_file(fixture_path("multiline_load.py"), target="sm_90", compile_ahead=False).compile_all()[0]
+
+    comp = open_file(
+        fixture_path("multiline_load.py"), target="sm_90", compile_ahead=False
+    ).compile_all()[0]
     result = analyze_coalescing(comp, max_programs=10**6)
-    ptx_load_lines = {op.source_line for op in memory_ops(comp, [primary_stage(comp)]) if op.op == "load"}
+    ptx_load_lines = {
+        op.source_line for op in memory_ops(comp, [primary_stage(comp)]) if op.op == "load"
+    }
     assert len(ptx_load_lines) == 1 and ptx_load_lines <= {14, 15}
     loads = [e for e in result.accesses if e.kind == "load"]
     assert [e.source_line for e in loads] == list(ptx_load_lines)
@@ -411,10 +459,15 @@ def test_a_load_in_a_slice_of_an_mma_layout_is_analysed():
 
     from irscope.analysis.coalescing.sectors import analyze_coalescing
     from irscope.engine.session import open_file
-    comp = open_file(fixture_path("mma_row_scale.py"), target="sm_90", compile_ahead=False).compile_all()[0]
+
+    comp = open_file(
+        fixture_path("mma_row_scale.py"), target="sm_90", compile_ahead=False
+    ).compile_all()[0]
     layouts = [op.layout_text for op in ttgir_access_ops(comp.stage("ttgir"))]
     assert any("slice" in text and "mma" in text for text in layouts), layouts
     result = analyze_coalescing(comp)
-    assert all(e.analysed for e in result.accesses), [(e.source_line, e.reason) for e in result.accesses]
+    assert all(e.analysed for e in result.accesses), [
+        (e.source_line, e.reason) for e in result.accesses
+    ]
     row = next(e for e in result.accesses if e.source_line == 17)
     assert row.kind == "load" and row.counts.requests > 0

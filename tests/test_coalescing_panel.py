@@ -37,7 +37,9 @@ class Harness(App):
         self.point_at(self.line)
 
     def point_at(self, line: int) -> None:
-        self.query_one(CoalescingPanel).show_context(CursorContext(self.comp, "source", line - 1, line))
+        self.query_one(CoalescingPanel).show_context(
+            CursorContext(self.comp, "source", line - 1, line)
+        )
 
 
 async def wait_for_analysis(app, pilot, timeout: float = 120.0) -> None:
@@ -53,6 +55,7 @@ async def wait_for_analysis(app, pilot, timeout: float = 120.0) -> None:
 
 def body_text(app) -> str:
     from rich.console import Console
+
     console = Console(width=160, record=True, file=open("/dev/null", "w"))
     console.print(app.query_one("#coalescing-body").content)
     return console.export_text()
@@ -67,7 +70,9 @@ async def test_panel_draws_one_warp_of_the_strided_load(strided_comp):
         assert "32.0 sectors/request" in text and "ideal 4.0" in text and "efficiency 12%" in text
         assert "128 bytes between neighbouring lanes" in text
         assert "32 bytes (8 elements)" in text and "fix:" in text
-        assert "+3968 B" in text and "more sectors" not in text  # 32 sectors, one per lane: all drawn (it scrolls)
+        assert (
+            "+3968 B" in text and "more sectors" not in text
+        )  # 32 sectors, one per lane: all drawn (it scrolls)
         # the cursor on a line with no load or store: the kernel's overview
         app.point_at(LOAD_LINE - 2)
         await pilot.pause()
@@ -78,10 +83,13 @@ async def test_panel_draws_one_warp_of_the_strided_load(strided_comp):
 def test_warp_picture_one_sector_per_lane_when_strided(strided_comp):
     load = next(a for a in strided_comp.call("coalescing").accesses if a.kind == "load")
     from irscope.tui.panels.coalescing import LABEL_END
-    lines = [line.partition(LABEL_END)[2] for line in warp_picture_lines(load.picture, load.elem_bytes)]
+
+    lines = [
+        line.partition(LABEL_END)[2] for line in warp_picture_lines(load.picture, load.elem_bytes)
+    ]
     rows = [line for line in lines if "█" in line]
     assert len(rows) == 32 and all(row.count("█") == 1 for row in rows)  # every sector of the warp
-    assert [row.index("█") for row in rows] == list(range(32))   # lane k alone in sector k
+    assert [row.index("█") for row in rows] == list(range(32))  # lane k alone in sector k
     assert lines[2] == "●" * 32
 
 
@@ -89,7 +97,9 @@ def test_snapshot_of_the_panel(strided_comp, snap_compare):
     async def run_before(pilot):
         await wait_for_analysis(pilot.app, pilot)
 
-    assert snap_compare(Harness(strided_comp, LOAD_LINE), terminal_size=(110, 48), run_before=run_before)
+    assert snap_compare(
+        Harness(strided_comp, LOAD_LINE), terminal_size=(110, 48), run_before=run_before
+    )
 
 
 @run_async
@@ -104,6 +114,7 @@ async def test_panel_in_the_app_follows_the_cursor():
         await pilot.press("i")
         await pilot.pause()
         from textual.widgets import TabbedContent
+
         tabs = app.query_one("#panels", TabbedContent)
         pane_id = next(p.id for p in tabs.query("TabPane") if p.query(CoalescingPanel))
         tabs.active = pane_id

@@ -36,11 +36,16 @@ def test_the_load_blames_n_1000_not_alignment_and_says_requested_and_moved(n1000
     assert load.cause == "narrow_access"
     said = load.diagnosis
     assert "n_elements = 1000, which is not a multiple of 16" in said
-    assert "aligned" not in said and "aligned" not in load.fix  # the pointers are aligned: not the cause
+    assert (
+        "aligned" not in said and "aligned" not in load.fix
+    )  # the pointers are aligned: not the cause
     assert load.fix.startswith("Pad n_elements to a multiple of 16")
     assert "memory system moves" not in said and "less traffic" not in said
     c = load.counts
-    assert f"Sectors requested: {c.cost:.1f}× the ideal ({c.sectors} for {c.requests} requests)" in said
+    assert (
+        f"Sectors requested: {c.cost:.1f}× the ideal ({c.sectors} for {c.requests} requests)"
+        in said
+    )
     assert "sectors moved: 1.0× the bytes used (L1 serves the loads' re-reads)" in said
     assert "4× the instructions and requests, not 3.9× the memory traffic" in said
     summary = _text(access_summary(load, result))
@@ -59,7 +64,11 @@ def shared_storage():
     from conftest import fixture_path
 
     from irscope.engine.session import open_file
-    return {c.kernel.name: c for c in open_file(fixture_path("shared_storage.py"), target="sm_90").compile_all()}
+
+    return {
+        c.kernel.name: c
+        for c in open_file(fixture_path("shared_storage.py"), target="sm_90").compile_all()
+    }
 
 
 @pytest.mark.parametrize("kernel, second", [("qk_product", "k_ptr"), ("halves_sum", "b_ptr")])
@@ -75,7 +84,9 @@ def test_views_of_one_storage_keep_their_own_names(shared_storage, kernel, secon
     rec = record_program(comp.launch, 1)
     loads = [a for a in rec.accesses if a.kind == "load"]
     assert [a.param for a in loads] == [loads[0].param, second] and loads[0].param != second
-    assert np.array_equal(loads[0].offsets, loads[1].offsets)  # the same element offsets, each in its own view
+    assert np.array_equal(
+        loads[0].offsets, loads[1].offsets
+    )  # the same element offsets, each in its own view
     at_second = next(s for s in rec.steps if second in s.locals and s.line == loads[1].line)
     assert at_second.locals[second].param == second
     rows = analyze_coalescing(comp).accesses
@@ -88,5 +99,9 @@ def test_a_pointer_is_named_after_the_argument_it_is_computed_from(shared_storag
     from irscope.analysis.coalescing.sectors import analyze_coalescing
 
     rows = analyze_coalescing(shared_storage["whole_and_head"]).accesses
-    assert [(a.kind, a.param) for a in rows] == [("load", "whole_ptr"), ("load", "head_ptr"), ("store", "out_ptr")]
+    assert [(a.kind, a.param) for a in rows] == [
+        ("load", "whole_ptr"),
+        ("load", "head_ptr"),
+        ("store", "out_ptr"),
+    ]
     assert rows[0].counts.sectors == rows[1].counts.sectors  # the same bytes, counted the same

@@ -21,8 +21,13 @@ def test_a_scalar_pipelined_into_cp_async_is_copied_by_one_thread_of_the_block()
     ws = open_file(fixture_path("pipelined_scale.py"), target="sm_90")
     comp = ws.compile_all()[0]
     ptx = comp.stage("ptx").splitlines()
-    guarded = [text.strip() for index, text in enumerate(ptx)
-               if "cp.async.c" in text and "shared.global" in text and comp.source_map.source_line("ptx", index) == 17]
+    guarded = [
+        text.strip()
+        for index, text in enumerate(ptx)
+        if "cp.async.c" in text
+        and "shared.global" in text
+        and comp.source_map.source_line("ptx", index) == 17
+    ]
     assert guarded and all(re.match(r"@%p\d+ cp\.async", text) for text in guarded), guarded
     result = analyze_coalescing(comp, max_programs=10**6)
     (scale,) = [a for a in result.accesses if a.source_line == 17]
@@ -39,6 +44,7 @@ def test_a_scalar_pipelined_into_cp_async_is_copied_by_one_thread_of_the_block()
 def _parsed(comp, access):
     from irscope.analysis.coalescing.match import source_line_lookup
     from irscope.analysis.memory.ttgir import ttgir_access_ops
+
     ops = ttgir_access_ops(comp.stage("ttgir"), source_line_lookup(comp, "ttgir"), comp.kernel.file)
     op = next(o for o in ops if o.index == access.stage_line)
     return op.layout, op.shape
@@ -49,9 +55,13 @@ def test_a_16_byte_copy_whose_phases_read_the_same_sectors_counts_them_in_each_p
     M, offs, 0)`), so the 8-lane phases of a 16-byte copy read the same two sectors again. The H100 counted
     2 in each phase, 256 a line over the launch (test_measure_run4_copies.py); the warp's distinct sectors
     would be 112."""
-    ws = open_file(os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/09-persistent-matmul.py"), target="sm_90")
+    ws = open_file(
+        os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/09-persistent-matmul.py"),
+        target="sm_90",
+    )
     comp = ws.compile(ws.kernel("matmul_kernel"))[0]
     result = analyze_coalescing(comp, max_programs=10**6)
     copies = {a.source_line: a for a in result.accesses if a.op == ASYNC_COPY}
-    assert {line: (copies[line].width_bytes, copies[line].counts.sectors) for line in (131, 132)} == \
-        {131: (16, 256), 132: (16, 256)}
+    assert {
+        line: (copies[line].width_bytes, copies[line].counts.sectors) for line in (131, 132)
+    } == {131: (16, 256), 132: (16, 256)}

@@ -10,7 +10,9 @@ import sys
 import pytest
 from conftest import ROOT
 
-_spec = importlib.util.spec_from_file_location("coverage_bench", os.path.join(ROOT, "benchmarks", "coverage.py"))
+_spec = importlib.util.spec_from_file_location(
+    "coverage_bench", os.path.join(ROOT, "benchmarks", "coverage.py")
+)
 coverage = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = coverage
 _spec.loader.exec_module(coverage)
@@ -29,17 +31,27 @@ def test_offline_side_gives_one_keyed_row_per_shown_specialization(offline_doc):
     result = coverage.compare(SMALL, None, offline_doc)
     assert result["shown"] == len(offline_doc["kernels"]) >= 1
     assert [r["result"] for r in result["rows"]] == ["shown (offline only)"] * result["shown"]
-    table = coverage.markdown([result], "python benchmarks/coverage.py --offline-only", offline_only=True)
+    table = coverage.markdown(
+        [result], "python benchmarks/coverage.py --offline-only", offline_only=True
+    )
     lines = table.splitlines()
     assert lines[0] == "Made by `python benchmarks/coverage.py --offline-only`."
     assert lines[4] == "| file | shown (offline only) | named (offline only) | offline s | notes |"
-    assert lines[6].startswith(f"| {SMALL} | {result['shown']} | 0 |") and lines[7].startswith("| **total** |")
+    assert lines[6].startswith(f"| {SMALL} | {result['shown']} | 0 |") and lines[7].startswith(
+        "| **total** |"
+    )
 
 
 def test_a_compilation_irscope_did_not_show_is_reported_missing(offline_doc):
-    gpu = [{"name": s["name"], "key": s["key"], "loose_key": s["key"]} for s in coverage.shown_keys(offline_doc)]
+    gpu = [
+        {"name": s["name"], "key": s["key"], "loose_key": s["key"]}
+        for s in coverage.shown_keys(offline_doc)
+    ]
     full = coverage.compare(SMALL, gpu, offline_doc)
-    assert coverage.counts(full)["shown & compiled"] == len(gpu) and coverage.counts(full)["compiled, not shown"] == 0
+    assert (
+        coverage.counts(full)["shown & compiled"] == len(gpu)
+        and coverage.counts(full)["compiled, not shown"] == 0
+    )
 
     removed = copy.deepcopy(offline_doc)
     gone = removed["kernels"].pop(0)
@@ -47,13 +59,18 @@ def test_a_compilation_irscope_did_not_show_is_reported_missing(offline_doc):
     missing = [r for r in partial["rows"] if r["result"] == "compiled, not shown"]
     assert [(r["kernel"], r["reason"]) for r in missing] == [(gone["name"], "not said")]
     table = coverage.markdown([partial], "cmd", offline_only=False)
-    assert f"| {SMALL} | {len(gpu) - 1} | 0 | 1 | 0 | 0 |" in table and "| vector_add.py" not in table
+    assert (
+        f"| {SMALL} | {len(gpu) - 1} | 0 | 1 | 0 | 0 |" in table and "| vector_add.py" not in table
+    )
     assert f"| {SMALL} | {gone['name']} |  | not said |" in table
 
-    removed["missing"] = [{"kernel": gone["name"], "reason": "the run stopped at line 9 before it launched"}]
+    removed["missing"] = [
+        {"kernel": gone["name"], "reason": "the run stopped at line 9 before it launched"}
+    ]
     said = coverage.compare(SMALL, gpu, removed)
     assert [r["reason"] for r in said["rows"] if r["result"] == "compiled, not shown"] == [
-        "the run stopped at line 9 before it launched"]
+        "the run stopped at line 9 before it launched"
+    ]
 
 
 def test_a_shown_specialization_the_gpu_never_compiled_is_reported(offline_doc):
@@ -65,23 +82,65 @@ def test_a_config_the_json_names_but_did_not_compile_is_keyed_with_its_own_meta_
     # One compilation of config 0, and config 1 named for the same launch: a GPU compile of config 1 (its
     # descriptor's block shape set by the config's pre-hook) is "named & compiled"; one of a config nobody named
     # is "compiled, not shown".
-    doc = {"kernels": [{"name": "k", "module": "m", "signature": {"d": "tensordesc<fp16[64, 32]>", "n": "i32"},
-                        "specialization": {"d": "", "n": "D"}, "constexprs": {"BLOCK": 64, "EVEN": True},
-                        "num_warps": 4, "num_stages": 3,
-                        "autotune": {"tried": [{"index": 0, "kwargs": {"BLOCK": 64}, "num_warps": 4,
-                                                "num_stages": 3, "shown": True},
-                                               {"index": 1, "kwargs": {"BLOCK": 128}, "num_warps": 8,
-                                                "num_stages": 2, "shown": False}]}}]}
+    doc = {
+        "kernels": [
+            {
+                "name": "k",
+                "module": "m",
+                "signature": {"d": "tensordesc<fp16[64, 32]>", "n": "i32"},
+                "specialization": {"d": "", "n": "D"},
+                "constexprs": {"BLOCK": 64, "EVEN": True},
+                "num_warps": 4,
+                "num_stages": 3,
+                "autotune": {
+                    "tried": [
+                        {
+                            "index": 0,
+                            "kwargs": {"BLOCK": 64},
+                            "num_warps": 4,
+                            "num_stages": 3,
+                            "shown": True,
+                        },
+                        {
+                            "index": 1,
+                            "kwargs": {"BLOCK": 128},
+                            "num_warps": 8,
+                            "num_stages": 2,
+                            "shown": False,
+                        },
+                    ]
+                },
+            }
+        ]
+    }
 
     def compiled(signature, block, warps, stages):
-        args = ("m", "k", signature, {"d": "", "n": "D"}, {"BLOCK": block, "EVEN": True}, warps, stages)
-        return {"name": "k", "key": coverage.make_key(*args), "loose_key": coverage.make_key(*args, loose=True)}
+        args = (
+            "m",
+            "k",
+            signature,
+            {"d": "", "n": "D"},
+            {"BLOCK": block, "EVEN": True},
+            warps,
+            stages,
+        )
+        return {
+            "name": "k",
+            "key": coverage.make_key(*args),
+            "loose_key": coverage.make_key(*args, loose=True),
+        }
 
-    gpu = [compiled({"d": "tensordesc<fp16[64, 32]>", "n": "i32"}, 64, 4, 3),
-           compiled({"d": "tensordesc<fp16[128, 32]>", "n": "i32"}, 128, 8, 2),
-           compiled({"d": "tensordesc<fp16[256, 32]>", "n": "i32"}, 256, 8, 2)]
+    gpu = [
+        compiled({"d": "tensordesc<fp16[64, 32]>", "n": "i32"}, 64, 4, 3),
+        compiled({"d": "tensordesc<fp16[128, 32]>", "n": "i32"}, 128, 8, 2),
+        compiled({"d": "tensordesc<fp16[256, 32]>", "n": "i32"}, 256, 8, 2),
+    ]
     result = coverage.compare("f.py", gpu, doc)
-    assert [r["result"] for r in result["rows"]] == ["shown & compiled", "named & compiled", "compiled, not shown"]
+    assert [r["result"] for r in result["rows"]] == [
+        "shown & compiled",
+        "named & compiled",
+        "compiled, not shown",
+    ]
     assert coverage.counts(coverage.compare("f.py", gpu[:1], doc))["named, never compiled"] == 1
 
 
@@ -121,13 +180,34 @@ def test_the_gpu_sides_hook_keys_a_real_compile_as_the_report_shows_it():
     import subprocess
 
     path = os.path.join(ROOT, "kernels", "add.py")
-    done = subprocess.run([sys.executable, "-c", _GPU_SIDE.format(root=ROOT, path=path)], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    done = subprocess.run(
+        [sys.executable, "-c", _GPU_SIDE.format(root=ROOT, path=path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     records = json.loads(done.stdout.splitlines()[-1])
-    assert [(r["name"], r["module"], r["hash"] is not None) for r in records] == [("add_kernel", "__main__", True)]
-    gpu = [dict(r, key=coverage.make_key(r["module"], r["name"], r["signature"], r["specialization"], r["constexprs"],
-                                         r["num_warps"], r["num_stages"]), loose_key=None) for r in records]
+    assert [(r["name"], r["module"], r["hash"] is not None) for r in records] == [
+        ("add_kernel", "__main__", True)
+    ]
+    gpu = [
+        dict(
+            r,
+            key=coverage.make_key(
+                r["module"],
+                r["name"],
+                r["signature"],
+                r["specialization"],
+                r["constexprs"],
+                r["num_warps"],
+                r["num_stages"],
+            ),
+            loose_key=None,
+        )
+        for r in records
+    ]
     doc, error, _ = coverage.shown_offline(path, "sm_90", timeout=120)
     assert error is None, error
     assert coverage.counts(coverage.compare("kernels/add.py", gpu, doc))["shown & compiled"] == 1

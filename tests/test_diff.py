@@ -27,8 +27,14 @@ def test_scalar_to_vector_at_the_load_lines_with_the_cause(cli):
     assert x["right"]["why_not_vectorized"] == []
     row = next(r for r in doc["lines"] if r["source_line"] == 26)
     assert row["changed"]
-    assert all("ld.global.b32" in i["text"] for i in row["left"] if i["mark"] == "-" and "ld.global" in i["text"])
-    assert [i["text"].count("ld.global.v4.b32") for i in row["right"] if i["mark"] == "+"].count(1) == 2
+    assert all(
+        "ld.global.b32" in i["text"]
+        for i in row["left"]
+        if i["mark"] == "-" and "ld.global" in i["text"]
+    )
+    assert [i["text"].count("ld.global.v4.b32") for i in row["right"] if i["mark"] == "+"].count(
+        1
+    ) == 2
     # line numbers point into each side's own stage text
     assert all(i["line"] >= 1 for i in row["left"] + row["right"])
 
@@ -40,7 +46,10 @@ def test_misaligned_launches_same_ptx_different_cause(cli):
     x = _access(doc, 25, "load")
     assert x["left"]["widths"] == x["right"]["widths"] == [4]
     assert not any("aligned" in why for why in x["left"]["why_not_vectorized"])
-    assert any("x_ptr is not known to be 16-byte aligned" in why for why in x["right"]["why_not_vectorized"])
+    assert any(
+        "x_ptr is not known to be 16-byte aligned" in why
+        for why in x["right"]["why_not_vectorized"]
+    )
     assert not any(r["changed"] for r in doc["lines"])  # same instructions, register numbers aside
 
 
@@ -52,6 +61,7 @@ def test_matmul_configs(cli):
     assert any(r["changed"] for r in doc["lines"])
     # every changed line's marks agree with the texts: a '-' instruction has no equal on the right
     from irscope.engine.diff.sides import normalized
+
     for r in doc["lines"]:
         right_keys = {normalized(i["text"]) for i in r["right"]}
         for i in r["left"]:
@@ -60,8 +70,16 @@ def test_matmul_configs(cli):
 
 
 def test_targets_and_text_output(cli):
-    code, out, err = cli("diff", kernel_path("add.py"), "--left", "target=sm_80", "--right", "target=sm_90",
-                         "--stage", "sass")
+    code, out, err = cli(
+        "diff",
+        kernel_path("add.py"),
+        "--left",
+        "target=sm_80",
+        "--right",
+        "target=sm_90",
+        "--stage",
+        "sass",
+    )
     assert code == 0, err
     assert "target sm_80 -> sm_90" in out
     assert "left: target=sm_80" in out and "sass by source line" in out
@@ -89,9 +107,13 @@ def test_corpus_tutorial(cli, tmp_path):
 
 
 def test_bad_specs_one_line(cli):
-    for spec, says in (("launch=7", "choose launch=0 to 0"), ("bogus", "is not NAME=VALUE"),
-                       ("target=sm_1", "sm_1"), ("x_ptr=3", "tensor argument"),
-                       ("target=gfx942", "the default stage, ptx, does not exist for gfx942")):
+    for spec, says in (
+        ("launch=7", "choose launch=0 to 0"),
+        ("bogus", "is not NAME=VALUE"),
+        ("target=sm_1", "sm_1"),
+        ("x_ptr=3", "tensor argument"),
+        ("target=gfx942", "the default stage, ptx, does not exist for gfx942"),
+    ):
         code, out, err = cli("diff", kernel_path("add.py"), "--left", "launch=0", "--right", spec)
         assert code != 0 and says in err and "Traceback" not in err, (spec, err)
         assert len(err.strip().splitlines()) == 1

@@ -53,7 +53,9 @@ def test_add_vectorizes_with_aligned_multiple_of_16(add_ws):
     assert loads and all("ld.global.v4.b32" in line for line in loads)
     sass = comp.stage("sass")
     assert "LDG.E.128" in sass
-    assert re.search(r'//## File ".*add\.py", line \d+', sass), "SASS must carry source-line comments"
+    assert re.search(r'//## File ".*add\.py", line \d+', sass), (
+        "SASS must carry source-line comments"
+    )
 
 
 def test_add_for_amd_uses_16_byte_loads():
@@ -77,7 +79,7 @@ def test_misaligned_launches_defeat_vectorization():
         assert not any(".v4." in line or ".v2." in line for line in loads)
     specs = [c.specialization for c in comps]
     assert any(s["n_elements"] == "" and s["x_ptr"] == "D" for s in specs), specs  # n = 1000
-    assert any(s["x_ptr"] == "" for s in specs), specs                           # x[1:]
+    assert any(s["x_ptr"] == "" for s in specs), specs  # x[1:]
 
 
 def test_int_equal_to_one_becomes_a_constant_and_do_not_specialize_is_honoured():
@@ -91,15 +93,20 @@ def test_int_equal_to_one_becomes_a_constant_and_do_not_specialize_is_honoured()
 
 
 def test_given_arguments_for_a_file_without_launches():
-    ws = open_file(fixture_path("no_launch.py"), target="sm_90",
-                   overrides=Overrides.parse(["BLOCK=1024"], ["x_ptr=*fp16", "out_ptr=*fp16", "n=4096"]))
+    ws = open_file(
+        fixture_path("no_launch.py"),
+        target="sm_90",
+        overrides=Overrides.parse(["BLOCK=1024"], ["x_ptr=*fp16", "out_ptr=*fp16", "n=4096"]),
+    )
     comp = only(ws.compile(ws.kernel("scale_kernel")))
     assert comp.signature["x_ptr"] == "*fp16" and comp.signature["alpha"] == "i32"
     assert comp.specialization["n"] == "D" and comp.specialization["x_ptr"] == "D"
-    ws = open_file(fixture_path("no_launch.py"), target="sm_90", overrides=Overrides.parse(["BLOCK=1024"], []))
+    ws = open_file(
+        fixture_path("no_launch.py"), target="sm_90", overrides=Overrides.parse(["BLOCK=1024"], [])
+    )
     comp = only(ws.compile(ws.kernel("scale_kernel")))
     assert comp.signature["x_ptr"] == "*fp32"  # the default for a pointer-like name
-    assert comp.specialization["n"] == ""     # an int of unknown value gets no divisibility
+    assert comp.specialization["n"] == ""  # an int of unknown value gets no divisibility
 
 
 def test_autotune_configs_captured_and_pickable():
@@ -132,7 +139,9 @@ def test_report_registers_equal_cuobjdump(add_ws):
     cubin = os.path.join(os.environ["TRITON_CACHE_DIR"], "check.cubin")
     with open(cubin, "wb") as f:
         f.write(comp.asm["cubin"])
-    out = subprocess.run([find_tool("cuobjdump"), "-res-usage", cubin], capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [find_tool("cuobjdump"), "-res-usage", cubin], capture_output=True, text=True
+    ).stdout
     assert f"REG:{comp.resources.registers} " in out
 
 
@@ -141,10 +150,26 @@ def test_report_json_fields(cli):
     assert code == 0, err
     doc = json.loads(out)
     entry = doc["kernels"][0]
-    for field in ("name", "file", "def_line", "target", "grid", "signature", "specialization", "constexprs",
-                  "num_warps", "num_stages", "registers", "spills", "shared_bytes", "stages"):
+    for field in (
+        "name",
+        "file",
+        "def_line",
+        "target",
+        "grid",
+        "signature",
+        "specialization",
+        "constexprs",
+        "num_warps",
+        "num_stages",
+        "registers",
+        "spills",
+        "shared_bytes",
+        "stages",
+    ):
         assert field in entry, field
-    assert entry["signature"]["x_ptr"] == "*fp32" and entry["signature"]["BLOCK_SIZE"] == "constexpr"
+    assert (
+        entry["signature"]["x_ptr"] == "*fp32" and entry["signature"]["BLOCK_SIZE"] == "constexpr"
+    )
     assert entry["constexprs"] == {"BLOCK_SIZE": 1024}
     assert set(entry["stages"]) == {"source", "ttir", "ttgir", "llir", "ptx", "sass"}
     assert all(v["lines"] > 0 for v in entry["stages"].values())
@@ -177,7 +202,9 @@ def test_autotune_records_every_config_even_if_running_fails():
     ws = open_file(kernel_path("matmul.py"), target="sm_90")
     indexes = sorted(la.autotune_index for la in ws.launches)
     assert indexes == [0, 1]
-    assert all(la.args[0].dtype.is_floating_point and la.args[0].element_size() == 2 for la in ws.launches)
+    assert all(
+        la.args[0].dtype.is_floating_point and la.args[0].element_size() == 2 for la in ws.launches
+    )
 
 
 def test_the_compilation_memo_keeps_the_newest_few(monkeypatch):

@@ -72,7 +72,11 @@ def test_blocked_owned_matches_hand_computation():
 
 def test_matmul_layouts_are_all_explained(matmul90):
     ttgir = matmul90.stage("ttgir")
-    kinds = {explain_line("ttgir", line).op for line in ttgir.splitlines() if line.startswith("#") and " = #" in line}
+    kinds = {
+        explain_line("ttgir", line).op
+        for line in ttgir.splitlines()
+        if line.startswith("#") and " = #" in line
+    }
     assert "#ttg.nvidia_mma" in kinds and "#ttg.nvmma_shared" in kinds
     dot = next(line for line in ttgir.splitlines() if "ttng.warp_group_dot " in line)
     e = explain_line("ttgir", dot, matmul90)
@@ -85,14 +89,19 @@ def test_sass_load_width_and_control_field(add90):
     line = next(line for line in sass.splitlines() if "LDG.E.128" in line)
     e = explain_line("sass", line, add90)
     assert e.known and "load 16 bytes per thread from global memory" in e.text
-    assert e.text.startswith("If predicate P0 is false")   # @!P0: the mask is the predicate's negation
+    assert e.text.startswith(
+        "If predicate P0 is false"
+    )  # @!P0: the mask is the predicate's negation
     control = [d for d in e.details if d.startswith("control [")]
-    assert control, e.details   # decoded from the cubin's encoding: the load sets a scoreboard barrier
+    assert control, (
+        e.details
+    )  # decoded from the cubin's encoding: the load sets a scoreboard barrier
     assert any("write scoreboard SB" in d for d in e.details)
 
 
 def test_sass_control_field_decoding():
     from irscope.ir.explain.sass import Control
+
     # High word of `LDC.64 R2, c[0x0][0x210]` on sm_90: stall 1, writes scoreboard 1, no waits.
     c = Control.from_high_word(0x000E620000000A00)
     assert (c.stall, c.write_barrier, c.read_barrier, c.wait_mask, c.reuse) == (1, 1, None, 0, 0)
@@ -116,16 +125,21 @@ def test_amdgcn_buffer_load_and_mfma():
 def test_every_line_of_matmul_is_explained(target):
     comp = open_file(kernel_path("matmul.py"), target=target).compile_all()[0]
     for stage in comp.stage_names:
-        missing = {e.op for e in explain_stage(stage, comp.stage(stage), comp) if e.op and not e.known}
+        missing = {
+            e.op for e in explain_stage(stage, comp.stage(stage), comp) if e.op and not e.known
+        }
         assert not missing, (stage, missing)
 
 
 def _line_of(comp, needle):
-    return next(i for i, text in enumerate(comp.stage("source").splitlines(), start=1) if needle in text)
+    return next(
+        i for i, text in enumerate(comp.stage("source").splitlines(), start=1) if needle in text
+    )
 
 
 def test_lowering_story_of_a_load_names_every_stage(add90):
     from irscope.ir.explain import lowering_story
+
     story = lowering_story(add90, _line_of(add90, "x = tl.load("))
     assert "tt.load" in story and "#blocked" in story
     assert "2 × ld.global.v4.b32" in story and "2 × LDG.E.128" in story
@@ -134,6 +148,7 @@ def test_lowering_story_of_a_load_names_every_stage(add90):
 
 def test_lowering_story_on_amd_names_buffer_loads():
     from irscope.ir.explain import lowering_story
+
     comp = open_file(kernel_path("add.py"), target="gfx942").compile_all()[0]
     story = lowering_story(comp, _line_of(comp, "x = tl.load("))
     assert "amdg.buffer_load" in story and "buffer_load_dwordx4" in story
@@ -141,12 +156,15 @@ def test_lowering_story_on_amd_names_buffer_loads():
 
 def test_lowering_story_of_a_line_with_no_code(add90):
     from irscope.ir.explain import lowering_story
+
     assert "produces no code" in lowering_story(add90, 1)
 
 
 def test_slice_layout_names_each_threads_elements():
-    aliases = {"#blocked": "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], "
-                           "order = [1, 0]}>"}
+    aliases = {
+        "#blocked": "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], "
+        "order = [1, 0]}>"
+    }
     words = " ".join(layouts.describe("#ttg.slice<{dim = 1, parent = #blocked}>", [16], aliases))
     # The 16 rows left after reducing axis 1: a tile of the parent covers 8 rows, so lane 0 holds rows 0 and 8,
     # lane 1 (the next column group of the same row) holds the same rows: replicated.

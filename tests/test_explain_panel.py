@@ -35,13 +35,18 @@ async def test_panel_explains_a_ptx_load_and_tells_the_story(add90):
     app = Harness()
     async with app.run_test(size=(120, 40)) as pilot:
         panel = app.query_one(ExplainPanel)
-        panel.show_context(CursorContext(add90, "ptx", index, add90.source_map.source_line("ptx", index)))
+        panel.show_context(
+            CursorContext(add90, "ptx", index, add90.source_map.source_line("ptx", index))
+        )
         await app.workers.wait_for_complete()
         await pilot.pause()
         e = panel.last_explanation
         assert e is not None and e.op == "ld.global.v4.b32"
         assert "16 bytes from global memory" in str(panel.query_one("#explain-line").render())
-        assert panel.last_story.startswith(f"Line {load_line}") or "ld.global.v4.b32" in panel.last_story
+        assert (
+            panel.last_story.startswith(f"Line {load_line}")
+            or "ld.global.v4.b32" in panel.last_story
+        )
         # Another line of the same source line reuses the cached story.
         panel.show_context(CursorContext(add90, "ttgir", 0, None))
         await app.workers.wait_for_complete()
@@ -110,8 +115,11 @@ async def explain_the_ptx_load_of_x(pilot) -> None:
 
 def test_snapshot_explain_panel_on_a_ptx_load(snap_compare):
     """The PTX pane's cursor on the masked 16-byte load of `x`, the Explain panel open below."""
-    assert snap_compare(IrscopeApp(snapshot_source(ADD), target="sm_90"), terminal_size=(160, 50),
-                        run_before=explain_the_ptx_load_of_x)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(ADD), target="sm_90"),
+        terminal_size=(160, 50),
+        run_before=explain_the_ptx_load_of_x,
+    )
 
 
 def test_snapshot_explain_panel_on_a_sass_load_with_its_control_field(snap_compare):
@@ -125,7 +133,7 @@ def test_snapshot_explain_panel_on_a_sass_load_with_its_control_field(snap_compa
         await pilot.press("g", *str(line), "enter")
         await pilot.pause()
         await _focus(app, pilot, "ptx")
-        await pilot.press("6")   # this pane shows SASS now
+        await pilot.press("6")  # this pane shows SASS now
         await pilot.pause()
         view = pane_showing(app, "sass").view
         sass = app.main.shown.comp.stage("sass").splitlines()
@@ -139,4 +147,8 @@ def test_snapshot_explain_panel_on_a_sass_load_with_its_control_field(snap_compa
         assert panel.last_explanation.op == "LDG.E.128"
         assert any(d.startswith("control [") for d in panel.last_explanation.details)
 
-    assert snap_compare(IrscopeApp(snapshot_source(ADD), target="sm_90"), terminal_size=(160, 50), run_before=run_before)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(ADD), target="sm_90"),
+        terminal_size=(160, 50),
+        run_before=run_before,
+    )

@@ -8,8 +8,11 @@ from cdp import Browser, find_chromium
 from conftest import ROOT, kernel_path
 
 CHROMIUM = find_chromium()
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium); "
-                                                            "the page's links are tested in a real browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no Chromium installed (apt-get install chromium); "
+    "the page's links are tested in a real browser",
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +32,7 @@ def _export(cli, source, out):
 def test_palette_is_the_tuis():
     from irscope.commands.export.page import PALETTE
     from irscope.tui.linking import LINK_PALETTE
+
     assert PALETTE == LINK_PALETTE
 
 
@@ -36,30 +40,47 @@ def test_palette_is_the_tuis():
 def test_click_a_ptx_load_highlights_its_source_line_and_nothing_is_fetched(cli, tmp_path, browser):
     out = str(tmp_path / "s.html")
     page = _export(cli, kernel_path("strided.py"), out)
-    for name in ("strided_gather_kernel", "sm_90", "registers", "occupancy", "Triton 3.", "irscope 0."):
+    for name in (
+        "strided_gather_kernel",
+        "sm_90",
+        "registers",
+        "occupancy",
+        "Triton 3.",
+        "irscope 0.",
+    ):
         assert name in page
     url = "file://" + out
     session = browser.open_page(url)
-    requests = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
+    requests = [
+        e["params"]["request"]["url"]
+        for e in browser.events
+        if e.get("method") == "Network.requestWillBeSent"
+    ]
     assert requests == [url]  # the page itself, nothing else
-    target = browser.evaluate(session, """(() => {
+    target = browser.evaluate(
+        session,
+        """(() => {
         const el = Array.from(document.querySelectorAll('[data-stage=ptx] .l[data-s]'))
                         .find(e => e.textContent.includes('ld.global'));
         el.scrollIntoView({block: 'center'});
         const r = el.getBoundingClientRect();
         return {x: r.left + 40, y: r.top + r.height / 2, s: el.dataset.s, i: el.dataset.i};
-    })()""")
+    })()""",
+    )
     browser.click(session, target["x"], target["y"])
-    state = browser.evaluate(session, f"""(() => {{
-        const src = document.querySelector('[data-stage=source] .l[data-i="{target['s']}"]');
-        const ptx = document.querySelector('[data-stage=ptx] .l[data-i="{target['i']}"]');
+    state = browser.evaluate(
+        session,
+        f"""(() => {{
+        const src = document.querySelector('[data-stage=source] .l[data-i="{target["s"]}"]');
+        const ptx = document.querySelector('[data-stage=ptx] .l[data-i="{target["i"]}"]');
         const selected = Array.from(document.querySelectorAll('.l.sel'));
         return {{source: src.classList.contains('sel'), ptx: ptx.classList.contains('sel'),
                  stages: Array.from(new Set(selected.map(e => e.closest('.pane').dataset.stage))),
-                 others: selected.filter(e => !e.dataset.c.split(' ').includes('{target['s']}')).length,
+                 others: selected.filter(e => !e.dataset.c.split(' ').includes('{target["s"]}')).length,
                  title: document.getElementById('selected').textContent,
                  sourceText: src.textContent}};
-    }})()""")
+    }})()""",
+    )
     assert state["source"] and state["ptx"] and state["others"] == 0
     assert {"source", "ttir", "ttgir", "llir", "ptx"} <= set(state["stages"])
     assert state["title"] == f"source line {target['s']}"
@@ -69,9 +90,14 @@ def test_click_a_ptx_load_highlights_its_source_line_and_nothing_is_fetched(cli,
 
 @needs_chromium
 def test_user_text_is_escaped(cli, tmp_path, browser):
-    text = open(kernel_path("add.py")).read().replace(
-        "    pid = tl.program_id(axis=0)\n",
-        "    pid = tl.program_id(axis=0)  # </div><script>window.pwned = 1</script><b>x</b> \x1b[31mred\n")
+    text = (
+        open(kernel_path("add.py"))
+        .read()
+        .replace(
+            "    pid = tl.program_id(axis=0)\n",
+            "    pid = tl.program_id(axis=0)  # </div><script>window.pwned = 1</script><b>x</b> \x1b[31mred\n",
+        )
+    )
     path = tmp_path / "evil_add.py"
     path.write_text(text)
     out = str(tmp_path / "e.html")
@@ -79,8 +105,11 @@ def test_user_text_is_escaped(cli, tmp_path, browser):
     assert "<script>window.pwned" not in page and "\x1b" not in page
     assert "&lt;script&gt;window.pwned" in page and "\\x1b[31mred" in page
     session = browser.open_page("file://" + out)
-    assert browser.evaluate(session, "[window.pwned === undefined, document.scripts.length, "
-                                     "document.querySelectorAll('header b, .pane b').length]") == [True, 1, 0]
+    assert browser.evaluate(
+        session,
+        "[window.pwned === undefined, document.scripts.length, "
+        "document.querySelectorAll('header b, .pane b').length]",
+    ) == [True, 1, 0]
 
 
 def test_corpus_tutorial_exports(cli, tmp_path):
@@ -93,5 +122,7 @@ def test_corpus_tutorial_exports(cli, tmp_path):
 
 
 def test_bad_output_is_one_line(cli, tmp_path):
-    code, _, err = cli("export", kernel_path("add.py"), "-o", str(tmp_path / "no" / "such" / "k.html"))
+    code, _, err = cli(
+        "export", kernel_path("add.py"), "-o", str(tmp_path / "no" / "such" / "k.html")
+    )
     assert code != 0 and "does not exist" in err and len(err.strip().splitlines()) == 1

@@ -31,7 +31,9 @@ def test_a_copy_maps_to_its_own_lines_after_the_original_was_compiled(tmp_path, 
     copy = tmp_path / relative
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(kernel_path("add.py"), copy)
-    _ws, comp = _compiled(copy)  # compile ahead on: a child compiles the copy, the parent then reads its cache
+    _ws, comp = _compiled(
+        copy
+    )  # compile ahead on: a child compiles the copy, the parent then reads its cache
     assert f'loc("{copy}":' in comp.stage("ttir")
     assert str(copy) in comp.stage("ptx")
     for stage in STAGES:
@@ -50,10 +52,16 @@ def _report(env_changes, *prefix):
 def _check_one_warning_and_a_report(done, *folders):
     assert done.returncode == 0, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("irscope: warning: cannot write the cache"), done.stderr
+    assert len(lines) == 1 and lines[0].startswith("irscope: warning: cannot write the cache"), (
+        done.stderr
+    )
     for folder in folders:
         assert folder in lines[0]
-    assert "add_kernel" in done.stdout and "registers" in done.stdout and "Traceback" not in done.stdout
+    assert (
+        "add_kernel" in done.stdout
+        and "registers" in done.stdout
+        and "Traceback" not in done.stdout
+    )
 
 
 def test_a_file_where_the_cache_folders_should_be(tmp_path):
@@ -68,7 +76,9 @@ def test_a_file_where_the_cache_folders_should_be(tmp_path):
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
 def test_a_cache_under_proc(tmp_path):
-    done = _report({"TRITON_CACHE_DIR": "/proc/irscope-cache", "IRSCOPE_CACHE_DIR": str(tmp_path / "own")})
+    done = _report(
+        {"TRITON_CACHE_DIR": "/proc/irscope-cache", "IRSCOPE_CACHE_DIR": str(tmp_path / "own")}
+    )
     _check_one_warning_and_a_report(done, "/proc/irscope-cache")
 
 
@@ -78,13 +88,19 @@ def _private_tmpfs(folder, options):
     if unshare is None:
         pytest.skip("needs unshare (util-linux) to mount a read-only or tiny file system")
     script = 'mount -t tmpfs -o "$0" tmpfs "$1" && shift && exec "$@"'  # $0: options, $1: folder
-    probe = subprocess.run([unshare, "-m", "sh", "-c", script, options, str(folder), "true"], capture_output=True)
+    probe = subprocess.run(
+        [unshare, "-m", "sh", "-c", script, options, str(folder), "true"], capture_output=True
+    )
     if probe.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs in a private mount namespace here: {probe.stderr.decode().strip()}")
+        pytest.skip(
+            f"cannot mount a tmpfs in a private mount namespace here: {probe.stderr.decode().strip()}"
+        )
     return [unshare, "-m", "sh", "-c", script, options, str(folder)]
 
 
-@pytest.mark.parametrize("options,reason", [("ro", "Read-only file system"), ("size=12k", "No space left on device")])
+@pytest.mark.parametrize(
+    "options,reason", [("ro", "Read-only file system"), ("size=12k", "No space left on device")]
+)
 def test_a_read_only_or_full_cache(tmp_path, options, reason):
     """A read-only cache fails the check before the run; a 12 KB one passes it and fills up during the
     compile, which then goes on in a temporary folder. Either way: one warning line and the whole report."""
@@ -98,22 +114,29 @@ def test_a_read_only_or_full_cache(tmp_path, options, reason):
 
 # --- encodings ----------------------------------------------------------------------------------------------
 
+
 def test_a_utf8_byte_order_mark(tmp_path):
     path = tmp_path / "bom_add.py"
     path.write_bytes(b"\xef\xbb\xbf" + open(kernel_path("add.py"), "rb").read())
     ws, comp = _compiled(path, compile_ahead=False)
     assert not ws.user_file.text.startswith("\ufeff")
-    assert ws.user_file.text.splitlines()[20].startswith("def add_kernel(")  # line 21, as in kernels/add.py
+    assert ws.user_file.text.splitlines()[20].startswith(
+        "def add_kernel("
+    )  # line 21, as in kernels/add.py
     assert comp.source_map.mapped_fraction("ttir") > 0.5
 
 
 def test_a_pep263_coding_line(tmp_path):
     path = tmp_path / "latin1_add.py"
     source = open(kernel_path("add.py"), encoding="utf-8").read()
-    path.write_bytes("# -*- coding: latin-1 -*-\n# café au lait\n".encode("latin-1") + source.encode("latin-1"))
+    path.write_bytes(
+        "# -*- coding: latin-1 -*-\n# café au lait\n".encode("latin-1") + source.encode("latin-1")
+    )
     ws, comp = _compiled(path, compile_ahead=False)
     assert "# café au lait" in ws.user_file.text
-    def_line = 1 + next(i for i, t in enumerate(ws.user_file.text.splitlines()) if t.startswith("def add_kernel("))
+    def_line = 1 + next(
+        i for i, t in enumerate(ws.user_file.text.splitlines()) if t.startswith("def add_kernel(")
+    )
     assert ws.kernel("add_kernel").line == def_line == 23  # two lines below kernels/add.py's
     assert comp.source_map.mapped_fraction("ttir") > 0.5
     assert f'loc("{path}":{def_line}:' in comp.stage("ttir")
@@ -125,14 +148,30 @@ def test_an_unknown_coding_line_is_one_clear_line(tmp_path):
     with pytest.raises(IrscopeError) as err:
         open_file(str(path), target="sm_90", compile_ahead=False)
     message = str(err.value)
-    assert "\n" not in message and "unknown encoding: no-such-codec" in message and "coding line" in message
+    assert (
+        "\n" not in message
+        and "unknown encoding: no-such-codec" in message
+        and "coding line" in message
+    )
 
 
-@pytest.mark.parametrize("raw,expected", [
-    (b"import triton\n# caf\xe9\n", "not UTF-8 text, and no coding line"),  # latin-1 bytes, nothing declared
-    (b"# caf\xe9\nimport triton\n", "not UTF-8 text, and no coding line"),  # ... on the first line
-    (b"# coding: ascii\nimport triton  # caf\xc3\xa9\n", "is not ascii text, as its coding line says"),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        (
+            b"import triton\n# caf\xe9\n",
+            "not UTF-8 text, and no coding line",
+        ),  # latin-1 bytes, nothing declared
+        (
+            b"# caf\xe9\nimport triton\n",
+            "not UTF-8 text, and no coding line",
+        ),  # ... on the first line
+        (
+            b"# coding: ascii\nimport triton  # caf\xc3\xa9\n",
+            "is not ascii text, as its coding line says",
+        ),
+    ],
+)
 def test_bytes_that_are_not_the_declared_encoding(tmp_path, raw, expected):
     path = tmp_path / "broken.py"
     path.write_bytes(raw)
@@ -165,10 +204,23 @@ with open(os.path.join(os.environ["IRSCOPE_CACHE_DIR"], memo[0])) as f:
     kept = f.read()
 print(pid is not None and pid != os.getpid(), collected, hashing_process(), asked == original() == kept)
 """
-    env = dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "own"), TRITON_CACHE_DIR=str(tmp_path / "triton"),
-               PYTHONPATH=ROOT)
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    env = dict(
+        os.environ,
+        IRSCOPE_CACHE_DIR=str(tmp_path / "own"),
+        TRITON_CACHE_DIR=str(tmp_path / "triton"),
+        PYTHONPATH=ROOT,
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", "True", "None", "True"]
-    again = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
-    assert again.stdout.split() == ["False", "None", "None", "True"]  # the memo is there: no process the second time
+    again = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert again.stdout.split() == [
+        "False",
+        "None",
+        "None",
+        "True",
+    ]  # the memo is there: no process the second time

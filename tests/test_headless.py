@@ -12,11 +12,13 @@ def _run(code: str) -> subprocess.CompletedProcess:
 
 
 def test_core_imports_no_textual():
-    code = ("import sys, pkgutil, importlib, irscope.core, irscope.cli.main, irscope.commands.step\n"
-            "for m in pkgutil.walk_packages(irscope.core.__path__, 'irscope.core.'):\n"
-            "    importlib.import_module(m.name)\n"
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')]\n"
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, pkgutil, importlib, irscope.core, irscope.cli.main, irscope.commands.step\n"
+        "for m in pkgutil.walk_packages(irscope.core.__path__, 'irscope.core.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')]\n"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     done = _run(code)
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -25,9 +27,11 @@ def test_the_app_module_loads_without_torch_or_triton():
     """The TUI's process never imports torch or Triton (its worker process does): a module-level import
     of the engine anywhere in the UI would put them back (test_tui_worker checks a whole session)."""
     pytest.importorskip("textual")
-    code = ("import sys, irscope.tui.app, irscope.tui.panels\n"
-            "bad = [m for m in ('torch', 'triton') if m in sys.modules]\n"
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, irscope.tui.app, irscope.tui.panels\n"
+        "bad = [m for m in ('torch', 'triton') if m in sys.modules]\n"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     done = _run(code)
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -36,9 +40,11 @@ def test_the_app_paints_before_it_needs_numpy_or_the_analyses():
     """What the first paint waits for is the app's imports: NumPy, the coalescing analysis and the
     explainer's tables (over 100 ms together) come in when a panel first asks for them."""
     pytest.importorskip("textual")
-    code = ("import sys, irscope.tui.app, irscope.tui.panels\n"
-            "bad = [m for m in ('numpy', 'irscope.analysis.coalescing.sectors', 'irscope.ir.explain')\n"
-            "       if m in sys.modules]\n"
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, irscope.tui.app, irscope.tui.panels\n"
+        "bad = [m for m in ('numpy', 'irscope.analysis.coalescing.sectors', 'irscope.ir.explain')\n"
+        "       if m in sys.modules]\n"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     done = _run(code)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -29,14 +29,26 @@ def _report(cli, path, *extra):
 def _decorator_meta(path):
     """What the file's decorator wrote, read straight from its text: signature and divisible arguments."""
     text = open(path, encoding="utf-8").read()
-    signature = eval(re.search(r"'signature': (\{[^}]*\})", text).group(1))  # a dict literal Inductor wrote
-    divisible = sorted(int(i) for i in re.findall(r"\((\d+),\): \[\['tt.divisibility', 16\]\]", text))
+    signature = eval(
+        re.search(r"'signature': (\{[^}]*\})", text).group(1)
+    )  # a dict literal Inductor wrote
+    divisible = sorted(
+        int(i) for i in re.findall(r"\((\d+),\): \[\['tt.divisibility', 16\]\]", text)
+    )
     return signature, divisible
 
 
-@pytest.mark.parametrize("name, kind", [("gpu_sm86_red.py", "reduction"), ("gpu_sm86_per.py", "persistent_reduction"),
-                                        ("gpu_sm86_poi.py", "pointwise")])
-def test_a_gpu_written_kernel_module_compiles_each_inductor_config_with_its_triton_meta(cli, name, kind):
+@pytest.mark.parametrize(
+    "name, kind",
+    [
+        ("gpu_sm86_red.py", "reduction"),
+        ("gpu_sm86_per.py", "persistent_reduction"),
+        ("gpu_sm86_poi.py", "pointwise"),
+    ],
+)
+def test_a_gpu_written_kernel_module_compiles_each_inductor_config_with_its_triton_meta(
+    cli, name, kind
+):
     path = _inductor(name)
     doc = _report(cli, path)
     kernels = doc["kernels"]
@@ -56,7 +68,9 @@ def test_a_gpu_written_kernel_module_compiles_each_inductor_config_with_its_trit
             assert k["constexprs"][const] == value
         assert k["num_warps"] == info["config"]["num_warps"]
         # divisibility exactly as triton_meta says, no more (Inductor's, not the JIT's guess from tensors)
-        marked = sorted(params.index(n) for n, letters in k["specialization"].items() if "D" in letters)
+        marked = sorted(
+            params.index(n) for n, letters in k["specialization"].items() if "D" in letters
+        )
         assert marked == divisible
     assert "sm_86" in " ".join(doc["notes"])  # written for a GPU irscope has no target for: said
 
@@ -74,7 +88,7 @@ def test_a_gpu_written_wrapper_opens_on_a_cpu_machine_with_its_launches_and_fuse
         info = k["inductor"]
         assert info["ops_from"] == "wrapper"
         # the comment Inductor wrote above this kernel names exactly these ops and nodes
-        block = text[:text.index(f"{k['name']} = async_compile.triton(")].rsplit("\n\n", 1)[-1]
+        block = text[: text.index(f"{k['name']} = async_compile.triton(")].rsplit("\n\n", 1)[-1]
         comment = re.search(r"Source Nodes: \[(.*)\], Original ATen: \[(.*)\]", block)
         assert info["aten_ops"] == [op.strip() for op in comment.group(2).split(",")]
         assert info["source_nodes"] == [n.strip() for n in comment.group(1).split(",")]
@@ -82,23 +96,33 @@ def test_a_gpu_written_wrapper_opens_on_a_cpu_machine_with_its_launches_and_fuse
 
 def test_a_cpu_backend_wrapper_labels_every_kernel_as_generated_for_cpu(cli):
     doc = _report(cli, _inductor("cpu_t213_output_code.py"))
-    assert {k["name"] for k in doc["kernels"]} == {"triton_per_fused_native_layer_norm_0", "triton_per_fused_gelu_sum_1"}
+    assert {k["name"] for k in doc["kernels"]} == {
+        "triton_per_fused_native_layer_norm_0",
+        "triton_per_fused_gelu_sum_1",
+    }
     for k in doc["kernels"]:
         assert k["inductor"]["generated_for"] == "cpu"
         assert "a GPU run may choose other block sizes" in k["inductor"]["note"]
     gelu = next(k for k in doc["kernels"] if k["name"] == "triton_per_fused_gelu_sum_1")
     assert gelu["inductor"]["aten_ops"] == ["aten.gelu", "aten.sum"]
-    assert gelu["inductor"]["node_map"]["gelu"]  # the source node's ATen nodes, as the wrapper maps them
+    assert gelu["inductor"]["node_map"][
+        "gelu"
+    ]  # the source node's ATen nodes, as the wrapper maps them
 
 
 def test_the_text_report_names_the_fused_ops_and_the_cpu_label(cli):
     code, out, err = cli("report", _inductor("cpu_t213_per_fused_native_layer_norm.py"))
     assert code == 0, err
-    assert "persistent_reduction kernel fusing aten.native_layer_norm (read from the kernel's name)" in out
+    assert (
+        "persistent_reduction kernel fusing aten.native_layer_norm (read from the kernel's name)"
+        in out
+    )
     assert "generated for CPU" in out
 
 
-def test_a_torch_compile_script_gets_inductors_gpu_path_kernels_for_the_virtual_gpu(cli, monkeypatch, tmp_path):
+def test_a_torch_compile_script_gets_inductors_gpu_path_kernels_for_the_virtual_gpu(
+    cli, monkeypatch, tmp_path
+):
     from irscope.base.target import Target
 
     # a fresh Inductor cache, as irscope's worker has (its FX graph cache would give back an earlier run's code)
@@ -111,36 +135,56 @@ def test_a_torch_compile_script_gets_inductors_gpu_path_kernels_for_the_virtual_
     h100 = device_properties(Target("sm_90"))
     for k in doc["kernels"]:
         info = k["inductor"]
-        assert info["generated_for"] == "cuda" and info["note"] is None and k["launch"] == "captured"
+        assert (
+            info["generated_for"] == "cuda" and info["note"] is None and k["launch"] == "captured"
+        )
         # Inductor asked the virtual device for its properties, as it asks a real one
-        assert info["device"]["cc"] == 90 and info["device"]["multi_processor_count"] == h100.multi_processor_count
+        assert (
+            info["device"]["cc"] == 90
+            and info["device"]["multi_processor_count"] == h100.multi_processor_count
+        )
         assert k["error"] is None and k["stages"]["sass"]["lines"] > 0
     assert any("for the virtual GPU (its GPU path" in note for note in doc["notes"])
     # from the model line to the kernel: the nodes are the model's (as a GPU run names them), with its lines
     forward = source_line_of(kernel_path("compiled_block.py"), "return torch.nn.functional.gelu(")
     norm = next(k for k in doc["kernels"] if "layer_norm" in k["name"])["inductor"]
     assert norm["source_nodes"] == ["layer_norm"]
-    assert [(os.path.basename(m["file"]), m["line"]) for m in norm["model_lines"]] == [("compiled_block.py", forward)]
+    assert [(os.path.basename(m["file"]), m["line"]) for m in norm["model_lines"]] == [
+        ("compiled_block.py", forward)
+    ]
 
 
-def test_a_tutorials_user_defined_triton_kernels_under_torch_compile_take_the_gpu_path(cli, tmp_path):
+def test_a_tutorials_user_defined_triton_kernels_under_torch_compile_take_the_gpu_path(
+    cli, tmp_path
+):
     """PyTorch's own tutorial (tests/corpus/snippets/pytorch-tutorials): Inductor wraps the user's kernels
     (user_autotune) and generates one of its own (zeros_like)."""
     import shutil
 
     from conftest import ROOT
-    source = os.path.join(ROOT, "tests", "corpus", "snippets", "pytorch-tutorials",
-                          "torch_compile_user_defined_triton_kernel_tutorial.py")
+
+    source = os.path.join(
+        ROOT,
+        "tests",
+        "corpus",
+        "snippets",
+        "pytorch-tutorials",
+        "torch_compile_user_defined_triton_kernel_tutorial.py",
+    )
     path = tmp_path / "tutorial.py"
     shutil.copyfile(source, path)
     doc = _report(cli, path)
     kinds = {k["inductor"]["kernel_kind"] for k in doc["kernels"] if k.get("inductor")}
     assert "user_autotune" in kinds and "pointwise" in kinds
-    assert all(k["inductor"]["generated_for"] == "cuda" for k in doc["kernels"] if k.get("inductor"))
+    assert all(
+        k["inductor"]["generated_for"] == "cuda" for k in doc["kernels"] if k.get("inductor")
+    )
     assert all(k["error"] is None for k in doc["kernels"])
 
 
-def test_a_compiled_training_step_takes_the_cpu_backend_and_says_so_for_each_kernel(cli, monkeypatch, tmp_path):
+def test_a_compiled_training_step_takes_the_cpu_backend_and_says_so_for_each_kernel(
+    cli, monkeypatch, tmp_path
+):
     """Autograd cannot record a fake CUDA tensor on a CPU-only torch: the forward and backward graphs go
     through Inductor's Triton CPU backend, and every kernel says it was generated for CPU."""
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
@@ -149,7 +193,9 @@ def test_a_compiled_training_step_takes_the_cpu_backend_and_says_so_for_each_ker
     names = {k["name"] for k in doc["kernels"]}
     assert any("backward" in n for n in names) and any("mean" in n for n in names)  # both graphs
     for k in doc["kernels"]:
-        assert k["inductor"]["generated_for"] == "cpu" and "other block sizes" in k["inductor"]["note"]
+        assert (
+            k["inductor"]["generated_for"] == "cpu" and "other block sizes" in k["inductor"]["note"]
+        )
         assert k["error"] is None and k["stages"]["sass"]["lines"] > 0
 
 
@@ -166,8 +212,13 @@ def test_inductor_kernels_are_compiled_with_inductors_own_options():
     (kernel,) = [v for v in namespace.values() if isinstance(v, InductorKernel)]
     for index, config in enumerate(kernel.configs):
         signature, constants, attrs, options = compile_parts(kernel, index, Target("sm_80"))
-        assert signature == kernel.triton_meta["signature"] and attrs == kernel.triton_meta["configs"][0]
-        assert options["num_warps"] == config.num_warps and options["num_stages"] == config.num_stages
+        assert (
+            signature == kernel.triton_meta["signature"]
+            and attrs == kernel.triton_meta["configs"][0]
+        )
+        assert (
+            options["num_warps"] == config.num_warps and options["num_stages"] == config.num_stages
+        )
         assert options["debug"] is True  # assert_indirect_indexing in inductor_meta
         assert options["sanitize_overflow"] is False
         assert all(constants[name] == value for name, value in config.kwargs.items())
@@ -175,6 +226,7 @@ def test_inductor_kernels_are_compiled_with_inductors_own_options():
 
 def test_fused_ops_are_read_back_from_a_kernel_name_only_when_every_piece_is_an_aten_op():
     from irscope.engine.inductor.provenance import ops_from_name
+
     assert ops_from_name("triton_poi_fused__to_copy_t_0") == ["aten._to_copy", "aten.t"]
     assert ops_from_name("triton_per_fused_native_layer_norm_0") == ["aten.native_layer_norm"]
     assert ops_from_name("triton_poi_fused_notanop_zzz_0") == []
@@ -192,7 +244,9 @@ def test_the_tui_names_the_fused_ops_in_the_header_the_picker_and_info():
         app = IrscopeApp(_inductor("cpu_t213_output_code.py"), target="sm_90")
         async with app.run_test(size=(200, 50)) as pilot:
             await wait_until_shown(app, pilot)
-            assert isinstance(app.screen, PickerScreen)  # two kernels, three configs each: the picker first
+            assert isinstance(
+                app.screen, PickerScreen
+            )  # two kernels, three configs each: the picker first
             names = " ".join(str(row["name"]) for row in app.screen.rows)
             assert "aten.gelu, aten.sum" in names and "(CPU-generated)" in names
             await pilot.press("enter")
@@ -200,13 +254,16 @@ def test_the_tui_names_the_fused_ops_in_the_header_the_picker_and_info():
             header = str(app.query_one("#header").render())
             assert "persistent_reduction: aten." in header
             assert "generated for CPU" in header
+
     check()
 
 
 def test_a_kernel_module_from_pytorch_before_2_6_is_one_line_naming_the_fix(cli):
     code, out, err = cli("report", _inductor("pre26_attrs_descriptor.py"))
     assert code != 0
-    assert "written by PyTorch before 2.6" in err and "regenerate it with PyTorch 2.6 or later" in err
+    assert (
+        "written by PyTorch before 2.6" in err and "regenerate it with PyTorch 2.6 or later" in err
+    )
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
@@ -229,10 +286,14 @@ def test_a_wrappers_launch_has_inductors_grid_and_real_addresses(cli):
         block = k["constexprs"]["XBLOCK"]
         assert k["grid"] == [-(-numel // block), 1, 1]
         totals = k["coalescing_totals"]
-        assert totals["error"] is None and totals["programs"] > 0 and totals["loads"]["requests"] > 0
+        assert (
+            totals["error"] is None and totals["programs"] > 0 and totals["loads"]["requests"] > 0
+        )
 
 
-def test_each_virtual_gpu_gets_inductors_kernels_for_its_own_capability_in_one_process(cli, monkeypatch, tmp_path):
+def test_each_virtual_gpu_gets_inductors_kernels_for_its_own_capability_in_one_process(
+    cli, monkeypatch, tmp_path
+):
     """Inductor asks the device what it is once a process (DeviceProperties.create and the system info of
     its FX graph cache are cached, and a CPU-only torch names no device in that cache's key): compiled_block.py
     opened for sm_80 and then for sm_90 in one process got sm_80's kernels both times (cc 80), and this file's

@@ -53,7 +53,9 @@ def test_recording_runs_on_copies(add_launch):
     out[1024:2048] = -1.0
     try:
         rec = record_program(add_launch, 1, with_locals=False)
-        assert torch.equal(out[1024:2048].cpu(), torch.full((1024,), -1.0))  # untouched by the recording
+        assert torch.equal(
+            out[1024:2048].cpu(), torch.full((1024,), -1.0)
+        )  # untouched by the recording
         assert rec.tensors["out_ptr"].device.type == "cpu"
         assert not torch.equal(rec.tensors["out_ptr"][1024:2048], out[1024:2048].cpu())
     finally:
@@ -88,12 +90,15 @@ def test_matmul_loop_and_dot_match_torch():
     assert list(iterations) == [0, 1, 2, 3]
     a, b, c = (t.cpu() for t in launch.args[:3])
     tile = (slice(64, 128), slice(64, 128))
-    if launch.args[2].device.type == "cpu":  # the file's own launch ran in the interpreter too: bit-exact
+    if (
+        launch.args[2].device.type == "cpu"
+    ):  # the file's own launch ran in the interpreter too: bit-exact
         assert torch.equal(rec.tensors["c_ptr"][tile], c[tile])
     else:  # a real GPU launch: tensor cores sum in another order
         torch.testing.assert_close(rec.tensors["c_ptr"][tile], c[tile], atol=1e-2, rtol=1e-2)
-    torch.testing.assert_close(rec.tensors["c_ptr"][tile].float(), (a.float() @ b.float())[tile], atol=2e-2,
-                               rtol=1e-2)
+    torch.testing.assert_close(
+        rec.tensors["c_ptr"][tile].float(), (a.float() @ b.float())[tile], atol=2e-2, rtol=1e-2
+    )
 
 
 def test_helper_frames_are_stepped_into_with_a_call_stack():
@@ -119,19 +124,20 @@ def test_out_of_bounds_read_becomes_the_last_step():
 
 def test_stepper_moves_over_into_out_and_back():
     from irscope.analysis.recording.stepper import Stepper
+
     rec = record_program(launch_of("helper.py"), 0)
     st = Stepper(rec)
     assert st.step.line == 27 and st.step.index == 0
     st.breakpoints.add(34)
     assert st.cont().line == 34 and st.step.locals["i"].data[0] == 0
     assert st.step_into().function == "scaled_relu"
-    assert st.finish().function == "relu_sum_max_kernel"   # back in the caller, past the helper
+    assert st.finish().function == "relu_sum_max_kernel"  # back in the caller, past the helper
     assert st.step.line in (34, 35)
     st.restart()
     st.cont()
     over = st.step_over()
     assert over.function == "relu_sum_max_kernel" and over.line == 35  # the helper ran through
-    assert st.cont().locals["i"].data[0] == 1                       # the next iteration's hit
+    assert st.cont().locals["i"].data[0] == 1  # the next iteration's hit
     assert st.back().line == 33
     assert st.toggle_breakpoint(34) is False and st.cont() is st.recording.steps[-1]
     assert st.at_end and st.step.event == "return"
@@ -151,7 +157,9 @@ def test_past_the_memory_budget_tensors_keep_only_their_summary():
     rec = record_program(launch_of("matmul.py"), (0, 0), budget_bytes=64 * 1024)
     acc = [s.locals["acc"] for s in rec.steps if "acc" in s.locals]
     assert acc[0].data is not None and acc[-1].data is None
-    assert acc[-1].summary().startswith("fp32[64,64] min") and acc[-1].summary().endswith("(elements not kept)")
+    assert acc[-1].summary().startswith("fp32[64,64] min") and acc[-1].summary().endswith(
+        "(elements not kept)"
+    )
     assert acc[-1].stats()["max"] > 0
 
 
@@ -160,7 +168,10 @@ def test_reinterpreted_arguments_are_copied_too():
     x_wrapper, out = launch.args[0], launch.args[1]
     out.zero_()
     rec = record_program(launch, 0, with_locals=False)
-    assert [(a.kind, a.param, a.dtype) for a in rec.accesses] == [("load", "x_ptr", "int32"), ("store", "out_ptr", "int32")]
+    assert [(a.kind, a.param, a.dtype) for a in rec.accesses] == [
+        ("load", "x_ptr", "int32"),
+        ("store", "out_ptr", "int32"),
+    ]
     assert torch.equal(rec.tensors["out_ptr"].cpu(), torch.ones(16, dtype=torch.int32))
     assert out.abs().sum() == 0  # the file's own tensor is untouched
     assert rec.tensors["x_ptr"].data_ptr() != x_wrapper.base.data_ptr()

@@ -13,8 +13,8 @@ from irscope.engine.recording import record_program
 from irscope.engine.session import open_file
 
 FIXTURE = fixture_path("kernel_breakpoint_loop.py")
-BREAKPOINT_LINE = 21   # breakpoint(), in the kernel's loop
-HELPER_LINE = 10       # import pdb; pdb.set_trace(), in the helper `scaled`
+BREAKPOINT_LINE = 21  # breakpoint(), in the kernel's loop
+HELPER_LINE = 10  # import pdb; pdb.set_trace(), in the helper `scaled`
 NOTE = "left out of the compile (Triton compiles no debugger call); the stepper (ctrl+t, irscope step) stops there"
 
 
@@ -31,8 +31,10 @@ def test_report_compiles_the_kernel_and_says_so_in_one_line_per_call():
     done = run_irscope("report", FIXTURE, "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
-    assert doc["notes"] == [f"line {HELPER_LINE}: pdb.set_trace() {NOTE}",
-                            f"line {BREAKPOINT_LINE}: breakpoint() {NOTE}"]
+    assert doc["notes"] == [
+        f"line {HELPER_LINE}: pdb.set_trace() {NOTE}",
+        f"line {BREAKPOINT_LINE}: breakpoint() {NOTE}",
+    ]
     (kernel,) = doc["kernels"]
     assert kernel["name"] == "row_sum_kernel" and not kernel.get("error")
     assert "Traceback" not in done.stderr and "(Pdb)" not in done.stdout + done.stderr
@@ -48,7 +50,7 @@ def test_every_stage_is_the_kernel_written_without_the_calls(tmp_path):
     assert debugged.ok, debugged.failure
     lines = open(FIXTURE).read().splitlines(keepends=True)
     for n in (HELPER_LINE, BREAKPOINT_LINE):
-        indent = lines[n - 1][:len(lines[n - 1]) - len(lines[n - 1].lstrip())]
+        indent = lines[n - 1][: len(lines[n - 1]) - len(lines[n - 1].lstrip())]
         lines[n - 1] = f"{indent}pass\n"
     path.write_text("".join(lines))
     plain_ws = open_file(str(path), target="sm_90")
@@ -60,9 +62,16 @@ def test_every_stage_is_the_kernel_written_without_the_calls(tmp_path):
     # the cubins by their instructions: under Triton 3.6 the two cubins differ in one byte while their PTX is the
     # same (not traced; the H100 fidelity runs met such a byte in FlagGems' cubin), so they are compared as SASS
     assert debugged.stage("sass") == plain.stage("sass") and "LDG" in debugged.stage("sass")
-    assert f'row_sum.py":{BREAKPOINT_LINE + 1}:' in debugged.asm["ttir"]  # the line after keeps its location
-    changed = [n for n, (a, b) in enumerate(zip(debugged.stage("source").splitlines(),
-                                                 plain.stage("source").splitlines()), start=1) if a != b]
+    assert (
+        f'row_sum.py":{BREAKPOINT_LINE + 1}:' in debugged.asm["ttir"]
+    )  # the line after keeps its location
+    changed = [
+        n
+        for n, (a, b) in enumerate(
+            zip(debugged.stage("source").splitlines(), plain.stage("source").splitlines()), start=1
+        )
+        if a != b
+    ]
     assert changed == [HELPER_LINE, BREAKPOINT_LINE]  # the source's own lines, and nothing else
 
 
@@ -83,13 +92,16 @@ def test_step_stops_at_the_breakpoint_without_break(cli):
     assert f"kernel_breakpoint_loop.py:{BREAKPOINT_LINE} in row_sum_kernel" in lines[0], out
     assert "breakpoint()" in lines[1]
     assert "start = 0" in out  # the loop's first iteration
-    assert (f"irscope: note: stopped at line {BREAKPOINT_LINE}, where the program calls the debugger (as --break "
-            f"{BREAKPOINT_LINE} stops); give --break LINE to stop elsewhere") in err
+    assert (
+        f"irscope: note: stopped at line {BREAKPOINT_LINE}, where the program calls the debugger (as --break "
+        f"{BREAKPOINT_LINE} stops); give --break LINE to stop elsewhere"
+    ) in err
 
 
 def test_tui_stepper_opens_at_the_breakpoint_and_continues_to_the_next():
     session, comp = open_view(FIXTURE)
     try:
+
         async def scenario():
             app = StepperHarness(session, comp, (2,))
             async with app.run_test(size=(150, 48)) as pilot:
@@ -102,7 +114,9 @@ def test_tui_stepper_opens_at_the_breakpoint_and_continues_to_the_next():
                 source = screen.query_one("#stepper-source")
                 assert str(source.row_text(BREAKPOINT_LINE - 1)).startswith("●▶")
                 await pilot.press("c")
-                assert screen.stepper.step.line == HELPER_LINE  # into the helper, as pdb would stop there
+                assert (
+                    screen.stepper.step.line == HELPER_LINE
+                )  # into the helper, as pdb would stop there
                 await pilot.press("c")
                 assert screen.stepper.step.line == BREAKPOINT_LINE  # the loop's second iteration
                 assert screen.stepper.step.index == screen.stepper.recording.debugger_steps[2]

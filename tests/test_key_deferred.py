@@ -36,10 +36,20 @@ print(json.dumps({"stages": stages, "progress": ahead.progress(key), "seen": see
 
 
 def _open(tmp_path, name: str, how: str, own_cache: str) -> dict:
-    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / name), IRSCOPE_CACHE_DIR=str(tmp_path / own_cache),
-               PYTHONPATH=ROOT)
-    done = subprocess.run([sys.executable, "-c", SCRIPT, kernel_path("matmul.py"), how], env=env,
-                          capture_output=True, text=True, timeout=600, cwd=str(tmp_path))
+    env = dict(
+        os.environ,
+        TRITON_CACHE_DIR=str(tmp_path / name),
+        IRSCOPE_CACHE_DIR=str(tmp_path / own_cache),
+        PYTHONPATH=ROOT,
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, kernel_path("matmul.py"), how],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(tmp_path),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -55,24 +65,36 @@ def _cache_files(folder) -> dict[str, bytes]:
             if name.startswith("__grp__"):
                 data = data.replace(str(folder).encode(), b"CACHE")
             out[os.path.relpath(path, folder)] = data
-    return {k: v for k, v in out.items() if not k.startswith("irscope" + os.sep)}  # irscope's own notes
+    return {
+        k: v for k, v in out.items() if not k.startswith("irscope" + os.sep)
+    }  # irscope's own notes
 
 
 def test_a_first_run_compiles_before_the_install_hash_and_writes_what_triton_writes(tmp_path):
     first = _open(tmp_path, "deferred", "ahead", "fresh-own-cache")
-    assert first["seen"] == {"known_at_launch": False, "hashing": True}  # the child started before the hash
+    assert first["seen"] == {
+        "known_at_launch": False,
+        "hashing": True,
+    }  # the child started before the hash
     assert first["progress"] == "cs"  # ... and compiled and disassembled
     assert first["hashing_after"] is None  # the hashing process was collected
     assert len(first["metadata_hash"]) == 64
 
-    plain = _open(tmp_path, "plain", "alone", "fresh-own-cache")  # the memo is there now: an ordinary compile
+    plain = _open(
+        tmp_path, "plain", "alone", "fresh-own-cache"
+    )  # the memo is there now: an ordinary compile
     assert plain["progress"] is None
     assert plain["stages"] == first["stages"]
     assert plain["metadata_hash"] == first["metadata_hash"]
-    deferred_files, plain_files = _cache_files(tmp_path / "deferred"), _cache_files(tmp_path / "plain")
+    deferred_files, plain_files = (
+        _cache_files(tmp_path / "deferred"),
+        _cache_files(tmp_path / "plain"),
+    )
     assert sorted(deferred_files) == sorted(plain_files)
     assert deferred_files == plain_files
-    metadata = [json.loads(v) for k, v in plain_files.items() if k.endswith(".json") and "__grp__" not in k]
+    metadata = [
+        json.loads(v) for k, v in plain_files.items() if k.endswith(".json") and "__grp__" not in k
+    ]
     assert [m["hash"] for m in metadata] == [first["metadata_hash"]]
     # nothing of the compile under the stand-in key is left: one folder, the real key's
     assert len({os.path.dirname(k) for k in deferred_files}) == 1

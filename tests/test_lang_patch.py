@@ -18,10 +18,22 @@ def _language_state() -> dict:
     """Every attribute of the objects Triton's and irscope's patches change, by identity."""
     import triton.language.extra.libdevice as stub
 
-    owners = {"tl": tl, "tl.core": tl.core, "tl.math": tl.math, "tl.tensor": tl.tensor, "tl.standard": tl.standard,
-              "libdevice stub": stub, "interpreter": interp, "builder": interp.InterpreterBuilder,
-              "descriptor": tl.core.tensor_descriptor_base}
-    return {(label, name): value for label, owner in owners.items() for name, value in list(vars(owner).items())}
+    owners = {
+        "tl": tl,
+        "tl.core": tl.core,
+        "tl.math": tl.math,
+        "tl.tensor": tl.tensor,
+        "tl.standard": tl.standard,
+        "libdevice stub": stub,
+        "interpreter": interp,
+        "builder": interp.InterpreterBuilder,
+        "descriptor": tl.core.tensor_descriptor_base,
+    }
+    return {
+        (label, name): value
+        for label, owner in owners.items()
+        for name, value in list(vars(owner).items())
+    }
 
 
 def _assert_as_before(before: dict) -> None:
@@ -52,7 +64,9 @@ def test_calls_in_a_launch_share_one_patch_per_module_and_all_of_it_is_undone():
         # Rewriting a function adds the interpreter's names to its module (so the module may see one
         # more triton.language module after its first call): at most two patches, not one per call.
         assert 1 <= len(lang_patch._kept) <= 2
-        assert tl.core.add is not builtin_add  # standard.py's patch is still in force, as Triton's would be
+        assert (
+            tl.core.add is not builtin_add
+        )  # standard.py's patch is still in force, as Triton's would be
     finally:
         scope.restore()
     assert lang_patch._kept is None
@@ -67,7 +81,7 @@ def test_a_call_outside_any_launch_is_patched_for_itself_alone():
     _assert_as_before(before)
 
 
-REDUCTIONS = '''
+REDUCTIONS = """
 import torch
 import triton
 import triton.language as tl
@@ -92,7 +106,7 @@ if __name__ == "__main__":
     torch.manual_seed(0)
     x = torch.randn(6, 64)
     stats[(1,)](x, torch.empty(6), torch.empty(6), 6, BLOCK=64)
-'''
+"""
 
 
 def test_a_kernel_that_calls_jit_functions_in_a_loop_computes_what_torch_does(tmp_path):

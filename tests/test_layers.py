@@ -20,7 +20,11 @@ def deferred_imports(path: str) -> list[tuple[int, str]]:
         for child in ast.iter_child_nodes(node):
             nested = inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
             if inside and isinstance(child, (ast.Import, ast.ImportFrom)):
-                names = [child.module or ""] if isinstance(child, ast.ImportFrom) else [a.name for a in child.names]
+                names = (
+                    [child.module or ""]
+                    if isinstance(child, ast.ImportFrom)
+                    else [a.name for a in child.names]
+                )
                 if any(n == "irscope" or n.startswith("irscope.") for n in names):
                     found.append((child.lineno, ast.unparse(child)))
             walk(child, nested)
@@ -65,8 +69,10 @@ def test_every_deferred_import_of_irscope_says_why():
 
 def test_the_check_finds_an_import_without_a_reason(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text("def f():\n    from irscope.base import names\n\n"
-                      "def g():\n    # deferred: the front end paints first\n    from irscope.base import paths\n")
+    module.write_text(
+        "def f():\n    from irscope.base import names\n\n"
+        "def g():\n    # deferred: the front end paints first\n    from irscope.base import paths\n"
+    )
     lines = module.read_text().splitlines()
     found = deferred_imports(str(module))
     assert [lineno for lineno, _ in found] == [2, 6]

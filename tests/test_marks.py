@@ -25,11 +25,19 @@ def test_add_every_stage_marks_its_global_accesses_vector_and_masked(add_sm90):
         vector = marked(add_sm90, stage, "vector")
         assert vector, stage
         assert not marked(add_sm90, stage, "scalar"), stage
-        assert all(any(k in lines[i] for k in ("tt.load", "tt.store", "ld.global", "st.global", "LDG", "STG"))
-                   for i in vector), stage
+        assert all(
+            any(
+                k in lines[i]
+                for k in ("tt.load", "tt.store", "ld.global", "st.global", "LDG", "STG")
+            )
+            for i in vector
+        ), stage
     # source lines 26-28 (0-based 25-27) hold the loads and the store
-    assert line_marks(add_sm90, "source") == {25: {"vector", "masked"}, 26: {"vector", "masked"},
-                                              27: {"vector", "masked"}}
+    assert line_marks(add_sm90, "source") == {
+        25: {"vector", "masked"},
+        26: {"vector", "masked"},
+        27: {"vector", "masked"},
+    }
 
 
 def test_misaligned_is_scalar_from_ttir_down():
@@ -41,8 +49,9 @@ def test_misaligned_is_scalar_from_ttir_down():
 def test_transpose_marks_convert_layout_and_shared():
     comp = open_file(kernel_path("transpose.py"), target="sm_90").compile_all()[0]
     ttgir = comp.stage("ttgir").splitlines()
-    assert [ttgir[i].strip().split(" = ")[1].split()[0] for i in marked(comp, "ttgir", "convert_layout")] == \
-        ["ttg.convert_layout"]
+    assert [
+        ttgir[i].strip().split(" = ")[1].split()[0] for i in marked(comp, "ttgir", "convert_layout")
+    ] == ["ttg.convert_layout"]
     assert marked(comp, "ptx", "shared") and marked(comp, "sass", "shared")
     store_line = next(i for i, t in enumerate(comp.source_text.splitlines()) if "tl.trans" in t)
     assert {"convert_layout", "shared", "vector"} <= line_marks(comp, "source")[store_line]
@@ -52,7 +61,9 @@ def test_spills_are_marked_on_sass_and_source():
     base = open_file(kernel_path("matmul.py"), target="sm_80").compile_all()[0]
     squeezed = dataclasses.replace(base.launch, kwargs={**base.launch.kwargs, "maxnreg": 32})
     comp = compile_launch(squeezed, base.target, base.source_text)
-    assert comp.resources.registers == 32 and comp.resources.spills > 0  # spills live in the stack frame
+    assert (
+        comp.resources.registers == 32 and comp.resources.spills > 0
+    )  # spills live in the stack frame
     sass = comp.stage("sass").splitlines()
     spill_lines = marked(comp, "sass", "spill")
     assert spill_lines and all(("STL" in sass[i] or "LDL" in sass[i]) for i in spill_lines)
@@ -76,4 +87,5 @@ def test_amd_scratch_spills_are_marked():
 def test_the_tui_copy_of_the_mark_names_matches():
     from irscope.tui.panels.memory import MARK_COLOURS
     from irscope.tui.panels.memory import MARKS as TUI_MARKS
+
     assert TUI_MARKS == MARKS and set(MARK_COLOURS) == set(MARKS)

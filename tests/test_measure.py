@@ -47,7 +47,11 @@ def test_without_a_gpu_measure_refuses_in_one_line_before_the_file_runs():
     assert done.returncode == 2
     assert done.stdout == ""  # the file did not run (it prints "strided: OK" when it does)
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--measure: measuring needs a GPU" in lines[0] and "Traceback" not in done.stderr
+    assert (
+        len(lines) == 1
+        and "--measure: measuring needs a GPU" in lines[0]
+        and "Traceback" not in done.stderr
+    )
 
 
 def test_the_source_page_is_read_instruction_by_instruction():
@@ -57,23 +61,38 @@ def test_the_source_page_is_read_instruction_by_instruction():
     assert len(loads) == 8 and all(r.get("Instructions Executed") == 16 for r in loads)
     assert page.rows[0].offset == 0 and page.rows[1].offset == 0x10
     raw = _raw("strided")
-    assert raw["Kernel Name"] == "strided_gather_kernel" and raw["launch__registers_per_thread"] == "18"
+    assert (
+        raw["Kernel Name"] == "strided_gather_kernel"
+        and raw["launch__registers_per_thread"] == "18"
+    )
 
 
-@pytest.mark.skipif(not SAME_BINARY, reason=f"Triton {TRITON_VERSION} may build another binary than 3.6.0 did")
+@pytest.mark.skipif(
+    not SAME_BINARY, reason=f"Triton {TRITON_VERSION} may build another binary than 3.6.0 did"
+)
 def test_ncu_counters_land_on_the_source_lines_irscope_maps(strided):
     lines, why = per_source_line(strided, _page("strided"))
     assert why is None
     by_line = {c.source_line: c for c in lines}
     gather, store = by_line[26], by_line[27]
     # the README's example: the stride-8 gather, 32 sectors per request, measured
-    assert (gather.ld_sectors, gather.ld_requests, gather.ld_sectors_per_request) == (4096, 128, 32.0)
+    assert (gather.ld_sectors, gather.ld_requests, gather.ld_sectors_per_request) == (
+        4096,
+        128,
+        32.0,
+    )
     assert (store.st_sectors, store.st_requests, store.st_sectors_per_request) == (512, 32, 16.0)
     # the mapping neither loses nor doubles: the per-line sums are ncu's own kernel totals
     raw = _raw("strided")
-    assert sum(c.ld_sectors for c in lines) == float(raw["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"])
-    assert sum(c.ld_requests for c in lines) == float(raw["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"])
-    assert sum(c.instructions for c in lines) == sum(r.get("Instructions Executed") for r in _page("strided").rows)
+    assert sum(c.ld_sectors for c in lines) == float(
+        raw["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+    )
+    assert sum(c.ld_requests for c in lines) == float(
+        raw["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+    )
+    assert sum(c.instructions for c in lines) == sum(
+        r.get("Instructions Executed") for r in _page("strided").rows
+    )
 
 
 def test_another_binary_is_refused_not_mapped(strided):
@@ -90,29 +109,38 @@ def test_another_binary_is_refused_not_mapped(strided):
     assert lines == [] and why
 
 
-@pytest.mark.skipif(not SAME_SOFTMAX, reason=f"Triton {TRITON_VERSION} builds another softmax binary than 3.6.0 did")
+@pytest.mark.skipif(
+    not SAME_SOFTMAX, reason=f"Triton {TRITON_VERSION} builds another softmax binary than 3.6.0 did"
+)
 def test_shared_memory_wavefronts_are_summed_per_line():
     comp = open_file(kernel_path("softmax.py"), target="sm_90").compile_all()[0]
     lines, why = per_source_line(comp, _page("softmax"))
     assert why is None
     raw = _raw("softmax")
-    shared = float(raw["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]) + \
-        float(raw["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"])
+    shared = float(raw["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]) + float(
+        raw["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]
+    )
     assert sum(c.shared_wavefronts for c in lines) == shared > 0
     # softmax's masked tail: ncu counts executions whose lanes are all masked off (no request), so the sectors
     # are compared and the ratio is shown beside them, not compared
-    found = {(a.what, a.source_line): a for a in agreements(comp, analyze_coalescing(comp), lines, raw)}
+    found = {
+        (a.what, a.source_line): a for a in agreements(comp, analyze_coalescing(comp), lines, raw)
+    }
     assert found[("ld sectors", 26)].agrees and found[("ld sectors", 26)].measured == 956
     ratio = found[("ld sectors/request", 26)]
     assert ratio.agrees is None and "24 executions with every lane masked off" in ratio.note
 
 
-@pytest.mark.skipif(not SAME_BINARY, reason=f"Triton {TRITON_VERSION} may build another binary than 3.6.0 did")
+@pytest.mark.skipif(
+    not SAME_BINARY, reason=f"Triton {TRITON_VERSION} may build another binary than 3.6.0 did"
+)
 def test_predictions_and_measurements_agree_and_a_disagreement_is_a_finding(strided):
     lines, _ = per_source_line(strided, _page("strided"))
     found = agreements(strided, analyze_coalescing(strided), lines, _raw("strided"))
     by = {(a.what, a.source_line): a for a in found}
-    assert by[("ld sectors/request", 26)].predicted == 32.0 and by[("ld sectors/request", 26)].agrees
+    assert (
+        by[("ld sectors/request", 26)].predicted == 32.0 and by[("ld sectors/request", 26)].agrees
+    )
     assert by[("ld sectors", 26)].predicted == by[("ld sectors", 26)].measured == 4096
     assert by[("registers", None)].measured == 18 and by[("registers", None)].agrees
     assert by[("occupancy %", None)].agrees
@@ -122,7 +150,10 @@ def test_predictions_and_measurements_agree_and_a_disagreement_is_a_finding(stri
     found = agreements(strided, analyze_coalescing(strided), lines, _raw("strided"))
     bad = disagreement_findings(strided, found)
     assert len(bad) == 1 and bad[0].rule == "measured-disagrees" and bad[0].source_line == 26
-    assert "irscope predicted ld sectors 4096, Nsight Compute measured 2048 (100% apart)" in bad[0].message
+    assert (
+        "irscope predicted ld sectors 4096, Nsight Compute measured 2048 (100% apart)"
+        in bad[0].message
+    )
 
 
 def test_bytes_to_move_are_the_launch_tensors_once(strided):
@@ -149,7 +180,9 @@ def test_the_dram_peak_is_read_from_the_device():
     assert DEVICE["copy_gbps"] < peaks.dram_gbps
 
 
-@pytest.mark.skipif(not SAME_BINARY, reason=f"Triton {TRITON_VERSION} may build another binary than 3.6.0 did")
+@pytest.mark.skipif(
+    not SAME_BINARY, reason=f"Triton {TRITON_VERSION} may build another binary than 3.6.0 did"
+)
 def test_the_report_block_says_time_bandwidth_and_line_26(strided):
     lines, _ = per_source_line(strided, _page("strided"))
     m = Measurement(strided.kernel.name)
@@ -183,10 +216,19 @@ def test_ncus_child_finds_every_torch_compile_kernel_again_in_a_fresh_inductor_c
     keys = [child_key(ws, comp) for comp in ws.compile_all()]
     assert len(keys) >= 2 and None not in keys
     for name, config, index in keys[:2] + keys[-1:]:
-        done = subprocess.run(child_command(path, name, config, index), env=child_env(str(tmp_path)),
-                              capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        done = subprocess.run(
+            child_command(path, name, config, index),
+            env=child_env(str(tmp_path)),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
         assert done.returncode == 0, done.stderr[-1500:]
-        assert f"found {name.rsplit(':', 1)[-1]} and its arguments; no GPU to launch it on" in done.stderr
+        assert (
+            f"found {name.rsplit(':', 1)[-1]} and its arguments; no GPU to launch it on"
+            in done.stderr
+        )
 
 
 def test_ncus_child_stops_the_file_once_the_wanted_specialization_is_launched():
@@ -201,25 +243,30 @@ def test_ncus_child_stops_the_file_once_the_wanted_specialization_is_launched():
     assert spec_id(first.spec, first.kernel.jit) != spec_id(second.spec, second.kernel.jit)
     for wanted, stopped in ((spec_id(second.spec, second.kernel.jit), True), ("0" * 20, False)):
         budget = CaptureBudget(path, quiet_s=30, limit_s=60)
-        ws = open_file(path, target="sm_90", compile_ahead=False, budget=budget,
-                       on_launch=stop_at(f"__main__:{first.kernel.name}", wanted, budget, Target("sm_90")))
+        ws = open_file(
+            path,
+            target="sm_90",
+            compile_ahead=False,
+            budget=budget,
+            on_launch=stop_at(f"__main__:{first.kernel.name}", wanted, budget, Target("sm_90")),
+        )
         assert budget._stop_asked is stopped
         last = ws.compile_all()[-1]
         assert spec_id(last.spec, last.kernel.jit) == spec_id(second.spec, second.kernel.jit)
 
 
-_LATE_MODULE = '''import triton
+_LATE_MODULE = """import triton
 import triton.language as tl
 
 
 @triton.jit
 def last_kernel(x_ptr):
     tl.store(x_ptr + tl.arange(0, 32), 2 * tl.arange(0, 32).to(tl.float32))
-'''
+"""
 
 # As FlagGems does with the kernels it generates: a module loaded from a file at run time, not in sys.modules,
 # so that only its launch makes its kernel known
-_LATE_LAUNCH = '''import importlib.util
+_LATE_LAUNCH = """import importlib.util
 import os
 import time
 import torch
@@ -240,7 +287,7 @@ spec = importlib.util.spec_from_file_location("_generated_at_run_time",
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 module.last_kernel[(1,)](x)
-'''
+"""
 
 
 def test_ncus_child_is_not_cut_short_where_the_parents_run_was_not(tmp_path):
@@ -257,13 +304,25 @@ def test_ncus_child_is_not_cut_short_where_the_parents_run_was_not(tmp_path):
     (tmp_path / "late_module.py").write_text(_LATE_MODULE)
     env = child_env(str(tmp_path))
     KERNEL = "_generated_at_run_time:last_kernel"  # noqa: N806 - as the parent names it
-    done = subprocess.run(child_command(str(path), KERNEL, None, 0), env=env, capture_output=True,
-                          text=True, timeout=300, cwd=tmp_path)
+    done = subprocess.run(
+        child_command(str(path), KERNEL, None, 0),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-1500:]
     assert "found last_kernel and its arguments; no GPU to launch it on" in done.stderr
     # the user's own budget still decides, and the error says it stopped the run
-    done = subprocess.run(child_command(str(path), KERNEL, None, 0), env=dict(env, IRSCOPE_CAPTURE_QUIET="1"),
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    done = subprocess.run(
+        child_command(str(path), KERNEL, None, 0),
+        env=dict(env, IRSCOPE_CAPTURE_QUIET="1"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     last = done.stderr.strip().splitlines()[-1]
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert last.startswith(f"irscope_measure: no kernel named '{KERNEL}'")

@@ -33,8 +33,10 @@ def _measured(stem: str, kernel: str):
     return comp, lines, why, parse_raw_page(_member(base + ".raw.csv"))[0]
 
 
-@pytest.mark.skipif(not TRITON_VERSION.startswith("3.6."),
-                    reason=f"Triton {TRITON_VERSION} builds another matmul binary than the 3.6.0 ncu profiled")
+@pytest.mark.skipif(
+    not TRITON_VERSION.startswith("3.6."),
+    reason=f"Triton {TRITON_VERSION} builds another matmul binary than the 3.6.0 ncu profiled",
+)
 def test_matmul_line_54_conflicts_as_measured_and_a_wrong_count_is_a_finding():
     comp, lines, why, raw = _measured("matmul", "matmul_kernel")
     assert why is None
@@ -42,11 +44,16 @@ def test_matmul_line_54_conflicts_as_measured_and_a_wrong_count_is_a_finding():
     assert report.complete
     by = {(a.what, a.source_line): a for a in bank_agreements(report, lines)}
     assert (by[("bank conflicts", 54)].predicted, by[("bank conflicts", 54)].measured) == (512, 512)
-    assert (by[("shared wavefronts", 54)].predicted, by[("shared wavefronts", 54)].measured) == (1280, 1280)
+    assert (by[("shared wavefronts", 54)].predicted, by[("shared wavefronts", 54)].measured) == (
+        1280,
+        1280,
+    )
     assert by[("bank conflicts", 55)].measured == 0 and by[("bank conflicts", 55)].agrees
     found = agreements(comp, None, lines, raw, report)
     assert all(a.agrees for a in found if a.what in ("shared wavefronts", "bank conflicts"))
-    text = "\n".join(format_measured({"ncu": {"lines": []}, "agreements": [a.to_json() for a in found]}))
+    text = "\n".join(
+        format_measured({"ncu": {"lines": []}, "agreements": [a.to_json() for a in found]})
+    )
     assert "line 54: bank conflicts: measured 512, predicted 512  agrees" in text
     # a measurement with half the conflicts on line 54: the agreement fails and becomes a finding
     line54 = next(c for c in lines if c.source_line == 54)
@@ -56,8 +63,10 @@ def test_matmul_line_54_conflicts_as_measured_and_a_wrong_count_is_a_finding():
     assert "bank conflicts 512, Nsight Compute measured 256" in " ".join(f.message for f in bad)
 
 
-@pytest.mark.skipif(not TRITON_VERSION.startswith(("3.6.", "3.9.")),
-                    reason=f"Triton {TRITON_VERSION} may build another transpose binary than 3.6.0 did")
+@pytest.mark.skipif(
+    not TRITON_VERSION.startswith(("3.6.", "3.9.")),
+    reason=f"Triton {TRITON_VERSION} may build another transpose binary than 3.6.0 did",
+)
 def test_a_conflict_free_tile_agrees_and_a_prediction_cut_short_is_not_compared():
     comp, lines, why, _ = _measured("transpose", "transpose_kernel")
     assert why is None

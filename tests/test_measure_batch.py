@@ -20,13 +20,17 @@ from irscope.engine.measure.ncu_child import spec_id
 from irscope.engine.measure.ncu_run import child_command, child_env
 from irscope.engine.session import open_file
 
-PAGES = os.path.join(ROOT, "validation", "data", "h100_measure4", "callC", "measure_C", "ncu_pages.tar.gz")
+PAGES = os.path.join(
+    ROOT, "validation", "data", "h100_measure4", "callC", "measure_C", "ncu_pages.tar.gz"
+)
 
 
 def _texts(stem: str) -> tuple[str, str]:
     with tarfile.open(PAGES) as tar:
-        return (tar.extractfile(f"ncu_pages/{stem}.source.csv").read().decode(),
-                tar.extractfile(f"ncu_pages/{stem}.raw.csv").read().decode())
+        return (
+            tar.extractfile(f"ncu_pages/{stem}.source.csv").read().decode(),
+            tar.extractfile(f"ncu_pages/{stem}.raw.csv").read().decode(),
+        )
 
 
 def test_pages_of_several_launches_are_cut_into_one_per_launch():
@@ -60,8 +64,14 @@ def test_one_child_run_finds_every_wanted_compilation(tmp_path):
     keys = [(*child_key(ws, c), spec_id(c.spec, c.kernel.jit)) for c in comps]
     assert len(keys) == 2
     (kernel, config, index, spec), more = keys[0], keys[1:] + [(keys[0][0], -1, 7, "0" * 20)]
-    done = subprocess.run(child_command(path, kernel, config, index, spec=spec, also=more),
-                          env=child_env(str(tmp_path)), capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    done = subprocess.run(
+        child_command(path, kernel, config, index, spec=spec, also=more),
+        env=child_env(str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-1500:]
     name = kernel.rsplit(":", 1)[-1]
     assert done.stderr.count(f"found {name} and its arguments; no GPU to launch it on") == 2
@@ -74,13 +84,20 @@ def test_measuring_says_each_step_as_it_ends():
     JSON). A compilation the file did not launch (--no-run) is said too, and measured as not launched."""
     from irscope.engine.measure import NOT_LAUNCHED, measure_all
     from irscope.engine.overrides import Overrides
-    ws = open_file(kernel_path("add.py"), target="sm_90", run_main=False,
-                   overrides=Overrides.parse(["BLOCK_SIZE=1024"], []))
+
+    ws = open_file(
+        kernel_path("add.py"),
+        target="sm_90",
+        run_main=False,
+        overrides=Overrides.parse(["BLOCK_SIZE=1024"], []),
+    )
     comps = ws.compile_all(kernel_name="add_kernel")
     said: list[str] = []
     done = measure_all(ws, comps, progress=said.append)
     assert [m.errors for m in done] == [[NOT_LAUNCHED]] * len(comps)
-    assert len(said) == len(comps) and said[0].startswith(f"add_kernel, compilation 1 of {len(comps)}: ")
+    assert len(said) == len(comps) and said[0].startswith(
+        f"add_kernel, compilation 1 of {len(comps)}: "
+    )
     assert said[0].endswith(" s")
 
 
@@ -90,11 +107,14 @@ def test_ncus_child_tells_apart_inductors_kernels_of_one_name():
     its spec_id, which holds the kernel's source as well as the specialization: on the H100, triton_square.py's
     two same-named kernels had one specialization, and the child could not tell which the parent measured."""
     from irscope.engine.measure.ncu_child import find_kernel
+
     ws = open_file(fixture_path("compiled_twice.py"), target="sm_90", compile_ahead=False)
     kernels = [k for k in ws.kernels if k.name == "triton_poi_fused_mul_0"]
     assert len(kernels) == 2 and kernels[0].qualified_name != kernels[1].qualified_name
     for kernel, other in (kernels, kernels[::-1]):
         comp = ws.compile(kernel)[0]
-        assert spec_id(comp.spec, kernel.jit) != spec_id(comp.spec, other.jit)  # the same specialization apart
+        assert spec_id(comp.spec, kernel.jit) != spec_id(
+            comp.spec, other.jit
+        )  # the same specialization apart
         renamed = "torch._inductor.runtime.compile_tasks.cnotthisrun:triton_poi_fused_mul_0"
         assert find_kernel(ws, renamed, spec_id(comp.spec, kernel.jit)) is kernel

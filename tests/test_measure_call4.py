@@ -20,8 +20,10 @@ from irscope.findings.agreement import agreements, bank_agreements, disagreement
 
 CALL4 = os.path.join(ROOT, "validation", "data", "h100_measure2", "call4", "measure_d")
 PAGES = os.path.join(CALL4, "ncu_pages.tar.gz")
-SAME_BINARY = pytest.mark.skipif(not TRITON_VERSION.startswith("3.6."),
-                                 reason=f"Triton {TRITON_VERSION} builds other binaries than the 3.6.0 ncu profiled")
+SAME_BINARY = pytest.mark.skipif(
+    not TRITON_VERSION.startswith("3.6."),
+    reason=f"Triton {TRITON_VERSION} builds other binaries than the 3.6.0 ncu profiled",
+)
 
 
 def _page(stem: str) -> tuple:
@@ -33,7 +35,9 @@ def _page(stem: str) -> tuple:
 
 def _needs(module: str) -> None:
     if importlib.util.find_spec(module) is None:
-        pytest.skip(f"{module} is not installed (pip install --no-deps -r tests/corpus/requirements.txt)")
+        pytest.skip(
+            f"{module} is not installed (pip install --no-deps -r tests/corpus/requirements.txt)"
+        )
 
 
 def _measured(rel: str, kernel: str, stem: str):
@@ -46,14 +50,32 @@ def _measured(rel: str, kernel: str, stem: str):
 
 
 @SAME_BINARY
-@pytest.mark.parametrize("rel, module, kernel, stem, first, second, total", [
-    ("tests/corpus/drivers/liger_layer_norm.py", "liger_kernel", "_layer_norm_backward_kernel",
-     "liger_layer_norm.liger_kernel.ops.layer_norm._layer_norm_backward_kernel.0", 156, 157, 10240),
-    ("tests/corpus/drivers/flag_gems_use_gems.py", "flag_gems", "layer_norm_persistent_kernel",
-     "flag_gems_use_gems.flag_gems.ops.layernorm.layer_norm_persistent_kernel.0", 48, 51, 17408),
-])
-def test_two_reductions_ptxas_files_under_one_line_are_compared_together(rel, module, kernel, stem, first,
-                                                                       second, total):
+@pytest.mark.parametrize(
+    "rel, module, kernel, stem, first, second, total",
+    [
+        (
+            "tests/corpus/drivers/liger_layer_norm.py",
+            "liger_kernel",
+            "_layer_norm_backward_kernel",
+            "liger_layer_norm.liger_kernel.ops.layer_norm._layer_norm_backward_kernel.0",
+            156,
+            157,
+            10240,
+        ),
+        (
+            "tests/corpus/drivers/flag_gems_use_gems.py",
+            "flag_gems",
+            "layer_norm_persistent_kernel",
+            "flag_gems_use_gems.flag_gems.ops.layernorm.layer_norm_persistent_kernel.0",
+            48,
+            51,
+            17408,
+        ),
+    ],
+)
+def test_two_reductions_ptxas_files_under_one_line_are_compared_together(
+    rel, module, kernel, stem, first, second, total
+):
     """Two `tl.sum` on neighbouring lines: the PTX's `.loc` gives each its four shared-memory accesses,
     the cubin's line table (ncu's and irscope's SASS map) all eight to the first line. On the H100 the
     per-line comparison failed (all measured on one line, half predicted on each) while the sums agree:
@@ -69,7 +91,8 @@ def test_two_reductions_ptxas_files_under_one_line_are_compared_together(rel, mo
     found = bank_agreements(report, lines)
     assert [(a.what, a.lines, a.predicted, a.measured, a.agrees) for a in found] == [
         ("bank conflicts", (first, second), 0, 0, True),
-        ("shared wavefronts", (first, second), total, total, True)]
+        ("shared wavefronts", (first, second), total, total, True),
+    ]
     assert found[1].to_json()["source_lines"] == [first, second]
     every = agreements(comp, None, lines, raw, report)
     assert not disagreement_findings(comp, every)
@@ -77,7 +100,10 @@ def test_two_reductions_ptxas_files_under_one_line_are_compared_together(rel, mo
     by_line[first].shared_wavefronts += 1024
     bad = disagreement_findings(comp, bank_agreements(report, lines))
     assert [f.source_line for f in bad] == [first]
-    assert f"lines {first}+{second}: irscope predicted bank conflicts 0, Nsight Compute measured 1024" in bad[0].message
+    assert (
+        f"lines {first}+{second}: irscope predicted bank conflicts 0, Nsight Compute measured 1024"
+        in bad[0].message
+    )
 
 
 @SAME_BINARY
@@ -89,8 +115,11 @@ def test_a_one_lane_store_from_a_sampled_prediction_is_shown_not_compared():
     and stores of the same launch are still compared."""
     from irscope.analysis.coalescing.sectors import analyze_coalescing
 
-    comp, lines, raw = _measured("tests/corpus/tutorials/triton-3.6/05-layer-norm.py", "_layer_norm_fwd_fused",
-                                 "05-layer-norm.__main__._layer_norm_fwd_fused.0")
+    comp, lines, raw = _measured(
+        "tests/corpus/tutorials/triton-3.6/05-layer-norm.py",
+        "_layer_norm_fwd_fused",
+        "05-layer-norm.__main__._layer_norm_fwd_fused.0",
+    )
     coalescing = analyze_coalescing(comp)
     assert len(coalescing.programs) < 1151  # sampled
     by = {(a.what, a.source_line): a for a in agreements(comp, coalescing, lines, raw, None)}
@@ -100,7 +129,9 @@ def test_a_one_lane_store_from_a_sampled_prediction_is_shown_not_compared():
         assert "have every lane masked off, which issue no request" in a.note
     assert all(by[("ld sectors/request", line)].agrees for line in (70, 77, 89, 90, 91))
     assert by[("st sectors/request", 95)].agrees
-    assert not [f for f in disagreement_findings(comp, list(by.values())) if f.source_line in (83, 84)]
+    assert not [
+        f for f in disagreement_findings(comp, list(by.values())) if f.source_line in (83, 84)
+    ]
 
 
 def test_ncu_times_and_sizes_are_read_in_the_unit_their_page_gives():
@@ -112,7 +143,13 @@ def test_ncu_times_and_sizes_are_read_in_the_unit_their_page_gives():
     softmax = _page("02-fused-softmax.__main__.softmax_kernel.0")[1]
     assert float(softmax["gpu__time_duration.sum"]) == pytest.approx(1399.552)
     assert float(softmax["dram__bytes_read.sum"]) == pytest.approx(5702144)
-    doc = json.load(open(os.path.join(CALL4, "json", "tests__corpus__tutorials__triton-3.6__02-fused-softmax.py.json")))
+    doc = json.load(
+        open(
+            os.path.join(
+                CALL4, "json", "tests__corpus__tutorials__triton-3.6__02-fused-softmax.py.json"
+            )
+        )
+    )
     bench_us = doc["kernels"][0]["measured"]["time_ms"]["median"] * 1e3
     assert 1.0 < float(softmax["gpu__time_duration.sum"]) / bench_us < 1.3
     strided = _page("strided.__main__.strided_gather_kernel.0")[1]
@@ -128,7 +165,10 @@ def test_a_four_byte_cp_async_across_two_global_lines_is_one_wavefront():
     line (what matmul.py's 16-byte copies show) predicted 161,659 wavefronts on the H100; ncu counted 116,768,
     one per execution. Without the split for 4-byte copies the prediction is what was measured."""
     from irscope.engine.compile import compilation as compile_module
-    ws = open_file(os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/02-fused-softmax.py"), target="sm_90")
+
+    ws = open_file(
+        os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/02-fused-softmax.py"), target="sm_90"
+    )
     # call 4 profiled the tutorial's warmup (grid=(1,)), all irscope captured then; irscope now shows the
     # launch that runs the binary (1,056 programs), so the comparison is made with the warmup's compilation
     warm = next(la for la in ws.launches if la.warmup)
@@ -152,9 +192,13 @@ def test_zero_filled_copies_make_the_load_ratio_not_comparable():
     source-level prediction (4): the counters flag the copies (agreement.py then shows the ratio with the reason,
     not compared), and a line of plain stores is not flagged."""
     from irscope.analysis.measured.per_line import LineCounters
+
     stem = "ncu_pages/02-fused-softmax.__main__.softmax_kernel.1.source.csv"
-    with tarfile.open(os.path.join(ROOT, "validation", "data", "h100_measure3", "call4", "measure_2",
-                                   "ncu_pages.tar.gz")) as tar:
+    with tarfile.open(
+        os.path.join(
+            ROOT, "validation", "data", "h100_measure3", "call4", "measure_2", "ncu_pages.tar.gz"
+        )
+    ) as tar:
         page = parse_source_page(tar.extractfile(stem).read().decode())[0]
     line = LineCounters(99)
     copies = [row for row in page.rows if row.base == "LDGSTS"]
@@ -178,11 +222,27 @@ def test_liger_rope_loads_in_two_layouts_predicted_as_the_h100_measured(tmp_path
     import shutil
 
     from irscope.analysis.coalescing.sectors import analyze_coalescing
+
     _needs("liger_kernel")
-    doc = json.load(open(os.path.join(ROOT, "validation", "data", "h100_measure3", "call5", "measure_3", "json",
-                                      "tests__corpus__drivers__liger_rope.py.json")))
-    measured = {a["source_line"]: a["measured"] for a in doc["kernels"][0]["measured"]["agreements"]
-                if a["what"] == "ld sectors" and a["source_line"] in (69, 70)}
+    doc = json.load(
+        open(
+            os.path.join(
+                ROOT,
+                "validation",
+                "data",
+                "h100_measure3",
+                "call5",
+                "measure_3",
+                "json",
+                "tests__corpus__drivers__liger_rope.py.json",
+            )
+        )
+    )
+    measured = {
+        a["source_line"]: a["measured"]
+        for a in doc["kernels"][0]["measured"]["agreements"]
+        if a["what"] == "ld sectors" and a["source_line"] in (69, 70)
+    }
     assert measured == {69: 4096.0, 70: 4096.0}
     path = tmp_path / "liger_rope.py"
     shutil.copy(os.path.join(ROOT, "tests", "corpus", "drivers", "liger_rope.py"), path)
@@ -190,7 +250,14 @@ def test_liger_rope_loads_in_two_layouts_predicted_as_the_h100_measured(tmp_path
     result = analyze_coalescing(comp, max_programs=256)
     assert len(result.programs) == 256  # the whole launch, as ncu measured it
     for line, sectors in measured.items():
-        assert sum(e.counts.sectors for e in result.accesses if e.source_line == line and e.kind == "load") == sectors
+        assert (
+            sum(
+                e.counts.sectors
+                for e in result.accesses
+                if e.source_line == line and e.kind == "load"
+            )
+            == sectors
+        )
 
 
 @SAME_BINARY
@@ -204,23 +271,36 @@ def test_inductors_reduction_line_47_is_predicted_as_the_h100_measured():
     import json
 
     from conftest import kernel_path
+
     name = "triton_per_fused_addmm_gelu_sum_1"
     measure = os.path.join(ROOT, "validation", "data", "h100_measure3", "call4", "measure_2")
     doc = json.load(open(os.path.join(measure, "json", "kernels__compiled_block.py.json")))
-    measured = {k["constexprs"]["XBLOCK"]: a["measured"] for k in doc["kernels"] if k["name"] == name
-                for a in k["measured"]["agreements"] if a["what"] == "shared wavefronts" and a["source_line"] == 47}
+    measured = {
+        k["constexprs"]["XBLOCK"]: a["measured"]
+        for k in doc["kernels"]
+        if k["name"] == name
+        for a in k["measured"]["agreements"]
+        if a["what"] == "shared wavefronts" and a["source_line"] == 47
+    }
     assert measured == {1: 160.0, 8: 36.0, 32: 33.0}
     ws = open_file(kernel_path("compiled_block.py"), target="sm_90")
     comps = {c.constexprs["XBLOCK"]: c for c in ws.compile(ws.kernel(name))}
     reports = {x: whole_launch_report(comps[x], max_programs=512, time_limit=60) for x in measured}
-    assert {x: sum(r.wavefronts for r in reports[x].accesses if r.source_line == 47) for x in measured} == measured
+    assert {
+        x: sum(r.wavefronts for r in reports[x].accesses if r.source_line == 47) for x in measured
+    } == measured
     with tarfile.open(os.path.join(measure, "ncu_pages.tar.gz")) as tar:
         member = next(m for m in tar.getnames() if m.endswith(f"{name}.0.source.csv"))
         page = parse_source_page(tar.extractfile(member).read().decode())[0]
     # the line's SASS as ncu disassembled it (ptxas of torch's CUDA: other registers than Triton's ptxas gives,
     # the same shared-memory instructions): the last five shared accesses, after the reduction's shuffles
-    shared = [(row.text.split()[0], row.get("Instructions Executed"), row.get("L1 Wavefronts Shared"))
-              for row in page.rows if row.base in ("STS", "LDS")][-5:]
+    shared = [
+        (row.text.split()[0], row.get("Instructions Executed"), row.get("L1 Wavefronts Shared"))
+        for row in page.rows
+        if row.base in ("STS", "LDS")
+    ][-5:]
     assert shared == [("STS.128", 2, 8)] * 4 + [("LDS", 1, 1)]
     line = [r for r in reports[32].accesses if r.source_line == 47]
-    assert [(r.access.width, r.executions, r.wavefronts) for r in line] == [(16, 2, 8)] * 4 + [(4, 1, 1)]
+    assert [(r.access.width, r.executions, r.wavefronts) for r in line] == [(16, 2, 8)] * 4 + [
+        (4, 1, 1)
+    ]

@@ -22,8 +22,10 @@ def _text(widget) -> str:
     return console.export_text()
 
 
-@pytest.mark.skipif(shutil.which("nvidia-smi") is not None and os.path.exists("/dev/nvidia0"),
-                    reason="this machine has a GPU: M measures (the test below)")
+@pytest.mark.skipif(
+    shutil.which("nvidia-smi") is not None and os.path.exists("/dev/nvidia0"),
+    reason="this machine has a GPU: M measures (the test below)",
+)
 @run_async
 async def test_M_without_a_gpu_says_why_in_the_measured_panel():
     from irscope.tui.panels.measured import MeasuredPanel
@@ -42,7 +44,9 @@ async def test_M_without_a_gpu_says_why_in_the_measured_panel():
         shown = _text(body)
         assert panel.display and app.query_one("#panels").display
         assert "measuring needs a GPU, and this machine has none" in shown
-        assert len([line for line in shown.splitlines() if line.strip()]) <= 2  # one line, wrapped at most once
+        assert (
+            len([line for line in shown.splitlines() if line.strip()]) <= 2
+        )  # one line, wrapped at most once
         await pilot.press("j")  # the app goes on
         assert app.is_running
 
@@ -70,7 +74,12 @@ async def test_M_on_a_gpu_shows_time_bandwidth_and_line_26_measured_beside_predi
         shown = _text(body)
         print(shown)
         assert "measured" in shown and "GB/s" in shown and "DRAM peak" in shown
-        assert "line 26" in shown and "ld sectors/request" in shown and "32" in shown and "agrees" in shown
+        assert (
+            "line 26" in shown
+            and "ld sectors/request" in shown
+            and "32" in shown
+            and "agrees" in shown
+        )
 
 
 @run_async
@@ -98,13 +107,17 @@ async def test_a_measurement_shows_in_the_measured_coalescing_and_memory_panels(
     page = parse_source_page(open(fixture_path("ncu/strided.source_sass.csv")).read())[0]
     raw = parse_raw_page(open(fixture_path("ncu/strided.raw.csv")).read())[0]
     device = json.load(open(os.path.join(ROOT, "validation", "data", "h100_device.json")))
-    m = Measurement(comp.kernel.name, time_ms=tuple(device["strided_n4096_ms_q50_q20_q80"]),
-                    peaks=peaks_of(device["driver_props"] | {"name": "NVIDIA H100 80GB HBM3"}))
+    m = Measurement(
+        comp.kernel.name,
+        time_ms=tuple(device["strided_n4096_ms_q50_q20_q80"]),
+        peaks=peaks_of(device["driver_props"] | {"name": "NVIDIA H100 80GB HBM3"}),
+    )
     m.lines, why = per_source_line(comp, page)
     if why:
         pytest.skip(f"this Triton builds another binary than the H100 run's: {why}")
     m.raw, m.agreements = raw, agreements(comp, analyze_coalescing(comp), m.lines, raw)
     from irscope.engine.measure.work import launch_work
+
     m.work = launch_work(comp, analyze_coalescing(comp))
     result = {"measured": m.to_json(), "findings": []}
 
@@ -114,12 +127,16 @@ async def test_a_measurement_shows_in_the_measured_coalescing_and_memory_panels(
         await pilot.press("g", *str(source_line_of(path, "offs * 8")), "enter")
         await pilot.pause()
         key = app.main.cursor_context().comp.key
-        app.query_one(MeasuredPanel).show_measured(key, result)  # as the worker's answer to M arrives
+        app.query_one(MeasuredPanel).show_measured(
+            key, result
+        )  # as the worker's answer to M arrives
         for _ in range(3):  # the panels: Info, Explain, Memory
             await pilot.press("i")
         await pilot.pause()
         memory = app.query_one(MemoryPanel)
-        assert "line 26, Nsight Compute: loads 32 sectors/request (4096 sectors)" in _text(memory.query_one("#memory-info"))
+        assert "line 26, Nsight Compute: loads 32 sectors/request (4096 sectors)" in _text(
+            memory.query_one("#memory-info")
+        )
         await pilot.press("i")  # Coalescing
         for _ in range(100):
             await pilot.pause()
@@ -127,7 +144,10 @@ async def test_a_measurement_shows_in_the_measured_coalescing_and_memory_panels(
             if "measured by Nsight Compute" in text:
                 break
             await asyncio.sleep(0.05)
-        assert "measured by Nsight Compute (the whole launch): 32 sectors/request (4096 sectors)" in text
+        assert (
+            "measured by Nsight Compute (the whole launch): 32 sectors/request (4096 sectors)"
+            in text
+        )
         await pilot.press("i")  # Measured
         await pilot.pause()
         shown = _text(app.query_one(MeasuredPanel).query_one("#measured-body"))

@@ -14,14 +14,20 @@ SCRIPT = os.path.join(ROOT, "validation", "gpu_measure.py")
 
 
 def _rebuild(folder: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, SCRIPT, "--rebuild", folder], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, SCRIPT, "--rebuild", folder], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_the_measure_table_is_rebuilt_from_the_committed_run():
     done = _rebuild(DATA)
     assert done.returncode == 0, done.stdout[-2000:]
     table = [line for line in done.stdout.splitlines() if line.startswith("|")]
-    committed = [line for line in open(os.path.join(DATA, "measure.md")).read().splitlines() if line.startswith("|")]
+    committed = [
+        line
+        for line in open(os.path.join(DATA, "measure.md")).read().splitlines()
+        if line.startswith("|")
+    ]
     assert table == committed and len(table) == 16  # header, rule, 14 compilations
     assert "14 of 14 compilations measured and agreeing" in done.stdout
     strided = next(line for line in table if "strided_gather_kernel" in line)
@@ -53,9 +59,15 @@ def test_the_second_run_is_rebuilt_with_its_one_failure_and_its_unmeasurable_row
     table = [line for line in done.stdout.splitlines() if line.startswith("|")]
     committed = [line for line in open(os.path.join(DATA2, "measure.md")).read().splitlines()]
     assert table == committed and len(table) == 21
-    assert "17 of 18 compilations measured and agreeing; 1 not measurable (said in its row)" in done.stdout
+    assert (
+        "17 of 18 compilations measured and agreeing; 1 not measurable (said in its row)"
+        in done.stdout
+    )
     failed = [line for line in table if "FAIL" in line]
-    assert len(failed) == 1 and "bank conflicts at line 37: measured 1152.0, predicted 1024" in failed[0]
+    assert (
+        len(failed) == 1
+        and "bank conflicts at line 37: measured 1152.0, predicted 1024" in failed[0]
+    )
     matmul = next(line for line in table if "| kernels/matmul.py |" in line)
     assert "54 512 / 512" in matmul and matmul.endswith("| PASS |")
     zeros = next(line for line in table if "zeros_like" in line)
@@ -68,12 +80,26 @@ def test_the_second_run_is_rebuilt_with_its_one_failure_and_its_unmeasurable_row
 def test_bank_conflict_py_as_it_is_now_against_its_h100_profile():
     """The table of validation/ncu_bank_conflicts.py from the second run's committed profile: 12 rows, the one
     off by more than 5% being line 37's cp.async of the BLOCK_K = 16 launch."""
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "validation", "ncu_bank_conflicts.py"),
-                           "--measured", os.path.join(DATA2, "call1", "bank")], capture_output=True, text=True,
-                          timeout=300)
-    assert "12 row(s), 1 off by more than 5% or unmatched, 0 problem(s)" in done.stdout, done.stdout[-2000:]
+    done = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "validation", "ncu_bank_conflicts.py"),
+            "--measured",
+            os.path.join(DATA2, "call1", "bank"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "12 row(s), 1 off by more than 5% or unmatched, 0 problem(s)" in done.stdout, (
+        done.stdout[-2000:]
+    )
     off = [line for line in done.stdout.splitlines() if line.endswith("| NO |")]
-    assert len(off) == 1 and "bank_conflict.py:37 | cp.async" in off[0] and "2432 (1280) | 2304 (1280)" in off[0]
+    assert (
+        len(off) == 1
+        and "bank_conflict.py:37 | cp.async" in off[0]
+        and "2432 (1280) | 2304 (1280)" in off[0]
+    )
 
 
 DATA3 = os.path.join(ROOT, "validation", "data", "h100_measure3")
@@ -90,14 +116,31 @@ def test_the_third_run_is_rebuilt_with_its_failures_said():
     assert "27 of 35 compilations measured and agreeing" in done.stdout
     failed = [line for line in table if "FAIL" in line]
     assert len(failed) == 8
-    assert sum("shared wavefronts at line 47" in line for line in failed) == 3   # compiled_block.py's addmm_gelu
-    assert sum("ld sectors at line 69: measured 4096.0, predicted 2048" in line for line in failed) == 2  # Liger RoPE
-    assert sum("ld sectors/request at line 99: measured 2.26, predicted 4.0" in line for line in failed) == 1
+    assert (
+        sum("shared wavefronts at line 47" in line for line in failed) == 3
+    )  # compiled_block.py's addmm_gelu
+    assert (
+        sum("ld sectors at line 69: measured 4096.0, predicted 2048" in line for line in failed)
+        == 2
+    )  # Liger RoPE
+    assert (
+        sum(
+            "ld sectors/request at line 99: measured 2.26, predicted 4.0" in line for line in failed
+        )
+        == 1
+    )
     passed = {line.split(" | ")[1] for line in table if line.endswith("| PASS |")}
-    assert {"_layer_norm_backward_kernel", "layer_norm_persistent_kernel", "add_func_kernel_rank_1",
-            "triton_per_fused_native_layer_norm_0", "strided_gather_kernel"} <= passed
+    assert {
+        "_layer_norm_backward_kernel",
+        "layer_norm_persistent_kernel",
+        "add_func_kernel_rank_1",
+        "triton_per_fused_native_layer_norm_0",
+        "strided_gather_kernel",
+    } <= passed
     softmax = [line for line in table if "02-fused-softmax.py" in line]
-    assert len(softmax) == 6 and "| 9.57 µs |" in softmax[0]  # the 1,056-program launch, not the warmup's 1.4 ms
+    assert (
+        len(softmax) == 6 and "| 9.57 µs |" in softmax[0]
+    )  # the 1,056-program launch, not the warmup's 1.4 ms
     doc = open(os.path.join(ROOT, "docs", "validation.md")).read()
     for line in table[2:]:
         assert line in doc, line
@@ -115,17 +158,31 @@ def test_the_fourth_run_is_rebuilt_with_its_open_rows_said():
     assert done.returncode == 1
     table = [line for line in done.stdout.splitlines() if line.startswith("|")]
     committed = open(os.path.join(DATA4, "measure.md")).read().splitlines()
-    assert table == committed and len(table) == 57  # header, rule, 53 compilations, 2 not measurable
-    assert "45 of 53 compilations measured and agreeing; 2 not measurable (said in its row)" in done.stdout
+    assert (
+        table == committed and len(table) == 57
+    )  # header, rule, 53 compilations, 2 not measurable
+    assert (
+        "45 of 53 compilations measured and agreeing; 2 not measurable (said in its row)"
+        in done.stdout
+    )
     rows = {}
     for line in table[2:]:
         rows.setdefault(line.split(" | ")[1], []).append(line)
-    assert all(line.endswith("| PASS |") for line in rows["triton_per_fused_addmm_gelu_sum_1"]) and \
-        len(rows["triton_per_fused_addmm_gelu_sum_1"]) == 3
+    assert (
+        all(line.endswith("| PASS |") for line in rows["triton_per_fused_addmm_gelu_sum_1"])
+        and len(rows["triton_per_fused_addmm_gelu_sum_1"]) == 3
+    )
     assert all(line.endswith("| PASS |") for line in rows["_triton_rope"])
-    assert all(line.endswith("| PASS |") for name in ("recompute_w_u_fwd_kernel", "chunk_fwd_kernel_o",
-                                                      "chunk_gated_delta_rule_fwd_kkt_solve_kernel",
-                                                      "liger_cross_entropy_kernel") for line in rows[name])
+    assert all(
+        line.endswith("| PASS |")
+        for name in (
+            "recompute_w_u_fwd_kernel",
+            "chunk_fwd_kernel_o",
+            "chunk_gated_delta_rule_fwd_kkt_solve_kernel",
+            "liger_cross_entropy_kernel",
+        )
+        for line in rows[name]
+    )
     assert sum("FAIL" in line for line in table) == 8
     doc = open(os.path.join(ROOT, "docs", "validation.md")).read()
     for line in table[2:]:
@@ -150,14 +207,23 @@ def test_the_fifth_run_is_rebuilt_and_the_rows_fixed_offline_agree_on_the_gpu():
     square = [line for line in table if "triton_square.py" in line]
     assert len(square) == 12 and all(line.endswith("| PASS |") for line in square)
     failed = [line for line in table if "FAIL" in line]
-    assert len(failed) == 2 and all("09-persistent-matmul.py" in line and "ld sectors" not in line for line in failed)
+    assert len(failed) == 2 and all(
+        "09-persistent-matmul.py" in line and "ld sectors" not in line for line in failed
+    )
     kernel_h = next(line for line in table if "kernel_h_blockdim64" in line)
     assert "247 ld 0.4 / 1" in kernel_h and kernel_h.endswith("| PASS |")
     backward = next(line for line in table if "fused_recurrent_bwd_kernel" in line)
     assert "339 ld 1.03 / 1.03" in backward and backward.endswith("| PASS |")
-    assert all(line.endswith("| PASS |") for line in table if "liger_rope.py" in line or "fla_chunk_gla" in line)
-    steps = open(os.path.join(DATA5, "json", "tests__corpus__snippets__gpu-mode-lectures__triton_square.py"
-                                             ".stderr.txt")).read()
+    assert all(
+        line.endswith("| PASS |")
+        for line in table
+        if "liger_rope.py" in line or "fla_chunk_gla" in line
+    )
+    steps = open(
+        os.path.join(
+            DATA5, "json", "tests__corpus__snippets__gpu-mode-lectures__triton_square.py.stderr.txt"
+        )
+    ).read()
     assert steps.count("irscope: measuring: ") == 15 and "compilation 12 of 12" in steps
     doc = open(os.path.join(ROOT, "docs", "validation.md")).read()
     for line in table[2:]:

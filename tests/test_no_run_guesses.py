@@ -17,8 +17,11 @@ def _kernels(path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    return {name: u.jit for name, value in vars(module).items() if (u := unwrap_kernel(value)) is not None
-            and u.jit.fn.__module__ == spec.name}
+    return {
+        name: u.jit
+        for name, value in vars(module).items()
+        if (u := unwrap_kernel(value)) is not None and u.jit.fn.__module__ == spec.name
+    }
 
 
 def test_pointers_are_found_by_use_in_every_example_kernel():
@@ -35,13 +38,19 @@ def test_pointers_are_found_by_use_in_every_example_kernel():
 
 
 def test_no_run_lists_each_guess_and_the_analysis_that_rests_on_one_says_so(cli):
-    code, out, err = cli("report", fixture_path("plain_names.py"), "--no-run", "-D", "BLOCK=256", "--json")
+    code, out, err = cli(
+        "report", fixture_path("plain_names.py"), "--no-run", "-D", "BLOCK=256", "--json"
+    )
     assert code == 0, err
     (kernel,) = json.loads(out)["kernels"]
     assert kernel["signature"]["src"] == "*fp32" and kernel["signature"]["dst"] == "*fp32"
     assert kernel["signature"]["ptr_offset"] == "i32"  # named like a pointer, used as an offset
-    assert kernel["guesses"] == {"src": "a *fp32 tensor, 16-byte aligned", "dst": "a *fp32 tensor, 16-byte aligned",
-                                 "count": "3 (i32)", "ptr_offset": "3 (i32)"}
+    assert kernel["guesses"] == {
+        "src": "a *fp32 tensor, 16-byte aligned",
+        "dst": "a *fp32 tensor, 16-byte aligned",
+        "count": "3 (i32)",
+        "ptr_offset": "3 (i32)",
+    }
     reasons = [r["why"] for d in kernel["vectorization"] for r in d["reasons"]]
     assert reasons and all("is a guess)" in why for why in reasons), reasons
     assert any("count = 3 (i32) is a guess" in why for why in reasons)
@@ -50,8 +59,18 @@ def test_no_run_lists_each_guess_and_the_analysis_that_rests_on_one_says_so(cli)
 
 
 def test_values_given_on_the_command_line_are_not_guesses(cli):
-    code, out, err = cli("report", fixture_path("plain_names.py"), "--no-run", "-D", "BLOCK=256", "--arg", "count=4096",
-                         "--arg", "ptr_offset=0", "--json")
+    code, out, err = cli(
+        "report",
+        fixture_path("plain_names.py"),
+        "--no-run",
+        "-D",
+        "BLOCK=256",
+        "--arg",
+        "count=4096",
+        "--arg",
+        "ptr_offset=0",
+        "--json",
+    )
     assert code == 0, err
     (kernel,) = json.loads(out)["kernels"]
     assert set(kernel["guesses"]) == {"src", "dst"}

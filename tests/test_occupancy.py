@@ -28,8 +28,12 @@ def test_sm80_register_limited():
     # Warps: 64 // 4 = 16. Blocks: 32. min = 5 blocks -> 20 of 64 warps, limited by registers.
     occ = nvidia_occupancy("sm_80", registers=96, num_warps=4, shared_bytes=16384)
     assert occ.block_limits == {"registers": 5, "shared_memory": 9, "blocks": 32, "warps": 16}
-    assert (occ.warps_per_sm, occ.limited_by, occ.registers_per_warp, occ.shared_per_block) == \
-        (20, "registers", 3072, 17408)
+    assert (occ.warps_per_sm, occ.limited_by, occ.registers_per_warp, occ.shared_per_block) == (
+        20,
+        "registers",
+        3072,
+        17408,
+    )
 
 
 def test_sm80_shared_memory_limited():
@@ -73,7 +77,12 @@ def test_gfx942_vgpr_limited():
     assert (occ.warps_per_sm, occ.waves_per_simd, occ.limited_by) == (16, 4, "shared_memory")
     occ = amd_occupancy("gfx942", vgprs=70, num_warps=4, lds_bytes=0, sgprs=47)
     assert (occ.warps_per_sm, occ.waves_per_simd, occ.limited_by) == (28, 7, "registers")
-    assert amd_occupancy("gfx950", vgprs=70, num_warps=4, lds_bytes=16384).block_limits["shared_memory"] == 10
+    assert (
+        amd_occupancy("gfx950", vgprs=70, num_warps=4, lds_bytes=16384).block_limits[
+            "shared_memory"
+        ]
+        == 10
+    )
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +96,10 @@ def test_registers_match_the_cubin(matmul_sm90, tmp_path):
     tool = find_tool("cuobjdump")
     out = subprocess.run([tool, "-res-usage", str(cubin)], capture_output=True, text=True).stdout
     assert int(re.search(r"REG:(\d+)", out).group(1)) == matmul_sm90.resources.registers
-    assert matmul_sm90.metadata.get("n_regs", matmul_sm90.resources.registers) == matmul_sm90.resources.registers
+    assert (
+        matmul_sm90.metadata.get("n_regs", matmul_sm90.resources.registers)
+        == matmul_sm90.resources.registers
+    )
 
 
 def test_occupancy_of_a_compilation(matmul_sm90):

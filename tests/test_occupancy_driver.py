@@ -28,13 +28,19 @@ def compared(driver_rows):
     shared memory the H100's run had (the H100 ran Triton 3.6; a release may allocate differently)."""
     pairs = []
     for rel in sorted({row["f"] for row in driver_rows}):
-        for comp in open_file(kernel_path(os.path.basename(rel)), target="sm_90", compile_ahead=False).compile_all():
+        for comp in open_file(
+            kernel_path(os.path.basename(rel)), target="sm_90", compile_ahead=False
+        ).compile_all():
             if not comp.ok:
                 continue
             dynamic = comp.metadata.get("shared", 0)
             for row in driver_rows:
-                if (row["f"], row["k"], row["regs"], row["shared"]) == (rel, comp.kernel.name, comp.resources.registers,
-                                                                       dynamic):
+                if (row["f"], row["k"], row["regs"], row["shared"]) == (
+                    rel,
+                    comp.kernel.name,
+                    comp.resources.registers,
+                    dynamic,
+                ):
                     pairs.append((row, comp))
     return pairs
 
@@ -43,8 +49,16 @@ def test_occupancy_from_irscopes_own_extraction_equals_the_drivers(compared):
     wrong = []
     for row, comp in compared:
         extra = row["extra"]
-        mine = occupancy(comp) if extra == 0 else nvidia_occupancy(
-            "sm_90", comp.resources.registers, comp.num_warps, comp.resources.shared_bytes + extra)
+        mine = (
+            occupancy(comp)
+            if extra == 0
+            else nvidia_occupancy(
+                "sm_90",
+                comp.resources.registers,
+                comp.num_warps,
+                comp.resources.shared_bytes + extra,
+            )
+        )
         if mine.blocks_per_sm != row["blocks"]:
             wrong.append((row["f"], row["k"], extra, row["blocks"], mine.blocks_per_sm))
     assert not wrong, wrong
@@ -54,8 +68,12 @@ def test_the_comparison_covers_the_kernels_that_use_shared_memory(compared, driv
     # It cannot pass by comparing nothing: the kernels whose cubin holds the driver's reserved 1 KB
     # (shared memory in use) and the register-bound ones must be among the compared.
     kernels = {(row["f"], row["k"]) for row, _ in compared}
-    assert {("kernels/matmul.py", "matmul_kernel"), ("kernels/transpose.py", "transpose_kernel"),
-            ("kernels/add.py", "add_kernel"), ("kernels/strided.py", "strided_gather_kernel")} <= kernels, kernels
+    assert {
+        ("kernels/matmul.py", "matmul_kernel"),
+        ("kernels/transpose.py", "transpose_kernel"),
+        ("kernels/add.py", "add_kernel"),
+        ("kernels/strided.py", "strided_gather_kernel"),
+    } <= kernels, kernels
     assert len(compared) >= 15
 
 
@@ -67,12 +85,23 @@ def test_the_static_shared_memory_irscope_extracts_is_the_drivers():
     assert rows and all("static_shared" in row for row in rows)
     compared = 0
     for rel in sorted({row["f"] for row in rows}):
-        for comp in open_file(kernel_path(os.path.basename(rel)), target="sm_90", compile_ahead=False).compile_all():
+        for comp in open_file(
+            kernel_path(os.path.basename(rel)), target="sm_90", compile_ahead=False
+        ).compile_all():
             if not comp.ok:
                 continue
             static = comp.resources.shared_bytes - comp.metadata.get("shared", 0)
             for row in rows:
-                if (row["f"], row["k"], row["regs"]) == (rel, comp.kernel.name, comp.resources.registers):
-                    assert static == row["static_shared"], (rel, row["k"], static, row["static_shared"])
+                if (row["f"], row["k"], row["regs"]) == (
+                    rel,
+                    comp.kernel.name,
+                    comp.resources.registers,
+                ):
+                    assert static == row["static_shared"], (
+                        rel,
+                        row["k"],
+                        static,
+                        row["static_shared"],
+                    )
                     compared += 1
     assert compared >= 15  # add, misaligned, strided, matmul and transpose at least, 3 rows each

@@ -12,8 +12,27 @@ import sys
 from conftest import ROOT
 
 # pieces of a regular expression that read SASS or PTX instruction text
-MARKERS = [r"/\*", "//##", "U?P", r"@!?", "@(!?)", r"\.loc", r"\.file", "inlined_at", r"ld\.", r"st\.", r"cp\.async",
-           "ldmatrix", "wgmma", "LDG", "STG", "LDS", "HMMA", "BAR|", "(U?R|"]
+MARKERS = [
+    r"/\*",
+    "//##",
+    "U?P",
+    r"@!?",
+    "@(!?)",
+    r"\.loc",
+    r"\.file",
+    "inlined_at",
+    r"ld\.",
+    r"st\.",
+    r"cp\.async",
+    "ldmatrix",
+    "wgmma",
+    "LDG",
+    "STG",
+    "LDS",
+    "HMMA",
+    "BAR|",
+    "(U?R|",
+]
 # modules that may keep a reader of their own, each with the reason (none needs one today: the PTX
 # executor's statement reader, analysis/ptx_program.py, cuts statements itself but tokenizes each with ir/ptx)
 ALLOWED: set[str] = set()
@@ -24,9 +43,19 @@ def regex_literals(source: str) -> list[str]:
     """The string literals given as the pattern of a `re.<function>(...)` call."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CALLS
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re" and node.args):
-            found += [n.value for n in ast.walk(node.args[0]) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in CALLS
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "re"
+            and node.args
+        ):
+            found += [
+                n.value
+                for n in ast.walk(node.args[0])
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            ]
     return found
 
 
@@ -56,16 +85,20 @@ def test_the_allow_list_is_still_needed():
 
 def test_the_check_sees_a_second_reading():
     # the scan must be able to fail: the SASS and PTX regexes irscope used to repeat are caught
-    probe = ('import re\n_A = re.compile(r"^\\s*/\\*[0-9a-f]+\\*/\\s+(?:@(?P<pred>!?U?P[T0-9]+)\\s+)?")\n'
-             'def f(line):\n    return re.match(r"\\.loc\\s+(\\d+)\\s+(\\d+)", line)\n'
-             'X = re.compile(r"(LDG|STG)")\n')
+    probe = (
+        'import re\n_A = re.compile(r"^\\s*/\\*[0-9a-f]+\\*/\\s+(?:@(?P<pred>!?U?P[T0-9]+)\\s+)?")\n'
+        'def f(line):\n    return re.match(r"\\.loc\\s+(\\d+)\\s+(\\d+)", line)\n'
+        'X = re.compile(r"(LDG|STG)")\n'
+    )
     assert len(instruction_readers(probe)) == 3
     assert instruction_readers('import re\nre.compile(r"tensor<([\\dx]+)x(\\w+)")\n') == []
 
 
 def test_the_ir_modules_stay_small():
-    sizes = {os.path.basename(p): sum(1 for _ in open(p)) for p in
-             glob.glob(os.path.join(ROOT, "irscope", "core", "ir", "*.py"))}
+    sizes = {
+        os.path.basename(p): sum(1 for _ in open(p))
+        for p in glob.glob(os.path.join(ROOT, "irscope", "core", "ir", "*.py"))
+    }
     assert {"ptx.py", "sass.py", "amdgcn.py"} <= set(sizes)
     assert max(sizes.values()) <= 300, sizes
 
@@ -73,10 +106,18 @@ def test_the_ir_modules_stay_small():
 def test_the_domain_model_and_the_readers_import_neither_torch_nor_triton():
     # Target lives in core/target.py, outside triton_compat: holding and comparing targets, and reading a
     # stage's text, need no compiler
-    code = ("import sys, irscope.base.model, irscope.base.target, irscope.ir.ptx, irscope.ir.sass, "
-            "irscope.ir.mlir, irscope.ir.llvm, irscope.ir.amdgcn, irscope.ir.normal\n"
-            "print(sorted(m for m in ('torch', 'triton') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60,
-                          env={**os.environ, "PYTHONPATH": ROOT})
+    code = (
+        "import sys, irscope.base.model, irscope.base.target, irscope.ir.ptx, irscope.ir.sass, "
+        "irscope.ir.mlir, irscope.ir.llvm, irscope.ir.amdgcn, irscope.ir.normal\n"
+        "print(sorted(m for m in ('torch', 'triton') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": ROOT},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

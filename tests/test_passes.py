@@ -45,7 +45,13 @@ def test_passes_not_touching_line_26_leave_its_ops_alone(add_steps):
             ids = loc_ids(text)
             named = set(re.findall(r'^(#loc\d+) = loc\("\w+"\((#loc\d+)\)\)', text, re.M))
             ids |= {a for a, b in named if b in ids}
-            counts.append(sum(1 for line in text.splitlines() if any(line.rstrip().endswith(f"loc({i})") for i in ids)))
+            counts.append(
+                sum(
+                    1
+                    for line in text.splitlines()
+                    if any(line.rstrip().endswith(f"loc({i})") for i in ids)
+                )
+            )
         assert counts[0] == counts[1], step.title
 
 
@@ -53,9 +59,15 @@ def test_cli_line_26_names_coalesce(cli):
     code, out, err = cli("passes", kernel_path("add.py"), "--line", "26")
     assert code == 0, err
     assert "changed the IR of line 26" in out and "tritongpu-coalesce" in out
-    assert "canonicalize " not in out.split("tritongpu-coalesce")[0].split("\n", 2)[-1]  # ttir canonicalize: not 26
+    assert (
+        "canonicalize " not in out.split("tritongpu-coalesce")[0].split("\n", 2)[-1]
+    )  # ttir canonicalize: not 26
     code, out, _ = cli("passes", kernel_path("add.py"), "--pass", "tritongpu-coalesce", "--diff")
-    assert code == 0 and out.startswith("// pass ") and "+ #blocked1 = #ttg.blocked<{sizePerThread = [4]" in out
+    assert (
+        code == 0
+        and out.startswith("// pass ")
+        and "+ #blocked1 = #ttg.blocked<{sizePerThread = [4]" in out
+    )
     code, out, _ = cli("passes", kernel_path("add.py"), "--pass", "tritongpu-coalesce")
     assert code == 0 and "module attributes" in out and "// -----//" not in out
 
@@ -81,9 +93,15 @@ def test_matmul_which_pass_added_a_convert_layout():
     ws = open_file(kernel_path("matmul.py"), target="sm_90", compile_ahead=False)
     steps = capture_passes(ws.compile(ws.kernel(None))[0])
     count = lambda text: len(re.findall(r"= ttg\.convert_layout ", text))  # noqa: E731
-    grew = [s.index for s in steps if s.stage in ("ttir", "ttgir") and count(s.after) > count(s.before)]
-    adds = [s.index for s in steps if s.stage in ("ttir", "ttgir")
-            and any(m == "+" and "ttg.convert_layout" in t for m, t in s.diff)]
+    grew = [
+        s.index for s in steps if s.stage in ("ttir", "ttgir") and count(s.after) > count(s.before)
+    ]
+    adds = [
+        s.index
+        for s in steps
+        if s.stage in ("ttir", "ttgir")
+        and any(m == "+" and "ttg.convert_layout" in t for m, t in s.diff)
+    ]
     assert grew and set(grew) <= set(adds)
     assert all(steps[i - 1].source_lines for i in grew)
 

@@ -33,4 +33,3 @@ def test_resources_come_from_cuobjdump_once_and_then_from_the_cache(compiled_add
     with open(cached, "w", encoding="utf-8") as f:
         f.write(text.replace(f"REG:{first.registers} ", "REG:200 "))
     assert toolchain.cubin_resources(cubin, 0, 90).registers == 200
-

@@ -17,18 +17,26 @@ from irscope.engine.triton_compat import Target
 
 
 def test_other_targets_are_the_nvidia_ones_newest_first():
-    assert [t.name for t in other_targets(Target("sm_90"))] == ["sm_120", "sm_100", "sm_89", "sm_80"]
+    assert [t.name for t in other_targets(Target("sm_90"))] == [
+        "sm_120",
+        "sm_100",
+        "sm_89",
+        "sm_80",
+    ]
 
 
 def test_a_file_for_another_gpu_is_shown_for_the_newest_target_where_it_launches():
     ws = open_file(fixture_path("needs_sm100.py"), compile_ahead=False)
     assert ws.target.name == "sm_100" and len(ws.launches) == 1
     note = ws.notes[0]
-    assert note == (f"{ws.user_file.shown} launched nothing on a virtual sm_90, whose capability it asked; shown "
-                    f"for a virtual sm_100, where it launches (nothing on sm_120 either); --target to choose")
+    assert note == (
+        f"{ws.user_file.shown} launched nothing on a virtual sm_90, whose capability it asked; shown "
+        f"for a virtual sm_100, where it launches (nothing on sm_120 either); --target to choose"
+    )
     assert "B200 (sm_100)" in ws.device and ws.device.endswith(
-        "irscope chose sm_100: the file launched nothing on the default sm_90")
-    (comp, ) = ws.compile_all()
+        "irscope chose sm_100: the file launched nothing on the default sm_90"
+    )
+    (comp,) = ws.compile_all()
     assert comp.ok and comp.target.name == "sm_100" and "ld.global" in comp.stage("ptx")
 
 
@@ -47,19 +55,25 @@ def test_a_file_that_asks_nothing_is_not_run_again():
 def test_a_file_that_launches_on_no_target_says_which_were_tried():
     ws = open_file(fixture_path("needs_big_gpu.py"), compile_ahead=False)
     assert ws.target.name == "sm_90" and not ws.launches
-    assert ws.notes == [f"{ws.user_file.shown} launched nothing on a virtual sm_90, whose properties it asked, "
-                        f"nor on a virtual sm_120, sm_100, sm_89, sm_80"]
+    assert ws.notes == [
+        f"{ws.user_file.shown} launched nothing on a virtual sm_90, whose properties it asked, "
+        f"nor on a virtual sm_120, sm_100, sm_89, sm_80"
+    ]
     with pytest.raises(IrscopeError, match="launches no kernel"):
         ws.compile_all()
 
 
 def test_the_report_says_so_in_its_notes_and_device_line():
     """Through the real front end and its worker, as a user runs it."""
-    proc = run_irscope("report", fixture_path("needs_sm100.py"), "--json", env={"CUDA_VISIBLE_DEVICES": ""})
+    proc = run_irscope(
+        "report", fixture_path("needs_sm100.py"), "--json", env={"CUDA_VISIBLE_DEVICES": ""}
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert [k["target"] for k in doc["kernels"]] == ["sm_100"]
-    assert "shown for a virtual sm_100" in doc["notes"][0] and "irscope chose sm_100" in doc["device"]
+    assert (
+        "shown for a virtual sm_100" in doc["notes"][0] and "irscope chose sm_100" in doc["device"]
+    )
     assert "irscope: note: " in proc.stderr and "shown for a virtual sm_100" in proc.stderr
 
 
@@ -69,6 +83,12 @@ def test_each_run_of_a_budget_is_watched_afresh():
     user_file = read_user_file(fixture_path("runs_forever.py"))
     for _ in range(2):
         start = time.monotonic()
-        result = run_user_file(user_file, run_main=True, use_interpreter=True, target=Target("sm_90"), budget=budget)
-        assert result.stopped and "nothing new launched" in result.stopped and len(result.launches) == 1
+        result = run_user_file(
+            user_file, run_main=True, use_interpreter=True, target=Target("sm_90"), budget=budget
+        )
+        assert (
+            result.stopped
+            and "nothing new launched" in result.stopped
+            and len(result.launches) == 1
+        )
         assert time.monotonic() - start < 4

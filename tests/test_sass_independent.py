@@ -26,7 +26,10 @@ def test_irscopes_sass_is_what_cuobjdump_reads_from_the_cubin(target):
                 continue
             mine = instructions(comp.stage("sass"))
             theirs = cuobjdump_instructions(comp.asm["cubin"], find_tool("cuobjdump"))
-            assert mine and mine == theirs, (os.path.basename(path), comp.kernel.name,
-                                             sorted(set(mine.items()) ^ set(theirs.items()))[:6])
+            assert mine and mine == theirs, (
+                os.path.basename(path),
+                comp.kernel.name,
+                sorted(set(mine.items()) ^ set(theirs.items()))[:6],
+            )
             compared += 1
     assert compared >= 10

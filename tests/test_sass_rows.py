@@ -37,15 +37,23 @@ def test_the_loads_and_stores_sit_under_their_own_lines(cli):
     assert {line for op, line in seen if op == "STG"} == {store}
     with open(ADD, encoding="utf-8") as f:
         source = f.read().splitlines()
-    assert all(source[line - 1].strip() for _, line in seen if line), "no instruction under a blank line"
+    assert all(source[line - 1].strip() for _, line in seen if line), (
+        "no instruction under a blank line"
+    )
 
 
 def test_the_rows_say_what_annotate_says(cli):
     _, plain, _ = cli("dump", ADD, "--stage", "sass", "--target", "sm_90")
     _, annotated, _ = cli("dump", ADD, "--stage", "sass", "--target", "sm_90", "--annotate")
-    by_annotate = [int(line.split("|")[0]) for line in annotated.splitlines()
-                   if re.match(r"^\s*\d+ \|\s*/\*[0-9a-f]+\*/", line)]
+    by_annotate = [
+        int(line.split("|")[0])
+        for line in annotated.splitlines()
+        if re.match(r"^\s*\d+ \|\s*/\*[0-9a-f]+\*/", line)
+    ]
     parsed = parse_sass(plain)  # irscope reads its own output back: the same lines
-    by_rows = [chain[-1].line for kind, chain in zip(parsed.kinds, parsed.chains)
-               if kind.name == "INSTRUCTION" and chain]
+    by_rows = [
+        chain[-1].line
+        for kind, chain in zip(parsed.kinds, parsed.chains)
+        if kind.name == "INSTRUCTION" and chain
+    ]
     assert by_rows == by_annotate and len(by_rows) > 20

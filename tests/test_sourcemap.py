@@ -28,8 +28,11 @@ def mapped_lines_of(comp, stage: str, pattern: str) -> list[int | None]:
     sm = comp.source_map
     text = comp.stage(stage).splitlines()
     rx = re.compile(pattern)
-    return [sm.source_line(stage, i) for i, line in enumerate(text)
-            if rx.search(line) and sm.lines(stage)[i].kind is LineKind.INSTRUCTION]
+    return [
+        sm.source_line(stage, i)
+        for i, line in enumerate(text)
+        if rx.search(line) and sm.lines(stage)[i].kind is LineKind.INSTRUCTION
+    ]
 
 
 @pytest.mark.parametrize("target", ["sm_90", "gfx942"])
@@ -60,7 +63,7 @@ def test_add_memory_instructions_map_to_load_and_store_lines_nvidia():
     loads, stores = source_lines_with(comp, "tl.load("), source_lines_with(comp, "tl.store(")
     ld = mapped_lines_of(comp, "ptx", r"\bld\.global")
     st = mapped_lines_of(comp, "ptx", r"\bst\.global")
-    assert len(ld) == 4 and set(ld) == loads   # two v4 loads of x (line 26) and of y (line 27)
+    assert len(ld) == 4 and set(ld) == loads  # two v4 loads of x (line 26) and of y (line 27)
     assert len(st) == 2 and set(st) == stores
     ldg = mapped_lines_of(comp, "sass", r"\bLDG\b")
     stg = mapped_lines_of(comp, "sass", r"\bSTG\b")
@@ -110,7 +113,9 @@ def test_mapped_fraction_and_instruction_counts(target):
     sm = comp.source_map
     for stage in sm.stages:
         n = sm.instruction_lines(stage)
-        assert n == sum(1 for line in sm.lines(stage) if line.kind is LineKind.INSTRUCTION) and n > 0
+        assert (
+            n == sum(1 for line in sm.lines(stage) if line.kind is LineKind.INSTRUCTION) and n > 0
+        )
         assert sm.mapped_fraction(stage) >= (0.99 if stage in ("source", "ttir", "ttgir") else 0.95)
 
 
@@ -130,7 +135,9 @@ def test_line_kinds_in_each_dialect():
     assert kind_of("ptx", lambda s: s.startswith("$L__")) == {LineKind.LABEL}
     assert kind_of("ptx", lambda s: s.strip().startswith(".b8")) == {LineKind.DEBUG}
     assert kind_of("sass", lambda s: "//##" in s) == {LineKind.DEBUG}
-    assert kind_of("sass", lambda s: re.match(r"\s*/\*[0-9a-f]{4}\*/", s) is not None) == {LineKind.INSTRUCTION}
+    assert kind_of("sass", lambda s: re.match(r"\s*/\*[0-9a-f]{4}\*/", s) is not None) == {
+        LineKind.INSTRUCTION
+    }
     assert kind_of("ptx", lambda s: not s.strip()) == {LineKind.BLANK}
 
 
@@ -155,6 +162,7 @@ def test_dump_annotate_prefixes_source_lines(cli):
 
 def test_report_json_has_coverage_per_stage(cli):
     import json
+
     code, out, err = cli("report", kernel_path("add.py"), "--json")
     assert code == 0, err
     stages = json.loads(out)["kernels"][0]["stages"]
@@ -165,18 +173,34 @@ def test_report_json_has_coverage_per_stage(cli):
 
 # --- hard cases on real output ------------------------------------------------------------------------
 
-EXAMPLES = ["add.py", "gelu.py", "helper.py", "layernorm.py", "matmul.py", "misaligned.py", "softmax.py",
-            "strided.py", "transpose.py"]
+EXAMPLES = [
+    "add.py",
+    "gelu.py",
+    "helper.py",
+    "layernorm.py",
+    "matmul.py",
+    "misaligned.py",
+    "softmax.py",
+    "strided.py",
+    "transpose.py",
+]
 
 
 def jit_ranges(comp) -> dict[str, tuple[int, int, set[str]]]:
     """@triton.jit functions of the user's file: name -> (first line incl. decorators, last line, called names)."""
     import ast
+
     tree = ast.parse(comp.source_text)
     out = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list):
-            calls = {c.func.id for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+        if isinstance(node, ast.FunctionDef) and any(
+            "jit" in ast.unparse(d) for d in node.decorator_list
+        ):
+            calls = {
+                c.func.id
+                for c in ast.walk(node)
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+            }
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             out[node.name] = (first, node.end_lineno, calls)
     return out
@@ -206,15 +230,25 @@ def test_every_mapped_line_lies_in_the_kernel_or_a_helper_it_calls(example, targ
             for index, line in enumerate(sm.lines(stage)):
                 for frame in line.frames:
                     assert frame.line in allowed, (example, stage, index, line)
-                if line.frames and line.kind is LineKind.INSTRUCTION:  # the outermost frame is in the kernel
-                    assert kernel_first <= line.frames[-1].line <= kernel_last, (example, stage, index, line)
+                if (
+                    line.frames and line.kind is LineKind.INSTRUCTION
+                ):  # the outermost frame is in the kernel
+                    assert kernel_first <= line.frames[-1].line <= kernel_last, (
+                        example,
+                        stage,
+                        index,
+                        line,
+                    )
             need = 0.99 if stage in ("ttir", "ttgir") else 0.95
             assert sm.mapped_fraction(stage) >= need, (example, stage, sm.mapped_fraction(stage))
         assert_memory_ops_map_to_loads_and_stores(comp)
 
 
-MEMORY_PATTERNS = {"ptx": (r"\bld\.global", r"\bst\.global"), "sass": (r"\bLDG\b", r"\bSTG\b"),
-                   "amdgcn": (r"\b(global|buffer)_load", r"\b(global|buffer)_store")}
+MEMORY_PATTERNS = {
+    "ptx": (r"\bld\.global", r"\bst\.global"),
+    "sass": (r"\bLDG\b", r"\bSTG\b"),
+    "amdgcn": (r"\b(global|buffer)_load", r"\b(global|buffer)_store"),
+}
 
 
 def assert_memory_ops_map_to_loads_and_stores(comp):
@@ -239,9 +273,14 @@ def helper_lines(comp):
     def line_with(needle):
         return next(i + 1 for i, text in enumerate(src) if needle in text)
 
-    return {"body": line_with("return tl.maximum(alpha * x"), "call": line_with("r = scaled_relu("),
-            "cdiv": line_with("range(0, tl.cdiv("), "sum": line_with("tl.sum("), "max": line_with("tl.max("),
-            "load": line_with("tl.load(")}
+    return {
+        "body": line_with("return tl.maximum(alpha * x"),
+        "call": line_with("r = scaled_relu("),
+        "cdiv": line_with("range(0, tl.cdiv("),
+        "sum": line_with("tl.sum("),
+        "max": line_with("tl.max("),
+        "load": line_with("tl.load("),
+    }
 
 
 @pytest.mark.parametrize("target", ["sm_90", "gfx942"])
@@ -249,10 +288,17 @@ def test_user_helper_maps_to_its_own_line_and_its_call_site(target):
     comp = compiled("helper.py", target)
     sm, lines = comp.source_map, helper_lines(comp)
     for stage in sm.stages[1:]:
-        chains = {sm.source_lines(stage, i) for i in range(len(sm.lines(stage)))
-                  if sm.lines(stage)[i].kind is LineKind.INSTRUCTION}
+        chains = {
+            sm.source_lines(stage, i)
+            for i in range(len(sm.lines(stage)))
+            if sm.lines(stage)[i].kind is LineKind.INSTRUCTION
+        }
         assert (lines["body"], lines["call"]) in chains, stage
-        body = [i for i in sm.ir_lines(stage, lines["body"]) if sm.lines(stage)[i].kind is LineKind.INSTRUCTION]
+        body = [
+            i
+            for i in sm.ir_lines(stage, lines["body"])
+            if sm.lines(stage)[i].kind is LineKind.INSTRUCTION
+        ]
         assert body and set(body) <= set(sm.ir_lines(stage, lines["call"])), stage
 
 
@@ -281,14 +327,20 @@ def test_ptx_inlined_at_and_sass_inlined_frames():
     ptx = comp.stage("ptx").splitlines()
     # standard.py inlined in standard.py: `inlined_at 2 ...` in the .loc, or (Triton 3.6's LLVM) only in its
     # comment, `// standard.py:170:27 @[ standard.py:191:40 @[ helper.py:38:35 ] ]`
-    nested = [i for i, t in enumerate(ptx) if "inlined_at 2 " in t or re.search(r"\.loc\s+2 .*@\[ standard\.py:", t)]
+    nested = [
+        i
+        for i, t in enumerate(ptx)
+        if "inlined_at 2 " in t or re.search(r"\.loc\s+2 .*@\[ standard\.py:", t)
+    ]
     assert nested and all(sm.source_line("ptx", i) in (lines["sum"], lines["max"]) for i in nested)
     shuffles = [sm.source_line("ptx", i) for i, t in enumerate(ptx) if "shfl.sync" in t]
     assert set(shuffles) == {lines["sum"], lines["max"]}
     fmul = [sm.source_lines("ptx", i) for i, t in enumerate(ptx) if t.strip().startswith("mul.f32")]
     assert fmul and set(fmul) == {(lines["body"], lines["call"])}
     sass = comp.stage("sass").splitlines()
-    if any("inlined_at" in t for t in ptx):  # ptxas saw the inlining and wrote it into the line table
+    if any(
+        "inlined_at" in t for t in ptx
+    ):  # ptxas saw the inlining and wrote it into the line table
         assert any("inlined at" in t and "helper.py" in t.split("inlined at")[0] for t in sass)
     else:  # Triton 3.6: bare rows; the call sites come from the PTX (marked inferred only where ambiguous)
         assert not any("inlined at" in t for t in sass)
@@ -312,7 +364,11 @@ def test_loc_with_line_zero_is_no_location():
             j = i + 1
             while j < len(text) and ".loc" not in text[j]:  # the instructions under this .loc
                 if sm.lines(stage)[j].kind is LineKind.INSTRUCTION:
-                    assert sm.lines(stage)[j].loc is None or sm.lines(stage)[j].inferred, (stage, j, text[j])
+                    assert sm.lines(stage)[j].loc is None or sm.lines(stage)[j].inferred, (
+                        stage,
+                        j,
+                        text[j],
+                    )
                 j += 1
         assert all(f.line > 0 for line in sm.lines(stage) for f in line.frames)
         assert sm.recorded_fraction(stage) < sm.mapped_fraction(stage)
@@ -335,23 +391,33 @@ def test_loc_alias_chains_in_mlir():
     assert named and {sm.source_line("ttgir", i) for i in named} == {lines["load"]}
     # hoisted constants (loc(unknown)) take their first user's line, marked inferred
     consts = [i for i, t in enumerate(ttgir) if "arith.constant" in t]
-    assert consts and all(sm.lines("ttgir")[i].inferred and sm.source_line("ttgir", i) for i in consts)
+    assert consts and all(
+        sm.lines("ttgir")[i].inferred and sm.source_line("ttgir", i) for i in consts
+    )
 
 
 def test_pipelined_loop_regions_map_to_the_for_line():
     comp = compiled("matmul.py", "sm_90")
     sm = comp.source_map
     src = comp.source_text.splitlines()
-    for_line = next(i + 1 for i, t in enumerate(src) if t.strip().startswith("for ") and "range(" in t)
+    for_line = next(
+        i + 1 for i, t in enumerate(src) if t.strip().startswith("for ") and "range(" in t
+    )
     dot_line = next(i + 1 for i, t in enumerate(src) if "tl.dot(" in t)
     ttgir = comp.stage("ttgir").splitlines()
     fors = [i for i, t in enumerate(ttgir) if " scf.for " in t]
     assert fors and all(sm.source_line("ttgir", i) == for_line for i in fors)
     # the pipeliner's async copies inside the loop come from the loads in its body
-    async_copies = [sm.source_line("ttgir", i) for i, t in enumerate(ttgir) if "async_copy_global_to_local" in t]
+    async_copies = [
+        sm.source_line("ttgir", i) for i, t in enumerate(ttgir) if "async_copy_global_to_local" in t
+    ]
     load_lines = {i + 1 for i, t in enumerate(src) if "tl.load(" in t}
     assert async_copies and set(async_copies) <= load_lines
-    dots = [sm.source_line("ttgir", i) for i, t in enumerate(ttgir) if "warp_group_dot " in t or "tt.dot " in t]
+    dots = [
+        sm.source_line("ttgir", i)
+        for i, t in enumerate(ttgir)
+        if "warp_group_dot " in t or "tt.dot " in t
+    ]
     assert dots and set(dots) == {dot_line}
 
 
@@ -364,13 +430,17 @@ def test_fused_locations_resolve_to_their_first_known_part():
         # Triton 3.6 keeps the two constants apart (no fused location): read Triton 3.9's real output instead
         with open(fixture_path("strided_gfx942_triton39.ttgir")) as f:
             text = f.read()
-        sm = SourceMap(("source", "ttgir"), lambda stage: text if stage == "ttgir" else comp.source_text,
-                       comp.kernel.file)
+        sm = SourceMap(
+            ("source", "ttgir"),
+            lambda stage: text if stage == "ttgir" else comp.source_text,
+            comp.kernel.file,
+        )
         ttgir = text.splitlines()
     fused_alias = next(t.split(" = ")[0] for t in ttgir if "loc(fused[" in t)
     users = [i for i, t in enumerate(ttgir) if t.endswith(f"loc({fused_alias})")]
-    assert users and all(sm.source_line("ttgir", i) is not None and not sm.lines("ttgir")[i].inferred
-                         for i in users)
+    assert users and all(
+        sm.source_line("ttgir", i) is not None and not sm.lines("ttgir")[i].inferred for i in users
+    )
 
 
 def test_sass_shuffles_of_two_reductions_go_to_their_own_lines():
@@ -394,12 +464,18 @@ def test_strip_locations_on_real_ttgir():
             assert line == raw.rstrip()
             continue
         assert not re.search(r"(^|[^\w.$])loc\(", line), line
-        if raw.count("loc(") == 1 and re.search(r" loc\(#loc\d*\)$", raw):  # the common case: a trailing alias
-            assert line == raw[:raw.rfind(" loc(")]
+        if raw.count("loc(") == 1 and re.search(
+            r" loc\(#loc\d*\)$", raw
+        ):  # the common case: a trailing alias
+            assert line == raw[: raw.rfind(" loc(")]
     header = next(line for line in comp.stage("ttgir").splitlines() if "tt.func" in line)
     assert strip_locations(header).count("%arg") == header.count("%arg")
     # block arguments carry a location each; quoted names may hold parentheses; `alloc(` is no location
-    assert strip_locations('^bb0(%a: f32 loc(callsite(#loc3 at #loc4)), %b: f32 loc("x(y)"(#loc5))):') == \
-        "^bb0(%a: f32, %b: f32):"
-    assert strip_locations("%0 = llvm.call @my_alloc(%x) : (i32) -> i32 loc(#loc1)") == \
-        "%0 = llvm.call @my_alloc(%x) : (i32) -> i32"
+    assert (
+        strip_locations('^bb0(%a: f32 loc(callsite(#loc3 at #loc4)), %b: f32 loc("x(y)"(#loc5))):')
+        == "^bb0(%a: f32, %b: f32):"
+    )
+    assert (
+        strip_locations("%0 = llvm.call @my_alloc(%x) : (i32) -> i32 loc(#loc1)")
+        == "%0 = llvm.call @my_alloc(%x) : (i32) -> i32"
+    )

@@ -4,10 +4,15 @@ from conftest import fixture_path, kernel_path
 
 
 def test_add_program_1_offsets_and_mask_at_the_first_load(cli):
-    code, out, err = cli("step", kernel_path("add.py"), "--program", "1", "--break", "26", "--print", "offsets,mask")
+    code, out, err = cli(
+        "step", kernel_path("add.py"), "--program", "1", "--break", "26", "--print", "offsets,mask"
+    )
     assert code == 0, err
     lines = out.splitlines()
-    assert "add_kernel program (1,0,0) of grid (4,1,1): stopped before" in lines[0] and "add.py:26" in lines[0]
+    assert (
+        "add_kernel program (1,0,0) of grid (4,1,1): stopped before" in lines[0]
+        and "add.py:26" in lines[0]
+    )
     assert "tl.load(x_ptr + offsets, mask=mask)" in lines[1]
     assert "offsets = int32[1024] min 1024 max 2047" in out
     assert "[1024 1025 1026 1027 ... 2044 2045 2046 2047]" in out
@@ -15,14 +20,18 @@ def test_add_program_1_offsets_and_mask_at_the_first_load(cli):
 
 
 def test_full_prints_every_element(cli):
-    code, out, _ = cli("step", kernel_path("softmax.py"), "-p", "0", "-b", "26", "--print", "mask", "--full")
+    code, out, _ = cli(
+        "step", kernel_path("softmax.py"), "-p", "0", "-b", "26", "--print", "mask", "--full"
+    )
     assert code == 0
     numbers = out.split("(mask)")[1].replace("[", " ").replace("]", " ").split()
     assert numbers == ["1"] * 781 + ["0"] * 243
 
 
 def test_hit_picks_a_loop_iteration(cli):
-    code, out, _ = cli("step", kernel_path("helper.py"), "-p", "2", "-b", "33", "--hit", "4", "--print", "c")
+    code, out, _ = cli(
+        "step", kernel_path("helper.py"), "-p", "2", "-b", "33", "--hit", "4", "--print", "c"
+    )
     assert code == 0
     assert "c = int32[256] min 768 max 1023" in out
 
@@ -46,7 +55,9 @@ def test_bad_inputs_are_one_line(cli):
     code, _, err = cli("step", kernel_path("add.py"), "-p", "x")
     assert code == 2 and "--program 'x'" in err
     code, _, err = cli("step", kernel_path("add.py"), "-b", "5")
-    assert code == 2 and "--break 5: that line never runs" in err and "22, 24, 25, 26, 27, 28" in err
+    assert (
+        code == 2 and "--break 5: that line never runs" in err and "22, 24, 25, 26, 27, 28" in err
+    )
     code, _, err = cli("step", kernel_path("add.py"), "-b", "26", "--print", "nope")
     assert code == 2 and "nope not defined at line 26" in err and "offsets" in err
 
@@ -55,7 +66,11 @@ def test_hit_below_one_or_without_break_is_an_error(cli):
     for extra in (["-b", "26", "--hit", "0"], ["--hit", "3"]):
         code, out, err = cli("step", kernel_path("add.py"), *extra)
         assert code == 2 and out == ""
-        assert err.startswith("irscope: error: --hit ") and "--break LINE" in err and "Traceback" not in err
+        assert (
+            err.startswith("irscope: error: --hit ")
+            and "--break LINE" in err
+            and "Traceback" not in err
+        )
 
 
 def test_a_define_that_names_nothing_is_rejected_as_dump_rejects_it(cli):
@@ -66,5 +81,9 @@ def test_a_define_that_names_nothing_is_rejected_as_dump_rejects_it(cli):
     assert "FOO was specified but unrecognised" in err and "(-D FOO=1)" in err
     _, _, dump_err = cli("dump", kernel_path("add.py"), "-D", "FOO=1")
     assert dump_err == err
-    code, out, _ = cli("step", kernel_path("add.py"), "-D", "BLOCK_SIZE=512", "-p", "1", "--print", "offsets")
-    assert code == 0 and "offsets = int32[512] min 512 max 1023" in out  # a -D that names a parameter works
+    code, out, _ = cli(
+        "step", kernel_path("add.py"), "-D", "BLOCK_SIZE=512", "-p", "1", "--print", "offsets"
+    )
+    assert (
+        code == 0 and "offsets = int32[512] min 512 max 1023" in out
+    )  # a -D that names a parameter works

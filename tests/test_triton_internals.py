@@ -16,7 +16,11 @@ def _triton_imports(path: str) -> list[str]:
     for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
         if isinstance(node, ast.Import):
             found += [a.name for a in node.names if a.name.split(".")[0] == "triton"]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "triton":
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").split(".")[0] == "triton"
+        ):
             found.append(node.module)
     return found
 
@@ -42,7 +46,16 @@ def test_the_check_sees_an_internal_import(tmp_path):
 
 
 def test_triton_compat_is_split_by_concern_and_modules_stay_small():
-    sizes = {os.path.basename(p): sum(1 for _ in open(p)) for p in
-             glob.glob(os.path.join(ROOT, "irscope", "core", "triton_compat", "*.py"))}
-    assert {"driver.py", "jit.py", "compiler.py", "capture.py", "interpreter.py", "layouts.py"} <= set(sizes)
+    sizes = {
+        os.path.basename(p): sum(1 for _ in open(p))
+        for p in glob.glob(os.path.join(ROOT, "irscope", "core", "triton_compat", "*.py"))
+    }
+    assert {
+        "driver.py",
+        "jit.py",
+        "compiler.py",
+        "capture.py",
+        "interpreter.py",
+        "layouts.py",
+    } <= set(sizes)
     assert max(sizes.values()) <= 300, sizes

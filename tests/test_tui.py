@@ -156,9 +156,11 @@ async def test_info_panel_describes_the_cursor_line():
         await pilot.press("i")
         await pilot.pause()
         from irscope.tui.panels.info import LineInfoPanel
+
         panel = app.query_one(LineInfoPanel)
         assert panel.display
         from rich.console import Console
+
         console = Console(width=160, record=True)
         console.print(panel.query_one("#line-info").content)
         shown = console.export_text()
@@ -196,6 +198,7 @@ async def test_several_compilations_open_the_picker_first():
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_until_shown(app, pilot)
         from irscope.tui.screens import PickerScreen
+
         assert isinstance(app.screen, PickerScreen)
         await pilot.press("down", "enter")
         await pilot.pause(0.2)
@@ -227,6 +230,7 @@ async def test_editing_a_constexpr_recompiles_with_it():
         from textual.widgets import Input
 
         from irscope.tui.screens import EditScreen
+
         assert isinstance(app.screen, EditScreen)
         field = app.screen.query_one("#field-BLOCK_SIZE", Input)
         field.value = "256"
@@ -252,6 +256,7 @@ async def test_palette_offers_commands_for_this_compilation():
 def test_every_registered_panel_follows_the_contract():
     from irscope.tui.panels import PANELS
     from irscope.tui.panels.base import InfoPanel
+
     assert PANELS
     for panel in PANELS:
         assert issubclass(panel, InfoPanel) and isinstance(panel.panel_title, str)
@@ -261,7 +266,10 @@ def test_every_registered_panel_follows_the_contract():
 def test_irscope_file_with_a_bad_path_is_one_error_line(front):
     code, out, err = front("kernels/nope.py")
     assert code == 2 and out == ""
-    assert err.startswith("irscope: error: kernels/nope.py: no such file") and len(err.splitlines()) == 1
+    assert (
+        err.startswith("irscope: error: kernels/nope.py: no such file")
+        and len(err.splitlines()) == 1
+    )
 
 
 @run_async
@@ -291,7 +299,9 @@ async def test_a_file_that_does_not_parse_shows_the_line_in_the_app():
         assert source.stage == "source" and app.main.failure.line - 1 in source.marks
         assert app.query_one("#status").has_class("-error")
         status = str(app.query_one("#status-text").content)
-        assert status.endswith("(r reloads)") and "press r" not in status  # the message itself says the fix
+        assert (
+            status.endswith("(r reloads)") and "press r" not in status
+        )  # the message itself says the fix
         error = next(p.view for p in app.main.panes[1:] if p.display)
         assert max(len(line) for line in error.text.lines) <= 34  # wrapped for a narrow pane
 
@@ -303,7 +313,7 @@ async def test_a_file_that_raises_shows_its_traceback_in_the_app():
         await wait_until_shown(app, pilot)
         assert app.main.failure is not None and "ValueError" in app.main.failure.message
         marked = app.main.failure.line
-        assert marked == source_line_of(fixture_path("raises.py"), 'raise ValueError(')
+        assert marked == source_line_of(fixture_path("raises.py"), "raise ValueError(")
         error_pane = app.main.panes[1].view
         assert any("raise ValueError" in line for line in error_pane.text.lines)
 
@@ -333,8 +343,14 @@ async def test_the_palette_offers_the_configs_the_autotuners_pruning_leaves():
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until_shown(app, pilot)
         assert app.main.shown.comp.launch.autotune_index == 3
-        titles = [c.title for c in app.get_system_commands(app.screen) if c.title.startswith("Autotune config")]
-        assert len(titles) == 1 and titles[0].startswith("Autotune config 4: BLOCK_M: 16, BLOCK_N: 64, num_warps: 4")
+        titles = [
+            c.title
+            for c in app.get_system_commands(app.screen)
+            if c.title.startswith("Autotune config")
+        ]
+        assert len(titles) == 1 and titles[0].startswith(
+            "Autotune config 4: BLOCK_M: 16, BLOCK_N: 64, num_warps: 4"
+        )
 
 
 @run_async
@@ -347,18 +363,24 @@ async def test_a_panel_that_raises_says_so_and_the_app_goes_on(monkeypatch):
         raise ValueError("a bug in an analysis")
 
     monkeypatch.setattr(LineInfoPanel, "show_context", broken)
-    monkeypatch.setattr(explain, "explain_line", broken)  # raises in the panel's job (its thread), read there
+    monkeypatch.setattr(
+        explain, "explain_line", broken
+    )  # raises in the panel's job (its thread), read there
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until_shown(app, pilot)
         await pilot.press("i")
         await pilot.pause()
-        assert "a bug in an analysis" in str(app.query_one(LineInfoPanel).query_one("#line-info").content)
+        assert "a bug in an analysis" in str(
+            app.query_one(LineInfoPanel).query_one("#line-info").content
+        )
         await pilot.press("i")  # the next panel: Explain
         await pilot.press("down")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert "a bug in an analysis" in str(app.query_one(ExplainPanel).query_one("#explain-line").content)
+        assert "a bug in an analysis" in str(
+            app.query_one(ExplainPanel).query_one("#explain-line").content
+        )
         assert app.is_running
 
 
@@ -388,9 +410,15 @@ async def test_main_view_keys_are_off_while_a_dialog_is_in_front():
         await wait_until_shown(app, pilot)
         await pilot.press("t")
         await pilot.pause()
-        await pilot.press("e", "m", "r")  # edit, maximise, reload: they would act unseen behind the dialog
+        await pilot.press(
+            "e", "m", "r"
+        )  # edit, maximise, reload: they would act unseen behind the dialog
         await pilot.pause()
-        assert isinstance(app.screen, TargetScreen) and not app.main.pane_maximized and not app.main.busy
+        assert (
+            isinstance(app.screen, TargetScreen)
+            and not app.main.pane_maximized
+            and not app.main.busy
+        )
         keys = app.screen.active_bindings  # the main screen's keys are not among the dialog's
         assert "e" not in keys and "m" not in keys and app.main.check_action("edit", ()) is False
         await pilot.press("escape")
@@ -409,7 +437,9 @@ async def test_an_edit_triton_refuses_names_the_value_not_an_internal_error():
         await pilot.pause()
         status = str(app.query_one("#status-text").content)
         assert "num_warps=3" in status and "internal error" not in status and "press e" in status
-        assert app.main.shown is not None and app.main.shown.comp.num_warps == 4  # the last good compilation stays
+        assert (
+            app.main.shown is not None and app.main.shown.comp.num_warps == 4
+        )  # the last good compilation stays
 
 
 def _notes(app) -> list[str]:
@@ -433,7 +463,9 @@ async def test_reload_keeps_the_values_set_with_e_the_target_and_says_so():
         await wait_until_shown(app, pilot)
         comp = app.main.shown.comp
         assert comp.constexprs["BLOCK_SIZE"] == 256 and str(comp.target) == "sm_80"
-        assert any("reloaded add.py" in n and "sm_80" in n and "BLOCK_SIZE=256" in n for n in _notes(app))
+        assert any(
+            "reloaded add.py" in n and "sm_80" in n and "BLOCK_SIZE=256" in n for n in _notes(app)
+        )
 
 
 @run_async
@@ -449,7 +481,10 @@ async def test_reload_keeps_the_compilation_picked():
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         assert app.screen is app.screen_stack[0], "reload must not ask again which compilation"
-        assert app.main.shown.comp is app.main.comps[1] and app.main.shown.comp.specialization == first_spec
+        assert (
+            app.main.shown.comp is app.main.comps[1]
+            and app.main.shown.comp.specialization == first_spec
+        )
 
 
 @run_async
@@ -476,7 +511,9 @@ async def test_after_a_target_change_the_picker_lists_that_target_with_the_curso
         await pilot.press("enter")
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
-        assert str(app.main.shown.comp.target) == "gfx942" and app.main.shown.comp is app.main.comps[1]
+        assert (
+            str(app.main.shown.comp.target) == "gfx942" and app.main.shown.comp is app.main.comps[1]
+        )
 
 
 @run_async
@@ -507,7 +544,9 @@ async def test_edit_shows_an_int_the_jit_folded_as_an_argument_not_a_constexpr()
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         comp = app.main.shown.comp
-        assert comp.specialization["stride"] == "" and "stride" not in comp.constexprs  # a runtime i32 now
+        assert (
+            comp.specialization["stride"] == "" and "stride" not in comp.constexprs
+        )  # a runtime i32 now
         assert comp.signature["stride"] == "i32"
 
 
@@ -520,7 +559,9 @@ async def test_the_footer_shows_the_main_keys_whole_at_80_columns_and_every_key_
             await pilot.resize_terminal(width, 24)
             await pilot.pause(0.2)
             keys = list(app.query("FooterKey"))
-            palette = next((k for k in keys if k.has_class("-command-palette")), None)  # ^p, the last to go
+            palette = next(
+                (k for k in keys if k.has_class("-command-palette")), None
+            )  # ^p, the last to go
             listed = [k for k in keys if k is not palette]
             shown = {k.key_display for k in listed}
             assert {"q", "?", "s", "/", "t", "e", "r", "i", "f"} <= shown, (width, shown)
@@ -544,14 +585,18 @@ async def test_while_busy_the_keys_that_start_work_wait_and_say_so():
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         shown = app.main.shown.comp
-        gate = threading.Event()  # a request that runs until the gate opens, as a compile in the worker
+        gate = (
+            threading.Event()
+        )  # a request that runs until the gate opens, as a compile in the worker
         app.main.run_worker(gate.wait, thread=True, group="load")
         await pilot.pause()
         assert app.main.busy
         for key in ("p", "t", "e", "r"):
             await pilot.press(key)
             await pilot.pause()
-            assert app.screen is app.screen_stack[0] and not isinstance(app.screen, PickerScreen), key
+            assert app.screen is app.screen_stack[0] and not isinstance(app.screen, PickerScreen), (
+                key
+            )
         app.main.recompile_in_background(target="sm_80")
         app.main.compile_config_in_background(1)
         await pilot.pause(0.2)
@@ -595,7 +640,12 @@ async def test_rows_on_a_256_colour_terminal_take_greys_not_saturated_blocks():
         truecolor = {view._make_style(f"tint:{n}").bgcolor for n in range(8)}
         assert len(truecolor) == 8  # one tint per link colour
         view._eight_bit = lambda: True
-        for key in [f"tint:{n}" for n in range(8)] + [f"linked:{n}" for n in range(8)] + ["linked:"]:
+        for key in (
+            [f"tint:{n}" for n in range(8)] + [f"linked:{n}" for n in range(8)] + ["linked:"]
+        ):
             colour = view._make_style(key).bgcolor
-            assert colour.system == ColorSystem.EIGHT_BIT and 232 <= colour.number <= 255, (key, colour)
+            assert colour.system == ColorSystem.EIGHT_BIT and 232 <= colour.number <= 255, (
+                key,
+                colour,
+            )
         assert view._make_style("bar:0").color != view._make_style("bar:1").color

@@ -17,10 +17,15 @@ ADD = kernel_path("add.py")
 
 def cached_keys(main) -> dict[str, set]:
     """The compilation keys each cache holds something for (Explain keys by compilation and line)."""
-    out = {"MainScreen.measured_lines": set(main.measured_lines), "MainScreen.pass_captures": set(main.pass_captures)}
+    out = {
+        "MainScreen.measured_lines": set(main.measured_lines),
+        "MainScreen.pass_captures": set(main.pass_captures),
+    }
     for view in main.askers():
         for name, cache in view.caches().items():
-            out[f"{type(view).__name__}.{name}"] = {k[0] if isinstance(k, tuple) else k for k in cache}
+            out[f"{type(view).__name__}.{name}"] = {
+                k[0] if isinstance(k, tuple) else k for k in cache
+            }
     return out
 
 
@@ -43,7 +48,9 @@ async def fill_every_panel(app, pilot) -> int:
     coalescing = app.query_one(CoalescingPanel)
     await until(pilot, lambda: coalescing._analyses.get(key) is not None, "the coalescing analysis")
     await until(pilot, lambda: len(app.query_one(ExplainPanel)._stories), "the explanation")
-    await until(pilot, lambda: main.query_one("#findings").findings_of(key) is not None, "the findings")
+    await until(
+        pilot, lambda: main.query_one("#findings").findings_of(key) is not None, "the findings"
+    )
     return key
 
 
@@ -56,8 +63,13 @@ async def test_a_reload_drops_everything_kept_of_the_compilations_before_it():
         old = await fill_every_panel(app, pilot)
         main.pass_captures[old] = [{"name": "a pass"}]  # as P keeps its capture
         sizes = main.cache_sizes()
-        for name in ("CoalescingPanel.analyses", "ExplainPanel.stories", "MemoryPanel.analysis",
-                     "FindingsView.findings", "MainScreen.pass_captures"):
+        for name in (
+            "CoalescingPanel.analyses",
+            "ExplainPanel.stories",
+            "MemoryPanel.analysis",
+            "FindingsView.findings",
+            "MainScreen.pass_captures",
+        ):
             assert sizes[name] >= 1, (name, sizes)
         await pilot.press("r")
         await pilot.pause(0.2)
@@ -73,7 +85,10 @@ async def test_a_reload_drops_everything_kept_of_the_compilations_before_it():
 
 @run_async
 async def test_picking_compilations_in_turn_keeps_only_the_last_few():
-    asker.KEEP_COMPILATIONS, kept_before = 1, asker.KEEP_COMPILATIONS  # misaligned.py has two compilations
+    asker.KEEP_COMPILATIONS, kept_before = (
+        1,
+        asker.KEEP_COMPILATIONS,
+    )  # misaligned.py has two compilations
     try:
         app = IrscopeApp(kernel_path("misaligned.py"), target="sm_90")
         async with app.run_test(size=(160, 44)) as pilot:
@@ -83,7 +98,9 @@ async def test_picking_compilations_in_turn_keeps_only_the_last_few():
             await pilot.pause(0.2)
             await wait_until_shown(app, pilot)
             first = await fill_every_panel(app, pilot)
-            main.prepare_in_background(main.comps[1])  # `p`, the second one: not a new load, nothing dropped
+            main.prepare_in_background(
+                main.comps[1]
+            )  # `p`, the second one: not a new load, nothing dropped
             await pilot.pause(0.2)
             await wait_until_shown(app, pilot)
             second = await fill_every_panel(app, pilot)
@@ -92,7 +109,9 @@ async def test_picking_compilations_in_turn_keeps_only_the_last_few():
             for name in ("CoalescingPanel.analyses", "FindingsView.findings"):
                 assert kept[name] == {second}, (name, kept)  # the bound, not a drop: it holds one
             # (the Explain panel keeps stories by source line, up to its own bound, of any compilation)
-            assert all(len(keys) <= 1 for name, keys in kept.items() if name != "ExplainPanel.stories"), kept
+            assert all(
+                len(keys) <= 1 for name, keys in kept.items() if name != "ExplainPanel.stories"
+            ), kept
     finally:
         asker.KEEP_COMPILATIONS = kept_before
 

@@ -56,7 +56,9 @@ async def open_pipeline_on_line(pilot, line: int) -> PipelineScreen:
 def group_text(screen: DiffScreen, source_line: int) -> str:
     """Everything the two panes show for one source line, as plain text."""
     rows = [n for n, r in enumerate(screen.doc["lines"]) if r["source_line"] == source_line]
-    return "\n".join(text.plain for text, row in screen.query_one("#diff-rows").lines if row in rows)
+    return "\n".join(
+        text.plain for text, row in screen.query_one("#diff-rows").lines if row in rows
+    )
 
 
 @run_async
@@ -70,7 +72,10 @@ async def test_misaligned_launch_0_against_1_shows_the_load_lines_with_their_cau
         await wait_until_shown(app, pilot)
         screen = await open_diff(pilot)
         doc = await wait_for_doc(pilot, screen)
-        assert screen.sides[0].view.key == app.main.comps[0].key and screen.sides[1].view.key == app.main.comps[1].key
+        assert (
+            screen.sides[0].view.key == app.main.comps[0].key
+            and screen.sides[1].view.key == app.main.comps[1].key
+        )
         assert doc["stage"] == "ptx" and "x_ptr specialization [D] -> [-]" in doc["changes"]
         x_line = source_line_of(path, "x = tl.load(")
         x = group_text(screen, x_line)
@@ -82,11 +87,18 @@ async def test_misaligned_launch_0_against_1_shows_the_load_lines_with_their_cau
         # PTX separates opcode and operands with a tab; drawn raw, a terminal jumps over stale cells
         drawn = [text.plain for text, _ in screen.query_one("#diff-rows").lines]
         assert not any("\t" in row for row in drawn)
-        dividers = {row.index(" │ ") for row in drawn if row.startswith(("  ", "- ", "+ ")) and " │ " in row
-                    and not re.match(r"[* ] +(\d+|-) │ ", row)}  # (a source line's header: `  25 │ x = ...`)
+        dividers = {
+            row.index(" │ ")
+            for row in drawn
+            if row.startswith(("  ", "- ", "+ "))
+            and " │ " in row
+            and not re.match(r"[* ] +(\d+|-) │ ", row)
+        }  # (a source line's header: `  25 │ x = ...`)
         assert len(dividers) == 1  # the right side's column starts at one place on every row
-        assert {(f["rule"], f["source_line"]) for f in doc["findings"]["added"]} == {("not-vectorized", x_line),
-                                                                                      ("not-vectorized", x_line + 1)}
+        assert {(f["rule"], f["source_line"]) for f in doc["findings"]["added"]} == {
+            ("not-vectorized", x_line),
+            ("not-vectorized", x_line + 1),
+        }
         await pilot.press("s")  # the next stage both sides have: SASS
         doc = await wait_for_doc(pilot, screen, doc)
         assert doc["stage"] == "sass" and "LDG.E" in group_text(screen, x_line)
@@ -103,7 +115,9 @@ async def test_one_launch_says_nothing_to_diff_then_a_typed_spec_shows_the_vecto
         await wait_until_shown(app, pilot)
         screen = await open_diff(pilot)
         await pilot.pause()
-        assert screen.doc is None and "nothing to diff yet" in str(screen.query_one("#diff-status").render())
+        assert screen.doc is None and "nothing to diff yet" in str(
+            screen.query_one("#diff-status").render()
+        )
         await pilot.press("b")
         await pilot.pause()
         assert isinstance(app.screen, SideScreen)
@@ -137,10 +151,14 @@ async def test_the_compilation_before_a_reload_is_kept_for_the_diff(tmp_path):
         screen = await open_diff(pilot)
         doc = await wait_for_doc(pilot, screen)
         assert screen.sides[0].view.key == before
-        assert doc["left"]["coalescing_error"].startswith("not interpreted: this compilation is from before the reload")
+        assert doc["left"]["coalescing_error"].startswith(
+            "not interpreted: this compilation is from before the reload"
+        )
         store_line = source_line_of(path, "tl.store(")
         row = next(r for r in doc["lines"] if r["source_line"] == store_line)
-        assert row["changed"] and any("add.f32" in i["text"] for i in row["left"] if i["mark"] == "-")
+        assert row["changed"] and any(
+            "add.f32" in i["text"] for i in row["left"] if i["mark"] == "-"
+        )
         assert any("mul.f32" in i["text"] for i in row["right"] if i["mark"] == "+")
 
 
@@ -153,19 +171,30 @@ async def test_pipeline_names_the_passes_that_changed_line_26():
         assert not app.main.pass_captures  # nothing captured on open
         screen = await open_pipeline_on_line(pilot, 26)
         touching = [s["name"] for s in screen.steps if 26 in s["source_lines"]]
-        assert {"convert-triton-to-tritongpu", "tritongpu-coalesce", "convert-triton-gpu-to-llvm"} <= set(touching)
+        assert {
+            "convert-triton-to-tritongpu",
+            "tritongpu-coalesce",
+            "convert-triton-gpu-to-llvm",
+        } <= set(touching)
         title = screen.query_one("#pipe-title").render().plain
         assert "source line 26: convert-triton-to-tritongpu, tritongpu-coalesce" in title
         passes = screen.query_one("#pipe-passes")
-        assert passes.step["name"] == "convert-triton-to-tritongpu"  # the cursor starts on the first of them
+        assert (
+            passes.step["name"] == "convert-triton-to-tritongpu"
+        )  # the cursor starts on the first of them
         await pilot.press("l")
         await pilot.pause()
         assert [s["name"] for s in passes.steps] == touching
         await pilot.press("down")
         await pilot.pause()
         diff = screen.query_one("#pipe-diff")
-        assert diff.lines[0].plain.startswith("pass ") and "tritongpu-coalesce" in diff.lines[0].plain
-        assert any(t.plain.startswith("+ #blocked1 = #ttg.blocked<{sizePerThread = [4]") for t in diff.lines)
+        assert (
+            diff.lines[0].plain.startswith("pass ") and "tritongpu-coalesce" in diff.lines[0].plain
+        )
+        assert any(
+            t.plain.startswith("+ #blocked1 = #ttg.blocked<{sizePerThread = [4]")
+            for t in diff.lines
+        )
 
 
 @run_async
@@ -188,8 +217,10 @@ async def test_leaving_before_the_worker_answers_is_harmless():
         await pilot.press("b")
         await pilot.pause()
         app.screen.query_one("#diff-side-spec").focus()
-        await pilot.press(*"num_warps=8", "enter", "escape")  # a compile starts; the view is left at once
-        await pilot.press("P", "escape")                       # so is a pass capture
+        await pilot.press(
+            *"num_warps=8", "enter", "escape"
+        )  # a compile starts; the view is left at once
+        await pilot.press("P", "escape")  # so is a pass capture
         await pilot.pause()
         # on a loaded machine the compile may answer before escape is handled: what the view held when it was
         # left is what it holds after every later answer

@@ -59,7 +59,9 @@ async def test_strided_lists_its_uncoalesced_gather_and_enter_shows_line_26_in_e
         assert hits and ptx.view.cursor_index in hits
         assert ptx.view.linked == frozenset(hits)
         assert any("ld.global" in ptx.view.text.lines[i] for i in hits)
-        assert app.main.source_line == gather and view.has_focus  # the list keeps the focus: ↓ Enter goes on
+        assert (
+            app.main.source_line == gather and view.has_focus
+        )  # the list keeps the focus: ↓ Enter goes on
 
         await pilot.press("escape")
         assert source.view.has_focus and view.mode == "open"
@@ -113,7 +115,9 @@ async def test_at_80x24_it_is_one_line_until_f_then_it_wraps_everything_and_maxi
         await pilot.press("m")
         await pilot.pause()
         assert app.query_one("#panes").display and not view.maximised
-        await pilot.press("m", "tab")  # maximised, then the focus moves to a pane: the panes come back
+        await pilot.press(
+            "m", "tab"
+        )  # maximised, then the focus moves to a pane: the panes come back
         await pilot.pause()
         assert app.query_one("#panes").display and not view.has_focus
         await pilot.press("f", "f")  # to the list, and closed again: back to one line
@@ -146,9 +150,15 @@ async def test_finding_text_is_plain_text_never_markup():
         await wait_until_shown(app, pilot)
         view = app.query_one(FindingsView)
         real = view.findings[0]
-        odd = dataclasses.replace(real, message="a [M=64, N=32] tile [bold]not bold[/bold]",
-                                  fix="[red]x[/red] \\[y]", rule="uncoalesced")
-        view._set([odd, dataclasses.replace(real, severity="info", rule="layout-shuffle", source_line=27)])
+        odd = dataclasses.replace(
+            real,
+            message="a [M=64, N=32] tile [bold]not bold[/bold]",
+            fix="[red]x[/red] \\[y]",
+            rule="uncoalesced",
+        )
+        view._set(
+            [odd, dataclasses.replace(real, severity="info", rule="layout-shuffle", source_line=27)]
+        )
         for _ in range(20):  # the new rows mount, lay out and draw
             await pilot.pause(0.05)
             if len(view.query(FindingRow)) == 2 and shown_text(view.query(FindingRow).first()):

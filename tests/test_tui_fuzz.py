@@ -13,16 +13,53 @@ from tui_helpers import run_async, wait_until_shown
 
 from irscope.tui.app import IrscopeApp
 
-KEYS = (["tab", "shift+tab", "up", "down", "left", "right", "pageup", "pagedown", "home", "end", "enter", "escape",
-         "backspace", "space", "ctrl+t", "ctrl+p", "question_mark", "slash", "left_square_bracket",
-         "right_square_bracket", "1", "2", "3", "4", "5", "6", "7"]
-        + list("sSmlcdnNgteipxfMDP") + list("[]\\/=<>'\"#:,.") + list(string.ascii_lowercase.replace("q", "")))
+KEYS = (
+    [
+        "tab",
+        "shift+tab",
+        "up",
+        "down",
+        "left",
+        "right",
+        "pageup",
+        "pagedown",
+        "home",
+        "end",
+        "enter",
+        "escape",
+        "backspace",
+        "space",
+        "ctrl+t",
+        "ctrl+p",
+        "question_mark",
+        "slash",
+        "left_square_bracket",
+        "right_square_bracket",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+        "7",
+    ]
+    + list("sSmlcdnNgteipxfMDP")
+    + list("[]\\/=<>'\"#:,.")
+    + list(string.ascii_lowercase.replace("q", ""))
+)
 SIZES = [(80, 24), (220, 50), (120, 40), (100, 30), (60, 20)]
 PRESSES = 700
 
 
-@pytest.mark.parametrize("path, seed", [(kernel_path("add.py"), 1), (fixture_path("compile_error.py"), 2),
-                                        (fixture_path("escapes.py"), 3), (kernel_path("strided.py"), 4)])
+@pytest.mark.parametrize(
+    "path, seed",
+    [
+        (kernel_path("add.py"), 1),
+        (fixture_path("compile_error.py"), 2),
+        (fixture_path("escapes.py"), 3),
+        (kernel_path("strided.py"), 4),
+    ],
+)
 @run_async
 async def test_random_keys_and_resizes_never_end_the_app(path, seed):
     rng = random.Random(seed)
@@ -38,7 +75,9 @@ async def test_random_keys_and_resizes_never_end_the_app(path, seed):
             assert app.is_running, f"the app ended after press {n} (seed {seed})"
             prompt_open = app.query_one("#prompt").display
             if (app.screen is not app.screen_stack[0] or prompt_open) and rng.random() < 0.4:
-                await pilot.press(rng.choice(["escape", "enter"]))  # leave a picker, a prompt, the stepper
+                await pilot.press(
+                    rng.choice(["escape", "enter"])
+                )  # leave a picker, a prompt, the stepper
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.is_running and app.return_code in (None, 0)
@@ -49,7 +88,9 @@ async def test_one_resize_gives_the_layout_of_the_new_size_and_a_search_for_mark
     app = IrscopeApp(kernel_path("add.py"), target="sm_90")
     async with app.run_test(size=(220, 50)) as pilot:
         await wait_until_shown(app, pilot)
-        assert app.main.effective_layout() == "columns" and sum(p.display for p in app.main.panes) == 4
+        assert (
+            app.main.effective_layout() == "columns" and sum(p.display for p in app.main.panes) == 4
+        )
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         assert app.main.effective_layout() == "rows" and sum(p.display for p in app.main.panes) == 2

@@ -53,7 +53,9 @@ async def test_gutter_marks_vector_and_masked_accesses():
         assert "Vm" in row_text(source.view, x_load)
         first_ld = next(i for i, t in enumerate(ptx.view.text.lines) if "ld.global" in t)
         assert "Vm" in row_text(ptx.view, first_ld)
-        plain = next(i for i, t in enumerate(ptx.view.text.lines) if "mov.u32" in t and i < first_ld)
+        plain = next(
+            i for i, t in enumerate(ptx.view.text.lines) if "mov.u32" in t and i < first_ld
+        )
         assert "V" not in row_text(ptx.view, plain).split("mov.u32")[0]
 
 
@@ -94,13 +96,18 @@ def test_snapshot_marks_and_memory_panel(snap_compare):
         await wait_until_shown(app, pilot)
         panel = await open_memory_panel(app, pilot)
         app.main.focus_pane(0)
-        pane_showing(app, "source").view.move_cursor_to_index(source_line_of(MISALIGNED, "x = tl.load(") - 1,
-                                                               notify=True)
+        pane_showing(app, "source").view.move_cursor_to_index(
+            source_line_of(MISALIGNED, "x = tl.load(") - 1, notify=True
+        )
         await pilot.pause()
         await wait_for_what_if(app, pilot, panel)
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(snapshot_source(MISALIGNED), target="sm_90"), terminal_size=(160, 48), run_before=run_before)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(MISALIGNED), target="sm_90"),
+        terminal_size=(160, 48),
+        run_before=run_before,
+    )
 
 
 @run_async
@@ -111,7 +118,9 @@ async def test_memory_panel_lists_the_kernel_by_line_away_from_accesses():
         panel = await open_memory_panel(app, pilot)
         source = pane_showing(app, "source")
         app.main.focus_pane(0)
-        source.view.move_cursor_to_index(source_line_of(ADD, "pid = tl.program_id") - 1, notify=True)
+        source.view.move_cursor_to_index(
+            source_line_of(ADD, "pid = tl.program_id") - 1, notify=True
+        )
         await pilot.pause()
         text = panel.plain_text()
         assert "no memory access in ptx" in text

@@ -25,12 +25,20 @@ async def test_an_answer_to_an_older_request_is_dropped():
         older = Request(main._serial, "load")  # the request that showed the kernel
         main.recompile_in_background(defines={"num_warps": 8})
         await wait_until_shown(app, pilot)
-        main.post_message(Failed(older, OpenFailure("an old failure [M=64, N=32]")))  # late answers to it
+        main.post_message(
+            Failed(older, OpenFailure("an old failure [M=64, N=32]"))
+        )  # late answers to it
         main.post_message(Progress(older, "an old progress line", 0.5))
         await pilot.pause()
-        assert main.failure is None and main.shown.comp.num_warps == 8 and main.edits == {"num_warps": 8}
+        assert (
+            main.failure is None
+            and main.shown.comp.num_warps == 8
+            and main.edits == {"num_warps": 8}
+        )
         assert "old" not in str(app.query_one("#status-text").content)
-        current = Request(main._serial, "recompile")  # the same failure, answering the newest request: shown
+        current = Request(
+            main._serial, "recompile"
+        )  # the same failure, answering the newest request: shown
         main.post_message(Failed(current, OpenFailure("a new failure [M=64, N=32]")))
         await pilot.pause()
         assert main.failure is not None and app.is_running
@@ -51,7 +59,13 @@ async def test_busy_is_whether_a_request_runs_and_a_failure_that_is_not_fatal_ke
         await app.workers.wait_for_complete()
         assert not main.busy
         shown = main.shown
-        main.post_message(Failed(Request(main._serial, "recompile"), OpenFailure("no [b]such[/b] target"), fatal=False))
+        main.post_message(
+            Failed(
+                Request(main._serial, "recompile"),
+                OpenFailure("no [b]such[/b] target"),
+                fatal=False,
+            )
+        )
         await pilot.pause()
         assert main.shown is shown and main.failure is None
         assert "✗ no [b]such[/b] target" in str(app.query_one("#status-text").content)
@@ -73,11 +87,15 @@ async def test_a_views_stale_answer_is_dropped_and_its_failure_comes_back_to_it_
         main, panel = app.main, app.query_one(CoalescingPanel)
         comp = main.shown.comp
         older = panel.ask("coalescing", refused, comp, about=comp.key)
-        panel.ask("coalescing", _analyse, comp, about=comp.key)  # the newer request: its answer counts
+        panel.ask(
+            "coalescing", _analyse, comp, about=comp.key
+        )  # the newer request: its answer counts
         await app.workers.wait_for_complete()
         await pilot.pause()
         result = panel._analyses.get(comp.key)
-        assert result is not None and not isinstance(result, str) and result.accesses  # the failure was stale
+        assert (
+            result is not None and not isinstance(result, str) and result.accesses
+        )  # the failure was stale
         panel.post_message(CoalescingAnalysed(older, "a stale result"))
         await pilot.pause()
         assert panel._analyses.get(comp.key) is result
@@ -85,8 +103,13 @@ async def test_a_views_stale_answer_is_dropped_and_its_failure_comes_back_to_it_
         panel.ask("coalescing", refused, comp, about=comp.key)
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert panel._analyses.get(comp.key) == "coalescing analysis failed: no [b]interpreter[/b] here"
-        assert main.failure is None and main.shown.comp is comp and app.is_running  # the screen goes on
+        assert (
+            panel._analyses.get(comp.key)
+            == "coalescing analysis failed: no [b]interpreter[/b] here"
+        )
+        assert (
+            main.failure is None and main.shown.comp is comp and app.is_running
+        )  # the screen goes on
 
 
 @run_async
@@ -103,4 +126,6 @@ async def test_only_young_objects_are_collected_while_a_compile_runs_and_all_onc
         assert gc.get_threshold() == YOUNG_ONLY and app.main.busy
         await wait_until_shown(app, pilot)
         await pilot.pause()
-        assert gc.isenabled() and gc.get_threshold() == COLLECT and app.main.shown.comp.num_warps == 2
+        assert (
+            gc.isenabled() and gc.get_threshold() == COLLECT and app.main.shown.comp.num_warps == 2
+        )

@@ -21,13 +21,19 @@ async def _loaded(pilot) -> None:
 
 
 def test_add_at_80x24(snap_compare):
-    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"), terminal_size=(80, 24),
-                        run_before=_loaded)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"),
+        terminal_size=(80, 24),
+        run_before=_loaded,
+    )
 
 
 def test_add_at_200x50(snap_compare):
-    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"), terminal_size=(200, 50),
-                        run_before=_loaded)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"),
+        terminal_size=(200, 50),
+        run_before=_loaded,
+    )
 
 
 def test_add_linked_from_ptx_at_160x40(snap_compare):
@@ -36,13 +42,19 @@ def test_add_linked_from_ptx_at_160x40(snap_compare):
         await pilot.press("tab", "tab", "slash", *"ld.global", "enter")
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"), terminal_size=(160, 40),
-                        run_before=move_to_a_load)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"),
+        terminal_size=(160, 40),
+        run_before=move_to_a_load,
+    )
 
 
 def test_compile_error_at_120x30(snap_compare):
-    assert snap_compare(IrscopeApp(snapshot_source(fixture_path("compile_error.py")), target="sm_90"), terminal_size=(120, 30),
-                        run_before=_loaded)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(fixture_path("compile_error.py")), target="sm_90"),
+        terminal_size=(120, 30),
+        run_before=_loaded,
+    )
 
 
 def test_help_at_120x40(snap_compare):
@@ -51,34 +63,46 @@ def test_help_at_120x40(snap_compare):
         await pilot.press("question_mark")
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"), terminal_size=(120, 40),
-                        run_before=open_help)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"),
+        terminal_size=(120, 40),
+        run_before=open_help,
+    )
 
 
 def test_findings_at_80x24(snap_compare):
     """strided.py at 80×24: the Findings view opened with f, its finding wrapped to the width."""
+
     async def open_findings(pilot) -> None:
         await _loaded(pilot)
         await pilot.press("f")
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("strided.py")), target="sm_90"), terminal_size=(80, 24),
-                        run_before=open_findings)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(kernel_path("strided.py")), target="sm_90"),
+        terminal_size=(80, 24),
+        run_before=open_findings,
+    )
 
 
 def test_findings_jumped_to_at_200x50(snap_compare):
     """strided.py at 200×50: the view open on start; f and Enter put every pane on line 26."""
+
     async def jump(pilot) -> None:
         await _loaded(pilot)
         await pilot.press("f", "enter")
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("strided.py")), target="sm_90"), terminal_size=(200, 50),
-                        run_before=jump)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(kernel_path("strided.py")), target="sm_90"),
+        terminal_size=(200, 50),
+        run_before=jump,
+    )
 
 
 def test_coalescing_panel_focused_and_maximised_at_80x24(snap_compare):
     """strided.py at 80×24: the gather's Coalescing panel reached with Tab and maximised with m; it scrolls."""
+
     async def maximise(pilot) -> None:
         await _loaded(pilot)
         await pilot.press("i", "i", "i", "i", "g", *"26", "enter")
@@ -87,8 +111,11 @@ def test_coalescing_panel_focused_and_maximised_at_80x24(snap_compare):
         await pilot.press("tab", "tab", "m")
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("strided.py")), target="sm_90"), terminal_size=(80, 24),
-                        run_before=maximise)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(kernel_path("strided.py")), target="sm_90"),
+        terminal_size=(80, 24),
+        run_before=maximise,
+    )
 
 
 def test_diff_misaligned_launches_at_80x24(snap_compare):
@@ -103,8 +130,11 @@ def test_diff_misaligned_launches_at_80x24(snap_compare):
         await wait_for_doc(pilot, await open_diff(pilot))
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("misaligned.py")), target="sm_90"),
-                        terminal_size=(80, 24), run_before=diff)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(kernel_path("misaligned.py")), target="sm_90"),
+        terminal_size=(80, 24),
+        run_before=diff,
+    )
 
 
 def test_pipeline_add_line_26_at_160x40(snap_compare):
@@ -117,5 +147,8 @@ def test_pipeline_add_line_26_at_160x40(snap_compare):
         await pilot.press("down")
         await pilot.pause()
 
-    assert snap_compare(IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"), terminal_size=(160, 40),
-                        run_before=pipeline)
+    assert snap_compare(
+        IrscopeApp(snapshot_source(kernel_path("add.py")), target="sm_90"),
+        terminal_size=(160, 40),
+        run_before=pipeline,
+    )

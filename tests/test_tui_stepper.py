@@ -31,7 +31,9 @@ def _close_workers():
 
 @pytest.fixture(scope="module")
 def add():
-    return opened(snapshot_source(kernel_path("add.py")))  # a path the same on every machine and from any directory
+    return opened(
+        snapshot_source(kernel_path("add.py"))
+    )  # a path the same on every machine and from any directory
 
 
 def test_step_locals_and_linked_ir(add):
@@ -47,7 +49,9 @@ def test_step_locals_and_linked_ir(add):
             assert "offsets" in screen.query_one("#stepper-locals").names
             ir = str(screen.query_one("#stepper-ir").render())
             assert "tt.load" in ir
-            assert "load x_ptr + [1024 .. 2047]" in str(screen.query_one("#stepper-accesses").render())
+            assert "load x_ptr + [1024 .. 2047]" in str(
+                screen.query_one("#stepper-accesses").render()
+            )
             await pilot.press("b")
             assert screen.stepper.step.line == 25
             await pilot.press("e")
@@ -87,7 +91,9 @@ def test_program_chooser_rerecords(add):
         async with app.run_test(size=SIZE) as pilot:
             screen = await wait_recorded(pilot)
             await pilot.press("p")
-            await pilot.press("ctrl+a", "ctrl+k", "9", "enter")  # outside the grid: refused, stays open
+            await pilot.press(
+                "ctrl+a", "ctrl+k", "9", "enter"
+            )  # outside the grid: refused, stays open
             error = app.screen.query_one("#chooser-error")
             assert "outside the launch's grid" in str(error.render())
             await pilot.pause()
@@ -132,8 +138,13 @@ def test_a_step_redraws_quickly():
 
 def test_draw_mask_rows():
     import numpy as np
+
     text = str(draw_mask(np.arange(128) < 100))
-    assert text.splitlines()[0].startswith("    0 ") and text.count("█") == 100 and text.count("·") == 28
+    assert (
+        text.splitlines()[0].startswith("    0 ")
+        and text.count("█") == 100
+        and text.count("·") == 28
+    )
 
 
 def test_snapshot_add_stepper(snap_compare, add):
@@ -169,7 +180,9 @@ def test_main_view_opens_the_stepper_with_ctrl_t_and_escape_returns():
             await pilot.pause()
             assert app.screen is main
             source = next(p for p in app.main.panes if p.stage == "source")
-            assert source.view.cursor_index == 25  # the main view follows the line the stepper stopped at
+            assert (
+                source.view.cursor_index == 25
+            )  # the main view follows the line the stepper stopped at
 
     asyncio.run(scenario())
 
@@ -235,7 +248,10 @@ def test_the_stepper_footer_shows_its_main_keys_whole_at_80_columns():
                 shown = {k.key_display for k in listed}
                 assert {"s", "n", "c", "b", "space", "esc", "?"} <= shown, (width, shown)
                 for key in listed:  # whole, left of the palette key: nothing cut off
-                    assert key.region.width > 0 and key.region.right <= palette.region.x, (width, key.key_display)
+                    assert key.region.width > 0 and key.region.right <= palette.region.x, (
+                        width,
+                        key.key_display,
+                    )
                 if width >= 150:
                     assert {"o", "r", "e", "p", "i", "q"} <= shown
 

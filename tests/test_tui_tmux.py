@@ -22,11 +22,25 @@ class Tmux:
 
     def __init__(self, command: str, width: int = 120, height: int = 36) -> None:
         self.socket = f"irscope-test-{os.getpid()}"
-        self.run("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), command)
+        self.run(
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            command,
+        )
 
     def run(self, *args: str) -> str:
         env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")}
-        done = subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=30, env=env)
+        done = subprocess.run(
+            [TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=30, env=env
+        )
         return done.stdout
 
     def screen(self) -> str:
@@ -49,13 +63,21 @@ class Tmux:
 
 
 def test_irscope_opens_add_in_tmux_takes_keys_and_quits():
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in os.environ.items() if k.startswith(("TRITON_", "IRSCOPE_")))
-    command = (f"cd {shlex.quote(ROOT)} && env TERM=xterm-256color {env} {shlex.quote(sys.executable)} -m irscope "
-               f"kernels/add.py --target sm_90; echo IRSCOPE-EXITED-$?; sleep 60")
+    env = " ".join(
+        f"{k}={shlex.quote(v)}"
+        for k, v in os.environ.items()
+        if k.startswith(("TRITON_", "IRSCOPE_"))
+    )
+    command = (
+        f"cd {shlex.quote(ROOT)} && env TERM=xterm-256color {env} {shlex.quote(sys.executable)} -m irscope "
+        f"kernels/add.py --target sm_90; echo IRSCOPE-EXITED-$?; sleep 60"
+    )
     tmux = Tmux(command)
     try:
         screen = tmux.wait_for("regs")  # the header, once the kernel is compiled
-        assert "add_kernel" in screen and "Source" in screen and "TTGIR" in screen and "PTX" in screen
+        assert (
+            "add_kernel" in screen and "Source" in screen and "TTGIR" in screen and "PTX" in screen
+        )
         assert "tl.program_id" in screen
         tmux.keys("Tab")
         tmux.keys("s")  # the TTGIR pane cycles to the next stage: LLVM IR

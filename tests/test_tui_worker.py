@@ -50,10 +50,14 @@ _EVERY_VIEW = textwrap.dedent("""
 
 def test_the_tui_process_never_imports_torch_nor_triton_and_numpy_only_when_a_panel_needs_it():
     script = _EVERY_VIEW.format(tests=os.path.join(ROOT, "tests"), path=kernel_path("add.py"))
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
-    assert any(line.startswith("shown add_kernel ") and line.split()[-1].isdigit() for line in lines), lines
+    assert any(
+        line.startswith("shown add_kernel ") and line.split()[-1].isdigit() for line in lines
+    ), lines
     assert "loaded []" in lines, lines
     assert "shown with []" in lines, lines  # NumPy (12 MB) comes with the first panel that needs it
 
@@ -79,22 +83,40 @@ def _read_until(fd: int, needle: bytes, seconds: float) -> bytes:
 def test_stopping_the_tui_leaves_no_process_and_no_temporary_file(tmp_path, signum):
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
-    kernel_file = tmp_path / "runs_forever.py"  # a path of its own: the worker names it in its arguments
+    kernel_file = (
+        tmp_path / "runs_forever.py"
+    )  # a path of its own: the worker names it in its arguments
     kernel_file.write_text(open(fixture_path("runs_forever.py")).read())
-    env = {**os.environ, "TMPDIR": str(private_tmp), "IRSCOPE_CAPTURE_QUIET": "600", "TERM": "xterm-256color",
-           "TRITON_CACHE_DIR": str(tmp_path / "cache")}
+    env = {
+        **os.environ,
+        "TMPDIR": str(private_tmp),
+        "IRSCOPE_CAPTURE_QUIET": "600",
+        "TERM": "xterm-256color",
+        "TRITON_CACHE_DIR": str(tmp_path / "cache"),
+    }
     controller, terminal = pty.openpty()
-    front = subprocess.Popen([sys.executable, "-m", "irscope", str(kernel_file)], cwd=ROOT, env=env,
-                             stdin=terminal, stdout=terminal, stderr=terminal, start_new_session=True)
+    front = subprocess.Popen(
+        [sys.executable, "-m", "irscope", str(kernel_file)],
+        cwd=ROOT,
+        env=env,
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        start_new_session=True,
+    )
     os.close(terminal)
     try:
-        seen = _read_until(controller, b"captured 1 launch", 90)  # the file runs forever in the worker
+        seen = _read_until(
+            controller, b"captured 1 launch", 90
+        )  # the file runs forever in the worker
         assert b"captured 1 launch" in seen, seen[-2000:]
         assert _processes_of(str(kernel_file)), "no worker runs the file"
         front.send_signal(signum)
         front.wait(timeout=30)
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and (_processes_of(str(kernel_file)) or os.listdir(private_tmp)):
+        while time.monotonic() < deadline and (
+            _processes_of(str(kernel_file)) or os.listdir(private_tmp)
+        ):
             time.sleep(0.1)
         assert _processes_of(str(kernel_file)) == []
         assert os.listdir(private_tmp) == []
@@ -104,13 +126,22 @@ def test_stopping_the_tui_leaves_no_process_and_no_temporary_file(tmp_path, sign
         os.close(controller)
 
 
-def test_escapes_and_brackets_from_a_file_never_reach_the_terminal_and_never_crash_the_tui(tmp_path):
+def test_escapes_and_brackets_from_a_file_never_reach_the_terminal_and_never_crash_the_tui(
+    tmp_path,
+):
     """The kernel's source and the error the file raises carry an OSC title sequence; the message has
     `[M=64, N=32]` and `x[i]`. The real binary shows the failure, keeps running, and `q` ends it."""
     controller, terminal = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "TRITON_CACHE_DIR": str(tmp_path / "cache")}
-    front = subprocess.Popen([sys.executable, "-m", "irscope", fixture_path("escapes.py")], cwd=ROOT, env=env,
-                             stdin=terminal, stdout=terminal, stderr=terminal, start_new_session=True)
+    front = subprocess.Popen(
+        [sys.executable, "-m", "irscope", fixture_path("escapes.py")],
+        cwd=ROOT,
+        env=env,
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        start_new_session=True,
+    )
     os.close(terminal)
     try:
         seen = _read_until(controller, b"ValueError", 120)
@@ -172,8 +203,16 @@ def test_a_file_that_ends_its_worker_is_one_line_with_its_last_output_written_ou
     session = open_session(fixture_path("exits_hard.py"))
     try:
         with pytest.raises(WorkerGone) as caught:
-            session.request("open", path=fixture_path("exits_hard.py"), target="sm_90", run_main=True,
-                            defines=[], arg_types=[], kernel=None, config=None)
+            session.request(
+                "open",
+                path=fixture_path("exits_hard.py"),
+                target="sm_90",
+                run_main=True,
+                defines=[],
+                arg_types=[],
+                kernel=None,
+                config=None,
+            )
     finally:
         session.close()
     message = str(caught.value)
@@ -187,9 +226,15 @@ def test_scrubbing_an_answer_keeps_its_types_and_numbers():
     from irscope.base.textsafe import scrub
 
     Pair = namedtuple("Pair", "a b")
-    answer = {"strides": Counter({128: 31, 4: 1}), "pair": Pair("x\x1b[2J", 2), "names": ["ok", "\x07bell"]}
+    answer = {
+        "strides": Counter({128: 31, 4: 1}),
+        "pair": Pair("x\x1b[2J", 2),
+        "names": ["ok", "\x07bell"],
+    }
     scrub(answer)
-    assert answer["strides"] == Counter({128: 31, 4: 1}) and answer["strides"].most_common(1) == [(128, 31)]
+    assert answer["strides"] == Counter({128: 31, 4: 1}) and answer["strides"].most_common(1) == [
+        (128, 31)
+    ]
     assert answer["pair"] == Pair("x\\x1b[2J", 2) and answer["names"] == ["ok", "\\x07bell"]
 
 
@@ -203,7 +248,8 @@ def test_closing_a_session_fails_the_request_that_waits_on_the_file(tmp_path):
 
     marker = tmp_path / "running"
     script = tmp_path / "still_running.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import os, time
         if __name__ == '__main__':
             if os.fork() == 0:
@@ -213,14 +259,23 @@ def test_closing_a_session_fails_the_request_that_waits_on_the_file(tmp_path):
                 time.sleep(60)
                 os._exit(0)
             time.sleep(600)
-        """))
+        """)
+    )
     session = open_session(str(script))
     outcome = []
 
     def ask():
         try:
-            session.request("open", path=str(script), target="sm_90", run_main=True, defines=[], arg_types=[],
-                            kernel=None, config=None)
+            session.request(
+                "open",
+                path=str(script),
+                target="sm_90",
+                run_main=True,
+                defines=[],
+                arg_types=[],
+                kernel=None,
+                config=None,
+            )
             outcome.append("answered")
         except WorkerGone as exc:
             outcome.append(exc)

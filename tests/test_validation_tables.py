@@ -22,7 +22,7 @@ def _section(title: str) -> str:
     text = open(DOC).read()
     start = text.index(title)
     end = text.find("\n## ", start + 1)
-    return text[start:end if end > 0 else len(text)]
+    return text[start : end if end > 0 else len(text)]
 
 
 def _rows(text: str, prefix: str = "| kernels/") -> list[str]:
@@ -30,12 +30,18 @@ def _rows(text: str, prefix: str = "| kernels/") -> list[str]:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT, timeout=900)
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=ROOT, timeout=900
+    )
 
 
 def _not_yet_on_gpu() -> set[str]:
     """Examples docs/validation.md names as not yet run on a GPU (written after the last GPU run)."""
-    line = next(line for line in open(DOC).read().splitlines() if line.startswith("**Examples not yet run on a GPU:**"))
+    line = next(
+        line
+        for line in open(DOC).read().splitlines()
+        if line.startswith("**Examples not yet run on a GPU:**")
+    )
     return set(re.findall(r"`(kernels/\w+\.py)`", line))
 
 
@@ -49,8 +55,14 @@ def _examples() -> set[str]:
 
 
 def _coalescing(files: list[str]) -> subprocess.CompletedProcess:
-    return _run(os.path.join(ROOT, "validation", "ncu_coalescing.py"), "--measured", NCU_CSV, "--target", "sm_90",
-                *[os.path.join(ROOT, f) for f in files])
+    return _run(
+        os.path.join(ROOT, "validation", "ncu_coalescing.py"),
+        "--measured",
+        NCU_CSV,
+        "--target",
+        "sm_90",
+        *[os.path.join(ROOT, f) for f in files],
+    )
 
 
 def _coalescing_tables() -> tuple[list[str], list[str]]:
@@ -67,14 +79,18 @@ def test_the_coalescing_table_is_rebuilt_from_the_committed_ncu_csv():
     done = _coalescing(files)
     assert _rows(done.stdout) == published
     assert len(published) == 27 and all(row.endswith("| yes |") for row in published)
-    assert any(row.startswith("| kernels/attention.py | attention_fwd_kernel | 3 |") for row in published)
+    assert any(
+        row.startswith("| kernels/attention.py | attention_fwd_kernel | 3 |") for row in published
+    )
     assert done.returncode == 0, done.stdout[-2000:]
 
 
 def test_the_torch_compile_coalescing_table_is_rebuilt_on_the_gpus_triton():
     if triton.__version__ != "3.6.0":
-        pytest.skip(f"the torch.compile coalescing table is published for Triton 3.6.0 (the H100's); Triton "
-                    f"{triton.__version__} compiles its configs to other register counts, which pair differently")
+        pytest.skip(
+            f"the torch.compile coalescing table is published for Triton 3.6.0 (the H100's); Triton "
+            f"{triton.__version__} compiles its configs to other register counts, which pair differently"
+        )
     _, published = _coalescing_tables()
     done = _coalescing([TORCH_COMPILE_EXAMPLE])
     assert _rows(done.stdout) == published
@@ -85,8 +101,11 @@ def test_the_torch_compile_coalescing_table_is_rebuilt_on_the_gpus_triton():
 
 def test_the_occupancy_table_is_irscopes_extraction_against_the_committed_driver_answers():
     published = _rows(_section("## Theoretical occupancy vs. the CUDA driver"))
-    done = _run(os.path.join(ROOT, "validation", "gpu_occupancy.py"), "--compare",
-                os.path.join(ROOT, "validation", "data", "h100_occupancy.json"))
+    done = _run(
+        os.path.join(ROOT, "validation", "gpu_occupancy.py"),
+        "--compare",
+        os.path.join(ROOT, "validation", "data", "h100_occupancy.json"),
+    )
     assert _rows(done.stdout) == published
     assert len(published) == 36 and "36 of 36 agree" in done.stdout
     assert done.returncode == 0, done.stdout[-2000:]
@@ -94,8 +113,11 @@ def test_the_occupancy_table_is_irscopes_extraction_against_the_committed_driver
 
 def test_the_fidelity_table_is_rebuilt_from_the_committed_rows():
     published = _rows(_section("## Offline compile vs. a real launch"))
-    done = _run(os.path.join(ROOT, "validation", "tables.py"), "fidelity",
-                os.path.join(ROOT, "validation", "data", "h100_kernels_fidelity.json"))
+    done = _run(
+        os.path.join(ROOT, "validation", "tables.py"),
+        "fidelity",
+        os.path.join(ROOT, "validation", "data", "h100_kernels_fidelity.json"),
+    )
     assert _rows(done.stdout) == published
     assert {re.match(r"\| (\S+) \|", row).group(1) for row in published} == _examples()
     hand_written = [row for row in published if not row.startswith(f"| {TORCH_COMPILE_EXAMPLE} |")]
@@ -115,8 +137,11 @@ def test_the_readme_quotes_the_rebuilt_tables_word_for_word():
     # each phrase is the count the tests above derive from the raw data; the README must say it as the doc does
     readme = open(os.path.join(ROOT, "README.md")).read()
     doc = " ".join(open(DOC).read().split())
-    for phrase in ("12 of 12 compilations of the hand-written examples `PASS`",
-                   "27 launches of 10 files, every one measured, and all 27 equal to the measurement exactly",
-                   "36 of 36 agree", "Triton 3.6.0"):
+    for phrase in (
+        "12 of 12 compilations of the hand-written examples `PASS`",
+        "27 launches of 10 files, every one measured, and all 27 equal to the measurement exactly",
+        "36 of 36 agree",
+        "Triton 3.6.0",
+    ):
         assert phrase in doc and phrase in " ".join(readme.split()), phrase
     assert "Checked on a GPU: Triton 3.6.0 only" in readme

@@ -16,12 +16,17 @@ def test_fake_cuda_inputs_ask_for_no_gpu_context(monkeypatch):
     on the H100 machine with the GPU hidden: validation/data/h100_corpus_fidelity6b). Here torch's own check
     is made to pass as it does there; the allocation would fail on this CPU-only torch."""
     import torch._subclasses.fake_tensor as fake_tensor
+
     original = fake_tensor.init_gpu_context
     with virtual_gpu(Target("sm_90")):
-        monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda check_available=False: "cuda")
+        monkeypatch.setattr(
+            torch.accelerator, "current_accelerator", lambda check_available=False: "cuda"
+        )
         with pytest.raises((AssertionError, RuntimeError)):
             with torch._C.DisableTorchFunction():
-                original(torch.device("cuda", 0))  # what torch does: a real cuda tensor, impossible here
+                original(
+                    torch.device("cuda", 0)
+                )  # what torch does: a real cuda tensor, impossible here
         with gpu_path_compile():
             (fake,) = _fake_gpu_inputs([torch.ones(4, 8)])
         monkeypatch.undo()

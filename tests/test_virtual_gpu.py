@@ -18,8 +18,15 @@ from irscope.engine.session import open_file
 from irscope.engine.triton_compat import Target
 from irscope.engine.virtual_gpu.device import describe_virtual_device, virtual_gpu
 
-NVIDIA_KEYS = {"max_shared_mem", "max_num_regs", "multiprocessor_count", "warpSize", "sm_clock_rate",
-               "mem_clock_rate", "mem_bus_width"}
+NVIDIA_KEYS = {
+    "max_shared_mem",
+    "max_num_regs",
+    "multiprocessor_count",
+    "warpSize",
+    "sm_clock_rate",
+    "mem_clock_rate",
+    "mem_bus_width",
+}
 HIP_KEYS = NVIDIA_KEYS | {"arch", "max_threads_per_sm", "cooperativeLaunch"}
 
 
@@ -31,24 +38,43 @@ def limits(name):
 def test_device_queries_answer_from_the_targets_table(name):
     lim = limits(name)
     with virtual_gpu(Target(name)):
-        assert torch.cuda.is_available() and torch.cuda.device_count() == 1 and torch.cuda.current_device() == 0
+        assert (
+            torch.cuda.is_available()
+            and torch.cuda.device_count() == 1
+            and torch.cuda.current_device() == 0
+        )
         props = torch.cuda.get_device_properties()
         for device in (0, "cuda", "cuda:0", torch.device("cuda")):
             assert torch.cuda.get_device_properties(device) == props
         assert props.multi_processor_count == lim.chip.units and props.name == lim.chip.name
         assert torch.cuda.get_device_name() == lim.chip.name
-        assert props.L2_cache_size == lim.chip.l2_bytes and props.total_memory == lim.chip.memory_bytes
+        assert (
+            props.L2_cache_size == lim.chip.l2_bytes and props.total_memory == lim.chip.memory_bytes
+        )
         assert torch.cuda.get_device_capability() == (props.major, props.minor)
         triton_props = driver.active.utils.get_device_properties(0)
         target = driver.active.get_current_target()
         if name.startswith("sm_"):
             assert torch.cuda.get_device_capability() == divmod(int(name[3:]), 10)
-            assert set(triton_props) == NVIDIA_KEYS and props.warp_size == triton_props["warpSize"] == 32
-            assert triton_props["max_shared_mem"] == props.shared_memory_per_block_optin == lim.max_shared_per_block
+            assert (
+                set(triton_props) == NVIDIA_KEYS
+                and props.warp_size == triton_props["warpSize"] == 32
+            )
+            assert (
+                triton_props["max_shared_mem"]
+                == props.shared_memory_per_block_optin
+                == lim.max_shared_per_block
+            )
             assert props.max_threads_per_multi_processor == lim.max_warps_per_sm * 32
-            assert torch.version.hip is None and target.backend == "cuda" and target.arch == int(name[3:])
+            assert (
+                torch.version.hip is None
+                and target.backend == "cuda"
+                and target.arch == int(name[3:])
+            )
         else:
-            assert set(triton_props) == HIP_KEYS and props.warp_size == triton_props["warpSize"] == 64
+            assert (
+                set(triton_props) == HIP_KEYS and props.warp_size == triton_props["warpSize"] == 64
+            )
             assert triton_props["max_shared_mem"] == props.shared_memory_per_block == lim.lds_per_cu
             assert props.gcnArchName.split(":")[0] == triton_props["arch"].split(":")[0] == name
             assert torch.version.hip is not None and target.backend == "hip" and target.arch == name
@@ -62,14 +88,23 @@ def test_the_virtual_gpu_records_what_the_file_asks_about_the_device():
     """What a file asked decides whether it is run again for another target (core/retarget.py)."""
     asked = set()
     with virtual_gpu(Target("sm_90"), asked):
-        assert torch.cuda.is_available() and torch.cuda.device_count() == 1 and torch.empty(2, device="cuda").is_cuda
+        assert (
+            torch.cuda.is_available()
+            and torch.cuda.device_count() == 1
+            and torch.empty(2, device="cuda").is_cuda
+        )
         assert driver.active.get_current_target().backend == "cuda"
-        assert not asked, "whether there is a device, and its backend, are no questions about what it is"
+        assert not asked, (
+            "whether there is a device, and its backend, are no questions about what it is"
+        )
         torch.cuda.get_device_capability()
         torch.cuda.get_device_name(0)
         driver.active.utils.get_device_properties(0)
-    assert asked == {"torch.cuda.get_device_capability", "torch.cuda.get_device_name",
-                     "driver.active.utils.get_device_properties"}
+    assert asked == {
+        "torch.cuda.get_device_capability",
+        "torch.cuda.get_device_name",
+        "driver.active.utils.get_device_properties",
+    }
 
 
 def test_targets_are_different_devices():
@@ -82,15 +117,26 @@ def test_targets_are_different_devices():
 def test_factories_and_moves_give_cpu_tensors_on_the_virtual_device():
     with virtual_gpu(Target("sm_90")):
         DEVICE = driver.active.get_active_torch_device()
-        made = [torch.empty(4, device="cuda"), torch.zeros(4, device="cuda:0"), torch.ones(4, device=DEVICE),
-                torch.rand(4, device=0), torch.full((4, ), 2.0, device=torch.device("cuda")),
-                torch.arange(4, device=DEVICE), torch.tensor([1.0, 2.0], device="cuda")]
+        made = [
+            torch.empty(4, device="cuda"),
+            torch.zeros(4, device="cuda:0"),
+            torch.ones(4, device=DEVICE),
+            torch.rand(4, device=0),
+            torch.full((4,), 2.0, device=torch.device("cuda")),
+            torch.arange(4, device=DEVICE),
+            torch.tensor([1.0, 2.0], device="cuda"),
+        ]
         for t in made:
             assert t.is_cuda and t.device == DEVICE and t.get_device() == 0 and not t.is_cpu
         host = torch.randn(4)
         assert not host.is_cuda and host.device == torch.device("cpu") and host.get_device() == -1
-        moved = [host.cuda(), host.to("cuda"), host.to(DEVICE, torch.float16), host.to(made[0]),
-                 host.to(device="cuda:0")]
+        moved = [
+            host.cuda(),
+            host.to("cuda"),
+            host.to(DEVICE, torch.float16),
+            host.to(made[0]),
+            host.to(device="cuda:0"),
+        ]
         for t in moved:
             assert t.is_cuda and t.device == DEVICE and t is not host
         assert moved[2].dtype == torch.float16 and torch.equal(moved[0], host)
@@ -100,11 +146,24 @@ def test_factories_and_moves_give_cpu_tensors_on_the_virtual_device():
         assert back.device.type == "cpu" and back is not gpu
         back.fill_(7.0)
         assert not torch.equal(gpu, back), ".cpu() is a copy, as from a GPU"
-        assert gpu.to("cpu").device.type == "cpu" and gpu.to("cpu", torch.float64).dtype == torch.float64
+        assert (
+            gpu.to("cpu").device.type == "cpu"
+            and gpu.to("cpu", torch.float64).dtype == torch.float64
+        )
         # results and views follow their inputs
-        assert (gpu * 2).is_cuda and gpu[1:].is_cuda and torch.empty_like(gpu).is_cuda and gpu.view(2, 2).T.is_cuda
-        assert not (host * 2).is_cuda and not host[1:].is_cuda and not torch.empty_like(host).is_cuda
-        assert torch.empty(3, device=gpu.device).is_cuda and not torch.empty(3, device=host.device).is_cuda
+        assert (
+            (gpu * 2).is_cuda
+            and gpu[1:].is_cuda
+            and torch.empty_like(gpu).is_cuda
+            and gpu.view(2, 2).T.is_cuda
+        )
+        assert (
+            not (host * 2).is_cuda and not host[1:].is_cuda and not torch.empty_like(host).is_cuda
+        )
+        assert (
+            torch.empty(3, device=gpu.device).is_cuda
+            and not torch.empty(3, device=host.device).is_cuda
+        )
         with torch.device("cuda"):
             assert torch.zeros(3).is_cuda
         model = torch.nn.Linear(4, 4).cpu()
@@ -122,26 +181,45 @@ def test_a_module_moves_to_the_virtual_gpu_in_every_form_torch_accepts():
     with virtual_gpu(Target("sm_90")):
         DEVICE = driver.active.get_active_torch_device()
         half_gpu = torch.empty(2, device="cuda", dtype=torch.float16)
-        moves = {"to('cuda')": (lambda m: m.to("cuda"), torch.float32),
-                 "to(device=, dtype=None)": (lambda m: m.to(device="cuda", dtype=None), torch.float32),
-                 "to('cuda', non_blocking=True)": (lambda m: m.to("cuda", non_blocking=True), torch.float32),
-                 "to(device, float16)": (lambda m: m.to(torch.device("cuda"), torch.float16), torch.float16),
-                 "to(gpu tensor)": (lambda m: m.to(half_gpu), torch.float16),
-                 "to(0)": (lambda m: m.to(0), torch.float32),
-                 "cuda()": (lambda m: m.cuda(), torch.float32),
-                 "half().cuda()": (lambda m: m.half().cuda(), torch.float16),
-                 "to(memory_format=)": (lambda m: m.to("cuda", memory_format=torch.channels_last), torch.float32)}
+        moves = {
+            "to('cuda')": (lambda m: m.to("cuda"), torch.float32),
+            "to(device=, dtype=None)": (lambda m: m.to(device="cuda", dtype=None), torch.float32),
+            "to('cuda', non_blocking=True)": (
+                lambda m: m.to("cuda", non_blocking=True),
+                torch.float32,
+            ),
+            "to(device, float16)": (
+                lambda m: m.to(torch.device("cuda"), torch.float16),
+                torch.float16,
+            ),
+            "to(gpu tensor)": (lambda m: m.to(half_gpu), torch.float16),
+            "to(0)": (lambda m: m.to(0), torch.float32),
+            "cuda()": (lambda m: m.cuda(), torch.float32),
+            "half().cuda()": (lambda m: m.half().cuda(), torch.float16),
+            "to(memory_format=)": (
+                lambda m: m.to("cuda", memory_format=torch.channels_last),
+                torch.float32,
+            ),
+        }
         for name, (move, dtype) in moves.items():
             model = move(torch.nn.Linear(4, 4).cpu())
-            assert model.weight.device == DEVICE and model.bias.is_cuda and model.weight.dtype == dtype, name
+            assert (
+                model.weight.device == DEVICE and model.bias.is_cuda and model.weight.dtype == dtype
+            ), name
             assert model(torch.ones(4, device="cuda", dtype=dtype)).is_cuda, name
             host = model.to("cpu")
             assert not host.weight.is_cuda and host.weight.device.type == "cpu", name
         model = torch.nn.Linear(4, 4).cuda()
         assert not model.to(torch.randn(2)).weight.is_cuda, "to(host tensor) moves to the host"
         x = torch.randn(4)
-        moved = [x.to("cuda", None, False), x.to(DEVICE, None, False, True), x.to(device="cuda", dtype=None),
-                 x.to("cuda", copy=True), x.to(half_gpu, non_blocking=True), x.to(half_gpu, False, True)]
+        moved = [
+            x.to("cuda", None, False),
+            x.to(DEVICE, None, False, True),
+            x.to(device="cuda", dtype=None),
+            x.to("cuda", copy=True),
+            x.to(half_gpu, non_blocking=True),
+            x.to(half_gpu, False, True),
+        ]
         assert all(t.is_cuda and t is not x for t in moved) and moved[-1].dtype == torch.float16
         assert x.to(None) is x and x.to(None, torch.float16).dtype == torch.float16
         assert not x.to(dtype=torch.half).is_cuda
@@ -168,7 +246,12 @@ def test_the_backward_pass_runs_on_the_virtual_gpu_too():
 
         @staticmethod
         def backward(ctx, grad):
-            seen.append((grad.device.type, torch.cuda.get_device_properties(grad.device).multi_processor_count))
+            seen.append(
+                (
+                    grad.device.type,
+                    torch.cuda.get_device_properties(grad.device).multi_processor_count,
+                )
+            )
             return grad * 2
 
     with virtual_gpu(Target("sm_90")):
@@ -212,7 +295,10 @@ def test_streams_events_seeds_and_memory_calls():
             a.add_(1)
         g.replay()
         assert torch.cuda.is_bf16_supported() and torch.cuda.get_arch_list() == ["sm_90"]
-        assert torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "cuda"
+        assert (
+            torch.accelerator.is_available()
+            and torch.accelerator.current_accelerator().type == "cuda"
+        )
 
 
 def test_torch_compile_traces_on_the_virtual_gpu():
@@ -223,6 +309,7 @@ def test_torch_compile_traces_on_the_virtual_gpu():
         accelerator_namespace,
         cuda_namespace,
     )
+
     props = VirtualDeviceProperties("x", 9, 0, 1, 1, 32, 2048, 1024, 65536, 1, 1, 1, 1, 1, 1, 1)
     cuda = cuda_namespace(props, "sm_90")
     objects = list(cuda.values()) + list(accelerator_namespace(cuda).values())
@@ -232,29 +319,58 @@ def test_torch_compile_traces_on_the_virtual_gpu():
         assert f(torch.ones(3, device="cuda")).item() == 7.0
 
 
-@pytest.mark.parametrize("kwargs,shape", [({}, None), ({"quantiles": [0.5, 0.2, 0.8]}, 3),
-                                          ({"quantiles": [0.5]}, None), ({"return_mode": "all"}, 1),
-                                          ({"return_mode": "min", "warmup": 1, "rep": 5}, None)])
+@pytest.mark.parametrize(
+    "kwargs,shape",
+    [
+        ({}, None),
+        ({"quantiles": [0.5, 0.2, 0.8]}, 3),
+        ({"quantiles": [0.5]}, None),
+        ({"return_mode": "all"}, 1),
+        ({"return_mode": "min", "warmup": 1, "rep": 5}, None),
+    ],
+)
 def test_a_benchmark_runs_once_and_is_never_a_measurement(kwargs, shape):
     calls = []
     with virtual_gpu(Target("sm_90")):
-        for bench in (triton.testing.do_bench, triton.testing.do_bench_cudagraph, driver.active.get_benchmarker()):
+        for bench in (
+            triton.testing.do_bench,
+            triton.testing.do_bench_cudagraph,
+            driver.active.get_benchmarker(),
+        ):
             calls.clear()
             result = bench(lambda: calls.append(1), **kwargs)
             assert calls == [1]
             values = result if shape is not None else [result]
-            assert len(values) == (shape or 1) and all(isinstance(v, float) and math.isnan(v) for v in values)
+            assert len(values) == (shape or 1) and all(
+                isinstance(v, float) and math.isnan(v) for v in values
+            )
         ms = triton.testing.do_bench(lambda: None)
         assert math.isnan(2 * 4096 * 4 * 1e-9 / (ms * 1e-3)), "arithmetic on it stays NaN"
 
 
 def test_everything_is_restored_after_the_context():
-    names = ["is_available", "device_count", "get_device_properties", "get_device_capability", "Event",
-             "Stream", "synchronize", "manual_seed", "current_stream", "device", "mem_get_info"]
+    names = [
+        "is_available",
+        "device_count",
+        "get_device_properties",
+        "get_device_capability",
+        "Event",
+        "Stream",
+        "synchronize",
+        "manual_seed",
+        "current_stream",
+        "device",
+        "mem_get_info",
+    ]
     before = {n: torch.cuda.__dict__.get(n) for n in names}
     accel_before = torch.accelerator.__dict__.get("is_available")
-    testing_before = (triton.testing.do_bench, triton.testing.do_bench_cudagraph, triton.testing.Mark.run)
+    testing_before = (
+        triton.testing.do_bench,
+        triton.testing.do_bench_cudagraph,
+        triton.testing.Mark.run,
+    )
     from triton._C.libtriton import nvidia
+
     blas_before = nvidia.cublas.CublasLt
     driver_before, hip_before = driver._active, torch.version.hip
     depth = torch._C._len_torch_function_stack()
@@ -266,7 +382,11 @@ def test_everything_is_restored_after_the_context():
             raise RuntimeError("boom")
     assert {n: torch.cuda.__dict__.get(n) for n in names} == before
     assert torch.accelerator.__dict__.get("is_available") is accel_before
-    assert (triton.testing.do_bench, triton.testing.do_bench_cudagraph, triton.testing.Mark.run) == testing_before
+    assert (
+        triton.testing.do_bench,
+        triton.testing.do_bench_cudagraph,
+        triton.testing.Mark.run,
+    ) == testing_before
     assert nvidia.cublas.CublasLt is blas_before and driver._active is driver_before
     assert torch.version.hip == hip_before and torch._C._len_torch_function_stack() == depth
     assert not torch.cuda.is_available()
@@ -275,8 +395,12 @@ def test_everything_is_restored_after_the_context():
 
 
 def run(name, target="sm_90", use_interpreter=True):
-    return run_user_file(read_user_file(fixture_path(name)), run_main=True, use_interpreter=use_interpreter,
-                         target=Target(target))
+    return run_user_file(
+        read_user_file(fixture_path(name)),
+        run_main=True,
+        use_interpreter=use_interpreter,
+        target=Target(target),
+    )
 
 
 @pytest.mark.parametrize("target", ["sm_90", "sm_80", "gfx942"])
@@ -290,20 +414,24 @@ def test_a_tutorial_style_file_runs_unchanged(target):
     assert all(math.isnan(t) for t in seen["timings"]) and len(seen["timings"]) == 2
     # the sweep ran each line at its first x value, then the line that launches a kernel at every later one
     calls = seen["bench_calls"]
-    assert calls[:2] == [(1024, "triton"), (1024, "torch")] and calls[2] == (2**15, "triton")  # then the range's end
+    assert calls[:2] == [(1024, "triton"), (1024, "torch")] and calls[2] == (
+        2**15,
+        "triton",
+    )  # then the range's end
     assert sorted(calls[2:]) == [(2**i, "triton") for i in range(11, 16)]
     assert "'scale' ran at 6 of its 6 points, its kernel lines (triton) at each" in result.output
     assert "nothing timed" in result.output
     grids = [launch.grid for launch in result.launches]
-    assert grids[0] == (min(sms, 196), )  # the persistent grid follows the SM count
+    assert grids[0] == (min(sms, 196),)  # the persistent grid follows the SM count
     # each point of the sweep makes a specialization of its own (NUM_PROGRAMS = its grid), as on a GPU
-    assert {(min(sms, 2**i // 256), ) for i in range(10, 16)} <= set(grids), grids
+    assert {(min(sms, 2**i // 256),) for i in range(10, 16)} <= set(grids), grids
 
 
 @pytest.mark.parametrize("target", ["sm_90", "gfx942"])
 def test_warmup_compiles_and_the_compiled_kernel_launches(target):
     from irscope.engine.toolchain import amdgcn_resources, cubin_resources
     from irscope.engine.triton_compat import compile_specialized, specialize
+
     result = run("virtual_gpu_warmup.py", target)
     assert result.error is None, result.user_traceback
     seen = result.namespace["SEEN"]
@@ -311,15 +439,21 @@ def test_warmup_compiles_and_the_compiled_kernel_launches(target):
     warm, launched = result.launches
     assert warm.warmup and not launched.warmup
     assert launched.grid == (seen["programs"], 1, 1)
-    assert launched.kwargs["PROGRAMS"] == 1, "the compiled constexpr (PROGRAMS=1), not the one passed, as on a GPU"
+    assert launched.kwargs["PROGRAMS"] == 1, (
+        "the compiled constexpr (PROGRAMS=1), not the one passed, as on a GPU"
+    )
     # the launch compiles exactly as the warmup did, num_stages (a parameter and an option) included
     specs = [specialize(r.jit, r.args, r.kwargs, Target(target)) for r in (warm, launched)]
     assert specs[0].cache_key() == specs[1].cache_key() and specs[0].options.num_stages == 2
     # the same numbers from an independent compile of the captured launch (AMD: from the assembly text)
-    compiled = compile_specialized(warm.jit, specialize(warm.jit, warm.args, warm.kwargs, Target(target)),
-                                   Target(target))
-    resources = cubin_resources(compiled.asm["cubin"], 0, 90) if target == "sm_90" else \
-        amdgcn_resources(compiled.asm["amdgcn"], 0)
+    compiled = compile_specialized(
+        warm.jit, specialize(warm.jit, warm.args, warm.kwargs, Target(target)), Target(target)
+    )
+    resources = (
+        cubin_resources(compiled.asm["cubin"], 0, 90)
+        if target == "sm_90"
+        else amdgcn_resources(compiled.asm["amdgcn"], 0)
+    )
     assert resources.registers == seen["n_regs"] and compiled.metadata.shared == seen["shared"]
 
 
@@ -327,7 +461,10 @@ def test_a_kernel_warmed_up_then_launched_by_hand_is_shown_with_the_grid_it_ran_
     """The warmup's grid=(1,) compiles the binary; the launch by hand runs it on every SM: the compilation
     (what the analyses and measured mode take) stands for the launch, not the warmup."""
     from irscope.engine.session import open_file
-    ws = open_file(fixture_path("virtual_gpu_warmup.py"), target="sm_90", run_main=True, compile_ahead=False)
+
+    ws = open_file(
+        fixture_path("virtual_gpu_warmup.py"), target="sm_90", run_main=True, compile_ahead=False
+    )
     (comp,) = ws.compile(ws.kernels[0])
     launched = [la for la in ws.launches if not la.warmup]
     assert len(ws.launches) == 2 and len(launched) == 1
@@ -337,12 +474,18 @@ def test_a_kernel_warmed_up_then_launched_by_hand_is_shown_with_the_grid_it_ran_
 def test_with_a_gpu_nothing_is_faked(tmp_path):
     # use_interpreter=False is the GPU path: the file sees this machine's real torch
     path = tmp_path / "probe.py"
-    path.write_text("import torch\nAVAILABLE = torch.cuda.is_available()\ntry:\n"
-                    "    DEVICE = torch.zeros(1, device='cuda').device.type\nexcept Exception:\n    DEVICE = None\n")
-    result = run_user_file(read_user_file(str(path)), run_main=True, use_interpreter=False, target=Target("sm_90"))
+    path.write_text(
+        "import torch\nAVAILABLE = torch.cuda.is_available()\ntry:\n"
+        "    DEVICE = torch.zeros(1, device='cuda').device.type\nexcept Exception:\n    DEVICE = None\n"
+    )
+    result = run_user_file(
+        read_user_file(str(path)), run_main=True, use_interpreter=False, target=Target("sm_90")
+    )
     assert result.error is None, result.user_traceback
     real = torch.cuda.is_available()
-    assert result.namespace["AVAILABLE"] == real and result.namespace["DEVICE"] == ("cuda" if real else None)
+    assert result.namespace["AVAILABLE"] == real and result.namespace["DEVICE"] == (
+        "cuda" if real else None
+    )
 
 
 def test_an_operator_a_library_registers_for_cuda_runs_its_triton_kernel_on_the_virtual_gpu(cli):
@@ -359,7 +502,9 @@ def test_only_the_cuda_kernels_the_file_registers_are_routed_while_their_library
     memory): only the registrations made by the file's libraries are routed, and only while the library
     that made them lives (flag-gems' use_gems() takes its registrations back on exit)."""
     torch_own = []
-    outside = torch.library.Library("aten", "IMPL")  # stands for a CUDA build's own kernel of aten::sin
+    outside = torch.library.Library(
+        "aten", "IMPL"
+    )  # stands for a CUDA build's own kernel of aten::sin
     outside.impl("sin", lambda x: torch_own.append(x) or x, "CUDA")
     path = tmp_path / "registers.py"
     path.write_text(
@@ -371,15 +516,19 @@ def test_only_the_cuda_kernels_the_file_registers_are_routed_while_their_library
         "first = torch.abs(x)\n"
         "scoped._destroy()\n"
         "second = torch.abs(x)\n"
-        "sine = torch.sin(x)\n")
+        "sine = torch.sin(x)\n"
+    )
     try:
-        result = run_user_file(read_user_file(str(path)), run_main=True, use_interpreter=True,
-                               target=Target("sm_90"))
+        result = run_user_file(
+            read_user_file(str(path)), run_main=True, use_interpreter=True, target=Target("sm_90")
+        )
     finally:
         outside._destroy()
     assert result.error is None, result.user_traceback
     ns = result.namespace
-    assert ns["calls"] == ["abs"] and torch.equal(ns["first"], ns["x"])  # the library's kernel, once
+    assert ns["calls"] == ["abs"] and torch.equal(
+        ns["first"], ns["x"]
+    )  # the library's kernel, once
     assert torch.equal(ns["second"], torch.full((4,), 2.0))  # after the library is gone: torch's
     assert torch_own == [] and torch.allclose(ns["sine"], torch.sin(torch.full((4,), -2.0)))
 
@@ -395,14 +544,19 @@ def test_a_composite_operator_a_library_registers_for_cuda_is_routed_whole(tmp_p
         "lib.impl('rms_norm', lambda x, shape, w=None, eps=None: calls.append('rms_norm') or x * 2, 'CUDA')\n"
         "x = torch.ones(2, 8, device='cuda')\n"
         "gpu = torch.nn.functional.rms_norm(x, (8,))\n"
-        "host = torch.nn.functional.rms_norm(torch.ones(2, 8), (8,))\n")
-    result = run_user_file(read_user_file(str(path)), run_main=True, use_interpreter=True, target=Target("sm_90"))
+        "host = torch.nn.functional.rms_norm(torch.ones(2, 8), (8,))\n"
+    )
+    result = run_user_file(
+        read_user_file(str(path)), run_main=True, use_interpreter=True, target=Target("sm_90")
+    )
     assert result.error is None, result.user_traceback
     ns = result.namespace
     assert ns["calls"] == ["rms_norm"] and torch.equal(ns["gpu"], torch.full((2, 8), 2.0))
     assert torch.allclose(ns["host"], torch.ones(2, 8))  # torch's own, taken apart as usual
     ns["lib"]._destroy()
-    x = torch.ones(2, 8, requires_grad=True)  # after the run: torch's autograd of rms_norm, untouched
+    x = torch.ones(
+        2, 8, requires_grad=True
+    )  # after the run: torch's autograd of rms_norm, untouched
     torch.nn.functional.rms_norm(x, (8,)).sum().backward()
     assert x.grad is not None and ns["calls"] == ["rms_norm"]
 
@@ -414,9 +568,12 @@ def test_a_file_that_registers_no_cuda_operator_pays_nothing_for_the_route():
     import sys
 
     from conftest import ROOT, kernel_path
-    code = ("import sys; from irscope.engine.session import open_file; "
-            f"open_file({kernel_path('add.py')!r}, target='sm_90', compile_ahead=False); "
-            "print('torch._dynamo' in sys.modules)")
+
+    code = (
+        "import sys; from irscope.engine.session import open_file; "
+        f"open_file({kernel_path('add.py')!r}, target='sm_90', compile_ahead=False); "
+        "print('torch._dynamo' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.stdout.strip().splitlines()[-1] == "False", done.stderr[-2000:]
 
@@ -426,7 +583,10 @@ def test_a_compiled_kernel_launched_again_directly_runs_and_adds_no_compilation(
     # binary runs again, so irscope runs it in the interpreter (the file's check of its result passes) and
     # shows no second compilation.
     ws = open_file(fixture_path("relaunch_compiled.py"), target="sm_90", compile_ahead=False)
-    assert ws.run_warning is None and ws.last_output == "relaunched", (ws.run_warning, ws.last_output)
+    assert ws.run_warning is None and ws.last_output == "relaunched", (
+        ws.run_warning,
+        ws.last_output,
+    )
     assert len(ws.launches) == 1
 
 
@@ -441,7 +601,10 @@ def test_half_precision_products_on_the_virtual_gpu_are_computed_in_float32():
     from irscope.engine.virtual_gpu.tensors import _mark_host, _product_in_float32
 
     torch.manual_seed(0)
-    a_host, b_host = torch.randn(64, 96, dtype=torch.float16), torch.randn(96, 32, dtype=torch.float16)
+    a_host, b_host = (
+        torch.randn(64, 96, dtype=torch.float16),
+        torch.randn(96, 32, dtype=torch.float16),
+    )
     seen = []
 
     def product(*args, **kwargs):
@@ -451,7 +614,9 @@ def test_half_precision_products_on_the_virtual_gpu_are_computed_in_float32():
     assert _product_in_float32(product, (a_host, b_host), {}).dtype == torch.float16
     assert seen == [(torch.float32, torch.float32)]
     _mark_host(a_host), _mark_host(b_host)
-    _product_in_float32(product, (a_host, b_host), {})  # tensors the file keeps on the host: as it asked
+    _product_in_float32(
+        product, (a_host, b_host), {}
+    )  # tensors the file keeps on the host: as it asked
     assert seen[-1] == (torch.float16, torch.float16)
 
     expected = (a_host.float() @ b_host.float()).half()
@@ -475,4 +640,10 @@ def test_a_sweep_reaches_every_power_of_two_of_its_range_early():
     assert sorted(order) == list(range(len(values))) and order[:2] == [0, len(values) - 1]
     blocks = {1 << (values[i] - 1).bit_length() for i in order[:10]}
     assert blocks == {256, 512, 1024, 2048, 4096, 8192, 16384}, blocks
-    assert sorted(sweep_order(5, ["a", "b", "c", "d", "e"])) == [0, 1, 2, 3, 4]  # not numbers: by position
+    assert sorted(sweep_order(5, ["a", "b", "c", "d", "e"])) == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]  # not numbers: by position

@@ -22,7 +22,11 @@ def test_report_json_stays_json_when_the_file_writes_to_fd_1_and_its_escapes_nev
     doc = json.loads(done.stdout)
     assert [k["name"] for k in doc["kernels"]] == ["inc_kernel"]
     assert "\x1b" not in done.stdout and "\x1b" not in done.stderr
-    assert "raw bytes" not in done.stdout and "a shell" not in done.stdout and "says hello" not in done.stdout
+    assert (
+        "raw bytes" not in done.stdout
+        and "a shell" not in done.stdout
+        and "says hello" not in done.stdout
+    )
     # the breakpoint was skipped and the endless loop stopped, each said in one line
     notes = doc["notes"]
     assert any(n.startswith("breakpoint() at line 22 skipped") for n in notes), notes
@@ -36,12 +40,20 @@ def test_what_a_kernel_prints_never_reaches_irscopes_own_output(cli):
     done = run_irscope("report", path, "--json", "--target", "sm_90")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
-    assert [k["name"] for k in doc["kernels"]] == ["copy_kernel"] and doc["kernels"][0]["error"] is None
+    assert [k["name"] for k in doc["kernels"]] == ["copy_kernel"] and doc["kernels"][0][
+        "error"
+    ] is None
     assert "STATIC-PRINTED BLOCK" not in done.stdout and "DEVICE-PRINTED x:" not in done.stdout
     done = run_irscope("dump", path, "--stage", "ptx", "--target", "sm_90")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("//") and "PRINTED" not in done.stdout and ".entry copy_kernel" in done.stdout
-    code, out, err = cli("report", path, "--json", "--target", "sm_90")  # in-process: printed on stderr instead
+    assert (
+        done.stdout.startswith("//")
+        and "PRINTED" not in done.stdout
+        and ".entry copy_kernel" in done.stdout
+    )
+    code, out, err = cli(
+        "report", path, "--json", "--target", "sm_90"
+    )  # in-process: printed on stderr instead
     assert code == 0 and json.loads(out)["kernels"] and "STATIC-PRINTED BLOCK" not in out
 
 
@@ -62,15 +74,26 @@ def test_a_kernel_from_another_module_is_captured_in_a_file_that_sets_triton_int
     assert (kernel["name"], kernel["module"]) == ("double_kernel", "sibling_kernels")
     assert kernel["file"].endswith("sibling_kernels.py") and kernel["def_line"] == 8
     assert kernel["stages"]["ptx"]["mapped_fraction"] > 0.5
-    by_module = run_irscope("dump", fixture_path("calls_sibling.py"), "--kernel", "sibling_kernels:double_kernel",
-                            "--stage", "ttir", "--annotate")
+    by_module = run_irscope(
+        "dump",
+        fixture_path("calls_sibling.py"),
+        "--kernel",
+        "sibling_kernels:double_kernel",
+        "--stage",
+        "ttir",
+        "--annotate",
+    )
     assert by_module.returncode == 0, by_module.stderr
-    assert any(line.startswith("11 |") and "tt.load" in line for line in by_module.stdout.splitlines())
+    assert any(
+        line.startswith("11 |") and "tt.load" in line for line in by_module.stdout.splitlines()
+    )
 
 
 def test_the_front_end_imports_neither_torch_nor_triton():
-    code = ("import sys, irscope.cli.main, irscope.worker.client; irscope.cli.main.build_parser(); "
-            "print(sorted(m for m in ('torch', 'triton', 'numpy') if m in sys.modules))")
+    code = (
+        "import sys, irscope.cli.main, irscope.worker.client; irscope.cli.main.build_parser(); "
+        "print(sorted(m for m in ('torch', 'triton', 'numpy') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.stdout.strip() == "[]", done.stderr
 
@@ -86,10 +109,19 @@ def test_stopping_the_front_end_leaves_no_process_and_no_temporary_file(tmp_path
     private_tmp.mkdir()
     kernel_file = tmp_path / "runs_forever.py"  # a path of its own, to find its processes by
     kernel_file.write_text(open(fixture_path("runs_forever.py")).read())
-    env = {**os.environ, "TMPDIR": str(private_tmp), "IRSCOPE_CAPTURE_QUIET": "600",
-           "TRITON_CACHE_DIR": str(tmp_path / "cache")}  # a cold cache: a compile child is at work
-    front = subprocess.Popen([sys.executable, "-m", "irscope", "report", str(kernel_file)], cwd=ROOT, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "TMPDIR": str(private_tmp),
+        "IRSCOPE_CAPTURE_QUIET": "600",
+        "TRITON_CACHE_DIR": str(tmp_path / "cache"),
+    }  # a cold cache: a compile child is at work
+    front = subprocess.Popen(
+        [sys.executable, "-m", "irscope", "report", str(kernel_file)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while len(_irscope_processes(str(kernel_file))) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -98,7 +130,9 @@ def test_stopping_the_front_end_leaves_no_process_and_no_temporary_file(tmp_path
     front.send_signal(signum)
     front.wait(timeout=30)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and (_irscope_processes(str(kernel_file)) or os.listdir(private_tmp)):
+    while time.monotonic() < deadline and (
+        _irscope_processes(str(kernel_file)) or os.listdir(private_tmp)
+    ):
         time.sleep(0.1)
     assert _irscope_processes(str(kernel_file)) == []
     assert os.listdir(private_tmp) == []
@@ -114,9 +148,13 @@ def test_a_launch_from_a_thread_is_captured_and_a_thread_left_running_does_not_h
 
 def test_a_breakpoint_in_a_kernel_is_skipped_in_the_interpreter_and_left_out_of_the_compile():
     done = run_irscope("report", fixture_path("kernel_breakpoint.py"), "--json")
-    assert done.returncode == 0, done.stderr  # compiled as the kernel without the call (test_kernel_breakpoint.py)
+    assert done.returncode == 0, (
+        done.stderr
+    )  # compiled as the kernel without the call (test_kernel_breakpoint.py)
     doc = json.loads(done.stdout)
-    assert doc["notes"] == ["line 12: breakpoint() left out of the compile (Triton compiles no debugger call); "
-                            "the stepper (ctrl+t, irscope step) stops there"]
+    assert doc["notes"] == [
+        "line 12: breakpoint() left out of the compile (Triton compiles no debugger call); "
+        "the stepper (ctrl+t, irscope step) stops there"
+    ]
     (kernel,) = doc["kernels"]
     assert not kernel.get("error")

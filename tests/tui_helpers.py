@@ -13,8 +13,11 @@ async def wait_until_shown(app: IrscopeApp, pilot, timeout: float = 240.0) -> No
     """Wait for the worker to open, compile and show the kernel (or to report a failure)."""
     start = time.monotonic()
     while time.monotonic() - start < timeout:
-        if (app.main.shown is not None or app.main.failure is not None or app.screen is not app.screen_stack[0]) \
-                and not app.main.busy:
+        if (
+            app.main.shown is not None
+            or app.main.failure is not None
+            or app.screen is not app.screen_stack[0]
+        ) and not app.main.busy:
             await pilot.pause()
             await app.workers.wait_for_complete()
             await pilot.pause()
@@ -27,7 +30,9 @@ def pane_showing(app: IrscopeApp, stage: str):
     for pane in app.main.panes:
         if pane.stage == stage and pane.display:
             return pane
-    raise AssertionError(f"no visible pane shows {stage}: {[p.stage for p in app.main.panes if p.display]}")
+    raise AssertionError(
+        f"no visible pane shows {stage}: {[p.stage for p in app.main.panes if p.display]}"
+    )
 
 
 def source_line_of(path: str, needle: str) -> int:
@@ -40,9 +45,11 @@ def source_line_of(path: str, needle: str) -> int:
 
 def run_async(test):
     """Run an async test with asyncio.run (no pytest plugin needed)."""
+
     @functools.wraps(test)
     def wrapper(*args, **kwargs):
         return asyncio.run(test(*args, **kwargs))
+
     return wrapper
 
 
@@ -54,6 +61,14 @@ def open_view(path: str, target: str = "sm_90"):
     from irscope.worker.remote import open_session
 
     session = open_session(path)
-    _, comps = session.request("open", path=os.path.abspath(path), target=target, run_main=True, defines=[],
-                               arg_types=[], kernel=None, config=None)
+    _, comps = session.request(
+        "open",
+        path=os.path.abspath(path),
+        target=target,
+        run_main=True,
+        defines=[],
+        arg_types=[],
+        kernel=None,
+        config=None,
+    )
     return session, session.request("prepare", key=comps[0].key)

@@ -29,10 +29,12 @@ class Def:
 
 @dataclass
 class FunctionGraph:
-    args: dict[str, str] = field(default_factory=dict)          # %name -> type text
-    arg_attrs: dict[str, str] = field(default_factory=dict)     # %name -> attribute text
+    args: dict[str, str] = field(default_factory=dict)  # %name -> type text
+    arg_attrs: dict[str, str] = field(default_factory=dict)  # %name -> attribute text
     arg_order: list[str] = field(default_factory=list)
-    defs: dict[str, list[Def]] = field(default_factory=dict)    # value -> its definitions (loops: several)
+    defs: dict[str, list[Def]] = field(
+        default_factory=dict
+    )  # value -> its definitions (loops: several)
 
     def definition(self, value: str) -> list[Def]:
         """A result `%r#k` of a loop is defined by its own iter_arg alone; any other `%r#k` by all of `%r`'s op."""
@@ -65,8 +67,8 @@ class Reach:
 
 def parse_function(text: str) -> FunctionGraph:
     graph = FunctionGraph()
-    loops: list[list[str]] = []   # iter_args of the scf.for regions we are inside
-    regions: list[str] = []       # what opened each region: "for" or "other"
+    loops: list[list[str]] = []  # iter_args of the scf.for regions we are inside
+    regions: list[str] = []  # what opened each region: "for" or "other"
     for index, raw in enumerate(text.splitlines()):
         line = strip_locations(raw)
         stripped = line.strip()
@@ -87,9 +89,13 @@ def parse_function(text: str) -> FunctionGraph:
             if stripped.endswith("{"):  # "} else {"
                 regions.append("other")
             continue
-        results, _, rest = stripped.partition(" = ") if re.match(r"^%[\w.$#:, %-]+ = ", stripped) else ("", "", stripped)
+        results, _, rest = (
+            stripped.partition(" = ")
+            if re.match(r"^%[\w.$#:, %-]+ = ", stripped)
+            else ("", "", stripped)
+        )
         opcode = rest.split(None, 1)[0] if rest else ""
-        body = rest[len(opcode):]
+        body = rest[len(opcode) :]
         # drop attribute dictionaries and types after the last ':' that are not values
         operands = _VALUE.findall(body.split(" : ")[0] if " : " in body else body)
         names = [r.strip().split(":")[0] for r in results.split(",")] if results else []
@@ -101,16 +107,25 @@ def parse_function(text: str) -> FunctionGraph:
                     if "=" in pair:
                         name, init = (p.strip() for p in pair.split("=", 1))
                         iter_names.append(name)
-                        graph.defs.setdefault(name, []).append(Def(index, "scf.for.iter_arg", [init], stripped))
-            induction = re.match(r"\s*(%[\w.$-]+)\s*=\s*(%[\w.$-]+)\s+to\s+(%[\w.$-]+)\s+step\s+(%[\w.$-]+)", body)
+                        graph.defs.setdefault(name, []).append(
+                            Def(index, "scf.for.iter_arg", [init], stripped)
+                        )
+            induction = re.match(
+                r"\s*(%[\w.$-]+)\s*=\s*(%[\w.$-]+)\s+to\s+(%[\w.$-]+)\s+step\s+(%[\w.$-]+)", body
+            )
             if induction:
                 graph.defs.setdefault(induction.group(1), []).append(
-                    Def(index, "scf.for.induction", list(induction.group(2, 3, 4)), stripped))
+                    Def(index, "scf.for.induction", list(induction.group(2, 3, 4)), stripped)
+                )
             for name in names:
-                graph.defs.setdefault(name, []).append(Def(index, opcode, list(iter_names), stripped))
+                graph.defs.setdefault(name, []).append(
+                    Def(index, opcode, list(iter_names), stripped)
+                )
                 # `%r:2 = scf.for`: `%r#1` is what the second iter_arg holds when the loop ends, not the others
                 for k, iter_name in enumerate(iter_names if ":" in results else []):
-                    graph.defs.setdefault(f"{name}#{k}", []).append(Def(index, opcode, [iter_name], stripped))
+                    graph.defs.setdefault(f"{name}#{k}", []).append(
+                        Def(index, opcode, [iter_name], stripped)
+                    )
             loops.append(iter_names)
             regions.append("for")
             continue

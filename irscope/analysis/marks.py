@@ -29,7 +29,10 @@ MARK_LEGEND: dict[str, tuple[str, str]] = {
     "scalar": ("S", "scalar global access (under 8 bytes per thread): look here"),
     "masked": ("m", "masked / predicated access"),
     "shared": ("s", "shared memory"),
-    "convert_layout": ("c", "layout conversion (ttg.convert_layout), usually through shared memory"),
+    "convert_layout": (
+        "c",
+        "layout conversion (ttg.convert_layout), usually through shared memory",
+    ),
     "local": ("L", "local memory"),
     "spill": ("!", "register spill to local memory"),
 }
@@ -94,8 +97,12 @@ def _compute_global_widths(comp: CompiledKernel) -> dict[tuple, list[int]]:
     single = _single_element_keys(comp)
     out: dict[tuple, list[int]] = {}
     for op in memory_ops(comp, [primary_stage(comp)]):
-        if op.space == GLOBAL and op.width_bytes is not None and op.op != "atomic" \
-                and (op.source_line, op.op) not in single:
+        if (
+            op.space == GLOBAL
+            and op.width_bytes is not None
+            and op.op != "atomic"
+            and (op.source_line, op.op) not in single
+        ):
             out.setdefault((op.source_line, op.op), []).append(op.width_bytes)
     return out
 
@@ -126,7 +133,9 @@ def _source_marks(comp: CompiledKernel) -> dict[int, set[str]]:
             if op.source_line is None:
                 continue
             found = _op_marks(op, widths, spills, machine=True)
-            if stage == "ttgir":  # TTGIR adds what the machine stage names differently: shared staging
+            if (
+                stage == "ttgir"
+            ):  # TTGIR adds what the machine stage names differently: shared staging
                 found &= {"shared"}
             elif stage == "sass":  # SASS adds spills and local memory that only ptxas introduces
                 found &= {"local", "spill"}

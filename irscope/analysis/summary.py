@@ -36,16 +36,24 @@ def format_analysis(k: dict[str, Any]) -> list[str]:
     if ops:
         stage = ops[0]["stage"]
         counts = Counter((o["op"], o["space"], o["width_bytes"], o["masked"]) for o in ops)
-        parts = [f"{n} {op}{'s' if n > 1 else ''} {space} {width if width is not None else '?'} B"
-                 f"{' masked' if masked else ''}" for (op, space, width, masked), n in sorted(counts.items(), key=str)]
+        parts = [
+            f"{n} {op}{'s' if n > 1 else ''} {space} {width if width is not None else '?'} B"
+            f"{' masked' if masked else ''}"
+            for (op, space, width, masked), n in sorted(counts.items(), key=str)
+        ]
         out.append(f"  memory     ({stage}) " + ", ".join(parts))
         for row in k.get("memory_by_line") or []:
             where = f"line {row['source_line']}" if row["source_line"] is not None else "unmapped"
-            kinds = ", ".join(f"{row[key]} {label}" for key, label in
-                              (("loads", "ld"), ("stores", "st"), ("atomics", "atom")) if row[key])
+            kinds = ", ".join(
+                f"{row[key]} {label}"
+                for key, label in (("loads", "ld"), ("stores", "st"), ("atomics", "atom"))
+                if row[key]
+            )
             widths = "/".join(str(w) for w in row["widths"])
-            out.append(f"    {where:<10} {kinds}, {widths} B per thread, {'/'.join(row['spaces'])}"
-                       + (f", {row['masked']} masked" if row["masked"] else ""))
+            out.append(
+                f"    {where:<10} {kinds}, {widths} B per thread, {'/'.join(row['spaces'])}"
+                + (f", {row['masked']} masked" if row["masked"] else "")
+            )
     if k.get("occupancy"):
         out.append(f"  occupancy  {k['occupancy']['text']}")
     reasons: list[tuple[str, str]] = []  # each distinct reason is told once, accesses refer to it
@@ -57,7 +65,9 @@ def format_analysis(k: dict[str, Any]) -> list[str]:
                 reasons.append((r["why"], r["fix"]))
             numbers.append(str(reasons.index((r["why"], r["fix"])) + 1))
         where = f"line {d['source_line']} " if d["source_line"] is not None else ""
-        accesses.append(f"{where}{d['op']} {d['pointer'] or '?'} {d['width_bytes']} B [{','.join(numbers)}]")
+        accesses.append(
+            f"{where}{d['op']} {d['pointer'] or '?'} {d['width_bytes']} B [{','.join(numbers)}]"
+        )
     if accesses:
         out.append("  not vectorized: " + "; ".join(accesses))
         for number, (why, fix) in enumerate(reasons, start=1):
@@ -71,8 +81,10 @@ def format_analysis(k: dict[str, Any]) -> list[str]:
             before = "?" if r["before"] is None else f"{r['before']} B"
             after = "?" if r["after"] is None else f"{r['after']} B"
             same = r["before"] is not None and r["before"] == r["after"]
-            out.append(f"    {where} {r['op']}: {before} -> {after}"
-                       + ("  (no change: that is not what limits this access)" if same else ""))
+            out.append(
+                f"    {where} {r['op']}: {before} -> {after}"
+                + ("  (no change: that is not what limits this access)" if same else "")
+            )
         for d in w.get("remaining") or []:
             where = f"line {d['source_line']}" if d["source_line"] is not None else "kernel"
             for r in d["reasons"]:

@@ -123,8 +123,9 @@ class LaunchedKernel(CompiledKernel, Protocol):
         """What the compiled kernel's runtime parameters receive, in order."""
         ...
 
-    def record_program(self, program_id: tuple[int, ...], *, launch: Any = None,
-                       with_locals: bool = False) -> Any:
+    def record_program(
+        self, program_id: tuple[int, ...], *, launch: Any = None, with_locals: bool = False
+    ) -> Any:
         """One program run in Triton's interpreter: an `analysis.recording.Recording`."""
         ...
 

@@ -45,6 +45,7 @@ class LaunchRejected(IrscopeError):
         super().__init__(message)
         self.reason = reason
 
+
 def guarded(work: Callable[[], int]) -> int:
     """Run a command: its exit code, or one line on stderr for an error and the code that goes with it
     (never a traceback, unless IRSCOPE_DEBUG is set for a bug in irscope itself)."""
@@ -66,6 +67,9 @@ def guarded(work: Callable[[], int]) -> int:
     except Exception as err:  # pragma: no cover - a bug in irscope itself
         if os.environ.get("IRSCOPE_DEBUG"):
             raise
-        print(f"irscope: internal error: {type(err).__name__}: {err} (set IRSCOPE_DEBUG=1 for a traceback "
-              f"and please report it)", file=sys.stderr)
+        print(
+            f"irscope: internal error: {type(err).__name__}: {err} (set IRSCOPE_DEBUG=1 for a traceback "
+            f"and please report it)",
+            file=sys.stderr,
+        )
         return 70

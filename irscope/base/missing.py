@@ -19,18 +19,27 @@ from irscope.base.model import Kernel, Launch
 @dataclass
 class Missing:
     kernel: str
-    line: int      # its `def`
-    ended: str     # how the run ended: "stopped" (by the capture budget), "raised", or "ended" by itself
-    reason: str    # why this run did not launch it
-    how: str       # what would show it
+    line: int  # its `def`
+    ended: (
+        str  # how the run ended: "stopped" (by the capture budget), "raised", or "ended" by itself
+    )
+    reason: str  # why this run did not launch it
+    how: str  # what would show it
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
-def missing_kernels(kernels: list[Kernel], launches: list[Launch], path: str, *, ran: bool,
-                    stopped_line: int | None = None, stopped_cause: str = "",
-                    raised: str | None = None) -> list[Missing]:
+def missing_kernels(
+    kernels: list[Kernel],
+    launches: list[Launch],
+    path: str,
+    *,
+    ran: bool,
+    stopped_line: int | None = None,
+    stopped_cause: str = "",
+    raised: str | None = None,
+) -> list[Missing]:
     """The file's own kernels (defined in `path`) with no launch in this run, helpers left out.
 
     `ran`: the file's __main__ code ran (not --no-run). `stopped_line`/`stopped_cause`: where and why the
@@ -44,7 +53,10 @@ def missing_kernels(kernels: list[Kernel], launches: list[Launch], path: str, *,
     pick = "--kernel {name} --no-run with -D/--arg gives its arguments by hand"
     if stopped_cause:
         at = f" at line {stopped_line}" if stopped_line else ""
-        ended, reason = "stopped", f"the run was stopped{at} ({stopped_cause}) before it launched this kernel"
+        ended, reason = (
+            "stopped",
+            f"the run was stopped{at} ({stopped_cause}) before it launched this kernel",
+        )
         how = f"IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT (seconds) let the run go on longer; or {pick}"
     elif raised:
         ended, reason = "raised", f"the file raised {raised} before it launched this kernel"
@@ -53,8 +65,11 @@ def missing_kernels(kernels: list[Kernel], launches: list[Launch], path: str, *,
         ended = "ended"
         reason = "the file's run ended without launching it (not called, or only under a condition not met)"
         how = f"give the file's arguments after `--` (irscope FILE -- ARGS) if they choose what runs; or {pick}"
-    return [Missing(k.name, k.line, ended, reason, how.format(name=k.name))
-            for k in unlaunched if k.name not in helpers]
+    return [
+        Missing(k.name, k.line, ended, reason, how.format(name=k.name))
+        for k in unlaunched
+        if k.name not in helpers
+    ]
 
 
 def _called_by_others(kernels: list[Kernel]) -> set[str]:
@@ -62,7 +77,9 @@ def _called_by_others(kernels: list[Kernel]) -> set[str]:
     called = set()
     for kernel in kernels:
         for other in kernels:
-            if other is not kernel and re.search(rf"(?<![\w.]){re.escape(kernel.name)}\s*\(", _source(other)):
+            if other is not kernel and re.search(
+                rf"(?<![\w.]){re.escape(kernel.name)}\s*\(", _source(other)
+            ):
                 called.add(kernel.name)
                 break
     return called

@@ -35,7 +35,9 @@ class Kernel:
     heuristics: list[str] = field(default_factory=list)
     module: str = ""  # the module that defines it ("__main__" for the opened file)
     inductor: Any = None  # an Inductor kernel (core/inductor/kernels.py): its decorator's configs and triton_meta
-    inductor_info: dict | None = None  # plain data: kernel_kind, aten_ops, source_nodes, generated_for, ...
+    inductor_info: dict | None = (
+        None  # plain data: kernel_kind, aten_ops, source_nodes, generated_for, ...
+    )
 
     @property
     def qualified_name(self) -> str:
@@ -58,25 +60,35 @@ class Launch:
     origin: str  # "captured" (the file's own launch) or "given" (-D / --arg on the command line)
     autotune_index: int | None = None
     autotune_count: int | None = None
-    interp_error: str | None = None  # why Triton's interpreter could not run it (it is compiled all the same)
-    guesses: dict[str, str] = field(default_factory=dict)  # argument -> the stand-in irscope chose (no launch)
-    autotune_first: bool = False  # the first config the autotuner would try for this launch, after its pruning
-    warmup: bool = False  # compiled by `f.warmup(...)`, not run: its grid is not the one the kernel runs with
+    interp_error: str | None = (
+        None  # why Triton's interpreter could not run it (it is compiled all the same)
+    )
+    guesses: dict[str, str] = field(
+        default_factory=dict
+    )  # argument -> the stand-in irscope chose (no launch)
+    autotune_first: bool = (
+        False  # the first config the autotuner would try for this launch, after its pruning
+    )
+    warmup: bool = (
+        False  # compiled by `f.warmup(...)`, not run: its grid is not the one the kernel runs with
+    )
     programs: tuple[int, int] | None = None  # (run, in the grid) when the interpreter cut it short
-    autotune_tried: tuple[int, ...] = ()  # the configs its autotuner would try for this launch, in its order
+    autotune_tried: tuple[
+        int, ...
+    ] = ()  # the configs its autotuner would try for this launch, in its order
 
 
 @dataclass
 class Resources:
     """Per-thread resources of the compiled kernel, as the hardware will see them."""
 
-    registers: int | None = None       # NVIDIA: REG from the cubin; AMD: VGPRs
-    spills: int | None = None          # NVIDIA: 4-byte words of local memory (the driver's n_spills)
+    registers: int | None = None  # NVIDIA: REG from the cubin; AMD: VGPRs
+    spills: int | None = None  # NVIDIA: 4-byte words of local memory (the driver's n_spills)
     local_bytes: int | None = None
     shared_bytes: int | None = None
-    sgprs: int | None = None           # AMD only
-    vgpr_spills: int | None = None     # AMD only
-    sgpr_spills: int | None = None     # AMD only
+    sgprs: int | None = None  # AMD only
+    vgpr_spills: int | None = None  # AMD only
+    sgpr_spills: int | None = None  # AMD only
 
 
 @dataclass

@@ -11,6 +11,10 @@ from irscope.base.errors import IrscopeError
 def check_kernel_path(path: str) -> None:
     """A one-line error unless `path` names an existing file (not a directory)."""
     if not os.path.exists(path):
-        raise IrscopeError(f"{path}: no such file; give the path of a Python file with @triton.jit kernels")
+        raise IrscopeError(
+            f"{path}: no such file; give the path of a Python file with @triton.jit kernels"
+        )
     if os.path.isdir(path):
-        raise IrscopeError(f"{path} is a directory; give one Python file, e.g. {os.path.join(path, 'add.py')}")
+        raise IrscopeError(
+            f"{path} is a directory; give one Python file, e.g. {os.path.join(path, 'add.py')}"
+        )

@@ -23,9 +23,10 @@ from irscope.findings.model import at_least, rank_key
 from irscope.worker import client
 from irscope.worker.client import run_captured
 
-_KERNEL_DEF = re.compile(r"^\s*@\s*(?:triton\.)?(?:jit|autotune|heuristics)\b|\btriton\.jit\s*\(", re.MULTILINE)
+_KERNEL_DEF = re.compile(
+    r"^\s*@\s*(?:triton\.)?(?:jit|autotune|heuristics)\b|\btriton\.jit\s*\(", re.MULTILINE
+)
 _SKIPPED_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
-
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,8 +38,10 @@ def run(args: argparse.Namespace) -> int:
     found = sorted(_dedupe(f for r in results for f in r["findings"]), key=rank_key)
     if args.write_baseline:
         write_baseline(args.write_baseline, found)
-        print(f"irscope: wrote {len(found)} finding(s) of {len(files)} file(s) to {args.write_baseline}",
-              file=sys.stderr)
+        print(
+            f"irscope: wrote {len(found)} finding(s) of {len(files)} file(s) to {args.write_baseline}",
+            file=sys.stderr,
+        )
         return 0
     kept, matched = apply_baseline(found, accepted) if accepted is not None else (found, 0)
     sys.stdout.write(check_output.render(args.format, kept, results))
@@ -49,21 +52,31 @@ def run(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------------- files
 
+
 def collect_files(paths: list[str]) -> list[str]:
     """Files named, and under each directory every .py that defines a Triton kernel, in a stable order."""
     out: list[str] = []
     for path in paths:
         if not os.path.exists(path):
-            raise IrscopeError(f"{path}: no such file or directory; give Python files or directories of them")
+            raise IrscopeError(
+                f"{path}: no such file or directory; give Python files or directories of them"
+            )
         if os.path.isdir(path):
             found = []
             for root, dirs, names in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
-                found += [os.path.join(root, n) for n in sorted(names) if n.endswith(".py")
-                          and defines_kernel(os.path.join(root, n))]
+                dirs[:] = sorted(
+                    d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS
+                )
+                found += [
+                    os.path.join(root, n)
+                    for n in sorted(names)
+                    if n.endswith(".py") and defines_kernel(os.path.join(root, n))
+                ]
             if not found:  # a CI step pointed at the wrong folder must not pass in silence
-                raise IrscopeError(f"{path}: no .py file under it defines a Triton kernel (@triton.jit); give the "
-                                   f"folder that holds your kernels, or the files that launch them")
+                raise IrscopeError(
+                    f"{path}: no .py file under it defines a Triton kernel (@triton.jit); give the "
+                    f"folder that holds your kernels, or the files that launch them"
+                )
             out += found
         elif not path.endswith(".py"):
             raise IrscopeError(f"{path} is not a Python file; give .py files or directories")
@@ -82,12 +95,15 @@ def defines_kernel(path: str) -> bool:
 
 # ---------------------------------------------------------------------------------------------- opening
 
+
 def _open_all(files: list[str], target: str | None, jobs: int, file_args: list[str]) -> list[dict]:
 
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         return list(pool.map(lambda path: open_one(path, target, file_args), files))
-    except BaseException:  # Ctrl+C: end the workers, so that their threads return and nothing is left
+    except (
+        BaseException
+    ):  # Ctrl+C: end the workers, so that their threads return and nothing is left
         pool.shutdown(wait=False, cancel_futures=True)
         client.stop_all()
         raise
@@ -99,38 +115,67 @@ def open_one(path: str, target: str | None, file_args: list[str] = ()) -> dict:
     """One file through a worker, as `irscope report --json` runs it: its findings, or one `open-failed`.
     `file_args`: the file's own command line (`check PATH... -- ARGS`)."""
 
-    argv = ["report", "--json", path] + (["--target", target] if target else []) + ["--", *file_args]
+    argv = (
+        ["report", "--json", path] + (["--target", target] if target else []) + ["--", *file_args]
+    )
     code, out, err = run_captured(argv, path)
     try:
-        doc = scrub(json.loads(out)) if out.strip() else None  # JSON brings escaped control bytes back
+        doc = (
+            scrub(json.loads(out)) if out.strip() else None
+        )  # JSON brings escaped control bytes back
     except json.JSONDecodeError:
         doc = None
     if doc is None:
-        return {"path": path, "kernels": 0, "findings": [open_failed(path, err, code)], "opened": False}
+        return {
+            "path": path,
+            "kernels": 0,
+            "findings": [open_failed(path, err, code)],
+            "opened": False,
+        }
     findings = []
     for entry in doc.get("kernels", []):
         for f in entry.get("findings") or []:
             findings.append(dict(f, file=_relative(f.get("file") or path)))
-    return {"path": path, "kernels": len(doc.get("kernels", [])), "findings": findings, "opened": True,
-            "notes": list(doc.get("notes") or []) + ([doc["warning"]] if doc.get("warning") else [])}
+    return {
+        "path": path,
+        "kernels": len(doc.get("kernels", [])),
+        "findings": findings,
+        "opened": True,
+        "notes": list(doc.get("notes") or []) + ([doc["warning"]] if doc.get("warning") else []),
+    }
 
 
 def open_failed(path: str, err: str, code: int) -> dict:
     """The worker's one-line error as a finding at the line of the file it names, when it names one."""
     lines = [safe_text(line) for line in err.splitlines() if line.strip()]
-    said = next((line for line in lines if line.startswith("irscope: error:")), lines[0] if lines else "")
-    message = said.removeprefix("irscope: error:").strip() or f"the file could not be opened (exit status {code})"
+    said = next(
+        (line for line in lines if line.startswith("irscope: error:")), lines[0] if lines else ""
+    )
+    message = (
+        said.removeprefix("irscope: error:").strip()
+        or f"the file could not be opened (exit status {code})"
+    )
     line = None
     base = os.path.basename(path)
     for text in lines:  # the last frame of the user's traceback in this file
         m = re.search(r'File "([^"]+)", line (\d+)', text)
         if m and os.path.basename(m.group(1)) == base:
             line = int(m.group(2))
-    return {"rule": "open-failed", "severity": "error", "kernel": None, "file": _relative(path),
-            "source_line": line, "column": None, "source_text": None,
-            "cost": {"value": None, "unit": "none", "text": "nothing in this file was checked"}, "weight": 1.0,
-            "message": message, "fix": "make the file run with `python FILE` (no GPU needed), or give irscope the "
-                                       "arguments it lacks (see `irscope report --help`)", "what_if": None}
+    return {
+        "rule": "open-failed",
+        "severity": "error",
+        "kernel": None,
+        "file": _relative(path),
+        "source_line": line,
+        "column": None,
+        "source_text": None,
+        "cost": {"value": None, "unit": "none", "text": "nothing in this file was checked"},
+        "weight": 1.0,
+        "message": message,
+        "fix": "make the file run with `python FILE` (no GPU needed), or give irscope the "
+        "arguments it lacks (see `irscope report --help`)",
+        "what_if": None,
+    }
 
 
 def _relative(path: str) -> str:
@@ -153,19 +198,24 @@ def _dedupe(findings) -> list[dict]:
 
 # ---------------------------------------------------------------------------------------------- baseline
 
+
 def _baseline_key(f: dict) -> tuple:
     """Not the line number: an edit above a finding must not make it new."""
     return (f["file"], f.get("kernel"), f["rule"], f.get("source_text") or f.get("message"))
 
 
 def write_baseline(path: str, findings: list[dict]) -> None:
-    entries = [dict(zip(("file", "kernel", "rule", "source_text"), _baseline_key(f))) for f in findings]
+    entries = [
+        dict(zip(("file", "kernel", "rule", "source_text"), _baseline_key(f))) for f in findings
+    ]
     try:
         with open(path, "w", encoding="utf-8") as out:
             json.dump({"irscope_baseline": 1, "accepted": entries}, out, indent=2)
             out.write("\n")
     except OSError as err:
-        raise IrscopeError(f"--write-baseline {path}: {err.strerror}; give a writable path") from None
+        raise IrscopeError(
+            f"--write-baseline {path}: {err.strerror}; give a writable path"
+        ) from None
 
 
 def read_baseline(path: str) -> dict[tuple, int]:
@@ -175,9 +225,13 @@ def read_baseline(path: str) -> dict[tuple, int]:
         entries = doc["accepted"]
         keys = [(e["file"], e.get("kernel"), e["rule"], e.get("source_text")) for e in entries]
     except OSError as err:
-        raise IrscopeError(f"--baseline {path}: {err.strerror}; give a file written by --write-baseline") from None
+        raise IrscopeError(
+            f"--baseline {path}: {err.strerror}; give a file written by --write-baseline"
+        ) from None
     except (ValueError, KeyError, TypeError):
-        raise IrscopeError(f"--baseline {path}: not a baseline irscope wrote; write one with --write-baseline") from None
+        raise IrscopeError(
+            f"--baseline {path}: not a baseline irscope wrote; write one with --write-baseline"
+        ) from None
     counts: dict[tuple, int] = {}
     for key in keys:
         counts[key] = counts.get(key, 0) + 1

@@ -16,7 +16,9 @@ from irscope.findings.model import RULES
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
-SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 
 
 def render(fmt: str, findings: list[dict], results: list[dict]) -> str:
@@ -53,19 +55,33 @@ def text_lines(f: dict) -> str:
 
 
 def summary(files: int, findings: list[dict], accepted: int) -> str:
-    counts = {s: sum(1 for f in findings if f["severity"] == s) for s in ("error", "warning", "info")}
-    text = (f"irscope check: {files} file(s), {len(findings)} finding(s): {counts['error']} error(s), "
-            f"{counts['warning']} warning(s), {counts['info']} info")
+    counts = {
+        s: sum(1 for f in findings if f["severity"] == s) for s in ("error", "warning", "info")
+    }
+    text = (
+        f"irscope check: {files} file(s), {len(findings)} finding(s): {counts['error']} error(s), "
+        f"{counts['warning']} warning(s), {counts['info']} info"
+    )
     return text + (f"; {accepted} accepted by the baseline" if accepted else "")
 
 
 def json_document(findings: list[dict], results: list[dict]) -> dict[str, Any]:
-    return {"files": [{"path": r["path"], "opened": r["opened"], "kernels": r["kernels"],
-                       "notes": r.get("notes", [])} for r in results],
-            "findings": findings}
+    return {
+        "files": [
+            {
+                "path": r["path"],
+                "opened": r["opened"],
+                "kernels": r["kernels"],
+                "notes": r.get("notes", []),
+            }
+            for r in results
+        ],
+        "findings": findings,
+    }
 
 
 # ---------------------------------------------------------------------------------------------- GitHub
+
 
 def _escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -89,28 +105,50 @@ def github_line(f: dict) -> str:
 
 # ---------------------------------------------------------------------------------------------- SARIF
 
+
 def sarif_document(findings: list[dict]) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: irscope's rules, and one result per finding."""
 
     rule_ids = list(RULES)
-    rules = [{"id": rid, "name": "".join(w.capitalize() for w in rid.split("-")),
-              "shortDescription": {"text": RULES[rid][0]},
-              "defaultConfiguration": {"level": _SARIF_LEVEL[RULES[rid][1]]}} for rid in rule_ids]
+    rules = [
+        {
+            "id": rid,
+            "name": "".join(w.capitalize() for w in rid.split("-")),
+            "shortDescription": {"text": RULES[rid][0]},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[RULES[rid][1]]},
+        }
+        for rid in rule_ids
+    ]
     results = []
     for f in findings:
         result: dict[str, Any] = {
-            "ruleId": f["rule"], "ruleIndex": rule_ids.index(f["rule"]), "level": _SARIF_LEVEL[f["severity"]],
+            "ruleId": f["rule"],
+            "ruleIndex": rule_ids.index(f["rule"]),
+            "level": _SARIF_LEVEL[f["severity"]],
             "message": {"text": headline(f).split(": ", 1)[1] + f" Fix: {f['fix']}"},
             "locations": [{"physicalLocation": _physical(f)}],
             "partialFingerprints": {"irscopeFinding/v1": _fingerprint(f)},
-            "properties": {"kernel": f.get("kernel"), "cost": f["cost"],
-                           "whatIf": f["what_if"]["text"] if f.get("what_if") else None},
+            "properties": {
+                "kernel": f.get("kernel"),
+                "cost": f["cost"],
+                "whatIf": f["what_if"]["text"] if f.get("what_if") else None,
+            },
         }
         results.append(result)
-    return {"$schema": SARIF_SCHEMA, "version": "2.1.0",
-            "runs": [{"tool": {"driver": {"name": "irscope", "version": __version__, "rules": rules}},
-                      "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the directory irscope ran in"}}},
-                      "columnKind": "unicodeCodePoints", "results": results}]}
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "irscope", "version": __version__, "rules": rules}},
+                "originalUriBaseIds": {
+                    "%SRCROOT%": {"description": {"text": "the directory irscope ran in"}}
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
 
 
 def _physical(f: dict) -> dict[str, Any]:
@@ -132,6 +170,7 @@ def _physical(f: dict) -> dict[str, Any]:
 
 def _uri_path(path: str) -> str:
     from urllib.parse import quote
+
     return quote(path.replace("\\", "/"), safe="/")
 
 

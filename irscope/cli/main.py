@@ -66,8 +66,16 @@ def _tui(args) -> int:
     from irscope.tui.app import IrscopeApp
     from irscope.tui.driver import driver_for
 
-    app = IrscopeApp(path, target=args.target, kernel=args.kernel, config=args.config,
-                     run_main=not args.no_run, defines=args.defines, arg_types=args.args, file_args=args.file_args)
+    app = IrscopeApp(
+        path,
+        target=args.target,
+        kernel=args.kernel,
+        config=args.config,
+        run_main=not args.no_run,
+        defines=args.defines,
+        arg_types=args.args,
+        file_args=args.file_args,
+    )
     app.driver_class = driver_for(app.driver_class)  # `q` does not wait out Textual's input polling
     try:
         # On a loop of its own, not asyncio.run: that joins every thread worker before it returns, so a
@@ -79,4 +87,3 @@ def _tui(args) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
-

@@ -11,66 +11,133 @@ from irscope.base.names import ALL_STAGES, TARGETS
 from irscope.findings.model import SEVERITIES
 
 COMMANDS = ("dump", "report", "tui", "step", "check", "diff", "passes", "export")
-FILE_ARGS_HELP = "FILE -- ARGS: everything after `--` goes to the file as its sys.argv[1:], e.g. -- --mode x"
+FILE_ARGS_HELP = (
+    "FILE -- ARGS: everything after `--` goes to the file as its sys.argv[1:], e.g. -- --mode x"
+)
 PASS_STAGES = ("ttir", "ttgir", "llvm-dialect", "llir")  # the stages `passes` can show pass by pass
 CHECK_FORMATS = ("text", "json", "sarif", "github")  # what `check --format` writes
+
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.epilog = FILE_ARGS_HELP
     parser.add_argument("file", help="a Python file with @triton.jit kernels")
-    parser.add_argument("--kernel", "-k", metavar="NAME", help="which kernel (default: the one the file launches)")
-    parser.add_argument("--target", "-t", metavar="T",
-                        help=f"{', '.join(TARGETS)} (default: this machine's GPU, else sm_90)")
-    parser.add_argument("--config", type=int, metavar="N",
-                        help="autotuned kernels: which config (default: the first its autotuner would try)")
-    parser.add_argument("-D", dest="defines", action="append", metavar="NAME=VALUE",
-                        help="a constexpr or launch option (num_warps, num_stages), e.g. -D BLOCK_SIZE=1024")
-    parser.add_argument("--arg", dest="args", action="append", metavar="NAME=TYPE",
-                        help="an argument's type or value when the file launches nothing, "
-                             "e.g. --arg x_ptr=*fp16 --arg n=4096")
-    parser.add_argument("--no-run", action="store_true",
-                        help="do not run the file's __main__ code; take arguments from -D/--arg")
+    parser.add_argument(
+        "--kernel", "-k", metavar="NAME", help="which kernel (default: the one the file launches)"
+    )
+    parser.add_argument(
+        "--target",
+        "-t",
+        metavar="T",
+        help=f"{', '.join(TARGETS)} (default: this machine's GPU, else sm_90)",
+    )
+    parser.add_argument(
+        "--config",
+        type=int,
+        metavar="N",
+        help="autotuned kernels: which config (default: the first its autotuner would try)",
+    )
+    parser.add_argument(
+        "-D",
+        dest="defines",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a constexpr or launch option (num_warps, num_stages), e.g. -D BLOCK_SIZE=1024",
+    )
+    parser.add_argument(
+        "--arg",
+        dest="args",
+        action="append",
+        metavar="NAME=TYPE",
+        help="an argument's type or value when the file launches nothing, "
+        "e.g. --arg x_ptr=*fp16 --arg n=4096",
+    )
+    parser.add_argument(
+        "--no-run",
+        action="store_true",
+        help="do not run the file's __main__ code; take arguments from -D/--arg",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="irscope",
         description="See what the Triton compiler makes of a kernel: every stage from source to SASS, "
-                    "compiled exactly as the JIT would for the file's own launch. No GPU needed.",
+        "compiled exactly as the JIT would for the file's own launch. No GPU needed.",
         epilog="commands: irscope FILE [-- ARGS] | irscope dump FILE --stage ptx | irscope report FILE [--json] | "
-               "irscope step FILE --program 1 --break LINE --print NAME,... | irscope check PATH... [--format sarif] | "
-               "irscope diff FILE --left SPEC --right SPEC | irscope passes FILE [--line N] | "
-               "irscope export FILE -o kernel.html")
+        "irscope step FILE --program 1 --break LINE --print NAME,... | irscope check PATH... [--format sarif] | "
+        "irscope diff FILE --left SPEC --right SPEC | irscope passes FILE [--line N] | "
+        "irscope export FILE -o kernel.html",
+    )
     parser.add_argument("--version", action="version", version=f"irscope {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     dump = sub.add_parser("dump", help="print one stage of a kernel to stdout")
     _common(dump)
-    dump.add_argument("--stage", "-s", metavar="STAGE",
-                      help=f"{', '.join(ALL_STAGES)} (default: ptx, or amdgcn for AMD targets)")
-    dump.add_argument("--launch", type=int, default=0, metavar="N",
-                      help="when the file launches the kernel with different specializations, which one")
-    dump.add_argument("--annotate", action="store_true",
-                      help="prefix each IR line with the kernel source line it came from ('12 | ...')")
-    report = sub.add_parser("report", help="summarize every compilation: specialization, registers, stages")
+    dump.add_argument(
+        "--stage",
+        "-s",
+        metavar="STAGE",
+        help=f"{', '.join(ALL_STAGES)} (default: ptx, or amdgcn for AMD targets)",
+    )
+    dump.add_argument(
+        "--launch",
+        type=int,
+        default=0,
+        metavar="N",
+        help="when the file launches the kernel with different specializations, which one",
+    )
+    dump.add_argument(
+        "--annotate",
+        action="store_true",
+        help="prefix each IR line with the kernel source line it came from ('12 | ...')",
+    )
+    report = sub.add_parser(
+        "report", help="summarize every compilation: specialization, registers, stages"
+    )
     _common(report)
-    report.add_argument("--json", action="store_true", help="one JSON document {\"kernels\": [...]}")
-    report.add_argument("--measure", action="store_true",
-                        help="with a GPU: time each launch, its bandwidth against the peak, and Nsight Compute's "
-                             "counters per source line beside the predictions")
-    report.add_argument("--no-ncu", action="store_true", help="with --measure: time only, without Nsight Compute")
-    diff = sub.add_parser("diff", help="two compilations of one kernel, compared source line by source line")
+    report.add_argument("--json", action="store_true", help='one JSON document {"kernels": [...]}')
+    report.add_argument(
+        "--measure",
+        action="store_true",
+        help="with a GPU: time each launch, its bandwidth against the peak, and Nsight Compute's "
+        "counters per source line beside the predictions",
+    )
+    report.add_argument(
+        "--no-ncu", action="store_true", help="with --measure: time only, without Nsight Compute"
+    )
+    diff = sub.add_parser(
+        "diff", help="two compilations of one kernel, compared source line by source line"
+    )
     _common(diff)
-    diff.add_argument("--left", required=True, metavar="SPEC",
-                      help="launch=N, config=N, target=T, NAME=VALUE (comma-separated), e.g. launch=0")
-    diff.add_argument("--right", required=True, metavar="SPEC", help="the other side, e.g. launch=1,num_warps=8")
-    diff.add_argument("--stage", "-s", metavar="STAGE", help="which stage to align (default: ptx, or amdgcn)")
-    diff.add_argument("--all", action="store_true", help="show unchanged source lines and instructions too")
+    diff.add_argument(
+        "--left",
+        required=True,
+        metavar="SPEC",
+        help="launch=N, config=N, target=T, NAME=VALUE (comma-separated), e.g. launch=0",
+    )
+    diff.add_argument(
+        "--right", required=True, metavar="SPEC", help="the other side, e.g. launch=1,num_warps=8"
+    )
+    diff.add_argument(
+        "--stage", "-s", metavar="STAGE", help="which stage to align (default: ptx, or amdgcn)"
+    )
+    diff.add_argument(
+        "--all", action="store_true", help="show unchanged source lines and instructions too"
+    )
     diff.add_argument("--json", action="store_true", help="one JSON document")
-    export = sub.add_parser("export", help="write one self-contained HTML page: source and every stage, linked")
+    export = sub.add_parser(
+        "export", help="write one self-contained HTML page: source and every stage, linked"
+    )
     _common(export)
-    export.add_argument("--output", "-o", required=True, metavar="FILE.html", help="where to write the page")
-    export.add_argument("--launch", type=int, default=0, metavar="N",
-                        help="when the file launches the kernel with different specializations, which one")
+    export.add_argument(
+        "--output", "-o", required=True, metavar="FILE.html", help="where to write the page"
+    )
+    export.add_argument(
+        "--launch",
+        type=int,
+        default=0,
+        metavar="N",
+        help="when the file launches the kernel with different specializations, which one",
+    )
     tui = sub.add_parser("tui", help="open the terminal UI (what `irscope FILE` does)")
     _common(tui)
     _step_parser(sub)
@@ -80,54 +147,125 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _step_parser(sub) -> None:
-    step = sub.add_parser("step", help="run one program in the interpreter and print values at a line")
+    step = sub.add_parser(
+        "step", help="run one program in the interpreter and print values at a line"
+    )
     _common(step)
-    step.add_argument("--program", "-p", default="0", metavar="X[,Y[,Z]]",
-                      help="which program of the launch's grid (default 0)")
-    step.add_argument("--break", "-b", dest="break_line", type=int, metavar="LINE",
-                      help="stop the first time the program reaches this line of the file (default: the kernel's "
-                           "first breakpoint() the program reaches, else the end)")
-    step.add_argument("--hit", type=int, default=1, metavar="N",
-                      help="with --break: stop at the N-th time the line runs (loops), default 1")
-    step.add_argument("--print", dest="names", metavar="NAME,...",
-                      help="the locals to print (default: every local, summarized)")
+    step.add_argument(
+        "--program",
+        "-p",
+        default="0",
+        metavar="X[,Y[,Z]]",
+        help="which program of the launch's grid (default 0)",
+    )
+    step.add_argument(
+        "--break",
+        "-b",
+        dest="break_line",
+        type=int,
+        metavar="LINE",
+        help="stop the first time the program reaches this line of the file (default: the kernel's "
+        "first breakpoint() the program reaches, else the end)",
+    )
+    step.add_argument(
+        "--hit",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --break: stop at the N-th time the line runs (loops), default 1",
+    )
+    step.add_argument(
+        "--print",
+        dest="names",
+        metavar="NAME,...",
+        help="the locals to print (default: every local, summarized)",
+    )
     step.add_argument("--full", action="store_true", help="print every element, not a summary")
-    step.add_argument("--launch", type=int, default=0, metavar="N",
-                      help="when the file launches the kernel several times, which launch (default 0)")
+    step.add_argument(
+        "--launch",
+        type=int,
+        default=0,
+        metavar="N",
+        help="when the file launches the kernel several times, which launch (default 0)",
+    )
 
 
 def _passes_parser(sub) -> None:
     p = sub.add_parser("passes", help="the IR after every compiler pass: which passes changed what")
     _common(p)
-    p.add_argument("--stage", "-s", metavar="STAGE", choices=PASS_STAGES,
-                   help=f"only passes whose output is {', '.join(PASS_STAGES)}")
-    p.add_argument("--line", type=int, metavar="N", help="only passes that changed the IR of source line N")
-    p.add_argument("--pass", dest="pass_name", metavar="NAME",
-                   help="print the IR after this pass (its number, its name, or NAME#N for its N-th run)")
-    p.add_argument("--diff", action="store_true", help="with --pass: what it changed, not the whole IR")
+    p.add_argument(
+        "--stage",
+        "-s",
+        metavar="STAGE",
+        choices=PASS_STAGES,
+        help=f"only passes whose output is {', '.join(PASS_STAGES)}",
+    )
+    p.add_argument(
+        "--line", type=int, metavar="N", help="only passes that changed the IR of source line N"
+    )
+    p.add_argument(
+        "--pass",
+        dest="pass_name",
+        metavar="NAME",
+        help="print the IR after this pass (its number, its name, or NAME#N for its N-th run)",
+    )
+    p.add_argument(
+        "--diff", action="store_true", help="with --pass: what it changed, not the whole IR"
+    )
     p.add_argument("--all", action="store_true", help="list the passes that changed nothing too")
-    p.add_argument("--launch", type=int, default=0, metavar="N",
-                   help="when the file launches the kernel with different specializations, which one")
+    p.add_argument(
+        "--launch",
+        type=int,
+        default=0,
+        metavar="N",
+        help="when the file launches the kernel with different specializations, which one",
+    )
     p.add_argument("--json", action="store_true", help="the list as one JSON document")
 
 
 def _check_parser(sub) -> None:
     check = sub.add_parser(
-        "check", help="findings of every kernel in files or directories, as compiler-style diagnostics (CI gate)",
+        "check",
+        help="findings of every kernel in files or directories, as compiler-style diagnostics (CI gate)",
         description="Open each file as `irscope report` does and print its findings. Exit 0 when nothing is at or "
-                    "above --fail-on, 1 when something is, 2 on bad input.")
+        "above --fail-on, 1 when something is, 2 on bad input.",
+    )
     check.epilog = "PATH... -- ARGS: everything after `--` goes to every file as its sys.argv[1:], the same for each"
-    check.add_argument("paths", nargs="+", metavar="PATH",
-                       help="a Python file, or a directory (every .py under it that defines a Triton kernel)")
-    check.add_argument("--format", default="text", choices=CHECK_FORMATS,
-                       help="text (FILE:LINE:COL: SEVERITY[RULE] ...), json, sarif (SARIF 2.1.0), github "
-                            "(workflow annotations)")
-    check.add_argument("--fail-on", default="warning", choices=(*SEVERITIES, "never"),
-                       help="the least severe finding that fails the check (default: warning)")
-    check.add_argument("--baseline", metavar="FILE", help="accept the findings this file lists (see --write-baseline)")
-    check.add_argument("--write-baseline", metavar="FILE", help="write every finding of this run to FILE and exit 0")
-    check.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="files opened at once (processes)")
-    check.add_argument("--target", "-t", metavar="T", help="compile for this target (default: as report does)")
+    check.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a Python file, or a directory (every .py under it that defines a Triton kernel)",
+    )
+    check.add_argument(
+        "--format",
+        default="text",
+        choices=CHECK_FORMATS,
+        help="text (FILE:LINE:COL: SEVERITY[RULE] ...), json, sarif (SARIF 2.1.0), github "
+        "(workflow annotations)",
+    )
+    check.add_argument(
+        "--fail-on",
+        default="warning",
+        choices=(*SEVERITIES, "never"),
+        help="the least severe finding that fails the check (default: warning)",
+    )
+    check.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="accept the findings this file lists (see --write-baseline)",
+    )
+    check.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        help="write every finding of this run to FILE and exit 0",
+    )
+    check.add_argument(
+        "--jobs", "-j", type=int, default=1, metavar="N", help="files opened at once (processes)"
+    )
+    check.add_argument(
+        "--target", "-t", metavar="T", help="compile for this target (default: as report does)"
+    )
 
 
 def _version() -> str:
@@ -139,6 +277,5 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
     the file as its `sys.argv[1:]`; `check` gives the same ones to every file."""
     cut = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:cut])
-    args.file_args = argv[cut + 1:]
+    args.file_args = argv[cut + 1 :]
     return args
-

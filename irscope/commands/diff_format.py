@@ -23,8 +23,10 @@ def _access(side: dict[str, Any] | None) -> str:
 
 def format_diff(doc: dict[str, Any], all_lines: bool = False) -> str:
     left, right = doc["left"], doc["right"]
-    out = [f"{doc['kernel']}  ({doc['file']})",
-           f"  {'':<22}{'left: ' + left['spec']:<{_WIDTH}}  {'right: ' + right['spec']}"]
+    out = [
+        f"{doc['kernel']}  ({doc['file']})",
+        f"  {'':<22}{'left: ' + left['spec']:<{_WIDTH}}  {'right: ' + right['spec']}",
+    ]
 
     def row(label: str, a: Any, b: Any) -> None:
         mark = "  " if a == b else " *"
@@ -33,12 +35,19 @@ def format_diff(doc: dict[str, Any], all_lines: bool = False) -> str:
     grid = lambda s: "×".join(map(str, s["grid"])) if s["grid"] else None  # noqa: E731
     row("target", left["target"], right["target"])
     row("grid", grid(left), grid(right))
-    row("warps / stages", f"{left['num_warps']} / {left['num_stages']}", f"{right['num_warps']} / {right['num_stages']}")
+    row(
+        "warps / stages",
+        f"{left['num_warps']} / {left['num_stages']}",
+        f"{right['num_warps']} / {right['num_stages']}",
+    )
     row("registers", left["registers"], right["registers"])
     row("spills", left["spills"], right["spills"])
     row("shared memory (B)", left["shared_bytes"], right["shared_bytes"])
-    occ = lambda s: (f"{round(s['occupancy']['occupancy'] * 100)}% ({s['occupancy']['limited_by']})"  # noqa: E731
-                     if s.get("occupancy") else None)
+    occ = lambda s: (
+        f"{round(s['occupancy']['occupancy'] * 100)}% ({s['occupancy']['limited_by']})"  # noqa: E731
+        if s.get("occupancy")
+        else None
+    )
     row("occupancy", occ(left), occ(right))
     for side, name in ((left, "left"), (right, "right")):
         if side["error"]:
@@ -46,8 +55,10 @@ def format_diff(doc: dict[str, Any], all_lines: bool = False) -> str:
     if doc["changes"]:
         out.append("  inputs that differ: " + "; ".join(doc["changes"]))
     if doc["accesses"]:
-        out.append("  memory accesses (global, per thread: instructions × bytes each, sectors per request; "
-                   "* = changed):")
+        out.append(
+            "  memory accesses (global, per thread: instructions × bytes each, sectors per request; "
+            "* = changed):"
+        )
         for a in doc["accesses"]:
             mark = " *" if a["changed"] else "  "
             label = f"line {a['source_line']} {a['kind']} {','.join(a['pointers'])}"
@@ -62,14 +73,22 @@ def format_diff(doc: dict[str, Any], all_lines: bool = False) -> str:
     if doc["stage"]:
         changed = sum(1 for r in doc["lines"] if r["changed"])
         if not changed:
-            out.append(f"{doc['stage']}: every source line became the same instructions on both sides "
-                       f"(register numbers and debug locations aside)")
-        out.append(f"{doc['stage']} by source line ({changed} of {len(doc['lines'])} lines changed; "
-                   f"'-' only left, '+' only right{'' if all_lines else '; unchanged lines folded, --all shows them'}):")
+            out.append(
+                f"{doc['stage']}: every source line became the same instructions on both sides "
+                f"(register numbers and debug locations aside)"
+            )
+        out.append(
+            f"{doc['stage']} by source line ({changed} of {len(doc['lines'])} lines changed; "
+            f"'-' only left, '+' only right{'' if all_lines else '; unchanged lines folded, --all shows them'}):"
+        )
         for r in doc["lines"]:
             if not r["changed"] and not all_lines:
                 continue
-            where = f"{r['source_line']:>4} | {r['source']}" if r["source_line"] else "   - | (no source line: header, layouts, directives)"
+            where = (
+                f"{r['source_line']:>4} | {r['source']}"
+                if r["source_line"]
+                else "   - | (no source line: header, layouts, directives)"
+            )
             out.append(f"{'*' if r['changed'] else ' '} {where}")
             for side, name in (("left", "L"), ("right", "R")):
                 for ins in r[side]:

@@ -46,12 +46,24 @@ def _run(args: argparse.Namespace) -> int:
     if getattr(args, "measure", False):  # refuse before the file runs
         why = why_not_measurable(args.target)
         if why:
-            raise IrscopeError(f"--measure: {why}; leave out --measure for the predictions"
-                               + (", or --target" if args.target else ""))
-    compiles = args.command in ("report", "diff", "passes", "export") or (args.command == "dump" and stage != "source")
-    ws = open_file(args.file, target=args.target, run_main=not args.no_run, overrides=overrides,
-                   compile_ahead=compiles, ahead_sass=args.command in ("report", "export") or stage == "sass",
-                   kernel_name=args.kernel, config=args.config, file_args=args.file_args)
+            raise IrscopeError(
+                f"--measure: {why}; leave out --measure for the predictions"
+                + (", or --target" if args.target else "")
+            )
+    compiles = args.command in ("report", "diff", "passes", "export") or (
+        args.command == "dump" and stage != "source"
+    )
+    ws = open_file(
+        args.file,
+        target=args.target,
+        run_main=not args.no_run,
+        overrides=overrides,
+        compile_ahead=compiles,
+        ahead_sass=args.command in ("report", "export") or stage == "sass",
+        kernel_name=args.kernel,
+        config=args.config,
+        file_args=args.file_args,
+    )
     if ws.run_warning:
         print(f"irscope: warning: {ws.run_warning}", file=sys.stderr)
     for note in ws.notes:
@@ -75,12 +87,20 @@ def _dump(ws, args, stage: str | None) -> int:
     stage = stage or ("ptx" if comp.target.is_nvidia else "amdgcn")
     if stage != "source" and comp.failure is not None:
         f = comp.failure
-        raise KernelCompileError(f.message + (f" (in: {f.source_line})" if f.source_line else "")
-                                 + "; fix the kernel and run again", _shown(ws, f.file), f.line, f.source_line)
+        raise KernelCompileError(
+            f.message
+            + (f" (in: {f.source_line})" if f.source_line else "")
+            + "; fix the kernel and run again",
+            _shown(ws, f.file),
+            f.line,
+            f.source_line,
+        )
     text = comp.stage(stage)
     if args.annotate:
         text = _annotated(comp, stage, text)
-    elif stage == "sass":  # nvdisasm's rows can name the wrong lines: the source map's repaired ones
+    elif (
+        stage == "sass"
+    ):  # nvdisasm's rows can name the wrong lines: the source map's repaired ones
         text = sass_with_repaired_rows(comp)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
@@ -93,7 +113,9 @@ def _annotated(comp, stage: str, text: str) -> str:
     numbers = [sm.source_line(stage, i) for i in range(len(lines))]
     width = max((len(str(n)) for n in numbers if n is not None), default=1)
     blank = " " * width
-    return "\n".join(f"{blank if n is None else str(n).rjust(width)} | {line}" for n, line in zip(numbers, lines))
+    return "\n".join(
+        f"{blank if n is None else str(n).rjust(width)} | {line}" for n, line in zip(numbers, lines)
+    )
 
 
 def _shown(ws, path: str | None) -> str | None:
@@ -105,8 +127,15 @@ def _report(ws, args) -> int:
     comps = ws.compile_all(kernel_name=args.kernel, config=args.config)
     measured = {}
     if args.measure:
-        done = measure_all(ws, comps, with_ncu=not args.no_ncu, run_main=not args.no_run, defines=args.defines,
-                           arg_types=args.args, progress=lambda text: tell(f"irscope: measuring: {text}"))
+        done = measure_all(
+            ws,
+            comps,
+            with_ncu=not args.no_ncu,
+            run_main=not args.no_run,
+            defines=args.defines,
+            arg_types=args.args,
+            progress=lambda text: tell(f"irscope: measuring: {text}"),
+        )
         measured = {id(comp): m for comp, m in zip(comps, done)}
     doc = build_report(ws, comps)
     for entry, comp in zip(doc["kernels"], comps):
@@ -119,9 +148,14 @@ def _report(ws, args) -> int:
     failed = [k for k in doc["kernels"] if k["error"]]
     for k in failed:
         err = k["error"]
-        shown = ws.shown_path(err["file"]) if err["file"] else ws.user_file.shown  # the line is in that file
+        shown = (
+            ws.shown_path(err["file"]) if err["file"] else ws.user_file.shown
+        )  # the line is in that file
         where = f"{shown}:{err['source_line']}: " if err["source_line"] else ""
-        print(f"irscope: error: {where}{k['name']} failed to compile: {err['message']}", file=sys.stderr)
+        print(
+            f"irscope: error: {where}{k['name']} failed to compile: {err['message']}",
+            file=sys.stderr,
+        )
     return KernelCompileError.exit_code if failed else 0
 
 
@@ -130,4 +164,3 @@ def _diff(ws, args) -> int:
     doc = build_diff(ws, args.kernel, *args.sides, args.stage)
     print(json.dumps(doc, indent=2) if args.json else format_diff(doc, all_lines=args.all))
     return 0
-

@@ -28,25 +28,32 @@ class Overrides:
 
     @classmethod
     def parse(cls, defines: list[str] | None, args: list[str] | None) -> "Overrides":
-        return cls({k: literal_value(v) for k, v in map(_split_assignment("-D"), defines or [])},
-                   dict(map(_split_assignment("--arg"), args or [])))
+        return cls(
+            {k: literal_value(v) for k, v in map(_split_assignment("-D"), defines or [])},
+            dict(map(_split_assignment("--arg"), args or [])),
+        )
 
     def __bool__(self) -> bool:
         return bool(self.defines or self.args)
 
     def describe(self) -> str:
         """As typed on the command line: `-D BLOCK=64 --arg n=i32` ("" for none)."""
-        return " ".join([f"-D {k}={v}" for k, v in self.defines.items()]
-                        + [f"--arg {k}={v}" for k, v in self.args.items()])
+        return " ".join(
+            [f"-D {k}={v}" for k, v in self.defines.items()]
+            + [f"--arg {k}={v}" for k, v in self.args.items()]
+        )
 
 
 def _split_assignment(flag: str):
     def split(text: str) -> tuple[str, str]:
         name, sep, value = text.partition("=")
         if not sep or not name.strip() or not value.strip():
-            raise IrscopeError(f"{flag} {text!r} is not NAME=VALUE; write it like {flag} "
-                               f"{'BLOCK_SIZE=1024' if flag == '-D' else 'x_ptr=*fp16'}")
+            raise IrscopeError(
+                f"{flag} {text!r} is not NAME=VALUE; write it like {flag} "
+                f"{'BLOCK_SIZE=1024' if flag == '-D' else 'x_ptr=*fp16'}"
+            )
         return name.strip(), value.strip()
+
     return split
 
 
@@ -58,12 +65,30 @@ def literal_value(text: str) -> Any:
 
 
 _TORCH_DTYPES = {
-    "fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64,
-    "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8,
-    "i1": torch.bool, "u1": torch.bool, "fp8e4nv": torch.float8_e4m3fn, "fp8e5": torch.float8_e5m2,
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+    "fp32": torch.float32,
+    "fp64": torch.float64,
+    "i8": torch.int8,
+    "i16": torch.int16,
+    "i32": torch.int32,
+    "i64": torch.int64,
+    "u8": torch.uint8,
+    "i1": torch.bool,
+    "u1": torch.bool,
+    "fp8e4nv": torch.float8_e4m3fn,
+    "fp8e5": torch.float8_e5m2,
 }
 # A scalar of each type whose value the JIT cannot specialize on (not 1, not a multiple of 16).
-_SCALAR_STANDINS = {"i32": 3, "i64": 2**33 + 3, "u64": 2**63 + 3, "fp32": 1.5, "fp64": 1.5, "u1": False, "i1": False}
+_SCALAR_STANDINS = {
+    "i32": 3,
+    "i64": 2**33 + 3,
+    "u64": 2**63 + 3,
+    "fp32": 1.5,
+    "fp64": 1.5,
+    "u1": False,
+    "i1": False,
+}
 
 
 def value_for_type(name: str, kind: str) -> Any:
@@ -72,15 +97,19 @@ def value_for_type(name: str, kind: str) -> Any:
     if kind.startswith("*"):
         dtype = _TORCH_DTYPES.get(kind[1:])
         if dtype is None:
-            raise IrscopeError(f"--arg {name}={kind}: unknown pointer type; use one of "
-                               f"{', '.join('*' + t for t in _TORCH_DTYPES)}")
+            raise IrscopeError(
+                f"--arg {name}={kind}: unknown pointer type; use one of "
+                f"{', '.join('*' + t for t in _TORCH_DTYPES)}"
+            )
         return torch.empty(64, dtype=dtype)
     if kind in _SCALAR_STANDINS:
         return _SCALAR_STANDINS[kind]
     value = literal_value(kind)
     if isinstance(value, (int, float, bool)):
         return value  # a concrete value: the JIT specializes on it exactly as on a real launch
-    raise IrscopeError(f"--arg {name}={kind}: give a type (*fp32, *fp16, i32, i64, fp32) or a number")
+    raise IrscopeError(
+        f"--arg {name}={kind}: give a type (*fp32, *fp16, i32, i64, fp32) or a number"
+    )
 
 
 def annotated_type(annotation: Any) -> str | None:
@@ -98,8 +127,10 @@ def check_arg_names(overrides: Overrides, kernels: list[Kernel], user_file: User
     params = {p.name for k in kernels for p in k.jit.params}
     unknown = [name for name in overrides.args if name not in params]
     if unknown:
-        raise IrscopeError(f"--arg {unknown[0]}: no kernel in {user_file.shown} has a parameter of that name; "
-                           f"its parameters: {', '.join(sorted(params))}")
+        raise IrscopeError(
+            f"--arg {unknown[0]}: no kernel in {user_file.shown} has a parameter of that name; "
+            f"its parameters: {', '.join(sorted(params))}"
+        )
 
 
 def launch_arguments(raw: RawLaunch, overrides: Overrides) -> tuple[tuple, dict]:

@@ -48,8 +48,15 @@ from irscope.engine.triton_compat import (
 
 
 class _Recorder:
-    def __init__(self, code_ids: set[tuple[str, str]], addresses: AddressMap, with_locals: bool, max_steps: int,
-                 constexprs: set[str] = frozenset(), budget_bytes: int = 1 << 30):
+    def __init__(
+        self,
+        code_ids: set[tuple[str, str]],
+        addresses: AddressMap,
+        with_locals: bool,
+        max_steps: int,
+        constexprs: set[str] = frozenset(),
+        budget_bytes: int = 1 << 30,
+    ):
         self.code_ids = code_ids
         self.constexprs = constexprs
         self.addresses = addresses
@@ -57,14 +64,14 @@ class _Recorder:
         self.max_steps = max_steps
         self.steps: list[Step] = []
         self.accesses: list[MemoryAccess] = []
-        self.frames: list[Any] = []              # traced frames, outermost first
-        self.frame_step: dict[int, int] = {}     # id(frame) -> its latest step
-        self.unwinding: set[int] = set()         # frames an exception is passing through
+        self.frames: list[Any] = []  # traced frames, outermost first
+        self.frame_step: dict[int, int] = {}  # id(frame) -> its latest step
+        self.unwinding: set[int] = set()  # frames an exception is passing through
         self.cache: dict[int, tuple[Any, Value]] = {}
         self.constants: dict[tuple, Value] = {}
-        self.kept_bytes = 0                      # numbers copied into Values so far
-        self.budget_bytes = budget_bytes         # past it, blocks keep only their summary
-        self.debugger_steps: list[int] = []      # the steps that called breakpoint() / pdb.set_trace()
+        self.kept_bytes = 0  # numbers copied into Values so far
+        self.budget_bytes = budget_bytes  # past it, blocks keep only their summary
+        self.debugger_steps: list[int] = []  # the steps that called breakpoint() / pdb.set_trace()
 
     # ---- values
 
@@ -92,14 +99,25 @@ class _Recorder:
     def stack(self) -> tuple[FrameRef, ...]:
         return tuple(FrameRef(f.f_code.co_name, f.f_lineno) for f in self.frames)
 
-    def add_step(self, frame, event: str, extra: dict[str, Value] | None = None, message: str = "") -> None:
+    def add_step(
+        self, frame, event: str, extra: dict[str, Value] | None = None, message: str = ""
+    ) -> None:
         if len(self.steps) >= self.max_steps:
-            raise RuntimeError(f"the program ran more than {self.max_steps} lines; irscope stopped recording")
+            raise RuntimeError(
+                f"the program ran more than {self.max_steps} lines; irscope stopped recording"
+            )
         values = self.snapshot(frame.f_locals)
         if extra:
             values.update(extra)
-        step = Step(len(self.steps), frame.f_code.co_name, frame.f_lineno, event, self.stack(), values,
-                    message=message)
+        step = Step(
+            len(self.steps),
+            frame.f_code.co_name,
+            frame.f_lineno,
+            event,
+            self.stack(),
+            values,
+            message=message,
+        )
         self.steps.append(step)
         self.frame_step[id(frame)] = step.index
 
@@ -148,15 +166,29 @@ class _Recorder:
 
     def on_access(self, hook: MemoryHook) -> None:
         addresses = np.asarray(hook.addresses)
-        mask = None if hook.mask is None else np.broadcast_to(np.asarray(hook.mask, dtype=bool), addresses.shape)
+        mask = (
+            None
+            if hook.mask is None
+            else np.broadcast_to(np.asarray(hook.mask, dtype=bool), addresses.shape)
+        )
         region = self.addresses.region_of(addresses, mask)
         frame = self.innermost_frame()
         line = frame.f_lineno if frame is not None else 0
         step = self.frame_step.get(id(frame)) if (self.with_locals and frame is not None) else None
         offsets_b = byte_offsets(addresses, region)
-        access = MemoryAccess(line, hook.kind, region.param if region else None, offsets_b // hook.elem_bytes,
-                              offsets_b, None if mask is None else mask.copy(), hook.elem_bytes, hook.dtype,
-                              frame.f_code.co_name if frame is not None else "", step, _last_line(frame, line))
+        access = MemoryAccess(
+            line,
+            hook.kind,
+            region.param if region else None,
+            offsets_b // hook.elem_bytes,
+            offsets_b,
+            None if mask is None else mask.copy(),
+            hook.elem_bytes,
+            hook.dtype,
+            frame.f_code.co_name if frame is not None else "",
+            step,
+            _last_line(frame, line),
+        )
         self.accesses.append(access)
         if step is not None:
             self.steps[step].accesses.append(len(self.accesses) - 1)
@@ -193,8 +225,10 @@ def _out_of_bounds_text(access: MemoryAccess, bad: np.ndarray, region: Region | 
     what = "reads" if access.kind == "load" else "writes"
     if region is None:
         return f"{access.kind} {what} an address outside every argument tensor (lane {lane})"
-    return (f"{access.kind} {what} {region.param}[{offset}] (lane {lane}, {len(lanes)} lane(s) in all), "
-            f"outside {region.param}, which has {region.numel} elements; mask those lanes off")
+    return (
+        f"{access.kind} {what} {region.param}[{offset}] (lane {lane}, {len(lanes)} lane(s) in all), "
+        f"outside {region.param}, which has {region.numel} elements; mask those lanes off"
+    )
 
 
 def _copy_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
@@ -213,8 +247,9 @@ def _copy_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str
             key = (storage.data_ptr(), str(value.device))
             if key not in storages:
                 storages[key] = storage.cpu() if value.device.type != "cpu" else storage.clone()
-            copy = torch.empty(0, dtype=value.dtype).set_(storages[key], value.storage_offset(), value.size(),
-                                                           value.stride())
+            copy = torch.empty(0, dtype=value.dtype).set_(
+                storages[key], value.storage_offset(), value.size(), value.stride()
+            )
             copied[name] = tensors[name] = copy
         else:
             copied[name] = value
@@ -225,23 +260,46 @@ def _regions(tensors: dict[str, torch.Tensor]) -> dict[str, Region]:
     out = {}
     for name, t in tensors.items():
         storage = t.untyped_storage()
-        out[name] = Region(name, t.data_ptr(), storage.data_ptr(), storage.data_ptr() + storage.nbytes(),
-                           t.element_size(), t.numel(), tuple(t.shape), _dtype_name(t.dtype),
-                           None if t.is_contiguous() else tuple(t.stride()))
+        out[name] = Region(
+            name,
+            t.data_ptr(),
+            storage.data_ptr(),
+            storage.data_ptr() + storage.nbytes(),
+            t.element_size(),
+            t.numel(),
+            tuple(t.shape),
+            _dtype_name(t.dtype),
+            None if t.is_contiguous() else tuple(t.stride()),
+        )
     return out
 
 
-_DTYPE_NAMES = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32", torch.float64: "fp64",
-                torch.int8: "int8", torch.int16: "int16", torch.int32: "int32", torch.int64: "int64",
-                torch.uint8: "uint8", torch.bool: "int1"}
+_DTYPE_NAMES = {
+    torch.float16: "fp16",
+    torch.bfloat16: "bf16",
+    torch.float32: "fp32",
+    torch.float64: "fp64",
+    torch.int8: "int8",
+    torch.int16: "int16",
+    torch.int32: "int32",
+    torch.int64: "int64",
+    torch.uint8: "uint8",
+    torch.bool: "int1",
+}
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
     return _DTYPE_NAMES.get(dtype, str(dtype).removeprefix("torch."))
 
 
-def record_program(launch: Launch, program_id: int | tuple[int, ...] = 0, *, with_locals: bool = True,
-                   max_steps: int = 500_000, budget_bytes: int = 1 << 30) -> Recording:
+def record_program(
+    launch: Launch,
+    program_id: int | tuple[int, ...] = 0,
+    *,
+    with_locals: bool = True,
+    max_steps: int = 500_000,
+    budget_bytes: int = 1 << 30,
+) -> Recording:
     """Run one program of `launch` in the interpreter and record it.
 
     with_locals=False records only the memory accesses (no line tracing: fast, for analyses that run
@@ -255,21 +313,45 @@ def record_program(launch: Launch, program_id: int | tuple[int, ...] = 0, *, wit
     arguments, tensors = _copy_arguments(kernel_parameters(kernel.jit, launch.args, launch.kwargs))
     regions = _regions(tensors)
     addresses = AddressMap(list(regions.values()))
-    recorder = _Recorder(jit_code_ids(kernel.jit), addresses, with_locals, max_steps,
-                         set(constexpr_param_names(kernel.jit)), budget_bytes)
+    recorder = _Recorder(
+        jit_code_ids(kernel.jit),
+        addresses,
+        with_locals,
+        max_steps,
+        set(constexpr_param_names(kernel.jit)),
+        budget_bytes,
+    )
     error = error_line = None
     start = time.perf_counter()
     try:
         with _debugger_calls_noted(recorder):
-            run_one_program(kernel.jit, arguments, grid, pid, recorder.on_access,
-                            recorder.global_trace if with_locals else None)
+            run_one_program(
+                kernel.jit,
+                arguments,
+                grid,
+                pid,
+                recorder.on_access,
+                recorder.global_trace if with_locals else None,
+            )
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the kernel's own failure becomes the last step
         error, error_line = _record_exception(recorder, exc)
     seconds = time.perf_counter() - start
-    return Recording(kernel.name, kernel.file, pid, grid, recorder.steps, recorder.accesses, regions, tensors,
-                     error, error_line, seconds, recorder.debugger_steps)
+    return Recording(
+        kernel.name,
+        kernel.file,
+        pid,
+        grid,
+        recorder.steps,
+        recorder.accesses,
+        regions,
+        tensors,
+        error,
+        error_line,
+        seconds,
+        recorder.debugger_steps,
+    )
 
 
 @contextlib.contextmanager
@@ -300,13 +382,23 @@ def _record_exception(recorder: _Recorder, exc: BaseException) -> tuple[str, int
     frame = inner.tb_frame
     values = recorder.snapshot(frame.f_locals) if recorder.with_locals else {}
     stack = tuple(FrameRef(t.tb_frame.f_code.co_name, t.tb_lineno) for t in traced)
-    step = Step(len(recorder.steps), frame.f_code.co_name, inner.tb_lineno, "exception", stack, values,
-                message=message)
+    step = Step(
+        len(recorder.steps),
+        frame.f_code.co_name,
+        inner.tb_lineno,
+        "exception",
+        stack,
+        values,
+        message=message,
+    )
     if recorder.with_locals:
         # the failing line's accesses (the out-of-bounds one included) are shown with this step too
         line_step = recorder.frame_step.get(id(frame))
-        step.accesses = [i for i, a in enumerate(recorder.accesses)
-                         if a.step == line_step and a.line == inner.tb_lineno]
+        step.accesses = [
+            i
+            for i, a in enumerate(recorder.accesses)
+            if a.step == line_step and a.line == inner.tb_lineno
+        ]
     recorder.steps.append(step)
     return message, inner.tb_lineno
 
@@ -316,6 +408,7 @@ def _exception_text(exc: BaseException) -> str:
         return f"out-of-bounds access: {exc}"
     detail = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {detail[0]}" if detail else type(exc).__name__
+
 
 def describe(value: Any, addresses: AddressMap, keep_numbers: bool = True) -> Value:
     """Any local of a kernel frame, as a Value (numbers are copied: later steps cannot change them).
@@ -329,16 +422,36 @@ def describe(value: Any, addresses: AddressMap, keep_numbers: bool = True) -> Va
         shape = tuple(int(s) for s in data.shape) if is_block else ()
         if is_pointer:
             region = addresses.region_of(data)
-            elem = region.elem_bytes if region is not None and region.dtype == dtype else pointer_elem_bytes(dtype)
+            elem = (
+                region.elem_bytes
+                if region is not None and region.dtype == dtype
+                else pointer_elem_bytes(dtype)
+            )
             offsets = byte_offsets(data, region) // elem
-            return Value("pointer", dtype, shape, offsets if is_block else offsets.reshape(-1)[:1],
-                         region.param if region else None)
+            return Value(
+                "pointer",
+                dtype,
+                shape,
+                offsets if is_block else offsets.reshape(-1)[:1],
+                region.param if region else None,
+            )
         if is_block and not keep_numbers:
             summary = Value("tensor", dtype, shape, as_numbers(data, dtype))
-            return Value("tensor", dtype, shape, None, text=summary.summary() + " (elements not kept)",
-                         _stats=summary.stats())
+            return Value(
+                "tensor",
+                dtype,
+                shape,
+                None,
+                text=summary.summary() + " (elements not kept)",
+                _stats=summary.stats(),
+            )
         numbers = np.array(as_numbers(data, dtype), copy=True)
-        return Value("tensor" if is_block else "scalar", dtype, shape, numbers if is_block else numbers.reshape(-1)[:1])
+        return Value(
+            "tensor" if is_block else "scalar",
+            dtype,
+            shape,
+            numbers if is_block else numbers.reshape(-1)[:1],
+        )
     if type(value).__name__ == "constexpr":
         return describe_constant(getattr(value, "value", None))
     if isinstance(value, (bool, int, float)):  # a Python number: a loop index, a folded constant

@@ -36,7 +36,9 @@ def launch_fields(comp: Compilation) -> dict[str, Any]:
         "specialization": comp.specialization,
         "constexprs": _jsonable(comp.constexprs),
         "num_warps": comp.num_warps,
-        "block_warps": comp.block_warps if comp.ok else comp.num_warps,  # with warp specialization's partitions
+        "block_warps": comp.block_warps
+        if comp.ok
+        else comp.num_warps,  # with warp specialization's partitions
         "num_stages": comp.num_stages,
         "registers": res.registers,
         "spills": res.spills,
@@ -57,7 +59,9 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         "stages": {},
         "error": None,
         "interpreter_error": comp.launch.interp_error,
-        "programs_interpreted": list(comp.launch.programs) if comp.launch.programs else None,  # [run, total]: cut
+        "programs_interpreted": list(comp.launch.programs)
+        if comp.launch.programs
+        else None,  # [run, total]: cut
         "guesses": dict(comp.launch.guesses),
     }
     if not comp.target.is_nvidia:
@@ -69,19 +73,29 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
     if comp.failure is not None:
         entry["findings"] = _findings_json(ws, comp)
         f = comp.failure
-        entry["error"] = {"message": f.message, "file": f.file, "source_line": f.line, "source_text": f.source_line}
+        entry["error"] = {
+            "message": f.message,
+            "file": f.file,
+            "source_line": f.line,
+            "source_text": f.source_line,
+        }
         entry["stages"] = {"source": {"lines": len(comp.source_text.splitlines())}}
         return entry
     sm = comp.source_map
     for name in comp.stage_names:
-        entry["stages"][name] = {"lines": len(comp.stage(name).splitlines()),
-                                 "instruction_lines": sm.instruction_lines(name),
-                                 "mapped_fraction": round(sm.mapped_fraction(name), 4)}
+        entry["stages"][name] = {
+            "lines": len(comp.stage(name).splitlines()),
+            "instruction_lines": sm.instruction_lines(name),
+            "mapped_fraction": round(sm.mapped_fraction(name), 4),
+        }
     entry.update(analysis_entry(comp))
     entry.update(report_fields(comp))
     if comp.launch.guesses and entry.get("coalescing_totals") is not None:
         entry["coalescing_totals"].setdefault("notes", []).append(
-            "addresses from guessed arguments (" + ", ".join(comp.launch.guesses) + "): not a real launch's")
+            "addresses from guessed arguments ("
+            + ", ".join(comp.launch.guesses)
+            + "): not a real launch's"
+        )
     entry["findings"] = _findings_json(ws, comp)
     if rule_errors(comp):
         entry["finding_rule_errors"] = rule_errors(comp)
@@ -95,8 +109,14 @@ def autotune_entry(comp: Compilation) -> dict[str, Any]:
     configs = comp.kernel.autotune_configs or []
     selected = comp.launch.autotune_index or 0
     tried = [n for n in comp.launch.autotune_tried if n < len(configs)] or [selected]
-    return {"configs": [str(c) for c in configs], "selected": selected,
-            "tried": [{"index": n, **_jsonable(describe_config(configs[n])), "shown": n == selected} for n in tried]}
+    return {
+        "configs": [str(c) for c in configs],
+        "selected": selected,
+        "tried": [
+            {"index": n, **_jsonable(describe_config(configs[n])), "shown": n == selected}
+            for n in tried
+        ],
+    }
 
 
 def _findings_json(ws: Workspace, comp: Compilation) -> list[dict[str, Any]]:
@@ -134,7 +154,9 @@ def format_findings(doc: dict[str, Any]) -> list[str]:
         return ["findings: none"] if doc["kernels"] else []
     order = {id(f): i for i, f in enumerate(ranked([f for f, _, _ in items]))}
     out = [f"findings ({len(items)}, most costly first):"]
-    for number, (f, name, launch) in enumerate(sorted(items, key=lambda t: order[id(t[0])]), start=1):
+    for number, (f, name, launch) in enumerate(
+        sorted(items, key=lambda t: order[id(t[0])]), start=1
+    ):
         which = f"{name}, compilation {launch}" if name in several else name
         where = f"{f['file']}:{f['source_line']}" if f["source_line"] else (f["file"] or "?")
         out.append(f"  {number}. {f['severity']}[{f['rule']}] {where} ({which}): {f['message']}")
@@ -149,7 +171,9 @@ def format_missing(doc: dict[str, Any]) -> list[str]:
     """What this run did not reach: each of the file's kernels it did not launch, why, and how to see it."""
     missing = doc.get("missing") or []
     if not missing:  # --no-run, or helpers that the launched kernels call
-        names = ", ".join(f"{k['name']} (line {k['def_line']})" for k in doc.get("not_launched") or [])
+        names = ", ".join(
+            f"{k['name']} (line {k['def_line']})" for k in doc.get("not_launched") or []
+        )
         return [f"not launched by the file: {names}"] if names else []
     out = [f"not reached ({len(missing)} kernel(s) this run did not launch; not shown above):"]
     for m in missing:
@@ -166,20 +190,32 @@ def format_report(doc: dict[str, Any]) -> str:
         grid = "×".join(map(str, k["grid"])) if k["grid"] else "unknown"
         out.append(f"{k['name']}  ({k['file']}:{k['def_line']})  target {k['target']}  grid {grid}")
         if k.get("interpreter_error"):
-            out.append(f"  interpreter could not run this launch: {k['interpreter_error']} "
-                       f"(compiled all the same; no coalescing or stepping for it)")
+            out.append(
+                f"  interpreter could not run this launch: {k['interpreter_error']} "
+                f"(compiled all the same; no coalescing or stepping for it)"
+            )
         if k.get("programs_interpreted"):
             run, total = k["programs_interpreted"]
-            out.append(f"  interpreter cut this launch short: {run} of its {total} programs ran, so what it wrote "
-                       f"is incomplete (the compile and the analyses do not depend on it)")
+            out.append(
+                f"  interpreter cut this launch short: {run} of its {total} programs ran, so what it wrote "
+                f"is incomplete (the compile and the analyses do not depend on it)"
+            )
         if k.get("inductor"):
             out.extend(format_inductor(k["inductor"]))
         if "autotune" in k:
-            configs, tried = k["autotune"]["configs"], [t["index"] for t in k["autotune"].get("tried", [])]
-            others = (f" (this launch's autotuner tries {', '.join(map(str, tried))}; --config N shows another)"
-                      if len(tried) > 1 else "")
-            out.append(f"  autotune config {k['autotune']['selected']} of {len(configs)}: "
-                       f"{configs[k['autotune']['selected']]}{others}")
+            configs, tried = (
+                k["autotune"]["configs"],
+                [t["index"] for t in k["autotune"].get("tried", [])],
+            )
+            others = (
+                f" (this launch's autotuner tries {', '.join(map(str, tried))}; --config N shows another)"
+                if len(tried) > 1
+                else ""
+            )
+            out.append(
+                f"  autotune config {k['autotune']['selected']} of {len(configs)}: "
+                f"{configs[k['autotune']['selected']]}{others}"
+            )
         params = []
         for name, kind in k["signature"].items():
             if kind == "constexpr":
@@ -189,24 +225,35 @@ def format_report(doc: dict[str, Any]) -> str:
                 params.append(f"{name}: {kind}" + (f" [{spec}]" if spec else ""))
         out.append("  args       " + ", ".join(params))
         if k.get("guesses"):
-            out.append("  guessed    " + ", ".join(f"{n} = {v}" for n, v in k["guesses"].items())
-                       + "  (no launch: give -D/--arg, or run the file, for real values)")
+            out.append(
+                "  guessed    "
+                + ", ".join(f"{n} = {v}" for n, v in k["guesses"].items())
+                + "  (no launch: give -D/--arg, or run the file, for real values)"
+            )
         if k["error"]:
             err = k["error"]
-            where = f" at line {err['source_line']}: {err['source_text']}" if err["source_line"] else ""
+            where = (
+                f" at line {err['source_line']}: {err['source_text']}" if err["source_line"] else ""
+            )
             out.append(f"  COMPILE ERROR{where}")
             out.append(f"    {err['message']}")
             continue
         extra = (k.get("block_warps") or k["num_warps"]) - k["num_warps"]
-        warps = f"{k['num_warps']} (+{extra} of warp specialization)" if extra > 0 else k["num_warps"]
-        out.append(f"  warps {warps}  stages {k['num_stages']}  registers {k['registers']}  "
-                   f"spills {k['spills']}  shared {k['shared_bytes']} B  local {k['local_bytes']} B")
+        warps = (
+            f"{k['num_warps']} (+{extra} of warp specialization)" if extra > 0 else k["num_warps"]
+        )
+        out.append(
+            f"  warps {warps}  stages {k['num_stages']}  registers {k['registers']}  "
+            f"spills {k['spills']}  shared {k['shared_bytes']} B  local {k['local_bytes']} B"
+        )
         out.append("  IR lines   " + "  ".join(f"{s} {v['lines']}" for s, v in k["stages"].items()))
         out.extend(format_analysis(k))
         out.extend(format_lines(k))
         if k.get("measured"):
             out.extend(format_measured(k["measured"]))
     out.extend(format_missing(doc))
-    out.append("specialization: D = divisible by 16 (aligned), S = fits 32-bit offsets, "
-               "constant = folded into the code")
+    out.append(
+        "specialization: D = divisible by 16 (aligned), S = fits 32-bit offsets, "
+        "constant = folded into the code"
+    )
     return "\n".join(out)

@@ -39,11 +39,20 @@ from irscope.engine.virtual_gpu.device import describe_virtual_device
 from irscope.engine.workspace import Workspace, with_config
 
 
-def open_file(path: str, *, target: str | None = None, run_main: bool = True,
-              overrides: Overrides | None = None, compile_ahead: bool = True, ahead_sass: bool = True,
-              kernel_name: str | None = None, config: int | None = None, budget=None,
-              on_launch: Callable[[RawLaunch], None] | None = None, file_args: list[str] | tuple[str, ...] = ()
-              ) -> Workspace:
+def open_file(
+    path: str,
+    *,
+    target: str | None = None,
+    run_main: bool = True,
+    overrides: Overrides | None = None,
+    compile_ahead: bool = True,
+    ahead_sass: bool = True,
+    kernel_name: str | None = None,
+    config: int | None = None,
+    budget=None,
+    on_launch: Callable[[RawLaunch], None] | None = None,
+    file_args: list[str] | tuple[str, ...] = (),
+) -> Workspace:
     """Load a kernel file, run its `__main__` to capture launches, and get ready to compile.
 
     With no GPU, each launch starts compiling in a child process as soon as it is captured (core/ahead.py),
@@ -62,31 +71,54 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     def run(on: Target):
         hooks = [on_launch] if on_launch is not None else []
         if compile_ahead and local is None:
-            hooks.append(_compiler_ahead(on, overrides, kernel_name, config, ahead_sass, user_file.text,
-                                         user_file.path))
-        return run_user_file(user_file, run_main=run_main, use_interpreter=local is None, target=on,
-                             on_launch=(lambda raw: [hook(raw) for hook in hooks]) if hooks else None,
-                             budget=budget, argv=file_args)
+            hooks.append(
+                _compiler_ahead(
+                    on, overrides, kernel_name, config, ahead_sass, user_file.text, user_file.path
+                )
+            )
+        return run_user_file(
+            user_file,
+            run_main=run_main,
+            use_interpreter=local is None,
+            target=on,
+            on_launch=(lambda raw: [hook(raw) for hook in hooks]) if hooks else None,
+            budget=budget,
+            argv=file_args,
+        )
 
     ahead.forget_waiting()
     result, first, retarget_note = run(resolved), resolved, None
-    if target is None and local is None and run_main:  # launched nothing on the default virtual GPU? (retarget.py)
-        resolved, result, retarget_note = run_on_other_targets(user_file.shown, resolved, result, run)
+    if (
+        target is None and local is None and run_main
+    ):  # launched nothing on the default virtual GPU? (retarget.py)
+        resolved, result, retarget_note = run_on_other_targets(
+            user_file.shown, resolved, result, run
+        )
     ahead.start_waiting()  # the file's core is free now: a launch that found none free gets its child
     kernels = find_kernels(result.namespace, user_file)
-    kernels += kernels_of_launches([(raw.jit, raw.autotune_configs) for raw in result.launches], kernels)
+    kernels += kernels_of_launches(
+        [(raw.jit, raw.autotune_configs) for raw in result.launches], kernels
+    )
     if not kernels:
         if result.error is not None:
             _no_virtual_compile(user_file, result, local)
             raise UserCodeError(_user_error_line(user_file, result), _user_traceback(result))
-        if result.stopped_cause:  # its kernels may live in modules it imports: it did not get to launch them
+        if (
+            result.stopped_cause
+        ):  # its kernels may live in modules it imports: it did not get to launch them
             at = f" at line {result.stopped_line}" if result.stopped_line else ""
-            raise IrscopeError(f"{user_file.shown} launched no kernel before the run was stopped{at} "
-                               f"({result.stopped_cause}); IRSCOPE_CAPTURE_LIMIT / IRSCOPE_CAPTURE_QUIET (seconds) "
-                               f"let it run longer")
-        raise IrscopeError(f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"
-                           f"; open a file that defines or launches one, e.g. kernels/add.py")
-    if target is None and local is None:  # Inductor's kernels are compiled for the GPU they were generated for
+            raise IrscopeError(
+                f"{user_file.shown} launched no kernel before the run was stopped{at} "
+                f"({result.stopped_cause}); IRSCOPE_CAPTURE_LIMIT / IRSCOPE_CAPTURE_QUIET (seconds) "
+                f"let it run longer"
+            )
+        raise IrscopeError(
+            f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"
+            f"; open a file that defines or launches one, e.g. kernels/add.py"
+        )
+    if (
+        target is None and local is None
+    ):  # Inductor's kernels are compiled for the GPU they were generated for
         resolved, written_for = _inductor_target(kernels, resolved)
         if written_for:
             result.notes.append(written_for)
@@ -99,9 +131,13 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     if result.error is not None:
         site = f"{_exception_line(result.error)}{_raise_site(result, user_file)}"
         if launches:
-            warning = (f"{user_file.shown} raised {site} after its kernels launched; showing the {len(launches)} "
-                       f"launch(es) captured before that")
-        elif not run_main:  # --no-run: the kernels are defined, and their arguments come from -D/--arg anyway
+            warning = (
+                f"{user_file.shown} raised {site} after its kernels launched; showing the {len(launches)} "
+                f"launch(es) captured before that"
+            )
+        elif (
+            not run_main
+        ):  # --no-run: the kernels are defined, and their arguments come from -D/--arg anyway
             warning = f"{user_file.shown} raised {site} after its kernels were defined; going on without the rest"
         else:
             _no_virtual_compile(user_file, result, local)
@@ -109,15 +145,38 @@ def open_file(path: str, *, target: str | None = None, run_main: bool = True,
     warning = "; ".join(w for w in (cache_warning, warning) if w) or None
     notes = ([retarget_note] if retarget_note else []) + list(result.notes)
     if result.stopped:
-        notes.append(f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "
-                     f"give it longer)")
+        notes.append(
+            f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "
+            f"give it longer)"
+        )
     printed = [line.strip() for line in result.output.splitlines() if line.strip()]
-    device = _device_line(resolved, local) + (device_suffix(first, resolved) if resolved is not first else "")
-    raised = f"{_exception_line(result.error)}{_raise_site(result, user_file)}" if result.error else None
-    missing = missing_kernels(kernels, launches, user_file.path, ran=run_main, stopped_line=result.stopped_line,
-                              stopped_cause=result.stopped_cause, raised=raised)
-    return Workspace(user_file, kernels, launches, resolved, overrides, warning, notes, device,
-                     printed[-1][:200] if printed else "", missing)
+    device = _device_line(resolved, local) + (
+        device_suffix(first, resolved) if resolved is not first else ""
+    )
+    raised = (
+        f"{_exception_line(result.error)}{_raise_site(result, user_file)}" if result.error else None
+    )
+    missing = missing_kernels(
+        kernels,
+        launches,
+        user_file.path,
+        ran=run_main,
+        stopped_line=result.stopped_line,
+        stopped_cause=result.stopped_cause,
+        raised=raised,
+    )
+    return Workspace(
+        user_file,
+        kernels,
+        launches,
+        resolved,
+        overrides,
+        warning,
+        notes,
+        device,
+        printed[-1][:200] if printed else "",
+        missing,
+    )
 
 
 def _no_virtual_compile(user_file: UserFile, result, local: Target | None) -> None:
@@ -138,8 +197,11 @@ def _debugger_notes(kernels: list[Kernel], user_file: UserFile, notes: list[str]
     calls = list(dict.fromkeys(call for k in kernels for call in debugger_calls(k.jit)))
     if not calls:
         return notes
-    skipped = {f"breakpoint() at line {c.line} skipped (no debugger under irscope)" for c in calls
-               if c.file == user_file.path}  # the run's note for the same call (capture.no_terminal)
+    skipped = {
+        f"breakpoint() at line {c.line} skipped (no debugger under irscope)"
+        for c in calls
+        if c.file == user_file.path
+    }  # the run's note for the same call (capture.no_terminal)
     said = [c.note(None if c.file == user_file.path else os.path.relpath(c.file)) for c in calls]
     return [n for n in notes if n not in skipped] + said
 
@@ -149,10 +211,14 @@ def _inductor_target(kernels: list[Kernel], resolved: Target) -> tuple[Target, s
     if wanted is None or wanted == resolved.name:
         return resolved, None
     if wanted in TARGETS:
-        return Target(wanted), (f"compiled for {wanted}, the GPU Inductor generated these kernels for (their "
-                                f"triton_meta); --target picks another")
-    return resolved, (f"Inductor generated these kernels for {wanted}, which irscope has no target for; compiled "
-                      f"for {resolved.name} with Inductor's configs for {wanted} (--target picks another)")
+        return Target(wanted), (
+            f"compiled for {wanted}, the GPU Inductor generated these kernels for (their "
+            f"triton_meta); --target picks another"
+        )
+    return resolved, (
+        f"Inductor generated these kernels for {wanted}, which irscope has no target for; compiled "
+        f"for {resolved.name} with Inductor's configs for {wanted} (--target picks another)"
+    )
 
 
 def _device_line(target: Target, local: Target | None) -> str:
@@ -169,11 +235,15 @@ def _exception_line(exc: BaseException) -> str:
         return f"{type(exc).__name__}: {detail[0]}"
     frames = traceback.extract_tb(exc.__traceback__)
     statement = (frames[-1].line or "").strip() if frames else ""
-    return f"{type(exc).__name__} ({statement[:120]})" if statement.startswith("assert") else type(exc).__name__
+    return (
+        f"{type(exc).__name__} ({statement[:120]})"
+        if statement.startswith("assert")
+        else type(exc).__name__
+    )
 
 
 def _raise_site(result, user_file: UserFile) -> str:
-    """" at line N" of the opened file where the exception passed last, when it did."""
+    """ " at line N" of the opened file where the exception passed last, when it did."""
     tb = result.error.__traceback__
     line = None
     while tb is not None:
@@ -183,33 +253,56 @@ def _raise_site(result, user_file: UserFile) -> str:
     return f" at line {line}" if line else ""
 
 
-def _compiler_ahead(target: Target, overrides: Overrides, kernel_name: str | None, config: int | None,
-                    disassemble_too: bool, source_text: str, user_path: str):
+def _compiler_ahead(
+    target: Target,
+    overrides: Overrides,
+    kernel_name: str | None,
+    config: int | None,
+    disassemble_too: bool,
+    source_text: str,
+    user_path: str,
+):
     """What to do with each launch as it is captured: start compiling the ones that will be compiled."""
+
     def on_launch(raw: RawLaunch) -> None:
-        if inductor_kernel_of(raw.jit) is not None:  # not the JIT's specialization: compiled by the parent
+        if (
+            inductor_kernel_of(raw.jit) is not None
+        ):  # not the JIT's specialization: compiled by the parent
             return
         if not with_config(raw, config) or kernel_name not in (
-                None, raw.jit.__name__, f"{raw.jit.fn.__module__}:{raw.jit.__name__}"):
+            None,
+            raw.jit.__name__,
+            f"{raw.jit.fn.__module__}:{raw.jit.__name__}",
+        ):
             return
         try:
             args, kwargs = launch_arguments(raw, overrides)
-        except Exception:  # an odd -D/--arg: reported when the parent compiles, not inside the user's run
+        except (
+            Exception
+        ):  # an odd -D/--arg: reported when the parent compiles, not inside the user's run
             return
-        text = source_text if raw.jit.fn.__code__.co_filename == user_path else kernel_file_text(
-            raw.jit.fn.__code__.co_filename)
+        text = (
+            source_text
+            if raw.jit.fn.__code__.co_filename == user_path
+            else kernel_file_text(raw.jit.fn.__code__.co_filename)
+        )
         ahead.start(raw.jit, args, kwargs, target, text, disassemble_too=disassemble_too)
+
     return on_launch
 
 
 def _user_error_line(user_file: UserFile, result) -> str:
     said = _command_line_error(result)
     if said:
-        return (f"{user_file.shown} rejected its command line ({said}); give the file its own arguments after "
-                f"`--`: irscope [COMMAND] {user_file.shown} -- ARGS")
+        return (
+            f"{user_file.shown} rejected its command line ({said}); give the file its own arguments after "
+            f"`--`: irscope [COMMAND] {user_file.shown} -- ARGS"
+        )
     what = _exception_line(result.error) + _raise_site(result, user_file)
-    return (f"{user_file.shown} raised {what} while irscope ran it (your code's traceback follows); "
-            f"fix it, or pass --no-run and give arguments with -D/--arg")
+    return (
+        f"{user_file.shown} raised {what} while irscope ran it (your code's traceback follows); "
+        f"fix it, or pass --no-run and give arguments with -D/--arg"
+    )
 
 
 def _command_line_error(result) -> str | None:
@@ -227,8 +320,10 @@ def _user_traceback(result) -> str:
     if _command_line_error(result) is None:
         return result.user_traceback
     printed = _printed(result)
-    usage = max((i for i, line in enumerate(printed) if line.startswith("usage:")), default=len(printed) - 1)
-    return "\n".join(printed[max(usage, len(printed) - 8):])
+    usage = max(
+        (i for i, line in enumerate(printed) if line.startswith("usage:")), default=len(printed) - 1
+    )
+    return "\n".join(printed[max(usage, len(printed) - 8) :])
 
 
 def _printed(result) -> list[str]:
@@ -239,14 +334,32 @@ def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> 
     kernel = by_jit[id(raw.jit)]
     if kernel.inductor is not None:  # the wrapper passes no constexprs: the config's, then -D's
         config = (raw.autotune_configs or [None])[raw.autotune_index or 0]
-        args, kwargs = raw.args, {**(config_kwargs(config) if config is not None else {}), **overrides.defines}
+        args, kwargs = (
+            raw.args,
+            {**(config_kwargs(config) if config is not None else {}), **overrides.defines},
+        )
     else:
         args, kwargs = launch_arguments(raw, overrides)
     # the autotuner's known configs grew while the file ran (configs its pruning made): count them all
-    count = len(raw.autotune_configs) if raw.autotune_index is not None and raw.autotune_configs else raw.autotune_count
-    return Launch(kernel, args, kwargs, _grid_of(raw), "captured", raw.autotune_index, count,
-                  raw.interp_error, autotune_first=raw.autotune_first, warmup=raw.warmup,
-                  autotune_tried=raw.autotune_tried, programs=raw.programs)
+    count = (
+        len(raw.autotune_configs)
+        if raw.autotune_index is not None and raw.autotune_configs
+        else raw.autotune_count
+    )
+    return Launch(
+        kernel,
+        args,
+        kwargs,
+        _grid_of(raw),
+        "captured",
+        raw.autotune_index,
+        count,
+        raw.interp_error,
+        autotune_first=raw.autotune_first,
+        warmup=raw.warmup,
+        autotune_tried=raw.autotune_tried,
+        programs=raw.programs,
+    )
 
 
 def _grid_of(raw: RawLaunch) -> tuple[int, ...] | None:

@@ -25,7 +25,9 @@ def _cache_path(kind: str, blob: bytes) -> str:
 def _run_on_cubin(tool: str, args: tuple[str, ...], cubin: bytes) -> str:
     path = find_tool(tool)
     if path is None:
-        raise RuntimeError(f"{tool} not found; it ships with Triton's NVIDIA backend, reinstall triton")
+        raise RuntimeError(
+            f"{tool} not found; it ships with Triton's NVIDIA backend, reinstall triton"
+        )
     with tempfile.TemporaryDirectory(prefix="irscope-") as tmp:
         cubin_path = os.path.join(tmp, "kernel.cubin")
         with open(cubin_path, "wb") as f:
@@ -36,7 +38,9 @@ def _run_on_cubin(tool: str, args: tuple[str, ...], cubin: bytes) -> str:
     return done.stdout
 
 
-def _cached_tool_output(kind: str, args: tuple[str, ...], cubin: bytes, tool: str = "nvdisasm") -> str:
+def _cached_tool_output(
+    kind: str, args: tuple[str, ...], cubin: bytes, tool: str = "nvdisasm"
+) -> str:
     """A tool's output for a cubin, cached on disk next to Triton's own cache (keyed by the cubin's hash):
     nvdisasm takes ~0.4 s to start, whatever the kernel, and even cuobjdump's few milliseconds (a fork of
     a process that has torch loaded, a temporary folder) are paid at every reopen of a file otherwise."""
@@ -47,7 +51,9 @@ def _cached_tool_output(kind: str, args: tuple[str, ...], cubin: bytes, tool: st
     except OSError:
         pass
     text = _run_on_cubin(tool, args, cubin)
-    write_atomically(cached, text)  # a read-only or full cache: the text is still right, only not kept
+    write_atomically(
+        cached, text
+    )  # a read-only or full cache: the text is still right, only not kept
     return text
 
 
@@ -66,7 +72,9 @@ _RESERVED_IN_CUBIN_FROM = 90
 _RESERVED_SHARED = 1024
 
 
-def cubin_resources(cubin: bytes, shared_bytes: int | None, capability: int | None = None) -> Resources:
+def cubin_resources(
+    cubin: bytes, shared_bytes: int | None, capability: int | None = None
+) -> Resources:
     """Registers and local memory from `cuobjdump -res-usage`: the numbers the driver reports.
 
     Triton's driver reports `n_spills` as local-memory bytes / 4; irscope does the same.
@@ -80,10 +88,18 @@ def cubin_resources(cubin: bytes, shared_bytes: int | None, capability: int | No
     # ptxas puts register spills in the stack frame (STACK), not in declared local memory (LOCAL); the
     # driver's local size per thread counts both. Triton kernels make no calls, so the stack is spills.
     local += stack
-    if capability is not None and capability >= _RESERVED_IN_CUBIN_FROM and static_shared >= _RESERVED_SHARED:
+    if (
+        capability is not None
+        and capability >= _RESERVED_IN_CUBIN_FROM
+        and static_shared >= _RESERVED_SHARED
+    ):
         static_shared -= _RESERVED_SHARED
-    return Resources(registers=reg, spills=local // 4, local_bytes=local,
-                     shared_bytes=(shared_bytes or 0) + static_shared)
+    return Resources(
+        registers=reg,
+        spills=local // 4,
+        local_bytes=local,
+        shared_bytes=(shared_bytes or 0) + static_shared,
+    )
 
 
 def _amd_field(text: str, name: str) -> int | None:
@@ -98,8 +114,15 @@ def amdgcn_resources(amdgcn: str, shared_bytes: int | None) -> Resources:
     sgpr_spills = _amd_field(amdgcn, "sgpr_spill_count")
     scratch = _amd_field(amdgcn, "private_segment_fixed_size")
     spills = None if vgpr_spills is None else vgpr_spills + (sgpr_spills or 0)
-    return Resources(registers=vgprs, spills=spills, local_bytes=scratch, shared_bytes=shared_bytes,
-                     sgprs=_amd_field(amdgcn, "sgpr_count"), vgpr_spills=vgpr_spills, sgpr_spills=sgpr_spills)
+    return Resources(
+        registers=vgprs,
+        spills=spills,
+        local_bytes=scratch,
+        shared_bytes=shared_bytes,
+        sgprs=_amd_field(amdgcn, "sgpr_count"),
+        vgpr_spills=vgpr_spills,
+        sgpr_spills=sgpr_spills,
+    )
 
 
 def _msgpack_uint_after(blob: bytes, key: str) -> int | None:
@@ -110,11 +133,11 @@ def _msgpack_uint_after(blob: bytes, key: str) -> int | None:
         return None
     at += 1 + len(raw)
     tag = blob[at]
-    if tag < 0x80:                                   # positive fixint
+    if tag < 0x80:  # positive fixint
         return tag
-    sizes = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8}    # uint8 / 16 / 32 / 64, big-endian
+    sizes = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8}  # uint8 / 16 / 32 / 64, big-endian
     if tag in sizes:
-        return int.from_bytes(blob[at + 1:at + 1 + sizes[tag]], "big")
+        return int.from_bytes(blob[at + 1 : at + 1 + sizes[tag]], "big")
     return None
 
 
@@ -124,9 +147,15 @@ def hsaco_resources(hsaco: bytes, shared_bytes: int | None) -> Resources:
     vgpr_spills = _msgpack_uint_after(hsaco, ".vgpr_spill_count")
     sgpr_spills = _msgpack_uint_after(hsaco, ".sgpr_spill_count")
     spills = None if vgpr_spills is None else vgpr_spills + (sgpr_spills or 0)
-    return Resources(registers=_msgpack_uint_after(hsaco, ".vgpr_count"), spills=spills,
-                     local_bytes=_msgpack_uint_after(hsaco, ".private_segment_fixed_size"), shared_bytes=shared_bytes,
-                     sgprs=_msgpack_uint_after(hsaco, ".sgpr_count"), vgpr_spills=vgpr_spills, sgpr_spills=sgpr_spills)
+    return Resources(
+        registers=_msgpack_uint_after(hsaco, ".vgpr_count"),
+        spills=spills,
+        local_bytes=_msgpack_uint_after(hsaco, ".private_segment_fixed_size"),
+        shared_bytes=shared_bytes,
+        sgprs=_msgpack_uint_after(hsaco, ".sgpr_count"),
+        vgpr_spills=vgpr_spills,
+        sgpr_spills=sgpr_spills,
+    )
 
 
 def instruction_encodings(cubin: bytes) -> dict[int, tuple[int, int]]:

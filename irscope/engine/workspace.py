@@ -33,10 +33,14 @@ class Workspace:
     target: Target
     overrides: Overrides
     run_warning: str | None = None
-    notes: list[str] = field(default_factory=list)  # what the run skipped or cut short, one line each
+    notes: list[str] = field(
+        default_factory=list
+    )  # what the run skipped or cut short, one line each
     device: str = ""  # the GPU the file saw: this machine's, or irscope's virtual one (said so)
     last_output: str = ""  # the last line the file printed (why it launched nothing, often)
-    missing: list[Missing] = field(default_factory=list)  # the file's kernels this run did not launch, and why
+    missing: list[Missing] = field(
+        default_factory=list
+    )  # the file's kernels this run did not launch, and why
 
     # ---- kernels and launches
 
@@ -48,15 +52,21 @@ class Workspace:
             if len(self.kernels) == 1:
                 return self.kernels[0]
             names = ", ".join(self.kernel_label(k) for k in self.kernels)
-            raise IrscopeError(f"{self.user_file.shown} has several kernels ({names}); pick one with --kernel NAME")
+            raise IrscopeError(
+                f"{self.user_file.shown} has several kernels ({names}); pick one with --kernel NAME"
+            )
         found = [k for k in self.kernels if name in (k.name, k.qualified_name)]
         if len(found) == 1:
             return found[0]
         if found:
             names = ", ".join(k.qualified_name for k in found)
-            raise IrscopeError(f"several kernels are named '{name}' ({names}); pick one with --kernel MODULE:NAME")
+            raise IrscopeError(
+                f"several kernels are named '{name}' ({names}); pick one with --kernel MODULE:NAME"
+            )
         names = ", ".join(self.kernel_label(k) for k in self.kernels)
-        raise IrscopeError(f"no kernel named '{name}' in {self.user_file.shown}; the kernels there are: {names}")
+        raise IrscopeError(
+            f"no kernel named '{name}' in {self.user_file.shown}; the kernels there are: {names}"
+        )
 
     def kernel_label(self, kernel: Kernel) -> str:
         """A kernel's name, with its module when the opened file does not define it."""
@@ -71,15 +81,21 @@ class Workspace:
 
     def source_text(self, kernel: Kernel) -> str:
         """The text of the file that defines the kernel: the source pane and the source map read it."""
-        return self.user_file.text if kernel.file == self.user_file.path else kernel_file_text(kernel.file)
+        return (
+            self.user_file.text
+            if kernel.file == self.user_file.path
+            else kernel_file_text(kernel.file)
+        )
 
     def compilation_at(self, kernel: Kernel, config: int | None, launch: int):
         """The compilation of the kernel's `launch`-th distinct specialization (`--launch`), or one line
         naming the choices."""
         comps = self.compile(kernel, config=config)
         if not 0 <= launch < len(comps):
-            raise IrscopeError(f"--launch {launch}: {kernel.name} has {len(comps)} distinct "
-                               f"specialization(s); choose 0 to {len(comps) - 1}")
+            raise IrscopeError(
+                f"--launch {launch}: {kernel.name} has {len(comps)} distinct "
+                f"specialization(s); choose 0 to {len(comps) - 1}"
+            )
         return comps[launch]
 
     def launches_of(self, kernel: Kernel, config: int | None = None) -> list[Launch]:
@@ -88,24 +104,46 @@ class Workspace:
             count = len(kernel.autotune_configs or [])
             index = 0 if config is None else config
             if not 0 <= index < count:
-                raise IrscopeError(f"--config {config}: {kernel.name} has {count} autotune configs; "
-                                   f"choose 0 to {count - 1}")
+                raise IrscopeError(
+                    f"--config {config}: {kernel.name} has {count} autotune configs; "
+                    f"choose 0 to {count - 1}"
+                )
         elif config not in (None, 0):
-            raise IrscopeError(f"--config {config}: {kernel.name} is not autotuned; leave --config out")
+            raise IrscopeError(
+                f"--config {config}: {kernel.name} is not autotuned; leave --config out"
+            )
         captured = [launch for launch in self.launches if launch.kernel is kernel]
-        if not captured and kernel.inductor is not None:  # its specialization is in triton_meta, not in arguments
+        if (
+            not captured and kernel.inductor is not None
+        ):  # its specialization is in triton_meta, not in arguments
             index = config or 0
-            return [Launch(kernel, (), dict(self.overrides.defines), None, "given", index if kernel.is_autotuned else None,
-                           len(kernel.autotune_configs or []) or None, autotune_first=index == 0)]
+            return [
+                Launch(
+                    kernel,
+                    (),
+                    dict(self.overrides.defines),
+                    None,
+                    "given",
+                    index if kernel.is_autotuned else None,
+                    len(kernel.autotune_configs or []) or None,
+                    autotune_first=index == 0,
+                )
+            ]
         if not captured:
             return [self._launch_from_overrides(kernel, config)]
         found = [launch for launch in captured if with_config(launch, config)]
         if not found:  # never make up arguments for a kernel the file did launch
             tried = sorted({n for launch in captured for n in launch.autotune_tried})
-            which = f" (its launches try config{'s' * (len(tried) > 1)} {', '.join(map(str, tried))})" if tried else ""
-            raise IrscopeError(f"{self.user_file.shown} launched {kernel.name}, but not with autotune config "
-                               f"{config or 0}; its autotuner's pruning left that config out{which}, or its run "
-                               f"stopped early (see the warning above)")
+            which = (
+                f" (its launches try config{'s' * (len(tried) > 1)} {', '.join(map(str, tried))})"
+                if tried
+                else ""
+            )
+            raise IrscopeError(
+                f"{self.user_file.shown} launched {kernel.name}, but not with autotune config "
+                f"{config or 0}; its autotuner's pruning left that config out{which}, or its run "
+                f"stopped early (see the warning above)"
+            )
         return found
 
     def _launch_from_overrides(self, kernel: Kernel, config: int | None) -> Launch:
@@ -130,24 +168,39 @@ class Workspace:
             else:
                 kind = annotated_type(param.annotation) or ("*fp32" if name in pointers else "i32")
                 kwargs[name] = value_for_type(name, kind)
-                guesses[name] = (f"a {kind} tensor, 16-byte aligned" if kind.startswith("*")
-                                 else f"{kwargs[name]!r} ({kind})")
+                guesses[name] = (
+                    f"a {kind} tensor, 16-byte aligned"
+                    if kind.startswith("*")
+                    else f"{kwargs[name]!r} ({kind})"
+                )
         if kernel.is_autotuned:
             kwargs.update(_config_kwargs(kernel, config or 0))
         missing = [n for n in constexpr_param_names(jit) if n not in kwargs]
         if missing:
             how = " ".join(f"-D {n}=VALUE" for n in missing)
-            raise IrscopeError(f"{kernel.name} was not launched by {self.user_file.shown}, and its constexpr "
-                               f"{'parameter' if len(missing) == 1 else 'parameters'} {', '.join(missing)} "
-                               f"{'has' if len(missing) == 1 else 'have'} no value; pass {how}")
+            raise IrscopeError(
+                f"{kernel.name} was not launched by {self.user_file.shown}, and its constexpr "
+                f"{'parameter' if len(missing) == 1 else 'parameters'} {', '.join(missing)} "
+                f"{'has' if len(missing) == 1 else 'have'} no value; pass {how}"
+            )
         for name, value in self.overrides.defines.items():
             kwargs.setdefault(name, value)  # launch options: num_warps, num_stages, ...
-        return Launch(kernel, (), kwargs, None, "given", config if kernel.is_autotuned else None,
-                      len(kernel.autotune_configs) if kernel.is_autotuned else None, guesses=guesses)
+        return Launch(
+            kernel,
+            (),
+            kwargs,
+            None,
+            "given",
+            config if kernel.is_autotuned else None,
+            len(kernel.autotune_configs) if kernel.is_autotuned else None,
+            guesses=guesses,
+        )
 
     # ---- compiling
 
-    def compile(self, kernel: Kernel, target: Target | None = None, config: int | None = None) -> list[Compilation]:
+    def compile(
+        self, kernel: Kernel, target: Target | None = None, config: int | None = None
+    ) -> list[Compilation]:
         """Every distinct compilation of a kernel's launches, for one target."""
         target = target or self.target
         seen: dict[str, Compilation] = {}
@@ -155,35 +208,55 @@ class Workspace:
             # each config of Inductor's list is a compilation: CachingAutotuner precompiles them all
             out = []
             for index in range(len(kernel.autotune_configs or [])):
-                out.extend(c for c in self.compile(kernel, target, index) if all(c is not o for o in out))
+                out.extend(
+                    c for c in self.compile(kernel, target, index) if all(c is not o for o in out)
+                )
             return out
         # A warmup's grid is not what the kernel runs with (tutorial 02 warms up with grid=(1,), then launches
         # the compiled kernel on every SM): a real launch of the same binary, compiled first, stands for it.
         for launch in sorted(self.launches_of(kernel, config), key=lambda la: la.warmup):
-            comp = compile_launch(launch, target, self.source_text(kernel), given=self.overrides.describe())
+            comp = compile_launch(
+                launch, target, self.source_text(kernel), given=self.overrides.describe()
+            )
             seen.setdefault(comp.spec.cache_key(), comp)
         return list(seen.values())
 
-    def compile_all(self, target: Target | None = None, kernel_name: str | None = None,
-                    config: int | None = None) -> list[Compilation]:
+    def compile_all(
+        self,
+        target: Target | None = None,
+        kernel_name: str | None = None,
+        config: int | None = None,
+    ) -> list[Compilation]:
         if kernel_name is not None:
             return self.compile(self.kernel(kernel_name), target, config)
         launched = [k for k in self.kernels if any(launch.kernel is k for launch in self.launches)]
         if not launched and any(k.inductor is not None for k in self.kernels):
-            launched = [k for k in self.kernels if k.inductor is not None]  # a kernel module: each as Inductor compiles it
+            launched = [
+                k for k in self.kernels if k.inductor is not None
+            ]  # a kernel module: each as Inductor compiles it
         if not launched:
             if self.overrides and len(self.kernels) == 1:
                 launched = self.kernels
             else:
                 names = ", ".join(k.name for k in self.kernels)
-                said = f" (the last thing it printed: {self.last_output!r})" if self.last_output else ""
+                said = (
+                    f" (the last thing it printed: {self.last_output!r})"
+                    if self.last_output
+                    else ""
+                )
                 first = self.missing[0] if self.missing else None
-                if first is not None and first.ended == "stopped":  # the run did not get that far (missing.py)
+                if (
+                    first is not None and first.ended == "stopped"
+                ):  # the run did not get that far (missing.py)
                     how = first.how.replace(f"--kernel {first.kernel} ", "--kernel NAME ")
-                    raise IrscopeError(f"{self.user_file.shown} launched no kernel: {first.reason}{said}; {how} "
-                                       f"(kernels: {names})")
-                raise IrscopeError(f"{self.user_file.shown} launches no kernel from its __main__ code{said}; pick one "
-                                   f"with --kernel NAME (kernels: {names}) and give its arguments with -D/--arg")
+                    raise IrscopeError(
+                        f"{self.user_file.shown} launched no kernel: {first.reason}{said}; {how} "
+                        f"(kernels: {names})"
+                    )
+                raise IrscopeError(
+                    f"{self.user_file.shown} launches no kernel from its __main__ code{said}; pick one "
+                    f"with --kernel NAME (kernels: {names}) and give its arguments with -D/--arg"
+                )
         out: list[Compilation] = []
         for kernel in launched:
             out.extend(self.compile(kernel, target, config))
@@ -191,8 +264,13 @@ class Workspace:
 
     def not_launched(self) -> list[Kernel]:
         """The file's own kernels that it did not launch (a library's unlaunched kernels are not listed)."""
-        return [k for k in self.kernels if k.file == self.user_file.path and k.inductor is None
-                and not any(launch.kernel is k for launch in self.launches)]
+        return [
+            k
+            for k in self.kernels
+            if k.file == self.user_file.path
+            and k.inductor is None
+            and not any(launch.kernel is k for launch in self.launches)
+        ]
 
 
 def with_config(launch, config: int | None) -> bool:
@@ -205,4 +283,3 @@ def with_config(launch, config: int | None) -> bool:
 
 def _config_kwargs(kernel: Kernel, index: int) -> dict:
     return config_kwargs((kernel.autotune_configs or [])[index])
-

@@ -21,6 +21,7 @@ def findings(comp: LaunchedKernel) -> list[Finding]:
     # deferred: the front end imports findings.model, which runs this file, without the rules and the
     # analyses they read (NumPy)
     from irscope.findings.engine import findings as run
+
     return run(comp)
 
 
@@ -28,8 +29,19 @@ def rule_errors(comp: CompiledKernel) -> list[str]:
     """Rules that failed on this compilation (a bug in irscope): named so the report can say so."""
     # deferred: as above
     from irscope.findings.engine import rule_errors as errors
+
     return errors(comp)
 
 
-__all__ = ["RULES", "SEVERITIES", "Cost", "Finding", "WhatIf", "at_least", "findings", "rank_key", "ranked",
-           "rule_errors"]
+__all__ = [
+    "RULES",
+    "SEVERITIES",
+    "Cost",
+    "Finding",
+    "WhatIf",
+    "at_least",
+    "findings",
+    "rank_key",
+    "ranked",
+    "rule_errors",
+]

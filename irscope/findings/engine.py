@@ -16,8 +16,14 @@ from irscope.findings.rules.ir import dot_findings, shuffle_findings
 from irscope.findings.rules.memory import access_findings
 from irscope.findings.rules.resources import local_findings, occupancy_findings
 
-RULE_FUNCTIONS = (access_findings, local_findings, occupancy_findings, shuffle_findings, dot_findings,
-                  bank_findings)
+RULE_FUNCTIONS = (
+    access_findings,
+    local_findings,
+    occupancy_findings,
+    shuffle_findings,
+    dot_findings,
+    bank_findings,
+)
 
 
 def findings(comp: LaunchedKernel) -> list[Finding]:
@@ -48,18 +54,44 @@ def finding_builder(comp: CompiledKernel):
     file = comp.kernel.file
     source = comp.source_text.splitlines()
 
-    def new(rule: str, severity: str, source_line: int | None, message: str, fix: str, cost: Cost,
-            weight: float | None, what_if: WhatIf | None = None, stage: str | None = None,
-            stage_line: int | None = None) -> Finding:
+    def new(
+        rule: str,
+        severity: str,
+        source_line: int | None,
+        message: str,
+        fix: str,
+        cost: Cost,
+        weight: float | None,
+        what_if: WhatIf | None = None,
+        stage: str | None = None,
+        stage_line: int | None = None,
+    ) -> Finding:
         text = source[source_line - 1] if source_line and 0 < source_line <= len(source) else None
-        return Finding(rule, severity, comp.kernel.name, file, source_line,
-                       _column(comp, stage, stage_line, source_line, text), message, fix, cost, weight, what_if,
-                       text.strip() if text is not None else None)
+        return Finding(
+            rule,
+            severity,
+            comp.kernel.name,
+            file,
+            source_line,
+            _column(comp, stage, stage_line, source_line, text),
+            message,
+            fix,
+            cost,
+            weight,
+            what_if,
+            text.strip() if text is not None else None,
+        )
 
     return new
 
 
-def _column(comp: CompiledKernel, stage: str | None, stage_line: int | None, source_line: int | None, text: str | None) -> int | None:
+def _column(
+    comp: CompiledKernel,
+    stage: str | None,
+    stage_line: int | None,
+    source_line: int | None,
+    text: str | None,
+) -> int | None:
     """The column the compiler recorded for the IR line behind the finding, when it lies on the finding's
     source line; else the line's first non-blank character."""
     if stage is not None and stage_line is not None:
@@ -102,7 +134,17 @@ def _compile_error(comp: CompiledKernel) -> Finding:
     f = comp.failure
     text = f.source_line
     column = len(text) - len(text.lstrip()) + 1 if text else None
-    return Finding("compile-error", "error", comp.kernel.name, f.file or comp.kernel.file, f.line, column,
-                   f"{comp.kernel.name} does not compile for {comp.target.name}: {f.message}",
-                   "fix the kernel at this line (the message is Triton's)", Cost(None, "none", "the kernel cannot run"),
-                   1.0, None, text.strip() if text else None)
+    return Finding(
+        "compile-error",
+        "error",
+        comp.kernel.name,
+        f.file or comp.kernel.file,
+        f.line,
+        column,
+        f"{comp.kernel.name} does not compile for {comp.target.name}: {f.message}",
+        "fix the kernel at this line (the message is Triton's)",
+        Cost(None, "none", "the kernel cannot run"),
+        1.0,
+        None,
+        text.strip() if text else None,
+    )

@@ -21,23 +21,43 @@ SEVERITIES = ("error", "warning", "info")
 
 # rule id -> (one line on what it flags, the default severity). SARIF's rule table and `check --rules`.
 RULES: dict[str, tuple[str, str]] = {
-    "uncoalesced": ("a warp's global load or store touches more 32-byte sectors than its bytes need", "warning"),
-    "not-vectorized": ("a global access is narrower per thread than its layout allows, because of an argument "
-                       "or offset the compiler cannot prove aligned", "warning"),
-    "masked-tail": ("a mask built from a size that is not a multiple of 16 keeps a global access scalar",
-                    "warning"),
+    "uncoalesced": (
+        "a warp's global load or store touches more 32-byte sectors than its bytes need",
+        "warning",
+    ),
+    "not-vectorized": (
+        "a global access is narrower per thread than its layout allows, because of an argument "
+        "or offset the compiler cannot prove aligned",
+        "warning",
+    ),
+    "masked-tail": (
+        "a mask built from a size that is not a multiple of 16 keeps a global access scalar",
+        "warning",
+    ),
     "spill": ("registers spill to local memory (off-chip, per thread)", "warning"),
     "local-memory": ("the kernel keeps data in local memory (off-chip, per thread)", "warning"),
     "low-occupancy": ("few warps per SM, and the resource that limits them", "info"),
-    "layout-shuffle": ("a ttg.convert_layout moves a tensor between threads through shared memory", "info"),
+    "layout-shuffle": (
+        "a ttg.convert_layout moves a tensor between threads through shared memory",
+        "info",
+    ),
     "no-tensor-core": ("a tl.dot is computed on the FMA pipes, without mma / wgmma", "warning"),
-    "bank-conflict": ("shared-memory accesses take more wavefronts than their bytes need: lanes meet in a bank "
-                      "at different words, or an async copy's phase reads several global lines at the same "
-                      "offsets", "warning"),
+    "bank-conflict": (
+        "shared-memory accesses take more wavefronts than their bytes need: lanes meet in a bank "
+        "at different words, or an async copy's phase reads several global lines at the same "
+        "offsets",
+        "warning",
+    ),
     "compile-error": ("the kernel does not compile for this launch and target", "error"),
-    "open-failed": ("the file could not be opened: it failed before any kernel was compiled", "error"),
-    "measured-disagrees": ("on a GPU (--measure), Nsight Compute measured something other than irscope "
-                           "predicted, by more than 5%", "warning"),
+    "open-failed": (
+        "the file could not be opened: it failed before any kernel was compiled",
+        "error",
+    ),
+    "measured-disagrees": (
+        "on a GPU (--measure), Nsight Compute measured something other than irscope "
+        "predicted, by more than 5%",
+        "warning",
+    ),
 }
 
 
@@ -46,7 +66,7 @@ class Cost:
     """What a finding costs, as far as irscope can count it: a number, its unit, and the same in words."""
 
     value: float | int | None
-    unit: str      # e.g. "excess_sectors_per_request", "vector_bytes_lost", "local_bytes_per_thread"
+    unit: str  # e.g. "excess_sectors_per_request", "vector_bytes_lost", "local_bytes_per_thread"
     text: str
 
     def to_json(self) -> dict[str, Any]:
@@ -67,32 +87,47 @@ class WhatIf:
 @dataclass(frozen=True)
 class Finding:
     rule: str
-    severity: str                  # "error" | "warning" | "info"
+    severity: str  # "error" | "warning" | "info"
     kernel: str
-    file: str | None               # the file the line is in: the kernel's own file (or a compile error's)
-    source_line: int | None        # 1-based, in `file`
-    column: int | None             # 1-based, where the compiler recorded one
-    message: str                   # the cause, in words
+    file: str | None  # the file the line is in: the kernel's own file (or a compile error's)
+    source_line: int | None  # 1-based, in `file`
+    column: int | None  # 1-based, where the compiler recorded one
+    message: str  # the cause, in words
     fix: str
     cost: Cost
-    weight: float | None = None    # fraction of the resource wasted (ranking only)
+    weight: float | None = None  # fraction of the resource wasted (ranking only)
     what_if: WhatIf | None = None
     source_text: str | None = None  # the source line itself, stripped (baselines match on it)
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "severity": self.severity, "kernel": self.kernel, "file": self.file,
-                "source_line": self.source_line, "column": self.column, "source_text": self.source_text,
-                "cost": self.cost.to_json(), "weight": None if self.weight is None else round(self.weight, 4),
-                "message": self.message, "fix": self.fix,
-                "what_if": None if self.what_if is None else self.what_if.to_json()}
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "kernel": self.kernel,
+            "file": self.file,
+            "source_line": self.source_line,
+            "column": self.column,
+            "source_text": self.source_text,
+            "cost": self.cost.to_json(),
+            "weight": None if self.weight is None else round(self.weight, 4),
+            "message": self.message,
+            "fix": self.fix,
+            "what_if": None if self.what_if is None else self.what_if.to_json(),
+        }
 
 
 def rank_key(f: Finding | dict) -> tuple:
     """Severity first, then the wasted fraction (largest first), then where it is."""
     get = f.get if isinstance(f, dict) else lambda k: getattr(f, k)
     weight = get("weight")
-    return (SEVERITIES.index(get("severity")), weight is None, -(weight or 0.0), get("file") or "",
-            get("source_line") or 0, get("rule"))
+    return (
+        SEVERITIES.index(get("severity")),
+        weight is None,
+        -(weight or 0.0),
+        get("file") or "",
+        get("source_line") or 0,
+        get("rule"),
+    )
 
 
 def ranked(findings: list) -> list:

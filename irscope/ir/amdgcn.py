@@ -22,9 +22,9 @@ TENSOR_CORE = ("v_mfma_", "v_wmma_", "v_smfmac_")
 
 
 class Instruction(NamedTuple):
-    index: int            # 0-based line in the stage text (-1: read from a lone line)
-    opcode: str           # "global_load_dwordx4"
-    operand_text: str     # the operands as written, comment left out
+    index: int  # 0-based line in the stage text (-1: read from a lone line)
+    opcode: str  # "global_load_dwordx4"
+    operand_text: str  # the operands as written, comment left out
 
     @property
     def operands(self) -> list[str]:

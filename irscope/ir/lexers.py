@@ -44,7 +44,10 @@ class MlirLexer(RegexLexer):
             (r"@[\w$.\-]+", Name.Function),
             (r"![\w$.\-]+", Keyword.Type),
             (r"#[\w$.\-]+", Name.Attribute),
-            (r"\b(module|func|attributes|public|private|loc|unknown|true|false|dense|to|step|iter_args)\b", Keyword),
+            (
+                r"\b(module|func|attributes|public|private|loc|unknown|true|false|dense|to|step|iter_args)\b",
+                Keyword,
+            ),
             (r"\b(tensor|memref|vector|ptr|index|none|[ifu]\d+|bf16|f8E\w+|tf32)\b", Keyword.Type),
             (r"\b[a-z_][\w]*\.[\w.]+", Name.Builtin),  # dialect.op: tt.load, arith.addi, scf.for
             (r"-?0x[0-9a-fA-F]+", Number.Hex),
@@ -74,14 +77,14 @@ class SassLexer(RegexLexer):
     tokens = {
         "root": [
             (r"\s+", Whitespace),
-            (r"//##.*$", Comment.Preproc),           # `//## File "...", line N`: debug line info
+            (r"//##.*$", Comment.Preproc),  # `//## File "...", line N`: debug line info
             (r"//.*$", Comment.Single),
             (r"/\*[0-9a-fA-F]+\*/", Comment.Special),  # instruction address
             (r"/\*.*?\*/", Comment.Multiline),
             (r"\.[A-Za-z_][\w.$]*:", Name.Label),
             (r"[A-Za-z_.$][\w.$]*:", Name.Label),
-            (r"\.[a-z_][\w]*", Keyword.Pseudo),        # directives: .section .align .global
-            (r"@!?U?P[T\d]+", Keyword.Pseudo),         # predicate guard
+            (r"\.[a-z_][\w]*", Keyword.Pseudo),  # directives: .section .align .global
+            (r"@!?U?P[T\d]+", Keyword.Pseudo),  # predicate guard
             (r"\b(U?R[Z\d]+|U?P[T\d]+|SR_[\w.]+|SRZ|RZ|PT|UPT|URZ)(\.\w+)*\b", Name.Variable),
             (r"\b[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*\b", Name.Builtin),  # opcode with modifiers
             (r"c\[0x[0-9a-fA-F]+\]", Name.Constant),
@@ -107,4 +110,3 @@ def lexer_for_stage(stage: str) -> Lexer:
     if stage in _BY_STAGE:
         return _BY_STAGE[stage](stripnl=False, ensurenl=False)
     return get_lexer_by_name(_PYGMENTS_NAME.get(stage, "text"), stripnl=False, ensurenl=False)
-

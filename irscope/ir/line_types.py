@@ -20,17 +20,19 @@ class LineKind(str, enum.Enum):
 
 @dataclass(frozen=True)
 class SourceLoc:
-    file: str      # absolute path (for frames in the user's file: the user's file as irscope opened it)
-    line: int      # 1-based
-    column: int    # 1-based; 0 where the stage records none (SASS)
+    file: str  # absolute path (for frames in the user's file: the user's file as irscope opened it)
+    line: int  # 1-based
+    column: int  # 1-based; 0 where the stage records none (SASS)
 
 
 @dataclass(frozen=True)
 class IRLine:
     kind: LineKind
-    loc: SourceLoc | None          # the innermost frame that lies in the user's file (None: unmapped)
+    loc: SourceLoc | None  # the innermost frame that lies in the user's file (None: unmapped)
     frames: tuple[SourceLoc, ...]  # every frame in the user's file, innermost first
-    inferred: bool = False         # the compiler gave this line no location; irscope inferred it (see parsers)
+    inferred: bool = (
+        False  # the compiler gave this line no location; irscope inferred it (see parsers)
+    )
 
 
 # A raw chain: every frame the compiler recorded, innermost first, library frames included.
@@ -41,8 +43,8 @@ Chain = tuple[SourceLoc, ...]
 class Parsed:
     kinds: list[LineKind]
     chains: list[Chain | None]
-    inferred: set[int] = field(default_factory=set)   # indices whose chain irscope inferred
-    extra: dict = field(default_factory=dict)          # dialect-specific facts other stages may use
+    inferred: set[int] = field(default_factory=set)  # indices whose chain irscope inferred
+    extra: dict = field(default_factory=dict)  # dialect-specific facts other stages may use
 
 
 def infer_gaps(kinds: list[LineKind], chains: list[Chain | None], prefer_next: bool) -> set[int]:
@@ -52,8 +54,8 @@ def infer_gaps(kinds: list[LineKind], chains: list[Chain | None], prefer_next: b
     the previous located instruction before it. Returns the indices filled in (they are marked inferred)."""
     inferred: set[int] = set()
     waiting: list[int] = []
-    before_block: Chain | None = None   # last located instruction before the current block
-    in_block: Chain | None = None       # last located instruction in the current block
+    before_block: Chain | None = None  # last located instruction before the current block
+    in_block: Chain | None = None  # last located instruction in the current block
 
     def flush(fill: Chain | None) -> None:
         if fill is not None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-_INSTRUCTION = re.compile(r"^(?:(?P<d>%[\w.\-]+)\s*=\s*)?(?:(?:tail|musttail|notail)\s+)?(?P<op>[a-z]+)\b(?P<rest>.*)$")
+_INSTRUCTION = re.compile(
+    r"^(?:(?P<d>%[\w.\-]+)\s*=\s*)?(?:(?:tail|musttail|notail)\s+)?(?P<op>[a-z]+)\b(?P<rest>.*)$"
+)
 _LABEL = re.compile(r"^([\w.$\-]+):(\s|$)")
 _ASM = re.compile(r'asm\s+(?:sideeffect\s+)?(?:\w+\s+)*"(?P<body>(?:[^"\\]|\\.)*)"')
 _ESCAPE = re.compile(r"\\([0-9A-Fa-f]{2})")
@@ -22,9 +24,9 @@ _DBG = re.compile(r"!dbg !(\d+)")
 
 
 class Instruction(NamedTuple):
-    result: str | None     # "%12", or None
-    opcode: str            # "load", "call", "getelementptr" (a leading `tail` is dropped)
-    rest: str              # the rest of the line, metadata included unless stripped first
+    result: str | None  # "%12", or None
+    opcode: str  # "load", "call", "getelementptr" (a leading `tail` is dropped)
+    rest: str  # the rest of the line, metadata included unless stripped first
 
 
 def instruction(line: str) -> Instruction | None:

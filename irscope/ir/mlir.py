@@ -25,21 +25,23 @@ _FUNC_HEADER = re.compile(r"^\s*(?:tt\.func|func\.func|llvm\.func|module)\b")
 
 
 class Operation(NamedTuple):
-    results: str | None    # "%5", "%a, %b", "%r:2" as written, or None
-    opcode: str            # "tt.load"
-    rest: str              # operands, attributes, types (and location, unless stripped first)
+    results: str | None  # "%5", "%a, %b", "%r:2" as written, or None
+    opcode: str  # "tt.load"
+    rest: str  # operands, attributes, types (and location, unless stripped first)
 
 
 def operation(line: str) -> Operation | None:
     """The operation on one line, or None (block labels, `}`, attribute and `#loc` lines)."""
     found = _OP.match(line)
-    return Operation(found.group("results"), found.group("op"), found.group("rest")) if found else None
+    return (
+        Operation(found.group("results"), found.group("op"), found.group("rest")) if found else None
+    )
 
 
 def defined_values(line: str) -> list[str]:
     """The values an op line defines (`%a, %b:2 = ...` -> ["%a", "%b"]), or []."""
     found = _DEFINES.match(line)
-    return _VALUE.findall(line[:found.end()]) if found else []
+    return _VALUE.findall(line[: found.end()]) if found else []
 
 
 def values(text: str) -> list[str]:
@@ -178,7 +180,7 @@ def strip_locations(line: str) -> str:
         if j < 0:
             out.append(line[i:])
             return "".join(out).rstrip()
-        out.append(line[i:j - 1] if j > i and line[j - 1] == " " else line[i:j])
+        out.append(line[i : j - 1] if j > i and line[j - 1] == " " else line[i:j])
         depth, k = 0, j + 3
         while k < len(line):
             if line[k] == "(":
@@ -202,4 +204,4 @@ def trailing_location(line: str) -> str | None:
     k = line.rfind(" loc(")
     if k < 0:
         return None
-    return line[k + 5:-1]
+    return line[k + 5 : -1]

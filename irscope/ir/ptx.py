@@ -25,26 +25,30 @@ _WHOLE_LABEL = re.compile(r"^([$\w.]+):\s*$")
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s*,?\s*"([^"]*)")?', re.MULTILINE)
 _LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*?inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
 _COMMENT_FRAME = re.compile(r"@\[\s*([^\s:@\[\]]+):(\d+):(\d+)")
-_MEMORY = re.compile(r"\b(?:(ld|st)\.(?:global|shared)|(atom|red|cp\.async|ldmatrix|stmatrix|st\.async)\.)")
-_NOTABLE = re.compile(r"^(ld\.(?!param)|st\.|cp\.async|atom|red\.|bar\.|barrier|shfl|wgmma|mma|tcgen05\.(mma|ld|st)"
-                      r"|ldmatrix|stmatrix|redux)")
+_MEMORY = re.compile(
+    r"\b(?:(ld|st)\.(?:global|shared)|(atom|red|cp\.async|ldmatrix|stmatrix|st\.async)\.)"
+)
+_NOTABLE = re.compile(
+    r"^(ld\.(?!param)|st\.|cp\.async|atom|red\.|bar\.|barrier|shfl|wgmma|mma|tcgen05\.(mma|ld|st)"
+    r"|ldmatrix|stmatrix|redux)"
+)
 _VECTOR = re.compile(r"v(\d+)")
 _MATRIX_COUNT = re.compile(r"x(\d)")
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 _FLOAT = re.compile(r"0([fd])([0-9A-Fa-f]{8}|[0-9A-Fa-f]{16})")
 
-TENSOR_CORE = ("wgmma.", "mma.", "tcgen05.mma.")   # opcodes run on the tensor cores
-Position = tuple[int, int, int]   # `.file` number, line, column
+TENSOR_CORE = ("wgmma.", "mma.", "tcgen05.mma.")  # opcodes run on the tensor cores
+Position = tuple[int, int, int]  # `.file` number, line, column
 
 
 class Instruction(NamedTuple):
-    index: int                 # 0-based line in the stage text (-1: read from a lone line)
-    guard: str | None          # the guarding predicate register, "%p1" (without `@` and `!`)
-    negated: bool              # `@!%p1`
-    opcode: str                # with modifiers: "ld.global.v4.b32"
-    operand_text: str          # the operands as written, up to the `;`
-    complete: bool             # the line has the `;` that ends a statement
-    base: str                  # the opcode without its modifiers: "ld"
+    index: int  # 0-based line in the stage text (-1: read from a lone line)
+    guard: str | None  # the guarding predicate register, "%p1" (without `@` and `!`)
+    negated: bool  # `@!%p1`
+    opcode: str  # with modifiers: "ld.global.v4.b32"
+    operand_text: str  # the operands as written, up to the `;`
+    complete: bool  # the line has the `;` that ends a statement
+    base: str  # the opcode without its modifiers: "ld"
 
     @property
     def predicate(self) -> str | None:
@@ -76,10 +80,22 @@ def tokenize(line: str, index: int = -1) -> Instruction | None:
     if not code or code[0] == "." or code[-1] == ":" and label(code) is not None:
         return None
     found = _BODY.match(code)
-    negated, guard, opcode, rest = found.group(1) == "!", found.group(2), found.group(3), found.group(4)
+    negated, guard, opcode, rest = (
+        found.group(1) == "!",
+        found.group(2),
+        found.group(3),
+        found.group(4),
+    )
     opcode = opcode.rstrip(";")
-    return Instruction(index, guard, negated if guard else False, opcode, rest.split(";", 1)[0].strip(), ";" in code,
-                       opcode.split(".", 1)[0])
+    return Instruction(
+        index,
+        guard,
+        negated if guard else False,
+        opcode,
+        rest.split(";", 1)[0].strip(),
+        ";" in code,
+        opcode.split(".", 1)[0],
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -88,7 +104,9 @@ def instructions(text: str) -> tuple[Instruction, ...]:
     out = []
     for index, line in enumerate(text.splitlines()):
         head = line.lstrip()[:1]
-        if head and head not in "./":   # directives, `.loc`s and comments: a third of a PTX text or more
+        if (
+            head and head not in "./"
+        ):  # directives, `.loc`s and comments: a third of a PTX text or more
             found = tokenize(line, index)
             if found is not None:
                 out.append(found)
@@ -140,6 +158,7 @@ def code_only(text: str) -> str:
 
 
 # ---- debug lines -----------------------------------------------------------------------------------
+
 
 def file_table(text: str) -> dict[int, str]:
     """`.file N "path"` and `.file N "dir" "name"` (LLVM's two-string form) -> {N: path}."""

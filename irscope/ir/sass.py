@@ -24,36 +24,75 @@ _WHOLE_LABEL = re.compile(r"([\w.$]+):")
 _BRACKETED = re.compile(r"\[([^\]]+)\]")
 _PREDICATE = re.compile(r"^!?U?P(T|\d)$")
 _REGISTER = re.compile(r"(U?R)(\d+)")
-_NOTABLE = re.compile(r"^(LDG|STG|LDS|STS|LDL|STL|LDGSTS|ATOM|RED|BAR|SHFL|HGMMA|HMMA|UTCHMMA|LDSM|STSM|LDTM|STTM"
-                      r"|CREDUX|REDUX)")
-_HEX_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/[^\n]*?/\*\s*0x([0-9a-f]{16})\s*\*/\s*\n\s*/\*\s*0x([0-9a-f]{16})\s*\*/")
+_NOTABLE = re.compile(
+    r"^(LDG|STG|LDS|STS|LDL|STL|LDGSTS|ATOM|RED|BAR|SHFL|HGMMA|HMMA|UTCHMMA|LDSM|STSM|LDTM|STTM"
+    r"|CREDUX|REDUX)"
+)
+_HEX_LINE = re.compile(
+    r"/\*([0-9a-f]{4,})\*/[^\n]*?/\*\s*0x([0-9a-f]{16})\s*\*/\s*\n\s*/\*\s*0x([0-9a-f]{16})\s*\*/"
+)
 _TARGET = re.compile(r"`\(\.L_x_\d+\)|0x[0-9a-f]{9,}")
 
 LOAD, STORE, ATOMIC = "load", "store", "atomic"
 
 # opcode -> (what it does to memory, which memory)
-MEMORY = {"LDG": (LOAD, "global"), "STG": (STORE, "global"), "LDS": (LOAD, "shared"), "STS": (STORE, "shared"),
-          "LDL": (LOAD, "local"), "STL": (STORE, "local"), "LD": (LOAD, "generic"), "ST": (STORE, "generic"),
-          "LDSM": (LOAD, "shared"), "STSM": (STORE, "shared"), "LDGSTS": (LOAD, "global"),
-          "ATOMG": (ATOMIC, "global"), "ATOMS": (ATOMIC, "shared"), "ATOM": (ATOMIC, "generic"),
-          "RED": (ATOMIC, "global"), "REDG": (ATOMIC, "global"), "LDTM": (LOAD, "tensor"),
-          "STTM": (STORE, "tensor")}
+MEMORY = {
+    "LDG": (LOAD, "global"),
+    "STG": (STORE, "global"),
+    "LDS": (LOAD, "shared"),
+    "STS": (STORE, "shared"),
+    "LDL": (LOAD, "local"),
+    "STL": (STORE, "local"),
+    "LD": (LOAD, "generic"),
+    "ST": (STORE, "generic"),
+    "LDSM": (LOAD, "shared"),
+    "STSM": (STORE, "shared"),
+    "LDGSTS": (LOAD, "global"),
+    "ATOMG": (ATOMIC, "global"),
+    "ATOMS": (ATOMIC, "shared"),
+    "ATOM": (ATOMIC, "generic"),
+    "RED": (ATOMIC, "global"),
+    "REDG": (ATOMIC, "global"),
+    "LDTM": (LOAD, "tensor"),
+    "STTM": (STORE, "tensor"),
+}
 
 # opcodes that move data between registers and global or shared memory, bulk and TMA copies included:
 # what the source map pairs with the PTX's memory instructions
-GLOBAL_OR_SHARED = frozenset(("LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "LDS", "STS", "LDSM", "STSM",
-                              "LDGSTS", "ATOMS", "UBLKCP", "UTMALDG", "UTMASTG", "REDG"))
-_BRANCHES = frozenset(("BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYNC", "WARPSYNC", "BREAK"))
+GLOBAL_OR_SHARED = frozenset(
+    (
+        "LDG",
+        "STG",
+        "LD",
+        "ST",
+        "ATOM",
+        "ATOMG",
+        "RED",
+        "LDS",
+        "STS",
+        "LDSM",
+        "STSM",
+        "LDGSTS",
+        "ATOMS",
+        "UBLKCP",
+        "UTMALDG",
+        "UTMASTG",
+        "REDG",
+    )
+)
+_BRANCHES = frozenset(
+    ("BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYNC", "WARPSYNC", "BREAK")
+)
 
 
 class Instruction(NamedTuple):
-    index: int                     # 0-based line in the stage text (-1: read from a lone line)
-    offset: int                    # the address nvdisasm prints, `/*0040*/`
-    text: str                      # guard, opcode and operands as written, without the `;`
-    guard: str | None              # "P0", "!P0", "UPT" ... (without the `@`)
-    opcode: str                    # with modifiers: "LDG.E.128"; "" for an address with no instruction
-    operand_text: str              # everything after the opcode
-    base: str                      # the opcode without its modifiers: "LDG"
+    index: int  # 0-based line in the stage text (-1: read from a lone line)
+    offset: int  # the address nvdisasm prints, `/*0040*/`
+    text: str  # guard, opcode and operands as written, without the `;`
+    guard: str | None  # "P0", "!P0", "UPT" ... (without the `@`)
+    opcode: str  # with modifiers: "LDG.E.128"; "" for an address with no instruction
+    operand_text: str  # everything after the opcode
+    base: str  # the opcode without its modifiers: "LDG"
 
     modifiers = property(opcode_modifiers)
     operands = property(operand_list)
@@ -79,8 +118,8 @@ def tokenize(line: str, index: int = -1) -> Instruction | None:
     found = _ADDRESS.match(line)
     if found is None:
         return None
-    text = line[found.end():]
-    comment = text.find("/*")   # `/* 0x... */` after the `;` in a -hex listing
+    text = line[found.end() :]
+    comment = text.find("/*")  # `/* 0x... */` after the `;` in a -hex listing
     if comment >= 0:
         text = text[:comment]
     return tokenize_text(text, index, int(found.group(1), 16))
@@ -92,7 +131,9 @@ def tokenize_text(text: str, index: int = -1, address: int = -1) -> Instruction:
     if text.endswith(";"):
         text = text[:-1].rstrip()
     body = _BODY.match(text)
-    guard, opcode, rest = (body.group(1), body.group(2), body.group(3)) if body else (None, "", text)
+    guard, opcode, rest = (
+        (body.group(1), body.group(2), body.group(3)) if body else (None, "", text)
+    )
     return Instruction(index, address, text, guard, opcode, rest, opcode.split(".", 1)[0])
 
 
@@ -159,7 +200,7 @@ def comparable(text: str) -> tuple[str, tuple[str, ...]]:
     text = _TARGET.sub("@target", text.rstrip(" ;").replace(".reuse", ""))
     words = text.split()
     head = words[:2] if words and words[0].startswith("@") else words[:1]
-    operands = " ".join(words[len(head):])
+    operands = " ".join(words[len(head) :])
     return " ".join(head), tuple(sorted(o.strip() for o in operands.split(",") if o.strip()))
 
 

@@ -36,6 +36,8 @@ def rows(chain) -> list[str]:
     """nvdisasm's rows for one chain of frames (innermost first)."""
     out = []
     for inner, outer in zip(chain, chain[1:]):
-        out.append(f'\t//## File "{inner.file}", line {inner.line} inlined at "{outer.file}", line {outer.line}')
+        out.append(
+            f'\t//## File "{inner.file}", line {inner.line} inlined at "{outer.file}", line {outer.line}'
+        )
     out.append(f'\t//## File "{chain[-1].file}", line {chain[-1].line}')
     return out

@@ -60,7 +60,13 @@ def _parse_source(text: str) -> Parsed:
     kinds = []
     for line in text.splitlines():
         s = line.strip()
-        kinds.append(LineKind.BLANK if not s else LineKind.COMMENT if s.startswith("#") else LineKind.INSTRUCTION)
+        kinds.append(
+            LineKind.BLANK
+            if not s
+            else LineKind.COMMENT
+            if s.startswith("#")
+            else LineKind.INSTRUCTION
+        )
     return Parsed(kinds, [None] * len(kinds))
 
 
@@ -68,7 +74,9 @@ class SourceMap:
     """Both directions between the user's file and each stage of one compilation. Stages are parsed
     on first use and cached; `get_text(stage)` supplies a stage's text."""
 
-    def __init__(self, stages: tuple[str, ...], get_text: Callable[[str], str], user_file: str) -> None:
+    def __init__(
+        self, stages: tuple[str, ...], get_text: Callable[[str], str], user_file: str
+    ) -> None:
         self.stages = tuple(stages)
         self._get_text = get_text
         self.user_file = user_file
@@ -93,8 +101,11 @@ class SourceMap:
                 got = True
             else:
                 norm = path.replace("\\", "/")
-                got = (os.path.basename(norm) == self._user_base
-                       and "/triton/language/" not in norm and "/site-packages/triton/" not in norm)
+                got = (
+                    os.path.basename(norm) == self._user_base
+                    and "/triton/language/" not in norm
+                    and "/site-packages/triton/" not in norm
+                )
             self._user_paths[path] = got
         return got
 
@@ -106,8 +117,16 @@ class SourceMap:
             frames: list[SourceLoc] = []
             for loc in chain:
                 if loc.line > 0 and self.is_user_file(loc.file):
-                    user_loc = loc if loc.file == self.user_file else SourceLoc(self.user_file, loc.line, loc.column)
-                    if not frames or frames[-1].line != user_loc.line or frames[-1].column != user_loc.column:
+                    user_loc = (
+                        loc
+                        if loc.file == self.user_file
+                        else SourceLoc(self.user_file, loc.line, loc.column)
+                    )
+                    if (
+                        not frames
+                        or frames[-1].line != user_loc.line
+                        or frames[-1].column != user_loc.column
+                    ):
                         frames.append(user_loc)
             got = tuple(frames)
             memo[chain] = got
@@ -117,7 +136,9 @@ class SourceMap:
 
     def _check(self, stage: str) -> None:
         if stage not in self.stages:
-            raise KeyError(f"stage '{stage}' is not in this compilation; choose one of: {', '.join(self.stages)}")
+            raise KeyError(
+                f"stage '{stage}' is not in this compilation; choose one of: {', '.join(self.stages)}"
+            )
 
     def parsed(self, stage: str) -> Parsed:
         self._check(stage)
@@ -185,7 +206,9 @@ class SourceMap:
                     if frame.line != seen:
                         got.setdefault(frame.line, []).append(index)
                         seen = frame.line
-            for indices in got.values():  # a chain may name the same line twice (recursion-free, rare)
+            for (
+                indices
+            ) in got.values():  # a chain may name the same line twice (recursion-free, rare)
                 if any(b <= a for a, b in zip(indices, indices[1:])):
                     indices[:] = sorted(set(indices))
             self._inverse[stage] = got

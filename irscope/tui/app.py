@@ -33,15 +33,30 @@ class IrscopeApp(App):
         Binding("question_mark", "help", "Help", key_display="?", id="help"),
     ]
 
-    def __init__(self, path: str, *, target: str | None = None, kernel: str | None = None,
-                 config: int | None = None, run_main: bool = True, defines: list[str] | None = None,
-                 arg_types: list[str] | None = None, file_args: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        target: str | None = None,
+        kernel: str | None = None,
+        config: int | None = None,
+        run_main: bool = True,
+        defines: list[str] | None = None,
+        arg_types: list[str] | None = None,
+        file_args: list[str] | None = None,
+    ) -> None:
         super().__init__()
         self.path = path
         # what the worker's `open` is asked; -D NAME=VALUE and the argument types are parsed in the worker
-        self.open_args = {"target": target, "run_main": run_main, "defines": list(defines or []),
-                          "arg_types": list(arg_types or []), "kernel": kernel, "config": config,
-                          "file_args": list(file_args or [])}
+        self.open_args = {
+            "target": target,
+            "run_main": run_main,
+            "defines": list(defines or []),
+            "arg_types": list(arg_types or []),
+            "kernel": kernel,
+            "config": config,
+            "file_args": list(file_args or []),
+        }
         self._main: MainScreen | None = None
 
     def get_default_screen(self) -> Screen:
@@ -76,5 +91,7 @@ class IrscopeApp(App):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        if screen is self._main:  # the main view's commands act on it: not from behind another screen
+        if (
+            screen is self._main
+        ):  # the main view's commands act on it: not from behind another screen
             yield from main_commands(screen)

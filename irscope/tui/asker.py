@@ -70,9 +70,16 @@ class Asker:
         view. `about`: what the request is for (a compilation's key), read back by the handlers."""
         request = new_request(kind, about)
         self._asked[kind] = request
-        handler = getattr(self.app, "_main", None) or self  # where a failure goes (read here, on the UI thread)
-        self.run_worker(partial(_answer, self, handler, request, job, *args), thread=True, group=kind,
-                        exit_on_error=False, description=kind)
+        handler = (
+            getattr(self.app, "_main", None) or self
+        )  # where a failure goes (read here, on the UI thread)
+        self.run_worker(
+            partial(_answer, self, handler, request, job, *args),
+            thread=True,
+            group=kind,
+            exit_on_error=False,
+            description=kind,
+        )
         return request
 
     @property
@@ -97,7 +104,9 @@ class Asker:
         del self._asked[message.request.kind]
         return True
 
-    def request_failed(self, message: Failed) -> None:  # pragma: no cover - every asker says it its own way
+    def request_failed(
+        self, message: Failed
+    ) -> None:  # pragma: no cover - every asker says it its own way
         """A job of this view raised (called by the main screen's failure handler, on the UI thread)."""
 
     def caches(self) -> dict[str, Sized]:
@@ -125,7 +134,9 @@ def deliver_failure(message: Failed) -> None:
         asker.request_failed(message)
 
 
-def _answer(asker: Asker, handler, request: Request, job: Callable[..., Answer], *args: Any) -> None:
+def _answer(
+    asker: Asker, handler, request: Request, job: Callable[..., Answer], *args: Any
+) -> None:
     try:
         answer = job(request, *args)
     except BaseException as exc:  # said by the view that asked, through the main screen's handler

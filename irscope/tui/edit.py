@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from irscope.tui.main_screen import MainScreen
 
 RESET = "reset"  # what the dialog answers for "back to the launch's own values"
-MAX_WARPS = 32   # 1024 threads, the most a block may have
+MAX_WARPS = 32  # 1024 threads, the most a block may have
 
 
 def parse(text: str) -> Any:
@@ -94,7 +94,12 @@ def reset(main: MainScreen) -> None:
         return
     session, index, comp = getattr(main, "unedited", (None, None, None))
     main.edits = {}
-    if comp is not None and session is main.session and index == main.shown_index and index is not None:
+    if (
+        comp is not None
+        and session is main.session
+        and index == main.shown_index
+        and index is not None
+    ):
         main.comps[index] = comp
         main.notify("back to the launch's own values", timeout=3)
         main.prepare_in_background(comp)

@@ -95,11 +95,19 @@ def read_registers(session, comps) -> None:
 def reporter(request: Request, post: Post, path: str) -> Callable[[str, float], None]:
     def progress(message: str, fraction: float) -> None:
         post(Progress(request, f"{os.path.basename(path)}: {message}…", fraction))
+
     return progress
 
 
-def load(request: Request, post: Post, state: Snapshot, sessions: Sessions, old_session, open_args: dict,
-         before: str | None) -> None:
+def load(
+    request: Request,
+    post: Post,
+    state: Snapshot,
+    sessions: Sessions,
+    old_session,
+    open_args: dict,
+    before: str | None,
+) -> None:
     """Open the file in a new worker (it runs the file's __main__), then show the compilation shown
     before a reload (`before`: its kernel's name), the only one, or ask for a pick."""
     from irscope.worker.remote import open_session
@@ -111,8 +119,9 @@ def load(request: Request, post: Post, state: Snapshot, sessions: Sessions, old_
     sessions.opened(session)
     threading.Thread(target=warm_imports, daemon=True, name="irscope-warm-imports").start()
     post(SessionOpened(request, session))
-    ws, comps = session.request("open", reporter(request, post, state.path), path=os.path.abspath(state.path),
-                                **open_args)
+    ws, comps = session.request(
+        "open", reporter(request, post, state.path), path=os.path.abspath(state.path), **open_args
+    )
     post(Loaded(request, ws, comps))
     state.session, state.comps = session, list(comps)
     index = same_compilation(comps, before, state.shown_index) if before is not None else None
@@ -131,7 +140,11 @@ def load(request: Request, post: Post, state: Snapshot, sessions: Sessions, old_
 def same_compilation(comps: list, kernel_name: str | None, shown_index: int | None) -> int | None:
     """On reload: the row of the compilation shown before (same place, same kernel), else the kernel's
     first; None (the picker) when the file no longer has that kernel."""
-    if shown_index is not None and shown_index < len(comps) and comps[shown_index].kernel.name == kernel_name:
+    if (
+        shown_index is not None
+        and shown_index < len(comps)
+        and comps[shown_index].kernel.name == kernel_name
+    ):
         return shown_index
     return next((n for n, comp in enumerate(comps) if comp.kernel.name == kernel_name), None)
 
@@ -164,8 +177,15 @@ def _reload_with_edits(request: Request, post: Post, state: Snapshot, index: int
     prepare_comp(request, post, state.session, comp, state.path, note, severity)
 
 
-def prepare_comp(request: Request, post: Post, session, comp, path: str, note: str = "",
-                 severity: str = "information") -> None:
+def prepare_comp(
+    request: Request,
+    post: Post,
+    session,
+    comp,
+    path: str,
+    note: str = "",
+    severity: str = "information",
+) -> None:
     """The worker prepares `comp` (stage texts, source map, resources); here it becomes what the panes
     show (highlighting, links, memory marks)."""
     progress = reporter(request, post, path)
@@ -173,14 +193,21 @@ def prepare_comp(request: Request, post: Post, session, comp, path: str, note: s
     post(Analysed(request, prepare(comp, progress), note, severity))
 
 
-def recompile(request: Request, post: Post, state: Snapshot, target: str | None, defines: dict | None) -> None:
+def recompile(
+    request: Request, post: Post, state: Snapshot, target: str | None, defines: dict | None
+) -> None:
     """The compilation shown for another target (and then the picker's other rows too) or with edited
     values; a failure leaves the compilation shown where it is."""
-    what = f"compiling for {target}" if target else "recompiling with " + ", ".join(
-        f"{k}={v}" for k, v in (defines or {}).items())
+    what = (
+        f"compiling for {target}"
+        if target
+        else "recompiling with " + ", ".join(f"{k}={v}" for k, v in (defines or {}).items())
+    )
     post(Progress(request, f"{what}…", 0.3))
     try:
-        comp = state.session.request("recompile", key=state.shown_comp.key, target=target, defines=defines)
+        comp = state.session.request(
+            "recompile", key=state.shown_comp.key, target=target, defines=defines
+        )
         rows = _other_rows_for(request, post, state, target, comp) if target else None
     except BaseException as exc:
         post(Failed(request, describe_open_error(exc), fatal=False))
@@ -190,11 +217,17 @@ def recompile(request: Request, post: Post, state: Snapshot, target: str | None,
         comps = rows
     elif state.shown_index is not None and state.shown_index < len(comps):
         comps[state.shown_index] = comp
-    post(Compiled(request, comps, state.shown_index, {**state.edits, **(defines or {})}, target=target))
+    post(
+        Compiled(
+            request, comps, state.shown_index, {**state.edits, **(defines or {})}, target=target
+        )
+    )
     prepare_comp(request, post, state.session, comp, state.path)
 
 
-def _other_rows_for(request: Request, post: Post, state: Snapshot, target: str, shown) -> list | None:
+def _other_rows_for(
+    request: Request, post: Post, state: Snapshot, target: str, shown
+) -> list | None:
     """The picker's rows compiled for a new target (the one shown is `shown`), or None when the file has
     one compilation."""
     comps = state.comps
@@ -203,7 +236,13 @@ def _other_rows_for(request: Request, post: Post, state: Snapshot, target: str, 
     rows = []
     for n, comp in enumerate(comps):
         if n != state.shown_index:
-            post(Progress(request, f"compiling for {target}: {n + 1} of {len(comps)}…", 0.3 + 0.3 * n / len(comps)))
+            post(
+                Progress(
+                    request,
+                    f"compiling for {target}: {n + 1} of {len(comps)}…",
+                    0.3 + 0.3 * n / len(comps),
+                )
+            )
             comp = state.session.request("recompile", key=comp.key, target=target)
         else:
             comp = shown

@@ -9,7 +9,16 @@ from dataclasses import dataclass, field
 
 # Okabe–Ito: distinguishable for the common colour-vision deficiencies; order chosen so that
 # neighbours differ in lightness as well as hue.
-LINK_PALETTE = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")
+LINK_PALETTE = (
+    "#E69F00",
+    "#56B4E9",
+    "#009E73",
+    "#F0E442",
+    "#0072B2",
+    "#D55E00",
+    "#CC79A7",
+    "#999999",
+)
 
 
 _EMPTY: frozenset[int] = frozenset()
@@ -19,10 +28,12 @@ _EMPTY: frozenset[int] = frozenset()
 class StageLinks:
     """The links of one stage of one compilation."""
 
-    source_of: list[int | None]              # per IR line: the user-file line (innermost frame), or None
-    chain_of: list[tuple[int, ...]]          # per IR line: every user-file line in its chain
-    debug: list[bool]                        # per IR line: debug metadata (#loc, !DILocation, .loc, ...)
-    by_source: dict[int, list[int]] = field(default_factory=dict)  # user line -> IR lines whose chain has it
+    source_of: list[int | None]  # per IR line: the user-file line (innermost frame), or None
+    chain_of: list[tuple[int, ...]]  # per IR line: every user-file line in its chain
+    debug: list[bool]  # per IR line: debug metadata (#loc, !DILocation, .loc, ...)
+    by_source: dict[int, list[int]] = field(
+        default_factory=dict
+    )  # user line -> IR lines whose chain has it
     _sets: dict[int, frozenset[int]] = field(default_factory=dict)
 
     def line_set(self, source_line: int | None) -> frozenset[int]:
@@ -68,7 +79,9 @@ class LinkIndex:
         text = self.comp.stage(stage) if (stage == "source" or self.comp.ok) else ""
         count = len(text.splitlines())
         if stage == "source":
-            return StageLinks.build([i + 1 for i in range(count)], [(i + 1,) for i in range(count)], [False] * count)
+            return StageLinks.build(
+                [i + 1 for i in range(count)], [(i + 1,) for i in range(count)], [False] * count
+            )
         source_map = _source_map(self.comp)
         if source_map is None:
             return StageLinks.build([None] * count, [()] * count, [False] * count)

@@ -23,10 +23,16 @@ class Shown:
 
     comp: CompilationView
     links: LinkIndex
-    texts: dict[str, StageText] = field(default_factory=dict)       # inline debug annotations left out
-    full_texts: dict[str, StageText] = field(default_factory=dict)  # exactly as the compiler wrote them
-    marks: dict[str, dict[int, set[str]]] = field(default_factory=dict)  # stage -> line -> memory marks
-    finding_marks: dict[str, dict[int, str]] = field(default_factory=dict)  # stage -> line -> severest finding
+    texts: dict[str, StageText] = field(default_factory=dict)  # inline debug annotations left out
+    full_texts: dict[str, StageText] = field(
+        default_factory=dict
+    )  # exactly as the compiler wrote them
+    marks: dict[str, dict[int, set[str]]] = field(
+        default_factory=dict
+    )  # stage -> line -> memory marks
+    finding_marks: dict[str, dict[int, str]] = field(
+        default_factory=dict
+    )  # stage -> line -> severest finding
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -57,9 +63,10 @@ def describe_open_error(exc: BaseException) -> OpenFailure:
     if isinstance(exc, IrscopeError):
         found = re.search(r"\.py:(\d+):", str(exc))  # "file.py:12: has a syntax error: ..."
         # an internal error in the worker comes with its traceback as `detail`
-        return OpenFailure(str(exc), getattr(exc, "detail", ""), int(found.group(1)) if found else None)
+        return OpenFailure(
+            str(exc), getattr(exc, "detail", ""), int(found.group(1)) if found else None
+        )
     return OpenFailure(f"internal error: {type(exc).__name__}: {exc}", traceback.format_exc())
-
 
 
 def prepare(comp: CompilationView, progress: Progress) -> Shown:
@@ -71,8 +78,11 @@ def prepare(comp: CompilationView, progress: Progress) -> Shown:
         if stage == "source" or comp.ok:
             text = comp.stage(stage)
             shown.full_texts[stage] = StageText(stage, text)
-            shown.texts[stage] = (StageText(stage, text, strip_debug=True) if stage in ("ttir", "ttgir", "llir", "sass")
-                                  else shown.full_texts[stage])
+            shown.texts[stage] = (
+                StageText(stage, text, strip_debug=True)
+                if stage in ("ttir", "ttgir", "llir", "sass")
+                else shown.full_texts[stage]
+            )
             shown.links.stage(stage)
         else:
             shown.texts[stage] = shown.full_texts[stage] = StageText("error", failure_text(comp))
@@ -90,6 +100,10 @@ def failure_text(comp: CompilationView) -> str:
     """What an IR pane says when there is no IR: the compiler's message, wrapped for narrow panes."""
     f = comp.failure
     where = f"line {f.line}: {f.source_line}" if f and f.line else "an unknown line"
-    parts = [f"{comp.kernel.name} did not compile for {comp.target}.", f.message if f else "", f"At {where}",
-             "The source pane marks the line. Fix the file, then press r to reload."]
+    parts = [
+        f"{comp.kernel.name} did not compile for {comp.target}.",
+        f.message if f else "",
+        f"At {where}",
+        "The source pane marks the line. Fix the file, then press r to reload.",
+    ]
     return "\n\n".join(textwrap.fill(part, 34) for part in parts) + "\n"

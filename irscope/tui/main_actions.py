@@ -41,7 +41,11 @@ class MainActions:
         self.pane_stages[pane.number] = stage
         fill_pane(self, pane, stage)
         if self.source_line is not None and self.shown.comp.ok:
-            hits = self.shown.links.ir_lines(stage, self.source_line) if stage != "source" else [self.source_line - 1]
+            hits = (
+                self.shown.links.ir_lines(stage, self.source_line)
+                if stage != "source"
+                else [self.source_line - 1]
+            )
             if hits:
                 pane.view.move_cursor_to_index(hits[0], center=True)
                 pane.view.set_linked(frozenset(hits))
@@ -56,8 +60,11 @@ class MainActions:
 
     def action_cycle_layout(self) -> None:
         self.set_layout(LAYOUTS[(LAYOUTS.index(self.layout_mode) + 1) % len(LAYOUTS)])
-        self.notify(f"layout: {self.layout_mode}" + (f" ({self.effective_layout()})" if self.layout_mode == "auto" else ""),
-                    timeout=2)
+        self.notify(
+            f"layout: {self.layout_mode}"
+            + (f" ({self.effective_layout()})" if self.layout_mode == "auto" else ""),
+            timeout=2,
+        )
         view = self.panes[self.active_pane].view
         if view.cursor_index is not None:
             self.link_from(view, view.cursor_index)
@@ -67,7 +74,9 @@ class MainActions:
 
     def action_toggle_debug(self) -> None:
         self.show_debug = not self.show_debug
-        self.notify("debug metadata shown" if self.show_debug else "debug metadata hidden", timeout=2)
+        self.notify(
+            "debug metadata shown" if self.show_debug else "debug metadata hidden", timeout=2
+        )
 
     def action_toggle_panels(self) -> None:
         """Show the panels; again: the next panel (Tab belongs to the panes), after the last: hide them."""
@@ -89,6 +98,7 @@ class MainActions:
     def action_measure(self) -> None:
         """Open the Measured panel and measure the shown compilation (with no GPU it says why not)."""
         from irscope.tui.panels.measured import MeasuredPanel
+
         panels = self.query_one("#panels", TabbedContent)
         panel = self.query_one(MeasuredPanel)
         pane = next(p for p in panels.query(TabPane) if panel in p.query(MeasuredPanel))
@@ -112,7 +122,9 @@ class MainActions:
     def action_pick(self) -> None:
         if self.still_working():
             return
-        if len(self.comps) > 1 or (self.ws is not None and self.ws.missing):  # the picker says what was not reached
+        if len(self.comps) > 1 or (
+            self.ws is not None and self.ws.missing
+        ):  # the picker says what was not reached
             self.pick(True)
         else:
             self.notify("this file has one compilation", timeout=2)
@@ -141,19 +153,27 @@ class MainActions:
 
         self.app.push_screen(StepperScreen(self.shown.comp))
 
-    def action_open_view(self, name: str) -> None:  # D: diff mode (tui/diffview), P: passes (tui/pipeline)
+    def action_open_view(
+        self, name: str
+    ) -> None:  # D: diff mode (tui/diffview), P: passes (tui/pipeline)
         from irscope.tui import diffview, pipeline
+
         (diffview.open_diff if name == "diff" else pipeline.open_pipeline)(self)
 
     # ---- search and go-to (the prompt bar asks; its answer comes as a message)
 
     def action_search(self) -> None:
-        self.query_one(PromptBar).ask("search", f"search {STAGE_TITLES.get(self.current_view().stage, '')} "
-                                                "(Enter; then n / N; Esc cancels)")
+        self.query_one(PromptBar).ask(
+            "search",
+            f"search {STAGE_TITLES.get(self.current_view().stage, '')} "
+            "(Enter; then n / N; Esc cancels)",
+        )
 
     def action_goto(self) -> None:
-        self.query_one(PromptBar).ask("goto", f"go to line in {STAGE_TITLES.get(self.current_view().stage, '')} "
-                                              "(Enter; Esc cancels)")
+        self.query_one(PromptBar).ask(
+            "goto",
+            f"go to line in {STAGE_TITLES.get(self.current_view().stage, '')} (Enter; Esc cancels)",
+        )
 
     def on_prompt_bar_cancelled(self, message: PromptBar.Cancelled) -> None:
         self.panes[self.active_pane].view.focus()
@@ -188,8 +208,11 @@ class MainActions:
     def _search(self, view, direction: int, start_row: int | None = None) -> None:
         row = view.find(self.search_term, forward=direction > 0, start_row=start_row)
         if row is None:
-            self.notify(f"'{self.search_term}' not found in {STAGE_TITLES.get(view.stage, view.stage)}",
-                        severity="warning", timeout=3)
+            self.notify(
+                f"'{self.search_term}' not found in {STAGE_TITLES.get(view.stage, view.stage)}",
+                severity="warning",
+                timeout=3,
+            )
             return
         view.move_cursor_to_row(row, center=True)
 

@@ -60,7 +60,9 @@ class MainRequests:
     @property
     def busy(self) -> bool:
         """A request runs (its answer would race another one for the compilation shown)."""
-        return any(w.group == "load" and w.node is self and not w.is_finished for w in self.app.workers)
+        return any(
+            w.group == "load" and w.node is self and not w.is_finished for w in self.app.workers
+        )
 
     def still_working(self) -> bool:
         """True (and said on screen) while a request runs."""
@@ -72,9 +74,16 @@ class MainRequests:
     def _start(self, kind: str, job, *args) -> None:
         request = new_request(kind)
         self._serial = request.serial
-        gc.set_threshold(*YOUNG_ONLY)  # until the request's worker has finished (on_worker_state_changed)
-        self.run_worker(partial(self._run_job, request, job, *args), thread=True, group="load",
-                        exit_on_error=False, description=kind)
+        gc.set_threshold(
+            *YOUNG_ONLY
+        )  # until the request's worker has finished (on_worker_state_changed)
+        self.run_worker(
+            partial(self._run_job, request, job, *args),
+            thread=True,
+            group="load",
+            exit_on_error=False,
+            description=kind,
+        )
 
     def _run_job(self, request: Request, job, *args) -> None:
         try:
@@ -83,20 +92,32 @@ class MainRequests:
             self.post_message(Failed(request, describe_open_error(exc)))
 
     def _snapshot(self) -> jobs.Snapshot:
-        return jobs.Snapshot(self.path, self.session, list(self.comps), self.shown_index, dict(self.edits),
-                             self.shown.comp if self.shown is not None else None)
+        return jobs.Snapshot(
+            self.path,
+            self.session,
+            list(self.comps),
+            self.shown_index,
+            dict(self.edits),
+            self.shown.comp if self.shown is not None else None,
+        )
 
     def load(self) -> None:
         """Open the file afresh in a new worker (it runs the file's __main__)."""
-        before = self.shown.comp.kernel.name if self.shown is not None else None  # None: the first load
+        before = (
+            self.shown.comp.kernel.name if self.shown is not None else None
+        )  # None: the first load
         old, self.session = self.session, None
-        self._start("load", jobs.load, self._snapshot(), self.sessions, old, dict(self.open_args), before)
+        self._start(
+            "load", jobs.load, self._snapshot(), self.sessions, old, dict(self.open_args), before
+        )
 
     def prepare_in_background(self, comp) -> None:
         if not self.still_working():
             self._start("prepare", jobs.prepare_comp, self.session, comp, self.path)
 
-    def recompile_in_background(self, target: str | None = None, defines: dict | None = None) -> None:
+    def recompile_in_background(
+        self, target: str | None = None, defines: dict | None = None
+    ) -> None:
         if not self.still_working() and self.shown is not None:
             self._start("recompile", jobs.recompile, self._snapshot(), target, defines)
 
@@ -113,22 +134,32 @@ class MainRequests:
 
     def on_session_opened(self, message: SessionOpened) -> None:
         if not self._current(message):  # a newer load has its own worker: this one is not needed
-            threading.Thread(target=self.sessions.close, args=(message.session,), daemon=True).start()
+            threading.Thread(
+                target=self.sessions.close, args=(message.session,), daemon=True
+            ).start()
             return
         self.session, self.capturing = message.session, True
-        gc.set_threshold(*COLLECT)  # the file may run for minutes (a training loop): every generation
+        gc.set_threshold(
+            *COLLECT
+        )  # the file may run for minutes (a training loop): every generation
 
     def on_loaded(self, message: Loaded) -> None:
         if self._current(message):
             self.capturing = False
             gc.set_threshold(*YOUNG_ONLY)  # the compile and the panes' texts, then spare_the_heap
             self.ws, self.comps = message.ws, message.comps
-            for said in ([message.ws.run_warning] if message.ws.run_warning else []) + message.ws.notes:
+            for said in (
+                [message.ws.run_warning] if message.ws.run_warning else []
+            ) + message.ws.notes:
                 self.notify(said, severity="warning", timeout=10)
 
     def on_compiled(self, message: Compiled) -> None:
         if self._current(message):
-            self.comps, self.shown_index, self.edits = message.comps, message.shown_index, message.edits
+            self.comps, self.shown_index, self.edits = (
+                message.comps,
+                message.shown_index,
+                message.edits,
+            )
             if message.target:
                 self.open_args["target"] = message.target
             if message.config is not None:
@@ -151,11 +182,15 @@ class MainRequests:
 
     def on_worker_state_changed(self, event) -> None:
         if event.worker.group == "load" and event.worker.is_finished and not self.busy:
-            self.call_after_refresh(spare_the_heap)  # after the paint of what it answered, not before it
+            self.call_after_refresh(
+                spare_the_heap
+            )  # after the paint of what it answered, not before it
 
     def on_failed(self, message: Failed) -> None:
         """Every request's failure, the views' too: shown on the screen, never the end of the app."""
-        if message.asker is not None:  # a view's request: the view says it, if it still waits for it
+        if (
+            message.asker is not None
+        ):  # a view's request: the view says it, if it still waits for it
             deliver_failure(message)
             return
         if not self._current(message):
@@ -180,7 +215,9 @@ class MainRequests:
         """How many entries each cache of the screen and its views holds, by "View.cache" (tests)."""
         sizes = {f"MainScreen.{name}": len(cache) for name, cache in self.caches().items()}
         for asker in self.askers():
-            sizes.update({f"{type(asker).__name__}.{name}": len(c) for name, c in asker.caches().items()})
+            sizes.update(
+                {f"{type(asker).__name__}.{name}": len(c) for name, c in asker.caches().items()}
+            )
         return sizes
 
     def pick(self, cancellable: bool = True) -> None:
@@ -195,5 +232,11 @@ class MainRequests:
                 self.set_progress(f"preparing {self.comps[index].kernel.name}…", 0.6)
                 self.prepare_in_background(self.comps[index])
 
-        missing = showing.missing_lines(self.ws.missing) if self.ws is not None and self.ws.missing else None
-        self.app.push_screen(PickerScreen(rows, cancellable, start=self.shown_index or 0, missing=missing), chosen)
+        missing = (
+            showing.missing_lines(self.ws.missing)
+            if self.ws is not None and self.ws.missing
+            else None
+        )
+        self.app.push_screen(
+            PickerScreen(rows, cancellable, start=self.shown_index or 0, missing=missing), chosen
+        )

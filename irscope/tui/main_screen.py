@@ -47,7 +47,13 @@ class MainScreen(MainRequests, MainActions, Screen):
         Binding("S", "stage(-1)", "Prev stage", show=False),
         Binding("right_square_bracket", "block(1)", "Next block", key_display="]", id="next-block"),
         Binding("left_square_bracket", "block(-1)", "Prev block", key_display="[", show=False),
-        Binding("m", "maximize_pane", "Max", id="maximize", tooltip="Maximise this pane (again: restore)"),
+        Binding(
+            "m",
+            "maximize_pane",
+            "Max",
+            id="maximize",
+            tooltip="Maximise this pane (again: restore)",
+        ),
         Binding("l", "cycle_layout", "Layout", id="layout"),
         Binding("c", "toggle_colour", "Colours", id="colour", tooltip="Colour links on/off"),
         Binding("d", "toggle_debug", "Debug", id="debug", tooltip="Show or hide debug metadata"),
@@ -56,56 +62,116 @@ class MainScreen(MainRequests, MainActions, Screen):
         Binding("N", "search_next(-1)", "Prev match", show=False),
         Binding("g", "goto", "Go to", id="goto", show=False),
         Binding("t", "target", "Target", id="target"),
-        Binding("e", "edit", "Edit", id="edit", tooltip="Edit constexprs and launch options, recompile"),
+        Binding(
+            "e", "edit", "Edit", id="edit", tooltip="Edit constexprs and launch options, recompile"
+        ),
         Binding("r", "reload", "Reload", id="reload"),
-        Binding("i", "toggle_panels", "Info", id="panels", tooltip="Info panels; again: the next one, then none"),
-        Binding("f", "toggle_findings", "Findings", id="findings",
-                tooltip="What costs this kernel time, ranked; Enter shows a finding's line in every pane"),
+        Binding(
+            "i",
+            "toggle_panels",
+            "Info",
+            id="panels",
+            tooltip="Info panels; again: the next one, then none",
+        ),
+        Binding(
+            "f",
+            "toggle_findings",
+            "Findings",
+            id="findings",
+            tooltip="What costs this kernel time, ranked; Enter shows a finding's line in every pane",
+        ),
         Binding("p", "pick", "Kernels", id="pick", show=False),
-        Binding("M", "measure", "Measure", id="measure", show=False,
-                tooltip="With a GPU: time this compilation and run Nsight Compute on it (the Measured panel)"),
+        Binding(
+            "M",
+            "measure",
+            "Measure",
+            id="measure",
+            show=False,
+            tooltip="With a GPU: time this compilation and run Nsight Compute on it (the Measured panel)",
+        ),
         Binding("ctrl+t", "stepper", "Stepper", id="stepper", show=False),
-        Binding("D", "open_view('diff')", "Diff", id="diff", show=False, tooltip="Two compilations, by source line"),
-        Binding("P", "open_view('passes')", "Passes", id="passes", show=False, tooltip="The compiler pass by pass"),
-        Binding("x", "stop_capture", "Go on", id="stop-capture", show=False,
-                tooltip="While the file runs: stop it and go on with the launches captured so far"),
-        *[Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False) for n, stage in enumerate(ALL_STAGES)],
+        Binding(
+            "D",
+            "open_view('diff')",
+            "Diff",
+            id="diff",
+            show=False,
+            tooltip="Two compilations, by source line",
+        ),
+        Binding(
+            "P",
+            "open_view('passes')",
+            "Passes",
+            id="passes",
+            show=False,
+            tooltip="The compiler pass by pass",
+        ),
+        Binding(
+            "x",
+            "stop_capture",
+            "Go on",
+            id="stop-capture",
+            show=False,
+            tooltip="While the file runs: stop it and go on with the launches captured so far",
+        ),
+        *[
+            Binding(str(n + 1), f"set_stage('{stage}')", stage, show=False)
+            for n, stage in enumerate(ALL_STAGES)
+        ],
     ]
 
     # The footer, when the full one does not fit the terminal: shorter descriptions, then without the
     # keys for looks (`?` lists every key).
     FOOTER_SHORT = {"block(1)": "Block", "toggle_colour": "Colour"}
-    FOOTER_MINOR = frozenset({"block(1)", "maximize_pane", "cycle_layout", "toggle_colour", "toggle_debug"})
+    FOOTER_MINOR = frozenset(
+        {"block(1)", "maximize_pane", "cycle_layout", "toggle_colour", "toggle_debug"}
+    )
 
-    layout_mode = var("auto", init=False)     # auto, columns, rows, tabs (l)
-    pane_maximized = var(False, init=False)   # the active pane alone (m)
-    active_pane = var(0, init=False)          # the pane focused last: the panels describe its line
-    colouring = var(True, init=False)         # colour links (c)
-    show_debug = var(False, init=False)       # debug metadata in the IR (d)
-    terminal_size = var(Size(0, 0), init=False)  # set by the app's Resize (the screen may be behind a dialog)
+    layout_mode = var("auto", init=False)  # auto, columns, rows, tabs (l)
+    pane_maximized = var(False, init=False)  # the active pane alone (m)
+    active_pane = var(0, init=False)  # the pane focused last: the panels describe its line
+    colouring = var(True, init=False)  # colour links (c)
+    show_debug = var(False, init=False)  # debug metadata in the IR (d)
+    terminal_size = var(
+        Size(0, 0), init=False
+    )  # set by the app's Resize (the screen may be behind a dialog)
 
     def __init__(self, path: str, open_args: dict[str, Any]) -> None:
         super().__init__()
         self.path = path
-        self.open_args = open_args  # target, kernel, config, run_main, defines, arg_types: what `open` is asked
-        self.ws = None        # the opened file (a WorkspaceInfo from the worker)
-        self.session = None   # the worker process that runs the file and answers for it
+        self.open_args = (
+            open_args  # target, kernel, config, run_main, defines, arg_types: what `open` is asked
+        )
+        self.ws = None  # the opened file (a WorkspaceInfo from the worker)
+        self.session = None  # the worker process that runs the file and answers for it
         self.sessions = jobs.Sessions()  # every worker process started here, closed with the screen
         self.capturing = False  # the file is running in the worker (x: go on with what is captured)
-        self.comps: list = []           # the file's compilations for the target shown (the picker's rows)
-        self.shown_index: int | None = None  # which of them is shown (an edited one stands in for its row)
-        self.edits: dict[str, Any] = {}  # values set with `e` for the one shown; `r` applies them again
-        self.shown = None     # a loader.Shown: the compilation on the panes
-        self.failure = None   # a loader.OpenFailure: why nothing is shown
-        self.previous_comp = None  # the compilation shown before the last change (diff mode's other side)
+        self.comps: list = []  # the file's compilations for the target shown (the picker's rows)
+        self.shown_index: int | None = (
+            None  # which of them is shown (an edited one stands in for its row)
+        )
+        self.edits: dict[
+            str, Any
+        ] = {}  # values set with `e` for the one shown; `r` applies them again
+        self.shown = None  # a loader.Shown: the compilation on the panes
+        self.failure = None  # a loader.OpenFailure: why nothing is shown
+        self.previous_comp = (
+            None  # the compilation shown before the last change (diff mode's other side)
+        )
         self.pane_stages: list[str] = list(NVIDIA_PANES)
         self.search_term = ""
         self.source_line: int | None = None
         self.linked_chain: tuple[int, ...] = ()
-        self.links_done = 0  # how many cursor moves have been linked across panes (tests, benchmarks)
-        self._serial = 0     # the newest request's number: answers to older ones are dropped
-        self.measured_lines = bounded()  # compilation key -> {source line: Nsight Compute's counters} (M)
-        self.pass_captures = bounded()   # compilation key -> the compiler's passes, one step each (P)
+        self.links_done = (
+            0  # how many cursor moves have been linked across panes (tests, benchmarks)
+        )
+        self._serial = 0  # the newest request's number: answers to older ones are dropped
+        self.measured_lines = (
+            bounded()
+        )  # compilation key -> {source line: Nsight Compute's counters} (M)
+        self.pass_captures = (
+            bounded()
+        )  # compilation key -> the compiler's passes, one step each (P)
         self._panes: list[StagePane] = []
         self._panel_area: TabbedContent | None = None
 
@@ -154,7 +220,9 @@ class MainScreen(MainRequests, MainActions, Screen):
         self.session = None
         self.sessions.close_all()
 
-    def set_progress(self, message: str, fraction: float | None = None, *, error: bool = False) -> None:
+    def set_progress(
+        self, message: str, fraction: float | None = None, *, error: bool = False
+    ) -> None:
         message = safe_text(message)
         status = self.query_one("#status")
         status.display = bool(message)

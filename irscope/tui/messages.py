@@ -77,8 +77,15 @@ class Compiled(Answer):
     """The rows of the picker, which of them is shown and the edits in force, after a (re)compile;
     `target` and `config` are set when the request changed them (a reload keeps them)."""
 
-    def __init__(self, request: Request, comps: list, shown_index: int | None, edits: dict,
-                 target: str | None = None, config: int | None = None) -> None:
+    def __init__(
+        self,
+        request: Request,
+        comps: list,
+        shown_index: int | None,
+        edits: dict,
+        target: str | None = None,
+        config: int | None = None,
+    ) -> None:
         super().__init__(request)
         self.comps = comps
         self.shown_index = shown_index
@@ -94,10 +101,12 @@ class PickWanted(Answer):
 class Analysed(Answer):
     """A compilation prepared and analysed (stage texts, links, marks): ready for the panes."""
 
-    def __init__(self, request: Request, shown: Shown, note: str = "", severity: str = "information") -> None:
+    def __init__(
+        self, request: Request, shown: Shown, note: str = "", severity: str = "information"
+    ) -> None:
         super().__init__(request)
         self.shown = shown
-        self.note = note          # said once it is shown (a reload says what it kept)
+        self.note = note  # said once it is shown (a reload says what it kept)
         self.severity = severity
 
 
@@ -105,14 +114,19 @@ class Failed(Answer):
     """A request failed. `fatal`: nothing can be shown (the panes say why, `r` tries again); else the
     compilation shown stays and the status line says what failed."""
 
-    def __init__(self, request: Request, failure: OpenFailure, fatal: bool = True, asker: Any = None) -> None:
+    def __init__(
+        self, request: Request, failure: OpenFailure, fatal: bool = True, asker: Any = None
+    ) -> None:
         super().__init__(request)
         self.failure = failure
         self.fatal = fatal
-        self.asker = asker  # a view's request (tui/asker.py): it says what failed; None: the main screen's
+        self.asker = (
+            asker  # a view's request (tui/asker.py): it says what failed; None: the main screen's
+        )
 
 
 # ---- the answers to the views' own requests (tui/asker.py); `request.about` names the compilation
+
 
 class CoalescingAnalysed(Answer):
     """The Coalescing panel's analysis of a compilation (a KernelCoalescing)."""
@@ -185,7 +199,9 @@ class DiffComputed(Answer):
 class ProgramRecorded(Answer):
     """One program of a launch recorded in the interpreter (a Recording), or why it could not be."""
 
-    def __init__(self, request: Request, program_id: tuple, recording: Any, failure: str | None) -> None:
+    def __init__(
+        self, request: Request, program_id: tuple, recording: Any, failure: str | None
+    ) -> None:
         super().__init__(request)
         self.program_id = program_id
         self.recording = recording

@@ -53,7 +53,11 @@ def cursor_context(main: MainScreen) -> CursorContext | None:
     index = view.cursor_index
     if index is None or view.stage not in shown.texts:
         return None
-    src = shown.links.source_line(view.stage, index) if shown.comp.ok or view.stage == "source" else None
+    src = (
+        shown.links.source_line(view.stage, index)
+        if shown.comp.ok or view.stage == "source"
+        else None
+    )
     return CursorContext(shown.comp, view.stage, index, src)
 
 

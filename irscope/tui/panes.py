@@ -20,8 +20,16 @@ MAX_PANES = 5
 NVIDIA_PANES = ("source", "ttgir", "ptx", "sass", "llir")
 AMD_PANES = ("source", "ttgir", "amdgcn", "llir", "ttir")
 LAYOUTS = ("auto", "columns", "rows", "tabs")
-STAGE_TITLES = {"source": "Source", "ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLVM IR", "ptx": "PTX",
-                "sass": "SASS", "amdgcn": "AMDGCN", "error": "Error"}
+STAGE_TITLES = {
+    "source": "Source",
+    "ttir": "TTIR",
+    "ttgir": "TTGIR",
+    "llir": "LLVM IR",
+    "ptx": "PTX",
+    "sass": "SASS",
+    "amdgcn": "AMDGCN",
+    "error": "Error",
+}
 
 
 class PaneTitle(Widget):
@@ -88,11 +96,17 @@ def pane_title(main: MainScreen, pane: StagePane) -> Text:
     line made); in a maximised pane or the tabs layout, the panes Tab reaches."""
     title = Text()
     active = pane.number == main.active_pane
-    title.append(f" {STAGE_TITLES.get(pane.stage, pane.stage)} ", style="bold reverse" if active else "bold")
+    title.append(
+        f" {STAGE_TITLES.get(pane.stage, pane.stage)} ", style="bold reverse" if active else "bold"
+    )
     mode = main.effective_layout()
     if main.pane_maximized or mode == "tabs":
         count = main.visible_count(mode)
-        others = [STAGE_TITLES.get(p.stage, p.stage) for p in main.panes[:count] if p.number != pane.number]
+        others = [
+            STAGE_TITLES.get(p.stage, p.stage)
+            for p in main.panes[:count]
+            if p.number != pane.number
+        ]
         title.append(f"  ({pane.number + 1}/{count}; Tab: {', '.join(others)})", style="dim")
     shown = main.shown
     if shown is None or pane.stage not in shown.texts:
@@ -104,7 +118,9 @@ def pane_title(main: MainScreen, pane: StagePane) -> Text:
     src = shown.links.source_line(pane.stage, index)
     title.append(f"  line {index + 1}", style="")
     if pane.stage == "source":
-        count = sum(len(shown.links.ir_lines(s, src)) for s in shown.stages if s not in ("source", "sass"))
+        count = sum(
+            len(shown.links.ir_lines(s, src)) for s in shown.stages if s not in ("source", "sass")
+        )
         if count:
             title.append(f" → {count} IR lines", style="dim")
         return title

@@ -18,7 +18,7 @@ class PromptBar(Input):
     class Answered(Message):
         def __init__(self, kind: str, value: str) -> None:
             super().__init__()
-            self.kind = kind    # "search" or "goto"
+            self.kind = kind  # "search" or "goto"
             self.value = value
 
     class Cancelled(Message):

@@ -20,27 +20,42 @@ class PickerScreen(ModalScreen[int]):
 
     BINDINGS = [Binding("escape", "cancel", "Back"), Binding("q", "app.quit", "Quit")]
 
-    def __init__(self, rows: list[dict[str, Any]], cancellable: bool, start: int = 0,
-                 missing: Text | None = None) -> None:
+    def __init__(
+        self,
+        rows: list[dict[str, Any]],
+        cancellable: bool,
+        start: int = 0,
+        missing: Text | None = None,
+    ) -> None:
         super().__init__()
         self.rows = rows
         self.cancellable = cancellable
         self.start = start  # the row the cursor starts on: the compilation shown
-        self.missing = missing  # what the run did not reach (showing.missing_lines), under the table
+        self.missing = (
+            missing  # what the run did not reach (showing.missing_lines), under the table
+        )
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
-            yield Label(f"{len(self.rows)} compilations in this file — pick one (Enter)", id="picker-title")
+            yield Label(
+                f"{len(self.rows)} compilations in this file — pick one (Enter)", id="picker-title"
+            )
             yield DataTable(id="picker-table", cursor_type="row", zebra_stripes=True)
             if self.missing is not None:
                 yield Static(self.missing, id="picker-missing", markup=False)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("kernel", "line", "target", "grid", "warps", "regs", "spills", "specialization")
+        table.add_columns(
+            "kernel", "line", "target", "grid", "warps", "regs", "spills", "specialization"
+        )
         for row in self.rows:
-            table.add_row(*(Text(str(row[k])) for k in
-                            ("name", "line", "target", "grid", "warps", "regs", "spills", "spec")))
+            table.add_row(
+                *(
+                    Text(str(row[k]))
+                    for k in ("name", "line", "target", "grid", "warps", "regs", "spills", "spec")
+                )
+            )
         if 0 < self.start < len(self.rows):
             table.move_cursor(row=self.start)
         table.focus()
@@ -63,9 +78,17 @@ class TargetScreen(ModalScreen[str]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label("Compile for which target?", classes="dialog-title")
-            yield OptionList(*(Option(f"{'● ' if t == self.current else '  '}{t}  "
-                                      f"{'NVIDIA' if t.startswith('sm') else 'AMD'}", id=t) for t in TARGETS),
-                             id="targets")
+            yield OptionList(
+                *(
+                    Option(
+                        f"{'● ' if t == self.current else '  '}{t}  "
+                        f"{'NVIDIA' if t.startswith('sm') else 'AMD'}",
+                        id=t,
+                    )
+                    for t in TARGETS
+                ),
+                id="targets",
+            )
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
@@ -86,11 +109,17 @@ class EditScreen(ModalScreen[dict]):
 
     BINDINGS = [Binding("escape", "cancel", "Back"), Binding("ctrl+r", "reset", "Reset")]
 
-    def __init__(self, values: dict[str, Any], kinds: dict[str, str] | None = None,
-                 edited: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        values: dict[str, Any],
+        kinds: dict[str, str] | None = None,
+        edited: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__()
         self.values = values
-        self.kinds = kinds or {}  # name -> what it is, shown after the name ("constexpr", "launch option", ...)
+        self.kinds = (
+            kinds or {}
+        )  # name -> what it is, shown after the name ("constexpr", "launch option", ...)
         self.edited = edited or {}  # the values set with e so far (the reset drops them)
 
     def compose(self) -> ComposeResult:

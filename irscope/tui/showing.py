@@ -37,10 +37,15 @@ def show_source_while_loading(main: MainScreen) -> None:
     pane = main.panes[0]
     pane.stage = "source"
     pane.view.show("source", StageText("source", text), None, lambda line: None)
-    pane.set_title(Text(" Source ", style="bold reverse") + Text(f" {len(text.splitlines())} lines", style="dim"))
+    pane.set_title(
+        Text(" Source ", style="bold reverse")
+        + Text(f" {len(text.splitlines())} lines", style="dim")
+    )
     for other in main.panes[1:]:
-        other.set_title(Text(f" {STAGE_TITLES.get(main.pane_stages[other.number], '')} ", style="bold")
-                        + Text("  compiling…", style="dim"))
+        other.set_title(
+            Text(f" {STAGE_TITLES.get(main.pane_stages[other.number], '')} ", style="bold")
+            + Text("  compiling…", style="dim")
+        )
 
 
 def show_compilation(main: MainScreen, shown: Shown) -> None:
@@ -63,26 +68,38 @@ def show_compilation(main: MainScreen, shown: Shown) -> None:
     main.pane_stages = [s if s in stages else "llir" for s in main.pane_stages]
     for pane in main.panes:
         old_stage, old_index = cursors.get(pane.number, (None, None))
-        fill_pane(main, pane, main.pane_stages[pane.number],
-                  cursor_index=old_index if old_stage == main.pane_stages[pane.number] else None)
+        fill_pane(
+            main,
+            pane,
+            main.pane_stages[pane.number],
+            cursor_index=old_index if old_stage == main.pane_stages[pane.number] else None,
+        )
     main.update_header()
     if comp.failure is not None:
         f = comp.failure
         where = f"line {f.line}: " if f.line else ""
-        main.set_progress(f"✗ {comp.kernel.name} did not compile — {where}{f.message}  (fix the file, press r)",
-                          error=True)
+        main.set_progress(
+            f"✗ {comp.kernel.name} did not compile — {where}{f.message}  (fix the file, press r)",
+            error=True,
+        )
         source = main.panes[0]
         if source.stage == "source" and f.line:
             source.view.marks = {f.line - 1: "error"}
             source.view.move_cursor_to_index(f.line - 1, center=True)
     else:
         main.set_progress("")
-    main.query_one(FindingsView).show_compilation(shown)  # asks the worker; marks the gutter when it answers
+    main.query_one(FindingsView).show_compilation(
+        shown
+    )  # asks the worker; marks the gutter when it answers
     main.apply_layout()
     main.call_after_refresh(main.reveal_cursors)  # after layout, when panes know their height
     kept = keep_line.keeps_line(main, line_before, previous)  # t, e, p, r: the line the user was on
-    if not kept and comp.ok and main.panes[0].stage == "source" and (
-            previous is None or previous.comp.kernel.name != comp.kernel.name):
+    if (
+        not kept
+        and comp.ok
+        and main.panes[0].stage == "source"
+        and (previous is None or previous.comp.kernel.name != comp.kernel.name)
+    ):
         _start_at_kernel_body(main)
     main.focus_pane(main.active_pane)
     view = main.panes[main.active_pane].view
@@ -102,7 +119,9 @@ def _start_at_kernel_body(main: MainScreen) -> None:
         main.panes[0].view.move_cursor_to_index(first - 1, center=True)
 
 
-def fill_pane(main: MainScreen, pane: StagePane, stage: str, cursor_index: int | None = None) -> None:
+def fill_pane(
+    main: MainScreen, pane: StagePane, stage: str, cursor_index: int | None = None
+) -> None:
     shown = main.shown
     text = shown.texts.get(stage)
     if text is None:  # a stage this target lacks
@@ -111,8 +130,14 @@ def fill_pane(main: MainScreen, pane: StagePane, stage: str, cursor_index: int |
     pane.stage = stage
     pane.view.set_options(colouring=main.colouring, show_debug=main.show_debug)
     pane.view.memory_marks = shown.marks.get(stage, {})
-    pane.view.show(stage, text, links, shown.links.colour_slot, cursor_index=cursor_index,
-                   full_text=shown.full_texts.get(stage))
+    pane.view.show(
+        stage,
+        text,
+        links,
+        shown.links.colour_slot,
+        cursor_index=cursor_index,
+        full_text=shown.full_texts.get(stage),
+    )
     pane.view.set_finding_marks(shown.finding_marks.get(stage, {}))
     main.update_pane_title(pane)
 
@@ -122,11 +147,15 @@ def show_open_failure(main: MainScreen, failure: OpenFailure) -> None:
     from irscope.tui.findings import FindingsView
 
     main.failure = failure
-    main.set_progress(f"✗ {failure.message.splitlines()[0]}  (r reloads)", error=True)  # the message says the fix
+    main.set_progress(
+        f"✗ {failure.message.splitlines()[0]}  (r reloads)", error=True
+    )  # the message says the fix
     main.query_one(FindingsView).show_no_compilation()
     source = _read_source(main.path) or ""
     message = "\n".join(textwrap.fill(part, 34) for part in safe_text(failure.message).splitlines())
-    detail = message + ("\n\n" + safe_text(failure.detail) if failure.detail else "")  # narrow panes
+    detail = message + (
+        "\n\n" + safe_text(failure.detail) if failure.detail else ""
+    )  # narrow panes
     for pane in main.panes:
         stage = "source" if pane.number == 0 else "error"
         pane.stage = stage
@@ -151,7 +180,9 @@ def header_text(main: MainScreen) -> Text:
     if comp.kernel.inductor:
         head.append(f"  {comp.kernel.inductor_ops}", style="cyan")
         if comp.kernel.generated_for_cpu:
-            head.append("  generated for CPU: a GPU run may choose other block sizes", style="yellow")
+            head.append(
+                "  generated for CPU: a GPU run may choose other block sizes", style="yellow"
+            )
 
     def item(label: str, value: Any) -> None:
         head.append("  ")
@@ -161,7 +192,10 @@ def header_text(main: MainScreen) -> Text:
     item("target", comp.target)
     item("grid", grid)
     if comp.kernel.is_autotuned:
-        item("config", f"{(comp.launch.autotune_index or 0)}/{len(comp.kernel.autotune_configs or [])}")
+        item(
+            "config",
+            f"{(comp.launch.autotune_index or 0)}/{len(comp.kernel.autotune_configs or [])}",
+        )
     item("warps", comp.num_warps)
     item("stages", comp.num_stages)
     if comp.ok:
@@ -176,8 +210,13 @@ def header_text(main: MainScreen) -> Text:
         head.append("  virtual GPU", style="yellow")
     if comp.launch.guesses:
         head.append("  guessed: ", style="bold yellow")
-        head.append(", ".join(f"{n}={v.split()[1] if v.startswith('a *') else v.split()[0]}"
-                              for n, v in comp.launch.guesses.items()), style="yellow")
+        head.append(
+            ", ".join(
+                f"{n}={v.split()[1] if v.startswith('a *') else v.split()[0]}"
+                for n, v in comp.launch.guesses.items()
+            ),
+            style="yellow",
+        )
     if comp.launch.interp_error:
         head.append("  interpreter failed", style="bold yellow")
     if main.ws is not None and main.ws.missing:  # said whole in the picker (p) and the notes
@@ -204,12 +243,26 @@ def picker_rows(comps: list) -> list[dict[str, Any]]:
             res = comp.resources if comp.ok else None
         except Exception:  # cuobjdump failed: the row shows no registers rather than the app dying
             res = None
-        spec = " ".join(f"{k}:{v}" for k, v in comp.specialization.items() if v) if comp.ok else "compile error"
+        spec = (
+            " ".join(f"{k}:{v}" for k, v in comp.specialization.items() if v)
+            if comp.ok
+            else "compile error"
+        )
         name = comp.label
         if comp.kernel.inductor:  # the ops it fuses, and where Inductor made it for the CPU
-            name += f"  [{comp.kernel.inductor_ops}]" + ("  (CPU-generated)" if comp.kernel.generated_for_cpu else "")
-        rows.append({"name": name, "line": comp.kernel.line, "target": str(comp.target),
-                     "grid": "×".join(map(str, comp.launch.grid)) if comp.launch.grid else "?",
-                     "warps": comp.num_warps, "regs": res.registers if res else "—",
-                     "spills": res.spills if res else "—", "spec": spec or "—"})
+            name += f"  [{comp.kernel.inductor_ops}]" + (
+                "  (CPU-generated)" if comp.kernel.generated_for_cpu else ""
+            )
+        rows.append(
+            {
+                "name": name,
+                "line": comp.kernel.line,
+                "target": str(comp.target),
+                "grid": "×".join(map(str, comp.launch.grid)) if comp.launch.grid else "?",
+                "warps": comp.num_warps,
+                "regs": res.registers if res else "—",
+                "spills": res.spills if res else "—",
+                "spec": spec or "—",
+            }
+        )
     return rows

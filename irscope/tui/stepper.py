@@ -36,7 +36,11 @@ INTERNAL = "internal error: "  # how loader.describe_open_error starts what is n
 
 def _record(request: Request, comp, program_id: tuple[int, int, int]) -> ProgramRecorded:
     rec = comp.call("record_program", program_id)
-    failure = None if rec.steps else f"the interpreter cannot run {rec.kernel}: {rec.error or 'no line ran'}"
+    failure = (
+        None
+        if rec.steps
+        else f"the interpreter cannot run {rec.kernel}: {rec.error or 'no line ran'}"
+    )
     return ProgramRecorded(request, program_id, rec, failure)
 
 
@@ -61,23 +65,69 @@ class StepperScreen(StepperDrawing, Asker, Screen):
     """
 
     BINDINGS = [
-        Binding("s", "step_into", "Step", tooltip="Next recorded line, into @triton.jit helpers", id="stepper.step"),
-        Binding("n", "step_over", "Next", tooltip="Next line of this function; helpers run through",
-                id="stepper.next"),
-        Binding("o", "finish", "Finish", tooltip="Run until this function returns", id="stepper.finish"),
-        Binding("c", "cont", "Continue", tooltip="Run to the next breakpoint (or the end)", id="stepper.continue"),
+        Binding(
+            "s",
+            "step_into",
+            "Step",
+            tooltip="Next recorded line, into @triton.jit helpers",
+            id="stepper.step",
+        ),
+        Binding(
+            "n",
+            "step_over",
+            "Next",
+            tooltip="Next line of this function; helpers run through",
+            id="stepper.next",
+        ),
+        Binding(
+            "o", "finish", "Finish", tooltip="Run until this function returns", id="stepper.finish"
+        ),
+        Binding(
+            "c",
+            "cont",
+            "Continue",
+            tooltip="Run to the next breakpoint (or the end)",
+            id="stepper.continue",
+        ),
         Binding("b", "back", "Back", tooltip="One step back", id="stepper.back"),
         Binding("r", "restart", "Restart", tooltip="Back to the first line", id="stepper.restart"),
-        Binding("e", "end", "End", tooltip="The last step (the end, or where it failed)", id="stepper.end"),
-        Binding("space", "toggle_breakpoint", "Breakpoint", tooltip="Toggle a breakpoint on the source cursor line",
-                id="stepper.breakpoint"),
-        Binding("p", "choose_program", "Program", tooltip="Choose the program id within the grid",
-                id="stepper.program"),
-        Binding("i", "next_stage", "IR stage", tooltip="Cycle the IR stage linked to the current line",
-                id="stepper.stage"),
+        Binding(
+            "e",
+            "end",
+            "End",
+            tooltip="The last step (the end, or where it failed)",
+            id="stepper.end",
+        ),
+        Binding(
+            "space",
+            "toggle_breakpoint",
+            "Breakpoint",
+            tooltip="Toggle a breakpoint on the source cursor line",
+            id="stepper.breakpoint",
+        ),
+        Binding(
+            "p",
+            "choose_program",
+            "Program",
+            tooltip="Choose the program id within the grid",
+            id="stepper.program",
+        ),
+        Binding(
+            "i",
+            "next_stage",
+            "IR stage",
+            tooltip="Cycle the IR stage linked to the current line",
+            id="stepper.stage",
+        ),
         Binding("escape", "leave", "Leave", tooltip="Back to the main view", id="stepper.leave"),
-        Binding("question_mark", "help", "Help", key_display="?", tooltip="The stepper's keys",
-                id="stepper.help"),
+        Binding(
+            "question_mark",
+            "help",
+            "Help",
+            key_display="?",
+            tooltip="The stepper's keys",
+            id="stepper.help",
+        ),
     ]
 
     # Left out of the footer when it does not fit the terminal (`?` lists every key).
@@ -92,13 +142,19 @@ class StepperScreen(StepperDrawing, Asker, Screen):
         self.failure: str | None = None
         self.source_lines = comp.source_text.splitlines()  # the kernel's own file
         self.ir_stages = [s for s in comp.stage_names if s != "source"] if comp.ok else []
-        self.ir_stage = "ttgir" if "ttgir" in self.ir_stages else (self.ir_stages[0] if self.ir_stages else None)
+        self.ir_stage = (
+            "ttgir"
+            if "ttgir" in self.ir_stages
+            else (self.ir_stages[0] if self.ir_stages else None)
+        )
         self._ir_links: dict[str, dict[int, list[int]]] = {}
         self._shown_line: int | None = None
-        self._selected: str | None = None      # the local shown in the value view
-        self._pinned: str | None = None        # the local the user picked (else: the newest one)
-        self.breakpoints: set[int] = set()    # source lines; kept when another program is recorded
-        self._debugger_lines_placed = False   # the kernel's breakpoint() lines: made breakpoints once
+        self._selected: str | None = None  # the local shown in the value view
+        self._pinned: str | None = None  # the local the user picked (else: the newest one)
+        self.breakpoints: set[int] = set()  # source lines; kept when another program is recorded
+        self._debugger_lines_placed = (
+            False  # the kernel's breakpoint() lines: made breakpoints once
+        )
         self._table_values: dict[str, Value | None] = {}  # what the locals table shows, row by row
         self._table_function: str | None = None
         self._function_names: dict[str, list[str]] = {}
@@ -131,8 +187,10 @@ class StepperScreen(StepperDrawing, Asker, Screen):
         yield KeyFooter({}, self.FOOTER_MINOR)
 
     def on_mount(self) -> None:
-        self._set_status(f"recording program ({program_text(self.program_id)}) of {self.comp.kernel.name} "
-                         f"in Triton's interpreter…")
+        self._set_status(
+            f"recording program ({program_text(self.program_id)}) of {self.comp.kernel.name} "
+            f"in Triton's interpreter…"
+        )
         self.record(self.program_id)
 
     def on_unmount(self) -> None:
@@ -150,7 +208,7 @@ class StepperScreen(StepperDrawing, Asker, Screen):
     def request_failed(self, message: Failed) -> None:
         why = message.failure.message
         if why.startswith(INTERNAL):  # the interpreter itself broke: say so in one line
-            why = f"the interpreter cannot run {self.comp.kernel.name}: {why[len(INTERNAL):]}"
+            why = f"the interpreter cannot run {self.comp.kernel.name}: {why[len(INTERNAL) :]}"
         self._recorded(message.request.about, None, why)
 
     def _recorded(self, program_id, rec: Recording | None, failure: str | None) -> None:
@@ -158,7 +216,11 @@ class StepperScreen(StepperDrawing, Asker, Screen):
             return  # the screen is gone
         self.program_id = program_id
         self.failure = failure
-        self.stepper = Stepper(rec, breakpoints=self.breakpoints) if rec is not None and failure is None else None
+        self.stepper = (
+            Stepper(rec, breakpoints=self.breakpoints)
+            if rec is not None and failure is None
+            else None
+        )
         self._table_values.clear()
         self._table_function = None
         self._function_names.clear()
@@ -186,7 +248,6 @@ class StepperScreen(StepperDrawing, Asker, Screen):
             self.breakpoints.add(line)
             source.breakpoint_changed(line)
 
-
     @on(LineList.CursorMoved, "#stepper-locals")
     def _local_picked(self, event: LineList.CursorMoved) -> None:
         if self.stepper is None or not event.by_user:
@@ -196,7 +257,6 @@ class StepperScreen(StepperDrawing, Asker, Screen):
         if name in self.stepper.step.locals:
             self._pinned = name  # the user picked this local: keep showing it while stepping
             self._show_value(name)
-
 
     # ---- actions
 
@@ -288,4 +348,3 @@ def _main_view_to_source_line(main, line: int) -> None:
 def _shown_path(path: str) -> str:
     relative = os.path.relpath(path)
     return relative if not relative.startswith("..") else path
-

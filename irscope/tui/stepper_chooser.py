@@ -42,9 +42,10 @@ class ProgramChooser(ModalScreen[tuple[int, int, int] | None]):
             parts = tuple(int(p) for p in event.value.replace(" ", "").split(",") if p != "")
             self.dismiss(normalize_program_id(parts, self.grid))
         except (ValueError, IrscopeError) as exc:
-            message = str(exc) if isinstance(exc, IrscopeError) else "give whole numbers, like 1 or 1,0"
+            message = (
+                str(exc) if isinstance(exc, IrscopeError) else "give whole numbers, like 1 or 1,0"
+            )
             self.query_one("#chooser-error", Label).update(message)
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
-

@@ -21,17 +21,25 @@ class StepperDrawing:
     """Drawing methods of `StepperScreen` (see the module's docstring)."""
 
     def _set_status(self, text: str, error: bool = False) -> None:
-        _update(self.query_one("#stepper-status", Static), Text(text, style="bold red" if error else ""))
+        _update(
+            self.query_one("#stepper-status", Static), Text(text, style="bold red" if error else "")
+        )
 
     def _refresh_all(self) -> None:
         step = self.stepper.step if self.stepper else None
         if step is None:
             return
         rec = self.stepper.recording
-        event = {"line": "before", "return": "after the last line of", "exception": "stopped by an exception at"}
-        parts = [f"program ({program_text(rec.program_id)}) of grid ({program_text(rec.grid)})",
-                 f"step {step.index + 1}/{len(rec.steps)}",
-                 f"{event.get(step.event, 'at')} line {step.line} in {step.function}"]
+        event = {
+            "line": "before",
+            "return": "after the last line of",
+            "exception": "stopped by an exception at",
+        }
+        parts = [
+            f"program ({program_text(rec.program_id)}) of grid ({program_text(rec.grid)})",
+            f"step {step.index + 1}/{len(rec.steps)}",
+            f"{event.get(step.event, 'at')} line {step.line} in {step.function}",
+        ]
         if step.index in rec.debugger_steps:
             parts.append("the program calls the debugger here (left out of the compile)")
         if len(step.stack) > 1:
@@ -41,8 +49,10 @@ class StepperDrawing:
         status = Text.assemble((rec.kernel, "bold"), " · ", " · ".join(parts))
         if rec.error:
             status.append("\n")
-            status.append(("⚠ " if step.event == "exception" else "(ends with) ") + rec.error,
-                          style="bold red" if step.event == "exception" else "red")
+            status.append(
+                ("⚠ " if step.event == "exception" else "(ends with) ") + rec.error,
+                style="bold red" if step.event == "exception" else "red",
+            )
         _update(self.query_one("#stepper-status", Static), status)
         self._draw_source(step.line)
         self._draw_ir(step.line)
@@ -62,16 +72,24 @@ class StepperDrawing:
     def _draw_ir(self, line: int) -> None:
         target = self.query_one("#stepper-ir", Static)
         if self.ir_stage is None:
-            _update(target, Text(f"{self.comp.kernel.name} did not compile for {self.comp.target}: no IR to show",
-                                 style="dim"))
+            _update(
+                target,
+                Text(
+                    f"{self.comp.kernel.name} did not compile for {self.comp.target}: no IR to show",
+                    style="dim",
+                ),
+            )
             return
         text = self.comp.stage(self.ir_stage).splitlines()
         indices = self._ir_index(self.ir_stage).get(line, [])
         if not indices:
-            _update(target, Text(f"line {line} produced no {self.ir_stage} (or it is not linked)", style="dim"))
+            _update(
+                target,
+                Text(f"line {line} produced no {self.ir_stage} (or it is not linked)", style="dim"),
+            )
             return
         room = max(1, target.scrollable_content_region.height or 12)
-        shown = indices if len(indices) <= room else indices[:room - 1]
+        shown = indices if len(indices) <= room else indices[: room - 1]
         out = Text(no_wrap=True, overflow="ellipsis")
         for i in shown:
             out.append(f"{i + 1:>5} ", style="dim")
@@ -86,7 +104,9 @@ class StepperDrawing:
         step = self.stepper.step
         steps = self.stepper.recording.steps
         before = steps[step.index - 1].locals if step.index > 0 else {}
-        changed = [n for n, v in step.locals.items() if before.get(n) is not v and not n.startswith("(")]
+        changed = [
+            n for n, v in step.locals.items() if before.get(n) is not v and not n.startswith("(")
+        ]
         names = list(step.locals)
         return changed[-1] if changed else (names[-1] if names else None)
 
@@ -175,7 +195,6 @@ class StepperDrawing:
 def _update(widget: Static, content) -> None:
     """Fixed-size panes: new content never changes the layout, so skip the (costly) relayout."""
     widget.update(content, layout=False)
-
 
 
 def _ir_lines_by_source(comp, stage: str) -> dict[int, list[int]]:

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from irscope.analysis.recording import Value
 
-MASK_ROW = 64          # 1-D masks: lanes per drawn row
+MASK_ROW = 64  # 1-D masks: lanes per drawn row
 
 STEPPER_HELP = """\
 The stepper — one program of the kernel, run line by line in Triton's interpreter.
@@ -82,12 +82,16 @@ def draw_lanes(states: np.ndarray, max_rows: int = 16) -> Text:
     """Lanes as rows of cells (1-D: 64 a row; 2-D: a row each): █ active, · masked off, ✗ active but
     outside its tensor."""
     data = np.asarray(states, dtype=np.int8)
-    rows = data.reshape(-1, min(MASK_ROW, data.size)) if data.ndim <= 1 else data.reshape(data.shape[0], -1)
+    rows = (
+        data.reshape(-1, min(MASK_ROW, data.size))
+        if data.ndim <= 1
+        else data.reshape(data.shape[0], -1)
+    )
     out = Text()
     for r, row in enumerate(rows[:max_rows]):
         start = r * rows.shape[1] if data.ndim <= 1 else r
         out.append(f"{start:>5} ", style="dim")
-        row = row[:MASK_ROW * 2]
+        row = row[: MASK_ROW * 2]
         edges = np.flatnonzero(np.diff(row)) + 1  # one span per run of equal lanes
         for run in np.split(row, edges):
             glyph, style = _LANE_GLYPHS[int(run[0])]

@@ -47,6 +47,7 @@ def main(argv: list[str]) -> None:
     try:
         # deferred: the command loads torch and Triton; irscope's own output is captured first
         from irscope.commands.run import execute
+
         code = execute(argv)
     except Exception:  # noqa: BLE001 - IRSCOPE_DEBUG=1 lets irscope's own error out: its traceback is the answer
         traceback.print_exc()  # into `err`, which the front end prints (this process ends with os._exit)
@@ -93,7 +94,9 @@ def serve_forever(request_fd: int, result_fd: int) -> None:
             reply = {"id": rid, "value": server.handle(message["op"], message["args"], progress)}
         except BaseException as exc:  # noqa: BLE001 - every failure is an answer the front end shows
             reply = {"id": rid, **error_reply(exc)}
-        if os.getpid() != me:  # a fork the user's file made, returning through irscope: it must not answer
+        if (
+            os.getpid() != me
+        ):  # a fork the user's file made, returning through irscope: it must not answer
             os._exit(0)
         try:
             protocol.send_object(result_fd, reply, lock)
@@ -108,7 +111,9 @@ def serve_forever(request_fd: int, result_fd: int) -> None:
                 if message is None:
                     return
             else:
-                threading.Thread(target=answer, args=(message,), daemon=True, name=f"irscope-{message['op']}").start()
+                threading.Thread(
+                    target=answer, args=(message,), daemon=True, name=f"irscope-{message['op']}"
+                ).start()
 
     # The file runs on the main thread: the compile children it starts die with the thread that started
     # them (PR_SET_PDEATHSIG), and signal.signal() in the file works as under python.

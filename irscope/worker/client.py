@@ -28,19 +28,34 @@ class _Stopped(Exception):
         self.signum = signum
 
 
-def start(argv: list[str], tmp: str, result_fd: int, output, request_fd: int | None = None) -> subprocess.Popen:
+def start(
+    argv: list[str], tmp: str, result_fd: int, output, request_fd: int | None = None
+) -> subprocess.Popen:
     """The worker process for one command (or, with `request_fd`, a session): its own session, no stdin,
     its output into `output`."""
-    env = dict(os.environ, TMPDIR=tmp, IRSCOPE_WORKER_TMP=tmp, IRSCOPE_WORKER_RESULT_FD=str(result_fd),
-               IRSCOPE_FRONT_END_PID=str(os.getpid()), PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ,
+        TMPDIR=tmp,
+        IRSCOPE_WORKER_TMP=tmp,
+        IRSCOPE_WORKER_RESULT_FD=str(result_fd),
+        IRSCOPE_FRONT_END_PID=str(os.getpid()),
+        PYTHONUNBUFFERED="1",
+    )
     env.setdefault("TORCHINDUCTOR_CACHE_DIR", inductor_cache_dir())
     fds = (result_fd,)
     if request_fd is not None:
         env["IRSCOPE_WORKER_REQUEST_FD"] = str(request_fd)
         fds += (request_fd,)
-    return subprocess.Popen([sys.executable, "-m", "irscope.worker", *argv], stdin=subprocess.DEVNULL,
-                            stdout=output, stderr=output, pass_fds=fds, start_new_session=True,
-                            close_fds=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "irscope.worker", *argv],
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=output,
+        pass_fds=fds,
+        start_new_session=True,
+        close_fds=True,
+        env=env,
+    )
 
 
 def inductor_cache_dir() -> str:
@@ -54,7 +69,9 @@ def inductor_cache_dir() -> str:
         user = getpass.getuser()
     except (KeyError, ModuleNotFoundError, OSError):
         user = f"uid_{os.getuid()}"
-    return os.path.join(tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
+    return os.path.join(
+        tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user)
+    )
 
 
 def stop(proc: subprocess.Popen, grace: float = 1.0) -> None:
@@ -113,7 +130,9 @@ def run_captured(argv: list[str], shown_file: str) -> tuple[int, str, str]:
         os.close(write_fd)
         write_fd = -1
         answer = protocol.receive(read_fd)
-        while answer is not None and "progress" in answer:  # a step of a long command, said as it ends
+        while (
+            answer is not None and "progress" in answer
+        ):  # a step of a long command, said as it ends
             sys.stderr.write(safe_text(answer["progress"]) + "\n")
             sys.stderr.flush()
             answer = protocol.receive(read_fd)
@@ -156,13 +175,19 @@ def worker_output_tail(tmp: str) -> list[str]:
 def _death(code: int, shown_file: str, tail: list[str]) -> tuple[int, list[str]]:
     """The worker ended without answering: how, in one line, with the end of the file's output."""
     if code < 0:
-        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
+        name = (
+            signal.Signals(-code).name
+            if -code in signal.Signals._value2member_map_
+            else f"signal {-code}"
+        )
         what = f"was killed by {name}" + (" (out of memory?)" if name == "SIGKILL" else "")
         status = 128 - code
     else:
         what = f"ended the process with exit status {code} (os._exit?)"
         status = code or 1
-    lines = [f"irscope: error: {safe_text(shown_file)} {what} before irscope could finish; "
-             f"run it with python to see why"]
+    lines = [
+        f"irscope: error: {safe_text(shown_file)} {what} before irscope could finish; "
+        f"run it with python to see why"
+    ]
     lines += [f"  file output | {safe_text(line)}" for line in tail]
     return status, lines

@@ -25,9 +25,14 @@ def _held(server, view) -> Any | None:
     comp = server.comps.get(view.key)
     if comp is None:
         return None
-    same = (comp.kernel.name == view.kernel.name and comp.source_text == view.source_text
-            and dict(comp.specialization) == view.specialization and comp.target == view.target
-            and comp.num_warps == view.num_warps and comp.num_stages == view.num_stages)
+    same = (
+        comp.kernel.name == view.kernel.name
+        and comp.source_text == view.source_text
+        and dict(comp.specialization) == view.specialization
+        and comp.target == view.target
+        and comp.num_warps == view.num_warps
+        and comp.num_stages == view.num_stages
+    )
     return comp if same else None
 
 
@@ -52,10 +57,17 @@ def findings_change(left: list | None, right: list | None) -> dict[str, Any]:
     if left is None or right is None:
         return {"known": False, "added": [], "removed": []}
     a, b = _finding_keys(left), _finding_keys(right)
-    plain = lambda f: {"rule": f.rule, "severity": f.severity, "source_line": f.source_line,  # noqa: E731
-                       "message": f.message}
-    return {"known": True, "added": [plain(b[k]) for k in b if k not in a],
-            "removed": [plain(a[k]) for k in a if k not in b]}
+    plain = lambda f: {
+        "rule": f.rule,
+        "severity": f.severity,
+        "source_line": f.source_line,  # noqa: E731
+        "message": f.message,
+    }
+    return {
+        "known": True,
+        "added": [plain(b[k]) for k in b if k not in a],
+        "removed": [plain(a[k]) for k in a if k not in b],
+    }
 
 
 def diff_doc(server, sides: list[dict[str, Any]], stage: str | None) -> dict[str, Any]:
@@ -71,15 +83,23 @@ def diff_doc(server, sides: list[dict[str, Any]], stage: str | None) -> dict[str
         else:
             found.append(side.get("findings"))
     ok = all(c.ok for c in comps)
-    doc: dict[str, Any] = {"left": entries[0], "right": entries[1], "changes": changes(*entries),
-                           "accesses": access_rows(*entries) if ok else [], "stage": None, "lines": [],
-                           "findings": findings_change(*found)}
+    doc: dict[str, Any] = {
+        "left": entries[0],
+        "right": entries[1],
+        "changes": changes(*entries),
+        "accesses": access_rows(*entries) if ok else [],
+        "stage": None,
+        "lines": [],
+        "findings": findings_change(*found),
+    }
     if ok:
         stage = stage or ("ptx" if comps[0].target.is_nvidia else "amdgcn")
         shared = [s for s in comps[0].stage_names if s in comps[1].stage_names and s != "source"]
         if stage not in shared:
-            raise IrscopeError(f"{stage} does not exist for both sides ({comps[0].target}, {comps[1].target}); "
-                               f"choose one of {', '.join(shared)}")
+            raise IrscopeError(
+                f"{stage} does not exist for both sides ({comps[0].target}, {comps[1].target}); "
+                f"choose one of {', '.join(shared)}"
+            )
         doc["stage"], doc["stages"] = stage, shared
         doc["lines"] = line_rows(comps[0], comps[1], stage)
     return doc
@@ -99,5 +119,7 @@ def compile_spec(server, key: int, text: str):
 def pass_list(comp) -> list[dict[str, Any]]:
     """Every pass of one compilation with what it changed; the IR texts stay here (megabytes for a matmul)."""
 
-    return [{**step.to_json(), "diff": list(step.diff), "dumped_before": step.before is not None}
-            for step in capture_passes(comp)]
+    return [
+        {**step.to_json(), "diff": list(step.diff), "dumped_before": step.before is not None}
+        for step in capture_passes(comp)
+    ]

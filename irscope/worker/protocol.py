@@ -55,12 +55,27 @@ class _FrontEndUnpickler(pickle.Unpickler):
 
     def find_class(self, module: str, name: str):
         if not module.startswith(_ALLOWED) or (module == "builtins" and name in _UNSAFE_BUILTINS):
-            raise pickle.UnpicklingError(f"the worker sent a {module}.{name}, which a front end does not read")
+            raise pickle.UnpicklingError(
+                f"the worker sent a {module}.{name}, which a front end does not read"
+            )
         return super().find_class(module, name)
 
 
-_UNSAFE_BUILTINS = {"eval", "exec", "compile", "open", "__import__", "getattr", "setattr", "delattr", "input",
-                    "breakpoint", "globals", "locals", "vars"}
+_UNSAFE_BUILTINS = {
+    "eval",
+    "exec",
+    "compile",
+    "open",
+    "__import__",
+    "getattr",
+    "setattr",
+    "delattr",
+    "input",
+    "breakpoint",
+    "globals",
+    "locals",
+    "vars",
+}
 
 
 class UnreadableAnswer(Exception):

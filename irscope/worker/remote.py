@@ -32,7 +32,9 @@ def _spawn(make: Callable[[], Any]) -> Any:
     with _spawn_lock:
         if _spawner is None:
             _spawner = queue.Queue()
-            threading.Thread(target=_spawn_loop, args=(_spawner,), daemon=True, name="irscope-spawner").start()
+            threading.Thread(
+                target=_spawn_loop, args=(_spawner,), daemon=True, name="irscope-spawner"
+            ).start()
         box: queue.Queue = queue.Queue()
         _spawner.put((make, box))
     ok, value = box.get()
@@ -61,7 +63,9 @@ class WorkerGone(errors.IrscopeError):
 def rebuild_error(reply: dict) -> BaseException:
     cls = getattr(errors, reply.get("error") or "", None)
     if not (isinstance(cls, type) and issubclass(cls, errors.IrscopeError)):
-        exc: BaseException = errors.IrscopeError(f"internal error in the worker: {reply['message']}")
+        exc: BaseException = errors.IrscopeError(
+            f"internal error in the worker: {reply['message']}"
+        )
         exc.detail = reply.get("detail", "")  # type: ignore[attr-defined]
         return exc
     exc = cls.__new__(cls)
@@ -92,11 +96,21 @@ class Session:
         self._result_fd, result_write = os.pipe()
         try:
             with open(os.path.join(self.tmp, "file-output"), "wb") as output:
-                self.proc = _spawn(lambda: start(["--serve", shown_file], self.tmp, result_write, output, request_fd=request_read))
+                self.proc = _spawn(
+                    lambda: start(
+                        ["--serve", shown_file],
+                        self.tmp,
+                        result_write,
+                        output,
+                        request_fd=request_read,
+                    )
+                )
         finally:
             os.close(request_read)
             os.close(result_write)
-        self._reader = threading.Thread(target=self._read, daemon=True, name="irscope-worker-reader")
+        self._reader = threading.Thread(
+            target=self._read, daemon=True, name="irscope-worker-reader"
+        )
         self._reader.start()
 
     def request(self, op: str, progress: Progress | None = None, **args: Any) -> Any:
@@ -107,13 +121,19 @@ class Session:
                 raise WorkerGone(self._death())
             self._pending[rid] = pending
         try:
-            protocol.send_object(self._request_fd, {"id": rid, "op": op, "args": args}, self._send_lock)
+            protocol.send_object(
+                self._request_fd, {"id": rid, "op": op, "args": args}, self._send_lock
+            )
         except OSError:
             pass  # the worker is gone: the reader says how
         pending.done.wait()
         reply = pending.reply or {"error": "WorkerGone", "message": self._death()}
         if "error" in reply:
-            raise rebuild_error(reply) if reply["error"] != "WorkerGone" else WorkerGone(reply["message"])
+            raise (
+                rebuild_error(reply)
+                if reply["error"] != "WorkerGone"
+                else WorkerGone(reply["message"])
+            )
         return _attach(reply["value"], self.call)
 
     def call(self, name: str, key: int, *args: Any) -> Any:
@@ -123,7 +143,9 @@ class Session:
         while True:
             try:
                 message = protocol.receive_object(self._result_fd)
-            except protocol.UnreadableAnswer as exc:  # that request fails with one line; the others go on
+            except (
+                protocol.UnreadableAnswer
+            ) as exc:  # that request fails with one line; the others go on
                 message = {"id": exc.request_id, "error": "", "message": str(exc)}
             except OSError:  # the pipe broke: the worker is gone
                 message = None
@@ -160,9 +182,15 @@ class Session:
         code = self.proc.poll()
         if code is None:
             return f"the worker for {self.shown_file} stopped answering"
-        how = f"was killed by signal {-code}" if code < 0 else f"ended the process with exit status {code} (os._exit?)"
+        how = (
+            f"was killed by signal {-code}"
+            if code < 0
+            else f"ended the process with exit status {code} (os._exit?)"
+        )
         tail = safe_text(" | ".join(worker_output_tail(self.tmp)[-3:]))
-        return f"{self.shown_file} {how} before irscope could finish" + (f"; its last output: {tail}" if tail else "")
+        return f"{self.shown_file} {how} before irscope could finish" + (
+            f"; its last output: {tail}" if tail else ""
+        )
 
     def output_tail(self) -> list[str]:
         return worker_output_tail(self.tmp)

@@ -50,30 +50,60 @@ class Server:
         method = getattr(self, f"op_{op}", None)
         if method is None:
             raise IrscopeError(f"the worker has no request named {op!r}")
-        return scrub(method(progress=lambda text, fraction: progress(safe_text(text), fraction), **args))
+        return scrub(
+            method(progress=lambda text, fraction: progress(safe_text(text), fraction), **args)
+        )
 
-    def op_open(self, progress: Progress, path: str, target: str | None, run_main: bool, defines: list[str],
-                arg_types: list[str], kernel: str | None, config: int | None,
-                file_args: list[str] = ()) -> tuple[WorkspaceInfo, list]:
+    def op_open(
+        self,
+        progress: Progress,
+        path: str,
+        target: str | None,
+        run_main: bool,
+        defines: list[str],
+        arg_types: list[str],
+        kernel: str | None,
+        config: int | None,
+        file_args: list[str] = (),
+    ) -> tuple[WorkspaceInfo, list]:
 
         def show(p) -> None:
             line = f" · running line {p.line}" if p.line else ""
-            progress(f"captured {p.launches} launch(es) of {p.kernels} kernel(s){line} · x: go on with these",
-                     0.1 + 0.35 * min(1.0, p.seconds / 30))
+            progress(
+                f"captured {p.launches} launch(es) of {p.kernels} kernel(s){line} · x: go on with these",
+                0.1 + 0.35 * min(1.0, p.seconds / 30),
+            )
 
-        self.opened_with = {"run_main": run_main, "defines": defines, "arg_types": arg_types}  # for ncu's child
+        self.opened_with = {
+            "run_main": run_main,
+            "defines": defines,
+            "arg_types": arg_types,
+        }  # for ncu's child
         progress("running the file to capture its launches", 0.1)
         self.budget = CaptureBudget(path, on_progress=show)
         try:
-            ws = open_file(path, target=target, run_main=run_main, overrides=Overrides.parse(defines, arg_types),
-                           kernel_name=kernel, config=config, budget=self.budget, file_args=file_args)
+            ws = open_file(
+                path,
+                target=target,
+                run_main=run_main,
+                overrides=Overrides.parse(defines, arg_types),
+                kernel_name=kernel,
+                config=config,
+                budget=self.budget,
+                file_args=file_args,
+            )
         finally:
             self.budget = None
         progress("compiling", 0.5)
         comps = ws.compile_all(kernel_name=kernel, config=config)
         self.ws = ws
-        info = WorkspaceInfo(ws.user_file.path, ws.device, ws.run_warning, list(ws.notes),
-                             [m.to_json() for m in ws.missing])
+        info = WorkspaceInfo(
+            ws.user_file.path,
+            ws.device,
+            ws.run_warning,
+            list(ws.notes),
+            [m.to_json() for m in ws.missing],
+        )
         return info, [self.snapshot(comp) for comp in comps]
 
     def op_stop_capture(self, progress: Progress) -> None:
@@ -107,14 +137,17 @@ class Server:
         view.resources = comp.resources
         return view
 
-    def op_recompile(self, progress: Progress, key: int, target: str | None = None,
-                     defines: dict | None = None) -> CompilationView:
+    def op_recompile(
+        self, progress: Progress, key: int, target: str | None = None, defines: dict | None = None
+    ) -> CompilationView:
 
         return self.snapshot(recompile(self.comps[key], target=target, defines=defines))
 
     def op_compile_config(self, progress: Progress, key: int, index: int) -> list[CompilationView]:
         comp = self.comps[key]
-        return [self.snapshot(c) for c in self.ws.compile(comp.kernel, target=comp.target, config=index)]
+        return [
+            self.snapshot(c) for c in self.ws.compile(comp.kernel, target=comp.target, config=index)
+        ]
 
     def op_diff(self, progress: Progress, sides: list, stage: str | None = None) -> dict:
         """The TUI's diff mode: two compilations by source line (worker/diffs.py)."""
@@ -137,21 +170,45 @@ class Server:
         with self._lock:
             key = next((k for k, c in self.comps.items() if c is comp), None)
             if key is None:
-                key = (os.getpid() << 24) | len(self.comps)  # unique across workers: a reload starts a new one
+                key = (os.getpid() << 24) | len(
+                    self.comps
+                )  # unique across workers: a reload starts a new one
                 self.comps[key] = comp
         kernel, launch = comp.kernel, comp.launch
         configs = [str(c) for c in kernel.autotune_configs or []]
         label = self.ws.kernel_label(kernel) if self.ws is not None else kernel.name
         return CompilationView(
-            key, label,
-            KernelInfo(kernel.name, kernel.file, kernel.line, kernel.module, configs, list(kernel.heuristics),
-                       (self.ws.shown_path(kernel.file) if self.ws is not None else None) or kernel.file,
-                       inductor_view(kernel.inductor_info, comp.target)),
-            LaunchInfo(tuple(launch.grid) if launch.grid else None, launch.origin, launch.autotune_index,
-                       launch.autotune_count, launch.interp_error, dict(launch.guesses), tuple(launch.autotune_tried)),
-            comp.target, comp.failure, comp.source_text, dict(comp.signature),
-            {name: literal(value) for name, value in comp.constexprs.items()}, dict(comp.specialization),
-            comp.num_warps, comp.num_stages, comp.block_warps if comp.ok else comp.num_warps)
+            key,
+            label,
+            KernelInfo(
+                kernel.name,
+                kernel.file,
+                kernel.line,
+                kernel.module,
+                configs,
+                list(kernel.heuristics),
+                (self.ws.shown_path(kernel.file) if self.ws is not None else None) or kernel.file,
+                inductor_view(kernel.inductor_info, comp.target),
+            ),
+            LaunchInfo(
+                tuple(launch.grid) if launch.grid else None,
+                launch.origin,
+                launch.autotune_index,
+                launch.autotune_count,
+                launch.interp_error,
+                dict(launch.guesses),
+                tuple(launch.autotune_tried),
+            ),
+            comp.target,
+            comp.failure,
+            comp.source_text,
+            dict(comp.signature),
+            {name: literal(value) for name, value in comp.constexprs.items()},
+            dict(comp.specialization),
+            comp.num_warps,
+            comp.num_stages,
+            comp.block_warps if comp.ok else comp.num_warps,
+        )
 
 
 def inductor_view(info: dict | None, target=None) -> dict | None:
@@ -162,7 +219,9 @@ def inductor_view(info: dict | None, target=None) -> dict | None:
     if target is not None:
         info = {**info, "ptxas_note": ptxas_note(target)}
 
-    def clean(value: Any) -> Any:  # names read from the user's file: no terminal escapes reach the screen
+    def clean(
+        value: Any,
+    ) -> Any:  # names read from the user's file: no terminal escapes reach the screen
         if isinstance(value, str):
             return safe_text(value)
         if isinstance(value, dict):
@@ -170,24 +229,38 @@ def inductor_view(info: dict | None, target=None) -> dict | None:
         if isinstance(value, (list, tuple)):
             return [clean(v) for v in value]
         return literal(value)
+
     return clean(info)
 
 
 def error_reply(exc: BaseException) -> dict:
     """An exception as the front end rebuilds it: irscope's own errors keep their class and fields."""
 
-    if isinstance(exc, errors.IrscopeError) and getattr(errors, type(exc).__name__, None) is type(exc):
-        fields = {k: v for k, v in vars(exc).items() if isinstance(v, (str, int, float, type(None)))}
+    if isinstance(exc, errors.IrscopeError) and getattr(errors, type(exc).__name__, None) is type(
+        exc
+    ):
+        fields = {
+            k: v for k, v in vars(exc).items() if isinstance(v, (str, int, float, type(None)))
+        }
         return scrub({"error": type(exc).__name__, "message": str(exc), "fields": fields})
-    return scrub({"error": "", "message": f"{type(exc).__name__}: {exc}", "fields": {},
-                  "detail": "".join(traceback.format_exception(exc))})
+    return scrub(
+        {
+            "error": "",
+            "message": f"{type(exc).__name__}: {exc}",
+            "fields": {},
+            "detail": "".join(traceback.format_exception(exc)),
+        }
+    )
 
 
 # ---- what the front end asks of one compilation (`view.call(name, ...)`), by name
 
+
 def _what_if(server: Server, comp: Compilation) -> WhatIf | None:
     result = what_if(comp)
-    return None if result is None else dataclasses.replace(result, comp=server.snapshot(result.comp))
+    return (
+        None if result is None else dataclasses.replace(result, comp=server.snapshot(result.comp))
+    )
 
 
 def _measured(server: Server, comp: Compilation) -> dict | str:
@@ -199,7 +272,9 @@ def _measured(server: Server, comp: Compilation) -> dict | str:
     return {"measured": done.to_json(), "findings": findings(comp)}
 
 
-def _recorded(server: Server, comp: Compilation, program_id: tuple[int, ...], *rest: Any) -> Recording:
+def _recorded(
+    server: Server, comp: Compilation, program_id: tuple[int, ...], *rest: Any
+) -> Recording:
     rec = record_program(comp.launch, program_id, *rest)
     return dataclasses.replace(rec, tensors={})  # the copies stay here; nothing shows them
 
@@ -207,10 +282,14 @@ def _recorded(server: Server, comp: Compilation, program_id: tuple[int, ...], *r
 ANALYSES: dict[str, Callable[..., Any]] = {
     "why_not_vectorized": lambda server, comp: why_not_vectorized(comp),
     "what_if": _what_if,
-    "findings": lambda server, comp: findings(comp),  # the ranked list the report and `irscope check` show
+    "findings": lambda server, comp: findings(
+        comp
+    ),  # the ranked list the report and `irscope check` show
     "why_not_measurable": lambda server, comp: why_not_measurable(comp.target.name),
     "measure": _measured,
     "coalescing": lambda server, comp: analyze_coalescing(comp),
-    "passes": lambda server, comp: pass_list(comp),  # the pipeline view: one more compile with the pass dumps on
+    "passes": lambda server, comp: pass_list(
+        comp
+    ),  # the pipeline view: one more compile with the pass dumps on
     "record_program": _recorded,
 }

@@ -27,7 +27,9 @@ class KernelInfo:
     autotune_configs: list[str] = field(default_factory=list)  # each triton.Config, as text
     heuristics: list[str] = field(default_factory=list)
     shown: str = ""  # the kernel's file as the user would write it (the opened file: as typed)
-    inductor: dict | None = None  # an Inductor kernel's kernel_kind, aten_ops, source_nodes, generated_for, ...
+    inductor: dict | None = (
+        None  # an Inductor kernel's kernel_kind, aten_ops, source_nodes, generated_for, ...
+    )
 
     @property
     def inductor_ops(self) -> str:
@@ -58,7 +60,9 @@ class LaunchInfo:
     autotune_count: int | None = None
     interp_error: str | None = None
     guesses: dict[str, str] = field(default_factory=dict)
-    autotune_tried: tuple[int, ...] = ()  # the configs its autotuner would try for this launch, in its order
+    autotune_tried: tuple[
+        int, ...
+    ] = ()  # the configs its autotuner would try for this launch, in its order
 
 
 @dataclass
@@ -69,29 +73,33 @@ class WorkspaceInfo:
     device: str
     run_warning: str | None = None
     notes: list[str] = field(default_factory=list)
-    missing: list[dict] = field(default_factory=list)  # the file's kernels the run did not launch (core/missing.py)
+    missing: list[dict] = field(
+        default_factory=list
+    )  # the file's kernels the run did not launch (core/missing.py)
 
 
 @dataclass
 class CompilationView:
     """One compilation as the front end sees it. `texts` and `resources` arrive with `prepare`."""
 
-    key: int                      # the worker's handle for the real compilation (unique across workers)
-    label: str                    # the kernel's name as the picker shows it (module added when ambiguous)
+    key: int  # the worker's handle for the real compilation (unique across workers)
+    label: str  # the kernel's name as the picker shows it (module added when ambiguous)
     kernel: KernelInfo
     launch: LaunchInfo
     target: Target
     failure: CompileFailure | None
     source_text: str = field(repr=False)
     signature: dict[str, str]
-    constexprs: dict[str, Any]    # values as Python literals (anything else as its repr)
+    constexprs: dict[str, Any]  # values as Python literals (anything else as its repr)
     specialization: dict[str, str]
     num_warps: int
     num_stages: int
-    block_warps: int = 0          # warps per block as launched (warp specialization's partitions included)
+    block_warps: int = 0  # warps per block as launched (warp specialization's partitions included)
     texts: dict[str, str] = field(default_factory=dict, repr=False)
     resources: Resources | None = None
-    sass_controls: dict | None = field(default=None, repr=False)  # the cubin's instruction encodings, for SASS explanations
+    sass_controls: dict | None = field(
+        default=None, repr=False
+    )  # the cubin's instruction encodings, for SASS explanations
     analyses: AnalysisCache = field(default_factory=AnalysisCache, repr=False, compare=False)
     _call: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     _source_map: Any = field(default=None, repr=False, compare=False)
@@ -117,10 +125,14 @@ class CompilationView:
         if name == "source":
             return self.source_text
         if name not in self.stage_names:
-            raise IrscopeError(f"stage '{name}' does not exist for target {self.target}; "
-                               f"choose one of: {', '.join(self.stage_names)}")
+            raise IrscopeError(
+                f"stage '{name}' does not exist for target {self.target}; "
+                f"choose one of: {', '.join(self.stage_names)}"
+            )
         if self.failure is not None:
-            raise IrscopeError(f"{self.kernel.name} did not compile, so it has no {name}: {self.failure.message}")
+            raise IrscopeError(
+                f"{self.kernel.name} did not compile, so it has no {name}: {self.failure.message}"
+            )
         if name not in self.texts:
             raise IrscopeError(f"{name} of {self.kernel.name} is not loaded yet")
         return self.texts[name]

@@ -44,18 +44,18 @@ BATCH_LANES = 1 << 17
 
 @dataclass
 class SharedAccess:
-    index: int                 # in Program.instrs
-    line: int                  # 0-based PTX line
+    index: int  # in Program.instrs
+    line: int  # 0-based PTX line
     opcode: str
-    kind: str                  # "load", "store", "ldmatrix", "stmatrix", "cp.async", "atomic", "wgmma", "bulk", ...
-    width: int                 # bytes per lane (per row address for ldmatrix / stmatrix)
+    kind: str  # "load", "store", "ldmatrix", "stmatrix", "cp.async", "atomic", "wgmma", "bulk", ...
+    width: int  # bytes per lane (per row address for ldmatrix / stmatrix)
     address: str
     matrices: int = 0
     global_address: str | None = None
     src_size: str | None = None
     not_modelled: str | None = None  # why its wavefronts are not predicted
-    merged: tuple[int, ...] = ()     # PTX lines of the loads ptxas emits as this one (ptxas_shared.py)
-    tail_guard: str | None = None    # the predicate ptxas's early exit leaves it to (ptxas_shared.py)
+    merged: tuple[int, ...] = ()  # PTX lines of the loads ptxas emits as this one (ptxas_shared.py)
+    tail_guard: str | None = None  # the predicate ptxas's early exit leaves it to (ptxas_shared.py)
     tail_guard_at: int | None = None  # where the PTX sets that predicate, when after this access
 
 
@@ -63,14 +63,14 @@ class SharedAccess:
 class AccessResult:
     access: SharedAccess
     source_line: int | None = None
-    executions: int = 0        # warp-level executions (warps that reached it, whatever their guard)
+    executions: int = 0  # warp-level executions (warps that reached it, whatever their guard)
     wavefronts: int = 0
     ideal: int = 0
-    unknown: int = 0           # executions whose address or guard irscope could not compute
-    histogram: Counter = field(default_factory=Counter)   # (wavefronts, ideal) -> executions
-    worst: str | None = None   # the worst execution's conflict, in words
+    unknown: int = 0  # executions whose address or guard irscope could not compute
+    histogram: Counter = field(default_factory=Counter)  # (wavefronts, ideal) -> executions
+    worst: str | None = None  # the worst execution's conflict, in words
     worst_excess: int = 0
-    source_ways: int = 0       # cp.async: most global 128-byte lines one phase read through one bank
+    source_ways: int = 0  # cp.async: most global 128-byte lines one phase read through one bank
 
     @property
     def excess(self) -> int:
@@ -81,13 +81,13 @@ class AccessResult:
 class LaunchInputs:
     grid: tuple[int, int, int]
     threads: int
-    params: dict[str, int | None]   # PTX parameter name -> value (pointers: synthetic addresses)
+    params: dict[str, int | None]  # PTX parameter name -> value (pointers: synthetic addresses)
 
 
 @dataclass
 class BankReport:
     accesses: list[AccessResult]
-    programs: int                    # programs simulated
+    programs: int  # programs simulated
     grid_programs: int
     stops: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -121,26 +121,67 @@ def find_accesses(program: Program) -> list[SharedAccess]:
         elif parts[0] in ("ldmatrix", "stmatrix"):
             count_part = next((p for p in parts if re.fullmatch(r"x\d", p)), "x1")
             address = ops[1] if parts[0] == "ldmatrix" else ops[0]
-            access = SharedAccess(index, ins.line, ins.opcode, parts[0], 16, address, int(count_part[1:]))
+            access = SharedAccess(
+                index, ins.line, ins.opcode, parts[0], 16, address, int(count_part[1:])
+            )
             if "m8n8" not in parts:
                 access.not_modelled = f"{parts[0]} of shape {parts[3]} is not modelled"
             out.append(access)
-        elif parts[0] == "cp" and len(parts) > 2 and parts[1] == "async" and parts[2] in ("ca", "cg"):
+        elif (
+            parts[0] == "cp" and len(parts) > 2 and parts[1] == "async" and parts[2] in ("ca", "cg")
+        ):
             size = immediate(ops[2]) or 16
             src_size = None
             if len(ops) > 3 and not (len(ops) == 4 and any("cache_hint" in p for p in parts)):
                 src_size = ops[3]
-            out.append(SharedAccess(index, ins.line, ins.opcode, "cp.async", size, ops[0], 0, ops[1], src_size))
+            out.append(
+                SharedAccess(
+                    index, ins.line, ins.opcode, "cp.async", size, ops[0], 0, ops[1], src_size
+                )
+            )
         elif parts[0] == "wgmma" and "mma_async" in parts:
-            out.append(SharedAccess(index, ins.line, ins.opcode, "wgmma", 0, "", not_modelled=(
-                "wgmma reads its operands through descriptors of swizzled tiles: no bank conflicts by construction")))
+            out.append(
+                SharedAccess(
+                    index,
+                    ins.line,
+                    ins.opcode,
+                    "wgmma",
+                    0,
+                    "",
+                    not_modelled=(
+                        "wgmma reads its operands through descriptors of swizzled tiles: no bank conflicts by construction"
+                    ),
+                )
+            )
         elif parts[0] == "cp" and "bulk" in parts:
-            out.append(SharedAccess(index, ins.line, ins.opcode, "bulk", 0, "", not_modelled=(
-                "TMA bulk copies are not modelled")))
-        elif parts[0] == "tensormap" and len(parts) > 1 and parts[1] in ("replace", "cp_fenceproxy"):
+            out.append(
+                SharedAccess(
+                    index,
+                    ins.line,
+                    ins.opcode,
+                    "bulk",
+                    0,
+                    "",
+                    not_modelled=("TMA bulk copies are not modelled"),
+                )
+            )
+        elif (
+            parts[0] == "tensormap" and len(parts) > 1 and parts[1] in ("replace", "cp_fenceproxy")
+        ):
             # tl.make_tensor_descriptor: ptxas writes each field as shared LDS/STS (tutorial 09: 26 a descriptor)
-            out.append(SharedAccess(index, ins.line, ins.opcode, "tensormap", 0, "", not_modelled=(
-                "a tensor descriptor built in the kernel (its fields are shared loads and stores in SASS)")))
+            out.append(
+                SharedAccess(
+                    index,
+                    ins.line,
+                    ins.opcode,
+                    "tensormap",
+                    0,
+                    "",
+                    not_modelled=(
+                        "a tensor descriptor built in the kernel (its fields are shared loads and stores in SASS)"
+                    ),
+                )
+            )
     return out
 
 
@@ -155,9 +196,14 @@ class _Watcher:
         result = self.results[state.pc]
         live = state.active
         if access.tail_guard is not None:  # the threads ptxas's early exit leaves
-            at = access.tail_guard_at  # where the PTX sets the guard, when after this load: ptxas sets it first
-            guard = (machine.ahead(state, access.tail_guard, at) if at is not None and at > state.pc
-                     else machine.value(state, access.tail_guard))
+            at = (
+                access.tail_guard_at
+            )  # where the PTX sets the guard, when after this load: ptxas sets it first
+            guard = (
+                machine.ahead(state, access.tail_guard, at)
+                if at is not None and at > state.pc
+                else machine.value(state, access.tail_guard)
+            )
             if not guard.known_in(state.active):
                 result.executions += int(state.active.reshape(-1, 32).any(axis=1).sum())
                 result.unknown += int(state.active.reshape(-1, 32).any(axis=1).sum())
@@ -214,7 +260,9 @@ class _Watcher:
         source = fetching = None
         if copy is not None:
             source, fetching = copy[0].astype(np.int64), copy[1]
-            line = np.where(on, source, np.iinfo(np.int64).max).min(axis=1, keepdims=True) // 128 * 128
+            line = (
+                np.where(on, source, np.iinfo(np.int64).max).min(axis=1, keepdims=True) // 128 * 128
+            )
             source = np.where(on, source - line, -1)
             rows.append(np.where(fetching, source, -1 - source))
         table = np.concatenate(rows, axis=1)
@@ -233,11 +281,20 @@ class _Watcher:
         todo = [j for j, key in enumerate(keys) if key not in known]
         if todo:
             pick = np.array([first[j] for j in todo])
-            got = count(addresses[pick].astype(np.uint64), on[pick], access.width, phase_of_lane,
-                        group[pick] if group is not None else None, None if source is None else source[pick],
-                        None if fetching is None else fetching[pick])
-            ways = source_ways(source[pick], fetching[pick], phase_of_lane, access.width) if source is not None \
+            got = count(
+                addresses[pick].astype(np.uint64),
+                on[pick],
+                access.width,
+                phase_of_lane,
+                group[pick] if group is not None else None,
+                None if source is None else source[pick],
+                None if fetching is None else fetching[pick],
+            )
+            ways = (
+                source_ways(source[pick], fetching[pick], phase_of_lane, access.width)
+                if source is not None
                 else np.zeros(len(pick), np.int64)
+            )
             for n, j in enumerate(todo):
                 known[keys[j]] = (int(got.wavefronts[n]), int(got.ideal[n]), int(ways[n]))
         values = [known[key] for key in keys]
@@ -251,15 +308,27 @@ class _Watcher:
         if excess > result.worst_excess:
             result.worst_excess = excess
             row = first[worst]
-            bank, lanes_hit, words = worst_bank(addresses[row], on[row], access.width, phase_of_lane,
-                                                group[row] if group is not None else None)
+            bank, lanes_hit, words = worst_bank(
+                addresses[row],
+                on[row],
+                access.width,
+                phase_of_lane,
+                group[row] if group is not None else None,
+            )
             shown = ", ".join(map(str, lanes_hit[:8])) + (", …" if len(lanes_hit) > 8 else "")
-            result.worst = (f"{values[worst][0]} wavefronts where {values[worst][1]} would do: lanes {shown} touch "
-                            f"{words} different 4-byte words of bank {bank}")
+            result.worst = (
+                f"{values[worst][0]} wavefronts where {values[worst][1]} would do: lanes {shown} touch "
+                f"{words} different 4-byte words of bank {bank}"
+            )
 
 
-def predict(program: Program, inputs: LaunchInputs, max_programs: int | None = None,
-            step_limit: int = 20_000_000, time_limit: float | None = None) -> BankReport:
+def predict(
+    program: Program,
+    inputs: LaunchInputs,
+    max_programs: int | None = None,
+    step_limit: int = 20_000_000,
+    time_limit: float | None = None,
+) -> BankReport:
     """Every shared access of `program`, counted over the launch's programs (evenly spaced ones when there
     are more than `max_programs`)."""
     start = time.perf_counter()
@@ -269,17 +338,31 @@ def predict(program: Program, inputs: LaunchInputs, max_programs: int | None = N
     total = gx * gy * gz
     chosen = list(range(total))
     if max_programs is not None and total > max_programs:
-        chosen = sorted({round(i * (total - 1) / max(1, max_programs - 1)) for i in range(max_programs)})
+        chosen = sorted(
+            {round(i * (total - 1) / max(1, max_programs - 1)) for i in range(max_programs)}
+        )
     ctas = [(i % gx, (i // gx) % gy, i // (gx * gy)) for i in chosen]
     report = BankReport([], len(ctas), total)
     shared = {name: 0 for name in _shared_symbols(program)}
     per_batch = max(1, BATCH_LANES // inputs.threads)
     watcher = _Watcher(accesses, results)
-    watched = {a.index: [] if a.not_modelled else [a.address, a.global_address, a.src_size, a.tail_guard]
-               for a in accesses}
+    watched = {
+        a.index: [] if a.not_modelled else [a.address, a.global_address, a.src_size, a.tail_guard]
+        for a in accesses
+    }
     for first in range(0, len(ctas), per_batch):
-        machine = Machine(program, inputs.params, inputs.grid, ctas[first:first + per_batch], inputs.threads,
-                          watched, watcher, shared, step_limit, time_limit)
+        machine = Machine(
+            program,
+            inputs.params,
+            inputs.grid,
+            ctas[first : first + per_batch],
+            inputs.threads,
+            watched,
+            watcher,
+            shared,
+            step_limit,
+            time_limit,
+        )
         for stop in machine.run():
             if stop not in report.stops:
                 report.stops.append(stop)

@@ -75,13 +75,19 @@ def copy_phase_size(width_bytes: int) -> int:
 
 @dataclass
 class Counted:
-    wavefronts: np.ndarray   # per execution (warp)
+    wavefronts: np.ndarray  # per execution (warp)
     ideal: np.ndarray
 
 
-def count(addresses: np.ndarray, on: np.ndarray, width_bytes: int, phase_of_lane: np.ndarray | None = None,
-          group: np.ndarray | None = None, source: np.ndarray | None = None,
-          fetching: np.ndarray | None = None) -> Counted:
+def count(
+    addresses: np.ndarray,
+    on: np.ndarray,
+    width_bytes: int,
+    phase_of_lane: np.ndarray | None = None,
+    group: np.ndarray | None = None,
+    source: np.ndarray | None = None,
+    fetching: np.ndarray | None = None,
+) -> Counted:
     """Wavefronts and the ideal for E warp executions: `addresses` and `on` are (E, 32) arrays (byte address
     and whether the lane takes part), `group` an optional (E, 32) int array splitting lane groups further
     (each part is served by wavefronts of its own). cp.async: `source` the global byte address each lane
@@ -97,7 +103,9 @@ def count(addresses: np.ndarray, on: np.ndarray, width_bytes: int, phase_of_lane
         return Counted(wavefronts, ideal)
     words = max(1, width_bytes // 4)
     e64 = e_idx.astype(np.int64)
-    phase = (phase_of_lane[e_idx, lane] if phase_of_lane.ndim == 2 else phase_of_lane[lane]).astype(np.int64)
+    phase = (phase_of_lane[e_idx, lane] if phase_of_lane.ndim == 2 else phase_of_lane[lane]).astype(
+        np.int64
+    )
     sub = group[e_idx, lane].astype(np.int64) if group is not None else np.zeros_like(phase)
     units, unit_of = np.unique(np.stack([e64, phase, sub]), axis=1, return_inverse=True)
     phases, phase_of = np.unique(np.stack([e64, phase]), axis=1, return_inverse=True)
@@ -106,8 +114,14 @@ def count(addresses: np.ndarray, on: np.ndarray, width_bytes: int, phase_of_lane
     per_unit = _busiest(np.repeat(unit_of, words), word, units.shape[1])
     if source is not None:
         reads = fetching[e_idx, lane]
-        per_unit = np.maximum(per_unit, _busiest(np.repeat(unit_of[reads], words),
-                                                 _words(source[e_idx[reads], lane[reads]], words), units.shape[1]))
+        per_unit = np.maximum(
+            per_unit,
+            _busiest(
+                np.repeat(unit_of[reads], words),
+                _words(source[e_idx[reads], lane[reads]], words),
+                units.shape[1],
+            ),
+        )
     np.add.at(wavefronts, units[0], per_unit)
     # ideal: per group of lanes, its distinct bytes in 128-byte wavefronts
     phase_words = np.unique((np.repeat(phase_of.reshape(-1), words) << 32) | (word & 0xFFFFFFFF))
@@ -145,18 +159,27 @@ def copy_groups(fetching: np.ndarray) -> np.ndarray:
     return np.where(fetching, 0, -1)
 
 
-def source_ways(source: np.ndarray, fetching: np.ndarray, phase_of_lane: np.ndarray, width_bytes: int) -> np.ndarray:
+def source_ways(
+    source: np.ndarray, fetching: np.ndarray, phase_of_lane: np.ndarray, width_bytes: int
+) -> np.ndarray:
     """cp.async, per execution ((E, 32) arrays): the most global 128-byte lines whose bytes one phase reads
     through one bank (1: no conflict on the global side)."""
     e_idx, lane = np.nonzero(fetching)
     words = max(1, width_bytes // 4)
     unit = e_idx.astype(np.int64) * 32 + phase_of_lane[lane]
-    per_unit = _busiest(np.repeat(unit, words), _words(source[e_idx, lane], words), source.shape[0] * 32)
+    per_unit = _busiest(
+        np.repeat(unit, words), _words(source[e_idx, lane], words), source.shape[0] * 32
+    )
     return per_unit.reshape(-1, 32).max(axis=1)
 
 
-def worst_bank(addresses: np.ndarray, on: np.ndarray, width_bytes: int, phase_of_lane: np.ndarray | None = None,
-               group: np.ndarray | None = None) -> tuple[int, list[int], int]:
+def worst_bank(
+    addresses: np.ndarray,
+    on: np.ndarray,
+    width_bytes: int,
+    phase_of_lane: np.ndarray | None = None,
+    group: np.ndarray | None = None,
+) -> tuple[int, list[int], int]:
     """For one warp execution ((32,) arrays): the busiest bank, the lanes that hit it with different words
     (one lane per word), and how many words that is."""
     if phase_of_lane is None:

@@ -31,8 +31,24 @@ from irscope.analysis.ptx.program import Program, destinations, immediate, sourc
 
 CAP = 1 << 20  # "aligned to anything": a register not yet defined, or 0
 _ADDRESS = re.compile(r"^\[\s*([%$\w@.]+)\s*(?:\+\s*(-?\d+))?\s*\]$")
-_STRAIGHT_ENDS = ("bar", "barrier", "bra", "ret", "exit", "call", "atom", "red", "cp", "fence", "membar",
-                  "wgmma", "stmatrix", "mbarrier", "tcgen05", "griddepcontrol")
+_STRAIGHT_ENDS = (
+    "bar",
+    "barrier",
+    "bra",
+    "ret",
+    "exit",
+    "call",
+    "atom",
+    "red",
+    "cp",
+    "fence",
+    "membar",
+    "wgmma",
+    "stmatrix",
+    "mbarrier",
+    "tcgen05",
+    "griddepcontrol",
+)
 _EFFECTS = ("st", "atom", "red", "cp", "wgmma", "stmatrix", "call", "tcgen05", "mbarrier")
 _READS = ("ld", "ldu", "atom", "tex", "tld4", "suld", "ldmatrix")
 
@@ -43,7 +59,9 @@ def ptxas_view(program: Program, accesses: list) -> list:
     out = []
     for access in merge_loads(program, accesses, alignments(program)):
         if access.kind == "load" and access.index in guards:
-            access = replace(access, tail_guard=guards[access.index][0], tail_guard_at=guards[access.index][1])
+            access = replace(
+                access, tail_guard=guards[access.index][0], tail_guard_at=guards[access.index][1]
+            )
         out.append(access)
     return out
 
@@ -114,8 +132,13 @@ def _transfer(parts: list[str], ops: list[str], of) -> int:
 
 
 def _branch_targets(program: Program) -> set[int]:
-    return {program.labels[op] for ins in program.instrs if ins.parts[0] == "bra"
-            for op in ins.operands if op in program.labels}
+    return {
+        program.labels[op]
+        for ins in program.instrs
+        if ins.parts[0] == "bra"
+        for op in ins.operands
+        if op in program.labels
+    }
 
 
 def _ends_stretch(parts: list[str]) -> bool:
@@ -126,8 +149,15 @@ def _ends_stretch(parts: list[str]) -> bool:
 
 def merge_loads(program: Program, accesses: list, align: dict[str, int]) -> list:
     """Loads that ptxas emits as one LDS.64 / LDS.128 replaced by one access each (at the first part)."""
-    candidates = {a.index: a for a in accesses if a.kind == "load" and a.not_modelled is None
-                  and a.width in (4, 8) and "volatile" not in a.opcode and _ADDRESS.match(a.address)}
+    candidates = {
+        a.index: a
+        for a in accesses
+        if a.kind == "load"
+        and a.not_modelled is None
+        and a.width in (4, 8)
+        and "volatile" not in a.opcode
+        and _ADDRESS.match(a.address)
+    }
     if not candidates:
         return accesses
     targets = _branch_targets(program)
@@ -140,7 +170,14 @@ def merge_loads(program: Program, accesses: list, align: dict[str, int]) -> list
         if access is not None:
             m = _ADDRESS.match(access.address)
             base, offset = m.group(1), int(m.group(2) or 0)
-            key = (stretch, base, version.get(base, 0), ins.guard, ins.negated, version.get(ins.guard, 0))
+            key = (
+                stretch,
+                base,
+                version.get(base, 0),
+                ins.guard,
+                ins.negated,
+                version.get(ins.guard, 0),
+            )
             groups.setdefault(key, []).append((offset, access))
         for d in destinations(ins):
             version[d] = version.get(d, 0) + 1
@@ -159,13 +196,19 @@ def merge_loads(program: Program, accesses: list, align: dict[str, int]) -> list
                 if access.index not in replaced and offset + access.width <= start + size:
                     windows.setdefault(start, []).append((offset, access))
             for start, parts in windows.items():
-                covered = {b for offset, access in parts for b in range(offset, offset + access.width)}
+                covered = {
+                    b for offset, access in parts for b in range(offset, offset + access.width)
+                }
                 if len(parts) < 2 or covered != set(range(start, start + size)):
                     continue
                 first = min((access for _, access in parts), key=lambda a: a.index)
-                merged = replace(first, width=size, address=f"[{base}+{start}]",
-                                 opcode=f"{first.opcode} (ptxas: {len(parts)} loads as one {size * 8}-bit)",
-                                 merged=tuple(sorted(a.line for _, a in parts)))
+                merged = replace(
+                    first,
+                    width=size,
+                    address=f"[{base}+{start}]",
+                    opcode=f"{first.opcode} (ptxas: {len(parts)} loads as one {size * 8}-bit)",
+                    merged=tuple(sorted(a.line for _, a in parts)),
+                )
                 for _, access in parts:
                     replaced[access.index] = merged if access is first else None
     return [replaced.get(a.index, a) for a in accesses if replaced.get(a.index, a) is not None]

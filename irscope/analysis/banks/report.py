@@ -26,11 +26,17 @@ TIME_LIMIT = 0.5  # seconds
 def bank_report(comp: LaunchedKernel) -> BankReport | None:
     """Every shared-memory access of an NVIDIA compilation with its predicted wavefronts (cached on it);
     None for AMD targets, failed compiles and compilations without a launch grid."""
-    return comp.analyses.get("bank_report", lambda: _predicted(comp, max_programs=SAMPLED_PROGRAMS,
-                                                                step_limit=STEP_LIMIT, time_limit=TIME_LIMIT))
+    return comp.analyses.get(
+        "bank_report",
+        lambda: _predicted(
+            comp, max_programs=SAMPLED_PROGRAMS, step_limit=STEP_LIMIT, time_limit=TIME_LIMIT
+        ),
+    )
 
 
-def whole_launch_report(comp: LaunchedKernel, max_programs: int, time_limit: float) -> BankReport | None:
+def whole_launch_report(
+    comp: LaunchedKernel, max_programs: int, time_limit: float
+) -> BankReport | None:
     """The prediction over every program of the launch (measured mode compares it with Nsight Compute's
     totals); a report that stopped short or sampled says so in `complete`. Not cached: it is asked once."""
     return _predicted(comp, max_programs=max_programs, time_limit=time_limit)
@@ -49,7 +55,9 @@ def _predicted(comp: LaunchedKernel, **limits) -> BankReport | None:
     return report
 
 
-def launch_inputs(comp: LaunchedKernel, ptx_params: list[str], threads: int | None, launch=None) -> LaunchInputs | None:
+def launch_inputs(
+    comp: LaunchedKernel, ptx_params: list[str], threads: int | None, launch=None
+) -> LaunchInputs | None:
     """None when the compilation has no launch grid (nothing ran it). `launch`: another launch of the same
     compilation (compile_launch gives every launch of one specialization the first one's Compilation, whose
     `launch` is that first launch: its arguments are not the others')."""

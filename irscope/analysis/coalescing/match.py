@@ -40,7 +40,9 @@ def matched_ops(ops: list[TensorAccessOp], sites: dict, accesses, recorded: Coun
     loads `b_q` and `b_k` in a slice layout and again in a blocked one, 64 trips, and the H100 counted both)."""
     for access in accesses:
         op = match_op(ops, access)
-        count, firsts = sites.get((op.source_line, op.kind, op.shape), (0, [])) if op is not None else (0, [])
+        count, firsts = (
+            sites.get((op.source_line, op.kind, op.shape), (0, [])) if op is not None else (0, [])
+        )
         if len(firsts) > 1 and recorded[(access.line, access.kind, tuple(access.shape))] != count:
             split.add((op.source_line, op.kind, op.shape))
             for each in firsts:
@@ -62,8 +64,12 @@ def match_op(ops: list[TensorAccessOp], access) -> TensorAccessOp | None:
     # later line of the same call (the one of its pointer argument)
     last = getattr(access, "last_line", 0) or access.line
     for op in ops:
-        if op.kind == kind and op.source_line is not None and access.line < op.source_line <= last and (
-                op.shape == shape or (op.shape == () and math.prod(shape) == 1)):
+        if (
+            op.kind == kind
+            and op.source_line is not None
+            and access.line < op.source_line <= last
+            and (op.shape == shape or (op.shape == () and math.prod(shape) == 1))
+        ):
             return op
     return None
 
@@ -73,7 +79,6 @@ def derived_pointers(comp: CompiledKernel, ttgir: str, ops: list[TensorAccessOp]
     kernel's own arithmetic names the argument, which the addresses alone cannot when two arguments are views
     of one storage (a tensor and a slice of it)."""
     import re
-
 
     graph = parse_function(ttgir)
     names = kernel_arg_names(comp, graph)
@@ -85,7 +90,9 @@ def derived_pointers(comp: CompiledKernel, ttgir: str, ops: list[TensorAccessOp]
         at = 1 if op.op.endswith("buffer_store") else 0  # an AMD buffer store names its value first
         if len(operands) <= at:
             continue
-        pointers = [a for a in graph.reaching(operands[at]).args if graph.args[a].startswith("!tt.ptr")]
+        pointers = [
+            a for a in graph.reaching(operands[at]).args if graph.args[a].startswith("!tt.ptr")
+        ]
         if len(pointers) == 1:
             out[op.index] = names.get(pointers[0], pointers[0].lstrip("%"))
     return out
@@ -101,4 +108,5 @@ def source_line_lookup(comp: CompiledKernel, stage: str):
             return source_map.source_line(stage, index)
         except Exception:
             return None
+
     return lookup

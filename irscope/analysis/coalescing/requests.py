@@ -39,11 +39,13 @@ class Counts:
     requests: int = 0
     sectors: int = 0
     lines: int = 0
-    bytes_requested: int = 0   # what the active lanes ask for (a broadcast element counts per lane)
-    unique_bytes: int = 0      # distinct bytes per request, summed
-    ideal_sectors: int = 0     # per request: the fewest sectors its distinct bytes fit in, summed
-    active_lanes: int = 0      # summed over requests
-    instructions: int = 0      # warp-level executions, those with every lane masked off (no request) included
+    bytes_requested: int = 0  # what the active lanes ask for (a broadcast element counts per lane)
+    unique_bytes: int = 0  # distinct bytes per request, summed
+    ideal_sectors: int = 0  # per request: the fewest sectors its distinct bytes fit in, summed
+    active_lanes: int = 0  # summed over requests
+    instructions: int = (
+        0  # warp-level executions, those with every lane masked off (no request) included
+    )
 
     def add(self, other: "Counts") -> None:
         for name in self.__dataclass_fields__:
@@ -72,11 +74,16 @@ class Counts:
         return self.sectors / self.ideal_sectors if self.ideal_sectors else None
 
     def to_json(self) -> dict[str, Any]:
-        return {"requests": self.requests, "sectors": self.sectors, "lines": self.lines,
-                "bytes_requested": self.bytes_requested, "excess_bytes": self.excess_bytes,
-                "sectors_per_request": rounded(self.sectors_per_request),
-                "ideal_sectors_per_request": rounded(self.ideal_sectors_per_request),
-                "efficiency": rounded(self.efficiency, 3)}
+        return {
+            "requests": self.requests,
+            "sectors": self.sectors,
+            "lines": self.lines,
+            "bytes_requested": self.bytes_requested,
+            "excess_bytes": self.excess_bytes,
+            "sectors_per_request": rounded(self.sectors_per_request),
+            "ideal_sectors_per_request": rounded(self.ideal_sectors_per_request),
+            "efficiency": rounded(self.efficiency, 3),
+        }
 
 
 def rounded(value: float | None, digits: int = 2) -> float | None:
@@ -88,8 +95,10 @@ class WarpPicture:
     """One warp-level instruction, lane by lane: what the TUI draws."""
 
     warp: int
-    register: int                         # first register of the vector group
-    lanes: list[tuple[int, int] | None]   # per lane: (first byte address, bytes) or None when inactive
+    register: int  # first register of the vector group
+    lanes: list[
+        tuple[int, int] | None
+    ]  # per lane: (first byte address, bytes) or None when inactive
     sectors: int
     ideal_sectors: int
     lines: int
@@ -102,7 +111,9 @@ class WarpPicture:
                 out.append(None)
             else:
                 start, size = lane
-                out.append(tuple(range(start // SECTOR_BYTES, (start + size - 1) // SECTOR_BYTES + 1)))
+                out.append(
+                    tuple(range(start // SECTOR_BYTES, (start + size - 1) // SECTOR_BYTES + 1))
+                )
         return out
 
 
@@ -115,11 +126,21 @@ class RequestBatch:
 
 def scalar_layout(num_warps: int, threads_per_warp: int) -> LinearLayout:
     """A scalar pointer: every thread of every warp holds the one element."""
-    return LinearLayout((), (), ((),) * int(math.log2(threads_per_warp)), ((),) * int(math.log2(num_warps)))
+    return LinearLayout(
+        (), (), ((),) * int(math.log2(threads_per_warp)), ((),) * int(math.log2(num_warps))
+    )
 
 
-def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_bytes: int, layout: LinearLayout,
-                   vector: int, kind: str, want_picture: bool = True, op: str = "") -> RequestBatch:
+def count_requests(
+    byte_addresses: np.ndarray,
+    active: np.ndarray | None,
+    elem_bytes: int,
+    layout: LinearLayout,
+    vector: int,
+    kind: str,
+    want_picture: bool = True,
+    op: str = "",
+) -> RequestBatch:
     """Warp-level instructions of one executed load/store and what each touches.
 
     `byte_addresses`/`active`: per element of the access (row-major, the access's shape), the byte
@@ -138,7 +159,9 @@ def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_b
     idx = index[:, :, regs].reshape(warps, lanes, len(group_starts), vector)
     addr = addresses[idx]
     act = on[idx].copy()
-    if kind != "load" or op == ASYNC_COPY:  # Triton predicates these off in lanes and warps that repeat others
+    if (
+        kind != "load" or op == ASYNC_COPY
+    ):  # Triton predicates these off in lanes and warps that repeat others
         lane_ok = (np.arange(lanes) & layout.free_lane_mask) == 0
         warp_ok = (np.arange(warps) & layout.free_warp_mask) == 0
         act &= (warp_ok[:, None] & lane_ok[None, :])[:, :, None, None]
@@ -160,11 +183,17 @@ def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_b
         new[:, :, 1:] = marked[:, :, 1:] != marked[:, :, :-1]
         return (new & (marked >= 0)).sum(axis=(1, 2))
 
-    sectors = distinct(addr_r // SECTOR_BYTES, copy_phases(lanes, vector * elem_bytes) if op == ASYNC_COPY else 1)
+    sectors = distinct(
+        addr_r // SECTOR_BYTES, copy_phases(lanes, vector * elem_bytes) if op == ASYNC_COPY else 1
+    )
     lines_ = distinct(addr_r // LINE_BYTES)
     unique = distinct(addr_r) * elem_bytes
     ideal = -(-unique // SECTOR_BYTES)
-    lane_on = act.transpose(0, 2, 1, 3).reshape(warps * len(group_starts), lanes, vector).any(axis=2)[issued]
+    lane_on = (
+        act.transpose(0, 2, 1, 3)
+        .reshape(warps * len(group_starts), lanes, vector)
+        .any(axis=2)[issued]
+    )
     counts.requests = int(issued.sum())
     counts.sectors = int(sectors.sum())
     counts.lines = int(lines_.sum())
@@ -176,7 +205,9 @@ def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_b
     # byte distance between neighbouring active lanes (first element of each lane's vector)
     first = addr.transpose(0, 2, 1, 3).reshape(-1, lanes, vector)[issued][:, :, 0]
     pair_on = lane_on[:, 1:] & lane_on[:, :-1]
-    strides = Counter((first[:, 1:] - first[:, :-1])[pair_on].tolist()) if pair_on.any() else Counter()
+    strides = (
+        Counter((first[:, 1:] - first[:, :-1])[pair_on].tolist()) if pair_on.any() else Counter()
+    )
 
     picture = None
     if want_picture:
@@ -192,8 +223,15 @@ def count_requests(byte_addresses: np.ndarray, active: np.ndarray | None, elem_b
             else:
                 a = addr[warp, lane, group][on_elems]
                 lane_list.append((int(a.min()), int(a.max() - a.min()) + elem_bytes))
-        picture = WarpPicture(warp, group_starts[group], lane_list, int(sectors[pick]), int(ideal[pick]),
-                              int(lines_[pick]), int(act_r[pick].sum()) * elem_bytes)
+        picture = WarpPicture(
+            warp,
+            group_starts[group],
+            lane_list,
+            int(sectors[pick]),
+            int(ideal[pick]),
+            int(lines_[pick]),
+            int(act_r[pick].sum()) * elem_bytes,
+        )
     return RequestBatch(counts, picture, strides)
 
 
@@ -215,7 +253,9 @@ def dim_strides(byte_offsets: np.ndarray, mask: np.ndarray | None) -> dict[int, 
         diff = np.diff(offs, axis=dim)
         if mask is not None:
             m = np.asarray(mask, bool)
-            both = np.take(m, range(1, m.shape[dim]), axis=dim) & np.take(m, range(0, m.shape[dim] - 1), axis=dim)
+            both = np.take(m, range(1, m.shape[dim]), axis=dim) & np.take(
+                m, range(0, m.shape[dim] - 1), axis=dim
+            )
             diff = diff[both]
         values = Counter(np.asarray(diff).reshape(-1).tolist())
         if values:

@@ -60,10 +60,10 @@ class AccessCoalescing:
     """One load or store of the kernel (a TTGIR op), over every recorded execution."""
 
     source_line: int | None
-    kind: str                      # "load" | "store" | "atomic"
-    op: str                        # "tt.load", "ttg.async_copy_global_to_local", ...
-    stage_line: int                # 0-based line of the op in the TTGIR
-    param: str | None = None       # the pointer argument
+    kind: str  # "load" | "store" | "atomic"
+    op: str  # "tt.load", "ttg.async_copy_global_to_local", ...
+    stage_line: int  # 0-based line of the op in the TTGIR
+    param: str | None = None  # the pointer argument
     shape: tuple[int, ...] = ()
     dtype: str = ""
     elem_bytes: int = 4
@@ -73,20 +73,30 @@ class AccessCoalescing:
     counts: Counts = field(default_factory=Counts)
     executions: int = 0
     analysed: bool = True
-    reason: str = ""               # why not analysed
+    reason: str = ""  # why not analysed
     picture: WarpPicture | None = None
     lane_strides: Counter = field(default_factory=Counter)
-    dim_strides: dict[int, int] = field(default_factory=dict)   # tensor dim -> byte stride between neighbours
-    lane_dim: int | None = None    # the tensor dim neighbouring lanes step along
-    alignment_offsets: Counter = field(default_factory=Counter)  # per execution: first active byte % 32
+    dim_strides: dict[int, int] = field(
+        default_factory=dict
+    )  # tensor dim -> byte stride between neighbours
+    lane_dim: int | None = None  # the tensor dim neighbouring lanes step along
+    alignment_offsets: Counter = field(
+        default_factory=Counter
+    )  # per execution: first active byte % 32
     diagnosis: str = ""
     fix: str = ""
-    what_if: str = ""              # a recount under the change the fix suggests, where irscope can make one
-    cause: str = ""                # "narrow_access" | "lanes_across" | "strided" | "sibling_fields" | "misaligned_start"
-                                   # | "idle_lanes"
-    siblings: tuple = ()           # source lines of loads of the same argument that read the rest of its sectors
-    together_moved: float | None = None  # with those siblings: bytes of its sectors over the bytes the group uses
-    sample: tuple | None = field(default=None, repr=False)  # (addresses, mask, layout object, vector) of one execution
+    what_if: str = ""  # a recount under the change the fix suggests, where irscope can make one
+    cause: str = (
+        ""  # "narrow_access" | "lanes_across" | "strided" | "sibling_fields" | "misaligned_start"
+    )
+    # | "idle_lanes"
+    siblings: tuple = ()  # source lines of loads of the same argument that read the rest of its sectors
+    together_moved: float | None = (
+        None  # with those siblings: bytes of its sectors over the bytes the group uses
+    )
+    sample: tuple | None = field(
+        default=None, repr=False
+    )  # (addresses, mask, layout object, vector) of one execution
 
     @property
     def lane_stride_bytes(self) -> int | None:
@@ -99,15 +109,31 @@ class AccessCoalescing:
 
     def to_json(self) -> dict[str, Any]:
         c = self.counts
-        return {"source_line": self.source_line, "op": self.op, "kind": self.kind, "ttgir_line": self.stage_line + 1,
-                "param": self.param, "shape": list(self.shape), "dtype": self.dtype, "width_bytes": self.width_bytes,
-                "layout": self.layout, "analysed": self.analysed, "reason": self.reason or None,
-                "sectors_per_request": rounded(c.sectors_per_request),
-                "ideal_sectors_per_request": rounded(c.ideal_sectors_per_request),
-                "efficiency": rounded(c.efficiency, 3), "requests": c.requests, "sectors": c.sectors,
-                "excess_bytes": c.excess_bytes, "lane_stride_bytes": self.lane_stride_bytes,
-                "siblings": list(self.siblings) or None,
-                "cause": self.cause or None, "diagnosis": self.diagnosis or None, "fix": self.fix or None, "what_if": self.what_if or None}
+        return {
+            "source_line": self.source_line,
+            "op": self.op,
+            "kind": self.kind,
+            "ttgir_line": self.stage_line + 1,
+            "param": self.param,
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "width_bytes": self.width_bytes,
+            "layout": self.layout,
+            "analysed": self.analysed,
+            "reason": self.reason or None,
+            "sectors_per_request": rounded(c.sectors_per_request),
+            "ideal_sectors_per_request": rounded(c.ideal_sectors_per_request),
+            "efficiency": rounded(c.efficiency, 3),
+            "requests": c.requests,
+            "sectors": c.sectors,
+            "excess_bytes": c.excess_bytes,
+            "lane_stride_bytes": self.lane_stride_bytes,
+            "siblings": list(self.siblings) or None,
+            "cause": self.cause or None,
+            "diagnosis": self.diagnosis or None,
+            "fix": self.fix or None,
+            "what_if": self.what_if or None,
+        }
 
 
 @dataclass
@@ -133,7 +159,9 @@ class KernelCoalescing:
         lines: dict[int | None, LineCoalescing] = {}
         for a in self.accesses:
             entry = lines.setdefault(a.source_line, LineCoalescing(a.source_line))
-            (entry.stores if a.kind == "store" else entry.loads).add(a.counts) if a.kind != "atomic" else None
+            (entry.stores if a.kind == "store" else entry.loads).add(
+                a.counts
+            ) if a.kind != "atomic" else None
         return sorted(lines.values(), key=lambda e: (e.source_line is None, e.source_line or 0))
 
     def at_line(self, source_line: int | None) -> list[AccessCoalescing]:
@@ -143,12 +171,20 @@ class KernelCoalescing:
         return [a.to_json() for a in self.accesses]
 
     def totals_json(self) -> dict[str, Any]:
-        return {"loads": self.loads.to_json(), "stores": self.stores.to_json(),
-                "programs": len(self.programs), "grid_programs": math.prod(self.grid),
-                "seconds": round(self.seconds, 3), "notes": self.notes, "error": self.error}
+        return {
+            "loads": self.loads.to_json(),
+            "stores": self.stores.to_json(),
+            "programs": len(self.programs),
+            "grid_programs": math.prod(self.grid),
+            "seconds": round(self.seconds, 3),
+            "notes": self.notes,
+            "error": self.error,
+        }
 
 
-def sample_programs(grid: tuple[int, int, int], limit: int = DEFAULT_PROGRAMS) -> list[tuple[int, int, int]]:
+def sample_programs(
+    grid: tuple[int, int, int], limit: int = DEFAULT_PROGRAMS
+) -> list[tuple[int, int, int]]:
     """Every program when there are at most `limit`; else the first, the last and evenly spaced ones."""
     total = math.prod(grid)
 
@@ -166,14 +202,20 @@ def sample_programs(grid: tuple[int, int, int], limit: int = DEFAULT_PROGRAMS) -
     return [unflatten(i) for i in picks]
 
 
-def analyze_coalescing(comp: LaunchedKernel, max_programs: int = DEFAULT_PROGRAMS, programs: list[tuple[int, int, int]] | None = None,
-                       launch=None) -> KernelCoalescing:
+def analyze_coalescing(
+    comp: LaunchedKernel,
+    max_programs: int = DEFAULT_PROGRAMS,
+    programs: list[tuple[int, int, int]] | None = None,
+    launch=None,
+) -> KernelCoalescing:
     """Coalescing of every global load and store of a compilation, from recorded addresses.
 
     `launch` (default: the compilation's own) picks another launch with the same specialization: the
     code is the same, the addresses are not. Cached on the compilation for the default sampling."""
     if programs is None and max_programs == DEFAULT_PROGRAMS and launch is None:
-        return comp.analyses.get("coalescing", lambda: _analyze(comp, max_programs, None, comp.launch))
+        return comp.analyses.get(
+            "coalescing", lambda: _analyze(comp, max_programs, None, comp.launch)
+        )
     return _analyze(comp, max_programs, programs, launch or comp.launch)
 
 
@@ -185,8 +227,10 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
         result.error = "the kernel did not compile"
         return result
     if launch.origin != "captured":
-        result.error = ("no addresses: the file does not launch this kernel, so there are no real arguments "
-                        "to record (add a launch to the file's __main__ code)")
+        result.error = (
+            "no addresses: the file does not launch this kernel, so there are no real arguments "
+            "to record (add a launch to the file's __main__ code)"
+        )
         return result
     ttgir = comp.stage("ttgir")
     ops = ttgir_access_ops(ttgir, source_line_lookup(comp, "ttgir"), comp.kernel.file)
@@ -215,8 +259,17 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
             entry = entries.get(op.index)
             if entry is None:
                 entry = entries[op.index] = AccessCoalescing(
-                    op.source_line, op.kind, op.op, op.index, access.param, op.shape, access.dtype or op.elem_type,
-                    access.elem_bytes, layout=describe_layout(op.layout), threads_per_warp=threads)
+                    op.source_line,
+                    op.kind,
+                    op.op,
+                    op.index,
+                    access.param,
+                    op.shape,
+                    access.dtype or op.elem_type,
+                    access.elem_bytes,
+                    layout=describe_layout(op.layout),
+                    threads_per_warp=threads,
+                )
                 entry.width_bytes = width_for(widths, op, ops, access.elem_bytes)
             entry.executions += 1
             key = (op.index, op.shape)
@@ -232,8 +285,10 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
             layout = layouts_cache[key]
             if layout is None:
                 entry.analysed = False
-                entry.reason = (f"layout {describe_layout(op.layout)} not analysed: this Triton does not expose "
-                                f"its linear layout to Python")
+                entry.reason = (
+                    f"layout {describe_layout(op.layout)} not analysed: this Triton does not expose "
+                    f"its linear layout to Python"
+                )
                 continue
             base = 0
             region = rec.regions.get(access.param) if access.param else None
@@ -241,13 +296,23 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
                 base = (region.base - region.start) % STORAGE_ALIGNMENT
             addresses = np.asarray(access.byte_offsets, dtype=np.int64) + base
             vector = max(1, (entry.width_bytes or access.elem_bytes) // access.elem_bytes)
-            batch = count_requests(addresses, access.mask, access.elem_bytes, layout, vector, op.kind,
-                                   want_picture=True, op=op.op)
+            batch = count_requests(
+                addresses,
+                access.mask,
+                access.elem_bytes,
+                layout,
+                vector,
+                op.kind,
+                want_picture=True,
+                op=op.op,
+            )
             entry.counts.add(batch.counts)
             entry.lane_strides.update(batch.lane_strides)
-            if batch.worst is not None and (entry.picture is None or
-                                            batch.worst.sectors - batch.worst.ideal_sectors >
-                                            entry.picture.sectors - entry.picture.ideal_sectors):
+            if batch.worst is not None and (
+                entry.picture is None
+                or batch.worst.sectors - batch.worst.ideal_sectors
+                > entry.picture.sectors - entry.picture.ideal_sectors
+            ):
                 entry.picture = batch.worst
             if not entry.dim_strides:
                 entry.sample = (addresses, access.mask, op.layout, vector)
@@ -256,15 +321,23 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
             offset = alignment_offset(addresses, access.mask)
             if offset is not None:
                 entry.alignment_offsets[offset] += 1
-    for (line, kind, shape), texts in sorted(layouts_by_site.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
+    for (line, kind, shape), texts in sorted(
+        layouts_by_site.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])
+    ):
         if len(texts) > 1 and (line, kind, shape) in split:
-            result.notes.append(f"line {line}: the compiler loads or stores it once in each of {len(texts)} layouts "
-                                f"({', '.join(sorted(texts))}), and each runs: irscope counts every one")
+            result.notes.append(
+                f"line {line}: the compiler loads or stores it once in each of {len(texts)} layouts "
+                f"({', '.join(sorted(texts))}), and each runs: irscope counts every one"
+            )
         elif len(texts) > 1:
-            result.notes.append(f"line {line}: the {kind}s the compiler made of it (inlined or pipelined copies) have "
-                                f"different layouts ({', '.join(sorted(texts))}); irscope counts all with the first")
+            result.notes.append(
+                f"line {line}: the {kind}s the compiler made of it (inlined or pipelined copies) have "
+                f"different layouts ({', '.join(sorted(texts))}); irscope counts all with the first"
+            )
     result.accesses = sorted(entries.values(), key=lambda e: (e.source_line or 0, e.stage_line))
-    find_siblings(result.accesses)  # adjacent fields read by separate loads: the group's traffic is what counts
+    find_siblings(
+        result.accesses
+    )  # adjacent fields read by separate loads: the group's traffic is what counts
     for entry in result.accesses:
         if entry.kind == "load":
             result.loads.add(entry.counts)
@@ -284,7 +357,10 @@ def _named_as_derived(access, param: str | None, regions: dict):
     """The access named after the argument its pointer is computed from, where that argument's own elements hold
     every address it touched (a slice of a tensor passed beside it: the addresses alone pick the slice), with its
     offsets counted from that argument; otherwise as recorded."""
-    mine, theirs = regions.get(access.param) if access.param else None, regions.get(param) if param else None
+    mine, theirs = (
+        regions.get(access.param) if access.param else None,
+        regions.get(param) if param else None,
+    )
     if mine is None or theirs is None or param == access.param:
         return access
     absolute = np.asarray(access.byte_offsets, dtype=np.int64) + mine.base
@@ -292,7 +368,9 @@ def _named_as_derived(access, param: str | None, regions: dict):
     if not theirs.holds(active).all():
         return access
     offsets = absolute - theirs.base
-    return dataclasses.replace(access, param=param, byte_offsets=offsets, offsets=offsets // access.elem_bytes)
+    return dataclasses.replace(
+        access, param=param, byte_offsets=offsets, offsets=offsets // access.elem_bytes
+    )
 
 
 def report_fields(comp: LaunchedKernel) -> dict[str, Any]:

@@ -16,18 +16,31 @@ from irscope.analysis.coalescing.requests import SECTOR_BYTES
 def find_siblings(entries: list) -> None:
     """Set `siblings` (the others' source lines) and `together_moved` on each analysed load whose sectors other
     loads of the same argument also read, when together they use more of those sectors than it does alone."""
-    loads = [e for e in entries if e.kind == "load" and e.analysed and e.param and _active(e) is not None]
+    loads = [
+        e for e in entries if e.kind == "load" and e.analysed and e.param and _active(e) is not None
+    ]
     for entry in loads:
         mine = _active(entry)
         sectors = np.unique(mine // SECTOR_BYTES)
-        mates = [o for o in loads if o is not entry and o.param == entry.param and o.elem_bytes == entry.elem_bytes
-                 and _shares(sectors, _active(o))]
+        mates = [
+            o
+            for o in loads
+            if o is not entry
+            and o.param == entry.param
+            and o.elem_bytes == entry.elem_bytes
+            and _shares(sectors, _active(o))
+        ]
         if not mates:
             continue
         together = np.concatenate([mine] + [_active(o) for o in mates])
-        alone, with_mates = _moved(sectors, mine, entry.elem_bytes), _moved(sectors, together, entry.elem_bytes)
+        alone, with_mates = (
+            _moved(sectors, mine, entry.elem_bytes),
+            _moved(sectors, together, entry.elem_bytes),
+        )
         if with_mates < 0.9 * alone:
-            entry.siblings = tuple(sorted({o.source_line for o in mates}, key=lambda line: line or 0))
+            entry.siblings = tuple(
+                sorted({o.source_line for o in mates}, key=lambda line: line or 0)
+            )
             entry.together_moved = with_mates
 
 
@@ -49,4 +62,8 @@ def _shares(sectors: np.ndarray, others: np.ndarray) -> bool:
 def _moved(sectors: np.ndarray, addresses: np.ndarray, elem_bytes: int) -> float:
     """The bytes of `sectors` over the bytes of them that `addresses` use."""
     used = np.unique(addresses[np.isin(addresses // SECTOR_BYTES, sectors)])
-    return sectors.size * SECTOR_BYTES / max(1, min(used.size * elem_bytes, sectors.size * SECTOR_BYTES))
+    return (
+        sectors.size
+        * SECTOR_BYTES
+        / max(1, min(used.size * elem_bytes, sectors.size * SECTOR_BYTES))
+    )

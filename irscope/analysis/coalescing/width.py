@@ -39,21 +39,31 @@ def narrow_text(entry, moved: float | None, reasons: list[str]) -> str:
     run = entry.lane_stride_bytes or width
     per_lane = max(1, run // width)
     what = f"{entry.kind} of {entry.param or 'memory'}"
-    text = (f"{what}: each lane owns {run} adjacent bytes and one instruction moves {width} of them, so a request "
-            f"spans {c.sectors_per_request:.1f} sectors where {c.ideal_sectors_per_request:.1f} would do and the "
-            f"next {per_lane - 1} instructions ask for the same sectors again. Sectors requested: "
-            f"{c.cost or 1.0:.1f}× the ideal ({c.sectors} for {c.requests} requests)")
+    text = (
+        f"{what}: each lane owns {run} adjacent bytes and one instruction moves {width} of them, so a request "
+        f"spans {c.sectors_per_request:.1f} sectors where {c.ideal_sectors_per_request:.1f} would do and the "
+        f"next {per_lane - 1} instructions ask for the same sectors again. Sectors requested: "
+        f"{c.cost or 1.0:.1f}× the ideal ({c.sectors} for {c.requests} requests)"
+    )
     if moved is not None:
-        where = "L1 serves the loads' re-reads" if entry.kind == "load" else "L2 merges the stores' partial writes"
-        text += (f"; sectors moved: {moved:.1f}× the bytes used ({where}) — {per_lane}× the instructions and "
-                 f"requests, not {c.cost or 1.0:.1f}× the memory traffic")
+        where = (
+            "L1 serves the loads' re-reads"
+            if entry.kind == "load"
+            else "L2 merges the stores' partial writes"
+        )
+        text += (
+            f"; sectors moved: {moved:.1f}× the bytes used ({where}) — {per_lane}× the instructions and "
+            f"requests, not {c.cost or 1.0:.1f}× the memory traffic"
+        )
     text += ". "
     if reasons:
         text += "Triton kept it narrow because " + "; and ".join(reasons) + "."
     else:
         text += "Triton could not prove the wider access safe (irscope found no argument that explains it)."
-    return text + (f" What if each lane moved its {min(run, 16)} bytes at once: "
-                   f"{c.ideal_sectors_per_request:.1f} sectors per request, 1/{per_lane} of the instructions.")
+    return text + (
+        f" What if each lane moved its {min(run, 16)} bytes at once: "
+        f"{c.ideal_sectors_per_request:.1f} sectors per request, 1/{per_lane} of the instructions."
+    )
 
 
 def moved_factor(entry) -> float | None:
@@ -65,7 +75,11 @@ def moved_factor(entry) -> float | None:
         addresses = addresses[np.asarray(mask, bool).reshape(-1)]
     if not addresses.size:
         return None
-    return len(np.unique(addresses // SECTOR_BYTES)) * SECTOR_BYTES / (len(np.unique(addresses)) * entry.elem_bytes)
+    return (
+        len(np.unique(addresses // SECTOR_BYTES))
+        * SECTOR_BYTES
+        / (len(np.unique(addresses)) * entry.elem_bytes)
+    )
 
 
 def _width_diagnoses(comp: LaunchedKernel) -> list:
@@ -79,7 +93,10 @@ def _width_diagnoses(comp: LaunchedKernel) -> list:
 def _reasons_for(entry, diagnoses: list) -> list:
     """The reasons the vectorization analysis gives for this access (same line, op and pointer)."""
     for d in diagnoses:
-        if d.source_line == entry.source_line and d.op == entry.kind and (
-                d.pointer is None or entry.param is None or d.pointer == entry.param):
+        if (
+            d.source_line == entry.source_line
+            and d.op == entry.kind
+            and (d.pointer is None or entry.param is None or d.pointer == entry.param)
+        ):
             return [r for r in d.reasons if r.kind not in ("layout", "constant_stride")]
     return []

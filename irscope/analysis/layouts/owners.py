@@ -37,8 +37,10 @@ class BlockedLayout:
         return len(self.order)
 
     def describe(self) -> str:
-        return (f"blocked: sizePerThread {list(self.size_per_thread)}, threadsPerWarp "
-                f"{list(self.threads_per_warp)}, warpsPerCTA {list(self.warps_per_cta)}, order {list(self.order)}")
+        return (
+            f"blocked: sizePerThread {list(self.size_per_thread)}, threadsPerWarp "
+            f"{list(self.threads_per_warp)}, warpsPerCTA {list(self.warps_per_cta)}, order {list(self.order)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def _bases_text(bases) -> str:
 class OpaqueLayout:
     """A layout this module does not build itself (MMA, dot operand, linear, ...): its TTGIR text."""
 
-    kind: str   # "nvidia_mma", "dot_op", "linear", ...
+    kind: str  # "nvidia_mma", "dot_op", "linear", ...
     text: str
 
     def describe(self) -> str:
@@ -141,7 +143,7 @@ class LinearLayout:
             out = np.zeros((1 << len(bases), rank), dtype=np.int64)
             for bit, basis in enumerate(bases):
                 size = 1 << bit
-                out[size:2 * size] = out[:size] ^ np.asarray(basis, dtype=np.int64)
+                out[size : 2 * size] = out[:size] ^ np.asarray(basis, dtype=np.int64)
             return out
 
         regs, lanes, warps = table(self.reg_bases), table(self.lane_bases), table(self.warp_bases)
@@ -153,7 +155,11 @@ class LinearLayout:
         strides = np.ones(len(self.shape), dtype=np.int64)
         for d in range(len(self.shape) - 2, -1, -1):
             strides[d] = strides[d + 1] * self.shape[d + 1]
-        return (coords * strides).sum(axis=-1) if len(self.shape) else np.zeros(coords.shape[:3], np.int64)
+        return (
+            (coords * strides).sum(axis=-1)
+            if len(self.shape)
+            else np.zeros(coords.shape[:3], np.int64)
+        )
 
 
 def _unit(rank: int, dim: int, value: int) -> tuple[int, ...]:
@@ -174,8 +180,11 @@ def blocked_linear_layout(layout: BlockedLayout, shape: tuple[int, ...]) -> Line
     lanes: list[tuple[int, ...]] = []
     warps: list[tuple[int, ...]] = []
     size = [1] * rank
-    for bases, counts in ((regs, layout.size_per_thread), (lanes, layout.threads_per_warp),
-                          (warps, layout.warps_per_cta)):
+    for bases, counts in (
+        (regs, layout.size_per_thread),
+        (lanes, layout.threads_per_warp),
+        (warps, layout.warps_per_cta),
+    ):
         for dim in layout.order:
             count = counts[dim]
             while count > 1:
@@ -190,8 +199,12 @@ def blocked_linear_layout(layout: BlockedLayout, shape: tuple[int, ...]) -> Line
     removed_regs: set[int] = set()
     for dim in range(rank):
         excess = size[dim]
-        candidates = [(basis[dim], kind, index) for kind, bases in (("reg", regs), ("lane", lanes), ("warp", warps))
-                      for index, basis in enumerate(bases) if basis[dim] != 0]
+        candidates = [
+            (basis[dim], kind, index)
+            for kind, bases in (("reg", regs), ("lane", lanes), ("warp", warps))
+            for index, basis in enumerate(bases)
+            if basis[dim] != 0
+        ]
         candidates.sort(key=lambda c: -c[0])
         for _value, kind, index in candidates:
             if excess <= shape[dim]:
@@ -210,7 +223,7 @@ def blocked_linear_layout(layout: BlockedLayout, shape: tuple[int, ...]) -> Line
 def slice_linear_layout(layout: SliceLayout, shape: tuple[int, ...]) -> LinearLayout:
     """A slice layout: the parent's layout for the shape with a size-1 dimension at `dim`, that
     dimension dropped, and registers that no longer move the element removed."""
-    parent_shape = tuple(shape[:layout.dim]) + (1,) + tuple(shape[layout.dim:])
+    parent_shape = tuple(shape[: layout.dim]) + (1,) + tuple(shape[layout.dim :])
     parent = linear_layout(layout.parent, parent_shape)
     if parent is None:
         return None  # type: ignore[return-value]
@@ -219,7 +232,9 @@ def slice_linear_layout(layout: SliceLayout, shape: tuple[int, ...]) -> LinearLa
         return tuple(v for d, v in enumerate(basis) if d != layout.dim)
 
     regs = tuple(b for b in map(drop, parent.reg_bases) if any(b))
-    return LinearLayout(tuple(shape), regs, tuple(map(drop, parent.lane_bases)), tuple(map(drop, parent.warp_bases)))
+    return LinearLayout(
+        tuple(shape), regs, tuple(map(drop, parent.lane_bases)), tuple(map(drop, parent.warp_bases))
+    )
 
 
 def linear_layout(layout: Any, shape: tuple[int, ...]) -> LinearLayout | None:

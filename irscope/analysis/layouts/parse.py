@@ -41,7 +41,12 @@ def parse_layout(text: str, aliases: dict[str, Any]) -> Any:
         if any(v != 1 for v in lists.get("CTAsPerCGA", ())):
             return OpaqueLayout("blocked (multi-CTA)", text)
         try:
-            return BlockedLayout(lists["sizePerThread"], lists["threadsPerWarp"], lists["warpsPerCTA"], lists["order"])
+            return BlockedLayout(
+                lists["sizePerThread"],
+                lists["threadsPerWarp"],
+                lists["warpsPerCTA"],
+                lists["order"],
+            )
         except KeyError:
             return OpaqueLayout("blocked", text)
     if kind == "linear":
@@ -51,17 +56,25 @@ def parse_layout(text: str, aliases: dict[str, Any]) -> Any:
             if m is None:
                 bases[key] = None
                 continue
-            bases[key] = tuple(tuple(int(v) for v in inner.replace(" ", "").split(",") if v)
-                               for inner in re.findall(r"\[([^\]]*)\]", m.group(1)))
-        if bases["register"] is not None and bases["lane"] is not None and bases["warp"] is not None \
-                and not bases.get("block"):
+            bases[key] = tuple(
+                tuple(int(v) for v in inner.replace(" ", "").split(",") if v)
+                for inner in re.findall(r"\[([^\]]*)\]", m.group(1))
+            )
+        if (
+            bases["register"] is not None
+            and bases["lane"] is not None
+            and bases["warp"] is not None
+            and not bases.get("block")
+        ):
             return LinearLayoutAttr(bases["register"], bases["lane"], bases["warp"])
         return OpaqueLayout("linear", text)
     if kind == "slice":
         dim = re.search(r"dim\s*=\s*(\d+)", body)
         parent = re.search(r"parent\s*=\s*(#[\w.]+(?:<.*>)?)\s*}?\s*$", body, re.S)
         if dim and parent:
-            return SliceLayout(int(dim.group(1)), parse_layout(parent.group(1).rstrip("}").strip(), aliases))
+            return SliceLayout(
+                int(dim.group(1)), parse_layout(parent.group(1).rstrip("}").strip(), aliases)
+            )
     return OpaqueLayout(kind, text)
 
 

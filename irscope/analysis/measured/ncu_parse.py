@@ -36,8 +36,8 @@ def number(text: str) -> float | None:
 
 @dataclass
 class SassRow:
-    offset: int            # bytes from the function's first instruction
-    text: str              # the instruction as ncu disassembled it
+    offset: int  # bytes from the function's first instruction
+    text: str  # the instruction as ncu disassembled it
     values: dict[str, str]
 
     def get(self, name: str) -> float:
@@ -103,10 +103,21 @@ def parse_source_page(text: str) -> list[SourcePage]:
 # one kernel's gpu__time_duration in "us", a longer one's in "ms"; bytes in "byte", "Kbyte", "Mbyte". Times are
 # kept in microseconds and sizes in bytes, whatever unit a page used (tutorial 02's 1.4 ms kernel was read
 # as 1.4 µs on the H100 before this).
-_SCALES = {"nsecond": ("usecond", 1e-3), "ns": ("usecond", 1e-3), "usecond": ("usecond", 1.0), "us": ("usecond", 1.0),
-           "msecond": ("usecond", 1e3), "ms": ("usecond", 1e3), "second": ("usecond", 1e6), "s": ("usecond", 1e6),
-           "byte": ("byte", 1.0), "Kbyte": ("byte", 1e3), "Mbyte": ("byte", 1e6), "Gbyte": ("byte", 1e9),
-           "Tbyte": ("byte", 1e12)}
+_SCALES = {
+    "nsecond": ("usecond", 1e-3),
+    "ns": ("usecond", 1e-3),
+    "usecond": ("usecond", 1.0),
+    "us": ("usecond", 1.0),
+    "msecond": ("usecond", 1e3),
+    "ms": ("usecond", 1e3),
+    "second": ("usecond", 1e6),
+    "s": ("usecond", 1e6),
+    "byte": ("byte", 1.0),
+    "Kbyte": ("byte", 1e3),
+    "Mbyte": ("byte", 1e6),
+    "Gbyte": ("byte", 1e9),
+    "Tbyte": ("byte", 1e12),
+}
 
 
 def _in_base_unit(text: str, unit: str) -> str:
@@ -125,12 +136,21 @@ def parse_raw_page(text: str) -> list[dict[str, str]]:
     if start is None:
         return []
     header = rows[start]
-    units = rows[start + 1] if start + 1 < len(rows) and not rows[start + 1][0].strip().isdigit() else []
+    units = (
+        rows[start + 1]
+        if start + 1 < len(rows) and not rows[start + 1][0].strip().isdigit()
+        else []
+    )
     units = dict(zip(header, units))
     out = []
-    for row in rows[start + 1:]:
+    for row in rows[start + 1 :]:
         if row and row[0].strip().isdigit():
-            out.append({name: _in_base_unit(value, units.get(name, "")) for name, value in zip(header, row)})
+            out.append(
+                {
+                    name: _in_base_unit(value, units.get(name, ""))
+                    for name, value in zip(header, row)
+                }
+            )
     return out
 
 
@@ -148,12 +168,17 @@ def split_source_text(text: str) -> list[str]:
 def split_raw_text(text: str) -> list[str]:
     """A raw page of several launches, as one page each: the header and units rows, then that launch's row."""
     lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"') or line.startswith("ID,")), None)
+    start = next(
+        (i for i, line in enumerate(lines) if line.startswith('"ID"') or line.startswith("ID,")),
+        None,
+    )
     if start is None:
         return []
-    head = lines[start:start + 2]
+    head = lines[start : start + 2]
     if len(head) == 2 and next(csv.reader([head[1]]), [""])[0].strip().isdigit():
         head = head[:1]  # no units row
-    return ["".join(head + [line]) for line in lines[start + len(head):]
-            if line.strip() and next(csv.reader([line]), [""])[0].strip().isdigit()]
-
+    return [
+        "".join(head + [line])
+        for line in lines[start + len(head) :]
+        if line.strip() and next(csv.reader([line]), [""])[0].strip().isdigit()
+    ]

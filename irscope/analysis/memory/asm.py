@@ -26,14 +26,60 @@ from irscope.ir.operands import split_operands
 
 # ---------------------------------------------------------------------------------------------- PTX
 
-_PTX_TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "e4m3": 1,
-                   "e5m2": 1, "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
-                   "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
-_PTX_SPACES = {"global": GLOBAL, "shared": SHARED, "local": LOCAL, "const": CONSTANT, "param": "param"}
+_PTX_TYPE_BYTES = {
+    "b8": 1,
+    "u8": 1,
+    "s8": 1,
+    "b16": 2,
+    "u16": 2,
+    "s16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "e4m3": 1,
+    "e5m2": 1,
+    "b32": 4,
+    "u32": 4,
+    "s32": 4,
+    "f32": 4,
+    "f16x2": 4,
+    "bf16x2": 4,
+    "tf32": 4,
+    "b64": 8,
+    "u64": 8,
+    "s64": 8,
+    "f64": 8,
+    "b128": 16,
+}
+_PTX_SPACES = {
+    "global": GLOBAL,
+    "shared": SHARED,
+    "local": LOCAL,
+    "const": CONSTANT,
+    "param": "param",
+}
 _PTX_MEMORY = ("ldmatrix", "stmatrix", "ldu", "ld", "st", "atom", "red", "cp.async")
 _PTX_HEADS = frozenset(m.split(".")[0] for m in _PTX_MEMORY)
-_PTX_ORDERING = {"volatile", "relaxed", "acquire", "release", "acq_rel", "weak", "mmio",
-                 "cta", "cluster", "gpu", "sys", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt"}
+_PTX_ORDERING = {
+    "volatile",
+    "relaxed",
+    "acquire",
+    "release",
+    "acq_rel",
+    "weak",
+    "mmio",
+    "cta",
+    "cluster",
+    "gpu",
+    "sys",
+    "nc",
+    "ca",
+    "cg",
+    "cs",
+    "lu",
+    "cv",
+    "wb",
+    "wt",
+}
 
 
 def parse_ptx(text: str, stage: str = "ptx") -> list[MemoryOp]:
@@ -57,19 +103,44 @@ def ptx_op(instruction: ir_ptx.Instruction | None, index: int, stage: str) -> Me
     predicate = instruction.predicate
     if head == "cp" and opcode.startswith("cp.async.bulk"):
         return _ptx_bulk_copy(opcode, parts, predicate, index, stage)
-    if head == "cp":  # cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size}{, policy}
+    if (
+        head == "cp"
+    ):  # cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size}{, policy}
         if len(parts) < 3 or parts[2] in ("commit_group", "wait_group", "wait_all", "mbarrier"):
             return None
         operands = split_operands(instruction.operand_text)
         size = _int(operands[2]) if len(operands) > 2 else None
-        zero_fill = len(operands) > 3 and not operands[3].startswith("%rd")  # src-size: fewer bytes are read
-        return MemoryOp(stage, index, opcode, LOAD, GLOBAL, size, bool(predicate) or zero_fill,
-                        elem_type=None, vector=1, predicate=predicate,
-                        cache=tuple(p for p in parts[2:3]), copy_to=SHARED)
+        zero_fill = len(operands) > 3 and not operands[3].startswith(
+            "%rd"
+        )  # src-size: fewer bytes are read
+        return MemoryOp(
+            stage,
+            index,
+            opcode,
+            LOAD,
+            GLOBAL,
+            size,
+            bool(predicate) or zero_fill,
+            elem_type=None,
+            vector=1,
+            predicate=predicate,
+            cache=tuple(p for p in parts[2:3]),
+            copy_to=SHARED,
+        )
     if head in ("ldmatrix", "stmatrix"):  # .sync.aligned.m8n8.x4{.trans}.shared{::cta}.b16
         count = next((n for n in map(ir_ptx.matrix_count, parts) if n is not None), 1)
-        return MemoryOp(stage, index, opcode, LOAD if head == "ldmatrix" else STORE, SHARED, 4 * count,
-                        bool(predicate), elem_type=parts[-1], vector=count, predicate=predicate)
+        return MemoryOp(
+            stage,
+            index,
+            opcode,
+            LOAD if head == "ldmatrix" else STORE,
+            SHARED,
+            4 * count,
+            bool(predicate),
+            elem_type=parts[-1],
+            vector=count,
+            predicate=predicate,
+        )
     space = GENERIC
     for p in parts[1:]:
         base = p.split("::")[0]
@@ -90,21 +161,46 @@ def ptx_op(instruction: ir_ptx.Instruction | None, index: int, stage: str) -> Me
             cache.append(p)
     kind = {"ld": LOAD, "ldu": LOAD, "st": STORE}.get(head, ATOMIC)
     width = vector * _PTX_TYPE_BYTES[elem] if elem else None
-    return MemoryOp(stage, index, opcode, kind, space, width, bool(predicate), elem_type=elem,
-                    vector=vector, predicate=predicate, cache=tuple(cache))
+    return MemoryOp(
+        stage,
+        index,
+        opcode,
+        kind,
+        space,
+        width,
+        bool(predicate),
+        elem_type=elem,
+        vector=vector,
+        predicate=predicate,
+        cache=tuple(cache),
+    )
 
 
-def _ptx_bulk_copy(opcode: str, parts: list[str], predicate: str | None, index: int, stage: str) -> MemoryOp | None:
+def _ptx_bulk_copy(
+    opcode: str, parts: list[str], predicate: str | None, index: int, stage: str
+) -> MemoryOp | None:
     """TMA and bulk copies move a whole tile for the CTA: there is no per-thread width."""
-    if any(p in ("commit_group", "wait_group", "wait_group.read") for p in parts) or "prefetch" in parts:
+    if (
+        any(p in ("commit_group", "wait_group", "wait_group.read") for p in parts)
+        or "prefetch" in parts
+    ):
         return None
     spaces = [p.split("::")[0] for p in parts if p.split("::")[0] in ("global", "shared")]
     if len(spaces) < 2:
         return None
     src = spaces[1]  # the destination is spaces[0]
     if src == GLOBAL:
-        return MemoryOp(stage, index, opcode, LOAD, GLOBAL, None, bool(predicate), predicate=predicate,
-                        copy_to=SHARED)
+        return MemoryOp(
+            stage,
+            index,
+            opcode,
+            LOAD,
+            GLOBAL,
+            None,
+            bool(predicate),
+            predicate=predicate,
+            copy_to=SHARED,
+        )
     return MemoryOp(stage, index, opcode, STORE, GLOBAL, None, bool(predicate), predicate=predicate)
 
 
@@ -118,8 +214,26 @@ def _int(text: str) -> int | None:
 # --------------------------------------------------------------------------------------------- SASS
 
 _SASS_SIZES = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16, "256": 32}
-_SASS_CACHE = {"EF", "EL", "LU", "EU", "NA", "CONSTANT", "STRONG", "GPU", "SYS", "SM", "CTA", "BYPASS", "LTC128B",
-               "LTC64B", "LTC256B", "ZFILL", "ENL2", "NC"}
+_SASS_CACHE = {
+    "EF",
+    "EL",
+    "LU",
+    "EU",
+    "NA",
+    "CONSTANT",
+    "STRONG",
+    "GPU",
+    "SYS",
+    "SM",
+    "CTA",
+    "BYPASS",
+    "LTC128B",
+    "LTC64B",
+    "LTC256B",
+    "ZFILL",
+    "ENL2",
+    "NC",
+}
 
 
 def parse_sass(text: str, stage: str = "sass") -> list[MemoryOp]:
@@ -134,7 +248,10 @@ def parse_sass(text: str, stage: str = "sass") -> list[MemoryOp]:
         guarded = pred is not None and pred not in ("PT", "UPT")
         operands = instruction.operands
         width = 4
-        if parts[0] in ("LDSM", "STSM"):  # LDSM.16.M88.4: four 8x8 matrices of b16, one register each
+        if parts[0] in (
+            "LDSM",
+            "STSM",
+        ):  # LDSM.16.M88.4: four 8x8 matrices of b16, one register each
             count = int(parts[-1]) if parts[-1].isdigit() and len(parts) > 3 else 1
             width = 4 * count
         elif parts[0] in ("LDTM", "STTM"):
@@ -145,27 +262,65 @@ def parse_sass(text: str, stage: str = "sass") -> list[MemoryOp]:
                     width = _SASS_SIZES[p]
                 elif p in ("F16x2", "BF16x2"):
                     width = 4
-        zero_fill = parts[0] == "LDGSTS" and len(operands) > 2 and ir_sass.is_predicate(operands[-1]) \
-            and "T" not in operands[-1] and not operands[-1].lstrip("!").startswith("U")
+        zero_fill = (
+            parts[0] == "LDGSTS"
+            and len(operands) > 2
+            and ir_sass.is_predicate(operands[-1])
+            and "T" not in operands[-1]
+            and not operands[-1].lstrip("!").startswith("U")
+        )
         cache = tuple(p for p in parts[1:] if p in _SASS_CACHE)
-        ops.append(MemoryOp(stage, instruction.index, opcode, kind, space, width, guarded or zero_fill,
-                            elem_type=None, vector=max(1, (width or 4) // 4), predicate=pred if guarded else None,
-                            cache=cache, copy_to=SHARED if parts[0] == "LDGSTS" else None))
+        ops.append(
+            MemoryOp(
+                stage,
+                instruction.index,
+                opcode,
+                kind,
+                space,
+                width,
+                guarded or zero_fill,
+                elem_type=None,
+                vector=max(1, (width or 4) // 4),
+                predicate=pred if guarded else None,
+                cache=cache,
+                copy_to=SHARED if parts[0] == "LDGSTS" else None,
+            )
+        )
     return ops
 
 
 # ------------------------------------------------------------------------------------------- AMDGCN
 
-_AMD_SIZE = [(re.compile(r"dwordx(\d)"), lambda m: 4 * int(m.group(1))), (re.compile(r"dword"), lambda m: 4),
-             (re.compile(r"(?:^|_)b(\d+)"), lambda m: int(m.group(1)) // 8),
-             (re.compile(r"(?:u|i)(\d+)"), lambda m: int(m.group(1)) // 8),
-             (re.compile(r"(?:ubyte|sbyte|byte)"), lambda m: 1), (re.compile(r"(?:ushort|sshort|short)"), lambda m: 2)]
+_AMD_SIZE = [
+    (re.compile(r"dwordx(\d)"), lambda m: 4 * int(m.group(1))),
+    (re.compile(r"dword"), lambda m: 4),
+    (re.compile(r"(?:^|_)b(\d+)"), lambda m: int(m.group(1)) // 8),
+    (re.compile(r"(?:u|i)(\d+)"), lambda m: int(m.group(1)) // 8),
+    (re.compile(r"(?:ubyte|sbyte|byte)"), lambda m: 1),
+    (re.compile(r"(?:ushort|sshort|short)"), lambda m: 2),
+]
 _AMD_SPACES = {"global": GLOBAL, "buffer": GLOBAL, "flat": GENERIC, "scratch": LOCAL, "ds": SHARED}
-_AMD_NOT_MEMORY = {"ds_swizzle_b32", "ds_permute_b32", "ds_bpermute_b32", "ds_nop", "ds_gws_init",
-                   "buffer_wbl2", "buffer_inv", "buffer_gl0_inv", "buffer_gl1_inv", "buffer_wbinvl1",
-                   "buffer_wbinvl1_vol", "global_wb", "global_inv"}
-_AMD_WRITES_EXEC = re.compile(r"^\s*s_\w+\s+(?:s\[\d+:\d+\],\s*)?exec(?:_lo)?\b|^\s*s_\w*saveexec\w*")
-_AMD_RESTORES_EXEC = re.compile(r"^\s*s_(?:or|mov)_b(?:32|64)\s+exec(?:_lo)?,\s*(?:exec(?:_lo)?,|-1\b)")
+_AMD_NOT_MEMORY = {
+    "ds_swizzle_b32",
+    "ds_permute_b32",
+    "ds_bpermute_b32",
+    "ds_nop",
+    "ds_gws_init",
+    "buffer_wbl2",
+    "buffer_inv",
+    "buffer_gl0_inv",
+    "buffer_gl1_inv",
+    "buffer_wbinvl1",
+    "buffer_wbinvl1_vol",
+    "global_wb",
+    "global_inv",
+}
+_AMD_WRITES_EXEC = re.compile(
+    r"^\s*s_\w+\s+(?:s\[\d+:\d+\],\s*)?exec(?:_lo)?\b|^\s*s_\w*saveexec\w*"
+)
+_AMD_RESTORES_EXEC = re.compile(
+    r"^\s*s_(?:or|mov)_b(?:32|64)\s+exec(?:_lo)?,\s*(?:exec(?:_lo)?,|-1\b)"
+)
 
 
 def parse_amdgcn(text: str, stage: str = "amdgcn") -> list[MemoryOp]:
@@ -203,8 +358,12 @@ def parse_amdgcn(text: str, stage: str = "amdgcn") -> list[MemoryOp]:
         family, rest = opcode.split("_", 1)
         space = _AMD_SPACES[family]
         if family == "ds":
-            is_atomic = not (rest.startswith("read") or rest.startswith("write") or rest.startswith("load")
-                             or rest.startswith("store"))
+            is_atomic = not (
+                rest.startswith("read")
+                or rest.startswith("write")
+                or rest.startswith("load")
+                or rest.startswith("store")
+            )
         else:
             is_atomic = rest.startswith("atomic")
         if is_atomic:
@@ -222,8 +381,21 @@ def parse_amdgcn(text: str, stage: str = "amdgcn") -> list[MemoryOp]:
             masked = True
         copy_to = SHARED if (" lds" in operand_text or "_lds_" in opcode) else None
         cache = tuple(t for t in re.findall(r"\b(glc|slc|nt|sc0|sc1|dlc|nv)\b", operand_text))
-        ops.append(MemoryOp(stage, index, opcode, kind, space, width, masked, elem_type=None,
-                            vector=max(1, (width or 4) // 4), cache=cache, copy_to=copy_to))
+        ops.append(
+            MemoryOp(
+                stage,
+                index,
+                opcode,
+                kind,
+                space,
+                width,
+                masked,
+                elem_type=None,
+                vector=max(1, (width or 4) // 4),
+                cache=cache,
+                copy_to=copy_to,
+            )
+        )
     return ops
 
 
@@ -234,8 +406,18 @@ def _amd_width(rest: str) -> int | None:
         found = pattern.search(body)
         if found:
             return size(found)
-    if rest.startswith("atomic") or rest.split("_")[0] in ("add", "sub", "min", "max", "and", "or", "xor", "inc",
-                                                           "dec", "swap", "cmpswap"):
+    if rest.startswith("atomic") or rest.split("_")[0] in (
+        "add",
+        "sub",
+        "min",
+        "max",
+        "and",
+        "or",
+        "xor",
+        "inc",
+        "dec",
+        "swap",
+        "cmpswap",
+    ):
         return 8 if rest.endswith("_x2") else 4  # untyped atomics work on a dword, _x2 on two
     return None
-

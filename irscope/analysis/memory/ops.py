@@ -29,8 +29,14 @@ from irscope.analysis.memory.ir import parse_llvm, parse_mlir
 from irscope.analysis.memory.op import GLOBAL, LOAD, STORE, MemoryOp
 from irscope.base.compiled import CompiledKernel
 
-PARSERS = {"ttir": lambda t: parse_mlir(t, "ttir"), "ttgir": lambda t: parse_mlir(t, "ttgir"),
-           "llir": parse_llvm, "ptx": parse_ptx, "sass": parse_sass, "amdgcn": parse_amdgcn}
+PARSERS = {
+    "ttir": lambda t: parse_mlir(t, "ttir"),
+    "ttgir": lambda t: parse_mlir(t, "ttgir"),
+    "llir": parse_llvm,
+    "ptx": parse_ptx,
+    "sass": parse_sass,
+    "amdgcn": parse_amdgcn,
+}
 
 
 def primary_stage(comp: CompiledKernel) -> str:
@@ -46,8 +52,12 @@ def memory_ops(comp: CompiledKernel, stages: Iterable[str] | None = None) -> lis
     wanted = [s for s in (stages or comp.stage_names) if s in PARSERS and s in comp.stage_names]
     out: list[MemoryOp] = []
     for stage in wanted:
-        out.extend(comp.analyses.get(f"memory_ops:{stage}",
-                                     lambda: _with_source_lines(comp, stage, PARSERS[stage](comp.stage(stage)))))
+        out.extend(
+            comp.analyses.get(
+                f"memory_ops:{stage}",
+                lambda: _with_source_lines(comp, stage, PARSERS[stage](comp.stage(stage))),
+            )
+        )
     return out
 
 
@@ -82,15 +92,22 @@ class LineTotals:
     atomics: int = 0
     bytes_per_thread: int = 0
     masked: int = 0
-    scalar_global: int = 0      # global accesses narrower than 8 bytes
+    scalar_global: int = 0  # global accesses narrower than 8 bytes
     widths: list[int] = field(default_factory=list)
     spaces: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"source_line": self.source_line, "loads": self.loads, "stores": self.stores,
-                "atomics": self.atomics, "bytes_per_thread": self.bytes_per_thread, "masked": self.masked,
-                "scalar_global": self.scalar_global, "widths": sorted(set(self.widths)),
-                "spaces": sorted(set(self.spaces))}
+        return {
+            "source_line": self.source_line,
+            "loads": self.loads,
+            "stores": self.stores,
+            "atomics": self.atomics,
+            "bytes_per_thread": self.bytes_per_thread,
+            "masked": self.masked,
+            "scalar_global": self.scalar_global,
+            "widths": sorted(set(self.widths)),
+            "spaces": sorted(set(self.spaces)),
+        }
 
 
 def totals_by_source_line(ops: Iterable[MemoryOp]) -> list[LineTotals]:

@@ -17,12 +17,12 @@ from irscope.ir import mlir as ir_mlir
 class TensorAccessOp:
     """A global load or store in TTGIR, with what the coalescing analysis needs to know about it."""
 
-    index: int                     # 0-based line in the TTGIR text
-    op: str                        # "tt.load", "tt.store", "ttg.async_copy_global_to_local", ...
-    kind: str                      # "load" | "store" | "atomic"
-    shape: tuple[int, ...]         # the pointer tensor's shape; () for a scalar pointer
-    elem_type: str                 # "f32", "f16", ...
-    layout: Any                    # BlockedLayout / SliceLayout / OpaqueLayout / None (scalar)
+    index: int  # 0-based line in the TTGIR text
+    op: str  # "tt.load", "tt.store", "ttg.async_copy_global_to_local", ...
+    kind: str  # "load" | "store" | "atomic"
+    shape: tuple[int, ...]  # the pointer tensor's shape; () for a scalar pointer
+    elem_type: str  # "f32", "f16", ...
+    layout: Any  # BlockedLayout / SliceLayout / OpaqueLayout / None (scalar)
     layout_text: str = ""
     source_line: int | None = None
     text: str = field(default="", repr=False)
@@ -32,23 +32,49 @@ class TensorAccessOp:
         return _TYPE_BYTES.get(self.elem_type, 4)
 
 
-_TYPE_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "i16": 2,
-               "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}
+_TYPE_BYTES = {
+    "i1": 1,
+    "i8": 1,
+    "f8E4M3FN": 1,
+    "f8E5M2": 1,
+    "f8E4M3FNUZ": 1,
+    "f8E5M2FNUZ": 1,
+    "i16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "i32": 4,
+    "f32": 4,
+    "i64": 8,
+    "f64": 8,
+}
 
-_OPS = {"tt.load": "load", "tt.store": "store", "ttg.async_copy_global_to_local": "load",
-        "tt.atomic_rmw": "atomic", "tt.atomic_cas": "atomic",
-        # AMD buffer ops: a scalar base pointer and a tensor of offsets; the data tensor carries the layout
-        "amdg.buffer_load": "load", "amdg.buffer_store": "store", "amdg.buffer_load_to_local": "load",
-        "amdgpu.buffer_load": "load", "amdgpu.buffer_store": "store", "amdgpu.buffer_load_to_local": "load"}
+_OPS = {
+    "tt.load": "load",
+    "tt.store": "store",
+    "ttg.async_copy_global_to_local": "load",
+    "tt.atomic_rmw": "atomic",
+    "tt.atomic_cas": "atomic",
+    # AMD buffer ops: a scalar base pointer and a tensor of offsets; the data tensor carries the layout
+    "amdg.buffer_load": "load",
+    "amdg.buffer_store": "store",
+    "amdg.buffer_load_to_local": "load",
+    "amdgpu.buffer_load": "load",
+    "amdgpu.buffer_store": "store",
+    "amdgpu.buffer_load_to_local": "load",
+}
 ACCESS_OP_NAMES = tuple(_OPS)
 # the data tensor of a buffer op: `: !tt.ptr<f16> -> tensor<...>` (3.7+) or just `: tensor<...>` (3.6)
 _DATA_TENSOR = re.compile(r"(?:->|:)\s*tensor<((?:\d+x)+)(\w+)(?:,\s*(#[^>]*?(?:<\{.*?\}>)?))?>")
-_OP_RE = re.compile(r"^\s*(?:%[\w#:]+(?:,\s*%[\w#:]+)*\s*=\s*)?\"?(" + "|".join(map(re.escape, _OPS)) + r")\"?[\s(]")
+_OP_RE = re.compile(
+    r"^\s*(?:%[\w#:]+(?:,\s*%[\w#:]+)*\s*=\s*)?\"?(" + "|".join(map(re.escape, _OPS)) + r")\"?[\s(]"
+)
 _PTR_TENSOR = re.compile(r"tensor<((?:\d+x)+)!tt\.ptr<([\w]+)>(?:,\s*(#[^>]*?(?:<\{.*?\}>)?))?>")
 _SCALAR_PTR = re.compile(r":\s*!tt\.ptr<(\w+)>")
 
 
-def ttgir_access_ops(ttgir: str, source_line_of=None, user_file: str | None = None) -> list[TensorAccessOp]:
+def ttgir_access_ops(
+    ttgir: str, source_line_of=None, user_file: str | None = None
+) -> list[TensorAccessOp]:
     """Every global load, store and atomic of a TTGIR module. `source_line_of(index)` gives the user's
     line for a TTGIR line (the source map); without it the module's own `#loc` table is read."""
     aliases = layout_aliases(ttgir)
@@ -71,17 +97,26 @@ def ttgir_access_ops(ttgir: str, source_line_of=None, user_file: str | None = No
             data = _DATA_TENSOR.search(line) if op.startswith("amdg") else None
             if not scalar and not data:
                 continue  # a descriptor / TMA access, or a form this parser does not know
-            shape, elem, layout_text, layout = (), scalar.group(1) if scalar else data.group(2), "", None
+            shape, elem, layout_text, layout = (
+                (),
+                scalar.group(1) if scalar else data.group(2),
+                "",
+                None,
+            )
             if data:  # buffer op: base pointer + offsets, shaped and laid out like its data
                 shape = tuple(int(x) for x in data.group(1).rstrip("x").split("x"))
                 layout_text = (data.group(3) or "").strip()
-                layout = parse_layout(layout_text, aliases) if layout_text else OpaqueLayout("none", "")
+                layout = (
+                    parse_layout(layout_text, aliases) if layout_text else OpaqueLayout("none", "")
+                )
         if source_line_of is not None:
             src = source_line_of(index)
         else:
             ref = ir_mlir.trailing_alias(line)
             src = locs.get(ref) if ref and locs else None
-        out.append(TensorAccessOp(index, op, _OPS[op], shape, elem, layout, layout_text, src, line.strip()))
+        out.append(
+            TensorAccessOp(index, op, _OPS[op], shape, elem, layout, layout_text, src, line.strip())
+        )
     return out
 
 
@@ -90,6 +125,7 @@ def _mlir_loc_lines(lines: list[str], user_file: str | None = None) -> dict[str,
     lies in the user's file, compared by file name since Triton's cache may hold another copy's paths;
     with no such frame, the outermost one."""
     import os
+
     user_base = os.path.basename(user_file) if user_file else None
     defs = dict(filter(None, map(ir_mlir.location_alias_definition, lines)))
     locations = ir_mlir.Locations(defs)

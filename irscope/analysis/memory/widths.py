@@ -33,7 +33,9 @@ def widths_by_line(comp: CompiledKernel) -> dict[tuple[int | None, str], list[in
     return out
 
 
-def width_for(widths, op: TensorAccessOp, ops: list[TensorAccessOp], elem_bytes: int = 0) -> int | None:
+def width_for(
+    widths, op: TensorAccessOp, ops: list[TensorAccessOp], elem_bytes: int = 0
+) -> int | None:
     found = widths.get((op.source_line, op.kind))
     if not found:
         return None
@@ -58,7 +60,8 @@ def _contiguous_per_thread(op: TensorAccessOp) -> int:
 def _asm_loc_lines(text: str, user_file: str) -> dict[int, int]:
     """PTX/AMDGCN line index → user line, from `.loc` directives (used when no source map is at hand)."""
     import os
-    files = ir_ptx.file_table(text)   # PTX lists its files at the end
+
+    files = ir_ptx.file_table(text)  # PTX lists its files at the end
     out: dict[int, int] = {}
     current = None
     user_base = os.path.basename(user_file)
@@ -72,7 +75,9 @@ def _asm_loc_lines(text: str, user_file: str) -> dict[int, int]:
     for index, line in enumerate(lines):
         stripped = line.strip()
         if stripped.startswith("// begin inline asm"):
-            in_asm = True  # the `.loc`s inside an inline asm block count its lines, not the source's
+            in_asm = (
+                True  # the `.loc`s inside an inline asm block count its lines, not the source's
+            )
         elif stripped.startswith("// end inline asm"):
             in_asm = False
         loc = ir_ptx.read_loc(stripped) if stripped.startswith(".loc") else None

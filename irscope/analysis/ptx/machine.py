@@ -44,7 +44,9 @@ class State:
     pc: int
     active: np.ndarray
     regs: dict[str, Value] = field(default_factory=dict)
-    rejoin: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (label, lanes that wait there)
+    rejoin: list[tuple[int, np.ndarray]] = field(
+        default_factory=list
+    )  # (label, lanes that wait there)
 
     def fork(self, pc: int, active: np.ndarray) -> "State":
         return State(pc, active, dict(self.regs), list(self.rejoin))
@@ -54,10 +56,19 @@ class Machine:
     """`watch(machine, state, instr)` is called before each execution of the instructions in `watched`, which
     maps each one's index to the operands whose values it needs (with its guard, they seed the slice)."""
 
-    def __init__(self, program: Program, params: dict[str, int | None], grid: tuple[int, int, int],
-                 ctas: list[tuple[int, int, int]], threads: int, watched: dict[int, list[str]],
-                 watch: Callable, shared_symbols: dict[str, int] | None = None, step_limit: int = 5_000_000,
-                 time_limit: float | None = None):
+    def __init__(
+        self,
+        program: Program,
+        params: dict[str, int | None],
+        grid: tuple[int, int, int],
+        ctas: list[tuple[int, int, int]],
+        threads: int,
+        watched: dict[int, list[str]],
+        watch: Callable,
+        shared_symbols: dict[str, int] | None = None,
+        step_limit: int = 5_000_000,
+        time_limit: float | None = None,
+    ):
         self.program, self.params, self.grid, self.threads = program, params, grid, threads
         self.lanes = len(ctas) * threads
         self.tid = np.tile(np.arange(threads, dtype=np.uint64), len(ctas))
@@ -77,7 +88,12 @@ class Machine:
         needed: set[str] = set()
         for i, ins in enumerate(instrs):
             if i in self.watched:
-                needed.update(r for op in self.watched[i] for r in REGISTER.findall(op or "") if not is_special(r))
+                needed.update(
+                    r
+                    for op in self.watched[i]
+                    for r in REGISTER.findall(op or "")
+                    if not is_special(r)
+                )
             if ins.parts[0] in ("bra", "ret", "exit") and ins.guard:
                 needed.add(ins.guard)
             if i in self.watched and ins.guard:
@@ -182,7 +198,11 @@ class Machine:
             self.steps += 1
             if self.steps > self.step_limit:
                 raise Stop(f"stopped after {self.step_limit} instructions")
-            if self.deadline is not None and self.steps % 4096 == 0 and time.monotonic() > self.deadline:
+            if (
+                self.deadline is not None
+                and self.steps % 4096 == 0
+                and time.monotonic() > self.deadline
+            ):
                 raise Stop(f"stopped after {self.time_limit:g} s ({self.steps} instructions)")
             if state.pc in self.watched:
                 self.watch(self, state, ins)
@@ -193,7 +213,9 @@ class Machine:
             elif head in ("ret", "exit"):
                 lanes = self.guard_lanes(state, ins)
                 if lanes is None:
-                    raise Stop(f"an exit on a value irscope cannot compute (PTX line {ins.line + 1})")
+                    raise Stop(
+                        f"an exit on a value irscope cannot compute (PTX line {ins.line + 1})"
+                    )
                 state.active = state.active & ~lanes
             elif self.relevant[state.pc]:
                 self._execute(state, ins)
@@ -258,10 +280,13 @@ class Machine:
 
     def _plain_region(self, pc: int, target: int) -> bool:
         """Whether the instructions between a branch and its (later) target have no control flow."""
-        return target > pc and not any(self.program.instrs[i].parts[0] in ("bra", "ret", "exit")
-                                       for i in range(pc + 1, target))
+        return target > pc and not any(
+            self.program.instrs[i].parts[0] in ("bra", "ret", "exit") for i in range(pc + 1, target)
+        )
 
-    def _write(self, state: State, ins: Instr, name: str, result: Value | None, lanes: np.ndarray | None) -> None:
+    def _write(
+        self, state: State, ins: Instr, name: str, result: Value | None, lanes: np.ndarray | None
+    ) -> None:
         if lanes is None or result is None:
             state.regs[name] = self.unknown()
             return

@@ -20,18 +20,36 @@ _LABEL = re.compile(r"\s*([$\w.]+)\s*:(?!:)")
 _REG_DECL = re.compile(r"^\.reg\s+(?:\.v\d\s+)?\.\w+\s+(.+)$")
 _RANGE = re.compile(r"^([%\w$]+)<(\d+)>$")
 _NAME = re.compile(r"[%$A-Za-z_][\w$.]*")
-_NO_DEST = ("bra", "call", "st", "stmatrix", "red", "cp", "bar", "barrier", "fence", "membar", "prefetch",
-            "trap", "griddepcontrol", "setmaxnreg", "tcgen05", "ret", "exit", "wgmma")
+_NO_DEST = (
+    "bra",
+    "call",
+    "st",
+    "stmatrix",
+    "red",
+    "cp",
+    "bar",
+    "barrier",
+    "fence",
+    "membar",
+    "prefetch",
+    "trap",
+    "griddepcontrol",
+    "setmaxnreg",
+    "tcgen05",
+    "ret",
+    "exit",
+    "wgmma",
+)
 REGISTER = re.compile(r"%[\w$@.]+")
 
 
 @dataclass
 class Instr:
-    line: int                      # 0-based index of the PTX line the instruction starts on
-    opcode: str                    # as written: "ld.shared.v4.b32"
-    operands: list[str]            # each as written, block-local names renamed
-    guard: str | None = None       # predicate register guarding it
-    negated: bool = False          # `@!%p`
+    line: int  # 0-based index of the PTX line the instruction starts on
+    opcode: str  # as written: "ld.shared.v4.b32"
+    operands: list[str]  # each as written, block-local names renamed
+    guard: str | None = None  # predicate register guarding it
+    negated: bool = False  # `@!%p`
 
     @property
     def parts(self) -> list[str]:
@@ -41,12 +59,14 @@ class Instr:
 @dataclass
 class Program:
     name: str
-    params: list[str]                       # .param names, in order
+    params: list[str]  # .param names, in order
     instrs: list[Instr]
-    labels: dict[str, int]                  # label -> index in instrs of the instruction after it
-    threads: int | None = None              # .reqntid / .maxntid (x * y * z)
+    labels: dict[str, int]  # label -> index in instrs of the instruction after it
+    threads: int | None = None  # .reqntid / .maxntid (x * y * z)
     shared_symbols: list[str] = field(default_factory=list)  # module-level .shared variables
-    shared_align: dict[str, int] = field(default_factory=dict)  # their `.align` (bytes; 1 when none)
+    shared_align: dict[str, int] = field(
+        default_factory=dict
+    )  # their `.align` (bytes; 1 when none)
 
 
 def _statements(body: str, first_line: int):
@@ -55,7 +75,7 @@ def _statements(body: str, first_line: int):
     line = first_line
     begun = first_line  # the line `current` began on
     current: list[str] = []
-    depth = 0          # braces inside a statement ({a, b} operand lists)
+    depth = 0  # braces inside a statement ({a, b} operand lists)
     blocks = [0]
     next_block = 1
 
@@ -63,7 +83,7 @@ def _statements(body: str, first_line: int):
         text = "".join(current)
         labels, rest, consumed = _take_labels(text)
         lead = len(text[consumed:]) - len(text[consumed:].lstrip())
-        return begun + text[:consumed + lead].count("\n"), tuple(blocks), labels, rest
+        return begun + text[: consumed + lead].count("\n"), tuple(blocks), labels, rest
 
     for ch in body:
         if ch == "{" and depth == 0 and not _take_labels("".join(current))[1]:
@@ -115,7 +135,9 @@ def parse_program(ptx: str, kernel: str | None = None) -> Program:
         raise ValueError("no .entry in the PTX")
     entry = next((e for e in entries if e.group(1) == kernel), entries[0])
     close = clean.index(")", entry.end())
-    params = re.findall(r"\.param\s+[^,)]*?([\w$]+)\s*(?:\[\d+\])?\s*(?=[,)])", clean[entry.end():close + 1])
+    params = re.findall(
+        r"\.param\s+[^,)]*?([\w$]+)\s*(?:\[\d+\])?\s*(?=[,)])", clean[entry.end() : close + 1]
+    )
     open_brace = clean.index("{", close)
     header = clean[close:open_brace]
     threads = None
@@ -134,7 +156,7 @@ def parse_program(ptx: str, kernel: str | None = None) -> Program:
                 end = i
                 break
     first_line = clean.count("\n", 0, open_brace + 1)
-    raw = list(_statements(clean[open_brace + 1:end], first_line))
+    raw = list(_statements(clean[open_brace + 1 : end], first_line))
     # what each block declares: registers (names, or prefixes of %r<N> ranges) and labels
     regs: dict[int, set[str]] = {}
     ranges: dict[int, set[str]] = {}
@@ -166,10 +188,20 @@ def parse_program(ptx: str, kernel: str | None = None) -> Program:
     def resolve(text: str, blocks: tuple[int, ...]) -> str:
         return _NAME.sub(lambda m: rename(m.group(0), blocks), text)
 
-    shared = re.findall(r"^\s*(?:\.extern\s+|\.visible\s+)?\.shared\s+(?:\.align\s+(\d+)\s+)?\.\w+\s+([\w$]+)",
-                        clean[:entry.start()], re.MULTILINE)
-    program = Program(entry.group(1), params, [], {}, threads, [name for _, name in shared],
-                      {name: int(align or 1) for align, name in shared})
+    shared = re.findall(
+        r"^\s*(?:\.extern\s+|\.visible\s+)?\.shared\s+(?:\.align\s+(\d+)\s+)?\.\w+\s+([\w$]+)",
+        clean[: entry.start()],
+        re.MULTILINE,
+    )
+    program = Program(
+        entry.group(1),
+        params,
+        [],
+        {},
+        threads,
+        [name for _, name in shared],
+        {name: int(align or 1) for align, name in shared},
+    )
     for line, blocks, labels, text in raw:
         for label in labels:
             program.labels[rename(label, blocks)] = len(program.instrs)
@@ -180,7 +212,9 @@ def parse_program(ptx: str, kernel: str | None = None) -> Program:
             continue
         guard = rename(found.guard, blocks) if found.guard else None
         operands = split_operands(resolve(found.operand_text, blocks)) if found.operand_text else []
-        program.instrs.append(Instr(line if line is not None else 0, found.opcode, operands, guard, found.negated))
+        program.instrs.append(
+            Instr(line if line is not None else 0, found.opcode, operands, guard, found.negated)
+        )
     return program
 
 
@@ -219,5 +253,13 @@ def sources(instr: Instr) -> list[str]:
 
 
 def is_special(name: str) -> bool:
-    return "." in name.split("@")[0][1:] or name in ("%laneid", "%warpid", "%nwarpid", "%smid", "%clock",
-                                                    "%clock64", "%globaltimer", "%lanemask_lt")
+    return "." in name.split("@")[0][1:] or name in (
+        "%laneid",
+        "%warpid",
+        "%nwarpid",
+        "%smid",
+        "%clock",
+        "%clock64",
+        "%globaltimer",
+        "%lanemask_lt",
+    )

@@ -55,8 +55,12 @@ def compute(m, state, ins, dests: list[str]) -> list[Value | None] | None:
     if parts[-1] == "pred" and head in ("and", "or", "xor", "not"):
         args = [m.value(state, o) for o in ops[1:]]
         bits = [a.bits.astype(bool) for a in args]
-        out = {"and": lambda: bits[0] & bits[1], "or": lambda: bits[0] | bits[1],
-               "xor": lambda: bits[0] ^ bits[1], "not": lambda: ~bits[0]}[head]()
+        out = {
+            "and": lambda: bits[0] & bits[1],
+            "or": lambda: bits[0] | bits[1],
+            "xor": lambda: bits[0] ^ bits[1],
+            "not": lambda: ~bits[0],
+        }[head]()
         return [Value(out, both(*args))]
     if head == "lop3":
         args = [m.value(state, o) for o in ops[1:4]]
@@ -67,7 +71,7 @@ def compute(m, state, ins, dests: list[str]) -> list[Value | None] | None:
     if head == "elect":
         leader, elected = _elected(state)
         out = [Value(leader), Value(elected)]
-        return out[-len(dests):] if "|" in ops[0] else out[:1]
+        return out[-len(dests) :] if "|" in ops[0] else out[:1]
     if head == "mbarrier" and ("try_wait" in parts or "test_wait" in parts):
         return [Value(np.ones(m.lanes, dtype=bool))]
     if head == "shfl" and "sync" in parts:
@@ -96,7 +100,9 @@ def _mov(m, state, ins) -> list[Value | None] | None:
         names = [n.strip() for n in dst[1:-1].split(",")]
         value = m.value(state, src)
         size = 64 // len(names)
-        return [Value(wrap(value.bits >> U64(size * i), size), value.known) for i in range(len(names))]
+        return [
+            Value(wrap(value.bits >> U64(size * i), size), value.known) for i in range(len(names))
+        ]
     if src.startswith("{"):  # pack: mov.b64 %rd, {lo, hi}
         parts = [m.value(state, n) for n in src[1:-1].split(",")]
         size = (width_of(kind) or 64) // len(parts)
@@ -154,11 +160,11 @@ def _shuffle(m, state, ins, dests) -> list[Value | None] | None:
     taken = rows + np.clip(source, 0, 31)
     value = Value(a.bits[taken], None if a.known is None else a.known[taken])
     out = [value, Value(valid)]
-    return out[:len(dests)]
+    return out[: len(dests)]
 
 
 def _ballot(on: np.ndarray, active: np.ndarray) -> np.ndarray:
-    weights = (U64(1) << np.arange(32, dtype=U64))
+    weights = U64(1) << np.arange(32, dtype=U64)
     per_warp = (on.reshape(-1, 32).astype(U64) * weights).sum(axis=1, dtype=U64)
     return np.repeat(per_warp, 32)
 

@@ -18,7 +18,7 @@ U64 = np.uint64
 
 @dataclass
 class Value:
-    bits: np.ndarray              # uint64 per lane (bool for predicates)
+    bits: np.ndarray  # uint64 per lane (bool for predicates)
     known: np.ndarray | None = None  # bool per lane; None: every lane
 
     def known_in(self, lanes: np.ndarray) -> bool:
@@ -62,7 +62,13 @@ def signed(bits: np.ndarray, width: int) -> np.ndarray:
 
 
 def unsigned_or_signed(bits: np.ndarray, width: int, is_signed: bool) -> np.ndarray:
-    return signed(bits, width) if is_signed else wrap(bits, width).astype(np.int64) if width < 64 else wrap(bits, 64)
+    return (
+        signed(bits, width)
+        if is_signed
+        else wrap(bits, width).astype(np.int64)
+        if width < 64
+        else wrap(bits, 64)
+    )
 
 
 def _shift_amount(b: np.ndarray) -> np.ndarray:
@@ -90,8 +96,11 @@ def _bfe(a, pos, length, width, is_signed):
     length = wrap(length, 8).astype(np.int64)
     raw = wrap(a, width)
     start = np.minimum(pos, width - 1)
-    field = (raw >> start.astype(U64)) & np.where(length >= 64, U64(0xFFFFFFFFFFFFFFFF),
-                                                  (U64(1) << np.minimum(length, 63).astype(U64)) - U64(1))
+    field = (raw >> start.astype(U64)) & np.where(
+        length >= 64,
+        U64(0xFFFFFFFFFFFFFFFF),
+        (U64(1) << np.minimum(length, 63).astype(U64)) - U64(1),
+    )
     field = np.where((length == 0) | (pos >= width), U64(0), field)
     if not is_signed:
         return field
@@ -105,10 +114,15 @@ def _bfe(a, pos, length, width, is_signed):
 def _bfi(f, b, pos, length, width):
     pos = wrap(pos, 8).astype(np.int64)
     length = wrap(length, 8).astype(np.int64)
-    field_mask = np.where(length >= 64, U64(0xFFFFFFFFFFFFFFFF),
-                          (U64(1) << np.minimum(length, 63).astype(U64)) - U64(1))
+    field_mask = np.where(
+        length >= 64,
+        U64(0xFFFFFFFFFFFFFFFF),
+        (U64(1) << np.minimum(length, 63).astype(U64)) - U64(1),
+    )
     shifted = np.where(pos >= width, U64(0), (field_mask << np.minimum(pos, 63).astype(U64)))
-    out = (wrap(b, width) & ~shifted) | ((wrap(f, width) << np.minimum(pos, 63).astype(U64)) & shifted)
+    out = (wrap(b, width) & ~shifted) | (
+        (wrap(f, width) << np.minimum(pos, 63).astype(U64)) & shifted
+    )
     return wrap(np.where((length == 0) | (pos >= width), wrap(b, width), out), width)
 
 
@@ -175,19 +189,30 @@ def arithmetic(base: str, mods: list[str], kind: str, args: list[np.ndarray]) ->
         if "wide" in mods:
             if width > 32:
                 return None
-            product = unsigned_or_signed(a, width, is_signed) * unsigned_or_signed(args[1], width, is_signed)
+            product = unsigned_or_signed(a, width, is_signed) * unsigned_or_signed(
+                args[1], width, is_signed
+            )
             return wrap(product.astype(np.int64).view(U64) + addend, 2 * width)
         if "hi" in mods:
             if width > 32:
                 return None
-            product = unsigned_or_signed(a, width, is_signed) * unsigned_or_signed(args[1], width, is_signed)
+            product = unsigned_or_signed(a, width, is_signed) * unsigned_or_signed(
+                args[1], width, is_signed
+            )
             return wrap((product >> np.int64(width)).astype(np.int64).view(U64) + addend, width)
         return wrap(wrap(a, width) * wrap(args[1], width) + addend, width)
     if base in ("div", "rem"):
-        x, y = unsigned_or_signed(a, width, is_signed), unsigned_or_signed(args[1], width, is_signed)
+        x, y = (
+            unsigned_or_signed(a, width, is_signed),
+            unsigned_or_signed(args[1], width, is_signed),
+        )
         safe = np.where(y == 0, 1, y)
         if is_signed:
-            q = np.trunc(x.astype(np.float64) / safe.astype(np.float64)).astype(np.int64) if width < 64 else None
+            q = (
+                np.trunc(x.astype(np.float64) / safe.astype(np.float64)).astype(np.int64)
+                if width < 64
+                else None
+            )
             if q is None:
                 return None
             out = q if base == "div" else x - q * safe
@@ -195,7 +220,10 @@ def arithmetic(base: str, mods: list[str], kind: str, args: list[np.ndarray]) ->
         out = x // safe if base == "div" else x % safe
         return wrap(np.asarray(out).astype(U64), width)
     if base in ("min", "max"):
-        x, y = unsigned_or_signed(a, width, is_signed), unsigned_or_signed(args[1], width, is_signed)
+        x, y = (
+            unsigned_or_signed(a, width, is_signed),
+            unsigned_or_signed(args[1], width, is_signed),
+        )
         out = np.minimum(x, y) if base == "min" else np.maximum(x, y)
         return wrap(np.asarray(out).astype(np.int64).view(U64) if out.dtype != U64 else out, width)
     if base == "abs":

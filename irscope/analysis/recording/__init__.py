@@ -16,15 +16,23 @@ Recording never touches the launch's own tensors. with_locals=False does no line
 """
 
 from irscope.analysis.recording.trace import (
-           FrameRef,
-           MemoryAccess,
-           OutOfBoundsAccess,
-           Recording,
-           Step,
-           launch_grid,
-           normalize_program_id,
+    FrameRef,
+    MemoryAccess,
+    OutOfBoundsAccess,
+    Recording,
+    Step,
+    launch_grid,
+    normalize_program_id,
 )
 from irscope.analysis.recording.values import Value
 
-__all__ = ["FrameRef", "MemoryAccess", "OutOfBoundsAccess", "Recording", "Step", "Value", "launch_grid",
-           "normalize_program_id"]
+__all__ = [
+    "FrameRef",
+    "MemoryAccess",
+    "OutOfBoundsAccess",
+    "Recording",
+    "Step",
+    "Value",
+    "launch_grid",
+    "normalize_program_id",
+]

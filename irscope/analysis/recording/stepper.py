@@ -56,7 +56,9 @@ class Stepper:
 
     def cont(self) -> Step | None:
         """Run to the next breakpoint line (or the end)."""
-        return self._go(self._first_after(lambda s: s.line in self.breakpoints and s.event == "line"))
+        return self._go(
+            self._first_after(lambda s: s.line in self.breakpoints and s.event == "line")
+        )
 
     def back(self) -> Step | None:
         return self._go(self.position - 1)

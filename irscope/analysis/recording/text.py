@@ -13,9 +13,15 @@ def program_text(pid: tuple[int, ...]) -> str:
 
 
 def where_text(rec: Recording, step: Step, shown_file: str) -> str:
-    what = {"line": "stopped before", "return": "finished after", "exception": "stopped by an exception at"}
-    return (f"{rec.kernel} program ({program_text(rec.program_id)}) of grid ({program_text(rec.grid)}): "
-            f"{what.get(step.event, 'at')} {shown_file}:{step.line} in {step.function}")
+    what = {
+        "line": "stopped before",
+        "return": "finished after",
+        "exception": "stopped by an exception at",
+    }
+    return (
+        f"{rec.kernel} program ({program_text(rec.program_id)}) of grid ({program_text(rec.grid)}): "
+        f"{what.get(step.event, 'at')} {shown_file}:{step.line} in {step.function}"
+    )
 
 
 def values_text(value: Value, full: bool = False) -> str:
@@ -24,12 +30,25 @@ def values_text(value: Value, full: bool = False) -> str:
         return ""
     data = value.data.astype(np.int8) if value.is_mask else value.data
     threshold = max(data.size + 1, 1000) if full else 64
-    return np.array2string(data, threshold=threshold, edgeitems=4, max_line_width=100,
-                           separator=" ", precision=6, suppress_small=False)
+    return np.array2string(
+        data,
+        threshold=threshold,
+        edgeitems=4,
+        max_line_width=100,
+        separator=" ",
+        precision=6,
+        suppress_small=False,
+    )
 
 
-def stop_text(rec: Recording, step: Step, names: list[str] | None, source_lines: list[str], shown_file: str,
-              full: bool = False) -> str:
+def stop_text(
+    rec: Recording,
+    step: Step,
+    names: list[str] | None,
+    source_lines: list[str],
+    shown_file: str,
+    full: bool = False,
+) -> str:
     """Where the program stopped, the source line, and the named locals (all of them when `names` is None)."""
     out = [where_text(rec, step, shown_file)]
     if 1 <= step.line <= len(source_lines):

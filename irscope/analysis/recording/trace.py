@@ -26,16 +26,16 @@ class MemoryAccess:
     """
 
     line: int
-    kind: str                    # "load" | "store" | "atomic"
-    param: str | None            # the pointer argument it points into
+    kind: str  # "load" | "store" | "atomic"
+    param: str | None  # the pointer argument it points into
     offsets: np.ndarray
     byte_offsets: np.ndarray
     mask: np.ndarray | None
     elem_bytes: int
     dtype: str = ""
-    function: str = ""           # the kernel or @triton.jit helper the line is in
-    step: int | None = None      # index into Recording.steps (None when recorded without locals)
-    last_line: int = 0           # the last line of the call that made it (a call written over several lines)
+    function: str = ""  # the kernel or @triton.jit helper the line is in
+    step: int | None = None  # index into Recording.steps (None when recorded without locals)
+    last_line: int = 0  # the last line of the call that made it (a call written over several lines)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -86,11 +86,13 @@ class Recording:
     steps: list[Step]
     accesses: list[MemoryAccess]
     regions: dict[str, Region]
-    tensors: dict[str, Any]            # the copies the program ran on, as it left them (worker side)
-    error: str | None = None           # one line, when the kernel raised
+    tensors: dict[str, Any]  # the copies the program ran on, as it left them (worker side)
+    error: str | None = None  # one line, when the kernel raised
     error_line: int | None = None
     seconds: float = 0.0
-    debugger_steps: list[int] = field(default_factory=list)  # the steps that called breakpoint() (in order)
+    debugger_steps: list[int] = field(
+        default_factory=list
+    )  # the steps that called breakpoint() (in order)
 
     @property
     def lines(self) -> list[int]:
@@ -106,17 +108,19 @@ class OutOfBoundsAccess(Exception):
     """A load or store of the kernel would touch memory no argument tensor owns."""
 
 
-
-def normalize_program_id(program_id: int | tuple[int, ...] | list[int], grid: tuple[int, int, int]
-                         ) -> tuple[int, int, int]:
+def normalize_program_id(
+    program_id: int | tuple[int, ...] | list[int], grid: tuple[int, int, int]
+) -> tuple[int, int, int]:
     pid = (program_id,) if isinstance(program_id, int) else tuple(int(p) for p in program_id)
     if not 1 <= len(pid) <= 3:
         raise IrscopeError(f"program id {program_id!r}: give 1 to 3 numbers, like 1 or 1,0")
     pid = pid + (0,) * (3 - len(pid))
     if any(not 0 <= p < g for p, g in zip(pid, grid)):
         shown = ",".join(str(g) for g in grid)
-        raise IrscopeError(f"program {','.join(map(str, pid))} is outside the launch's grid ({shown}); "
-                           f"choose each number below the grid's size")
+        raise IrscopeError(
+            f"program {','.join(map(str, pid))} is outside the launch's grid ({shown}); "
+            f"choose each number below the grid's size"
+        )
     return pid  # type: ignore[return-value]
 
 

@@ -14,9 +14,9 @@ class Region:
     """The memory of one tensor argument of the launch (on the copy the recording runs on)."""
 
     param: str
-    base: int        # data_ptr of the tensor (its first element)
-    start: int       # first byte of its storage
-    end: int         # one past the last byte of its storage
+    base: int  # data_ptr of the tensor (its first element)
+    start: int  # first byte of its storage
+    end: int  # one past the last byte of its storage
     elem_bytes: int
     numel: int
     shape: tuple[int, ...]
@@ -32,7 +32,10 @@ class Region:
         if self.strides is None:
             return (index >= 0) & (index < self.numel)
         rest = np.where(index >= 0, index, -1)
-        steps = sorted(((n, st) for n, st in zip(self.shape, self.strides) if n > 1 and st > 0), key=lambda d: -d[1])
+        steps = sorted(
+            ((n, st) for n, st in zip(self.shape, self.strides) if n > 1 and st > 0),
+            key=lambda d: -d[1],
+        )
         for size, stride in steps:  # peel the outer dimensions off: an element leaves nothing over
             rest = np.where(rest >= 0, rest - np.minimum(rest // stride, size - 1) * stride, rest)
         return rest == 0
@@ -58,16 +61,22 @@ class AddressMap:
         if flat.size == 0:
             return None
         probe = int(flat[0])
-        first = [r for r in self.regions if r.holds(flat[:1])[0]]  # masked-off lanes may stray into a neighbour
+        first = [
+            r for r in self.regions if r.holds(flat[:1])[0]
+        ]  # masked-off lanes may stray into a neighbour
         if first:
             return max(first, key=lambda r: (int(r.holds(flat).sum()), -r.numel))
         for region in self.regions:
             if region.start <= probe < region.end:
                 return region
         below = [r for r in self.regions if r.base <= probe]
-        return max(below, key=lambda r: r.base) if below else min(self.regions, key=lambda r: r.base)
+        return (
+            max(below, key=lambda r: r.base) if below else min(self.regions, key=lambda r: r.base)
+        )
 
-    def outside(self, addresses: np.ndarray, elem_bytes: int, mask: np.ndarray | None) -> np.ndarray:
+    def outside(
+        self, addresses: np.ndarray, elem_bytes: int, mask: np.ndarray | None
+    ) -> np.ndarray:
         """A bool array: lanes that are active and touch memory no argument owns."""
         addr = np.asarray(addresses).astype(np.uint64)
         bad = np.ones(addr.shape, dtype=bool)
@@ -118,7 +127,9 @@ class Value:
                 self._stats = {
                     "min": numbers.min().item() if numbers.size else float("nan"),
                     "max": numbers.max().item() if numbers.size else float("nan"),
-                    "mean": numbers.astype(np.float64).mean().item() if numbers.size else float("nan"),
+                    "mean": numbers.astype(np.float64).mean().item()
+                    if numbers.size
+                    else float("nan"),
                     "nan": int(np.isnan(data).sum()) if finite is not None else 0,
                     "inf": int(np.isinf(data).sum()) if finite is not None else 0,
                 }

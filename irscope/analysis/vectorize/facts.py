@@ -27,8 +27,11 @@ def mask_operand(op: MemoryOp, operands: list[str]) -> str | None:
 
 def kernel_arg_names(comp: CompiledKernel, graph: FunctionGraph) -> dict[str, str]:
     """TTIR argument (%x_ptr or %arg0) -> kernel parameter name."""
-    runtime = [name for name, kind in comp.signature.items() if kind != "constexpr"
-               and comp.specialization.get(name) != "constant"]
+    runtime = [
+        name
+        for name, kind in comp.signature.items()
+        if kind != "constexpr" and comp.specialization.get(name) != "constant"
+    ]
     out = {}
     for i, arg in enumerate(graph.arg_order):
         bare = arg.lstrip("%")
@@ -43,14 +46,19 @@ def data_ptr(value: Any) -> int | None:
         return None
 
 
-def ttgir_layouts(comp: LaunchedKernel) -> dict[tuple[int | None, str], tuple[int | None, list[int] | None, str]]:
+def ttgir_layouts(
+    comp: LaunchedKernel,
+) -> dict[tuple[int | None, str], tuple[int | None, list[int] | None, str]]:
     """(source line, op) -> (contiguous elements per thread, sizePerThread, layout name) of TTGIR global
     accesses: from the `#blocked` layout of the access, or from the `contiguity` Triton writes on buffer
     ops and async copies when the layout is another kind (an MMA result stored as it is, say)."""
     text = comp.stage("ttgir")
     blocked = {}
-    for m in re.finditer(r"^(#[\w]+) = #ttg\.blocked<\{sizePerThread = \[([\d, ]+)\].*?order = \[([\d, ]+)\]",
-                         text, re.MULTILINE):
+    for m in re.finditer(
+        r"^(#[\w]+) = #ttg\.blocked<\{sizePerThread = \[([\d, ]+)\].*?order = \[([\d, ]+)\]",
+        text,
+        re.MULTILINE,
+    ):
         spt = [int(x) for x in m.group(2).split(",")]
         order = [int(x) for x in m.group(3).split(",")]
         blocked[m.group(1)] = (spt[order[0]], spt)
@@ -106,4 +114,3 @@ def width_for(widths, op: MemoryOp) -> int | None:
         same = [w for (line, kind), ws in widths.items() if kind == op.op for w in ws]
         return min(same) if same else None
     return None
-

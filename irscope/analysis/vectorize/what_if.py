@@ -19,19 +19,25 @@ from irscope.base.compiled import LaunchedKernel
 class WhatIf:
     """The kernel recompiled with the fixes irscope suggests, and how the access widths change."""
 
-    changes: list[str]                      # what was changed, in words
-    comp: Any                               # the recompiled Compilation
-    rows: list[dict[str, Any]]              # per (source line, op): before / after widths
-    remaining: list[Diagnosis] = field(default_factory=list)  # what still keeps accesses narrow after the fix
+    changes: list[str]  # what was changed, in words
+    comp: Any  # the recompiled Compilation
+    rows: list[dict[str, Any]]  # per (source line, op): before / after widths
+    remaining: list[Diagnosis] = field(
+        default_factory=list
+    )  # what still keeps accesses narrow after the fix
 
     @property
     def improved(self) -> bool:
         return any((r["after"] or 0) > (r["before"] or 0) for r in self.rows)
 
     def to_json(self) -> dict[str, Any]:
-        return {"changes": list(self.changes), "rows": list(self.rows), "improved": self.improved,
-                "ok": bool(self.comp is not None and self.comp.ok),
-                "remaining": [d.to_json() for d in self.remaining]}
+        return {
+            "changes": list(self.changes),
+            "rows": list(self.rows),
+            "improved": self.improved,
+            "ok": bool(self.comp is not None and self.comp.ok),
+            "remaining": [d.to_json() for d in self.remaining],
+        }
 
 
 def what_if(comp: LaunchedKernel, diagnoses: list[Diagnosis] | None = None) -> WhatIf | None:
@@ -42,7 +48,12 @@ def what_if(comp: LaunchedKernel, diagnoses: list[Diagnosis] | None = None) -> W
     targets: dict[str, str] = {}
     for d in diagnoses:
         for r in d.reasons:
-            if r.arg and r.kind in ("unaligned_pointer", "mask_not_divisible", "unaligned_offset", "runtime_stride"):
+            if r.arg and r.kind in (
+                "unaligned_pointer",
+                "mask_not_divisible",
+                "unaligned_offset",
+                "runtime_stride",
+            ):
                 targets.setdefault(r.arg, r.kind)
     if not targets:
         return None
@@ -57,7 +68,11 @@ def what_if(comp: LaunchedKernel, diagnoses: list[Diagnosis] | None = None) -> W
         if targets[name] == "unaligned_pointer" and hasattr(value, "clone"):
             changes.append(f"{name} an aligned copy")
             return value.clone()
-        if targets[name] == "runtime_stride" and isinstance(value, int) and not isinstance(value, bool):
+        if (
+            targets[name] == "runtime_stride"
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+        ):
             changes.append(f"{name} {value} -> 1 (contiguous)")
             return 1
         if isinstance(value, int) and not isinstance(value, bool):
@@ -88,16 +103,25 @@ def _compare(before, after, keys: set | None = None) -> list[dict[str, Any]]:
         wanted &= keys
     rows = []
     for key in sorted(wanted, key=lambda k: (k[0] is None, k[0] or 0, k[1])):
-        rows.append({"source_line": key[0], "op": key[1],
-                     "before": min(old[key]) if old.get(key) else None,
-                     "after": min(new[key]) if new.get(key) else None})
+        rows.append(
+            {
+                "source_line": key[0],
+                "op": key[1],
+                "before": min(old[key]) if old.get(key) else None,
+                "after": min(new[key]) if new.get(key) else None,
+            }
+        )
     return rows
 
 
-def vectorization(comp: LaunchedKernel, with_what_if: bool = True) -> tuple[list[Diagnosis], WhatIf | None]:
+def vectorization(
+    comp: LaunchedKernel, with_what_if: bool = True
+) -> tuple[list[Diagnosis], WhatIf | None]:
     """The narrow accesses and, when asked, the what-if recompile: computed once per compilation (the
     report and the findings both read them; a what-if is a compile)."""
     diagnoses = comp.analyses.get("why_not_vectorized", lambda: why_not_vectorized(comp))
     if not with_what_if:
         return diagnoses, comp.analyses.peek("what_if")
-    return diagnoses, comp.analyses.get("what_if", lambda: what_if(comp, diagnoses) if diagnoses else None)
+    return diagnoses, comp.analyses.get(
+        "what_if", lambda: what_if(comp, diagnoses) if diagnoses else None
+    )

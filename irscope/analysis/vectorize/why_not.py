@@ -31,8 +31,22 @@ from irscope.analysis.vectorize.reasons import VECTOR_BYTES, Reason, reasons_for
 from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.ir.mlir import strip_locations
 
-_ELEM_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1,
-               "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "tf32": 4, "i64": 8, "f64": 8}
+_ELEM_BYTES = {
+    "i1": 1,
+    "i8": 1,
+    "f8E4M3FN": 1,
+    "f8E5M2": 1,
+    "f8E4M3FNUZ": 1,
+    "f8E5M2FNUZ": 1,
+    "i16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "i32": 4,
+    "f32": 4,
+    "tf32": 4,
+    "i64": 8,
+    "f64": 8,
+}
 
 
 @dataclass
@@ -41,21 +55,28 @@ class Diagnosis:
 
     ttir_line: int
     source_line: int | None
-    op: str                          # "load" | "store" | "atomic"
-    pointer: str | None              # the base pointer argument
-    width_bytes: int | None          # widest machine access for it (primary stage), bytes per thread
+    op: str  # "load" | "store" | "atomic"
+    pointer: str | None  # the base pointer argument
+    width_bytes: int | None  # widest machine access for it (primary stage), bytes per thread
     elem_bytes: int | None
     contiguous_per_thread: int | None  # from the TTGIR layout (sizePerThread along the fastest dim)
     reasons: list[Reason] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"ttir_line": self.ttir_line + 1, "source_line": self.source_line, "op": self.op,
-                "pointer": self.pointer, "width_bytes": self.width_bytes, "elem_bytes": self.elem_bytes,
-                "contiguous_per_thread": self.contiguous_per_thread,
-                "reasons": [r.to_json() for r in self.reasons]}
+        return {
+            "ttir_line": self.ttir_line + 1,
+            "source_line": self.source_line,
+            "op": self.op,
+            "pointer": self.pointer,
+            "width_bytes": self.width_bytes,
+            "elem_bytes": self.elem_bytes,
+            "contiguous_per_thread": self.contiguous_per_thread,
+            "reasons": [r.to_json() for r in self.reasons],
+        }
 
 
 # ------------------------------------------------------------------------------------------ why
+
 
 def why_not_vectorized(comp: LaunchedKernel, only_narrow: bool = True) -> list[Diagnosis]:
     """For each global access of the kernel (TTIR), its machine width and — when narrower than 16
@@ -87,13 +108,22 @@ def why_not_vectorized(comp: LaunchedKernel, only_narrow: bool = True) -> list[D
         elem = _ELEM_BYTES.get(op.elem_type or "", None)
         layout = layouts.get((op.source_line, op.op)) if op.source_line is not None else None
         contiguous = layout[0] if layout else None
-        diag = Diagnosis(op.line, op.source_line, op.op, arg_params.get(pointers[0]) if pointers else None,
-                         width, elem, contiguous)
+        diag = Diagnosis(
+            op.line,
+            op.source_line,
+            op.op,
+            arg_params.get(pointers[0]) if pointers else None,
+            width,
+            elem,
+            contiguous,
+        )
         narrow = width is not None and width < VECTOR_BYTES
         if only_narrow and not narrow:
             continue
         if width is None or narrow:
-            diag.reasons = reasons_for(graph, arg_params, values, ptr_reach, mask_reach, elem, layout)
+            diag.reasons = reasons_for(
+                graph, arg_params, values, ptr_reach, mask_reach, elem, layout
+            )
         out.append(diag)
     return _guesses_said(comp, out)
 
@@ -104,6 +134,10 @@ def _guesses_said(comp: CompiledKernel, diagnoses: list[Diagnosis]) -> list[Diag
     if not guesses:
         return diagnoses
     for d in diagnoses:
-        d.reasons = [Reason(r.kind, r.arg, f"{r.text} ({r.arg} = {guesses[r.arg]} is a guess)", r.fix)
-                     if r.arg in guesses else r for r in d.reasons]
+        d.reasons = [
+            Reason(r.kind, r.arg, f"{r.text} ({r.arg} = {guesses[r.arg]} is a guess)", r.fix)
+            if r.arg in guesses
+            else r
+            for r in d.reasons
+        ]
     return diagnoses

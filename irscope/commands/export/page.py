@@ -53,16 +53,25 @@ def _pane(comp, stage: str, slots: dict[int, int]) -> str:
             if slot is not None:
                 attrs.append(f'data-slot="{slot}" style="--c:{PALETTE[slot]}"')
         rows.append(f'<div {" ".join(attrs)}><span class="n">{index + 1}</span>{_esc(text)}</div>')
-    return (f'<section class="pane" data-stage="{stage}"><h2>{_esc(stage.upper())}</h2>'
-            f'<div class="lines">{"".join(rows)}</div></section>')
+    return (
+        f'<section class="pane" data-stage="{stage}"><h2>{_esc(stage.upper())}</h2>'
+        f'<div class="lines">{"".join(rows)}</div></section>'
+    )
 
 
 def _header(entry: dict[str, Any], versions: dict[str, str], device: str) -> str:
     grid = "×".join(map(str, entry["grid"])) if entry["grid"] else "unknown"
     occ = entry.get("occupancy") or {}
-    cells = [("target", entry["target"]), ("grid", grid), ("warps", entry["num_warps"]),
-             ("stages", entry["num_stages"]), ("registers", entry["registers"]), ("spills", entry["spills"]),
-             ("shared", f"{entry['shared_bytes']} B"), ("occupancy", occ.get("text", "-"))]
+    cells = [
+        ("target", entry["target"]),
+        ("grid", grid),
+        ("warps", entry["num_warps"]),
+        ("stages", entry["num_stages"]),
+        ("registers", entry["registers"]),
+        ("spills", entry["spills"]),
+        ("shared", f"{entry['shared_bytes']} B"),
+        ("occupancy", occ.get("text", "-")),
+    ]
     args = []
     for name, kind in entry["signature"].items():
         if kind == "constexpr":
@@ -72,10 +81,12 @@ def _header(entry: dict[str, Any], versions: dict[str, str], device: str) -> str
             args.append(f"{name}: {kind}" + (f" [{spec}]" if spec else ""))
     rows = "".join(f'<tr><td class="k">{_esc(k)}</td><td>{_esc(v)}</td></tr>' for k, v in cells)
     made = ", ".join(f"{k} {v}" for k, v in versions.items())
-    return (f'<header><h1>{_esc(entry["name"])} <span class="k">{_esc(entry["file"])}:{entry["def_line"]}</span></h1>'
-            f'<table>{rows}<tr><td class="k">arguments</td><td>{_esc(", ".join(args))}</td></tr>'
-            f'<tr><td class="k">device</td><td>{_esc(device)}</td></tr>'
-            f'<tr><td class="k">made by</td><td id="versions">{_esc(made)}</td></tr></table></header>')
+    return (
+        f'<header><h1>{_esc(entry["name"])} <span class="k">{_esc(entry["file"])}:{entry["def_line"]}</span></h1>'
+        f'<table>{rows}<tr><td class="k">arguments</td><td>{_esc(", ".join(args))}</td></tr>'
+        f'<tr><td class="k">device</td><td>{_esc(device)}</td></tr>'
+        f'<tr><td class="k">made by</td><td id="versions">{_esc(made)}</td></tr></table></header>'
+    )
 
 
 def _notes(entry: dict[str, Any]) -> str:
@@ -83,8 +94,10 @@ def _notes(entry: dict[str, Any]) -> str:
     items = []
     for d in entry.get("vectorization") or []:
         for r in d["reasons"]:
-            items.append(f"line {d['source_line']}: {d['op']} of {d['pointer'] or '?'} is {d['width_bytes']} B per "
-                         f"instruction: {r['why']}. Fix: {r['fix']}")
+            items.append(
+                f"line {d['source_line']}: {d['op']} of {d['pointer'] or '?'} is {d['width_bytes']} B per "
+                f"instruction: {r['why']}. Fix: {r['fix']}"
+            )
     for row in entry.get("coalescing") or []:
         spr, ideal = row.get("sectors_per_request"), row.get("ideal_sectors_per_request")
         if spr is not None and ideal and spr > ideal * 1.25:
@@ -97,11 +110,13 @@ def _notes(entry: dict[str, Any]) -> str:
 def build_page(comp, entry: dict[str, Any], versions: dict[str, str], device: str) -> str:
     slots = colour_slots(comp)
     panes = "".join(_pane(comp, stage, slots) for stage in comp.stage_names)
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-            f"<title>{_esc(entry['name'])} — irscope</title><style>{_asset('page.css')}</style></head>"
-            f'<body class="colours">{_header(entry, versions, device)}{_notes(entry)}'
-            '<div id="bar"><label><input type="checkbox" id="col" checked> colours</label> '
-            '<label><input type="checkbox" id="dbg"> debug metadata</label> '
-            '· selected: <span id="selected">none (click a line)</span></div>'
-            f'<main id="panes">{panes}</main><script>{_asset("page.js")}</script></body></html>\n')
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        f"<title>{_esc(entry['name'])} — irscope</title><style>{_asset('page.css')}</style></head>"
+        f'<body class="colours">{_header(entry, versions, device)}{_notes(entry)}'
+        '<div id="bar"><label><input type="checkbox" id="col" checked> colours</label> '
+        '<label><input type="checkbox" id="dbg"> debug metadata</label> '
+        '· selected: <span id="selected">none (click a line)</span></div>'
+        f'<main id="panes">{panes}</main><script>{_asset("page.js")}</script></body></html>\n'
+    )

@@ -62,10 +62,22 @@ def _is_stdlib(filename: str) -> bool:
     return filename.startswith(_STDLIB) and "-packages" not in filename
 
 
-_PASS_THROUGH = tuple(os.path.join(_IRSCOPE_DIR, "core", name) for name in
-                      ("virtual_tensors.py", "virtual_cuda.py", "virtual_dispatch.py"))
-_PATCHING = {"_patch_lang", "_patch_lang_core", "_patch_lang_tensor", "_patch_attr", "_patch_builtin",
-             "_patch_reduce_scan", "set_attr", "restore", "_set_attr", "_restore_args_dev"}
+_PASS_THROUGH = tuple(
+    os.path.join(_IRSCOPE_DIR, "core", name)
+    for name in ("virtual_tensors.py", "virtual_cuda.py", "virtual_dispatch.py")
+)
+_PATCHING = {
+    "_patch_lang",
+    "_patch_lang_core",
+    "_patch_lang_tensor",
+    "_patch_attr",
+    "_patch_builtin",
+    "_patch_reduce_scan",
+    "set_attr",
+    "restore",
+    "_set_attr",
+    "_restore_args_dev",
+}
 
 
 class CaptureStopped(BaseException):
@@ -90,29 +102,44 @@ def _seconds(name: str, default: float) -> float:
 class CaptureBudget:
     """Watches one run of a file from a thread of its own and stops the run when the budget is spent."""
 
-    def __init__(self, path: str, quiet_s: float | None = None, limit_s: float | None = None,
-                 on_progress: Callable[[Progress], None] | None = None):
+    def __init__(
+        self,
+        path: str,
+        quiet_s: float | None = None,
+        limit_s: float | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+    ):
         self.path = path
-        self.quiet_s = quiet_s if quiet_s is not None else _seconds("IRSCOPE_CAPTURE_QUIET", QUIET_S)
-        self.limit_s = limit_s if limit_s is not None else _seconds("IRSCOPE_CAPTURE_LIMIT", LIMIT_S)
+        self.quiet_s = (
+            quiet_s if quiet_s is not None else _seconds("IRSCOPE_CAPTURE_QUIET", QUIET_S)
+        )
+        self.limit_s = (
+            limit_s if limit_s is not None else _seconds("IRSCOPE_CAPTURE_LIMIT", LIMIT_S)
+        )
         self.on_progress = on_progress
-        self.reason: str | None = None   # why the run was stopped; None if it ended by itself
+        self.reason: str | None = None  # why the run was stopped; None if it ended by itself
         self._seen: set[tuple] = set()
         self._kernels: set[int] = set()
         self._launches = 0
         self._started = self._last_new = time.monotonic()
         self._last_new_clock = 0.0  # the file's clock (_file_clock) at _last_new
-        self._schedstat: str | None = None  # the file thread's scheduler statistics (None: none here)
+        self._schedstat: str | None = (
+            None  # the file thread's scheduler statistics (None: none here)
+        )
         self._new_pending = False  # a new launch was captured and has not run yet
         self._new_running = False  # a new launch is compiling or running: no quiet time counts
         self._paused = 0  # > 0 inside quiet_paused: no quiet time counts
-        self.stopped_line: int | None = None  # the opened file's line the run was on when it was stopped
+        self.stopped_line: int | None = (
+            None  # the opened file's line the run was on when it was stopped
+        )
         self.cause = ""  # why it was stopped, in a few words ("the 60 s limit")
         self._thread_id: int | None = None
         self._done = threading.Event()
         self._inject_lock = threading.Lock()
         self._stop_asked = False
-        self._recording = 0  # > 0 while irscope records a launch in the file's thread: no stop lands there
+        self._recording = (
+            0  # > 0 while irscope records a launch in the file's thread: no stop lands there
+        )
         self._injected = False  # a stop has been sent to the file's thread this run
 
     @contextlib.contextmanager
@@ -180,7 +207,9 @@ class CaptureBudget:
         asked to go on (stop_now)."""
         self._thread_id = threading.get_ident()
         self._schedstat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
-        if self._run_queue_delay() is None:  # not Linux, or no scheduler statistics: the wall clock alone
+        if (
+            self._run_queue_delay() is None
+        ):  # not Linux, or no scheduler statistics: the wall clock alone
             self._schedstat = None
         self._started = self._last_new = time.monotonic()
         self._last_new_clock = self._file_clock()
@@ -188,7 +217,9 @@ class CaptureBudget:
         self._new_pending = self._new_running = False
         self._seen, self._kernels, self._launches = set(), set(), 0
         self._done = threading.Event()
-        threading.Thread(target=self._loop, args=(self._done, ), name="irscope-capture-budget", daemon=True).start()
+        threading.Thread(
+            target=self._loop, args=(self._done,), name="irscope-capture-budget", daemon=True
+        ).start()
 
     def done(self) -> None:
         """Stop watching; called by the watched thread. A stop delivered meanwhile is dropped here, so
@@ -222,8 +253,12 @@ class CaptureBudget:
         return True
 
     def progress(self) -> Progress:
-        return Progress(self._launches, len(self._kernels), self._running_line(),
-                        time.monotonic() - self._started)
+        return Progress(
+            self._launches,
+            len(self._kernels),
+            self._running_line(),
+            time.monotonic() - self._started,
+        )
 
     def _loop(self, done: threading.Event) -> None:
         while not done.wait(0.25):
@@ -233,7 +268,9 @@ class CaptureBudget:
                     self.on_progress(self.progress())
                 except Exception:  # noqa: BLE001 - the viewer went away (the app quit): keep stopping the run
                     self.on_progress = None
-            if not self._injected:  # until a stop is sent, a launch meanwhile may take the reason back
+            if (
+                not self._injected
+            ):  # until a stop is sent, a launch meanwhile may take the reason back
                 self.stopped_line = self._running_line()
                 self.reason = self._spent(now)
             if self.reason is not None:
@@ -242,8 +279,9 @@ class CaptureBudget:
                     # it. Never inside Triton or irscope: an exception there leaves Triton's interpreter
                     # with triton.language patched, and every later compile in the process fails.
                     if not done.is_set() and self._in_stoppable_code():
-                        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id),
-                                                                   ctypes.py_object(CaptureStopped))
+                        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                            ctypes.c_ulong(self._thread_id), ctypes.py_object(CaptureStopped)
+                        )
                         self._injected = True
 
     def _spent(self, now: float) -> str | None:

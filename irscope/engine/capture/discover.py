@@ -21,8 +21,8 @@ from irscope.engine.triton_compat import unwrap_kernel
 
 @dataclass
 class UserFile:
-    path: str    # absolute
-    shown: str   # as the user typed it, for messages
+    path: str  # absolute
+    shown: str  # as the user typed it, for messages
     text: str
     code: CodeType
     def_lines: dict[str, int]  # top-level function name -> line of its `def`
@@ -36,9 +36,13 @@ def read_user_file(path: str) -> UserFile:
         with open(path, "rb") as f:
             raw = f.read()
     except OSError as exc:
-        raise IrscopeError(f"{shown}: cannot read it ({exc.strerror}); check its permissions") from None
+        raise IrscopeError(
+            f"{shown}: cannot read it ({exc.strerror}); check its permissions"
+        ) from None
     if b"\0" in raw[:8192]:
-        raise IrscopeError(f"{shown} is not a Python file (it holds binary data); give a .py file with kernels")
+        raise IrscopeError(
+            f"{shown} is not a Python file (it holds binary data); give a .py file with kernels"
+        )
     text = _decoded(raw, shown)
     absolute = os.path.abspath(path)
     try:
@@ -48,29 +52,39 @@ def read_user_file(path: str) -> UserFile:
         where = f"{shown}:{exc.lineno}" if exc.lineno else shown
         kind = "is not valid Python" if not path.endswith(".py") else "has a syntax error"
         raise IrscopeError(f"{where}: {kind}: {exc.msg}; fix the file and try again") from None
-    def_lines = {node.name: node.lineno for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    def_lines = {
+        node.name: node.lineno for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+    }
     return UserFile(absolute, shown, text, code, def_lines)
 
 
 def _decoded(raw: bytes, shown: str) -> str:
     """The file's text as Python reads it: UTF-8 unless a PEP 263 coding line says otherwise, a UTF-8 byte
     order mark dropped (Triton reads the source the same way, through linecache)."""
-    not_text = (f"{shown} is not a Python file (not UTF-8 text, and no coding line names another encoding); "
-                f"give a .py file with kernels")
+    not_text = (
+        f"{shown} is not a Python file (not UTF-8 text, and no coding line names another encoding); "
+        f"give a .py file with kernels"
+    )
     try:
         encoding, _lines = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
         if str(exc.msg).startswith("unknown encoding"):
-            raise IrscopeError(f"{shown}: its coding line names an {exc.msg}; fix the coding line "
-                               f"(e.g. # -*- coding: utf-8 -*-) or save the file as UTF-8") from None
-        raise IrscopeError(not_text) from None  # not UTF-8 in its first lines, or a BOM with another coding
+            raise IrscopeError(
+                f"{shown}: its coding line names an {exc.msg}; fix the coding line "
+                f"(e.g. # -*- coding: utf-8 -*-) or save the file as UTF-8"
+            ) from None
+        raise IrscopeError(
+            not_text
+        ) from None  # not UTF-8 in its first lines, or a BOM with another coding
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError:
         if encoding in ("utf-8", "utf-8-sig"):
             raise IrscopeError(not_text) from None
-        raise IrscopeError(f"{shown} is not {encoding} text, as its coding line says; fix the coding line or "
-                           f"save the file in that encoding") from None
+        raise IrscopeError(
+            f"{shown} is not {encoding} text, as its coding line says; fix the coding line or "
+            f"save the file in that encoding"
+        ) from None
 
 
 def find_kernels(namespace: dict, user_file: UserFile) -> list[Kernel]:
@@ -79,21 +93,36 @@ def find_kernels(namespace: dict, user_file: UserFile) -> list[Kernel]:
     Kernels imported from elsewhere are left out here; those the file launches join through
     `kernels_of_launches`."""
     found = _kernels_in(namespace, user_file.path, user_file.def_lines)
-    for value in list(namespace.values()):  # a wrapper's kernels: strings it loaded through async_compile
+    for value in list(
+        namespace.values()
+    ):  # a wrapper's kernels: strings it loaded through async_compile
         kernel = inductor_kernel_in(value)
         if kernel is not None and kernel.wrapper == user_file.path and kernel.name not in found:
             found[kernel.name] = _inductor_kernel(kernel, user_file.text)
-    return sorted(found.values(), key=lambda k: (k.file != user_file.path,
-                                                 (k.inductor_info or {}).get("wrapper_line") or k.line))
+    return sorted(
+        found.values(),
+        key=lambda k: (
+            k.file != user_file.path,
+            (k.inductor_info or {}).get("wrapper_line") or k.line,
+        ),
+    )
 
 
 def _inductor_kernel(kernel, wrapper_text: str = "") -> Kernel:
     jit = kernel.fn
     path = os.path.abspath(jit.fn.__code__.co_filename)
     line = _def_lines(path).get(kernel.name, jit.fn.__code__.co_firstlineno)
-    return Kernel(kernel.name, path, line, jit, list(kernel.configs) or None, [],
-                  module=getattr(jit.fn, "__module__", None) or "", inductor=kernel,
-                  inductor_info=describe_kernel(kernel, wrapper_text))
+    return Kernel(
+        kernel.name,
+        path,
+        line,
+        jit,
+        list(kernel.configs) or None,
+        [],
+        module=getattr(jit.fn, "__module__", None) or "",
+        inductor=kernel,
+        inductor_info=describe_kernel(kernel, wrapper_text),
+    )
 
 
 def _kernels_in(namespace: dict, path: str, def_lines: dict[str, int]) -> dict[str, Kernel]:
@@ -118,8 +147,15 @@ def _kernels_in(namespace: dict, path: str, def_lines: dict[str, int]) -> dict[s
         line = def_lines.get(name, jit.fn.__code__.co_firstlineno)
         known = kernels.get(name)
         if known is None or (unwrapped.autotune_configs and not known.autotune_configs):
-            kernels[name] = Kernel(name, path, line, jit, unwrapped.autotune_configs, unwrapped.heuristics,
-                                   module=getattr(jit.fn, "__module__", None) or "")
+            kernels[name] = Kernel(
+                name,
+                path,
+                line,
+                jit,
+                unwrapped.autotune_configs,
+                unwrapped.heuristics,
+                module=getattr(jit.fn, "__module__", None) or "",
+            )
     return kernels
 
 
@@ -138,7 +174,11 @@ def kernels_of_launches(launched: list, known: list[Kernel]) -> list[Kernel]:
         have.add(id(jit))
         inductor = inductor_kernel_of(jit)
         if inductor is not None:
-            found.append(_inductor_kernel(inductor, kernel_file_text(inductor.wrapper) if inductor.wrapper else ""))
+            found.append(
+                _inductor_kernel(
+                    inductor, kernel_file_text(inductor.wrapper) if inductor.wrapper else ""
+                )
+            )
             continue
         path = os.path.abspath(jit.fn.__code__.co_filename)
         module_name = getattr(jit.fn, "__module__", None) or ""

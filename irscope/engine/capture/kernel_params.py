@@ -13,16 +13,42 @@ import ast
 import inspect
 import textwrap
 
-_MEMORY_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or",
-                 "atomic_xor", "atomic_xchg", "atomic_cas", "make_block_ptr", "make_tensor_descriptor"}
+_MEMORY_CALLS = {
+    "load",
+    "store",
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_xchg",
+    "atomic_cas",
+    "make_block_ptr",
+    "make_tensor_descriptor",
+}
 # Calls that hand their first argument's address through unchanged in shape.
-_PASS_THROUGH = {"broadcast_to", "reshape", "view", "expand_dims", "multiple_of", "max_contiguous",
-                 "max_constancy", "advance"}
+_PASS_THROUGH = {
+    "broadcast_to",
+    "reshape",
+    "view",
+    "expand_dims",
+    "multiple_of",
+    "max_contiguous",
+    "max_constancy",
+    "advance",
+}
 
 
 def _call_name(node: ast.Call) -> str:
     func = node.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return (
+        func.attr
+        if isinstance(func, ast.Attribute)
+        else func.id
+        if isinstance(func, ast.Name)
+        else ""
+    )
 
 
 def _root(expr: ast.AST) -> str | None:
@@ -32,7 +58,9 @@ def _root(expr: ast.AST) -> str | None:
             expr = expr.left
         elif isinstance(expr, ast.Call) and _call_name(expr) in _PASS_THROUGH and expr.args:
             expr = expr.args[0]
-        elif isinstance(expr, ast.Subscript):  # x_ptr[None, :] style broadcasting of a pointer block
+        elif isinstance(
+            expr, ast.Subscript
+        ):  # x_ptr[None, :] style broadcasting of a pointer block
             expr = expr.value
         elif isinstance(expr, ast.Name):
             return expr.id
@@ -70,7 +98,11 @@ def pointer_params(fn, _depth: int = 0) -> set[str]:
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             assigned.setdefault(node.target.id, []).append(node.target)
     found: set[str] = set()
-    todo = [_root(a) for n in ast.walk(func) if isinstance(n, ast.Call) and (a := _address_of(n)) is not None]
+    todo = [
+        _root(a)
+        for n in ast.walk(func)
+        if isinstance(n, ast.Call) and (a := _address_of(n)) is not None
+    ]
     todo += _helper_pointer_args(func, getattr(fn, "__globals__", {}), _depth)
     seen: set[str] = set()
     while todo:
@@ -90,8 +122,12 @@ def _helper_pointer_args(func: ast.FunctionDef, scope: dict, depth: int) -> list
     if depth > 4:
         return []
     roots: list[str | None] = []
-    for call in (n for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
-        helper = getattr(scope.get(call.func.id), "fn", None)  # a JITFunction keeps its Python function in .fn
+    for call in (
+        n for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    ):
+        helper = getattr(
+            scope.get(call.func.id), "fn", None
+        )  # a JITFunction keeps its Python function in .fn
         if helper is None or not callable(helper):
             continue
         names = list(inspect.signature(helper).parameters)

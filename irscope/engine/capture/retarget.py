@@ -25,7 +25,9 @@ from irscope.engine.triton_compat import Target
 
 def other_targets(first: Target) -> list[Target]:
     """The NVIDIA targets with a virtual GPU other than `first`, newest first."""
-    return [Target(name) for name in reversed(TARGETS) if name.startswith("sm_") and name != first.name]
+    return [
+        Target(name) for name in reversed(TARGETS) if name.startswith("sm_") and name != first.name
+    ]
 
 
 def worth_another_target(result: RunResult) -> bool:
@@ -33,8 +35,9 @@ def worth_another_target(result: RunResult) -> bool:
     return not result.launches and result.stopped is None and bool(result.asked)
 
 
-def run_on_other_targets(shown: str, first: Target, result: RunResult, run: Callable[[Target], RunResult]
-                         ) -> tuple[Target, RunResult, str | None]:
+def run_on_other_targets(
+    shown: str, first: Target, result: RunResult, run: Callable[[Target], RunResult]
+) -> tuple[Target, RunResult, str | None]:
     """(target, run, note): the first other target whose run launches, or `first` and its own run.
 
     `run(target)` runs the file on a virtual GPU of `target`. The note is one line for the report's notes:
@@ -47,14 +50,28 @@ def run_on_other_targets(shown: str, first: Target, result: RunResult, run: Call
         again = run(target)
         if again.launches:
             none_either = f" (nothing on {', '.join(tried)} either)" if tried else ""
-            return target, again, (f"{shown} launched nothing on a virtual {first.name}, whose {asked} it asked; "
-                                   f"shown for a virtual {target.name}, where it launches{none_either}; "
-                                   f"--target to choose")
+            return (
+                target,
+                again,
+                (
+                    f"{shown} launched nothing on a virtual {first.name}, whose {asked} it asked; "
+                    f"shown for a virtual {target.name}, where it launches{none_either}; "
+                    f"--target to choose"
+                ),
+            )
         tried.append(target.name)
-        if again.stopped is not None:  # stopped on request, or ran on and on: running it again would too
+        if (
+            again.stopped is not None
+        ):  # stopped on request, or ran on and on: running it again would too
             break
-    return first, result, (f"{shown} launched nothing on a virtual {first.name}, whose {asked} it asked, "
-                           f"nor on a virtual {', '.join(tried)}")
+    return (
+        first,
+        result,
+        (
+            f"{shown} launched nothing on a virtual {first.name}, whose {asked} it asked, "
+            f"nor on a virtual {', '.join(tried)}"
+        ),
+    )
 
 
 def device_suffix(first: Target, chosen: Target) -> str:
@@ -63,4 +80,8 @@ def device_suffix(first: Target, chosen: Target) -> str:
 
 
 def _asked(result: RunResult) -> str:
-    return "capability" if any("capability" in q or "arch_list" in q for q in result.asked) else "properties"
+    return (
+        "capability"
+        if any("capability" in q or "arch_list" in q for q in result.asked)
+        else "properties"
+    )

@@ -43,16 +43,25 @@ class RunResult:
     error: BaseException | None = None
     user_traceback: str = ""
     output: str = ""
-    stopped: str | None = None  # why the capture budget ended the run (budget.py); None if it ended itself
+    stopped: str | None = (
+        None  # why the capture budget ended the run (budget.py); None if it ended itself
+    )
     stopped_line: int | None = None  # the opened file's line it was on then
     stopped_cause: str = ""  # why, in a few words ("the 60 s limit")
     notes: list[str] = field(default_factory=list)  # what was skipped: breakpoint(), input(), ...
     asked: set[str] = field(default_factory=set)  # what the file asked the virtual GPU about itself
 
 
-def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool, target: Target,
-                  on_launch: Callable[[RawLaunch], None] | None = None,
-                  budget: CaptureBudget | None = None, argv: list[str] | tuple[str, ...] = ()) -> RunResult:
+def run_user_file(
+    user_file: UserFile,
+    *,
+    run_main: bool,
+    use_interpreter: bool,
+    target: Target,
+    on_launch: Callable[[RawLaunch], None] | None = None,
+    budget: CaptureBudget | None = None,
+    argv: list[str] | tuple[str, ...] = (),
+) -> RunResult:
     """Execute the file as `__main__` (or as a plain module when `run_main` is false), with `argv` as its
     `sys.argv[1:]` (what `irscope FILE -- ARGS` gives it).
 
@@ -88,7 +97,9 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
 
     # In a worker process (irscope/worker) the file's prints join its other output on fd 1, which the
     # front end keeps; in-process they are kept apart from irscope's own.
-    output = sys.__stdout__ if os.environ.get("IRSCOPE_WORKER_TMP") and sys.__stdout__ else io.StringIO()
+    output = (
+        sys.__stdout__ if os.environ.get("IRSCOPE_WORKER_TMP") and sys.__stdout__ else io.StringIO()
+    )
     saved_main = sys.modules.get("__main__")
     saved_argv = sys.argv[:]
     saved_path = sys.path[:]
@@ -98,14 +109,28 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     import_before_device(user_file.text)
     budget.watch()
     try:
-        device = (virtual_gpu(target, result.asked, result.notes, budget.quiet_paused) if use_interpreter
-                  else contextlib.nullcontext())
+        device = (
+            virtual_gpu(target, result.asked, result.notes, budget.quiet_paused)
+            if use_interpreter
+            else contextlib.nullcontext()
+        )
         inductor = inductor_scope(user_file, record, use_interpreter, result.notes)
-        checks = comparisons_after_cuts(lambda: any(raw.programs is not None for raw in result.launches),
-                                        result.notes) if use_interpreter else contextlib.nullcontext()
-        with device, capture_patches(record, use_interpreter, budget.executing), inductor, checks, \
-                no_terminal(result.notes, user_file.path), contextlib.redirect_stdout(output), \
-                contextlib.redirect_stderr(output):
+        checks = (
+            comparisons_after_cuts(
+                lambda: any(raw.programs is not None for raw in result.launches), result.notes
+            )
+            if use_interpreter
+            else contextlib.nullcontext()
+        )
+        with (
+            device,
+            capture_patches(record, use_interpreter, budget.executing),
+            inductor,
+            checks,
+            no_terminal(result.notes, user_file.path),
+            contextlib.redirect_stdout(output),
+            contextlib.redirect_stderr(output),
+        ):
             exec(user_file.code, namespace)
     except CaptureStopped:
         result.stopped = budget.reason or "stopped"
@@ -114,7 +139,9 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
         if exc.code not in (None, 0):
             result.error = exc
             result.user_traceback = f"SystemExit: {exc.code}"
-    except BaseException as exc:  # the user's code may raise anything; KeyboardInterrupt passes through
+    except (
+        BaseException
+    ) as exc:  # the user's code may raise anything; KeyboardInterrupt passes through
         if isinstance(exc, KeyboardInterrupt):
             raise
         result.error = exc
@@ -130,8 +157,10 @@ def run_user_file(user_file: UserFile, *, run_main: bool, use_interpreter: bool,
     result.output = output.getvalue() if isinstance(output, io.StringIO) else _worker_output_tail()
     result.notes.extend(cut_launch_notes(result.launches))
     if use_interpreter and repeats_skipped():
-        result.notes.append(f"{repeats_skipped()} launch(es) the same as the launch of their kernel just before "
-                            f"(same tensors, sizes and grid: a benchmark loop) were not run again in the interpreter")
+        result.notes.append(
+            f"{repeats_skipped()} launch(es) the same as the launch of their kernel just before "
+            f"(same tensors, sizes and grid: a benchmark loop) were not run again in the interpreter"
+        )
     return result
 
 
@@ -144,9 +173,11 @@ def cut_launch_notes(launches: list[RawLaunch]) -> list[str]:
     notes = []
     for name, raws in cut.items():
         run, total = raws[0].programs
-        notes.append(f"{name}: {len(raws)} launch(es) cut short in the interpreter (the first ran {run} of its "
-                     f"{total} programs in {interpret_seconds():g} s), so what they wrote is incomplete; the "
-                     f"compile does not depend on it (IRSCOPE_INTERPRET_S gives them longer)")
+        notes.append(
+            f"{name}: {len(raws)} launch(es) cut short in the interpreter (the first ran {run} of its "
+            f"{total} programs in {interpret_seconds():g} s), so what they wrote is incomplete; the "
+            f"compile does not depend on it (IRSCOPE_INTERPRET_S gives them longer)"
+        )
     return notes
 
 
@@ -180,7 +211,9 @@ def no_terminal(notes: list[str], path: str) -> Iterator[None]:
             notes.append(text)
 
     def skip_breakpoint(*_args, **_kwargs) -> None:
-        note(f"breakpoint(){where()} skipped (no debugger under irscope)")  # pdb's and ipdb's set_trace too
+        note(
+            f"breakpoint(){where()} skipped (no debugger under irscope)"
+        )  # pdb's and ipdb's set_trace too
 
     def no_input(*_args, **_kwargs) -> str:
         note(f"input(){where()} got end of file (irscope runs the file without a terminal)")
@@ -208,8 +241,11 @@ _IRSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def user_traceback_tail(exc: BaseException, path: str, limit: int = 6) -> str:
     """The last frames of a traceback, from the user's file onwards: irscope's own frames dropped, and
     the frames of installed libraries (torch, Triton, the standard library) marked as such."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not os.path.abspath(f.filename).startswith(_IRSCOPE_DIR + os.sep)]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not os.path.abspath(f.filename).startswith(_IRSCOPE_DIR + os.sep)
+    ]
     first_user = next((i for i, f in enumerate(frames) if f.filename == path), 0)
     frames = frames[first_user:][-limit:]
     lines = []
@@ -224,4 +260,6 @@ def user_traceback_tail(exc: BaseException, path: str, limit: int = 6) -> str:
 
 def _is_library(filename: str) -> bool:
     parts = os.path.abspath(filename).split(os.sep)
-    return "site-packages" in parts or "dist-packages" in parts or filename.startswith(sys.base_prefix)
+    return (
+        "site-packages" in parts or "dist-packages" in parts or filename.startswith(sys.base_prefix)
+    )

@@ -20,9 +20,15 @@ def specialization_key(jit: Any, args: tuple, kwargs: dict, autotune_index: int 
     constexpr = {p.name for p in params if getattr(p, "is_constexpr", False)}
     runtime = {p.name for p in params} - constexpr
     names = [p.name for p in params]
-    positional = tuple(_part(a, i >= len(names) or names[i] in constexpr) for i, a in enumerate(args))
-    return (id(jit), autotune_index, positional,
-            tuple(sorted((k, _part(v, k not in runtime)) for k, v in kwargs.items())))
+    positional = tuple(
+        _part(a, i >= len(names) or names[i] in constexpr) for i, a in enumerate(args)
+    )
+    return (
+        id(jit),
+        autotune_index,
+        positional,
+        tuple(sorted((k, _part(v, k not in runtime)) for k, v in kwargs.items())),
+    )
 
 
 def _part(value: Any, exact: bool, depth: int = 0) -> Any:
@@ -32,18 +38,26 @@ def _part(value: Any, exact: bool, depth: int = 0) -> Any:
         except Exception:  # noqa: BLE001 - an odd tensor-like: its type is enough
             return type(value).__name__
     if isinstance(value, int) and not isinstance(value, bool) and not exact:
-        return ("int", value == 1, value % 16 == 0, -2**31 <= value < 2**31)
+        return ("int", value == 1, value % 16 == 0, -(2**31) <= value < 2**31)
     if value is None or isinstance(value, (bool, int, float, str, bytes)):
         text = repr(value)
         return text if len(text) <= 64 else (text[:64], hash(text))
     if depth >= 3:
         return type(value).__qualname__
     if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(_part(v, exact, depth + 1) for v in value[:64]), len(value))
+        return (
+            type(value).__name__,
+            tuple(_part(v, exact, depth + 1) for v in value[:64]),
+            len(value),
+        )
     fields = getattr(value, "__dict__", None)
     if isinstance(fields, dict) and fields:
-        return (type(value).__qualname__,
-                tuple(sorted((str(k), _part(v, exact, depth + 1)) for k, v in list(fields.items())[:32])))
+        return (
+            type(value).__qualname__,
+            tuple(
+                sorted((str(k), _part(v, exact, depth + 1)) for k, v in list(fields.items())[:32])
+            ),
+        )
     try:
         text = str(value)  # a dtype, an enum, a constexpr wrapper: short and exact
     except Exception:  # noqa: BLE001

@@ -53,8 +53,10 @@ from irscope.engine.triton_compat import (
 )
 
 # What a child writes to its pipe as it gets there.
-COMPILED = "c"       # the compilation is in Triton's cache
-DISASSEMBLED = "s"   # the SASS is in irscope's cache (NVIDIA); on AMD, or when not asked for: nothing more
+COMPILED = "c"  # the compilation is in Triton's cache
+DISASSEMBLED = (
+    "s"  # the SASS is in irscope's cache (NVIDIA); on AMD, or when not asked for: nothing more
+)
 
 # A child whose processes (itself, ptxas, nvdisasm) use no CPU for this long is taken to be stuck (stopped,
 # or waiting on a lock it inherited): it is killed and the parent does the work itself.
@@ -69,8 +71,12 @@ def compilation_key(jit: JITFunction, target: Target, spec: Specialized) -> tupl
 
 
 _children: dict[tuple, Child] = {}
-_considered: dict[tuple, JITFunction] = {}  # every key start() has looked at (the kernel held, as in Child)
-_waiting: dict[tuple, tuple] = {}  # launches that found no free core while the file ran: start_waiting's
+_considered: dict[
+    tuple, JITFunction
+] = {}  # every key start() has looked at (the kernel held, as in Child)
+_waiting: dict[
+    tuple, tuple
+] = {}  # launches that found no free core while the file ran: start_waiting's
 _registry_lock = threading.Lock()
 
 
@@ -83,8 +89,15 @@ def _slots(file_running: bool = True) -> int:
     return max(1, (os.cpu_count() or 2) - (1 if file_running else 0))
 
 
-def start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_text: str, *,
-          disassemble_too: bool = True) -> None:
+def start(
+    jit: JITFunction,
+    args: tuple,
+    kwargs: dict,
+    target: Target,
+    source_text: str,
+    *,
+    disassemble_too: bool = True,
+) -> None:
     """Begin compiling this launch in a child, if a core is free, nobody has begun it already, and irscope
     has not compiled it before from this very file (`source_text`, the file's text).
 
@@ -98,8 +111,14 @@ def start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_te
         pass
 
 
-def _start(jit: JITFunction, args: tuple, kwargs: dict, target: Target, source_text: str,
-           disassemble_too: bool) -> None:
+def _start(
+    jit: JITFunction,
+    args: tuple,
+    kwargs: dict,
+    target: Target,
+    source_text: str,
+    disassemble_too: bool,
+) -> None:
     spec = specialize(jit, args, kwargs, target)
     key = compilation_key(jit, target, spec)
     if key in _considered:  # a file that launches the same thing in a loop pays this once
@@ -122,7 +141,9 @@ def start_waiting() -> None:
     for key, (jit, spec, target, disassemble_too, last_step) in list(_waiting.items()):
         del _waiting[key]
         try:
-            if not _fork(key, jit, spec, target, disassemble_too, last_step, _slots(file_running=False)):
+            if not _fork(
+                key, jit, spec, target, disassemble_too, last_step, _slots(file_running=False)
+            ):
                 break
         except Exception:  # noqa: BLE001 - as in start(): the parent compiles
             break
@@ -134,12 +155,23 @@ def forget_waiting() -> None:
     _waiting.clear()
 
 
-def _fork(key: tuple, jit: JITFunction, spec: Specialized, target: Target, disassemble_too: bool,
-          last_step: str, slots: int) -> bool:
+def _fork(
+    key: tuple,
+    jit: JITFunction,
+    spec: Specialized,
+    target: Target,
+    disassemble_too: bool,
+    last_step: str,
+    slots: int,
+) -> bool:
     """Fork a child for `key` if fewer than `slots` children are busy; whether one was forked."""
     with _registry_lock:
         _reap_finished()
-        busy = sum(1 for child in _children.values() if not child.finished and child.last_step not in child.reached)
+        busy = sum(
+            1
+            for child in _children.values()
+            if not child.finished and child.last_step not in child.reached
+        )
         if busy >= slots:
             return False
         read_end, write_end = os.pipe()
@@ -159,15 +191,23 @@ def _fork(key: tuple, jit: JITFunction, spec: Specialized, target: Target, disas
             _child(write_end, jit, spec, target, disassemble_too, parent)
         os.close(write_end)
         try:
-            os.setpgid(pid, pid)  # as the child does itself: whichever runs first, killpg finds the group
+            os.setpgid(
+                pid, pid
+            )  # as the child does itself: whichever runs first, killpg finds the group
         except OSError:
             pass
         _children[key] = Child(pid, read_end, jit, last_step)
     return True
 
 
-def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target, disassemble_too: bool,
-           parent: int) -> None:
+def _child(
+    pipe: int,
+    jit: JITFunction,
+    spec: Specialized,
+    target: Target,
+    disassemble_too: bool,
+    parent: int,
+) -> None:
     """Compile, disassemble, report each step, exit. Runs in the forked copy of the process.
 
     It leaves the terminal alone: stdin/stdout/stderr go to /dev/null, it has a process group of its own
@@ -186,7 +226,9 @@ def _child(pipe: int, jit: JITFunction, spec: Specialized, target: Target, disas
         for number in ("SIGINT", "SIGWINCH", "SIGCONT", "SIGTSTP", "SIGTTIN", "SIGTTOU"):
             if hasattr(signal, number):
                 signal.signal(getattr(signal, number), signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, _exit_cleanly)  # ends temporary folders and ptxas/nvdisasm too
+        signal.signal(
+            signal.SIGTERM, _exit_cleanly
+        )  # ends temporary folders and ptxas/nvdisasm too
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
@@ -208,17 +250,31 @@ def _exit_cleanly(_signum, _frame) -> None:
     raise SystemExit(1)
 
 
-def _marker(source_text: str, jit: JITFunction, target: Target, spec: Specialized, step: str) -> str:
+def _marker(
+    source_text: str, jit: JITFunction, target: Target, spec: Specialized, step: str
+) -> str:
     """Where irscope notes that it has done `step` for this compilation of this file's text at this path (a
     copy elsewhere compiles under its own path, see triton_compat/caches.py), beside the cache that holds the
     result. A stale note (a helper imported from another file changed, the cache was cleared in part) only
     means no child: the parent then compiles as always."""
-    digest = hashlib.sha256("\0".join((triton_install_key(), source_text, jit.fn.__code__.co_filename, jit.__name__,
-                                       target.name, spec.cache_key())).encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(
+        "\0".join(
+            (
+                triton_install_key(),
+                source_text,
+                jit.fn.__code__.co_filename,
+                jit.__name__,
+                target.name,
+                spec.cache_key(),
+            )
+        ).encode("utf-8")
+    ).hexdigest()
     return os.path.join(triton_cache_dir(), "irscope", "done", f"{digest}.{step}")
 
 
-def note_done(source_text: str, jit: JITFunction, target: Target, spec: Specialized, step: str) -> None:
+def note_done(
+    source_text: str, jit: JITFunction, target: Target, spec: Specialized, step: str
+) -> None:
     """The parent has compiled (COMPILED) or disassembled (DISASSEMBLED) this: the next run needs no child."""
     if not enabled():
         return
@@ -248,7 +304,9 @@ def wait(key: tuple, step: str) -> None:
                 return
             if data is None:
                 progress = progress or Progress(child.pid)
-                if progress.stalled(STALL_LIMIT_S) or (not progress.known and time.monotonic() - started > WAIT_LIMIT_S):
+                if progress.stalled(STALL_LIMIT_S) or (
+                    not progress.known and time.monotonic() - started > WAIT_LIMIT_S
+                ):
                     stop(child)
                     return
                 continue
@@ -300,7 +358,11 @@ def ask_all_to_stop() -> None:
 def progress(key: tuple) -> str | None:
     """None if no child was started for `key`; else the steps it has been heard to reach ("cs": both)."""
     child = _children.get(key)
-    return None if child is None else "".join(sorted(child.reached, key=(COMPILED + DISASSEMBLED).find))
+    return (
+        None
+        if child is None
+        else "".join(sorted(child.reached, key=(COMPILED + DISASSEMBLED).find))
+    )
 
 
 def running() -> list[int]:

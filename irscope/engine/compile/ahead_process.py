@@ -15,9 +15,11 @@ from irscope.engine.triton_compat import JITFunction
 
 @dataclass
 class Child:
-    pid: int       # also its process group: ptxas and nvdisasm run in it
+    pid: int  # also its process group: ptxas and nvdisasm run in it
     fd: int
-    jit: JITFunction  # held so that no other kernel object can take its id() while the key is in use
+    jit: (
+        JITFunction  # held so that no other kernel object can take its id() while the key is in use
+    )
     last_step: str
     reached: set[str] = field(default_factory=set)
     finished: bool = False
@@ -56,7 +58,9 @@ class Progress:
                 continue
             # after the command: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
             # utime stime cutime cstime
-            if int(fields[2]) == self.group:  # its own CPU and that of the children it has collected
+            if (
+                int(fields[2]) == self.group
+            ):  # its own CPU and that of the children it has collected
                 total += sum(int(value) for value in fields[11:15])
         return total
 

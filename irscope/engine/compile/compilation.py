@@ -89,18 +89,31 @@ class Compilation:
         """The text of one stage. SASS is disassembled on first use (and cached on disk)."""
         if name not in self.stage_names:
             other = "AMD" if self.target.is_nvidia else "NVIDIA"
-            raise IrscopeError(f"stage '{name}' does not exist for target {self.target} (it is an {other} stage); "
-                               f"choose one of: {', '.join(self.stage_names)}")
+            raise IrscopeError(
+                f"stage '{name}' does not exist for target {self.target} (it is an {other} stage); "
+                f"choose one of: {', '.join(self.stage_names)}"
+            )
         if name == "source":
             return self.source_text
         if self.failure is not None:
-            raise IrscopeError(f"{self.kernel.name} did not compile, so it has no {name}: {self.failure.message}")
+            raise IrscopeError(
+                f"{self.kernel.name} did not compile, so it has no {name}: {self.failure.message}"
+            )
         if name == "sass":
             with self._tools_lock:
                 if self._sass is None:
-                    ahead.wait(ahead.compilation_key(self.kernel.jit, self.target, self.spec), ahead.DISASSEMBLED)
+                    ahead.wait(
+                        ahead.compilation_key(self.kernel.jit, self.target, self.spec),
+                        ahead.DISASSEMBLED,
+                    )
                     self._sass = disassemble(self.asm["cubin"])
-                    ahead.note_done(self.source_text, self.kernel.jit, self.target, self.spec, ahead.DISASSEMBLED)
+                    ahead.note_done(
+                        self.source_text,
+                        self.kernel.jit,
+                        self.target,
+                        self.spec,
+                        ahead.DISASSEMBLED,
+                    )
             return self._sass
         return self.asm[name]
 
@@ -109,7 +122,9 @@ class Compilation:
         so that several compilations disassemble side by side and a viewer can show the IR meanwhile."""
         if self.failure is not None or not self.target.is_nvidia or self._sass is not None:
             return None
-        thread = threading.Thread(target=self.stage, args=("sass",), daemon=True, name="irscope-nvdisasm")
+        thread = threading.Thread(
+            target=self.stage, args=("sass",), daemon=True, name="irscope-nvdisasm"
+        )
         thread.start()
         return thread
 
@@ -144,8 +159,13 @@ class Compilation:
             values.extend(expanded if expanded is not None else [value])
         return values
 
-    def record_program(self, program_id: tuple[int, ...], *, launch: Launch | None = None,
-                       with_locals: bool = False) -> Recording:
+    def record_program(
+        self,
+        program_id: tuple[int, ...],
+        *,
+        launch: Launch | None = None,
+        with_locals: bool = False,
+    ) -> Recording:
         """One program of the launch (default: this compilation's), run in Triton's interpreter and recorded."""
         return record_program(launch or self.launch, program_id, with_locals=with_locals)
 
@@ -169,7 +189,11 @@ class Compilation:
         empty where there is no cubin or nvdisasm fails (explain then goes without control fields)."""
         if self._sass_controls is None:
             try:
-                self._sass_controls = instruction_encodings(self.asm["cubin"]) if self.ok and "cubin" in self.asm else {}
+                self._sass_controls = (
+                    instruction_encodings(self.asm["cubin"])
+                    if self.ok and "cubin" in self.asm
+                    else {}
+                )
             except Exception:  # noqa: BLE001 - nvdisasm missing or failing
                 self._sass_controls = {}
         return self._sass_controls
@@ -180,8 +204,9 @@ class Compilation:
             if self.failure is not None:
                 self._resources = Resources()
             elif self.target.is_nvidia:
-                self._resources = cubin_resources(self.asm["cubin"], self.metadata.get("shared"),
-                                                  gpu_target_of(self.target).arch)
+                self._resources = cubin_resources(
+                    self.asm["cubin"], self.metadata.get("shared"), gpu_target_of(self.target).arch
+                )
             else:
                 self._resources = amdgcn_resources(self.asm["amdgcn"], self.metadata.get("shared"))
         return self._resources
@@ -210,7 +235,9 @@ class Compilation:
         declared = set(constexpr_param_names(self.kernel.jit))
         for name in self.constexprs:
             if name not in declared:
-                out[name] = "constant"  # an int equal to 1 (or None), folded into the code like a constexpr
+                out[name] = (
+                    "constant"  # an int equal to 1 (or None), folded into the code like a constexpr
+                )
         return out
 
     @property
@@ -236,7 +263,9 @@ _MEMO_SIZE = 48
 _memo: OrderedDict[tuple, Compilation] = OrderedDict()
 
 
-def compile_launch(launch: Launch, target: Target, source_text: str, *, given: str | None = None) -> Compilation:
+def compile_launch(
+    launch: Launch, target: Target, source_text: str, *, given: str | None = None
+) -> Compilation:
     """Compile one launch for one target. The same specialization is compiled once per process,
     and Triton's on-disk cache (TRITON_CACHE_DIR) makes a reopen cheap. `given`: see check_launch."""
     jit = launch.kernel.jit
@@ -253,14 +282,24 @@ def compile_launch(launch: Launch, target: Target, source_text: str, *, given: s
             compiled = compile_specialized(jit, spec, target)
         except Exception as exc:  # a compile error is a result to show, not a crash
             missing = missing_extern_lib(exc, spec.options, target)
-            comp.failure = (CompileFailure(missing, launch.kernel.file, None, None) if missing
-                            else _describe_failure(exc, stderr(), launch.kernel, source_text,
-                                                   constexprs_by_param(jit, spec.constexprs)))
+            comp.failure = (
+                CompileFailure(missing, launch.kernel.file, None, None)
+                if missing
+                else _describe_failure(
+                    exc,
+                    stderr(),
+                    launch.kernel,
+                    source_text,
+                    constexprs_by_param(jit, spec.constexprs),
+                )
+            )
         else:
             comp.asm = compiled_asm(compiled)
             comp.metadata = compiled_metadata(compiled)
             ahead.note_done(source_text, jit, target, spec, ahead.COMPILED)
-    cache_failed = new_cache_warning()  # the cache filled up during this compile, which went on without it
+    cache_failed = (
+        new_cache_warning()
+    )  # the cache filled up during this compile, which went on without it
     if cache_failed:
         print(f"irscope: warning: {cache_failed}", file=sys.stderr)
     _memo[key] = comp
@@ -274,16 +313,22 @@ def check_launch(launch: Launch, target: Target, *, given: str | None = None) ->
     specialization, or LaunchRejected with advice that names who chose the values. `given` is the
     -D/--arg the user passed ("" for none); None when the caller does not know (then the launch's origin
     decides)."""
-    if launch.kernel.inductor is not None:  # Inductor's own specialization, from its decorator (core/inductor)
+    if (
+        launch.kernel.inductor is not None
+    ):  # Inductor's own specialization, from its decorator (core/inductor)
         try:
-            return inductor_specialization(launch.kernel.inductor, launch.autotune_index or 0, target,
-                                           given=launch.kwargs)
+            return inductor_specialization(
+                launch.kernel.inductor, launch.autotune_index or 0, target, given=launch.kwargs
+            )
         except IrscopeError:
             raise
         except Exception as exc:
-            raise LaunchRejected(f"Inductor's compile options for {launch.kernel.name} could not be built: "
-                                 f"{_one_line(exc)}; the file may come from another PyTorch version than the "
-                                 f"installed one", _one_line(exc)) from None
+            raise LaunchRejected(
+                f"Inductor's compile options for {launch.kernel.name} could not be built: "
+                f"{_one_line(exc)}; the file may come from another PyTorch version than the "
+                f"installed one",
+                _one_line(exc),
+            ) from None
     try:
         return specialize(launch.kernel.jit, launch.args, launch.kwargs, target)
     except Exception as exc:
@@ -295,15 +340,24 @@ def _rejection_message(launch: Launch, reason: str, given: str | None) -> str:
     name, file = launch.kernel.name, os.path.basename(launch.kernel.file)
     head = f"Triton's JIT rejects this launch of {name}: {reason}; "
     if given:
-        return head + (f"check the -D/--arg values you passed ({given}); a -D names a kernel parameter or a "
-                       f"launch option (num_warps, num_stages, ...)")
+        return head + (
+            f"check the -D/--arg values you passed ({given}); a -D names a kernel parameter or a "
+            f"launch option (num_warps, num_stages, ...)"
+        )
     if given is None and launch.origin == "captured":
-        return head + "check the -D/--arg values and the file's own launch (launch options: num_warps, num_stages, ...)"
+        return (
+            head
+            + "check the -D/--arg values and the file's own launch (launch options: num_warps, num_stages, ...)"
+        )
     if launch.origin == "captured":
-        return head + (f"the values come from {file}'s own launch (no -D/--arg was given): fix that launch, "
-                       f"or override a value with -D NAME=VALUE")
-    return head + (f"{file} does not launch {name}, so its arguments come from -D/--arg and stand-ins: "
-                   f"give them with -D NAME=VALUE / --arg NAME=TYPE")
+        return head + (
+            f"the values come from {file}'s own launch (no -D/--arg was given): fix that launch, "
+            f"or override a value with -D NAME=VALUE"
+        )
+    return head + (
+        f"{file} does not launch {name}, so its arguments come from -D/--arg and stand-ins: "
+        f"give them with -D NAME=VALUE / --arg NAME=TYPE"
+    )
 
 
 def _one_line(exc: Exception) -> str:
@@ -313,19 +367,21 @@ def _one_line(exc: Exception) -> str:
     return f"{type(exc).__name__}: {first[0]}" if first else type(exc).__name__
 
 
-
 def _values_named(statement: str, constexprs: dict) -> str:
-    """" (BLOCK = 256, …)": the launch's constexpr values that a failed static_assert names."""
+    """ " (BLOCK = 256, …)": the launch's constexpr values that a failed static_assert names."""
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", statement))
     named = [f"{k} = {v}" for k, v in constexprs.items() if isinstance(k, str) and k in words]
     return f" ({', '.join(named)})" if named else ""
 
 
-_MLIR_DIAG = re.compile(r"^(?P<file>[^:\n]+\.py):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.MULTILINE)
+_MLIR_DIAG = re.compile(
+    r"^(?P<file>[^:\n]+\.py):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.MULTILINE
+)
 
 
-def _describe_failure(exc: Exception, stderr: str, kernel: Kernel, source_text: str,
-                      constexprs: dict | None = None) -> CompileFailure:
+def _describe_failure(
+    exc: Exception, stderr: str, kernel: Kernel, source_text: str, constexprs: dict | None = None
+) -> CompileFailure:
     lines = source_text.splitlines()
 
     def source_line(n: int | None) -> str | None:
@@ -340,13 +396,17 @@ def _describe_failure(exc: Exception, stderr: str, kernel: Kernel, source_text: 
         if rel_line is not None:
             line = _def_line_of_source(src, kernel, source_text) + rel_line - 1
         if (source_line(line) or "").startswith(("breakpoint(", "pdb.set_trace(")):
-            message += ("; a debugger call runs only in Triton's interpreter (TRITON_INTERPRET=1), the GPU "
-                        "compiler cannot compile it: remove it to see what the kernel becomes")
+            message += (
+                "; a debugger call runs only in Triton's interpreter (TRITON_INTERPRET=1), the GPU "
+                "compiler cannot compile it: remove it to see what the kernel becomes"
+            )
         return CompileFailure(message, kernel.file, line, source_line(line))
     diag = _MLIR_DIAG.search(stderr)
     if diag:
         line = int(diag.group("line"))
-        return CompileFailure(diag.group("msg").strip(), diag.group("file"), line, source_line(line))
+        return CompileFailure(
+            diag.group("msg").strip(), diag.group("file"), line, source_line(line)
+        )
     return CompileFailure(_one_line(exc), kernel.file, None, None)
 
 

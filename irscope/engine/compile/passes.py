@@ -23,7 +23,9 @@ from irscope.ir.sourcemap import LineKind, SourceMap
 
 # Triton 3.9 (MLIR 21+): `IR Dump Before TritonGPUCoalesce: tritongpu-coalesce ('builtin.module' operation)`;
 # Triton 3.6: `IR Dump Before TritonGPUCoalesce (tritongpu-coalesce) ('builtin.module' operation)`
-_MLIR_HEADER = re.compile(r"^// -----// IR Dump Before (\S+?)(?:: ([^\s{]+)(?:\{.*\})?| \(([^)\s]+)\)) \((.*)\) //----- //\s*$")
+_MLIR_HEADER = re.compile(
+    r"^// -----// IR Dump Before (\S+?)(?:: ([^\s{]+)(?:\{.*\})?| \(([^)\s]+)\)) \((.*)\) //----- //\s*$"
+)
 # the new pass manager (`; *** IR Dump After SROAPass on add_kernel ***`) and the code generator's legacy
 # one for its IR passes (`*** IR Dump After SROA (sroa) ***`); machine-code dumps start with `# ***`
 _LLVM_HEADER = re.compile(r"^(?:; )?\*\*\* IR Dump After (.+?)(?: on (.+?))? \*\*\*:?\s*$")
@@ -32,19 +34,25 @@ _LEGACY_NAME = re.compile(r"\(([\w-]+)\)$")
 
 @dataclass
 class PassStep:
-    index: int            # 1-based, in the order the passes ran
-    name: str             # the pass's argument (`tritongpu-coalesce`), or LLVM's class name (`SROAPass`)
-    title: str            # the class name and what it ran on
-    stage: str            # the dialect of its output: ttir, ttgir, llvm-dialect, llir
-    before: str | None    # the IR it got (None: not dumped)
-    after: str            # the IR it left
+    index: int  # 1-based, in the order the passes ran
+    name: str  # the pass's argument (`tritongpu-coalesce`), or LLVM's class name (`SROAPass`)
+    title: str  # the class name and what it ran on
+    stage: str  # the dialect of its output: ttir, ttgir, llvm-dialect, llir
+    before: str | None  # the IR it got (None: not dumped)
+    after: str  # the IR it left
     changed_lines: int = 0
     source_lines: list[int] = field(default_factory=list)
     diff: list[tuple[str, str]] = field(default_factory=list)  # ('-'|'+', line) of what changed
 
     def to_json(self, with_text: bool = False) -> dict:
-        out = {"index": self.index, "name": self.name, "title": self.title, "stage": self.stage,
-               "changed_lines": self.changed_lines, "source_lines": self.source_lines}
+        out = {
+            "index": self.index,
+            "name": self.name,
+            "title": self.title,
+            "stage": self.stage,
+            "changed_lines": self.changed_lines,
+            "source_lines": self.source_lines,
+        }
         if with_text:
             out.update(before=self.before, after=self.after)
         return out
@@ -63,7 +71,9 @@ def mlir_steps(dump: str) -> list[tuple[str, str, str, str]]:
         m = _MLIR_HEADER.match(line)
         if m:
             heads.append((m.group(2) or m.group(3), f"{m.group(1)} on {m.group(4)}", []))
-        elif line.startswith("// -----//"):  # a pass's own internal dump (the software pipeliner's): not read
+        elif line.startswith(
+            "// -----//"
+        ):  # a pass's own internal dump (the software pipeliner's): not read
             heads.append(("", "", []))
         elif heads:
             heads[-1][2].append(line)
@@ -82,7 +92,9 @@ def llvm_steps(dump: str) -> list[tuple[str, str, str | None, str]]:
             name = legacy.group(1) if legacy else m.group(1)
             heads.append((name, m.group(1) + (f" on {m.group(2)}" if m.group(2) else ""), []))
         elif heads and not line.startswith(("Running pass:", "Running analysis:", "Invalidating")):
-            if line.startswith("# *** IR Dump"):  # machine code passes: not LLVM IR, and not read here
+            if line.startswith(
+                "# *** IR Dump"
+            ):  # machine code passes: not LLVM IR, and not read here
                 heads[-1][2].append("\x00")
             else:
                 heads[-1][2].append(line)
@@ -91,7 +103,7 @@ def llvm_steps(dump: str) -> list[tuple[str, str, str | None, str]]:
     previous: str | None = None
     for name, title, body in heads:
         if "\x00" in body:
-            body = body[:body.index("\x00")]
+            body = body[: body.index("\x00")]
         text = "\n".join(body).strip("\n")
         if not text.strip():
             continue  # a pass of the code generator: it printed machine code, not LLVM IR
@@ -117,11 +129,15 @@ def _expand_aliases(text: str):
             aliases[m.group(1)] = m.group(2).strip()
     if not aliases:
         return lambda line: line
-    pattern = re.compile("|".join(re.escape(n) for n in sorted(aliases, key=len, reverse=True)) + r"(?![\w.])")
+    pattern = re.compile(
+        "|".join(re.escape(n) for n in sorted(aliases, key=len, reverse=True)) + r"(?![\w.])"
+    )
     return lambda line: pattern.sub(lambda m: aliases[m.group(0)], line)
 
 
-def _instruction_lines(sm: SourceMap, stage: str, text: str) -> list[tuple[str, tuple[int, ...], str]]:
+def _instruction_lines(
+    sm: SourceMap, stage: str, text: str
+) -> list[tuple[str, tuple[int, ...], str]]:
     lines = text.splitlines()
     expand = _expand_aliases(text) if stage != "llir" else (lambda line: line)
     out = []
@@ -132,7 +148,9 @@ def _instruction_lines(sm: SourceMap, stage: str, text: str) -> list[tuple[str, 
     return out
 
 
-def compare(before: str | None, after: str, parser_stage: str, user_file: str) -> tuple[int, list[int], list]:
+def compare(
+    before: str | None, after: str, parser_stage: str, user_file: str
+) -> tuple[int, list[int], list]:
     """Lines changed, the source lines they touch (ascending), and the changed lines themselves."""
     if before is None:
         return 0, [], []
@@ -141,7 +159,9 @@ def compare(before: str | None, after: str, parser_stage: str, user_file: str) -
         sm = SourceMap((parser_stage,), lambda _stage, t=text: t, user_file)
         sides.append(_instruction_lines(sm, parser_stage, text))
     a, b = sides
-    matcher = difflib.SequenceMatcher(None, [k for k, _, _ in a], [k for k, _, _ in b], autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        None, [k for k, _, _ in a], [k for k, _, _ in b], autojunk=False
+    )
     changed, touched, diff = 0, set(), []
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if tag == "equal":
@@ -166,8 +186,9 @@ def pass_steps(mlir_dump: str, llvm_dump: str, user_file: str) -> list[PassStep]
         steps.append(PassStep(len(steps) + 1, name, title, "llir", before, after))
     for step in steps:
         parser_stage = "llir" if step.stage == "llir" else "ttgir"
-        step.changed_lines, step.source_lines, step.diff = compare(step.before, step.after, parser_stage,
-                                                                  user_file)
+        step.changed_lines, step.source_lines, step.diff = compare(
+            step.before, step.after, parser_stage, user_file
+        )
     return steps
 
 
@@ -182,8 +203,10 @@ def find_step(steps: list[PassStep], wanted: str) -> PassStep:
     if runs and 1 <= n <= len(runs):
         return runs[n - 1]
     names = sorted({s.name for s in steps})
-    raise IrscopeError(f"--pass {wanted}: no such pass run in this compilation; give a number 1 to {len(steps)} "
-                       f"or a name ({', '.join(names[:12])}, …), NAME#N for its N-th run")
+    raise IrscopeError(
+        f"--pass {wanted}: no such pass run in this compilation; give a number 1 to {len(steps)} "
+        f"or a name ({', '.join(names[:12])}, …), NAME#N for its N-th run"
+    )
 
 
 def capture_passes(comp) -> list[PassStep]:

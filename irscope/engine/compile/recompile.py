@@ -10,7 +10,9 @@ from irscope.engine.triton_compat import bind_arguments
 from irscope.engine.triton_compat.driver import resolve_target
 
 
-def recompile(comp: Compilation, *, target: str | None = None, defines: dict | None = None) -> Compilation:
+def recompile(
+    comp: Compilation, *, target: str | None = None, defines: dict | None = None
+) -> Compilation:
     """The same launch compiled for another target, or with constexprs / launch options changed."""
     launch = comp.launch
     if defines:
@@ -23,12 +25,22 @@ def recompile(comp: Compilation, *, target: str | None = None, defines: dict | N
             raise
         asked = ", ".join(f"{name}={value!r}" for name, value in defines.items())
         reason = exc.reason if isinstance(exc, LaunchRejected) else exc
-        raise IrscopeError(f"Triton refused {asked}: {reason}; press e to try other values") from None
+        raise IrscopeError(
+            f"Triton refused {asked}: {reason}; press e to try other values"
+        ) from None
 
 
 def relaunch(launch: Launch, defines: dict) -> Launch:
 
     bound = bind_arguments(launch.kernel.jit, launch.args, launch.kwargs)
     bound.update(defines)
-    return Launch(launch.kernel, (), bound, launch.grid, launch.origin, launch.autotune_index,
-                  launch.autotune_count, guesses={k: v for k, v in launch.guesses.items() if k not in defines})
+    return Launch(
+        launch.kernel,
+        (),
+        bound,
+        launch.grid,
+        launch.origin,
+        launch.autotune_index,
+        launch.autotune_count,
+        guesses={k: v for k, v in launch.guesses.items() if k not in defines},
+    )

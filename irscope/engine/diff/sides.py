@@ -40,11 +40,15 @@ class SideSpec:
         for part in filter(None, (p.strip() for p in text.split(","))):
             name, sep, value = (s.strip() for s in part.partition("="))
             if not sep or not name or not value:
-                raise IrscopeError(f"{flag} {text!r}: '{part}' is not NAME=VALUE; write it like "
-                                   f"{flag} launch=1,target=sm_80,BLOCK_SIZE=512")
+                raise IrscopeError(
+                    f"{flag} {text!r}: '{part}' is not NAME=VALUE; write it like "
+                    f"{flag} launch=1,target=sm_80,BLOCK_SIZE=512"
+                )
             if name in ("launch", "config"):
                 if not value.isdigit():
-                    raise IrscopeError(f"{flag} {text!r}: {name} takes a number (0, 1, …), not '{value}'")
+                    raise IrscopeError(
+                        f"{flag} {text!r}: {name} takes a number (0, 1, …), not '{value}'"
+                    )
                 setattr(spec, name, int(value))
             elif name == "target":
                 try:
@@ -61,8 +65,10 @@ def compile_side(ws: Workspace, kernel, spec: SideSpec, flag: str) -> Compilatio
     target = resolve_target(spec.target) if spec.target else ws.target
     comps = ws.compile(kernel, target, spec.config)
     if not 0 <= spec.launch < len(comps):
-        raise IrscopeError(f"{flag} launch={spec.launch}: {kernel.name} has {len(comps)} distinct "
-                           f"specialization(s) in this file; choose launch=0 to {len(comps) - 1}")
+        raise IrscopeError(
+            f"{flag} launch={spec.launch}: {kernel.name} has {len(comps)} distinct "
+            f"specialization(s) in this file; choose launch=0 to {len(comps) - 1}"
+        )
     comp = comps[spec.launch]
     if not spec.defines:
         return comp
@@ -72,9 +78,15 @@ def compile_side(ws: Workspace, kernel, spec: SideSpec, flag: str) -> Compilatio
     for name, value in spec.defines.items():
         if name in params:
             arg = bound.get(name)
-            if arg is not None and not isinstance(arg, (int, float, bool)) and not isinstance(value, type(arg)):
-                raise IrscopeError(f"{flag} {name}={value!r}: {name} is a tensor argument; only constexprs, "
-                                   f"scalar arguments and launch options (num_warps, num_stages) can be set")
+            if (
+                arg is not None
+                and not isinstance(arg, (int, float, bool))
+                and not isinstance(value, type(arg))
+            ):
+                raise IrscopeError(
+                    f"{flag} {name}={value!r}: {name} is a tensor argument; only constexprs, "
+                    f"scalar arguments and launch options (num_warps, num_stages) can be set"
+                )
         bound[name] = value
     launch = dataclasses.replace(comp.launch, args=(), kwargs=bound)
     given = " ".join(f"-D {k}={v}" for k, v in spec.defines.items())
@@ -82,6 +94,7 @@ def compile_side(ws: Workspace, kernel, spec: SideSpec, flag: str) -> Compilatio
 
 
 # ---- per source line ------------------------------------------------------------------------------
+
 
 def _instructions_by_line(comp: Compilation, stage: str) -> dict[int, list[int]]:
     """Source line -> 0-based indices of the stage's instruction lines whose innermost user frame is it;
@@ -113,35 +126,54 @@ def line_rows(left: Compilation, right: Compilation, stage: str) -> list[dict[st
             if tag != "equal":
                 marks[0][a0:a1] = ["-"] * (a1 - a0)
                 marks[1][b0:b1] = ["+"] * (b1 - b0)
-        rows.append({
-            "source_line": number or None,
-            "source": source[number - 1].strip() if 0 < number <= len(source) else "",
-            "changed": any(m != " " for side in marks for m in side),
-            "left": [{"line": i + 1, "text": t, "mark": m} for (i, t), m in zip(sides[0], marks[0])],
-            "right": [{"line": i + 1, "text": t, "mark": m} for (i, t), m in zip(sides[1], marks[1])],
-        })
+        rows.append(
+            {
+                "source_line": number or None,
+                "source": source[number - 1].strip() if 0 < number <= len(source) else "",
+                "changed": any(m != " " for side in marks for m in side),
+                "left": [
+                    {"line": i + 1, "text": t, "mark": m} for (i, t), m in zip(sides[0], marks[0])
+                ],
+                "right": [
+                    {"line": i + 1, "text": t, "mark": m} for (i, t), m in zip(sides[1], marks[1])
+                ],
+            }
+        )
     return rows
 
 
-def build_diff(ws: Workspace, kernel_name: str | None, left: SideSpec, right: SideSpec,
-               stage: str | None) -> dict[str, Any]:
+def build_diff(
+    ws: Workspace, kernel_name: str | None, left: SideSpec, right: SideSpec, stage: str | None
+) -> dict[str, Any]:
     """The whole comparison as plain data (what `irscope diff --json` prints)."""
 
     kernel = ws.kernel(kernel_name)
-    comps = [compile_side(ws, kernel, spec, flag) for spec, flag in ((left, "--left"), (right, "--right"))]
+    comps = [
+        compile_side(ws, kernel, spec, flag)
+        for spec, flag in ((left, "--left"), (right, "--right"))
+    ]
     sides = [side_entry(comp, spec.text) for comp, spec in zip(comps, (left, right))]
-    doc: dict[str, Any] = {"kernel": kernel.name, "file": ws.shown_path(kernel.file), "left": sides[0],
-                           "right": sides[1], "changes": changes(*sides), "stage": None, "lines": [],
-                           "accesses": access_rows(*sides) if all(c.ok for c in comps) else []}
+    doc: dict[str, Any] = {
+        "kernel": kernel.name,
+        "file": ws.shown_path(kernel.file),
+        "left": sides[0],
+        "right": sides[1],
+        "changes": changes(*sides),
+        "stage": None,
+        "lines": [],
+        "accesses": access_rows(*sides) if all(c.ok for c in comps) else [],
+    }
     if all(c.ok for c in comps):
         asked = stage
         stage = stage or ("ptx" if comps[0].target.is_nvidia else "amdgcn")
         for comp in comps:
             if stage not in comp.stage_names:
                 said = f"--stage {stage}" if asked else f"the default stage, {stage},"
-                raise IrscopeError(f"{said} does not exist for {comp.target.name}; pass --stage with one the two "
-                                   f"targets share: "
-                                   f"{', '.join(s for s in comp.stage_names if s in comps[0].stage_names)}")
+                raise IrscopeError(
+                    f"{said} does not exist for {comp.target.name}; pass --stage with one the two "
+                    f"targets share: "
+                    f"{', '.join(s for s in comp.stage_names if s in comps[0].stage_names)}"
+                )
         doc["stage"] = stage
         doc["lines"] = line_rows(comps[0], comps[1], stage)
     return doc

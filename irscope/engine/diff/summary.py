@@ -16,12 +16,19 @@ from irscope.engine.report import launch_fields
 def side_entry(comp: Compilation, spec_text: str, interpreted: str | None = None) -> dict[str, Any]:
     """One side: what it is and what it costs. `interpreted`, when given, says why the launch cannot be
     interpreted (a front end's view of a compilation whose worker is gone): no sectors per request."""
-    entry: dict[str, Any] = {"spec": spec_text, **launch_fields(comp),
-                             "error": comp.failure.message if comp.failure else None}
+    entry: dict[str, Any] = {
+        "spec": spec_text,
+        **launch_fields(comp),
+        "error": comp.failure.message if comp.failure else None,
+    }
     if comp.failure is None:
         analysis = analysis_entry(comp, with_what_if=False)
         entry["occupancy"] = analysis["occupancy"]
-        coalescing = report_fields(comp) if interpreted is None else {"coalescing_totals": {"error": interpreted}}
+        coalescing = (
+            report_fields(comp)
+            if interpreted is None
+            else {"coalescing_totals": {"error": interpreted}}
+        )
         entry["accesses"] = _accesses(analysis, coalescing)
         entry["coalescing_error"] = (coalescing.get("coalescing_totals") or {}).get("error")
     return entry
@@ -35,9 +42,19 @@ def _accesses(analysis: dict[str, Any], coalescing: dict[str, Any]) -> dict[str,
     for op in analysis.get("memory_ops") or []:
         if op["space"] != "global" or op["op"] not in ("load", "store"):
             continue
-        got = out.setdefault(f"{op['source_line']}:{op['op']}", {
-            "source_line": op["source_line"], "kind": op["op"], "pointers": [], "instructions": 0, "widths": [],
-            "sectors_per_request": None, "ideal_sectors_per_request": None, "why_not_vectorized": []})
+        got = out.setdefault(
+            f"{op['source_line']}:{op['op']}",
+            {
+                "source_line": op["source_line"],
+                "kind": op["op"],
+                "pointers": [],
+                "instructions": 0,
+                "widths": [],
+                "sectors_per_request": None,
+                "ideal_sectors_per_request": None,
+                "why_not_vectorized": [],
+            },
+        )
         got["instructions"] += 1
         if op["width_bytes"] is not None and op["width_bytes"] not in got["widths"]:
             got["widths"] = sorted(got["widths"] + [op["width_bytes"]])
@@ -46,14 +63,18 @@ def _accesses(analysis: dict[str, Any], coalescing: dict[str, Any]) -> dict[str,
         if got is not None and row["sectors_per_request"] is not None:
             got["pointers"].append(row["param"] or "?")
             # several accesses on one line: the worst one speaks for the line
-            got["sectors_per_request"] = max(got["sectors_per_request"] or 0, row["sectors_per_request"])
+            got["sectors_per_request"] = max(
+                got["sectors_per_request"] or 0, row["sectors_per_request"]
+            )
             got["ideal_sectors_per_request"] = row["ideal_sectors_per_request"]
     for d in analysis.get("vectorization") or []:
         got = out.get(f"{d['source_line']}:{d['op']}")
         if got is not None:
             if d["pointer"] and d["pointer"] not in got["pointers"]:
                 got["pointers"].append(d["pointer"])
-            got["why_not_vectorized"] += [r["why"] for r in d["reasons"] if r["why"] not in got["why_not_vectorized"]]
+            got["why_not_vectorized"] += [
+                r["why"] for r in d["reasons"] if r["why"] not in got["why_not_vectorized"]
+            ]
     return out
 
 
@@ -78,12 +99,22 @@ def access_rows(left: dict[str, Any], right: dict[str, Any]) -> list[dict[str, A
     """Each access on either side, its two sides, whether it changed, and the cause on the narrow side."""
     a, b = left.get("accesses") or {}, right.get("accesses") or {}
     rows = []
-    for key in sorted(a.keys() | b.keys(), key=lambda k: (int(k.split(":")[0]) if k[0].isdigit() else 0, k)):
+    for key in sorted(
+        a.keys() | b.keys(), key=lambda k: (int(k.split(":")[0]) if k[0].isdigit() else 0, k)
+    ):
         l, r = a.get(key), b.get(key)
         some = l or r
         fields = ("widths", "instructions", "sectors_per_request")
         changed = l is None or r is None or any(l[f] != r[f] for f in fields)
         pointers = sorted(set((l or {}).get("pointers", []) + (r or {}).get("pointers", [])))
-        rows.append({"source_line": some["source_line"], "kind": some["kind"], "pointers": pointers,
-                     "left": l, "right": r, "changed": changed})
+        rows.append(
+            {
+                "source_line": some["source_line"],
+                "kind": some["kind"],
+                "pointers": pointers,
+                "left": l,
+                "right": r,
+                "changed": changed,
+            }
+        )
     return rows

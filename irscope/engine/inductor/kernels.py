@@ -36,13 +36,13 @@ class InductorKernel:
     """One Inductor kernel as its decorator described it (see the module's docstring)."""
 
     fn: JITFunction
-    configs: list[Any]             # triton.Config objects, in Inductor's order
+    configs: list[Any]  # triton.Config objects, in Inductor's order
     triton_meta: dict
     inductor_meta: dict
-    heuristic_type: str            # "pointwise", "reduction", "persistent_reduction", "template", ...
+    heuristic_type: str  # "pointwise", "reduction", "persistent_reduction", "template", ...
     size_hints: Any
-    device_str: str = ""           # from async_compile.triton(..., device_str=...), when a wrapper loaded it
-    wrapper: str | None = None     # the wrapper file that held this kernel as a string
+    device_str: str = ""  # from async_compile.triton(..., device_str=...), when a wrapper loaded it
+    wrapper: str | None = None  # the wrapper file that held this kernel as a string
 
     @property
     def name(self) -> str:
@@ -52,7 +52,9 @@ class InductorKernel:
     def generated_for(self) -> str:
         """The device type Inductor generated this kernel for ('cuda', 'hip', 'cpu', ...)."""
         device = self.triton_meta.get("device")
-        kind = getattr(device, "type", None) or self.triton_meta.get("device_type") or self.device_str
+        kind = (
+            getattr(device, "type", None) or self.triton_meta.get("device_type") or self.device_str
+        )
         return str(kind or "")
 
     # What the wrapper's call() uses of a CachingAutotuner.
@@ -67,10 +69,21 @@ class InductorKernel:
             return
         count = len(self.configs) or 1
         for index in range(count):
-            grid = kwargs.get("grid") or self.grid(args, self.configs[index] if self.configs else None)
-            record(RawLaunch(self.fn, tuple(args), {}, grid, index if self.configs else None,
-                             count if self.configs else None, list(self.configs) or None,
-                             autotune_first=index == 0))
+            grid = kwargs.get("grid") or self.grid(
+                args, self.configs[index] if self.configs else None
+            )
+            record(
+                RawLaunch(
+                    self.fn,
+                    tuple(args),
+                    {},
+                    grid,
+                    index if self.configs else None,
+                    count if self.configs else None,
+                    list(self.configs) or None,
+                    autotune_first=index == 0,
+                )
+            )
 
     def grid(self, args: tuple, config: Any) -> tuple[int, int, int] | None:
         """The grid Inductor launches this config with: its grid_type (Grid1D, Grid2D, ...) evaluated on
@@ -78,6 +91,7 @@ class InductorKernel:
         PyTorch had one, or for a grid it cannot evaluate here)."""
         try:
             from torch._inductor.runtime.triton_heuristics import GridExpr, config_to_dict
+
             meta = {**dict(zip(self.fn.arg_names, args)), **config_to_dict(config)}
             expr = GridExpr.from_meta(self.inductor_meta, config)
             return tuple(int(g) for g in expr.eval_slow(meta))
@@ -101,13 +115,21 @@ def inductor_kernel_in(value: Any) -> InductorKernel | None:
     or a real CachingAutotuner on a GPU (its record in `_irscope`)."""
     if isinstance(value, InductorKernel):
         return value
-    kernel = getattr(type(value), "_irscope_records", False) and getattr(value, "__dict__", {}).get("_irscope")
+    kernel = getattr(type(value), "_irscope_records", False) and getattr(value, "__dict__", {}).get(
+        "_irscope"
+    )
     return kernel if isinstance(kernel, InductorKernel) else None
 
 
-_HEURISTIC_NAMES = {"POINTWISE": "pointwise", "REDUCTION": "reduction", "PERSISTENT_REDUCTION":
-                    "persistent_reduction", "TEMPLATE": "template", "USER_AUTOTUNE": "user_autotune",
-                    "SPLIT_SCAN": "split_scan", "FIXED": "fixed"}
+_HEURISTIC_NAMES = {
+    "POINTWISE": "pointwise",
+    "REDUCTION": "reduction",
+    "PERSISTENT_REDUCTION": "persistent_reduction",
+    "TEMPLATE": "template",
+    "USER_AUTOTUNE": "user_autotune",
+    "SPLIT_SCAN": "split_scan",
+    "FIXED": "fixed",
+}
 
 
 def _heuristic_name(kind: Any) -> str:
@@ -115,21 +137,27 @@ def _heuristic_name(kind: Any) -> str:
     return _HEURISTIC_NAMES.get(name, name.lower())
 
 
-def _as_inductor_prunes(module, configs: list, size_hints: Any, heuristic_type: Any, inductor_meta: dict) -> list:
+def _as_inductor_prunes(
+    module, configs: list, size_hints: Any, heuristic_type: Any, inductor_meta: dict
+) -> list:
     """The configs cached_autotune goes on with: a reduction's block minimums raised, duplicates dropped
     (Inductor's own functions, where the installed torch has them). Its autotune cache is not read: a
     config a past GPU run picked is no part of the file."""
     enforce = getattr(module, "_enforce_reduction_config_block_minimums", None)
-    if enforce is not None and size_hints is not None and _heuristic_name(heuristic_type) in (
-            "reduction", "persistent_reduction"):
+    if (
+        enforce is not None
+        and size_hints is not None
+        and _heuristic_name(heuristic_type) in ("reduction", "persistent_reduction")
+    ):
         configs = enforce(configs, size_hints, inductor_meta)
     unique = getattr(module, "unique_configs", None)
     return list(unique(configs)) if unique is not None else configs
 
 
 @contextlib.contextmanager
-def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | None,
-                     virtual: bool = True) -> Iterator[None]:
+def inductor_capture(
+    record: Callable[[RawLaunch], None], wrapper_path: str | None, virtual: bool = True
+) -> Iterator[None]:
     """While the block runs, Inductor's decorators make InductorKernels that report their launches to
     `record`, `async_compile.triton(...)` loads a kernel module without compiling it, and the CUDA-only
     helpers a GPU-written wrapper imports from torch._C have CPU stand-ins (the virtual GPU's tensors)."""
@@ -137,23 +165,42 @@ def inductor_capture(record: Callable[[RawLaunch], None], wrapper_path: str | No
 
     patches = Patches()
 
-    def cached_autotune(size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None,
-                        custom_kernel=False, **_ignored):
+    def cached_autotune(
+        size_hints,
+        configs,
+        triton_meta,
+        heuristic_type,
+        filename=None,
+        inductor_meta=None,
+        custom_kernel=False,
+        **_ignored,
+    ):
         inductor_meta = dict(inductor_meta or {})
         use_inductors_ptxas()  # as Inductor does before it compiles a kernel (ptxas.py)
-        configs = _as_inductor_prunes(triton_heuristics, list(configs), size_hints, heuristic_type, inductor_meta)
+        configs = _as_inductor_prunes(
+            triton_heuristics, list(configs), size_hints, heuristic_type, inductor_meta
+        )
 
         def decorator(fn):
             if not isinstance(fn, JITFunction):
                 return fn
-            if "XBLOCK" not in fn.arg_names:  # as Inductor does: no XBLOCK parameter, no XBLOCK in a config
+            if (
+                "XBLOCK" not in fn.arg_names
+            ):  # as Inductor does: no XBLOCK parameter, no XBLOCK in a config
                 for config in configs:
                     config.kwargs.pop("XBLOCK", None)
-            kernel = InductorKernel(fn, configs, dict(triton_meta), inductor_meta, _heuristic_name(heuristic_type),
-                                    size_hints)
+            kernel = InductorKernel(
+                fn,
+                configs,
+                dict(triton_meta),
+                inductor_meta,
+                _heuristic_name(heuristic_type),
+                size_hints,
+            )
             with _lock:
                 _by_jit[id(fn)] = kernel
             return kernel
+
         return decorator
 
     if virtual:
@@ -182,11 +229,14 @@ def _record_real_autotuners(patches: Patches, autotuner_class: type) -> None:
     def __init__(self, fn, *args: Any, **kwargs: Any) -> None:
         original_init(self, fn, *args, **kwargs)
         if isinstance(getattr(self, "fn", None), JITFunction):
-            kernel = InductorKernel(self.fn, list(getattr(self, "configs", []) or []),
-                                    dict(getattr(self, "triton_meta", {}) or {}),
-                                    dict(getattr(self, "inductor_meta", {}) or {}),
-                                    _heuristic_name(getattr(self, "heuristic_type", "")),
-                                    getattr(self, "size_hints", None))
+            kernel = InductorKernel(
+                self.fn,
+                list(getattr(self, "configs", []) or []),
+                dict(getattr(self, "triton_meta", {}) or {}),
+                dict(getattr(self, "inductor_meta", {}) or {}),
+                _heuristic_name(getattr(self, "heuristic_type", "")),
+                getattr(self, "size_hints", None),
+            )
             self.__dict__["_irscope"] = kernel
             with _lock:
                 _by_jit[id(self.fn)] = kernel
@@ -215,7 +265,9 @@ def _patch_async_compile(patches: Patches, wrapper_path: str | None) -> None:
         key, path = PyCodeCache.write(source_code)
         module = PyCodeCache.load_by_key_path(key, path)
         kernel = getattr(module, kernel_name, None)
-        if kernel is None:  # older wrappers name the string's function 'triton_' and bind it to kernel_name
+        if (
+            kernel is None
+        ):  # older wrappers name the string's function 'triton_' and bind it to kernel_name
             kernel = next((v for v in vars(module).values() if isinstance(v, InductorKernel)), None)
         if isinstance(kernel, InductorKernel):
             kernel.device_str = device_str
@@ -235,10 +287,13 @@ def _patch_cuda_only_helpers(patches: Patches) -> None:
     the virtual GPU gives for `device="cuda"` (a CPU tensor that says it is on cuda:0)."""
     patches.patch(torch._C, "_cuda_getCurrentRawStream", lambda device=None: 0)
     patches.patch(torch._C, "_cuda_synchronize", lambda: None)  # Inductor's print_performance
-    patches.patch(torch.cuda, "_DeviceGuard", _DeviceGuard)  # `with torch.cuda._DeviceGuard(0):` in call()
+    patches.patch(
+        torch.cuda, "_DeviceGuard", _DeviceGuard
+    )  # `with torch.cuda._DeviceGuard(0):` in call()
 
     def empty_strided_cuda(size, stride, dtype, *args, **kwargs):
         return torch.empty_strided(size, stride, dtype=dtype, device="cuda")
+
     patches.patch(torch._C._dynamo.guards, "_empty_strided_cuda", empty_strided_cuda)
 
 

@@ -14,8 +14,10 @@ import functools
 import re
 
 _ASSIGN = re.compile(r"^(\w+)\s*=\s*async_compile\.triton\(\s*['\"](\w+)['\"]", re.MULTILINE)
-_NODES = re.compile(r"#\s*(?:Topologically Sorted )?Source Nodes:\s*\[(?P<nodes>[^\]]*)\],\s*"
-                    r"Original ATen:\s*\[(?P<aten>[^\]]*)\]")
+_NODES = re.compile(
+    r"#\s*(?:Topologically Sorted )?Source Nodes:\s*\[(?P<nodes>[^\]]*)\],\s*"
+    r"Original ATen:\s*\[(?P<aten>[^\]]*)\]"
+)
 _MAPPING = re.compile(r"^#\s+(\S+)\s+=>\s+(.*)$")
 
 
@@ -58,6 +60,7 @@ def wrapper_provenance(text: str) -> dict[str, dict]:
 @functools.lru_cache(maxsize=1)
 def _aten_names() -> frozenset[str]:
     import torch
+
     return frozenset(name for name in dir(torch.ops.aten) if not name.startswith("__"))
 
 
@@ -91,40 +94,62 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 def remember_node_lines(graph_module) -> None:
     """Called with each graph Dynamo hands to the inductor backend (virtual_compile.py)."""
     import os
+
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     for node in getattr(getattr(graph_module, "graph", None), "nodes", []):
         trace = (getattr(node, "meta", {}) or {}).get("stack_trace") or ""
         frames = [(m.group("file"), int(m.group("line"))) for m in _FRAME.finditer(trace)]
-        frames = [f for f in frames if "-packages" not in f[0] and not f[0].startswith(here + os.sep)]
+        frames = [
+            f for f in frames if "-packages" not in f[0] and not f[0].startswith(here + os.sep)
+        ]
         if frames and frames[-1] not in _node_lines.setdefault(node.name, []):
             _node_lines[node.name].append(frames[-1])
 
 
 def model_lines(nodes: list[str]) -> list[dict]:
     """The model's own lines of these source nodes, where torch.compile ran in this process."""
-    return [{"node": n, "file": f, "line": line} for n in nodes for f, line in _node_lines.get(n, [])]
+    return [
+        {"node": n, "file": f, "line": line} for n in nodes for f, line in _node_lines.get(n, [])
+    ]
 
 
 def describe_kernel(kernel, wrapper_text: str = "") -> dict:
     """An Inductor kernel as plain data: what it is, what it fuses and where that was read."""
     written = wrapper_provenance(wrapper_text).get(kernel.name) if wrapper_text else None
     if written and written["aten_ops"]:
-        aten, nodes, node_map, ops_from = written["aten_ops"], written["source_nodes"], written["node_map"], "wrapper"
+        aten, nodes, node_map, ops_from = (
+            written["aten_ops"],
+            written["source_nodes"],
+            written["node_map"],
+            "wrapper",
+        )
     else:
         aten, nodes, node_map = ops_from_name(kernel.name), [], {}
         ops_from = "kernel name" if aten else "none"
     generated_for = kernel.generated_for
     device = kernel.triton_meta.get("device")
     fields = ("type", "cc", "multi_processor_count", "warp_size")
-    device_data = {f: getattr(device, f) for f in fields if hasattr(device, f)} if device is not None else {}
-    return {"device": device_data,"kernel_kind": kernel.heuristic_type, "aten_ops": aten, "source_nodes": nodes, "node_map": node_map,
-            "ops_from": ops_from, "generated_for": generated_for,
-            "size_hints": {str(k): v for k, v in kernel.size_hints.items()} if isinstance(kernel.size_hints, dict)
-            else list(kernel.size_hints or []),
-            "kernel_name": kernel.inductor_meta.get("kernel_name", kernel.name),
-            "model_lines": model_lines(nodes),
-            "wrapper_line": written["line"] if written else None,
-            "note": CPU_NOTE if generated_for == "cpu" else None}
+    device_data = (
+        {f: getattr(device, f) for f in fields if hasattr(device, f)} if device is not None else {}
+    )
+    return {
+        "device": device_data,
+        "kernel_kind": kernel.heuristic_type,
+        "aten_ops": aten,
+        "source_nodes": nodes,
+        "node_map": node_map,
+        "ops_from": ops_from,
+        "generated_for": generated_for,
+        "size_hints": {str(k): v for k, v in kernel.size_hints.items()}
+        if isinstance(kernel.size_hints, dict)
+        else list(kernel.size_hints or []),
+        "kernel_name": kernel.inductor_meta.get("kernel_name", kernel.name),
+        "model_lines": model_lines(nodes),
+        "wrapper_line": written["line"] if written else None,
+        "note": CPU_NOTE if generated_for == "cpu" else None,
+    }
 
 
-CPU_NOTE = "generated for CPU by Inductor's Triton CPU backend: a GPU run may choose other block sizes"
+CPU_NOTE = (
+    "generated for CPU by Inductor's Triton CPU backend: a GPU run may choose other block sizes"
+)

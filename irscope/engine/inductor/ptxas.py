@@ -19,8 +19,10 @@ import os
 from irscope.base.target import Target
 from irscope.engine.triton_compat import ptxas as triton_ptxas
 
-NOTE = ("PTX/SASS from Triton's bundled ptxas: a CUDA build of torch compiles Inductor kernels with its own "
-        "ptxas, so the PTX version and SASS may differ")
+NOTE = (
+    "PTX/SASS from Triton's bundled ptxas: a CUDA build of torch compiles Inductor kernels with its own "
+    "ptxas, so the PTX version and SASS may differ"
+)
 
 
 def torch_ptxas() -> str | None:
@@ -36,7 +38,9 @@ def use_inductors_ptxas() -> None:
     before = os.environ.get(triton_ptxas.PTXAS_PATH)
     try:
         from torch._inductor.runtime.compile_tasks import _set_triton_ptxas_path
-    except ImportError:  # a torch without the function: its rule, as torch 2.11 through 2.13 write it
+    except (
+        ImportError
+    ):  # a torch without the function: its rule, as torch 2.11 through 2.13 write it
         _set_triton_ptxas_path = _same_rule
     _set_triton_ptxas_path()
     if os.environ.get(triton_ptxas.PTXAS_PATH) != before:

@@ -15,9 +15,17 @@ def inductor_entry(comp) -> dict[str, Any]:
     configs = comp.kernel.autotune_configs or []
     index = comp.launch.autotune_index or 0
     config = configs[index] if index < len(configs) else None
-    info["config"] = None if config is None else {
-        "index": index, "of": len(configs), "kwargs": dict(getattr(config, "kwargs", {})),
-        "num_warps": getattr(config, "num_warps", None), "num_stages": getattr(config, "num_stages", None)}
+    info["config"] = (
+        None
+        if config is None
+        else {
+            "index": index,
+            "of": len(configs),
+            "kwargs": dict(getattr(config, "kwargs", {})),
+            "num_warps": getattr(config, "num_warps", None),
+            "num_stages": getattr(config, "num_stages", None),
+        }
+    )
     info.pop("wrapper_line", None)
     info["ptxas_note"] = ptxas_note(comp.target)
     return info
@@ -25,13 +33,20 @@ def inductor_entry(comp) -> dict[str, Any]:
 
 def format_inductor(info: dict[str, Any]) -> list[str]:
     ops = ", ".join(info.get("aten_ops") or []) or "not written"
-    said = {"wrapper": "", "kernel name": " (read from the kernel's name)"}.get(info.get("ops_from"), "")
+    said = {"wrapper": "", "kernel name": " (read from the kernel's name)"}.get(
+        info.get("ops_from"), ""
+    )
     lines = [f"  inductor   {info.get('kernel_kind')} kernel fusing {ops}{said}"]
     if info.get("source_nodes"):
         lines.append("  nodes      " + ", ".join(info["source_nodes"]))
     if info.get("model_lines"):
-        lines.append("  model      " + ", ".join(f"{os.path.basename(m['file'])}:{m['line']} ({m['node']})"
-                                            for m in info["model_lines"]))
+        lines.append(
+            "  model      "
+            + ", ".join(
+                f"{os.path.basename(m['file'])}:{m['line']} ({m['node']})"
+                for m in info["model_lines"]
+            )
+        )
     if info.get("generated_for") == "cpu":
         lines.append(f"  NOTE       {CPU_NOTE}")
     return lines

@@ -16,7 +16,9 @@ from irscope.engine.inductor.kernels import inductor_capture
 from irscope.engine.inductor.virtual_compile import gpu_path_compile
 from irscope.engine.triton_compat import RawLaunch
 
-COMPILE_QUIET_S = 30.0  # the capture budget's quiet time for a torch.compile script (core/budget.py)
+COMPILE_QUIET_S = (
+    30.0  # the capture budget's quiet time for a torch.compile script (core/budget.py)
+)
 _MARKS = ("triton_heuristics", "async_compile", "torch.compile", "torch._inductor", "_inductor")
 
 
@@ -39,8 +41,9 @@ def import_before_device(text: str) -> None:
 
 
 @contextlib.contextmanager
-def inductor_scope(user_file, record: Callable[[RawLaunch], None], use_interpreter: bool,
-                   notes: list[str]) -> Iterator[None]:
+def inductor_scope(
+    user_file, record: Callable[[RawLaunch], None], use_interpreter: bool, notes: list[str]
+) -> Iterator[None]:
     """Inductor's decorators record (kernels.py) while the file runs, if its text asks for Inductor at all
     (a library that calls torch.compile for a file that does not say so is not noticed); a script that
     calls torch.compile with no GPU gets Inductor's GPU path for the virtual GPU, or its Triton CPU backend
@@ -53,11 +56,16 @@ def inductor_scope(user_file, record: Callable[[RawLaunch], None], use_interpret
     config = None
     if compiling:
         import torch._inductor.config as config
+
         saved = config.cpu_backend
-        config.cpu_backend = "triton"  # for a graph that cannot take the GPU path (virtual_compile.py)
+        config.cpu_backend = (
+            "triton"  # for a graph that cannot take the GPU path (virtual_compile.py)
+        )
     try:
-        with inductor_capture(record, user_file.path, virtual=use_interpreter), \
-                (gpu_path_compile() if compiling else contextlib.nullcontext()) as outcome:
+        with (
+            inductor_capture(record, user_file.path, virtual=use_interpreter),
+            gpu_path_compile() if compiling else contextlib.nullcontext() as outcome,
+        ):
             try:
                 yield
             finally:
@@ -71,15 +79,18 @@ def inductor_scope(user_file, record: Callable[[RawLaunch], None], use_interpret
 def _compile_notes(outcome) -> list[str]:
     notes = []
     if outcome.gpu_graphs:
-        notes.append(f"torch.compile: Inductor generated {outcome.gpu_graphs} graph(s) for the virtual GPU "
-                     f"(its GPU path, as on that GPU); their Triton kernels are recorded, not run, so their "
-                     f"outputs are left unwritten")
+        notes.append(
+            f"torch.compile: Inductor generated {outcome.gpu_graphs} graph(s) for the virtual GPU "
+            f"(its GPU path, as on that GPU); their Triton kernels are recorded, not run, so their "
+            f"outputs are left unwritten"
+        )
     if outcome.cpu_graphs:
         why = "; ".join(dict.fromkeys(outcome.why_cpu))
-        notes.append(f"torch.compile: {outcome.cpu_graphs} graph(s) could not take the GPU path ({why}) and were "
-                     f"generated for CPU by Inductor's Triton CPU backend: a GPU run may choose other block sizes")
+        notes.append(
+            f"torch.compile: {outcome.cpu_graphs} graph(s) could not take the GPU path ({why}) and were "
+            f"generated for CPU by Inductor's Triton CPU backend: a GPU run may choose other block sizes"
+        )
     return notes
-
 
 
 def generated_target(kernels) -> str | None:
@@ -104,11 +115,15 @@ def virtual_compile_failure(error: BaseException | None, shown: str) -> str | No
     """The line for a torch.compile that Inductor could not compile on the virtual GPU, or for an Inductor
     file from a PyTorch too old for the installed Triton; None for anything else."""
     if isinstance(error, ImportError) and "AttrsDescriptor" in str(error):
-        return (f"{shown} was written by PyTorch before 2.6: its kernels import Triton's AttrsDescriptor, which "
-                f"the installed Triton no longer has; regenerate it with PyTorch 2.6 or later (TORCH_COMPILE_DEBUG=1)")
+        return (
+            f"{shown} was written by PyTorch before 2.6: its kernels import Triton's AttrsDescriptor, which "
+            f"the installed Triton no longer has; regenerate it with PyTorch 2.6 or later (TORCH_COMPILE_DEBUG=1)"
+        )
     if error is None or type(error).__name__ != "BackendCompilerFailed":
         return None
     cause = error.__cause__ or getattr(error, "inner_exception", None) or error
     detail = (str(cause).strip().splitlines() or [type(cause).__name__])[0][:160]
-    return (f"{shown}: torch.compile could not compile a graph on irscope's virtual GPU ({type(cause).__name__}: "
-            f"{detail}); open the output_code.py a GPU run wrote instead (TORCH_COMPILE_DEBUG=1 python FILE)")
+    return (
+        f"{shown}: torch.compile could not compile a graph on irscope's virtual GPU ({type(cause).__name__}: "
+        f"{detail}); open the output_code.py a GPU run wrote instead (TORCH_COMPILE_DEBUG=1 python FILE)"
+    )

@@ -33,32 +33,50 @@ def _device_for(kernel: InductorKernel, target: Target):
     if device is not None and hasattr(device, "_replace"):
         if device.type == kind and device.cc == cc:
             return device
-        return device._replace(type=kind, cc=cc, index=0 if device.index is None else device.index,
-                               warp_size=32 if target.is_nvidia else 64)
+        return device._replace(
+            type=kind,
+            cc=cc,
+            index=0 if device.index is None else device.index,
+            warp_size=32 if target.is_nvidia else 64,
+        )
     from torch._inductor.runtime.hints import DeviceProperties
-    return DeviceProperties(type=kind, index=0, multi_processor_count=1, cc=cc, warp_size=32 if target.is_nvidia else 64)
+
+    return DeviceProperties(
+        type=kind, index=0, multi_processor_count=1, cc=cc, warp_size=32 if target.is_nvidia else 64
+    )
 
 
-def compile_parts(kernel: InductorKernel, config_index: int, target: Target,
-                  given: dict | None = None) -> tuple[dict, dict, dict, dict]:
+def compile_parts(
+    kernel: InductorKernel, config_index: int, target: Target, given: dict | None = None
+) -> tuple[dict, dict, dict, dict]:
     """(signature, constants, attrs, options) for `triton.compile`, from Inductor's own methods; `given`
     (the command line's -D) replaces a constexpr's value or num_warps / num_stages, after Inductor's."""
     from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
-    configs = kernel.configs  # never empty: every decorator gives cached_autotune one config at least
+    configs = (
+        kernel.configs
+    )  # never empty: every decorator gives cached_autotune one config at least
     if not 0 <= config_index < len(configs):
-        raise IrscopeError(f"--config {config_index}: {kernel.name} has {len(configs)} Inductor configs; "
-                           f"choose 0 to {len(configs) - 1}")
+        raise IrscopeError(
+            f"--config {config_index}: {kernel.name} has {len(configs)} Inductor configs; "
+            f"choose 0 to {len(configs) - 1}"
+        )
     config = configs[config_index]
     triton_meta = copy.copy(kernel.triton_meta)
     triton_meta["device"] = _device_for(kernel, target)
     attrs = triton_meta.get("configs") or [{}]
     if not isinstance(attrs[0], dict):
-        raise IrscopeError(f"{kernel.name}: its triton_meta holds {type(attrs[0]).__name__} configs, the form of "
-                           f"PyTorch before 2.6; regenerate the file with PyTorch 2.6 or later")
-    autotuner = types.SimpleNamespace(triton_meta=triton_meta, inductor_meta=dict(kernel.inductor_meta),
-                                      device_props=triton_meta["device"], fn=kernel.fn,
-                                      heuristic_type=kernel.heuristic_type)
+        raise IrscopeError(
+            f"{kernel.name}: its triton_meta holds {type(attrs[0]).__name__} configs, the form of "
+            f"PyTorch before 2.6; regenerate the file with PyTorch 2.6 or later"
+        )
+    autotuner = types.SimpleNamespace(
+        triton_meta=triton_meta,
+        inductor_meta=dict(kernel.inductor_meta),
+        device_props=triton_meta["device"],
+        fn=kernel.fn,
+        heuristic_type=kernel.heuristic_type,
+    )
     meta = CachingAutotuner._create_compile_meta(autotuner, config)
     options = CachingAutotuner._create_compile_options(autotuner, config, meta)
     own = config.all_kwargs()
@@ -70,13 +88,16 @@ def compile_parts(kernel: InductorKernel, config_index: int, target: Target,
         elif name in ("num_warps", "num_stages"):
             options[name] = value
         else:
-            raise IrscopeError(f"-D {name}={value}: {kernel.name} has no constexpr of that name (its constexprs: "
-                               f"{', '.join(n for n, k in meta['signature'].items() if k == 'constexpr') or 'none'}; "
-                               f"num_warps and num_stages are options)")
+            raise IrscopeError(
+                f"-D {name}={value}: {kernel.name} has no constexpr of that name (its constexprs: "
+                f"{', '.join(n for n, k in meta['signature'].items() if k == 'constexpr') or 'none'}; "
+                f"num_warps and num_stages are options)"
+            )
     return meta["signature"], meta["constants"], meta["configs"][0], options
 
 
-def inductor_specialization(kernel: InductorKernel, config_index: int, target: Target,
-                            given: dict | None = None) -> Specialized:
+def inductor_specialization(
+    kernel: InductorKernel, config_index: int, target: Target, given: dict | None = None
+) -> Specialized:
     signature, constants, attrs, options = compile_parts(kernel, config_index, target, given)
     return specialization_from_parts(kernel.fn, signature, constants, attrs, options, target)

@@ -54,8 +54,12 @@ def _fake_gpu_inputs(example_inputs) -> list:
             if value.requires_grad and grad_enabled:
                 # autograd's metadata for a CUDA tensor asks for a CUDA device guard, which a CPU-only torch
                 # answers with an abort of the whole process (measured), not an exception
-                raise ValueError("a graph that needs gradients (autograd cannot record a CUDA tensor without CUDA)")
-            meta = torch.empty_strided(tuple(value.shape), tuple(value.stride()), dtype=value.dtype, device="meta")
+                raise ValueError(
+                    "a graph that needs gradients (autograd cannot record a CUDA tensor without CUDA)"
+                )
+            meta = torch.empty_strided(
+                tuple(value.shape), tuple(value.stride()), dtype=value.dtype, device="meta"
+            )
             out.append(FakeTensor(mode, meta, torch.device("cuda", 0)))
     return out
 
@@ -70,7 +74,9 @@ def gpu_path_compile() -> Iterator[CompileOutcome]:
     outcome = CompileOutcome()
     patches = Patches()
     cuda_interface = device_interface.CudaInterface
-    for name, value in list(vars(cuda_interface).items()):  # bound to torch.cuda when torch was imported
+    for name, value in list(
+        vars(cuda_interface).items()
+    ):  # bound to torch.cuda when torch was imported
         if isinstance(value, staticmethod) and hasattr(torch.cuda, name):
             patches.patch(cuda_interface, name, staticmethod(getattr(torch.cuda, name)))
     # A fake cuda tensor "initializes the GPU context" with a real one-element allocation on the device
@@ -84,10 +90,15 @@ def gpu_path_compile() -> Iterator[CompileOutcome]:
     original = compile_fx_module.compile_fx
 
     def compile_fx(model, example_inputs, *args: Any, **kwargs: Any):
-        remember_node_lines(model)  # the model's lines of its nodes, for "from the model line to the kernel"
+        remember_node_lines(
+            model
+        )  # the model's lines of its nodes, for "from the model line to the kernel"
         try:
             fake = _fake_gpu_inputs(example_inputs)
-            with _compiler_mode(), _keyed_by_capability():  # constant folding runs on the virtual GPU
+            with (
+                _compiler_mode(),
+                _keyed_by_capability(),
+            ):  # constant folding runs on the virtual GPU
                 compiled = original(model, fake, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - Inductor's own path for the tensors it has, labelled CPU
             first = (str(exc).strip().splitlines() or [""])[0]
@@ -105,7 +116,6 @@ def gpu_path_compile() -> Iterator[CompileOutcome]:
         cached.pop("cuda", None)
         if saved is not None:
             cached["cuda"] = saved
-
 
 
 def _compiler_mode() -> VirtualDeviceMode:

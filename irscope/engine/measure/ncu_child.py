@@ -48,37 +48,67 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-run", action="store_true")
     parser.add_argument("-D", dest="defines", action="append")
     parser.add_argument("--arg", dest="args", action="append")
-    parser.add_argument("--spec", help="the compilation's spec_id: stop the file once it is launched")
-    parser.add_argument("--also", nargs=4, action="append", default=[], metavar=("KERNEL", "CONFIG", "INDEX", "SPEC"),
-                        help="one more compilation to launch in the same run")
+    parser.add_argument(
+        "--spec", help="the compilation's spec_id: stop the file once it is launched"
+    )
+    parser.add_argument(
+        "--also",
+        nargs=4,
+        action="append",
+        default=[],
+        metavar=("KERNEL", "CONFIG", "INDEX", "SPEC"),
+        help="one more compilation to launch in the same run",
+    )
     args = parser.parse_args(argv)
-    wanted = [(args.kernel, args.config, args.index, args.spec)] + [(k, int(c), int(i), s) for k, c, i, s in args.also]
+    wanted = [(args.kernel, args.config, args.index, args.spec)] + [
+        (k, int(c), int(i), s) for k, c, i, s in args.also
+    ]
 
     import torch
 
-
-    budget = CaptureBudget(args.file, quiet_s=None if "IRSCOPE_CAPTURE_QUIET" in os.environ else CHILD_QUIET_S,
-                           limit_s=None if "IRSCOPE_CAPTURE_LIMIT" in os.environ else CHILD_LIMIT_S)
+    budget = CaptureBudget(
+        args.file,
+        quiet_s=None if "IRSCOPE_CAPTURE_QUIET" in os.environ else CHILD_QUIET_S,
+        limit_s=None if "IRSCOPE_CAPTURE_LIMIT" in os.environ else CHILD_LIMIT_S,
+    )
     specs = [w[3] for w in wanted]
     single = len(wanted) == 1
-    one_kernel = len({w[0] for w in wanted}) == 1  # measure_all asks for one kernel's compilations a child
-    ws = open_file(args.file, run_main=not args.no_run, overrides=Overrides.parse(args.defines, args.args),
-                   compile_ahead=False, kernel_name=args.kernel if one_kernel else None, budget=budget,
-                   on_launch=stop_at_all([w[0] for w in wanted], specs, budget) if all(specs) else None)
-    run = "; ".join([*ws.notes, *([ws.run_warning] if ws.run_warning else [])]) or "it ran to its end"
+    one_kernel = (
+        len({w[0] for w in wanted}) == 1
+    )  # measure_all asks for one kernel's compilations a child
+    ws = open_file(
+        args.file,
+        run_main=not args.no_run,
+        overrides=Overrides.parse(args.defines, args.args),
+        compile_ahead=False,
+        kernel_name=args.kernel if one_kernel else None,
+        budget=budget,
+        on_launch=stop_at_all([w[0] for w in wanted], specs, budget) if all(specs) else None,
+    )
+    run = (
+        "; ".join([*ws.notes, *([ws.run_warning] if ws.run_warning else [])]) or "it ran to its end"
+    )
     launches = []
     for place, (qualified, config, index, spec) in enumerate(wanted):
         try:  # where the launch is missing, the one line says how the child's run went (the parent shows it)
             launches.append((place, _launch_of(ws, qualified, config, index, spec, run, relaunch)))
         except (IrscopeError, _Missing) as exc:
             if single:
-                raise SystemExit(f"irscope_measure: {exc}; this run of the file: {run}" if isinstance(exc, IrscopeError)
-                                 else f"irscope_measure: {exc}") from None
+                raise SystemExit(
+                    f"irscope_measure: {exc}; this run of the file: {run}"
+                    if isinstance(exc, IrscopeError)
+                    else f"irscope_measure: {exc}"
+                ) from None
             print(f"irscope_measure: not launched #{place}: {exc}", file=sys.stderr)
-    if local_gpu_target() is None:  # the virtual GPU (tests): found and ready, and nothing to profile
+    if (
+        local_gpu_target() is None
+    ):  # the virtual GPU (tests): found and ready, and nothing to profile
         for place, _launch in launches:
             name = wanted[place][0].rpartition(":")[2]
-            print(f"irscope_measure: found {name} and its arguments; no GPU to launch it on", file=sys.stderr)
+            print(
+                f"irscope_measure: found {name} and its arguments; no GPU to launch it on",
+                file=sys.stderr,
+            )
         return 0
     for place, launch in launches:
         torch.cuda.synchronize()
@@ -98,8 +128,14 @@ def _launch_of(ws, qualified: str, config: int, index: int, spec: str | None, ru
     """The launch (a callable) of one wanted compilation, found in the child's own run."""
     kernel = find_kernel(ws, qualified, spec)
     config = None if config < 0 else config
-    comp = next((c for c in ws.compile(kernel, config=config) if spec and spec_id(c.spec, kernel.jit) == spec),
-                None) or ws.compilation_at(kernel, config, index)
+    comp = next(
+        (
+            c
+            for c in ws.compile(kernel, config=config)
+            if spec and spec_id(c.spec, kernel.jit) == spec
+        ),
+        None,
+    ) or ws.compilation_at(kernel, config, index)
     if comp.launch.origin != "captured" or not comp.launch.grid:
         raise _Missing(f"{kernel.name} was not launched in this run of the file: {run}")
     return relaunch(kernel.jit, comp.launch.args, comp.launch.kwargs, comp.launch.grid)
@@ -136,6 +172,7 @@ def stop_at_all(qualified: list[str], wanted: list[str], budget, target=None):
             return
         if not left:
             budget.stop_now()
+
     return watch
 
 
@@ -150,13 +187,25 @@ def find_kernel(ws, qualified: str, spec: str | None = None):
         module, _, name = qualified.rpartition(":")
         if not module.startswith(INDUCTOR_MODULES):
             raise
-    found = [k for k in ws.kernels if k.name == name and k.qualified_name.startswith(INDUCTOR_MODULES)]
-    if len(found) > 1 and spec:  # Inductor compiled it again (a new shape): the one with the parent's code
-        found = [k for k in found if any(spec_id(c.spec, k.jit) == spec for c in ws.compile(k))] or found
-        found = found[:1] if all(kernel_source(k.jit) == kernel_source(found[0].jit) for k in found) else found
+    found = [
+        k for k in ws.kernels if k.name == name and k.qualified_name.startswith(INDUCTOR_MODULES)
+    ]
+    if (
+        len(found) > 1 and spec
+    ):  # Inductor compiled it again (a new shape): the one with the parent's code
+        found = [
+            k for k in found if any(spec_id(c.spec, k.jit) == spec for c in ws.compile(k))
+        ] or found
+        found = (
+            found[:1]
+            if all(kernel_source(k.jit) == kernel_source(found[0].jit) for k in found)
+            else found
+        )
     if len(found) != 1:
-        raise _Missing(f"{len(found)} kernels named {name} in Inductor's modules; cannot tell which one the "
-                       f"parent measured")
+        raise _Missing(
+            f"{len(found)} kernels named {name} in Inductor's modules; cannot tell which one the "
+            f"parent measured"
+        )
     return found[0]
 
 

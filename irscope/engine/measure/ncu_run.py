@@ -29,8 +29,14 @@ from irscope.analysis.measured.ncu_parse import (
 )
 from irscope.engine.measure.ncu_child import RANGE
 
-SECTIONS = ("SourceCounters", "WarpStateStats", "MemoryWorkloadAnalysis_Tables", "LaunchStats", "Occupancy",
-            "SpeedOfLight")
+SECTIONS = (
+    "SourceCounters",
+    "WarpStateStats",
+    "MemoryWorkloadAnalysis_Tables",
+    "LaunchStats",
+    "Occupancy",
+    "SpeedOfLight",
+)
 TIMEOUT_S = 600
 
 
@@ -46,51 +52,121 @@ def ncu_path() -> str | None:
     return os.environ.get("IRSCOPE_NCU") or shutil.which("ncu")
 
 
-def run_ncu(file: str, kernel: str, config: int | None, index: int, *, run_main: bool = True,
-            defines: list[str] | None = None, arg_types: list[str] | None = None,
-            spec: str | None = None) -> NcuResult:
+def run_ncu(
+    file: str,
+    kernel: str,
+    config: int | None,
+    index: int,
+    *,
+    run_main: bool = True,
+    defines: list[str] | None = None,
+    arg_types: list[str] | None = None,
+    spec: str | None = None,
+) -> NcuResult:
     """ncu on one compilation's launch (run_ncu_many with one key)."""
-    return run_ncu_many(file, [(kernel, config, index, spec)], run_main=run_main, defines=defines,
-                        arg_types=arg_types)[0]
+    return run_ncu_many(
+        file,
+        [(kernel, config, index, spec)],
+        run_main=run_main,
+        defines=defines,
+        arg_types=arg_types,
+    )[0]
 
 
-def run_ncu_many(file: str, keys: list[tuple[str, int | None, int, str | None]], *, run_main: bool = True,
-                 defines: list[str] | None = None, arg_types: list[str] | None = None) -> list[NcuResult]:
+def run_ncu_many(
+    file: str,
+    keys: list[tuple[str, int | None, int, str | None]],
+    *,
+    run_main: bool = True,
+    defines: list[str] | None = None,
+    arg_types: list[str] | None = None,
+) -> list[NcuResult]:
     """ncu on several compilations of one file in one run of it: one NcuResult per key (kernel, autotune
     config, launch index, spec_id), in order. The child says which it launched (ncu_child.py), and ncu's
     results, one per launch, are matched to the keys in that order."""
     ncu = ncu_path()
     if ncu is None:
-        return [NcuResult(error="Nsight Compute's `ncu` is not on PATH (set IRSCOPE_NCU to its path): "
-                                "no per-line counters") for _ in keys]
+        return [
+            NcuResult(
+                error="Nsight Compute's `ncu` is not on PATH (set IRSCOPE_NCU to its path): "
+                "no per-line counters"
+            )
+            for _ in keys
+        ]
     (kernel, config, index, spec), more = keys[0], keys[1:]
-    child = child_command(file, kernel, config, index, run_main=run_main, defines=defines, arg_types=arg_types,
-                          spec=spec, also=more)
+    child = child_command(
+        file,
+        kernel,
+        config,
+        index,
+        run_main=run_main,
+        defines=defines,
+        arg_types=arg_types,
+        spec=spec,
+        also=more,
+    )
     results = [NcuResult() for _ in keys]
     with tempfile.TemporaryDirectory(prefix="irscope-ncu-") as tmp:
         report = os.path.join(tmp, "launch")
-        cmd = [ncu, "--nvtx", "--nvtx-include", f"{RANGE}/", "-c", str(len(keys)), "--import-source", "no", "-f",
-               "--export", report] + [x for s in SECTIONS for x in ("--section", s)] + child
+        cmd = (
+            [
+                ncu,
+                "--nvtx",
+                "--nvtx-include",
+                f"{RANGE}/",
+                "-c",
+                str(len(keys)),
+                "--import-source",
+                "no",
+                "-f",
+                "--export",
+                report,
+            ]
+            + [x for s in SECTIONS for x in ("--section", s)]
+            + child
+        )
         for r in results:
             r.command = " ".join(cmd)
         env = child_env(tmp)
         try:
             with ncu_machine_lock():
                 for attempt in range(RESOURCE_TRIES):
-                    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
-                                          stdin=subprocess.DEVNULL)
-                    if not resource_busy(done.stdout + done.stderr) or attempt == RESOURCE_TRIES - 1:
+                    done = subprocess.run(
+                        cmd,
+                        capture_output=True,
+                        text=True,
+                        timeout=TIMEOUT_S,
+                        env=env,
+                        stdin=subprocess.DEVNULL,
+                    )
+                    if (
+                        not resource_busy(done.stdout + done.stderr)
+                        or attempt == RESOURCE_TRIES - 1
+                    ):
                         break
                     time.sleep(RESOURCE_WAIT_S)
         except subprocess.TimeoutExpired:
             return _failed(results, f"ncu did not finish in {TIMEOUT_S} s")
         output = done.stdout + done.stderr
         if "ERR_NVGPUCTRPERM" in output:
-            return _failed(results, "ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM): run as "
-                                    "root, or allow profiling for all users (NVreg_RestrictProfilingToAdminUsers=0)")
-        keep = os.environ.get("IRSCOPE_NCU_KEEP")  # validation: keep ncu's output beside irscope's answer
-        stems = [os.path.join(keep, f"{os.path.basename(file).rsplit('.', 1)[0]}.{k.replace(':', '.')}.{i}")
-                 for k, _c, i, _s in keys] if keep else []
+            return _failed(
+                results,
+                "ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM): run as "
+                "root, or allow profiling for all users (NVreg_RestrictProfilingToAdminUsers=0)",
+            )
+        keep = os.environ.get(
+            "IRSCOPE_NCU_KEEP"
+        )  # validation: keep ncu's output beside irscope's answer
+        stems = (
+            [
+                os.path.join(
+                    keep, f"{os.path.basename(file).rsplit('.', 1)[0]}.{k.replace(':', '.')}.{i}"
+                )
+                for k, _c, i, _s in keys
+            ]
+            if keep
+            else []
+        )
         if keep:
             os.makedirs(keep, exist_ok=True)
             for stem in stems:
@@ -99,16 +175,25 @@ def run_ncu_many(file: str, keys: list[tuple[str, int | None, int, str | None]],
         if not os.path.exists(report + ".ncu-rep"):
             last = [line for line in output.splitlines() if line.strip()][-1:] or ["no output"]
             error = f"ncu profiled nothing (exit {done.returncode}): {last[0][:300]}"
-            if resource_busy(output):  # after RESOURCE_TRIES: held for good, most likely by the file itself
-                error = ("ncu could not profile this launch: the GPU's profiling resource was taken "
-                         f"{RESOURCE_TRIES} times, by another profiler in the file itself (Triton's "
-                         "proton, torch.profiler) or on the machine")
+            if resource_busy(
+                output
+            ):  # after RESOURCE_TRIES: held for good, most likely by the file itself
+                error = (
+                    "ncu could not profile this launch: the GPU's profiling resource was taken "
+                    f"{RESOURCE_TRIES} times, by another profiler in the file itself (Triton's "
+                    "proton, torch.profiler) or on the machine"
+                )
             return _failed(results, error)
         source = _page(ncu, report, ["--page", "source", "--csv", "--print-source", "sass"])
         raw = _page(ncu, report, ["--page", "raw", "--csv"])
-    launched = [int(m) for m in re.findall(r"^irscope_measure: launched #(\d+)$", done.stderr, re.M)]
+    launched = [
+        int(m) for m in re.findall(r"^irscope_measure: launched #(\d+)$", done.stderr, re.M)
+    ]
     missing = dict(re.findall(r"^irscope_measure: not launched #(\d+): (.*)$", done.stderr, re.M))
-    pages, rows = parse_source_page(source), parse_raw_page(raw)  # one of each per launch, in launch order
+    pages, rows = (
+        parse_source_page(source),
+        parse_raw_page(raw),
+    )  # one of each per launch, in launch order
     if keep:  # each compilation's own pages, as validation reads them
         sources, raws = split_source_text(source), split_raw_text(raw)
         for k, place in enumerate(launched):
@@ -143,13 +228,29 @@ def resource_busy(output: str) -> bool:
     return "driver resource was unavailable" in output
 
 
-def child_command(file: str, kernel: str, config: int | None, index: int, *, run_main: bool = True,
-                  defines: list[str] | None = None, arg_types: list[str] | None = None,
-                  spec: str | None = None, also: list[tuple] | None = None) -> list[str]:
+def child_command(
+    file: str,
+    kernel: str,
+    config: int | None,
+    index: int,
+    *,
+    run_main: bool = True,
+    defines: list[str] | None = None,
+    arg_types: list[str] | None = None,
+    spec: str | None = None,
+    also: list[tuple] | None = None,
+) -> list[str]:
     """The process ncu profiles (ncu_child.py), opening the file as the user's irscope did. `spec`: the
     compilation's specialization (ncu_child.spec_id), so the child can stop the file once it has it."""
-    child = [sys.executable, "-m", "irscope.engine.measure.ncu_child", file, kernel,
-             str(-1 if config is None else config), str(index)]
+    child = [
+        sys.executable,
+        "-m",
+        "irscope.engine.measure.ncu_child",
+        file,
+        kernel,
+        str(-1 if config is None else config),
+        str(index),
+    ]
     child += ["--spec", spec] if spec else []
     for k, c, i, sp in also or []:  # more compilations in the same run (run_ncu_many)
         child += ["--also", k, str(-1 if c is None else c), str(i), sp or ""]
@@ -164,8 +265,12 @@ def child_command(file: str, kernel: str, config: int | None, index: int, *, run
 def child_env(tmp: str) -> dict[str, str]:
     """Inductor compiles afresh and in-process in the profiled child: a kernel loaded from Inductor's caches
     (or from its compile-worker pool) comes without its Python function, which capture needs."""
-    return dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1", TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"),
-                PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p))
+    return dict(
+        os.environ,
+        TORCHINDUCTOR_COMPILE_THREADS="1",
+        TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"),
+        PYTHONPATH=os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p),
+    )
 
 
 @contextlib.contextmanager
@@ -181,10 +286,17 @@ def ncu_machine_lock():
 
 
 def _page(ncu: str, report: str, flags: list[str]) -> str:
-    done = subprocess.run([ncu, "--import", report + ".ncu-rep", *flags], capture_output=True, text=True,
-                          timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [ncu, "--import", report + ".ncu-rep", *flags],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )
     return done.stdout
 
 
 def _package_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    return os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    )

@@ -43,10 +43,12 @@ class DotSite:
 class Work:
     bytes_read: int = 0
     bytes_written: int = 0
-    tensors: dict[str, str] = field(default_factory=dict)  # parameter -> "read" / "written" / "read+written"
+    tensors: dict[str, str] = field(
+        default_factory=dict
+    )  # parameter -> "read" / "written" / "read+written"
     flops: float = 0.0
-    flop_kind: str | None = None   # the precision of the largest share of the dot work
-    flop_programs: int = 0         # programs traced to count it (0: no dot, or none could be traced)
+    flop_kind: str | None = None  # the precision of the largest share of the dot work
+    flop_programs: int = 0  # programs traced to count it (0: no dot, or none could be traced)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -54,9 +56,15 @@ class Work:
         return self.bytes_read + self.bytes_written
 
     def to_json(self) -> dict:
-        return {"bytes_read": self.bytes_read, "bytes_written": self.bytes_written, "tensors": self.tensors,
-                "flops": self.flops, "flop_precision": self.flop_kind, "flop_programs": self.flop_programs,
-                "notes": self.notes}
+        return {
+            "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written,
+            "tensors": self.tensors,
+            "flops": self.flops,
+            "flop_precision": self.flop_kind,
+            "flop_programs": self.flop_programs,
+            "notes": self.notes,
+        }
 
 
 def dot_sites(comp: CompiledKernel) -> list[DotSite]:
@@ -79,7 +87,9 @@ def dot_sites(comp: CompiledKernel) -> list[DotSite]:
         else:
             kind = _PEAK_KIND.get(elem, elem)
         site = DotSite(comp.source_map.source_line("ttgir", index), m, n, k, kind)
-        if site not in sites:  # a helper inlined twice repeats its dots; the line's runs count each once
+        if (
+            site not in sites
+        ):  # a helper inlined twice repeats its dots; the line's runs count each once
             sites.append(site)
     return sites
 
@@ -91,7 +101,9 @@ def launch_work(comp: CompiledKernel, coalescing) -> Work:
     kinds: dict[str, set] = {}
     for access in coalescing.accesses:
         if access.param:
-            kinds.setdefault(access.param, set()).add("written" if access.kind == "store" else "read")
+            kinds.setdefault(access.param, set()).add(
+                "written" if access.kind == "store" else "read"
+            )
             if access.kind == "atomic":
                 kinds[access.param].add("written")
     for name, how in sorted(kinds.items()):
@@ -142,4 +154,6 @@ def _count_flops(comp: CompiledKernel, work: Work) -> None:
     work.flop_kind = max(by_kind, key=by_kind.get) if by_kind else None
     work.flop_programs = traced
     if traced < math.prod(grid):
-        work.notes.append(f"dot work counted in {traced} of {math.prod(grid)} programs and scaled to the grid")
+        work.notes.append(
+            f"dot work counted in {traced} of {math.prod(grid)} programs and scaled to the grid"
+        )

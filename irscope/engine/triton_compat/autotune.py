@@ -86,10 +86,15 @@ def configs_tried(tuner: Autotuner, args: tuple, kwargs: dict) -> list[Any]:
 def tuning_key(tuner: Autotuner, args: tuple, kwargs: dict) -> tuple | None:
     """The key Autotuner.run keeps its choice under (alike in Triton 3.6 to 3.9): the values of the `key`
     arguments, then the dtype of each argument that has one. None if it cannot key a dict."""
-    named = {name: value for name, value in {**dict(zip(tuner.arg_names, args)), **kwargs}.items()
-             if name in tuner.arg_names}
-    key = tuple([named[name] for name in tuner.keys if name in named]
-                + [str(value.dtype) for value in named.values() if hasattr(value, "dtype")])
+    named = {
+        name: value
+        for name, value in {**dict(zip(tuner.arg_names, args)), **kwargs}.items()
+        if name in tuner.arg_names
+    }
+    key = tuple(
+        [named[name] for name in tuner.keys if name in named]
+        + [str(value.dtype) for value in named.values() if hasattr(value, "dtype")]
+    )
     try:
         hash(key)
     except TypeError:
@@ -100,10 +105,19 @@ def tuning_key(tuner: Autotuner, args: tuple, kwargs: dict) -> tuple | None:
 def config_index(configs: list[Any], config: Any) -> int | None:
     """Where `config` is in `configs`: the same object, else an equal one; None if neither."""
     index = next((i for i, c in enumerate(configs) if c is config), None)
-    return index if index is not None else next((i for i, c in enumerate(configs) if c == config), None)
+    return (
+        index
+        if index is not None
+        else next((i for i, c in enumerate(configs) if c == config), None)
+    )
 
 
 def describe_config(config: Any) -> dict[str, Any]:
     """A triton.Config as plain data: its meta-parameters and launch options, as the report's JSON names it."""
-    return {"kwargs": dict(config.kwargs), "num_warps": config.num_warps, "num_stages": config.num_stages,
-            "num_ctas": getattr(config, "num_ctas", None), "maxnreg": getattr(config, "maxnreg", None)}
+    return {
+        "kwargs": dict(config.kwargs),
+        "num_warps": config.num_warps,
+        "num_stages": config.num_stages,
+        "num_ctas": getattr(config, "num_ctas", None),
+        "maxnreg": getattr(config, "maxnreg", None),
+    }

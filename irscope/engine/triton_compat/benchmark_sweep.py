@@ -17,7 +17,9 @@ from typing import Callable, ContextManager
 from irscope.engine.triton_compat.capture import launches_not_run, launches_recorded
 
 SWEEP_S = 3.0  # the most a report's sweeps explore (IRSCOPE_SWEEP_S): each specialization found is compiled
-SWEEP_QUIET_S = 1.5  # a sweep ends after this long without a new specialization (the file's quiet time is 3 s)
+SWEEP_QUIET_S = (
+    1.5  # a sweep ends after this long without a new specialization (the file's quiet time is 3 s)
+)
 
 
 def _seconds(name: str, default: float) -> float:
@@ -27,8 +29,17 @@ def _seconds(name: str, default: float) -> float:
         return default
 
 
-def run_sweep(mark, show_plots=False, print_data=False, save_path="", return_df=False, *, notes: list[str],
-              exploring: Callable[[], ContextManager] = contextlib.nullcontext, **kwargs):
+def run_sweep(
+    mark,
+    show_plots=False,
+    print_data=False,
+    save_path="",
+    return_df=False,
+    *,
+    notes: list[str],
+    exploring: Callable[[], ContextManager] = contextlib.nullcontext,
+    **kwargs,
+):
     """`Mark.run` on the virtual GPU: each benchmark of the report at its x values, to find the
     specializations its sizes make (a GPU compiles one wherever a size changes a power-of-two block size or a
     divisibility: tutorial 02's softmax compiles one per power of two of its row length).
@@ -44,7 +55,9 @@ def run_sweep(mark, show_plots=False, print_data=False, save_path="", return_df=
     The exploring runs inside `exploring()`: the file's run is not stopped for want of new launches while
     irscope looks for them (the capture budget's limit still holds). Nothing is plotted, printed as a table,
     or saved. Returns None."""
-    benchmarks = mark.benchmarks if isinstance(mark.benchmarks, (list, tuple)) else [mark.benchmarks]
+    benchmarks = (
+        mark.benchmarks if isinstance(mark.benchmarks, (list, tuple)) else [mark.benchmarks]
+    )
 
     def run_at(bench, point, lines) -> None:
         x_names = list(bench.x_names)
@@ -68,7 +81,9 @@ def run_sweep(mark, show_plots=False, print_data=False, save_path="", return_df=
         name = bench.plot_name or mark.fn.__name__
         ran, why, last_new = 1, "", time.monotonic()
         with exploring():
-            for index in sweep_order(len(bench.x_vals), _first_values(bench.x_vals))[1:] if lines else []:
+            for index in (
+                sweep_order(len(bench.x_vals), _first_values(bench.x_vals))[1:] if lines else []
+            ):
                 now = time.monotonic()
                 if now - last_new > _seconds("IRSCOPE_SWEEP_QUIET", SWEEP_QUIET_S):
                     why = f"nothing new in its last {now - last_new:.1f} s"
@@ -88,12 +103,16 @@ def run_sweep(mark, show_plots=False, print_data=False, save_path="", return_df=
                     last_new = time.monotonic()
         total = len(bench.x_vals)
         shown = ", ".join(str(v) for v in lines) or "none"
-        print(f"irscope: benchmark {name!r} ran at {min(ran, total)} of its {total} points, its kernel lines "
-              f"({shown}) at each (virtual GPU: nothing timed)")
+        print(
+            f"irscope: benchmark {name!r} ran at {min(ran, total)} of its {total} points, its kernel lines "
+            f"({shown}) at each (virtual GPU: nothing timed)"
+        )
         if lines and ran < total:
-            notes.append(f"benchmark {name!r} ran its kernel lines ({shown}) at {ran} of its {total} x values "
-                         f"({why}); a GPU runs them all, and a size not run may make a specialization not shown "
-                         f"(IRSCOPE_SWEEP_S / IRSCOPE_SWEEP_QUIET give the sweep longer)")
+            notes.append(
+                f"benchmark {name!r} ran its kernel lines ({shown}) at {ran} of its {total} x values "
+                f"({why}); a GPU runs them all, and a size not run may make a specialization not shown "
+                f"(IRSCOPE_SWEEP_S / IRSCOPE_SWEEP_QUIET give the sweep longer)"
+            )
     return None
 
 
@@ -104,7 +123,9 @@ def sweep_order(count: int, values: list | None = None) -> list[int]:
     if count <= 0:
         return []
     logs = None
-    if values is not None and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in values):
+    if values is not None and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in values
+    ):
         logs = [math.log(v) for v in values]
     order, seen = [0], {0}
     spans = [(0, count - 1)]
@@ -134,13 +155,17 @@ def _first_values(points: list) -> list:
     return [p[0] if isinstance(p, (list, tuple)) and p else p for p in points]
 
 
-def run_first_point(mark, show_plots=False, print_data=False, save_path="", return_df=False, **kwargs):
+def run_first_point(
+    mark, show_plots=False, print_data=False, save_path="", return_df=False, **kwargs
+):
     """`Mark.run` at each benchmark's first x value, each line once: what validation/gpu_fidelity.py's real
     side runs with FIDELITY_FIRST_POINT (the virtual GPU runs run_sweep).
 
     Nothing is plotted, printed as a table, or saved: there is no measurement to show. One line per
     benchmark says what ran. Returns None (there is no data frame to return)."""
-    benchmarks = mark.benchmarks if isinstance(mark.benchmarks, (list, tuple)) else [mark.benchmarks]
+    benchmarks = (
+        mark.benchmarks if isinstance(mark.benchmarks, (list, tuple)) else [mark.benchmarks]
+    )
     for bench in benchmarks:
         x_names = list(bench.x_names)
         if not bench.x_vals:
@@ -154,6 +179,8 @@ def run_first_point(mark, show_plots=False, print_data=False, save_path="", retu
             mark.fn(**x_args, **{bench.line_arg: line}, **bench.args, **kwargs)
         point = ", ".join(f"{k}={v}" for k, v in x_args.items())
         lines = ", ".join(str(v) for v in bench.line_vals)
-        print(f"irscope: benchmark {bench.plot_name or mark.fn.__name__!r} ran once at {point} for "
-              f"{bench.line_arg} = {lines} (virtual GPU: nothing timed)")
+        print(
+            f"irscope: benchmark {bench.plot_name or mark.fn.__name__!r} ran once at {point} for "
+            f"{bench.line_arg} = {lines} (virtual GPU: nothing timed)"
+        )
     return None

@@ -25,7 +25,12 @@ from typing import Callable
 import triton
 from triton.compiler import ASTSource
 
-_state: dict[str, str | None] = {"temporary": None, "irscope_dir": None, "warning": None, "unsaid": None}
+_state: dict[str, str | None] = {
+    "temporary": None,
+    "irscope_dir": None,
+    "warning": None,
+    "unsaid": None,
+}
 
 
 def triton_cache_dir() -> str:
@@ -45,6 +50,7 @@ def irscope_cache_dir() -> str:
 
 
 # --- folders that cannot be written ----------------------------------------------------------------------
+
 
 def _write_error(folder: str) -> OSError | None:
     """Why nothing can be written in `folder` (created if missing), or None if a file can be."""
@@ -101,8 +107,10 @@ def _warning_line(failed: list[tuple[str, str, OSError]]) -> str:
     places = " and ".join(f"{folder} ({_reason(exc)})" for _variable, folder, exc in failed)
     variables = " and ".join(variable for variable, _folder, _exc in failed)
     folders = "writable folders" if len(failed) > 1 else "a writable folder"
-    return (f"cannot write the cache {places}; compiling without a cache this run (set {variables} to {folders} "
-            f"to keep compiles)")
+    return (
+        f"cannot write the cache {places}; compiling without a cache this run (set {variables} to {folders} "
+        f"to keep compiles)"
+    )
 
 
 def _is_cache_write_failure(exc: OSError, folder: str) -> bool:
@@ -116,7 +124,9 @@ def _is_cache_write_failure(exc: OSError, folder: str) -> bool:
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return tb is not None and tb.tb_frame.f_code.co_filename.endswith(os.path.join("triton", "runtime", "cache.py"))
+    return tb is not None and tb.tb_frame.f_code.co_filename.endswith(
+        os.path.join("triton", "runtime", "cache.py")
+    )
 
 
 def _writing_cache(run: Callable[[], object]):
@@ -142,11 +152,14 @@ def new_cache_warning() -> str | None:
 
 # --- the key --------------------------------------------------------------------------------------------
 
+
 class SourceAtPath(ASTSource):
     """A kernel's source, keyed in Triton's cache by its file's path as well."""
 
     def hash(self) -> str:
-        return hashlib.sha256(f"{super().hash()}-{self.fn.fn.__code__.co_filename}".encode("utf-8")).hexdigest()
+        return hashlib.sha256(
+            f"{super().hash()}-{self.fn.fn.__code__.co_filename}".encode("utf-8")
+        ).hexdigest()
 
 
 def _mlir_string(text: str) -> str:

@@ -57,16 +57,29 @@ class RawLaunch:
     grid: Any
     autotune_index: int | None
     autotune_count: int | None
-    autotune_configs: list[Any] | None = None  # the autotuner's known configs (autotune.known_configs), when one launched it
-    interp_error: str | None = None  # why Triton's interpreter could not run this launch (it is kept anyway)
-    autotune_first: bool = False  # the first config the autotuner would try for this launch (what runs here)
+    autotune_configs: list[Any] | None = (
+        None  # the autotuner's known configs (autotune.known_configs), when one launched it
+    )
+    interp_error: str | None = (
+        None  # why Triton's interpreter could not run this launch (it is kept anyway)
+    )
+    autotune_first: bool = (
+        False  # the first config the autotuner would try for this launch (what runs here)
+    )
     warmup: bool = False  # `f.warmup(...)` or `f[grid](..., warmup=True)`: compiled, not run
-    programs: tuple[int, int] | None = None  # (run, in the grid) when the interpreter cut the launch short
+    programs: tuple[int, int] | None = (
+        None  # (run, in the grid) when the interpreter cut the launch short
+    )
     in_sweep: bool = False  # made while a benchmark's sweep explores, where a repeat is not kept
-    autotune_tried: tuple[int, ...] = ()  # the configs the autotuner would try for this launch, in its order
+    autotune_tried: tuple[
+        int, ...
+    ] = ()  # the configs the autotuner would try for this launch, in its order
 
 
-_counts = {"launches": 0, "new": 0}  # records made in this process, and those of a new specialization (run_sweep)
+_counts = {
+    "launches": 0,
+    "new": 0,
+}  # records made in this process, and those of a new specialization (run_sweep)
 
 
 def launches_recorded(new_only: bool = False) -> int:
@@ -88,20 +101,29 @@ def launches_not_run() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter: bool,
-                    executing: Callable[[], ContextManager] | None = None) -> Iterator[None]:
+def capture_patches(
+    record: Callable[[RawLaunch], bool | None],
+    use_interpreter: bool,
+    executing: Callable[[], ContextManager] | None = None,
+) -> Iterator[None]:
     """Record every kernel launch while the user's file runs (see _capture_patches). Each launch the file
     made runs (compiled and run on a GPU, or run in the interpreter) inside `executing()`.
 
     One patcher of JITFunction and triton.language at a time: a recording in another thread (the
     stepper) patches and restores the same attributes."""
-    with interpreter_lock, _capture_patches(record, use_interpreter, executing or contextlib.nullcontext):
+    with (
+        interpreter_lock,
+        _capture_patches(record, use_interpreter, executing or contextlib.nullcontext),
+    ):
         yield
 
 
 @contextlib.contextmanager
-def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter: bool,
-                     executing: Callable[[], ContextManager]) -> Iterator[None]:
+def _capture_patches(
+    record: Callable[[RawLaunch], bool | None],
+    use_interpreter: bool,
+    executing: Callable[[], ContextManager],
+) -> Iterator[None]:
     """Record every kernel launch while the user's file runs.
 
     With `use_interpreter`, launches (and calls of @triton.jit helpers inside them) run in Triton's
@@ -121,16 +143,28 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             # interpreter would take seconds each, and the file would never reach its next kernels. It is
             # neither recorded (it adds nothing to show) nor run again; its outputs are those of the launch
             # before it, which is what a pure kernel writes again (a kernel that accumulates in place differs).
-            if same_as_last((id(self), index, capture_state.record, capture_state.execute), launch_identity(args, kwargs, grid)):
+            if same_as_last(
+                (id(self), index, capture_state.record, capture_state.execute),
+                launch_identity(args, kwargs, grid),
+            ):
                 if not capture_state.execute:
                     return None
                 return _not_yet_compiled(self, args, kwargs)
         raw = None
         if capture_state.record:
-            raw = RawLaunch(self, tuple(map(as_launched, args)), {k: as_launched(v) for k, v in kwargs.items()},
-                            grid, index, count, capture_state.configs, autotune_first=capture_state.first and index is not None,
-                            warmup=bool(warmup), in_sweep=not capture_state.run_launches,
-                            autotune_tried=capture_state.tried if index is not None else ())
+            raw = RawLaunch(
+                self,
+                tuple(map(as_launched, args)),
+                {k: as_launched(v) for k, v in kwargs.items()},
+                grid,
+                index,
+                count,
+                capture_state.configs,
+                autotune_first=capture_state.first and index is not None,
+                warmup=bool(warmup),
+                in_sweep=not capture_state.run_launches,
+                autotune_tried=capture_state.tried if index is not None else (),
+            )
             if capture_state.recorded is not None:
                 capture_state.recorded.append(raw)
             _counts["launches"] += 1
@@ -138,7 +172,9 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
                 _counts["new"] += 1
         if not capture_state.execute:
             return None
-        if not (capture_state.run_launches or warmup):  # a warmup's compiled kernel is used: never skipped
+        if not (
+            capture_state.run_launches or warmup
+        ):  # a warmup's compiled kernel is used: never skipped
             return _not_yet_compiled(self, args, kwargs)
         with executing():
             return execute(self, args, kwargs, grid, warmup, raw)
@@ -154,7 +190,9 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             with grid_executor_patches_once(), programs_within(interpret_seconds()) as programs:
                 try:
                     interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
-                except ProgramsCut:  # the rest of a long grid skipped (program_budget.py); said with the launch
+                except (
+                    ProgramsCut
+                ):  # the rest of a long grid skipped (program_budget.py); said with the launch
                     if this is not None:
                         this.programs = (programs.run, programs.total)
             # A real launch returns the compiled kernel, and files print its `.asm["ptx"]`; compiling it
@@ -170,50 +208,96 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             return _not_yet_compiled(self, args, kwargs)
 
     call = call_interpreted
-    settled: dict[tuple, tuple[Autotuner, Any]] = {}  # (autotuner, tuning key) -> the config it runs for that key
+    settled: dict[
+        tuple, tuple[Autotuner, Any]
+    ] = {}  # (autotuner, tuning key) -> the config it runs for that key
 
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
         warmup = kwargs.pop("warmup", False)
-        outer = (capture_state.autotune, capture_state.execute, capture_state.record, capture_state.configs, capture_state.recorded, capture_state.first,
-                 capture_state.tried)
-        key = (id(self), tuning_key(self, args, kwargs)) if len(self.configs) > 1 else (id(self), None)
-        if key[1] is not None and key in settled:  # a key benchmarked before: the GPU runs the config it chose
+        outer = (
+            capture_state.autotune,
+            capture_state.execute,
+            capture_state.record,
+            capture_state.configs,
+            capture_state.recorded,
+            capture_state.first,
+            capture_state.tried,
+        )
+        key = (
+            (id(self), tuning_key(self, args, kwargs))
+            if len(self.configs) > 1
+            else (id(self), None)
+        )
+        if (
+            key[1] is not None and key in settled
+        ):  # a key benchmarked before: the GPU runs the config it chose
             tried = [settled[key][1]]
         else:  # what a GPU would try: new configs the pruning made included, numbered after the declared ones
             tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})
             if key[1] is not None and tried:
-                settled[key] = (self, tried[0])  # the autotuner kept alive, so that its id stays its own
+                settled[key] = (
+                    self,
+                    tried[0],
+                )  # the autotuner kept alive, so that its id stays its own
         numbers = tuple(config_number(self, config) for config in tried)
         try:
             # First record every config the autotuner would try, without running it, so that a failure
             # while running one cannot lose the others; then run the first of them, unrecorded.
-            capture_state.configs, capture_state.recorded, capture_state.tried = known_configs(self), [], numbers
+            capture_state.configs, capture_state.recorded, capture_state.tried = (
+                known_configs(self),
+                [],
+                numbers,
+            )
             for number, config in zip(numbers, tried):
-                capture_state.autotune, capture_state.execute, capture_state.record = (number, len(capture_state.configs)), False, outer[2]
+                capture_state.autotune, capture_state.execute, capture_state.record = (
+                    (number, len(capture_state.configs)),
+                    False,
+                    outer[2],
+                )
                 capture_state.first = number == numbers[0]
-                if config.pre_hook is not None and outer[2]:  # as the autotuner does before benchmarking it
-                    config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)})
+                if (
+                    config.pre_hook is not None and outer[2]
+                ):  # as the autotuner does before benchmarking it
+                    config.pre_hook(
+                        {**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)}
+                    )
                 self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
             if not outer[1] or not tried or not capture_state.run_launches:
                 return None
             config = tried[0]
             self.best_config = config  # what the autotuner leaves behind for callers that read it
             merged = {**kwargs, **config_kwargs(config)}
-            capture_state.autotune, capture_state.execute, capture_state.record = (numbers[0], len(capture_state.configs)), True, False
+            capture_state.autotune, capture_state.execute, capture_state.record = (
+                (numbers[0], len(capture_state.configs)),
+                True,
+                False,
+            )
             if config.pre_hook is not None:
                 config.pre_hook({**dict(zip(self.arg_names, args)), **merged})
             return self.fn.run(*args, grid=grid, warmup=warmup, **merged)
         finally:
-            (capture_state.autotune, capture_state.execute, capture_state.record, capture_state.configs, capture_state.recorded, capture_state.first,
-             capture_state.tried) = outer
+            (
+                capture_state.autotune,
+                capture_state.execute,
+                capture_state.record,
+                capture_state.configs,
+                capture_state.recorded,
+                capture_state.first,
+                capture_state.tried,
+            ) = outer
 
     original_warmup = Autotuner.warmup
 
     def autotune_warmup(self, *args, **kwargs):
         # Autotuner.warmup compiles every config its pruning leaves (always pruned, no key, nothing run): each
         # warmup recorded as that config, as autotune_run records a launch's
-        outer = (capture_state.autotune, capture_state.configs, capture_state.first, capture_state.tried)
+        outer = (
+            capture_state.autotune,
+            capture_state.configs,
+            capture_state.first,
+            capture_state.tried,
+        )
         saved = getattr(self, "nargs", None)
         self.nargs = dict(zip(self.arg_names, args))
         try:
@@ -225,20 +309,40 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             capture_state.configs, capture_state.tried = known_configs(self), numbers
             out = []
             for number, config in zip(numbers, tried):
-                capture_state.autotune, capture_state.first = (number, len(capture_state.configs)), number == numbers[0]
+                capture_state.autotune, capture_state.first = (
+                    (number, len(capture_state.configs)),
+                    number == numbers[0],
+                )
                 out.append(self.fn.warmup(*args, **kwargs, **config_kwargs(config)))
             return out
         finally:
-            capture_state.autotune, capture_state.configs, capture_state.first, capture_state.tried = outer
+            (
+                capture_state.autotune,
+                capture_state.configs,
+                capture_state.first,
+                capture_state.tried,
+            ) = outer
 
     original_bench = Autotuner._bench
 
     def bench(self, *args, config, **meta):
         # An autotuner with a run of its own benchmarks a config (autotune.py): recorded as that config
-        outer = (capture_state.autotune, capture_state.execute, capture_state.configs, capture_state.recorded, capture_state.first, capture_state.tried)
+        outer = (
+            capture_state.autotune,
+            capture_state.execute,
+            capture_state.configs,
+            capture_state.recorded,
+            capture_state.first,
+            capture_state.tried,
+        )
         index = config_number(self, config)
         try:
-            capture_state.configs, capture_state.recorded, capture_state.first, capture_state.tried = known_configs(self), None, False, (index, )
+            (
+                capture_state.configs,
+                capture_state.recorded,
+                capture_state.first,
+                capture_state.tried,
+            ) = known_configs(self), None, False, (index,)
             capture_state.autotune = (index, len(capture_state.configs))
             if not use_interpreter:
                 return original_bench(self, *args, config=config, **meta)  # a real GPU times it
@@ -249,7 +353,14 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             self.fn.run(*args, **current)
             return [math.nan] * 3  # _bench's quantiles (0.5, 0.2, 0.8): nothing was timed
         finally:
-            capture_state.autotune, capture_state.execute, capture_state.configs, capture_state.recorded, capture_state.first, capture_state.tried = outer
+            (
+                capture_state.autotune,
+                capture_state.execute,
+                capture_state.configs,
+                capture_state.recorded,
+                capture_state.first,
+                capture_state.tried,
+            ) = outer
 
     original_getitem = CompiledKernel.__getitem__
 
@@ -264,10 +375,19 @@ def _capture_patches(record: Callable[[RawLaunch], bool | None], use_interpreter
             call = by_hand_call(self.src, self.metadata, args) if capture_state.record else None
             if call is not None:
                 jit, bound, options = call
-                record(RawLaunch(jit, (), {**{k: as_launched(v) for k, v in bound.items()}, **options},
-                                 tuple(grid), None, None))
+                record(
+                    RawLaunch(
+                        jit,
+                        (),
+                        {**{k: as_launched(v) for k, v in bound.items()}, **options},
+                        tuple(grid),
+                        None,
+                        None,
+                    )
+                )
             with executing():
                 return runner(*args, **kwargs)
+
         return recorded
 
     forget_launches()
@@ -307,5 +427,3 @@ def restore_unpatched_triton() -> None:
     Autotuner._bench = AUTOTUNER_BENCH
     Autotuner.warmup = AUTOTUNER_WARMUP
     restore_interpreter_module()
-
-

@@ -17,9 +17,15 @@ class _CaptureState(threading.local):
     configs: list[Any] | None = None
     execute: bool = True
     record: bool = True
-    recorded: list[RawLaunch] | None = None  # an autotuned launch's per-config records, for a failure to land on
-    tried: tuple[int, ...] = ()  # the numbers of the configs the autotuner would try for this launch
-    run_launches: bool = True  # False: a launch is recorded, not run (a benchmark sweep's later points)
+    recorded: list[RawLaunch] | None = (
+        None  # an autotuned launch's per-config records, for a failure to land on
+    )
+    tried: tuple[
+        int, ...
+    ] = ()  # the numbers of the configs the autotuner would try for this launch
+    run_launches: bool = (
+        True  # False: a launch is recorded, not run (a benchmark sweep's later points)
+    )
 
 
 capture_state = _CaptureState()

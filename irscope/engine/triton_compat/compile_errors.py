@@ -37,7 +37,9 @@ def missing_extern_lib(exc: BaseException, options: Any, target) -> str | None:
     line = f"the launch's extern_libs gives {name} as {missing}, which does not exist"
     parts = os.path.normpath(missing).split(os.sep)
     if "third_party" in parts and "backend" in parts:
-        line += " (a path in Triton's source tree: the file expects to run inside a checkout of Triton)"
+        line += (
+            " (a path in Triton's source tree: the file expects to run inside a checkout of Triton)"
+        )
     bundled = _bundled_lib(name, target)
     if bundled and bundled != missing and os.path.exists(bundled):
         line += f"; the installed Triton's {name} is {bundled}"
@@ -49,6 +51,7 @@ def _bundled_lib(name: str, target) -> str | None:
     extern_libs links), or None."""
     try:
         from triton.compiler import compiler as compiler_module
+
         options = compiler_module.make_backend(gpu_target_of(target)).parse_options({})
         return dict(options.extern_libs or ()).get(name)
     except Exception:  # noqa: BLE001 - only a hint; the failure is reported all the same
@@ -56,16 +59,23 @@ def _bundled_lib(name: str, target) -> str | None:
 
 
 def not_implemented_builtin(exc: BaseException) -> str:
-    """" (tl.NAME raises this in the installed Triton X.Y.Z)" when the innermost frontend error is a
+    """ " (tl.NAME raises this in the installed Triton X.Y.Z)" when the innermost frontend error is a
     NotImplementedError that a public `triton.language` builtin raised; "" otherwise."""
     inner = exc
-    while isinstance(inner.__cause__, CompilationError) or isinstance(inner.__context__, CompilationError):
-        inner = inner.__cause__ if isinstance(inner.__cause__, CompilationError) else inner.__context__
+    while isinstance(inner.__cause__, CompilationError) or isinstance(
+        inner.__context__, CompilationError
+    ):
+        inner = (
+            inner.__cause__ if isinstance(inner.__cause__, CompilationError) else inner.__context__
+        )
     cause = inner.__cause__
     if not isinstance(cause, NotImplementedError):
         return ""
-    frames = [f for f in traceback.extract_tb(cause.__traceback__)
-              if os.path.dirname(os.path.abspath(f.filename)) == _LANGUAGE_DIR]
+    frames = [
+        f
+        for f in traceback.extract_tb(cause.__traceback__)
+        if os.path.dirname(os.path.abspath(f.filename)) == _LANGUAGE_DIR
+    ]
     if not frames or os.path.basename(frames[-1].filename) not in _PUBLIC_MODULES:
         return ""
     return f" (tl.{frames[-1].name} raises this in the installed Triton {triton.__version__})"

@@ -24,8 +24,13 @@ class CompiledWhenUsed:
     the kernel a first launch returned and launch it so afterwards: FlagGems' LibEntry), it is a launch of
     the same JITFunction with the constexprs of the first, run in the interpreter."""
 
-    def __init__(self, compile_it: Callable[[], Any], jit: JITFunction | None = None, args: tuple = (),
-                 kwargs: dict | None = None):
+    def __init__(
+        self,
+        compile_it: Callable[[], Any],
+        jit: JITFunction | None = None,
+        args: tuple = (),
+        kwargs: dict | None = None,
+    ):
         self._compile_it = compile_it
         self._kernel = None
         self._jit, self._args, self._kwargs = jit, args, dict(kwargs or {})
@@ -46,15 +51,25 @@ class CompiledWhenUsed:
         names = kernel_param_names(self._jit)
         constexprs = set(constexpr_param_names(self._jit))
         first = bind_arguments(self._jit, self._args, self._kwargs)
-        if len(args) == len(names):  # every parameter, constexprs too (how Triton 3.3-3.6's kernels take them)
+        if len(args) == len(
+            names
+        ):  # every parameter, constexprs too (how Triton 3.3-3.6's kernels take them)
             values = dict(zip(names, args))
-        elif len(args) == len(names) - len(constexprs):  # the runtime arguments; constexprs as compiled
-            values = {**{n: first[n] for n in names if n in constexprs and n in first},
-                      **dict(zip([n for n in names if n not in constexprs], args))}
+        elif len(args) == len(names) - len(
+            constexprs
+        ):  # the runtime arguments; constexprs as compiled
+            values = {
+                **{n: first[n] for n in names if n in constexprs and n in first},
+                **dict(zip([n for n in names if n not in constexprs], args)),
+            }
         else:
-            raise TypeError(f"{self._jit.__name__} takes {len(names) - len(constexprs)} runtime arguments "
-                            f"({len(names)} with its constexprs); {len(args)} were given")
-        options = {k: v for k, v in self._kwargs.items() if k not in names}  # num_warps, num_stages, ...
+            raise TypeError(
+                f"{self._jit.__name__} takes {len(names) - len(constexprs)} runtime arguments "
+                f"({len(names)} with its constexprs); {len(args)} were given"
+            )
+        options = {
+            k: v for k, v in self._kwargs.items() if k not in names
+        }  # num_warps, num_stages, ...
         # The GPU would run the binary of the first launch again, whatever these arguments would specialize
         # to: nothing new to compile or show, so the launch runs in the interpreter unrecorded.
         recording = capture_state.record
@@ -89,7 +104,9 @@ def by_hand_call(src, metadata, args: tuple) -> tuple[JITFunction, dict, dict] |
         if isinstance(path, tuple) and len(path) == 1 and path[0] < len(args):
             args[path[0]] = value
     bound = dict(zip([p.name for p in jit.params], args))
-    options = {k: getattr(metadata, k) for k in ("num_warps", "num_stages", "num_ctas")
-               if k not in bound and hasattr(metadata, k)}
+    options = {
+        k: getattr(metadata, k)
+        for k in ("num_warps", "num_stages", "num_ctas")
+        if k not in bound and hasattr(metadata, k)
+    }
     return jit, bound, options
-

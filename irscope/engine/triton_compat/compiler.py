@@ -37,8 +37,14 @@ class Specialized:
     options: Any  # the backend's options dataclass
 
     def cache_key(self) -> str:
-        return repr((sorted(self.signature.items()), sorted(self.constexprs.items(), key=repr),
-                     sorted(self.attrs.items(), key=repr), sorted(self.options.__dict__.items(), key=repr)))
+        return repr(
+            (
+                sorted(self.signature.items()),
+                sorted(self.constexprs.items(), key=repr),
+                sorted(self.attrs.items(), key=repr),
+                sorted(self.options.__dict__.items(), key=repr),
+            )
+        )
 
 
 class _SpecializationCaptured(Exception):
@@ -58,7 +64,7 @@ def specialize(jit: JITFunction, args: tuple, kwargs: dict, target: Target) -> S
         return None  # run() returns early when the compiler gives it nothing
 
     with active_driver(CpuDriver(target)), _jit_compile_redirected(jit, take):
-        JIT_RUN(jit, *args, grid=(1, ), warmup=True, **dict(kwargs))
+        JIT_RUN(jit, *args, grid=(1,), warmup=True, **dict(kwargs))
     if not captured:  # pragma: no cover - only if Triton's run() changes shape
         raise RuntimeError("irscope could not read the specialization from Triton's JIT")
     return captured[0]
@@ -76,8 +82,12 @@ def _jit_compile_redirected(jit: JITFunction, take) -> Iterator[None]:
 def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
     """triton.compile, called the way JITFunction._do_compile calls it. Uses Triton's cache, keyed by the
     file's path too where a copy of the file elsewhere left its compile there (caches.py)."""
+
     def compile_source(source_class):
-        with interpreter_lock, kernel_prints():  # never while a recording has triton.language patched
+        with (
+            interpreter_lock,
+            kernel_prints(),
+        ):  # never while a recording has triton.language patched
             return triton_compile(jit, spec, target, source_class)
 
     return caches.compile_with_cache(compile_source, jit.fn.__code__.co_filename)
@@ -148,8 +158,12 @@ def is_compilation_error(exc: BaseException) -> bool:
 def compilation_error_site(exc: CompilationError) -> tuple[str | None, int | None, str]:
     """(function source, line within it, message) of the innermost Triton frontend error."""
     inner = exc
-    while isinstance(inner.__cause__, CompilationError) or isinstance(inner.__context__, CompilationError):
-        inner = inner.__cause__ if isinstance(inner.__cause__, CompilationError) else inner.__context__
+    while isinstance(inner.__cause__, CompilationError) or isinstance(
+        inner.__context__, CompilationError
+    ):
+        inner = (
+            inner.__cause__ if isinstance(inner.__cause__, CompilationError) else inner.__context__
+        )
     line = getattr(getattr(inner, "node", None), "lineno", None)
     message = (getattr(inner, "error_message", None) or "").strip()
     if not message:
@@ -164,7 +178,9 @@ def _statement_that_failed(inner: CompilationError) -> str:
     excerpt = [ln for ln in str(inner).splitlines() if ln.strip() and set(ln.strip()) != {"^"}]
     code = excerpt[-1].strip() if len(excerpt) > 1 else ""
     if type(inner).__name__ == "CompileTimeAssertionFailure":
-        return f"{code} is false for this launch" if code else "a tl.static_assert is false for this launch"
+        return (
+            f"{code} is false for this launch"
+            if code
+            else "a tl.static_assert is false for this launch"
+        )
     return f"{type(inner).__name__} at {code}" if code else type(inner).__name__
-
-

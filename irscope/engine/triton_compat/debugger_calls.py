@@ -37,8 +37,10 @@ class DebuggerCall:
     def note(self, shown_file: str | None = None) -> str:
         """The one line that says the compile leaves it out (shown_file: name the file, for a helper's)."""
         where = f"{shown_file}:{self.line}" if shown_file else f"line {self.line}"
-        return (f"{where}: {self.text} left out of the compile (Triton compiles no debugger call); "
-                f"the stepper (ctrl+t, irscope step) stops there")
+        return (
+            f"{where}: {self.text} left out of the compile (Triton compiles no debugger call); "
+            f"the stepper (ctrl+t, irscope step) stops there"
+        )
 
 
 def _is_call(node: ast.AST) -> bool:
@@ -48,8 +50,12 @@ def _is_call(node: ast.AST) -> bool:
     func = node.value.func
     if isinstance(func, ast.Name):
         return func.id == "breakpoint"
-    return (isinstance(func, ast.Attribute) and func.attr == "set_trace" and isinstance(func.value, ast.Name)
-            and func.value.id in _DEBUGGER_MODULES)
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "set_trace"
+        and isinstance(func.value, ast.Name)
+        and func.value.id in _DEBUGGER_MODULES
+    )
 
 
 def _is_debugger_statement(node: ast.AST) -> bool:
@@ -110,7 +116,9 @@ def debugger_calls(jit: Any) -> list[DebuggerCall]:
         for node in ast.walk(tree):
             if _is_call(node):
                 text = ast.get_source_segment(fn._src, node) or lines[node.lineno - 1].strip()
-                found.append(DebuggerCall(fn.fn.__code__.co_filename, _def_line(fn) + node.lineno - 1, text))
+                found.append(
+                    DebuggerCall(fn.fn.__code__.co_filename, _def_line(fn) + node.lineno - 1, text)
+                )
             elif isinstance(node, ast.Call):
                 todo.extend(_helper(fn, node.func))
     own = jit.fn.__code__.co_filename if isinstance(jit, JITFunction) else ""

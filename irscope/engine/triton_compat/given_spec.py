@@ -14,8 +14,14 @@ from irscope.engine.triton_compat import JITFunction, Specialized, Target
 from irscope.engine.triton_compat.driver import gpu_target_of
 
 
-def specialization_from_parts(jit: JITFunction, signature: dict[str, str], constants: dict, attrs: dict,
-                              options: dict[str, Any], target: Target) -> Specialized:
+def specialization_from_parts(
+    jit: JITFunction,
+    signature: dict[str, str],
+    constants: dict,
+    attrs: dict,
+    options: dict[str, Any],
+    target: Target,
+) -> Specialized:
     """`constants` keyed by parameter name or by Triton's path tuple, as ASTSource takes them; `options`
     parsed by the target's backend exactly as `triton.compile` parses them."""
     from triton.compiler import compiler as compiler_module

@@ -22,8 +22,9 @@ def _dynamic_range(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
     func = node.func
-    return (isinstance(func, ast.Name) and func.id == "range") or \
-        (isinstance(func, ast.Attribute) and func.attr == "range")
+    return (isinstance(func, ast.Name) and func.id == "range") or (
+        isinstance(func, ast.Attribute) and func.attr == "range"
+    )
 
 
 class LoopCounters(_interp.ASTTransformer):
@@ -32,7 +33,10 @@ class LoopCounters(_interp.ASTTransformer):
     def visit_For(self, node: ast.For) -> ast.AST:
         if _dynamic_range(node.iter) and isinstance(node.target, ast.Name) and node.body:
             name = node.target.id
-            again = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.Name(id=name, ctx=ast.Load()))
+            again = ast.Assign(
+                targets=[ast.Name(id=name, ctx=ast.Store())],
+                value=ast.Name(id=name, ctx=ast.Load()),
+            )
             node.body.insert(0, ast.copy_location(again, node.body[0]))
         return self.generic_visit(node)
 

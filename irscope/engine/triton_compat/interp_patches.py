@@ -32,9 +32,13 @@ from triton.runtime.jit import mangle_type
 _LIBDEVICE_MODULES = ("triton.language.extra.cuda.libdevice", "triton.language.extra.hip.libdevice")
 # Modules of builtins that Triton's interpreter never gives its semantic (kernels call them as
 # `tl.extra.cuda.gdc_wait()` or import them by name).
-_EXTRA_MODULES = _LIBDEVICE_MODULES + ("triton.language.extra.cuda", "triton.language.extra.cuda.gdc",
-                                       "triton.language.extra.cuda.utils", "triton.language.extra.hip",
-                                       "triton.language.extra.hip.utils")
+_EXTRA_MODULES = _LIBDEVICE_MODULES + (
+    "triton.language.extra.cuda",
+    "triton.language.extra.cuda.gdc",
+    "triton.language.extra.cuda.utils",
+    "triton.language.extra.hip",
+    "triton.language.extra.hip.utils",
+)
 _STUB_MODULE = "triton.language.extra.libdevice"
 # Grid dependency control (programmatic dependent launch) orders a kernel after the one before it; in the
 # interpreter every earlier launch has finished before a later one starts, so both are no-ops, exactly.
@@ -66,9 +70,11 @@ def _modules(names) -> list:
 
 def _with_semantic(member: Callable) -> Callable:
     """A builtin called the way Triton's interpreter calls the ones it patches."""
+
     def call(*args, **kwargs):
         kwargs.pop("_semantic", None)
         return member(*args, **kwargs, _semantic=_interp.interpreter_semantic)
+
     call.__name__ = getattr(member, "__name__", "builtin")
     return call
 
@@ -85,16 +91,28 @@ class _Index:
         self.libdevice = _modules(_LIBDEVICE_MODULES)
         replacement: dict[int, Callable] = {}  # id(original) -> its stand-in
         self.module_patches: list[tuple[Any, str, Callable]] = []  # (module, attribute, stand-in)
-        self.by_id: dict[int, tuple[Any, Any, str, Callable]] = {}  # for names imported into a kernel's module
+        self.by_id: dict[
+            int, tuple[Any, Any, str, Callable]
+        ] = {}  # for names imported into a kernel's module
         for module in _modules(_EXTRA_MODULES):
             for name, member in inspect.getmembers(module, tl.core.is_builtin):
-                stand_in = replacement.setdefault(id(member), _no_op if name in _NO_OPS else _with_semantic(member))
+                stand_in = replacement.setdefault(
+                    id(member), _no_op if name in _NO_OPS else _with_semantic(member)
+                )
                 self.module_patches.append((module, name, stand_in))
                 self.by_id[id(member)] = (member, module, name, stand_in)
-        for stub in _modules([_STUB_MODULE]):  # each stub as the libdevice function of its name: CUDA's, else HIP's
+        for stub in _modules(
+            [_STUB_MODULE]
+        ):  # each stub as the libdevice function of its name: CUDA's, else HIP's
             for name, member in inspect.getmembers(stub, inspect.isfunction):
-                backend = next((getattr(m, name) for m in self.libdevice if tl.core.is_builtin(getattr(m, name, None))),
-                               None)
+                backend = next(
+                    (
+                        getattr(m, name)
+                        for m in self.libdevice
+                        if tl.core.is_builtin(getattr(m, name, None))
+                    ),
+                    None,
+                )
                 if member.__module__ == _STUB_MODULE and backend is not None:
                     self.module_patches.append((stub, name, replacement[id(backend)]))
                     self.by_id[id(member)] = (member, stub, name, replacement[id(backend)])
@@ -113,7 +131,11 @@ class _Index:
                     if isinstance(node, ast.FunctionDef):
                         for leaf in ast.walk(node):
                             value = getattr(leaf, "value", None)
-                            if isinstance(leaf, ast.Constant) and isinstance(value, str) and value.startswith("__"):
+                            if (
+                                isinstance(leaf, ast.Constant)
+                                and isinstance(value, str)
+                                and value.startswith("__")
+                            ):
                                 names.setdefault(value, node.name)
             self._symbols = names
         return self._symbols
@@ -148,8 +170,10 @@ def _extern_elementwise(_builder, _lib_name, _lib_path, symbol, args, ret_type, 
     name = _index.symbol_names().get(symbol, symbol)
     compute = IMPLEMENTATIONS.get(name)
     if compute is None:
-        raise NotImplementedError(f"libdevice.{name} ({symbol}) has no NumPy equivalent in irscope's interpreter, so "
-                                  f"this launch cannot run on the CPU; it is still captured and compiled")
+        raise NotImplementedError(
+            f"libdevice.{name} ({symbol}) has no NumPy equivalent in irscope's interpreter, so "
+            f"this launch cannot run on the CPU; it is still captured and compiled"
+        )
     scalar = ret_type.scalar
     out = _interp._get_np_dtype(scalar)
     datas = [handle.data for handle in args]
@@ -171,10 +195,14 @@ def _implicit_cvt(arg):
 
 def patch(fn, scope) -> None:
     """Complete the interpreter for running `fn`, on Triton's patch scope (call after Triton's own patch)."""
-    scope.set_attr(type(_interp.interpreter_builder), "create_extern_elementwise", _extern_elementwise)
+    scope.set_attr(
+        type(_interp.interpreter_builder), "create_extern_elementwise", _extern_elementwise
+    )
     scope.set_attr(_interp, "_implicit_cvt", _implicit_cvt)
     first = _index.module_patches[0] if _index.module_patches else None
-    if first is not None and getattr(first[0], first[1]) is not first[2]:  # else a caller's scope has them
+    if (
+        first is not None and getattr(first[0], first[1]) is not first[2]
+    ):  # else a caller's scope has them
         for module, name, stand_in in _index.module_patches:
             scope.set_attr(module, name, stand_in)
     namespace = fn.__globals__
@@ -184,5 +212,7 @@ def patch(fn, scope) -> None:
         if found is None or found[0] is not value:
             continue
         _original, module, name, stand_in = found
-        current = getattr(module, name)  # Triton's own stand-in, where it made one (tl.reduce, tl.range ...)
+        current = getattr(
+            module, name
+        )  # Triton's own stand-in, where it made one (tl.reduce, tl.range ...)
         scope.set_attr(view, key, current if current is not value else stand_in)

@@ -54,8 +54,11 @@ def interpreter_value(value) -> tuple[Any, str, bool, bool] | None:
 
 
 def pointer_elem_bytes(dtype_name: str) -> int:
-    bits = getattr(triton.language, dtype_name.replace("fp", "float").replace("bf16", "bfloat16")
-                   .replace("i1", "int1"), None)
+    bits = getattr(
+        triton.language,
+        dtype_name.replace("fp", "float").replace("bf16", "bfloat16").replace("i1", "int1"),
+        None,
+    )
     width = getattr(bits, "primitive_bitwidth", 8)
     return max(1, width // 8)
 
@@ -70,6 +73,7 @@ def _memory_hooks(builder, on_access: Callable[[MemoryHook], None]) -> Iterator[
     """Report every load/store/atomic the interpreter's builder makes (instance attributes shadow
     the class's methods, so `create_load` → `self.create_masked_load` goes through here too)."""
     import numpy as np
+
     cls = type(builder)
 
     def lanes(mask_handle):
@@ -98,8 +102,12 @@ def _memory_hooks(builder, on_access: Callable[[MemoryHook], None]) -> Iterator[
         on_access(MemoryHook("atomic", ptr.data, None, size, name))
         return cls.create_atomic_cas(builder, ptr, cmp, val, *args, **kwargs)
 
-    patches = {"create_masked_load": masked_load, "create_masked_store": masked_store,
-               "create_atomic_rmw": atomic_rmw, "create_atomic_cas": atomic_cas}
+    patches = {
+        "create_masked_load": masked_load,
+        "create_masked_store": masked_store,
+        "create_atomic_rmw": atomic_rmw,
+        "create_atomic_cas": atomic_cas,
+    }
     for name, fn in patches.items():
         setattr(builder, name, fn)
     try:
@@ -121,9 +129,14 @@ def jit_code_ids(jit: JITFunction) -> set[tuple[str, str]]:
     return ids
 
 
-def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int, int, int],
-                    program_id: tuple[int, int, int], on_access: Callable[[MemoryHook], None] | None = None,
-                    trace: Callable | None = None) -> None:
+def run_one_program(
+    jit: JITFunction,
+    arguments: dict[str, Any],
+    grid: tuple[int, int, int],
+    program_id: tuple[int, int, int],
+    on_access: Callable[[MemoryHook], None] | None = None,
+    trace: Callable | None = None,
+) -> None:
     """Run one program of a launch in Triton's interpreter, on the tensors given (they are written to).
 
     `arguments` maps every kernel parameter to its value (tensors on the CPU; constexprs as plain
@@ -143,8 +156,10 @@ def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int
         original_call = JITFunction.__call__
         JITFunction.__call__ = call_interpreted
         try:
-            args = {name: value if name in constexprs else interp._implicit_cvt(value)
-                    for name, value in arguments.items()}
+            args = {
+                name: value if name in constexprs else interp._implicit_cvt(value)
+                for name, value in arguments.items()
+            }
             builder = interp.interpreter_builder
             builder.set_grid_dim(*grid)
             builder.set_grid_idx(*program_id)
@@ -166,6 +181,7 @@ def run_one_program(jit: JITFunction, arguments: dict[str, Any], grid: tuple[int
 def reinterpreted_tensor(value) -> tuple[Any, Callable[[Any], Any]] | None:
     """A `triton.reinterpret(t, dtype)` argument as (t, a function that wraps a copy of t the same way)."""
     from triton.runtime.jit import TensorWrapper
+
     if isinstance(value, TensorWrapper):
         return value.base, lambda copy: TensorWrapper(copy, value.dtype)
     return None
@@ -188,9 +204,18 @@ def interpreter_failure(exc: BaseException, jit: JITFunction) -> str:
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == path:
             line = frame.lineno
-    while exc.__cause__ is not None:  # the interpreter wraps the real error: InterpreterError(repr(err))
+    while (
+        exc.__cause__ is not None
+    ):  # the interpreter wraps the real error: InterpreterError(repr(err))
         exc = exc.__cause__
-        line = next((f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__)) if f.filename == path), line)
+        line = next(
+            (
+                f.lineno
+                for f in reversed(traceback.extract_tb(exc.__traceback__))
+                if f.filename == path
+            ),
+            line,
+        )
     text = str(exc).strip().splitlines()
     detail = f"{type(exc).__name__}: {text[-1]}" if text else type(exc).__name__
     return f"{detail} (at line {line})" if line else detail

@@ -17,7 +17,7 @@ from irscope.engine.triton_compat.autotune import known_configs
 class UnwrappedKernel:
     jit: JITFunction
     autotune_configs: list[Any] | None  # triton.Config objects, when @triton.autotune wraps it
-    heuristics: list[str]               # names of values @triton.heuristics fills in
+    heuristics: list[str]  # names of values @triton.heuristics fills in
 
 
 def unwrap_kernel(obj: Any) -> UnwrappedKernel | None:
@@ -31,9 +31,13 @@ def unwrap_kernel(obj: Any) -> UnwrappedKernel | None:
             return UnwrappedKernel(obj, configs, heuristics)
         if isinstance(obj, InterpretedFunction):
             # The file forced TRITON_INTERPRET=1 itself: rebuild the JIT function it would have been.
-            return UnwrappedKernel(JITFunction(obj.fn, **_jit_kwargs(obj.kwargs)), configs, heuristics)
+            return UnwrappedKernel(
+                JITFunction(obj.fn, **_jit_kwargs(obj.kwargs)), configs, heuristics
+            )
         if isinstance(obj, Autotuner):
-            configs = list(known_configs(obj))  # the declared ones, then those its pruning made in the run
+            configs = list(
+                known_configs(obj)
+            )  # the declared ones, then those its pruning made in the run
             obj = obj.fn
         elif isinstance(obj, Heuristics):
             heuristics.extend(obj.values.keys())
@@ -44,22 +48,21 @@ def unwrap_kernel(obj: Any) -> UnwrappedKernel | None:
 
 
 def _jit_kwargs(kwargs: dict) -> dict:
-    allowed = {"version", "do_not_specialize", "do_not_specialize_on_alignment", "debug", "noinline", "repr",
-               "launch_metadata"}
+    allowed = {
+        "version",
+        "do_not_specialize",
+        "do_not_specialize_on_alignment",
+        "debug",
+        "noinline",
+        "repr",
+        "launch_metadata",
+    }
     return {k: v for k, v in kwargs.items() if k in allowed}
-
-
-
-
 
 
 def config_kwargs(config) -> dict:
     """A triton.Config as the keyword arguments the autotuner would launch with."""
     return dict(config.all_kwargs())
-
-
-
-
 
 
 def bind_arguments(jit: JITFunction, args: tuple, kwargs: dict, partial: bool = False) -> dict:
@@ -78,6 +81,7 @@ def descriptor_param_values(value: Any) -> list | None:
     (make_tensordesc_arg, Triton 3.6 to 3.9) passes the 128-byte TMA descriptor, then the shape, then the
     strides: one PTX parameter each. The descriptor's bytes are not an address irscope follows (None)."""
     from triton.tools.tensor_descriptor import TensorDescriptor
+
     if not isinstance(value, TensorDescriptor):
         return None
     return [None, *(int(n) for n in value.shape), *(int(n) for n in value.strides)]
@@ -115,4 +119,5 @@ def jit_decorator_kept() -> Callable[[], None]:
             del runtime.interpret
         except AttributeError:
             pass
+
     return undo

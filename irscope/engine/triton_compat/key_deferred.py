@@ -50,15 +50,23 @@ def key_deferred() -> Iterator[None]:
     import triton.compiler.compiler as compiler_module
     import triton.runtime.cache as cache_module
 
-    hooked = getattr(knobs.runtime, "add_stages_inspection_hook", None) is not None  # 3.9: it extends the key
+    hooked = (
+        getattr(knobs.runtime, "add_stages_inspection_hook", None) is not None
+    )  # 3.9: it extends the key
     if triton_key_known() or hooked:
         yield
         return
     standin = f"irscope-install-hash-pending-{uuid.uuid4().hex}"
     folder = tempfile.mkdtemp(prefix="irscope-compile-")
     keys: list[str] = []
-    made: list[tuple[str, str, _Private]] = []  # (key under the stand-in, its hash, where its files are)
-    saved = (cache_module.triton_key, compiler_module.get_cache_key, compiler_module.get_cache_manager)
+    made: list[
+        tuple[str, str, _Private]
+    ] = []  # (key under the stand-in, its hash, where its files are)
+    saved = (
+        cache_module.triton_key,
+        compiler_module.get_cache_key,
+        compiler_module.get_cache_manager,
+    )
     real_cache_key, real_manager = saved[1], saved[2]
 
     def get_cache_key(*args, **kwargs) -> str:
@@ -72,16 +80,23 @@ def key_deferred() -> Iterator[None]:
 
     try:
         cache_module.triton_key = lambda: standin
-        compiler_module.get_cache_key, compiler_module.get_cache_manager = get_cache_key, get_cache_manager
+        compiler_module.get_cache_key, compiler_module.get_cache_manager = (
+            get_cache_key,
+            get_cache_manager,
+        )
         try:
             yield
         finally:
-            cache_module.triton_key, compiler_module.get_cache_key, compiler_module.get_cache_manager = saved
+            (
+                cache_module.triton_key,
+                compiler_module.get_cache_key,
+                compiler_module.get_cache_manager,
+            ) = saved
         install = triton_install_key()
         for key, key_hash, manager in made:
             if not key.startswith(standin):  # pragma: no cover - only if Triton's key changes shape
                 raise RuntimeError("Triton's cache key no longer starts with its install hash")
-            real_hash = hashlib.sha256((install + key[len(standin):]).encode("utf-8")).hexdigest()
+            real_hash = hashlib.sha256((install + key[len(standin) :]).encode("utf-8")).hexdigest()
             _publish(manager, key_hash, real_manager(real_hash), real_hash)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -93,7 +108,7 @@ def _publish(private: _Private, key_hash: str, cache, real_hash: str) -> None:
     for name in sorted(os.listdir(private.cache_dir)):
         if not name.startswith(_GROUP):
             continue
-        group_name = name[len(_GROUP):]
+        group_name = name[len(_GROUP) :]
         with open(os.path.join(private.cache_dir, name), encoding="utf-8") as f:
             children = json.load(f)["child_paths"]
         placed = {}
@@ -102,7 +117,9 @@ def _publish(private: _Private, key_hash: str, cache, real_hash: str) -> None:
                 data = f.read()
             if child == group_name:  # the metadata: the only file that names the key
                 field, real = f'"hash": "{key_hash}"'.encode(), f'"hash": "{real_hash}"'.encode()
-                if data.count(field) != 1:  # pragma: no cover - only if Triton's metadata changes shape
+                if (
+                    data.count(field) != 1
+                ):  # pragma: no cover - only if Triton's metadata changes shape
                     raise RuntimeError("the compile's metadata does not name its key as expected")
                 data = data.replace(field, real)
             placed[child] = cache.put(data, child, binary=True)

@@ -43,8 +43,11 @@ _covered: dict[tuple, dict] = {}
 def interpreter_for(jit: JITFunction) -> InterpretedFunction:
     fn = _interpreted.get(jit.fn)
     if fn is None:
-        fn = InterpretedFunction(jit.fn, do_not_specialize=jit.do_not_specialize,
-                                 do_not_specialize_on_alignment=jit.do_not_specialize_on_alignment)
+        fn = InterpretedFunction(
+            jit.fn,
+            do_not_specialize=jit.do_not_specialize,
+            do_not_specialize_on_alignment=jit.do_not_specialize_on_alignment,
+        )
         _interpreted[jit.fn] = fn
     return fn
 
@@ -56,7 +59,9 @@ def _patch_lang(fn):
     this does the same on every version. And interp_patches.py adds libdevice and fp32 float arguments.
     Undone with the rest by the returned scope's restore()."""
     scope = _TRITON_PATCH_LANG(fn)
-    scope.set_attr(triton.language.tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+    scope.set_attr(
+        triton.language.tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0])
+    )
     interp_patches.patch(fn, scope)
     return scope
 
@@ -66,7 +71,9 @@ def _coverage(fn) -> tuple:
     the triton.language modules among them, as Triton's _patch_lang picks them (rewriting a function adds
     names to its globals, so the same module may see more of them at a later call)."""
     names = fn.__globals__
-    return (id(names), ) + tuple(id(value) for value in names.values() if value is tl or value is tl.core)
+    return (id(names),) + tuple(
+        id(value) for value in names.values() if value is tl or value is tl.core
+    )
 
 
 class _LaunchPatch:
@@ -75,7 +82,10 @@ class _LaunchPatch:
     def __init__(self, fn) -> None:
         global _kept, _covered
         own = _patch_lang(fn)
-        self._outer = (_kept, _covered)  # a launch inside a launch (a grid function that launches) nests
+        self._outer = (
+            _kept,
+            _covered,
+        )  # a launch inside a launch (a grid function that launches) nests
         self._own = own
         _kept, _covered = [], {_coverage(fn): fn.__globals__}
 

@@ -27,7 +27,9 @@ def ttgir_access_linear_layouts(ttgir: str) -> list[dict | None] | None:
         from triton._C.libtriton import gluon_ir, ir
     except ImportError:
         return None
-    if not hasattr(gluon_ir, "GluonOpBuilder") or not hasattr(gluon_ir.GluonOpBuilder, "to_linear_layout"):
+    if not hasattr(gluon_ir, "GluonOpBuilder") or not hasattr(
+        gluon_ir.GluonOpBuilder, "to_linear_layout"
+    ):
         return None
     _silence_nanobind_leak_report()
     out: list[dict | None] = []
@@ -54,13 +56,22 @@ def ttgir_access_linear_layouts(ttgir: str) -> list[dict | None] | None:
                 layout = builder.get_gluon_layout_from_tensor(value)
                 attr = layout._to_ir(builder)
                 linear = builder.to_linear_layout(attr, shape)
-                out.append({"op": op.get_name(), "shape": shape, "reg": [list(b) for b in linear.reg_bases],
-                            "lane": [list(b) for b in linear.lane_bases], "warp": [list(b) for b in linear.warp_bases]})
+                out.append(
+                    {
+                        "op": op.get_name(),
+                        "shape": shape,
+                        "reg": [list(b) for b in linear.reg_bases],
+                        "lane": [list(b) for b in linear.lane_bases],
+                        "warp": [list(b) for b in linear.warp_bases],
+                    }
+                )
             except Exception:  # a scalar pointer, or a layout with no distributed linear form
                 out.append(None)
 
         module.walk(visit)
-        module = builder = context = None  # dropped before gc.collect(): the MLIR objects go with them
+        module = builder = context = (
+            None  # dropped before gc.collect(): the MLIR objects go with them
+        )
         gc.collect()
     except Exception:
         return None
@@ -73,6 +84,7 @@ def _value_shape(value) -> list[int]:
     if hasattr(value, "get_shape"):
         return list(value.get_shape())
     import re
+
     m = re.match(r"\s*tensor<((?:\d+x)+)", str(value.get_type()))
     if m is None:
         raise ValueError("not a ranked tensor")
@@ -99,6 +111,7 @@ def _silence_nanobind_leak_report() -> None:
             os.dup2(devnull, sys_stderr_fd)
         except OSError:
             pass
+
     atexit.register(silence)
 
 
@@ -115,6 +128,10 @@ def linear_layouts_by_line(ttgir: str) -> dict[int, LinearLayout]:
     for op, item in zip(ops, found):
         if item is None or tuple(item["shape"]) != op.shape:
             continue
-        out[op.index] = LinearLayout(op.shape, tuple(map(tuple, item["reg"])), tuple(map(tuple, item["lane"])),
-                                     tuple(map(tuple, item["warp"])))
+        out[op.index] = LinearLayout(
+            op.shape,
+            tuple(map(tuple, item["reg"])),
+            tuple(map(tuple, item["lane"])),
+            tuple(map(tuple, item["warp"])),
+        )
     return out

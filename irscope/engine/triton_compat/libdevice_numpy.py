@@ -35,39 +35,53 @@ def _f(op: Callable[..., np.ndarray]) -> Impl:
     def run(_out, *args):
         with np.errstate(all="ignore"):
             return op(*(_wide(a) for a in args))
+
     return run
 
 
 def _native(op: Callable[..., np.ndarray]) -> Impl:
     """For functions whose result depends on the argument's own format (nextafter, copysign, saturate)."""
+
     def run(_out, *args):
         with np.errstate(all="ignore"):
             return op(*args)
+
     return run
 
 
-def _scalar(fn: Callable[[float], float], on_error: Callable[[float], float]) -> Callable[[np.ndarray], np.ndarray]:
+def _scalar(
+    fn: Callable[[float], float], on_error: Callable[[float], float]
+) -> Callable[[np.ndarray], np.ndarray]:
     """A Python `math` function over an fp64 array; `on_error` gives C's value where Python raises."""
+
     def safe(value: float) -> float:
         try:
             return fn(value)
         except (ValueError, OverflowError):
             return on_error(value)
+
     vectorized = np.vectorize(safe, otypes=[np.float64])
     return lambda a: vectorized(a) if a.size else a.astype(np.float64)
 
 
 def _torch_special(name: str) -> Callable[..., np.ndarray]:
     """A function NumPy lacks, from torch.special in fp64 (accurate far below an fp32 ulp)."""
+
     def run(*args):
         import torch
+
         fn = getattr(torch.special, name)
-        return fn(*(torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)) for a in args)).numpy()
+        return fn(
+            *(torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)) for a in args)
+        ).numpy()
+
     return run
 
 
 def _gamma_at_pole(x: float) -> float:
-    return math.copysign(math.inf, x) if x == 0 else (math.nan if x < 0 or math.isnan(x) else math.inf)
+    return (
+        math.copysign(math.inf, x) if x == 0 else (math.nan if x < 0 or math.isnan(x) else math.inf)
+    )
 
 
 def _sinpi(x):
@@ -148,46 +162,104 @@ def _predicate(test: Callable[[np.ndarray], np.ndarray]) -> Impl:
 
 IMPLEMENTATIONS: dict[str, Impl] = {
     # rounding to integers, absolute value
-    "floor": _f(np.floor), "ceil": _f(np.ceil), "trunc": _f(np.trunc), "rint": _f(np.rint),
-    "nearbyint": _f(np.rint), "round": _f(_round_half_away), "abs": _native(np.abs),
+    "floor": _f(np.floor),
+    "ceil": _f(np.ceil),
+    "trunc": _f(np.trunc),
+    "rint": _f(np.rint),
+    "nearbyint": _f(np.rint),
+    "round": _f(_round_half_away),
+    "abs": _native(np.abs),
     # powers, roots, exponentials, logarithms
-    "sqrt": _f(np.sqrt), "sqrt_rn": _f(np.sqrt), "rsqrt": _f(lambda x: 1 / np.sqrt(x)),
-    "rsqrt_rn": _f(lambda x: 1 / np.sqrt(x)), "cbrt": _f(np.cbrt), "rcbrt": _f(lambda x: 1 / np.cbrt(x)),
-    "rcp_rn": _f(lambda x: 1 / x), "exp": _f(np.exp), "exp2": _f(np.exp2), "exp10": _f(lambda x: np.power(10.0, x)),
-    "expm1": _f(np.expm1), "log": _f(np.log), "log2": _f(np.log2), "log10": _f(np.log10), "log1p": _f(np.log1p),
-    "pow": _f(lambda x, y: np.power(x, y.astype(np.float64))), "logb": _f(_logb), "ilogb": _ilogb,
-    "ldexp": _f(lambda x, n: np.ldexp(x, n.astype(np.int32))), "scalbn": _f(lambda x, n: np.ldexp(x, n)),
+    "sqrt": _f(np.sqrt),
+    "sqrt_rn": _f(np.sqrt),
+    "rsqrt": _f(lambda x: 1 / np.sqrt(x)),
+    "rsqrt_rn": _f(lambda x: 1 / np.sqrt(x)),
+    "cbrt": _f(np.cbrt),
+    "rcbrt": _f(lambda x: 1 / np.cbrt(x)),
+    "rcp_rn": _f(lambda x: 1 / x),
+    "exp": _f(np.exp),
+    "exp2": _f(np.exp2),
+    "exp10": _f(lambda x: np.power(10.0, x)),
+    "expm1": _f(np.expm1),
+    "log": _f(np.log),
+    "log2": _f(np.log2),
+    "log10": _f(np.log10),
+    "log1p": _f(np.log1p),
+    "pow": _f(lambda x, y: np.power(x, y.astype(np.float64))),
+    "logb": _f(_logb),
+    "ilogb": _ilogb,
+    "ldexp": _f(lambda x, n: np.ldexp(x, n.astype(np.int32))),
+    "scalbn": _f(lambda x, n: np.ldexp(x, n)),
     # trigonometric and hyperbolic
-    "sin": _f(np.sin), "cos": _f(np.cos), "tan": _f(np.tan), "asin": _f(np.arcsin), "acos": _f(np.arccos),
-    "atan": _f(np.arctan), "atan2": _f(np.arctan2), "sinpi": _f(_sinpi), "cospi": _f(_cospi),
-    "sinh": _f(np.sinh), "cosh": _f(np.cosh), "tanh": _f(np.tanh), "asinh": _f(np.arcsinh),
-    "acosh": _f(np.arccosh), "atanh": _f(np.arctanh),
+    "sin": _f(np.sin),
+    "cos": _f(np.cos),
+    "tan": _f(np.tan),
+    "asin": _f(np.arcsin),
+    "acos": _f(np.arccos),
+    "atan": _f(np.arctan),
+    "atan2": _f(np.arctan2),
+    "sinpi": _f(_sinpi),
+    "cospi": _f(_cospi),
+    "sinh": _f(np.sinh),
+    "cosh": _f(np.cosh),
+    "tanh": _f(np.tanh),
+    "asinh": _f(np.arcsinh),
+    "acosh": _f(np.arccosh),
+    "atanh": _f(np.arctanh),
     # the hardware approximations on the GPU: here, the exact values
-    "fast_expf": _f(np.exp), "fast_exp10f": _f(lambda x: np.power(10.0, x)), "fast_logf": _f(np.log),
-    "fast_log2f": _f(np.log2), "fast_log10f": _f(np.log10), "fast_sinf": _f(np.sin), "fast_cosf": _f(np.cos),
-    "fast_tanf": _f(np.tan), "fast_tanhf": _f(np.tanh), "fast_powf": _f(np.power), "fast_dividef": _f(np.divide),
+    "fast_expf": _f(np.exp),
+    "fast_exp10f": _f(lambda x: np.power(10.0, x)),
+    "fast_logf": _f(np.log),
+    "fast_log2f": _f(np.log2),
+    "fast_log10f": _f(np.log10),
+    "fast_sinf": _f(np.sin),
+    "fast_cosf": _f(np.cos),
+    "fast_tanf": _f(np.tan),
+    "fast_tanhf": _f(np.tanh),
+    "fast_powf": _f(np.power),
+    "fast_dividef": _f(np.divide),
     # arithmetic rounded to nearest (exact: see the module's docstring)
-    "add_rn": _f(np.add), "sub_rn": _f(np.subtract), "mul_rn": _f(np.multiply), "div_rn": _f(np.divide),
-    "fma": _fma, "fma_rn": _fma, "fmod": _f(np.fmod), "remainder": _f(_remainder), "fdim": _f(_fdim),
-    "hypot": _f(np.hypot), "rhypot": _f(lambda x, y: 1 / np.hypot(x, y)),
+    "add_rn": _f(np.add),
+    "sub_rn": _f(np.subtract),
+    "mul_rn": _f(np.multiply),
+    "div_rn": _f(np.divide),
+    "fma": _fma,
+    "fma_rn": _fma,
+    "fmod": _f(np.fmod),
+    "remainder": _f(_remainder),
+    "fdim": _f(_fdim),
+    "hypot": _f(np.hypot),
+    "rhypot": _f(lambda x, y: 1 / np.hypot(x, y)),
     "norm3d": _f(lambda a, b, c: np.hypot(np.hypot(a, b), c)),
     "rnorm3d": _f(lambda a, b, c: 1 / np.hypot(np.hypot(a, b), c)),
     "norm4d": _f(lambda a, b, c, d: np.hypot(np.hypot(a, b), np.hypot(c, d))),
     "rnorm4d": _f(lambda a, b, c, d: 1 / np.hypot(np.hypot(a, b), np.hypot(c, d))),
-    "copysign": _native(np.copysign), "nextafter": _native(np.nextafter),
+    "copysign": _native(np.copysign),
+    "nextafter": _native(np.nextafter),
     "saturatef": _native(lambda x: np.where(np.isnan(x), 0, np.clip(x, 0, 1))),
     # special functions
-    "erf": _f(_scalar(math.erf, lambda x: math.nan)), "erfc": _f(_scalar(math.erfc, lambda x: math.nan)),
-    "lgamma": _f(_scalar(math.lgamma, lambda x: math.inf)), "tgamma": _f(_scalar(math.gamma, _gamma_at_pole)),
-    "erfinv": _f(_torch_special("erfinv")), "erfcx": _f(_torch_special("erfcx")),
+    "erf": _f(_scalar(math.erf, lambda x: math.nan)),
+    "erfc": _f(_scalar(math.erfc, lambda x: math.nan)),
+    "lgamma": _f(_scalar(math.lgamma, lambda x: math.inf)),
+    "tgamma": _f(_scalar(math.gamma, _gamma_at_pole)),
+    "erfinv": _f(_torch_special("erfinv")),
+    "erfcx": _f(_torch_special("erfcx")),
     "erfcinv": _f(lambda x: -_torch_special("ndtri")(x / 2) / np.sqrt(2.0)),
-    "normcdf": _f(_torch_special("ndtr")), "normcdfinv": _f(_torch_special("ndtri")),
-    "j0": _f(_torch_special("bessel_j0")), "j1": _f(_torch_special("bessel_j1")),
-    "y0": _f(_torch_special("bessel_y0")), "y1": _f(_torch_special("bessel_y1")),
-    "cyl_bessel_i0": _f(_torch_special("i0")), "cyl_bessel_i1": _f(_torch_special("i1")),
+    "normcdf": _f(_torch_special("ndtr")),
+    "normcdfinv": _f(_torch_special("ndtri")),
+    "j0": _f(_torch_special("bessel_j0")),
+    "j1": _f(_torch_special("bessel_j1")),
+    "y0": _f(_torch_special("bessel_y0")),
+    "y1": _f(_torch_special("bessel_y1")),
+    "cyl_bessel_i0": _f(_torch_special("i0")),
+    "cyl_bessel_i1": _f(_torch_special("i1")),
     # classification (1 for true, as an int32)
-    "isnan": _predicate(np.isnan), "isinf": _predicate(np.isinf), "finitef": _predicate(np.isfinite),
-    "isfinited": _predicate(np.isfinite), "signbit": _predicate(np.signbit),
-    "llrint": to_int(np.rint), "llround": to_int(_round_half_away),
+    "isnan": _predicate(np.isnan),
+    "isinf": _predicate(np.isinf),
+    "finitef": _predicate(np.isfinite),
+    "isfinited": _predicate(np.isfinite),
+    "signbit": _predicate(np.signbit),
+    "llrint": to_int(np.rint),
+    "llround": to_int(_round_half_away),
     **BIT_IMPLEMENTATIONS,
 }

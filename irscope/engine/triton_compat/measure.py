@@ -18,7 +18,9 @@ import triton.testing
 def gpu_properties() -> dict[str, Any]:
     """The GPU's properties as Triton's driver reads them (clock rates in kHz, bus width in bits), with
     torch's device name."""
-    props = dict(triton.runtime.driver.active.utils.get_device_properties(torch.cuda.current_device()))
+    props = dict(
+        triton.runtime.driver.active.utils.get_device_properties(torch.cuda.current_device())
+    )
     props["name"] = torch.cuda.get_device_name()
     return props
 
@@ -37,6 +39,7 @@ def relaunch(jit, args: tuple, kwargs: dict, grid: tuple[int, ...]) -> Callable[
 
     def launch() -> Any:
         return jit.run(*copied_args, grid=grid, warmup=False, **copied_kwargs)
+
     return launch
 
 
@@ -53,6 +56,6 @@ def release_cached_memory() -> None:
     the kernel's buffers between replays ("Insufficient free memory for profiling" otherwise, as
     tutorial 05 got on the H100)."""
     import gc
+
     gc.collect()
     torch.cuda.empty_cache()
-

@@ -23,19 +23,29 @@ from irscope.engine.triton_compat.compiler import triton_compile
 def compile_with_pass_dumps(jit, spec: Specialized, target: Target) -> tuple[str, str]:
     """Compile once more with the dumps on: (the MLIR dumps, what LLVM printed after each of its passes)."""
     with tempfile.TemporaryDirectory(prefix="irscope-passes-") as tmp:
-        mlir_path, llvm_path, error_path = (os.path.join(tmp, n) for n in ("mlir.txt", "llvm.txt", "error.txt"))
+        mlir_path, llvm_path, error_path = (
+            os.path.join(tmp, n) for n in ("mlir.txt", "llvm.txt", "error.txt")
+        )
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # fork() with torch's threads: see core/ahead.py
+            warnings.simplefilter(
+                "ignore", DeprecationWarning
+            )  # fork() with torch's threads: see core/ahead.py
             pid = os.fork()
-        if pid == 0:  # the child: compile with the dumps on, then exit without running any parent clean-up
+        if (
+            pid == 0
+        ):  # the child: compile with the dumps on, then exit without running any parent clean-up
             code = 1
             try:
                 null = os.open(os.devnull, os.O_RDWR)
                 os.dup2(null, 0)
                 os.dup2(null, 1)
                 os.dup2(os.open(llvm_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
-                os.environ.update(MLIR_ENABLE_DUMP="1", MLIR_DUMP_PATH=mlir_path, LLVM_IR_ENABLE_DUMP="1",
-                                  TRITON_ALWAYS_COMPILE="1")
+                os.environ.update(
+                    MLIR_ENABLE_DUMP="1",
+                    MLIR_DUMP_PATH=mlir_path,
+                    LLVM_IR_ENABLE_DUMP="1",
+                    TRITON_ALWAYS_COMPILE="1",
+                )
                 restore_unpatched_triton()
                 triton_compile(jit, spec, target)
                 code = 0
@@ -56,5 +66,7 @@ def compile_with_pass_dumps(jit, spec: Specialized, target: Target) -> tuple[str
             except FileNotFoundError:
                 texts.append("")
     if status != 0:
-        raise IrscopeError(f"the compile with pass dumps on failed: {texts[2].splitlines()[0] if texts[2] else status}")
+        raise IrscopeError(
+            f"the compile with pass dumps on failed: {texts[2].splitlines()[0] if texts[2] else status}"
+        )
     return texts[0], texts[1]

@@ -33,8 +33,8 @@ class ProgramsCut(BaseException):
 
 @dataclass
 class ProgramCount:
-    run: int = 0     # programs started
-    total: int = 0   # programs in the grid
+    run: int = 0  # programs started
+    total: int = 0  # programs in the grid
 
 
 def interpret_seconds() -> float:
@@ -50,7 +50,9 @@ def programs_within(seconds: float) -> Iterator[ProgramCount]:
     the next one once `seconds` have passed since the first started. The interpreter's builder is told each
     program's index before the program runs (set_grid_idx) and the grid once (set_grid_dim)."""
     builder = getattr(_interpreter_module, "interpreter_builder", None)
-    if builder is None or not hasattr(builder, "set_grid_idx"):  # an interpreter this does not know: no cut
+    if builder is None or not hasattr(
+        builder, "set_grid_idx"
+    ):  # an interpreter this does not know: no cut
         yield ProgramCount()
         return
     count = ProgramCount()
@@ -98,11 +100,18 @@ def comparisons_after_cuts(cut: Callable[[], bool], notes: list[str]) -> Iterato
                 passed[0] += 1
                 return answer
             return original(*args, **kwargs)
+
         return compare
 
-    places = [(torch.testing, "assert_close", None), (triton.testing, "assert_close", None),
-              (torch, "allclose", True), (torch.Tensor, "allclose", True)]
-    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in places if hasattr(owner, name)]
+    places = [
+        (torch.testing, "assert_close", None),
+        (triton.testing, "assert_close", None),
+        (torch, "allclose", True),
+        (torch.Tensor, "allclose", True),
+    ]
+    saved = [
+        (owner, name, getattr(owner, name)) for owner, name, _ in places if hasattr(owner, name)
+    ]
     for (owner, name, answer), (_, _, original) in zip(places, saved):
         setattr(owner, name, after_cut(original, answer))
     try:
@@ -111,5 +120,7 @@ def comparisons_after_cuts(cut: Callable[[], bool], notes: list[str]) -> Iterato
         for owner, name, original in saved:
             setattr(owner, name, original)
         if passed[0]:
-            notes.append(f"{passed[0]} result comparison(s) the file made after a launch was cut short "
-                                f"were passed without comparing (the launch's results are incomplete)")
+            notes.append(
+                f"{passed[0]} result comparison(s) the file made after a launch was cut short "
+                f"were passed without comparing (the launch's results are incomplete)"
+            )

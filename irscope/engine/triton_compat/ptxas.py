@@ -38,7 +38,6 @@ def reads_ptxas_path(arch: int) -> bool:
     compile in this process holds, and the variable is put back before the lock is released."""
     from triton.backends.nvidia import compiler as nvidia
 
-
     bundled = find_tool("ptxas")
     if bundled is None:
         return False

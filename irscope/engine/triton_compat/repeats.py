@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 _skipped = [0]  # repeats not run in this capture
-_last: dict[tuple, tuple] = {}  # (kernel, config, recorded, run) -> what its last launch was (launch_identity)
+_last: dict[
+    tuple, tuple
+] = {}  # (kernel, config, recorded, run) -> what its last launch was (launch_identity)
 
 
 def forget_launches() -> None:
@@ -41,16 +43,32 @@ def launch_identity(args: tuple, kwargs: dict, grid: Any) -> tuple:
     """What makes a launch the same as another: its tensors by storage and shape, everything else by value
     where a value is cheap to compare, else by identity; a grid function by its code and the values it
     closes over."""
+
     def one(value: Any) -> Any:
         if hasattr(value, "data_ptr") and hasattr(value, "stride"):
-            return ("tensor", value.data_ptr(), tuple(value.shape), tuple(value.stride()), str(value.dtype))
+            return (
+                "tensor",
+                value.data_ptr(),
+                tuple(value.shape),
+                tuple(value.stride()),
+                str(value.dtype),
+            )
         if isinstance(value, (int, float, str, bool, type(None))):
             return value
         if isinstance(value, (tuple, list)):
             return tuple(one(v) for v in value)
-        if hasattr(value, "block_shape") and hasattr(value, "base"):  # a tensor descriptor, often made anew
-            return ("descriptor", one(value.base), tuple(value.shape), tuple(value.strides), tuple(value.block_shape))
+        if hasattr(value, "block_shape") and hasattr(
+            value, "base"
+        ):  # a tensor descriptor, often made anew
+            return (
+                "descriptor",
+                one(value.base),
+                tuple(value.shape),
+                tuple(value.strides),
+                tuple(value.block_shape),
+            )
         return ("object", type(value).__name__, id(value))
+
     if callable(grid):
         cells = tuple(one(c.cell_contents) for c in (getattr(grid, "__closure__", None) or ()))
         grid = (getattr(grid, "__code__", None) or id(grid), cells)

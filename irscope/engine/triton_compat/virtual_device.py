@@ -38,12 +38,19 @@ KernelLoader = Callable[[bytes], tuple[int, int, int]]
 class _VirtualUtils:
     """`driver.active.utils` of the virtual device."""
 
-    def __init__(self, properties: dict[str, Any], capability: tuple[int, int], loader: KernelLoader,
-                 asked: set[str] | None = None):
+    def __init__(
+        self,
+        properties: dict[str, Any],
+        capability: tuple[int, int],
+        loader: KernelLoader,
+        asked: set[str] | None = None,
+    ):
         self._properties = properties
         self._capability = capability
         self._loader = loader
-        self._asked = asked if asked is not None else set()  # the questions the file asked (virtual_gpu.py)
+        self._asked = (
+            asked if asked is not None else set()
+        )  # the questions the file asked (virtual_gpu.py)
 
     def get_device_properties(self, device=0) -> dict[str, Any]:
         self._asked.add("driver.active.utils.get_device_properties")
@@ -69,12 +76,25 @@ class VirtualLauncher:
     def __init__(self, src, metadata):
         self.src, self.metadata = src, metadata
 
-    def __call__(self, grid_x, grid_y, grid_z, stream, function, packed_metadata, launch_metadata, enter_hook,
-                 exit_hook, *args):
+    def __call__(
+        self,
+        grid_x,
+        grid_y,
+        grid_z,
+        stream,
+        function,
+        packed_metadata,
+        launch_metadata,
+        enter_hook,
+        exit_hook,
+        *args,
+    ):
         call = by_hand_call(self.src, self.metadata, args)
         if call is None:
-            raise RuntimeError("irscope: this compiled kernel has no @triton.jit source, so the virtual GPU "
-                               "cannot run it; launch the @triton.jit function instead")
+            raise RuntimeError(
+                "irscope: this compiled kernel has no @triton.jit source, so the virtual GPU "
+                "cannot run it; launch the @triton.jit function instead"
+            )
         jit, bound, options = call
         jit.run(grid=(grid_x, grid_y, grid_z), warmup=False, **bound, **options)
 
@@ -86,8 +106,14 @@ class VirtualDriver(CpuDriver):
 
     launcher_cls = VirtualLauncher
 
-    def __init__(self, target: Target, properties: dict[str, Any], capability: tuple[int, int],
-                 loader: KernelLoader, asked: set[str] | None = None):
+    def __init__(
+        self,
+        target: Target,
+        properties: dict[str, Any],
+        capability: tuple[int, int],
+        loader: KernelLoader,
+        asked: set[str] | None = None,
+    ):
         super().__init__(target)
         self.utils = _VirtualUtils(properties, capability, loader, asked)
         self.get_device_capability = self.utils.get_device_capability
@@ -120,15 +146,23 @@ def _not_measured(quantiles=None, return_mode: str = "mean"):
     return NOT_MEASURED
 
 
-def do_bench_once(fn: Callable, warmup=None, rep=None, grad_to_none=None, quantiles=None, return_mode="mean",
-                  **_ignored):
+def do_bench_once(
+    fn: Callable,
+    warmup=None,
+    rep=None,
+    grad_to_none=None,
+    quantiles=None,
+    return_mode="mean",
+    **_ignored,
+):
     """`triton.testing.do_bench` on the virtual GPU: run `fn` once, return NaN (nothing is timed)."""
     fn()
     return _not_measured(quantiles, return_mode)
 
 
-def do_bench_cudagraph_once(fn: Callable, rep=None, grad_to_none=None, quantiles=None, return_mode="mean",
-                            **_ignored):
+def do_bench_cudagraph_once(
+    fn: Callable, rep=None, grad_to_none=None, quantiles=None, return_mode="mean", **_ignored
+):
     """`triton.testing.do_bench_cudagraph` (and the Proton variants) on the virtual GPU: as do_bench_once."""
     fn()
     return _not_measured(quantiles, return_mode)
@@ -152,8 +186,10 @@ class VirtualBlas:
         d.copy_((alpha * (a.float() @ b.float().T) + beta * c.float()).to(d.dtype))
 
     def __getattr__(self, name: str):
-        raise RuntimeError(f"irscope: the virtual GPU has no vendor BLAS for {name}; only matmul and gemm "
-                           f"are computed (on the CPU)")
+        raise RuntimeError(
+            f"irscope: the virtual GPU has no vendor BLAS for {name}; only matmul and gemm "
+            f"are computed (on the CPU)"
+        )
 
 
 def _vendor_blas_modules() -> list[tuple[Any, str]]:
@@ -163,7 +199,10 @@ def _vendor_blas_modules() -> list[tuple[Any, str]]:
         from triton._C import libtriton
     except ImportError:  # pragma: no cover - Triton always has its extension
         return found
-    for backend, module, name in (("nvidia", "cublas", "CublasLt"), ("amd", "hipblas", "HipblasLt")):
+    for backend, module, name in (
+        ("nvidia", "cublas", "CublasLt"),
+        ("amd", "hipblas", "HipblasLt"),
+    ):
         owner = getattr(getattr(libtriton, backend, None), module, None)
         if owner is not None and hasattr(owner, name):
             found.append((owner, name))
@@ -173,15 +212,21 @@ def _vendor_blas_modules() -> list[tuple[Any, str]]:
 _TESTING_PATCHES = {
     "do_bench": do_bench_once,
     "do_bench_cudagraph": do_bench_cudagraph_once,
-    "do_bench_proton": do_bench_once,                      # Triton 3.9 on
+    "do_bench_proton": do_bench_once,  # Triton 3.9 on
     "do_bench_cudagraph_proton": do_bench_cudagraph_once,  # Triton 3.9 on
 }
 
 
 @contextlib.contextmanager
-def virtual_triton(target: Target, properties: dict[str, Any], capability: tuple[int, int],
-                   loader: KernelLoader, asked: set[str] | None = None, notes: list[str] | None = None,
-                   exploring: Callable[[], ContextManager] | None = None) -> Iterator[None]:
+def virtual_triton(
+    target: Target,
+    properties: dict[str, Any],
+    capability: tuple[int, int],
+    loader: KernelLoader,
+    asked: set[str] | None = None,
+    notes: list[str] | None = None,
+    exploring: Callable[[], ContextManager] | None = None,
+) -> Iterator[None]:
     """Make Triton see a device of `target` while the block runs: `properties` is what
     `get_device_properties` answers, `loader` reads a compiled kernel's numbers from its binary; each
     question about the device the file asks the driver is added to `asked`, and what a benchmark's sweep
@@ -194,13 +239,21 @@ def virtual_triton(target: Target, properties: dict[str, Any], capability: tuple
         for name, fn in _TESTING_PATCHES.items():
             if hasattr(_testing, name):
                 patch(_testing, name, fn)
-        patch(_testing.Mark, "run", functools.partialmethod(run_sweep, notes=notes if notes is not None else [],
-                                                            exploring=exploring or contextlib.nullcontext))
+        patch(
+            _testing.Mark,
+            "run",
+            functools.partialmethod(
+                run_sweep,
+                notes=notes if notes is not None else [],
+                exploring=exploring or contextlib.nullcontext,
+            ),
+        )
         for owner, name in _vendor_blas_modules():
             patch(owner, name, VirtualBlas)
         yield
     finally:
         patches.restore()
         _driver_registry._active = saved_active
+
 
 __all__ = ["NOT_MEASURED", "VirtualDriver", "do_bench_once", "virtual_triton"]

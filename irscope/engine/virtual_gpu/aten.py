@@ -35,9 +35,15 @@ _ATTENTION_FORWARD = {  # q, k, v as (batch, heads, seq, dim) or as (batch, seq,
     "_efficient_attention_forward": ("bmhk", ("default",)),
     "_flash_attention_forward": ("bmhk", ("default", "quantized")),
 }
-_SHAPES_ONLY = ("_scaled_dot_product_efficient_attention_backward", "_scaled_dot_product_flash_attention_backward",
-                "_scaled_dot_product_cudnn_attention_backward", "_efficient_attention_backward",
-                "_flash_attention_backward", "_scaled_grouped_mm", "_weight_int4pack_mm")
+_SHAPES_ONLY = (
+    "_scaled_dot_product_efficient_attention_backward",
+    "_scaled_dot_product_flash_attention_backward",
+    "_scaled_dot_product_cudnn_attention_backward",
+    "_efficient_attention_backward",
+    "_flash_attention_backward",
+    "_scaled_grouped_mm",
+    "_weight_int4pack_mm",
+)
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {"depth": 0, "library": None, "names": []}
@@ -46,13 +52,20 @@ _state: dict[str, Any] = {"depth": 0, "library": None, "names": []}
 def _needs_standin(op) -> bool:
     name = op.name()
     has = torch._C._dispatch_has_kernel_for_dispatch_key
-    return (has(name, "Meta") and not has(name, "CPU") and not has(name, "CompositeImplicitAutograd")
-            and not has(name, "CompositeExplicitAutograd"))
+    return (
+        has(name, "Meta")
+        and not has(name, "CPU")
+        and not has(name, "CompositeImplicitAutograd")
+        and not has(name, "CompositeExplicitAutograd")
+    )
 
 
 def _wanted() -> Iterator[tuple[str, Any, Callable | None]]:
     """(name for Library.impl, OpOverload, how its values are computed) of each operator to stand in for."""
-    plan = [(name, overloads, _attention_values(layout)) for name, (layout, overloads) in _ATTENTION_FORWARD.items()]
+    plan = [
+        (name, overloads, _attention_values(layout))
+        for name, (layout, overloads) in _ATTENTION_FORWARD.items()
+    ]
     plan += [(name, ("default",), None) for name in _SHAPES_ONLY]
     plan.append(("_scaled_mm", ("default",), _scaled_mm_values))
     for name, overloads, values in plan:
@@ -90,19 +103,24 @@ def _standin(op, values: Callable | None) -> Callable:
         # Torch function modes (the virtual GPU's device mode) stay out: these are plain CPU tensors.
         with torch._C.DisableTorchFunction():
             shaped = op(*_as_meta(args), **_as_meta(kwargs))
-            outputs = tuple(_on_cpu(value) for value in (shaped if isinstance(shaped, tuple) else (shaped,)))
+            outputs = tuple(
+                _on_cpu(value) for value in (shaped if isinstance(shaped, tuple) else (shaped,))
+            )
             if values is not None:
                 try:
                     values(outputs, _bound(op, args, kwargs))
                 except Exception:  # noqa: BLE001 - an odd case (varlen, fp8 scales): the shapes stay right, values 0
                     pass
         return outputs if isinstance(shaped, tuple) else outputs[0]
+
     return kernel
 
 
 def _as_meta(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
-        return torch.empty_strided(tuple(value.shape), tuple(value.stride()), dtype=value.dtype, device="meta")
+        return torch.empty_strided(
+            tuple(value.shape), tuple(value.stride()), dtype=value.dtype, device="meta"
+        )
     if isinstance(value, (list, tuple)):
         return type(value)(_as_meta(v) for v in value)
     if isinstance(value, dict):
@@ -114,7 +132,9 @@ def _on_cpu(value: Any) -> Any:
     """A meta output as a CPU tensor of the same sizes, strides and dtype, filled with zeros."""
     if not isinstance(value, torch.Tensor):
         return int(value) if isinstance(value, torch.SymInt) else value
-    out = torch.empty_strided(tuple(value.shape), tuple(value.stride()), dtype=value.dtype, device="cpu")
+    out = torch.empty_strided(
+        tuple(value.shape), tuple(value.stride()), dtype=value.dtype, device="cpu"
+    )
     try:
         out.zero_()
     except RuntimeError:  # a dtype the installed torch cannot fill on the CPU: left as allocated
@@ -138,14 +158,20 @@ def _bound(op, args: tuple, kwargs: dict) -> dict[str, Any]:
 
 def _attention_values(layout: str) -> Callable:
     def fill(outputs: tuple, a: dict[str, Any]) -> None:
-        if any(a.get(n) is not None for n in ("cum_seq_q", "cu_seqlens_q", "cum_seq_k", "cu_seqlens_k")):
+        if any(
+            a.get(n) is not None for n in ("cum_seq_q", "cu_seqlens_q", "cum_seq_k", "cu_seqlens_k")
+        ):
             return  # packed variable-length batches: zeros
         q, k, v = a["query"], a["key"], a["value"]
         if layout == "bmhk":
             q, k, v = (t.transpose(1, 2) for t in (q, k, v))
-        mask = a.get("custom_mask_type") or 0  # _efficient_attention_forward: 1 top-left causal, 2 bottom-right
+        mask = (
+            a.get("custom_mask_type") or 0
+        )  # _efficient_attention_forward: 1 top-left causal, 2 bottom-right
         causal = "bottom" if mask == 2 else "top" if (a.get("is_causal") or mask == 1) else None
-        out, lse = attention_math(q, k, v, a.get("attn_bias", a.get("bias")), causal, a.get("scale"))
+        out, lse = attention_math(
+            q, k, v, a.get("attn_bias", a.get("bias")), causal, a.get("scale")
+        )
         first = outputs[0].transpose(1, 2) if layout == "bmhk" else outputs[0]
         first.copy_(out)
         second = outputs[1] if len(outputs) > 1 else None
@@ -153,6 +179,7 @@ def _attention_values(layout: str) -> Callable:
             second = second[..., 0] if second.dim() == 4 else second
             n = min(second.shape[-1], lse.shape[-1])
             second[..., :n].copy_(lse[..., :n])
+
     return fill
 
 
@@ -162,19 +189,25 @@ def attention_math(q, k, v, bias=None, causal: str | None = None, scale: float |
     q, k, v = (t.float() for t in (q, k, v))
     if k.size(1) != q.size(1):
         k, v = (t.repeat_interleave(q.size(1) // k.size(1), dim=1) for t in (k, v))
-    scores = (q @ k.transpose(-2, -1)) * (scale if scale is not None else 1.0 / math.sqrt(q.size(-1)))
+    scores = (q @ k.transpose(-2, -1)) * (
+        scale if scale is not None else 1.0 / math.sqrt(q.size(-1))
+    )
     if bias is not None:
         scores = scores + bias.float()
     if causal is not None:
         rows, cols = scores.shape[-2:]
-        keep = torch.ones(rows, cols, dtype=torch.bool).tril(diagonal=0 if causal == "top" else cols - rows)
+        keep = torch.ones(rows, cols, dtype=torch.bool).tril(
+            diagonal=0 if causal == "top" else cols - rows
+        )
         scores = scores.masked_fill(~keep, float("-inf"))
     lse = torch.logsumexp(scores, dim=-1)
     return torch.softmax(scores, dim=-1).nan_to_num(0.0) @ v, lse
 
 
 def _scaled_mm_values(outputs: tuple, a: dict[str, Any]) -> None:
-    product = (a["self"].float() * a["scale_a"].float()) @ (a["mat2"].float() * a["scale_b"].float())
+    product = (a["self"].float() * a["scale_a"].float()) @ (
+        a["mat2"].float() * a["scale_b"].float()
+    )
     if a.get("bias") is not None:
         product = product + a["bias"].float()
     outputs[0].copy_(product)

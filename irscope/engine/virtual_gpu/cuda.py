@@ -37,9 +37,9 @@ class VirtualDeviceProperties:
     shared_memory_per_block_optin: int
     shared_memory_per_multiprocessor: int
     L2_cache_size: int
-    clock_rate: int          # kHz
-    memory_clock_rate: int   # kHz
-    memory_bus_width: int    # bits
+    clock_rate: int  # kHz
+    memory_clock_rate: int  # kHz
+    memory_bus_width: int  # bits
     gcnArchName: str = ""
     is_integrated: int = 0
     is_multi_gpu_board: int = 0
@@ -49,15 +49,19 @@ class VirtualDeviceProperties:
     pci_domain_id: int = 0
 
     def __repr__(self) -> str:
-        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
-                f"total_memory={self.total_memory // 2 ** 20}MB, multi_processor_count={self.multi_processor_count}, "
-                f"L2_cache_size={self.L2_cache_size // 2 ** 20}MB) [virtual: no GPU here]")
+        return (
+            f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+            f"total_memory={self.total_memory // 2**20}MB, multi_processor_count={self.multi_processor_count}, "
+            f"L2_cache_size={self.L2_cache_size // 2**20}MB) [virtual: no GPU here]"
+        )
 
 
 class Event:
     """A `torch.cuda.Event`. Work is finished when its call returns, so an event is always complete."""
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ):
         self.enable_timing = enable_timing
         self.device = VIRTUAL_DEVICE
 
@@ -168,20 +172,29 @@ def _distinct(namespace: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for name, value in namespace.items():
         if isinstance(value, types.FunctionType):
-            value = types.FunctionType(value.__code__, value.__globals__, name, value.__defaults__, value.__closure__)
+            value = types.FunctionType(
+                value.__code__, value.__globals__, name, value.__defaults__, value.__closure__
+            )
             value.__qualname__ = name
         elif value is _Nothing:
-            value = type(name, (_Nothing, ), {})
+            value = type(name, (_Nothing,), {})
         out[name] = value
     return out
 
 
 # The questions about what the device is (not whether there is one): a file that asked one and then launched
 # nothing may be written for another GPU (core/retarget.py).
-DEVICE_QUESTIONS = ("get_device_properties", "get_device_capability", "get_device_name", "get_arch_list")
+DEVICE_QUESTIONS = (
+    "get_device_properties",
+    "get_device_capability",
+    "get_device_name",
+    "get_arch_list",
+)
 
 
-def cuda_namespace(props: VirtualDeviceProperties, arch: str, asked: set[str] | None = None) -> dict[str, Any]:
+def cuda_namespace(
+    props: VirtualDeviceProperties, arch: str, asked: set[str] | None = None
+) -> dict[str, Any]:
     """Every `torch.cuda` name the virtual GPU replaces, and its stand-in. Each of DEVICE_QUESTIONS the
     file asks is added to `asked` (as `torch.cuda.NAME`)."""
     default_stream = Stream()
@@ -206,84 +219,93 @@ def cuda_namespace(props: VirtualDeviceProperties, arch: str, asked: set[str] | 
         "get_arch_list": lambda: [arch],
     }
     if asked is not None:
-        answers = {name: _recorded(answer, f"torch.cuda.{name}", asked) for name, answer in answers.items()}
-    return _distinct({
-        **answers,
-        "is_available": lambda: True,
-        "is_initialized": lambda: True,
-        "init": _none,
-        "_lazy_init": _none,
-        "device_count": lambda: 1,
-        "current_device": lambda: 0,
-        "set_device": _none,
-        "device": _Nothing,
-        "device_of": _Nothing,
-        "is_bf16_supported": lambda including_emulation=True: True,
-        "is_tf32_supported": lambda: True,
-        "synchronize": _none,
-        "ipc_collect": _none,
-        "Event": Event,
-        "Stream": Stream,
-        "ExternalStream": type("ExternalStream", (Stream, ), {}),
-        "current_stream": lambda device=None: current["stream"],
-        "default_stream": lambda device=None: default_stream,
-        "set_stream": set_stream,
-        "stream": stream,
-        "StreamContext": _Nothing,
-        "is_current_stream_capturing": lambda: False,
-        "CUDAGraph": CUDAGraph,
-        "graph": _Nothing,
-        "manual_seed": _seed,
-        "manual_seed_all": _seed,
-        "seed": lambda: torch.seed(),
-        "seed_all": lambda: torch.seed(),
-        "initial_seed": lambda: torch.initial_seed(),
-        "get_rng_state": lambda device="cuda": torch.get_rng_state(),
-        "set_rng_state": lambda new_state, device="cuda": torch.set_rng_state(new_state),
-        "get_rng_state_all": lambda: [torch.get_rng_state()],
-        "set_rng_state_all": lambda states: torch.set_rng_state(states[0]),
-        "empty_cache": _none,
-        "memory_allocated": _zero,
-        "max_memory_allocated": _zero,
-        "memory_reserved": _zero,
-        "max_memory_reserved": _zero,
-        "memory_cached": _zero,
-        "max_memory_cached": _zero,
-        "reset_peak_memory_stats": _none,
-        "reset_max_memory_allocated": _none,
-        "reset_accumulated_memory_stats": _none,
-        "memory_stats": lambda device=None: {},
-        "memory_summary": lambda device=None, abbreviated=False: "virtual GPU: no memory statistics (no GPU here)",
-        "mem_get_info": lambda device=None: (props.total_memory, props.total_memory),
-        "set_per_process_memory_fraction": _none,
-    })
+        answers = {
+            name: _recorded(answer, f"torch.cuda.{name}", asked) for name, answer in answers.items()
+        }
+    return _distinct(
+        {
+            **answers,
+            "is_available": lambda: True,
+            "is_initialized": lambda: True,
+            "init": _none,
+            "_lazy_init": _none,
+            "device_count": lambda: 1,
+            "current_device": lambda: 0,
+            "set_device": _none,
+            "device": _Nothing,
+            "device_of": _Nothing,
+            "is_bf16_supported": lambda including_emulation=True: True,
+            "is_tf32_supported": lambda: True,
+            "synchronize": _none,
+            "ipc_collect": _none,
+            "Event": Event,
+            "Stream": Stream,
+            "ExternalStream": type("ExternalStream", (Stream,), {}),
+            "current_stream": lambda device=None: current["stream"],
+            "default_stream": lambda device=None: default_stream,
+            "set_stream": set_stream,
+            "stream": stream,
+            "StreamContext": _Nothing,
+            "is_current_stream_capturing": lambda: False,
+            "CUDAGraph": CUDAGraph,
+            "graph": _Nothing,
+            "manual_seed": _seed,
+            "manual_seed_all": _seed,
+            "seed": lambda: torch.seed(),
+            "seed_all": lambda: torch.seed(),
+            "initial_seed": lambda: torch.initial_seed(),
+            "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+            "set_rng_state": lambda new_state, device="cuda": torch.set_rng_state(new_state),
+            "get_rng_state_all": lambda: [torch.get_rng_state()],
+            "set_rng_state_all": lambda states: torch.set_rng_state(states[0]),
+            "empty_cache": _none,
+            "memory_allocated": _zero,
+            "max_memory_allocated": _zero,
+            "memory_reserved": _zero,
+            "max_memory_reserved": _zero,
+            "memory_cached": _zero,
+            "max_memory_cached": _zero,
+            "reset_peak_memory_stats": _none,
+            "reset_max_memory_allocated": _none,
+            "reset_accumulated_memory_stats": _none,
+            "memory_stats": lambda device=None: {},
+            "memory_summary": lambda device=None, abbreviated=False: (
+                "virtual GPU: no memory statistics (no GPU here)"
+            ),
+            "mem_get_info": lambda device=None: (props.total_memory, props.total_memory),
+            "set_per_process_memory_fraction": _none,
+        }
+    )
 
 
 def _recorded(answer, name: str, asked: set[str]):
     def ask(*args, **kwargs):
         asked.add(name)
         return answer(*args, **kwargs)
+
     return ask
 
 
 def accelerator_namespace(cuda: dict[str, Any]) -> dict[str, Any]:
     """`torch.accelerator` (torch 2.6 on) for the same device."""
-    return _distinct({
-        "is_available": lambda: True,
-        "current_accelerator": lambda check_available=False: torch.device("cuda"),
-        "device_count": lambda: 1,
-        "current_device_index": lambda: 0,
-        "current_device_idx": lambda: 0,
-        "set_device_index": _none,
-        "set_device_idx": _none,
-        "device_index": _Nothing,
-        "synchronize": _none,
-        "current_stream": cuda["current_stream"],
-        "set_stream": cuda["set_stream"],
-        "empty_cache": _none,
-        "memory_allocated": _zero,
-        "max_memory_allocated": _zero,
-        "memory_reserved": _zero,
-        "max_memory_reserved": _zero,
-        "reset_peak_memory_stats": _none,
-    })
+    return _distinct(
+        {
+            "is_available": lambda: True,
+            "current_accelerator": lambda check_available=False: torch.device("cuda"),
+            "device_count": lambda: 1,
+            "current_device_index": lambda: 0,
+            "current_device_idx": lambda: 0,
+            "set_device_index": _none,
+            "set_device_idx": _none,
+            "device_index": _Nothing,
+            "synchronize": _none,
+            "current_stream": cuda["current_stream"],
+            "set_stream": cuda["set_stream"],
+            "empty_cache": _none,
+            "memory_allocated": _zero,
+            "max_memory_allocated": _zero,
+            "memory_reserved": _zero,
+            "max_memory_reserved": _zero,
+            "reset_peak_memory_stats": _none,
+        }
+    )

@@ -46,25 +46,47 @@ def device_properties(target: Target) -> VirtualDeviceProperties:
         chip = lim.chip
         cc = int(name.removeprefix("sm_"))
         return VirtualDeviceProperties(
-            name=chip.name, major=cc // 10, minor=cc % 10, total_memory=chip.memory_bytes,
-            multi_processor_count=chip.units, warp_size=lim.warp_size,
+            name=chip.name,
+            major=cc // 10,
+            minor=cc % 10,
+            total_memory=chip.memory_bytes,
+            multi_processor_count=chip.units,
+            warp_size=lim.warp_size,
             max_threads_per_multi_processor=lim.max_warps_per_sm * lim.warp_size,
-            max_threads_per_block=lim.max_threads_per_block, regs_per_multiprocessor=lim.registers_per_sm,
-            shared_memory_per_block=_STATIC_SHARED_PER_BLOCK, shared_memory_per_block_optin=lim.max_shared_per_block,
-            shared_memory_per_multiprocessor=lim.shared_per_sm, L2_cache_size=chip.l2_bytes,
-            clock_rate=chip.clock_khz, memory_clock_rate=chip.memory_clock_khz, memory_bus_width=chip.memory_bus_bits)
+            max_threads_per_block=lim.max_threads_per_block,
+            regs_per_multiprocessor=lim.registers_per_sm,
+            shared_memory_per_block=_STATIC_SHARED_PER_BLOCK,
+            shared_memory_per_block_optin=lim.max_shared_per_block,
+            shared_memory_per_multiprocessor=lim.shared_per_sm,
+            L2_cache_size=chip.l2_bytes,
+            clock_rate=chip.clock_khz,
+            memory_clock_rate=chip.memory_clock_khz,
+            memory_bus_width=chip.memory_bus_bits,
+        )
     if name in AMD_LIMITS:
         lim = AMD_LIMITS[name]
         chip = lim.chip
         return VirtualDeviceProperties(
-            name=chip.name, major=lim.isa_version[0], minor=lim.isa_version[1], total_memory=chip.memory_bytes,
-            multi_processor_count=chip.units, warp_size=lim.wave_size,
-            max_threads_per_multi_processor=lim.max_waves_per_simd * lim.simds_per_cu * lim.wave_size,
-            max_threads_per_block=1024, regs_per_multiprocessor=_amd_registers_per_cu(lim),
-            shared_memory_per_block=lim.lds_per_cu, shared_memory_per_block_optin=lim.lds_per_cu,
-            shared_memory_per_multiprocessor=lim.lds_per_cu, L2_cache_size=chip.l2_bytes,
-            clock_rate=chip.clock_khz, memory_clock_rate=chip.memory_clock_khz, memory_bus_width=chip.memory_bus_bits,
-            gcnArchName=f"{name}:sramecc+:xnack-")
+            name=chip.name,
+            major=lim.isa_version[0],
+            minor=lim.isa_version[1],
+            total_memory=chip.memory_bytes,
+            multi_processor_count=chip.units,
+            warp_size=lim.wave_size,
+            max_threads_per_multi_processor=lim.max_waves_per_simd
+            * lim.simds_per_cu
+            * lim.wave_size,
+            max_threads_per_block=1024,
+            regs_per_multiprocessor=_amd_registers_per_cu(lim),
+            shared_memory_per_block=lim.lds_per_cu,
+            shared_memory_per_block_optin=lim.lds_per_cu,
+            shared_memory_per_multiprocessor=lim.lds_per_cu,
+            L2_cache_size=chip.l2_bytes,
+            clock_rate=chip.clock_khz,
+            memory_clock_rate=chip.memory_clock_khz,
+            memory_bus_width=chip.memory_bus_bits,
+            gcnArchName=f"{name}:sramecc+:xnack-",
+        )
     raise ValueError(f"irscope has no device table for target {name}")
 
 
@@ -78,12 +100,26 @@ def triton_device_properties(target: Target) -> dict[str, Any]:
     the keys of Triton's own driver (3.6 through 3.9; the HIP driver adds arch, max_threads_per_sm and
     cooperativeLaunch)."""
     p = device_properties(target)
-    regs = NVIDIA_LIMITS[target.name].max_registers_per_block if target.is_nvidia else p.regs_per_multiprocessor
-    out = {"max_shared_mem": p.shared_memory_per_block_optin, "max_num_regs": regs,
-           "multiprocessor_count": p.multi_processor_count, "warpSize": p.warp_size, "sm_clock_rate": p.clock_rate,
-           "mem_clock_rate": p.memory_clock_rate, "mem_bus_width": p.memory_bus_width}
+    regs = (
+        NVIDIA_LIMITS[target.name].max_registers_per_block
+        if target.is_nvidia
+        else p.regs_per_multiprocessor
+    )
+    out = {
+        "max_shared_mem": p.shared_memory_per_block_optin,
+        "max_num_regs": regs,
+        "multiprocessor_count": p.multi_processor_count,
+        "warpSize": p.warp_size,
+        "sm_clock_rate": p.clock_rate,
+        "mem_clock_rate": p.memory_clock_rate,
+        "mem_bus_width": p.memory_bus_width,
+    }
     if not target.is_nvidia:
-        out.update(arch=p.gcnArchName, max_threads_per_sm=p.max_threads_per_multi_processor, cooperativeLaunch=1)
+        out.update(
+            arch=p.gcnArchName,
+            max_threads_per_sm=p.max_threads_per_multi_processor,
+            cooperativeLaunch=1,
+        )
     return out
 
 
@@ -97,7 +133,9 @@ def kernel_loader(target: Target):
             res = cubin_resources(kernel, 0, int(target.name.removeprefix("sm_")))
             lim = NVIDIA_LIMITS[target.name]
             regs = res.registers or 0
-            per_warp = max(_round_up(regs * lim.warp_size, lim.register_alloc_unit), lim.register_alloc_unit)
+            per_warp = max(
+                _round_up(regs * lim.warp_size, lim.register_alloc_unit), lim.register_alloc_unit
+            )
             warps = (lim.registers_per_sm // lim.sub_partitions) // per_warp * lim.sub_partitions
             threads = min(lim.max_threads_per_block, warps * lim.warp_size)
         else:
@@ -108,6 +146,7 @@ def kernel_loader(target: Target):
             waves = min(lim.max_waves_per_simd, lim.vgprs_per_simd_lane // alloc) * lim.simds_per_cu
             threads = min(1024, waves * lim.wave_size)
         return regs, res.spills or 0, threads
+
     return load
 
 
@@ -118,8 +157,10 @@ def _round_up(value: int, unit: int) -> int:
 def describe_virtual_device(target: Target) -> str:
     """One line for a report's header: which device the file saw, and that it is not real."""
     props = device_properties(target)
-    return (f"virtual {props.name} ({target.name}): no GPU here; tensors in CPU memory, kernels run in "
-            f"Triton's interpreter, benchmarks run once and time nothing")
+    return (
+        f"virtual {props.name} ({target.name}): no GPU here; tensors in CPU memory, kernels run in "
+        f"Triton's interpreter, benchmarks run once and time nothing"
+    )
 
 
 # One virtual GPU at a time in this process: torch.cuda is a module, shared by every thread.
@@ -127,8 +168,12 @@ _lock = threading.RLock()
 
 
 @contextlib.contextmanager
-def virtual_gpu(target: Target, asked: set[str] | None = None, notes: list[str] | None = None,
-                exploring: Callable[[], ContextManager] | None = None) -> Iterator[VirtualDeviceProperties]:
+def virtual_gpu(
+    target: Target,
+    asked: set[str] | None = None,
+    notes: list[str] | None = None,
+    exploring: Callable[[], ContextManager] | None = None,
+) -> Iterator[VirtualDeviceProperties]:
     """While the block runs, this process has one GPU of `target` (see the module's docstring).
 
     Each question about what the device is (its capability, properties, name, architectures; through
@@ -157,18 +202,37 @@ def virtual_gpu(target: Target, asked: set[str] | None = None, notes: list[str] 
                     if hasattr(accelerator, name):
                         patch(accelerator, name, value)
             if not target.is_nvidia:
-                patch(torch.version, "hip", "6.4.0")  # code that picks a backend asks torch.version.hip
-            with virtual_triton(target, triton_device_properties(target), (props.major, props.minor),
-                                kernel_loader(target), asked, notes, exploring), vendor_tool(props.name, target.is_nvidia), \
-                    cuda_only_standins():
+                patch(
+                    torch.version, "hip", "6.4.0"
+                )  # code that picks a backend asks torch.version.hip
+            with (
+                virtual_triton(
+                    target,
+                    triton_device_properties(target),
+                    (props.major, props.minor),
+                    kernel_loader(target),
+                    asked,
+                    notes,
+                    exploring,
+                ),
+                vendor_tool(props.name, target.is_nvidia),
+                cuda_only_standins(),
+            ):
                 mode = VirtualDeviceMode()
                 mode.__enter__()
-                for owner in (torch.autograd, torch.autograd.graph):  # the backward pass sees the GPU too
+                for owner in (
+                    torch.autograd,
+                    torch.autograd.graph,
+                ):  # the backward pass sees the GPU too
                     original = getattr(owner, "_engine_run_backward", None)
                     if original is not None:
                         patch(owner, "_engine_run_backward", engine_in_mode(mode, original))
                 dispatch_depth = torch._C._len_torch_dispatch_stack()
-                patch(torch.library.Library, "impl", route_cuda_registrations(torch.library.Library.impl))
+                patch(
+                    torch.library.Library,
+                    "impl",
+                    route_cuda_registrations(torch.library.Library.impl),
+                )
                 try:
                     yield props
                 finally:
@@ -187,12 +251,14 @@ def _default_device_context() -> tuple:
     """`torch.set_default_device` keeps its mode in a thread-local and the device in a module global; the
     file may set one (to "cuda")."""
     import torch.utils._device as device_module
+
     holder = getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None)
     return getattr(holder, "device_context", None), getattr(device_module, "CURRENT_DEVICE", None)
 
 
 def _restore_default_device_context(previous: tuple) -> None:
     import torch.utils._device as device_module
+
     holder = getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None)
     if holder is not None:
         holder.device_context = previous[0]

@@ -51,15 +51,20 @@ _registered: dict[str, list[weakref.ref]] = {}
 
 def _library_kernel(name: str) -> bool:
     """Does a live `Library` that the file made hold this operator's CUDA kernel?"""
-    return any(lib is not None and getattr(lib, "m", None) is not None
-               for lib in (ref() for ref in _registered.get(name, ())))
+    return any(
+        lib is not None and getattr(lib, "m", None) is not None
+        for lib in (ref() for ref in _registered.get(name, ()))
+    )
 
 
 class LibraryCudaKernels(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if (_library_kernel(func.name()) and torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CUDA")
-                and (_on_virtual_gpu(args) or _on_virtual_gpu(kwargs.values()))):
+        if (
+            _library_kernel(func.name())
+            and torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CUDA")
+            and (_on_virtual_gpu(args) or _on_virtual_gpu(kwargs.values()))
+        ):
             return func.redispatch(_CUDA, *args, **kwargs)
         return func(*args, **kwargs)
 
@@ -79,7 +84,8 @@ def _overload(name: str):
 def _route_composite(name: str, original_impl) -> None:
     """See the module's docstring: a composite operator the file's library implements for CUDA."""
     if name in _composite_names or not torch._C._dispatch_has_kernel_for_dispatch_key(
-            name, "CompositeImplicitAutograd"):
+        name, "CompositeImplicitAutograd"
+    ):
         return
     try:
         op = _overload(name)
@@ -101,7 +107,9 @@ def _route_composite(name: str, original_impl) -> None:
 
 
 def _operator_name(library, op_name) -> str | None:
-    name = op_name.name() if callable(getattr(op_name, "name", None)) else op_name  # an OpOverload, or text
+    name = (
+        op_name.name() if callable(getattr(op_name, "name", None)) else op_name
+    )  # an OpOverload, or text
     if not isinstance(name, str):
         return None
     return name if "::" in name else f"{library.ns}::{name}"
@@ -110,9 +118,12 @@ def _operator_name(library, op_name) -> str | None:
 def route_cuda_registrations(original_impl):
     """`torch.library.Library.impl`, which also notes a kernel registered for the CUDA dispatch key and
     starts routing (in the registering thread, the file's)."""
+
     def impl(self, op_name, fn, dispatch_key="", *args, **kwargs):
         result = original_impl(self, op_name, fn, dispatch_key, *args, **kwargs)
-        key = str(dispatch_key or kwargs.get("dispatch_key") or getattr(self, "dispatch_key", "") or "")
+        key = str(
+            dispatch_key or kwargs.get("dispatch_key") or getattr(self, "dispatch_key", "") or ""
+        )
         name = _operator_name(self, op_name) if key == "CUDA" else None
         if name is not None:
             _registered.setdefault(name, []).append(weakref.ref(self))
@@ -121,6 +132,7 @@ def route_cuda_registrations(original_impl):
                 LibraryCudaKernels().__enter__()  # popped by virtual_gpu() with every mode the run pushed
                 _routed.on = True
         return result
+
     return impl
 
 

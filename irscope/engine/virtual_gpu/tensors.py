@@ -88,7 +88,11 @@ def _split_to(args: tuple, kwargs: dict) -> tuple[Any, tuple, dict]:
         return virtual_device_of(first), (first.dtype, *args[1:]), kwargs
     if isinstance(first, (str, torch.device)) or _is_index(first):
         return first, args[1:], kwargs
-    return None, args, kwargs  # a dtype, or no device (`to(None, dtype, ...)`): torch's own call, unchanged
+    return (
+        None,
+        args,
+        kwargs,
+    )  # a dtype, or no device (`to(None, dtype, ...)`): torch's own call, unchanged
 
 
 def virtual_device_of(t: torch.Tensor) -> torch.device:
@@ -110,7 +114,9 @@ def _tensors(values, depth: int = 0):
 def _fresh(out, inputs: list) -> list:
     """The tensors of an op's result that are not one of its inputs (an in-place op returns its input)."""
     ids = {id(t) for t in inputs}
-    return [t for t in _tensors(out if isinstance(out, (list, tuple)) else (out,)) if id(t) not in ids]
+    return [
+        t for t in _tensors(out if isinstance(out, (list, tuple)) else (out,)) if id(t) not in ids
+    ]
 
 
 class VirtualDeviceMode(TorchFunctionMode):
@@ -118,18 +124,24 @@ class VirtualDeviceMode(TorchFunctionMode):
 
     def __init__(self):
         super().__init__()
-        self.in_compiler = False  # set for the mode irscope runs Inductor's own compile under (core/inductor)
+        self.in_compiler = (
+            False  # set for the mode irscope runs Inductor's own compile under (core/inductor)
+        )
         self._special = {
             _Tensor.device.__get__: lambda t: virtual_device_of(t),
             _Tensor.is_cuda.__get__: lambda t: virtual_device_of(t).type == "cuda",
             _Tensor.is_cpu.__get__: lambda t: virtual_device_of(t).type == "cpu",
-            _Tensor.get_device: lambda t: 0 if virtual_device_of(t).type == "cuda" else t.get_device(),
+            _Tensor.get_device: lambda t: (
+                0 if virtual_device_of(t).type == "cuda" else t.get_device()
+            ),
             _Tensor.cuda: self._cuda,
             _Tensor.cpu: self._cpu,
             _Tensor.to: self._to,
             torch._C._nn._parse_to: self._parse_to,
             _Tensor.data.__set__: self._set_data,
-            _Tensor.pin_memory: lambda t, *a, **k: t,  # pinned host memory needs a GPU; plain memory does here
+            _Tensor.pin_memory: lambda t, *a, **k: (
+                t
+            ),  # pinned host memory needs a GPU; plain memory does here
             _Tensor.is_pinned: lambda t, *a, **k: False,
             _Tensor.record_stream: lambda t, stream: None,
         }
@@ -151,9 +163,13 @@ class VirtualDeviceMode(TorchFunctionMode):
                 host = False
             elif _is_cpu(device):
                 host = True
-        if func is not torch.device and any(isinstance(a, torch.device) and a.type == "cuda" for a in args):
-            args = tuple(torch.device("cpu") if isinstance(a, torch.device) and a.type == "cuda" else a
-                         for a in args)
+        if func is not torch.device and any(
+            isinstance(a, torch.device) and a.type == "cuda" for a in args
+        ):
+            args = tuple(
+                torch.device("cpu") if isinstance(a, torch.device) and a.type == "cuda" else a
+                for a in args
+            )
             host = False
         if kwargs.get("pin_memory"):
             kwargs = {**kwargs, "pin_memory": False}
@@ -165,7 +181,11 @@ class VirtualDeviceMode(TorchFunctionMode):
             return out
         inputs = list(_tensors(list(args) + list(kwargs.values())))
         if host is None:
-            host = all(is_host(t) for t in inputs) if inputs else torch.get_default_device().type == "cpu"
+            host = (
+                all(is_host(t) for t in inputs)
+                if inputs
+                else torch.get_default_device().type == "cpu"
+            )
         if host:
             for t in _fresh(out, inputs):
                 _mark_host(t)
@@ -203,7 +223,9 @@ class VirtualDeviceMode(TorchFunctionMode):
     def _parse_to(self, *args, **kwargs):
         """`Module.to`'s parser of its arguments: a device as the file wrote it (not the CPU the mode makes of a
         device argument), and another tensor's device as the mode answers it."""
-        if args and _is_index(args[0]):  # torch asks the accelerator what a bare index means: the virtual GPU
+        if args and _is_index(
+            args[0]
+        ):  # torch asks the accelerator what a bare index means: the virtual GPU
             args = (torch.device("cuda", args[0]), *args[1:])
         if _is_index(kwargs.get("device")):
             kwargs = {**kwargs, "device": torch.device("cuda", kwargs["device"])}
@@ -222,9 +244,21 @@ _LOW = (torch.float16, torch.bfloat16)
 # Products a file computes its reference with; torch's CPU kernels for them in half precision are a hundred
 # times slower than in float32 (a 2048 x 512 x 2048 fp16 matmul: 9 s against 0.06 s here), and a reference
 # computed that way ran into the capture budget before the file's next launch (tutorial 09's validation).
-_PRODUCTS = {torch.matmul, torch.mm, torch.bmm, torch.addmm, torch.baddbmm, torch.einsum, _Tensor.matmul,
-             _Tensor.__matmul__, _Tensor.__rmatmul__, _Tensor.mm, _Tensor.bmm, torch.nn.functional.linear,
-             torch.nn.functional.scaled_dot_product_attention}
+_PRODUCTS = {
+    torch.matmul,
+    torch.mm,
+    torch.bmm,
+    torch.addmm,
+    torch.baddbmm,
+    torch.einsum,
+    _Tensor.matmul,
+    _Tensor.__matmul__,
+    _Tensor.__rmatmul__,
+    _Tensor.mm,
+    _Tensor.bmm,
+    torch.nn.functional.linear,
+    torch.nn.functional.scaled_dot_product_attention,
+}
 
 
 def _product_in_float32(func, args, kwargs):
@@ -250,6 +284,7 @@ def engine_in_mode(mode: VirtualDeviceMode, run_backward):
     """Torch's `_engine_run_backward` (what `Tensor.backward`, `torch.autograd.backward` and `grad` start the
     engine with), started with `mode` on the torch-function stack when it is not (see the module's
     docstring)."""
+
     def run(*args, **kwargs):
         if any(m is mode for m in torch.overrides._get_current_function_mode_stack()):
             return run_backward(*args, **kwargs)
@@ -258,4 +293,5 @@ def engine_in_mode(mode: VirtualDeviceMode, run_backward):
             return run_backward(*args, **kwargs)
         finally:
             torch._C._pop_torch_function_stack()
+
     return run

@@ -16,8 +16,13 @@ from irscope.analysis.banks.report import bank_report
 from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.findings.model import Cost, Finding, WhatIf
 
-_KIND_WORDS = {"load": "ld.shared", "store": "st.shared", "ldmatrix": "ldmatrix", "stmatrix": "stmatrix",
-               "cp.async": "cp.async (a copy from global to shared memory)"}
+_KIND_WORDS = {
+    "load": "ld.shared",
+    "store": "st.shared",
+    "ldmatrix": "ldmatrix",
+    "stmatrix": "stmatrix",
+    "cp.async": "cp.async (a copy from global to shared memory)",
+}
 
 
 def bank_findings(comp: LaunchedKernel, new) -> list[Finding]:
@@ -28,8 +33,10 @@ def bank_findings(comp: LaunchedKernel, new) -> list[Finding]:
     for result in report.accesses:
         if result.excess > 0 and result.access.not_modelled is None:
             by_line.setdefault(result.source_line, []).append(result)
-    return [_finding(comp, report, line, results, new) for line, results in sorted(by_line.items(),
-                                                                                    key=lambda kv: kv[0] or 0)]
+    return [
+        _finding(comp, report, line, results, new)
+        for line, results in sorted(by_line.items(), key=lambda kv: kv[0] or 0)
+    ]
 
 
 def _finding(comp: CompiledKernel, report, line, results, new) -> Finding:
@@ -39,34 +46,67 @@ def _finding(comp: CompiledKernel, report, line, results, new) -> Finding:
     extra_per_program = (wavefronts - ideal) / report.programs
     worst = max(results, key=lambda r: r.worst_excess)
     kinds = sorted({r.access.kind for r in results})
-    what = ", ".join(f"{_KIND_WORDS.get(k, k)} ×{sum(r.access.kind == k for r in results)}" for k in kinds)
-    sampled = ("" if report.programs == report.grid_programs
-               else f" (from {report.programs} of the launch's {report.grid_programs} programs)")
-    if worst.access.kind == "cp.async" and worst.source_ways > 1:  # else a conflict in the shared words it writes
-        cause = (f"each {_phase_lanes(worst.access.width)}-lane phase of the copy reads up to {worst.source_ways} "
-                 f"global 128-byte lines at the same offsets, and each line's bytes pass through the banks of their "
-                 f"offset, one line at a time: {_worst_counts(worst)}")
-        fix = ("make the contiguous dimension of the copied tile at least 128 bytes (e.g. BLOCK_K = 64 for "
-               "float16, 32 for float32 when K is contiguous), so that each phase copies from one line")
+    what = ", ".join(
+        f"{_KIND_WORDS.get(k, k)} ×{sum(r.access.kind == k for r in results)}" for k in kinds
+    )
+    sampled = (
+        ""
+        if report.programs == report.grid_programs
+        else f" (from {report.programs} of the launch's {report.grid_programs} programs)"
+    )
+    if (
+        worst.access.kind == "cp.async" and worst.source_ways > 1
+    ):  # else a conflict in the shared words it writes
+        cause = (
+            f"each {_phase_lanes(worst.access.width)}-lane phase of the copy reads up to {worst.source_ways} "
+            f"global 128-byte lines at the same offsets, and each line's bytes pass through the banks of their "
+            f"offset, one line at a time: {_worst_counts(worst)}"
+        )
+        fix = (
+            "make the contiguous dimension of the copied tile at least 128 bytes (e.g. BLOCK_K = 64 for "
+            "float16, 32 for float32 when K is contiguous), so that each phase copies from one line"
+        )
     else:
         cause = f"a {_nway(worst)} bank conflict — in the worst warp {worst.worst}"
-        fix = ("give a warp's lanes different banks, or the same word (read once and broadcast): the shared layout "
-               "Triton picks here follows the tile shape and num_warps, so another BLOCK shape or num_warps "
-               "changes which lanes meet")
+        fix = (
+            "give a warp's lanes different banks, or the same word (read once and broadcast): the shared layout "
+            "Triton picks here follows the tile shape and num_warps, so another BLOCK shape or num_warps "
+            "changes which lanes meet"
+        )
         if _fma_dot_operand(comp, line):
-            fix += ("; this is a tl.dot operand staged for the FMA pipes in an unswizzled buffer: on tensor cores "
-                    "(tf32 or float16 operands) Triton swizzles the tiles and reads them without conflicts")
-    message = (f"{what} at this line: {wavefronts} shared-memory wavefronts where {ideal} would do{sampled}; "
-               f"{cause}")
-    cost = Cost(round(extra_per_program, 1), "extra_wavefronts_per_program",
-                f"{(wavefronts - ideal) / executions:.2f} extra wavefronts per warp-level instruction "
-                f"({wavefronts / ideal:.2f}× the ideal), {extra_per_program:.0f} per program")
-    what_if = WhatIf(f"conflict-free, these accesses would take {ideal} wavefronts instead of {wavefronts} "
-                     f"(a recount of the predicted addresses, not a recompile)", False)
+            fix += (
+                "; this is a tl.dot operand staged for the FMA pipes in an unswizzled buffer: on tensor cores "
+                "(tf32 or float16 operands) Triton swizzles the tiles and reads them without conflicts"
+            )
+    message = (
+        f"{what} at this line: {wavefronts} shared-memory wavefronts where {ideal} would do{sampled}; "
+        f"{cause}"
+    )
+    cost = Cost(
+        round(extra_per_program, 1),
+        "extra_wavefronts_per_program",
+        f"{(wavefronts - ideal) / executions:.2f} extra wavefronts per warp-level instruction "
+        f"({wavefronts / ideal:.2f}× the ideal), {extra_per_program:.0f} per program",
+    )
+    what_if = WhatIf(
+        f"conflict-free, these accesses would take {ideal} wavefronts instead of {wavefronts} "
+        f"(a recount of the predicted addresses, not a recompile)",
+        False,
+    )
     severity = "warning" if wavefronts >= 2 * ideal else "info"
     first = min(results, key=lambda r: r.access.line)
-    return new("bank-conflict", severity, line, message, fix, cost, 1 - ideal / wavefronts, what_if,
-               stage="ptx", stage_line=first.access.line)
+    return new(
+        "bank-conflict",
+        severity,
+        line,
+        message,
+        fix,
+        cost,
+        1 - ideal / wavefronts,
+        what_if,
+        stage="ptx",
+        stage_line=first.access.line,
+    )
 
 
 def _fma_dot_operand(comp: CompiledKernel, line: int | None) -> bool:
@@ -77,7 +117,9 @@ def _fma_dot_operand(comp: CompiledKernel, line: int | None) -> bool:
         text = comp.stage("ttgir").splitlines()
     except Exception:  # noqa: BLE001 - no TTGIR map: the general fix only
         return False
-    blocked = {m.group(1) for m in re.finditer(r"^(#\w+) = #ttg\.blocked<", "\n".join(text), re.MULTILINE)}
+    blocked = {
+        m.group(1) for m in re.finditer(r"^(#\w+) = #ttg\.blocked<", "\n".join(text), re.MULTILINE)
+    }
     for index, raw in enumerate(text):
         if "ttg.local_load" in raw and source_map.source_line("ttgir", index) == line:
             parent = re.search(r"dot_op<\{opIdx = \d, parent = (#\w+)", raw)

@@ -24,22 +24,40 @@ from irscope.ir import ptx as ir_ptx
 from irscope.ir.mlir import strip_locations
 
 _TENSOR = re.compile(r"tensor<([\dx]+)x(\w+),\s*(#[^>]+(?:>[^>]*>)?)>")
-_CONVERT = re.compile(r"ttg\.convert_layout\s+%[\w#.]+\s*:\s*tensor<([\dx]+)x(\w+),\s*(#.+?)>\s*->\s*"
-                      r"tensor<[\dx]+x\w+,\s*(#.+?)>$")
+_CONVERT = re.compile(
+    r"ttg\.convert_layout\s+%[\w#.]+\s*:\s*tensor<([\dx]+)x(\w+),\s*(#.+?)>\s*->\s*"
+    r"tensor<[\dx]+x\w+,\s*(#.+?)>$"
+)
 # Other ops that go through shared memory: when one has the conversion's line and column, the shared
 # accesses there cannot be told apart, and no finding is made.
-_SHARED_USERS = re.compile(r'"?\b(?:tt\.(?:reduce|scan|histogram|gather)|ttg\.(?:local_\w+|async_\w+)|ttng\.\w+)\b')
+_SHARED_USERS = re.compile(
+    r'"?\b(?:tt\.(?:reduce|scan|histogram|gather)|ttg\.(?:local_\w+|async_\w+)|ttng\.\w+)\b'
+)
 _DOT = re.compile(r"=\s*tt\.dot\s")
-_ELEM_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4,
-               "i64": 8, "f64": 8}
+_ELEM_BYTES = {
+    "i1": 1,
+    "i8": 1,
+    "f8E4M3FN": 1,
+    "f8E5M2": 1,
+    "i16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "i32": 4,
+    "f32": 4,
+    "i64": 8,
+    "f64": 8,
+}
 
 
 def _on_tensor_cores(stage: str, line: str) -> bool:
     """A PTX (`wgmma`, `mma`, `tcgen05.mma`) or AMDGCN (`v_mfma`, `v_wmma`, `v_smfmac`) matrix instruction."""
     if stage == "ptx":
         found = ir_ptx.tokenize(line)
-        return found is not None and (found.guard or "%").startswith("%") and \
-            found.opcode.startswith(ir_ptx.TENSOR_CORE)
+        return (
+            found is not None
+            and (found.guard or "%").startswith("%")
+            and found.opcode.startswith(ir_ptx.TENSOR_CORE)
+        )
     found = ir_amdgcn.tokenize(line)
     return found is not None and found.opcode.startswith(ir_amdgcn.TENSOR_CORE)
 
@@ -69,7 +87,7 @@ def _regions(lines: list[str]) -> tuple[list[tuple[int, ...]], list[list]]:
 
 
 def _where_in_loops(index: int, enclosing, regions) -> str:
-    """"hot": in the innermost loop, unconditionally; "outer": in a loop that holds another loop (e.g. the
+    """ "hot": in the innermost loop, unconditionally; "outer": in a loop that holds another loop (e.g. the
     tile loop of a persistent kernel, around its K loop) or under a condition inside the loop; "": no loop."""
     around = enclosing[index]
     loops = [r for r in around if regions[r][0] == "loop"]
@@ -77,8 +95,10 @@ def _where_in_loops(index: int, enclosing, regions) -> str:
         return ""
     inner = loops[-1]
     _, start, end = regions[inner]
-    holds_loop = any(kind == "loop" and start < first <= end for kind, first, _ in regions[inner + 1:])
-    conditional = any(regions[r][0] == "if" for r in around[around.index(inner) + 1:])
+    holds_loop = any(
+        kind == "loop" and start < first <= end for kind, first, _ in regions[inner + 1 :]
+    )
+    conditional = any(regions[r][0] == "if" for r in around[around.index(inner) + 1 :])
     return "outer" if holds_loop or conditional else "hot"
 
 
@@ -88,10 +108,17 @@ def shuffle_findings(comp: CompiledKernel, new) -> list[Finding]:
     source_map = comp.source_map
     machine = primary_stage(comp)
     machine_lines = source_map.lines(machine)
-    shared_at = {_place(machine_lines[op.line].loc) for op in memory_ops(comp, [machine]) if op.space == SHARED}
+    shared_at = {
+        _place(machine_lines[op.line].loc)
+        for op in memory_ops(comp, [machine])
+        if op.space == SHARED
+    }
     ttgir_lines = source_map.lines("ttgir")
-    others = {_place(ttgir_lines[i].loc) for i, text in enumerate(lines)
-              if "convert_layout" not in text and _SHARED_USERS.search(strip_locations(text))}
+    others = {
+        _place(ttgir_lines[i].loc)
+        for i, text in enumerate(lines)
+        if "convert_layout" not in text and _SHARED_USERS.search(strip_locations(text))
+    }
     aliases = None
     out = []
     for index, raw in enumerate(lines):
@@ -107,22 +134,42 @@ def shuffle_findings(comp: CompiledKernel, new) -> list[Finding]:
         shape = [int(x) for x in m.group(1).split("x")]
         elem = _ELEM_BYTES.get(m.group(2))
         size = math.prod(shape) * elem if elem else None
-        tensor = f"a {'×'.join(map(str, shape))} {m.group(2)} tensor" + (f" ({size} B)" if size else "")
+        tensor = f"a {'×'.join(map(str, shape))} {m.group(2)} tensor" + (
+            f" ({size} B)" if size else ""
+        )
         src, dst = (describe_layout(parse_layout(n, aliases)) for n in (m.group(3), m.group(4)))
         place = _where_in_loops(index, enclosing, regions)
         in_loop = place == "hot"
-        where = {"hot": "inside the innermost loop, so every iteration pays it",
-                 "outer": "inside a loop, but outside its innermost loop or under a condition (once per tile of a "
-                          "persistent kernel, say)",
-                 "": "once per program"}[place]
-        message = (f"ttg.convert_layout moves {tensor} between threads through shared memory, {where}: "
-                   f"from {m.group(3)} ({src}) to {m.group(4)} ({dst})")
+        where = {
+            "hot": "inside the innermost loop, so every iteration pays it",
+            "outer": "inside a loop, but outside its innermost loop or under a condition (once per tile of a "
+            "persistent kernel, say)",
+            "": "once per program",
+        }[place]
+        message = (
+            f"ttg.convert_layout moves {tensor} between threads through shared memory, {where}: "
+            f"from {m.group(3)} ({src}) to {m.group(4)} ({dst})"
+        )
         fix = _shuffle_fix(parse_layout(m.group(3), aliases), in_loop)
         per = {"hot": " per iteration", "outer": " each time it runs", "": " per program"}[place]
-        cost = Cost(size, "shared_bytes" + per.replace(" ", "_"),
-                    f"{size if size is not None else '?'} B written to and read back from shared memory{per}")
-        out.append(new("layout-shuffle", "warning" if in_loop else "info", line, message, fix, cost, None,
-                       stage="ttgir", stage_line=index))
+        cost = Cost(
+            size,
+            "shared_bytes" + per.replace(" ", "_"),
+            f"{size if size is not None else '?'} B written to and read back from shared memory{per}",
+        )
+        out.append(
+            new(
+                "layout-shuffle",
+                "warning" if in_loop else "info",
+                line,
+                message,
+                fix,
+                cost,
+                None,
+                stage="ttgir",
+                stage_line=index,
+            )
+        )
     return out
 
 
@@ -133,15 +180,21 @@ def _place(loc) -> tuple[int, int] | None:
 
 def _shuffle_fix(source_layout, in_loop: bool) -> str:
     if in_loop:
-        return ("convert less often: keep the results in registers across iterations and store them once after "
-                "the loop, or convert a value once before the loop when it does not change in it")
+        return (
+            "convert less often: keep the results in registers across iterations and store them once after "
+            "the loop, or convert a value once before the loop when it does not change in it"
+        )
     kind = getattr(source_layout, "kind", "")
     if "mma" in kind or "mfma" in kind or "wmma" in kind:
-        return ("usually none: the dot's result leaves the MMA layout so that the store is coalesced, once per "
-                "program; it matters only when the epilogue dominates (then store straight from the accumulator, "
-                "e.g. with a TMA descriptor store)")
-    return ("produce the value in the order it is consumed (the same contiguous dimension for the load and the "
-            "store); a transpose needs one such exchange, and shared memory is the cheap way to make it")
+        return (
+            "usually none: the dot's result leaves the MMA layout so that the store is coalesced, once per "
+            "program; it matters only when the epilogue dominates (then store straight from the accumulator, "
+            "e.g. with a TMA descriptor store)"
+        )
+    return (
+        "produce the value in the order it is consumed (the same contiguous dimension for the load and the "
+        "store); a transpose needs one such exchange, and shared memory is the cheap way to make it"
+    )
 
 
 def dot_findings(comp: CompiledKernel, new) -> list[Finding]:
@@ -149,8 +202,11 @@ def dot_findings(comp: CompiledKernel, new) -> list[Finding]:
     lines = ttgir.splitlines()
     source_map = comp.source_map
     machine = primary_stage(comp)
-    tensor_core_lines = {source_map.source_line(machine, i)
-                         for i, text in enumerate(comp.stage(machine).splitlines()) if _on_tensor_cores(machine, text)}
+    tensor_core_lines = {
+        source_map.source_line(machine, i)
+        for i, text in enumerate(comp.stage(machine).splitlines())
+        if _on_tensor_cores(machine, text)
+    }
     aliases = None
     out = []
     for index, raw in enumerate(lines):
@@ -174,24 +230,52 @@ def dot_findings(comp: CompiledKernel, new) -> list[Finding]:
         precision = re.search(r"inputPrecision\s*=\s*(\w+)", text)
         cause, fix = _dot_cause(elem, precision.group(1) if precision else "ieee", m, n, k)
         fmas = m * n * k if k else None
-        message = (f"tl.dot of {m}×{k or '?'} by {k or '?'}×{n} {elem} runs on the FMA pipes, not tensor cores "
-                   f"(its result is in a blocked layout and no mma instruction comes from this line): {cause}")
-        cost = Cost(fmas, "fma_per_dot", f"{fmas if fmas else '?'} multiply-adds per dot, one per lane per "
-                                         f"instruction, where tensor cores do a tile per instruction")
-        out.append(new("no-tensor-core", "warning", line, message, fix, cost, None, stage="ttgir", stage_line=index))
+        message = (
+            f"tl.dot of {m}×{k or '?'} by {k or '?'}×{n} {elem} runs on the FMA pipes, not tensor cores "
+            f"(its result is in a blocked layout and no mma instruction comes from this line): {cause}"
+        )
+        cost = Cost(
+            fmas,
+            "fma_per_dot",
+            f"{fmas if fmas else '?'} multiply-adds per dot, one per lane per "
+            f"instruction, where tensor cores do a tile per instruction",
+        )
+        out.append(
+            new(
+                "no-tensor-core",
+                "warning",
+                line,
+                message,
+                fix,
+                cost,
+                None,
+                stage="ttgir",
+                stage_line=index,
+            )
+        )
     return out
 
 
 def _dot_cause(elem: str, precision: str, m: int, n: int, k: int | None) -> tuple[str, str]:
     if min(m, n) < 16 or (k is not None and k < 8):
-        return (f"the tile is too small for an MMA instruction (M = {m}, N = {n}, K = {k})",
-                "make each of BLOCK_M, BLOCK_N at least 16 and BLOCK_K at least 16 (8 for tf32)")
+        return (
+            f"the tile is too small for an MMA instruction (M = {m}, N = {n}, K = {k})",
+            "make each of BLOCK_M, BLOCK_N at least 16 and BLOCK_K at least 16 (8 for tf32)",
+        )
     if elem == "f64":
-        return ("Triton has no tensor-core path for float64", "compute in float32/tf32, or in float16/bfloat16 with "
-                                                              "a float32 accumulator, where the accuracy allows")
+        return (
+            "Triton has no tensor-core path for float64",
+            "compute in float32/tf32, or in float16/bfloat16 with "
+            "a float32 accumulator, where the accuracy allows",
+        )
     if elem == "f32" and precision.lower() in ("ieee", "0"):
-        return ("float32 inputs with input_precision='ieee' (allow_tf32=False): tensor cores take float32 only "
-                "as tf32", "pass input_precision='tf32' (or 'tf32x3' for near-fp32 accuracy) where that is "
-                          "accurate enough, or load the operands as float16/bfloat16")
-    return (f"Triton chose the FMA path for {elem} operands on this target",
-            "use float16/bfloat16 (or tf32) operands with a float32 accumulator")
+        return (
+            "float32 inputs with input_precision='ieee' (allow_tf32=False): tensor cores take float32 only "
+            "as tf32",
+            "pass input_precision='tf32' (or 'tf32x3' for near-fp32 accuracy) where that is "
+            "accurate enough, or load the operands as float16/bfloat16",
+        )
+    return (
+        f"Triton chose the FMA path for {elem} operands on this target",
+        "use float16/bfloat16 (or tf32) operands with a float32 accumulator",
+    )

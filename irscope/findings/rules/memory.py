@@ -21,8 +21,14 @@ from irscope.analysis.vectorize.why_not import Diagnosis
 from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.findings.model import Cost, Finding, WhatIf
 
-_WIDTH_CAUSES = {"unaligned_pointer", "unaligned_offset", "runtime_stride", "not_specialized", "mask_not_divisible",
-                 "unknown"}
+_WIDTH_CAUSES = {
+    "unaligned_pointer",
+    "unaligned_offset",
+    "runtime_stride",
+    "not_specialized",
+    "mask_not_divisible",
+    "unknown",
+}
 
 
 def access_findings(comp: LaunchedKernel, new) -> list[Finding]:
@@ -64,37 +70,66 @@ def _width_finding(comp: CompiledKernel, d: Diagnosis, what_if, coalescing, new)
     if allowed <= d.width_bytes or not kinds & _WIDTH_CAUSES:
         return None  # a constant stride (no contiguous run) or a small layout: nothing wider is possible
     only_mask = kinds <= {"mask_not_divisible"} or (
-        kinds <= {"mask_not_divisible", "not_specialized"} and "mask_not_divisible" in kinds)
+        kinds <= {"mask_not_divisible", "not_specialized"} and "mask_not_divisible" in kinds
+    )
     rule = "masked-tail" if only_mask else "not-vectorized"
     what = f"{d.op} of {d.pointer}" if d.pointer else d.op
     causes = [r for r in d.reasons if r.kind in _WIDTH_CAUSES]
-    message = f"{what}: {d.width_bytes} B per thread where the layout allows {allowed} B — " + \
-        "; and ".join(r.text for r in causes)
+    message = (
+        f"{what}: {d.width_bytes} B per thread where the layout allows {allowed} B — "
+        + "; and ".join(r.text for r in causes)
+    )
     fix = "; ".join(dict.fromkeys(r.fix for r in causes))
     factor = allowed // d.width_bytes
     cost_text = f"{d.width_bytes} of {allowed} B per access: {factor}× the {d.op} instructions"
-    access = next((a for a in coalescing if a.source_line == d.source_line and a.kind == d.op
-                   and a.cause == "narrow_access" and a.counts.requests), None)
+    access = next(
+        (
+            a
+            for a in coalescing
+            if a.source_line == d.source_line
+            and a.kind == d.op
+            and a.cause == "narrow_access"
+            and a.counts.requests
+        ),
+        None,
+    )
     if access is not None:
         c = access.counts
-        cost_text += (f"; each request spans {c.sectors_per_request:.1f} sectors where {c.ideal_sectors_per_request:.1f} "
-                      f"would do (the next instructions fetch the same sectors again)")
-    return new(rule, "warning", d.source_line, message, fix,
-               Cost(allowed - d.width_bytes, "vector_bytes_lost", cost_text), 1 - d.width_bytes / allowed,
-               _what_if_text(what_if, d), stage="ttir", stage_line=d.ttir_line)
+        cost_text += (
+            f"; each request spans {c.sectors_per_request:.1f} sectors where {c.ideal_sectors_per_request:.1f} "
+            f"would do (the next instructions fetch the same sectors again)"
+        )
+    return new(
+        rule,
+        "warning",
+        d.source_line,
+        message,
+        fix,
+        Cost(allowed - d.width_bytes, "vector_bytes_lost", cost_text),
+        1 - d.width_bytes / allowed,
+        _what_if_text(what_if, d),
+        stage="ttir",
+        stage_line=d.ttir_line,
+    )
 
 
 def _what_if_text(what_if, d: Diagnosis) -> WhatIf | None:
     if what_if is None or what_if.comp is None:
         return None
     if not what_if.comp.ok:
-        return WhatIf("recompiled with " + "; ".join(what_if.changes) + ": it did not compile", True)
-    row = next((r for r in what_if.rows if r["source_line"] == d.source_line and r["op"] == d.op), None)
+        return WhatIf(
+            "recompiled with " + "; ".join(what_if.changes) + ": it did not compile", True
+        )
+    row = next(
+        (r for r in what_if.rows if r["source_line"] == d.source_line and r["op"] == d.op), None
+    )
     if row is None:
         return None
     before = "?" if row["before"] is None else f"{row['before']} B"
     after = "?" if row["after"] is None else f"{row['after']} B"
-    return WhatIf(f"recompiled with {'; '.join(what_if.changes)}: {before} -> {after} per thread", True)
+    return WhatIf(
+        f"recompiled with {'; '.join(what_if.changes)}: {before} -> {after} per thread", True
+    )
 
 
 def _uncoalesced(access, new) -> Finding:
@@ -107,26 +142,52 @@ def _uncoalesced(access, new) -> Finding:
     per_request = f"{spr:.1f} sectors per request where {ideal:.1f} would do"
     if access.cause == "sibling_fields":
         # the other fields' loads read the rest of the same sectors: fetched once, so not a traffic loss
-        text = (f"{per_request} (L1 wavefronts); with the loads on {lines_text(access.siblings)} the sectors hold "
-                f"{access.together_moved:.1f}× the bytes used: not more DRAM / L2 traffic")
+        text = (
+            f"{per_request} (L1 wavefronts); with the loads on {lines_text(access.siblings)} the sectors hold "
+            f"{access.together_moved:.1f}× the bytes used: not more DRAM / L2 traffic"
+        )
         cost = Cost(round(spr - ideal, 2), "excess_sectors_per_request", text)
-        message = f"{access.kind} of {access.param or 'memory'}: " + access.diagnosis.split(" — ", 1)[-1]
-        return new("uncoalesced", "info", access.source_line, message, access.fix, cost,
-                   1 - 1 / max(access.together_moved, 1.0) if access.together_moved else 0.0,
-                   stage="ttgir", stage_line=access.stage_line)
+        message = (
+            f"{access.kind} of {access.param or 'memory'}: " + access.diagnosis.split(" — ", 1)[-1]
+        )
+        return new(
+            "uncoalesced",
+            "info",
+            access.source_line,
+            message,
+            access.fix,
+            cost,
+            1 - 1 / max(access.together_moved, 1.0) if access.together_moved else 0.0,
+            stage="ttgir",
+            stage_line=access.stage_line,
+        )
     if fetched is not None and fetched < 0.9 * (c.cost or 0):
         # later requests of the same access read sectors earlier ones fetched: L1 hits, not DRAM traffic
         severity = "warning" if fetched >= 2 else "info"
-        text = (f"{per_request}; over one execution of the access the sectors hold {fetched:.1f}× the bytes it "
-                f"uses (the other requests touch the same sectors again)")
+        text = (
+            f"{per_request}; over one execution of the access the sectors hold {fetched:.1f}× the bytes it "
+            f"uses (the other requests touch the same sectors again)"
+        )
     else:
         severity = "warning" if efficiency <= 0.5 else "info"
-        text = (f"{per_request}: {c.cost:.1f}× the bytes the lanes use ({c.excess_bytes} excess bytes in the "
-                f"programs sampled)")
+        text = (
+            f"{per_request}: {c.cost:.1f}× the bytes the lanes use ({c.excess_bytes} excess bytes in the "
+            f"programs sampled)"
+        )
     cost = Cost(round(spr - ideal, 2), "excess_sectors_per_request", text)
     message, what_if = _cause_and_what_if(access)
-    return new("uncoalesced", severity, access.source_line, message, access.fix, cost, 1 - efficiency,
-               what_if, stage="ttgir", stage_line=access.stage_line)
+    return new(
+        "uncoalesced",
+        severity,
+        access.source_line,
+        message,
+        access.fix,
+        cost,
+        1 - efficiency,
+        what_if,
+        stage="ttgir",
+        stage_line=access.stage_line,
+    )
 
 
 def _fetched_factor(access) -> float | None:
@@ -139,7 +200,11 @@ def _fetched_factor(access) -> float | None:
         addresses = addresses[np.asarray(mask, bool).reshape(-1)]
     if not addresses.size:
         return None
-    return len(np.unique(addresses // SECTOR_BYTES)) * SECTOR_BYTES / (len(np.unique(addresses)) * access.elem_bytes)
+    return (
+        len(np.unique(addresses // SECTOR_BYTES))
+        * SECTOR_BYTES
+        / (len(np.unique(addresses)) * access.elem_bytes)
+    )
 
 
 def _cause_and_what_if(access) -> tuple[str, WhatIf | None]:
@@ -154,7 +219,9 @@ def _cause_and_what_if(access) -> tuple[str, WhatIf | None]:
         text, tail = text.split(" What if ", 1)
         recount = recount or tail
     if recount:
-        return text, WhatIf(recount + " (a recount of the recorded addresses, not a recompile)", False)
+        return text, WhatIf(
+            recount + " (a recount of the recorded addresses, not a recompile)", False
+        )
     return text, None
 
 
@@ -165,14 +232,32 @@ def _rereads(access, new) -> Finding:
     c = access.counts
     stride = access.lane_stride_bytes or 0
     width = access.width_bytes or access.elem_bytes
-    message = (f"{access.kind} of {access.param or 'memory'}: each lane owns {stride} adjacent bytes and one "
-               f"instruction moves {width} of them, so a request spans {c.sectors_per_request:.1f} sectors where "
-               f"{c.ideal_sectors_per_request:.1f} would do and the next instruction reads the rest of the same "
-               f"sectors (usually from L1: more requests, not more DRAM traffic)")
-    fix = (f"give each thread a run of {width} bytes (fewer elements per thread: more num_warps for the same "
-           f"BLOCK), so that one request covers whole sectors" if width >= VECTOR_BYTES else access.fix)
-    cost = Cost(round(c.sectors_per_request - c.ideal_sectors_per_request, 2), "excess_sectors_per_request",
-                f"{c.sectors_per_request:.1f} sectors per request where {c.ideal_sectors_per_request:.1f} would do, "
-                f"the same sectors read again by the next instruction")
-    return new("uncoalesced", "info", access.source_line, message, fix, cost, 1 - (c.efficiency or 0.0),
-               stage="ttgir", stage_line=access.stage_line)
+    message = (
+        f"{access.kind} of {access.param or 'memory'}: each lane owns {stride} adjacent bytes and one "
+        f"instruction moves {width} of them, so a request spans {c.sectors_per_request:.1f} sectors where "
+        f"{c.ideal_sectors_per_request:.1f} would do and the next instruction reads the rest of the same "
+        f"sectors (usually from L1: more requests, not more DRAM traffic)"
+    )
+    fix = (
+        f"give each thread a run of {width} bytes (fewer elements per thread: more num_warps for the same "
+        f"BLOCK), so that one request covers whole sectors"
+        if width >= VECTOR_BYTES
+        else access.fix
+    )
+    cost = Cost(
+        round(c.sectors_per_request - c.ideal_sectors_per_request, 2),
+        "excess_sectors_per_request",
+        f"{c.sectors_per_request:.1f} sectors per request where {c.ideal_sectors_per_request:.1f} would do, "
+        f"the same sectors read again by the next instruction",
+    )
+    return new(
+        "uncoalesced",
+        "info",
+        access.source_line,
+        message,
+        fix,
+        cost,
+        1 - (c.efficiency or 0.0),
+        stage="ttgir",
+        stage_line=access.stage_line,
+    )

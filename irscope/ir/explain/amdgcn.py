@@ -9,7 +9,9 @@ from irscope.ir.explain.common import Explanation, fill, nothing, sentence
 from irscope.ir.explain.data import amdgcn as data
 
 _MFMA = re.compile(r"v_mfma_(\w+?)_(\d+)x(\d+)x(\d+)_?(\w*)")
-_MEM = re.compile(r"^(buffer|global|flat|scratch|ds|s)_(load|store|read|write|read2|write2|read2st64|write2st64)_(\w+)$")
+_MEM = re.compile(
+    r"^(buffer|global|flat|scratch|ds|s)_(load|store|read|write|read2|write2|read2st64|write2st64)_(\w+)$"
+)
 
 
 def explain(text: str, stage: str = "amdgcn") -> Explanation:
@@ -17,14 +19,23 @@ def explain(text: str, stage: str = "amdgcn") -> Explanation:
     if not line:
         return nothing(stage)
     if line.startswith("."):
-        return nothing(stage, "Directive", data.DIRECTIVES) if not line.endswith(":") else \
-            Explanation(stage, None, f"Label {line[:-1]}", "A branch target.")
+        return (
+            nothing(stage, "Directive", data.DIRECTIVES)
+            if not line.endswith(":")
+            else Explanation(stage, None, f"Label {line[:-1]}", "A branch target.")
+        )
     if ir.label(line) is not None:
-        return Explanation(stage, None, f"Label {line[:-1]}", "A branch target or the start of the kernel.")
+        return Explanation(
+            stage, None, f"Label {line[:-1]}", "A branch target or the start of the kernel."
+        )
     instruction = ir.tokenize(line)
     if instruction is None:
         return nothing(stage)
-    mnemonic, rest, operands = instruction.opcode, instruction.operand_text, instruction.positional_operands
+    mnemonic, rest, operands = (
+        instruction.opcode,
+        instruction.operand_text,
+        instruction.positional_operands,
+    )
     values = {"ops": rest or "nothing"}
     for name, value in zip(("d", "a", "b", "c", "e"), operands):
         values[name] = value
@@ -36,16 +47,22 @@ def explain(text: str, stage: str = "amdgcn") -> Explanation:
             details.append(f"_{enc}: {data.ENCODINGS[enc]}")
     explained = _explain_core(core, values, operands)
     if explained is None:
-        return Explanation(stage, mnemonic, mnemonic, "", tuple(details), known=False, unknown=(core,))
+        return Explanation(
+            stage, mnemonic, mnemonic, "", tuple(details), known=False, unknown=(core,)
+        )
     title, body, more = explained
     if encoding == "dpp":
         ctrl = " ".join(o for o in rest.split() if ":" in o)
         if ctrl:
             details.append(f"lane pattern: {ctrl}")
-    return Explanation(stage, mnemonic, f"{title} ({mnemonic})", sentence(body), tuple(more + details))
+    return Explanation(
+        stage, mnemonic, f"{title} ({mnemonic})", sentence(body), tuple(more + details)
+    )
 
 
-def _explain_core(core: str, values: dict, operands: list[str]) -> tuple[str, str, list[str]] | None:
+def _explain_core(
+    core: str, values: dict, operands: list[str]
+) -> tuple[str, str, list[str]] | None:
     if core in data.FULL:
         title, template = data.FULL[core]
         return title, fill(template, values), []
@@ -53,7 +70,14 @@ def _explain_core(core: str, values: dict, operands: list[str]) -> tuple[str, st
     if m:
         outtype, mm, nn, kk, intype = m.groups()
         title, template = data.MATRIX
-        return title, fill(template, {**values, "m": mm, "n": nn, "k": kk, "outtype": outtype, "intype": intype or "?"}), []
+        return (
+            title,
+            fill(
+                template,
+                {**values, "m": mm, "n": nn, "k": kk, "outtype": outtype, "intype": intype or "?"},
+            ),
+            [],
+        )
     m = _MEM.match(core)
     if m:
         return _memory(*m.groups(), operands)
@@ -83,17 +107,26 @@ def _explain_core(core: str, values: dict, operands: list[str]) -> tuple[str, st
         template = "the lane's bit of {d} = ({a} {cmp} {b})"
     body = fill(template, {**values, "cmp": cmp or "?"})
     type_words = " and ".join(data.TYPES[t] for t in types)
-    more = [f"{'two values at once (packed) ' if packed else ''}{data.UNITS[unit]}" + (f"; {type_words}" if types else "")]
+    more = [
+        f"{'two values at once (packed) ' if packed else ''}{data.UNITS[unit]}"
+        + (f"; {type_words}" if types else "")
+    ]
     return title + (" (packed pair)" if packed else ""), body, more
 
 
 def _convert(unit: str, core: str, types: list[str], values: dict) -> tuple[str, str, list[str]]:
     to, frm = (types + ["?", "?"])[:2]
-    return "Convert", fill("{d} = {a} converted", values) + f" from {data.TYPES.get(frm, frm)} to {data.TYPES.get(to, to)}", \
-        [data.UNITS[unit]]
+    return (
+        "Convert",
+        fill("{d} = {a} converted", values)
+        + f" from {data.TYPES.get(frm, frm)} to {data.TYPES.get(to, to)}",
+        [data.UNITS[unit]],
+    )
 
 
-def _memory(prefix: str, verb: str, width: str, operands: list[str]) -> tuple[str, str, list[str]] | None:
+def _memory(
+    prefix: str, verb: str, width: str, operands: list[str]
+) -> tuple[str, str, list[str]] | None:
     size = data.WIDTHS.get(width)
     if size is None:
         return None
@@ -114,9 +147,15 @@ def _memory(prefix: str, verb: str, width: str, operands: list[str]) -> tuple[st
         body = f"each lane stores {per} from {data_reg} to {space}"
     more = []
     if pair:
-        more.append("two accesses at offset0 and offset1" + (" (in units of 64 elements: st64)" if "st64" in verb else ""))
+        more.append(
+            "two accesses at offset0 and offset1"
+            + (" (in units of 64 elements: st64)" if "st64" in verb else "")
+        )
     if prefix == "buffer" and len(operands) > 2:
-        more.append(f"address: buffer descriptor {operands[2]} + lane offset {operands[1]}" + (" (offen)" if "offen" in operands[-1] else ""))
+        more.append(
+            f"address: buffer descriptor {operands[2]} + lane offset {operands[1]}"
+            + (" (offen)" if "offen" in operands[-1] else "")
+        )
     if prefix == "ds" and operands:
         more.append(f"LDS address in {operands[1] if load and len(operands) > 1 else operands[0]}")
     return ("Load" if load else "Store") + f" ({'LDS' if prefix == 'ds' else prefix})", body, more

@@ -73,7 +73,7 @@ def sentence(text: str) -> str:
         text += "."
     first = text.split(" ", 1)[0]
     if re.search(r"[\d%$\[{]", first) or first.lower() in ("vcc", "exec", "scc", "m0", "pt", "rz"):
-        return text   # starts with a register or value name: keep it as written
+        return text  # starts with a register or value name: keep it as written
     return text[:1].upper() + text[1:] if text else text
 
 

@@ -38,12 +38,12 @@ def explain_line(stage: str, text: str, comp: CompiledKernel | None = None) -> E
     if stage == "amdgcn":
         return amdgcn.explain(text, stage)
     if stage == "source":
-        return nothing(stage, "Python source", "The kernel as written; the other stages show what it becomes.")
+        return nothing(
+            stage, "Python source", "The kernel as written; the other stages show what it becomes."
+        )
     return Explanation(stage, None, f"No notes for {stage} yet", "", known=False)
 
 
 def explain_stage(stage: str, text: str, comp: CompiledKernel | None = None) -> list[Explanation]:
     """Every line of a stage's text, explained (what the coverage benchmark walks)."""
     return [explain_line(stage, line, comp) for line in text.splitlines()]
-
-

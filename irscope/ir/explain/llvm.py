@@ -10,9 +10,13 @@ from irscope.ir.explain.common import Explanation, fill, nothing, sentence, spli
 from irscope.ir.explain.data import llvm as data
 
 _INTRINSIC = re.compile(r"@llvm\.([\w.]+)")
-_TYPE = re.compile(r"^\s*(?:(?:nuw|nsw|exact|disjoint|nneg|fast|contract|afn|reassoc|nnan|ninf|nsz|arcp|volatile|atomic)\s+)*"
-                   r"(<\d+ x [\w]+>|\{[^}]*\}|\[[^\]]*\]|[\w]+(?: addrspace\(\d+\))?)")
-_CAST = re.compile(r"^\s*(?:nneg\s+)?(<\d+ x \w+>|\w+(?: addrspace\(\d+\))?)\s+(.+?)\s+to\s+(<\d+ x \w+>|\w+(?: addrspace\(\d+\))?)\s*$")
+_TYPE = re.compile(
+    r"^\s*(?:(?:nuw|nsw|exact|disjoint|nneg|fast|contract|afn|reassoc|nnan|ninf|nsz|arcp|volatile|atomic)\s+)*"
+    r"(<\d+ x [\w]+>|\{[^}]*\}|\[[^\]]*\]|[\w]+(?: addrspace\(\d+\))?)"
+)
+_CAST = re.compile(
+    r"^\s*(?:nneg\s+)?(<\d+ x \w+>|\w+(?: addrspace\(\d+\))?)\s+(.+?)\s+to\s+(<\d+ x \w+>|\w+(?: addrspace\(\d+\))?)\s*$"
+)
 _SIZES = {"half": 2, "bfloat": 2, "float": 4, "double": 8, "ptr": 8}
 
 
@@ -57,18 +61,28 @@ def _space(rest: str, amd: bool) -> str:
 
 
 def explain(text: str, stage: str = "llir", amd: bool = False) -> Explanation:
-    line = _strip_metadata(text.split(" ; ", 1)[0].strip() if not text.strip().startswith(";") else "")
+    line = _strip_metadata(
+        text.split(" ; ", 1)[0].strip() if not text.strip().startswith(";") else ""
+    )
     if not line or line in ("}", "{"):
         return nothing(stage)
     if line.startswith("!"):
         title, body = data.TOPLEVEL["metadata"]
         return Explanation(stage, None, title, sentence(body))
     if line.startswith("]"):
-        return Explanation(stage, None, "End of a list", "The list the lines above continue ends here.")
+        return Explanation(
+            stage, None, "End of a list", "The list the lines above continue ends here."
+        )
     if re.match(r"(i\d+|ptr|half|bfloat|float|double)\s", line):
-        return Explanation(stage, None, "Continued from above", sentence(
-            "an entry of a list a line above opens: a switch's case (a value, then the label it jumps to), or an "
-            "element of a constant"))
+        return Explanation(
+            stage,
+            None,
+            "Continued from above",
+            sentence(
+                "an entry of a list a line above opens: a switch's case (a value, then the label it jumps to), or an "
+                "element of a constant"
+            ),
+        )
     word = line.split()[0]
     if word in data.TOPLEVEL and word not in ("label", "metadata", "global"):
         title, body = data.TOPLEVEL[word]
@@ -93,7 +107,10 @@ def explain(text: str, stage: str = "llir", amd: bool = False) -> Explanation:
     values = {"d": d, "ops": rest.strip(), "space": _space(rest, amd)}
     cond = None
     if op in ("icmp", "fcmp"):
-        cm = re.match(r"\s*(?:\w+\s+)*?(eq|ne|[su][lg][te]|o\w\w|u\w\w|ord|uno|true|false)\s+(\S+)\s+([^,]+),\s*(.+)$", rest)
+        cm = re.match(
+            r"\s*(?:\w+\s+)*?(eq|ne|[su][lg][te]|o\w\w|u\w\w|ord|uno|true|false)\s+(\S+)\s+([^,]+),\s*(.+)$",
+            rest,
+        )
         if cm:
             code, _, a, b = cm.groups()
             words = data.CONDITIONS.get(code, code)
@@ -107,8 +124,8 @@ def explain(text: str, stage: str = "llir", amd: bool = False) -> Explanation:
         values["type"] = f"from {type_words(cast.group(1))} to {type_words(cast.group(3))}"
         values["a"] = _operand_name(cast.group(2))
     elif tm:
-        names = [_operand_name(o) for o in split_operands(rest[tm.end():]) if o.strip()]
-        if op == "select":   # select i1 %c, T %x, T %y: every operand carries its type
+        names = [_operand_name(o) for o in split_operands(rest[tm.end() :]) if o.strip()]
+        if op == "select":  # select i1 %c, T %x, T %y: every operand carries its type
             names = [_operand_name(o) for o in split_operands(rest) if o.strip()]
         values.update({k: v for k, v in zip(("a", "b", "c"), names)})
     return Explanation(stage, op, f"{title} ({op})", sentence(fill(template, values)))
@@ -127,11 +144,20 @@ def _call(d: str, rest: str, stage: str) -> Explanation:
             if key in data.INTRINSICS:
                 title, body = data.INTRINSICS[key]
                 target = "" if d == "the result" else f"{d} = "
-                return Explanation(stage, f"llvm.{name}", f"{title} (llvm.{name})", sentence(target + body))
-        return Explanation(stage, f"llvm.{name}", f"llvm.{name}", "", known=False, unknown=(f"llvm.{name}",))
+                return Explanation(
+                    stage, f"llvm.{name}", f"{title} (llvm.{name})", sentence(target + body)
+                )
+        return Explanation(
+            stage, f"llvm.{name}", f"llvm.{name}", "", known=False, unknown=(f"llvm.{name}",)
+        )
     callee = re.search(r"@([\w.$]+)", rest)
     title, template = data.INSTRUCTIONS["call"]
-    return Explanation(stage, "call", title, sentence(fill(template, {"d": d, "callee": callee.group(1) if callee else "a function"})))
+    return Explanation(
+        stage,
+        "call",
+        title,
+        sentence(fill(template, {"d": d, "callee": callee.group(1) if callee else "a function"})),
+    )
 
 
 def _inline_asm(asm: str, stage: str) -> Explanation:
@@ -142,7 +168,9 @@ def _inline_asm(asm: str, stage: str) -> Explanation:
         if e is not None and e.op and e.op != "label" and not e.op.startswith("."):
             pieces.append(e)
     if not pieces:
-        return Explanation(stage, "asm", "Inline assembly", "Hand-written target assembly with no instructions.")
+        return Explanation(
+            stage, "asm", "Inline assembly", "Hand-written target assembly with no instructions."
+        )
     known = all(p.known for p in pieces)
     unknown = tuple(u for p in pieces for u in p.unknown)
     opcodes = [p.op for p in pieces]
@@ -153,7 +181,15 @@ def _inline_asm(asm: str, stage: str) -> Explanation:
             runs[-1].append(p)
         else:
             runs.append([p])
-    text = " Then: ".join(r[0].text + (f" (and {len(r) - 1} more like it)" if len(r) > 1 else "") for r in runs)
-    return Explanation(stage, key, "Inline PTX: " + ", ".join(dict.fromkeys(opcodes)),
-                       "Triton wrote this PTX by hand ($0, $1, ... are the call's operands). " + text,
-                       tuple(d for p in pieces[:2] for d in p.details), known=known, unknown=unknown)
+    text = " Then: ".join(
+        r[0].text + (f" (and {len(r) - 1} more like it)" if len(r) > 1 else "") for r in runs
+    )
+    return Explanation(
+        stage,
+        key,
+        "Inline PTX: " + ", ".join(dict.fromkeys(opcodes)),
+        "Triton wrote this PTX by hand ($0, $1, ... are the call's operands). " + text,
+        tuple(d for p in pieces[:2] for d in p.details),
+        known=known,
+        unknown=unknown,
+    )

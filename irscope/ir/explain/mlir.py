@@ -16,7 +16,9 @@ OPS = {**ttir_data.OPS, **ttgir_data.OPS}
 
 _VALUE = re.compile(r"%[\w-]+(?:#\d+)?")
 _ALIAS_DEF = re.compile(r"^(#\w+)\s*=\s*(#(?:ttg|ttng|amdg|triton_gpu)\.\w+(?:<.*>)?)\s*$")
-_TENSOR = re.compile(r"(?:tensor|!ttg\.memdesc|memdesc)?<((?:\d+x)+)([\w!.]+(?:<[^>]*>)?)\s*(?:,\s*(#[\w.]+(?:<\{.*?\}>)?))?")
+_TENSOR = re.compile(
+    r"(?:tensor|!ttg\.memdesc|memdesc)?<((?:\d+x)+)([\w!.]+(?:<[^>]*>)?)\s*(?:,\s*(#[\w.]+(?:<\{.*?\}>)?))?"
+)
 
 
 @functools.lru_cache(maxsize=16)
@@ -38,8 +40,8 @@ def _top_level_split(rest: str) -> tuple[str, str]:
             depth += 1
         elif ch in ")]}>":
             depth = max(0, depth - 1)
-        elif ch == ":" and depth == 0 and rest[i - 1:i] == " " and rest[i + 1:i + 2] == " ":
-            return rest[:i], rest[i + 1:]
+        elif ch == ":" and depth == 0 and rest[i - 1 : i] == " " and rest[i + 1 : i + 2] == " ":
+            return rest[:i], rest[i + 1 :]
     return rest, ""
 
 
@@ -56,7 +58,7 @@ def _describe_type(types: str) -> str:
 def _layout_details(types: str, aliases: dict[str, str]) -> list[str]:
     out, seen = [], set()
     result, arrow, inputs = types.rpartition("->")
-    ordered = f"{inputs} {result}" if arrow else types   # the result's layout first
+    ordered = f"{inputs} {result}" if arrow else types  # the result's layout first
     for m in _TENSOR.finditer(ordered):
         enc = m.group(3)
         if not enc or enc in seen or enc.startswith("#smem"):
@@ -78,21 +80,35 @@ def explain(text: str, stage: str, module_text: str | None = None) -> Explanatio
         return nothing(stage)
     if line.startswith("}"):
         if "else" in line:
-            return Explanation(stage, None, "Else branch", "What follows runs when the scf.if condition is false.")
+            return Explanation(
+                stage, None, "Else branch", "What follows runs when the scf.if condition is false."
+            )
         return nothing(stage)
     if line.startswith("^bb"):
-        return Explanation(stage, None, "Block arguments",
-                           "The values a region receives; in a reduction, the two partial results to combine.")
+        return Explanation(
+            stage,
+            None,
+            "Block arguments",
+            "The values a region receives; in a reduction, the two partial results to combine.",
+        )
     if line.startswith("default {"):
-        return Explanation(stage, None, "Default region of a warp_specialize",
-                           "What the block's own warps run while the partitions below run on warps of their own.")
+        return Explanation(
+            stage,
+            None,
+            "Default region of a warp_specialize",
+            "What the block's own warps run while the partitions below run on warps of their own.",
+        )
     region = re.match(r"partition(\d+)\(", line)
     if region:
         warps = re.search(r"num_warps\((\d+)\)", line)
-        return Explanation(stage, None, f"Partition {region.group(1)} of a warp_specialize",
-                           "A region that runs on a group of warps of its own"
-                           + (f" ({warps.group(1)} warps)" if warps else "")
-                           + ", beside the default region; its arguments are the values captured from outside.")
+        return Explanation(
+            stage,
+            None,
+            f"Partition {region.group(1)} of a warp_specialize",
+            "A region that runs on a group of warps of its own"
+            + (f" ({warps.group(1)} warps)" if warps else "")
+            + ", beside the default region; its arguments are the values captured from outside.",
+        )
     alias = _ALIAS_DEF.match(line)
     if alias:
         return _layout_definition(alias.group(1), alias.group(2), stage)
@@ -101,7 +117,9 @@ def explain(text: str, stage: str, module_text: str | None = None) -> Explanatio
         return Explanation(stage, "module", title, sentence(template), _module_details(line))
     found = operation(line)
     if found is None:
-        return Explanation(stage, line.split()[0], "Unrecognised line", "", known=False, unknown=(line.split()[0],))
+        return Explanation(
+            stage, line.split()[0], "Unrecognised line", "", known=False, unknown=(line.split()[0],)
+        )
     op, results, rest = found.opcode, found.results or "", found.rest
     operand_text, types = _top_level_split(rest)
     if op == "tt.func":
@@ -117,13 +135,18 @@ def explain(text: str, stage: str, module_text: str | None = None) -> Explanatio
         details = _layout_details(types, aliases)
     if op == "tt.func":
         details = _func_details(rest)
-    return Explanation(stage, op, f"{title} ({op})", sentence(fill(template, values)), tuple(details))
+    return Explanation(
+        stage, op, f"{title} ({op})", sentence(fill(template, values)), tuple(details)
+    )
 
 
 def _fields(op: str, results: str, operand_text: str, types: str) -> dict[str, str]:
     names = _VALUE.findall(operand_text.split("{", 1)[0] if op != "scf.for" else operand_text)
-    values = {"results": results.strip() or "the result", "operands": ", ".join(names) or "nothing",
-              "type": _describe_type(types)}
+    values = {
+        "results": results.strip() or "the result",
+        "operands": ", ".join(names) or "nothing",
+        "type": _describe_type(types),
+    }
     for key, value in zip(("a", "b", "c", "e", "f"), names):
         values[key] = value
     attrs = re.search(r"\{([^{}]*)\}", operand_text)
@@ -133,14 +156,18 @@ def _fields(op: str, results: str, operand_text: str, types: str) -> dict[str, s
         if am:
             values[key] = am.group(1)
     if "start" in values and "end" in values:
-        values["range"] = f"[{values['start']}, {int(values['start']) + 1}, ..., {int(values['end']) - 1}]"
+        values["range"] = (
+            f"[{values['start']}, {int(values['start']) + 1}, ..., {int(values['end']) - 1}]"
+        )
     values["value"] = operand_text.strip() or "?"
     pred = re.match(r"\s*(\w+),", operand_text)
     if pred:
         values["pred"] = ttir_data.PREDICATES.get(pred.group(1), pred.group(1))
     loop = re.match(r"\s*(%\w+) = (\S+) to (\S+) step (\S+)", operand_text)
     if loop:
-        values["loop"] = f"{loop.group(1)} runs from {loop.group(2)} up to {loop.group(3)} in steps of {loop.group(4)}"
+        values["loop"] = (
+            f"{loop.group(1)} runs from {loop.group(2)} up to {loop.group(3)} in steps of {loop.group(4)}"
+        )
     count = re.search(r",\s*(\d+)\s*$", operand_text.strip())
     values["count"] = count.group(1) if count else "?"
     values["init"] = f", filled with {names[0]}" if names else ""
@@ -150,7 +177,11 @@ def _fields(op: str, results: str, operand_text: str, types: str) -> dict[str, s
 
 def _masked(op: str, names: list[str], operand_text: str) -> str:
     if op == "tt.load" and len(names) >= 2:
-        other = f"; masked-off elements get {names[2]}" if len(names) >= 3 else " (masked-off elements are undefined)"
+        other = (
+            f"; masked-off elements get {names[2]}"
+            if len(names) >= 3
+            else " (masked-off elements are undefined)"
+        )
         return f", only where the mask {names[1]} is true{other}"
     if op == "tt.store" and len(names) >= 3:
         return f", only where the mask {names[2]} is true"
@@ -172,8 +203,12 @@ def _layout_definition(name: str, attr: str, stage: str) -> Explanation:
 
 def _module_details(line: str) -> tuple[str, ...]:
     out = []
-    for key, words in (("ttg.num-warps", "warps per program (thread block)"), ("ttg.threads-per-warp", "threads per warp"),
-                       ("ttg.num-ctas", "thread blocks per cluster"), ("ttg.target", "target")):
+    for key, words in (
+        ("ttg.num-warps", "warps per program (thread block)"),
+        ("ttg.threads-per-warp", "threads per warp"),
+        ("ttg.num-ctas", "thread blocks per cluster"),
+        ("ttg.target", "target"),
+    ):
         m = re.search(rf'"?{re.escape(key)}"?\s*=\s*("[^"]*"|\d+)', line)
         if m:
             out.append(f"{m.group(1).strip(chr(34))} {words}")

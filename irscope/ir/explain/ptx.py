@@ -57,13 +57,18 @@ def explain(text: str, stage: str = "ptx") -> Explanation:
         return nothing(stage)
     label = ir.label(line)
     if label is not None:
-        return Explanation(stage, "label", f"Label {label}",
-                           "A place in the code that branches jump to; it does nothing itself.")
+        return Explanation(
+            stage,
+            "label",
+            f"Label {label}",
+            "A place in the code that branches jump to; it does nothing itself.",
+        )
     if line.startswith("."):
         return _directive(line, stage)
     instruction = ir.tokenize(line)
-    return explain_instruction(instruction.opcode, instruction.operands, instruction.guard, instruction.negated,
-                               stage)
+    return explain_instruction(
+        instruction.opcode, instruction.operands, instruction.guard, instruction.negated, stage
+    )
 
 
 def _directive(line: str, stage: str) -> Explanation:
@@ -74,8 +79,13 @@ def _directive(line: str, stage: str) -> Explanation:
     return Explanation(stage, word, f"{title} ({word})", sentence(text))
 
 
-def explain_instruction(opcode: str, operands: list[str], predicate: str | None = None, negated: bool = False,
-                        stage: str = "ptx") -> Explanation:
+def explain_instruction(
+    opcode: str,
+    operands: list[str],
+    predicate: str | None = None,
+    negated: bool = False,
+    stage: str = "ptx",
+) -> Explanation:
     key, mods = split_opcode(opcode)
     unknown = [opcode.split(".")[0]] if key is None else []
     details, types, cmp = [], [], None
@@ -106,13 +116,26 @@ def explain_instruction(opcode: str, operands: list[str], predicate: str | None 
     if predicate and body:
         state = "false" if negated else "true"
         body = f"If predicate {predicate} is {state} for this thread (its lane's mask bit), {lower_first(body)}"
-    return Explanation(stage, opcode, f"{title} ({opcode})", sentence(body), tuple(details),
-                       known=not unknown, unknown=tuple(unknown))
+    return Explanation(
+        stage,
+        opcode,
+        f"{title} ({opcode})",
+        sentence(body),
+        tuple(details),
+        known=not unknown,
+        unknown=tuple(unknown),
+    )
 
 
-_SPACE_WORDS = {"global": "global memory", "shared": "shared memory", "shared::cta": "shared memory",
-                "shared::cluster": "cluster shared memory", "local": "local memory (per-thread, in DRAM)",
-                "param": "the kernel parameters", "const": "constant memory"}
+_SPACE_WORDS = {
+    "global": "global memory",
+    "shared": "shared memory",
+    "shared::cta": "shared memory",
+    "shared::cluster": "cluster shared memory",
+    "local": "local memory (per-thread, in DRAM)",
+    "param": "the kernel parameters",
+    "const": "constant memory",
+}
 
 
 def _memory(key: str, mods: list[str], types: list[str], operands: list[str]) -> tuple[str, str]:
@@ -123,11 +146,20 @@ def _memory(key: str, mods: list[str], types: list[str], operands: list[str]) ->
         where, regs = operands[0], register_list(operands[1] if len(operands) > 1 else "")
     else:
         regs, where = register_list(operands[0]), operands[1] if len(operands) > 1 else "?"
-    amount = f"{vec} × {bits} bits = {vec * bits // 8} bytes" if vec > 1 else \
-        f"{bits} bits ({bits // 8} byte{'s' if bits != 8 else ''})"
-    regs_words = f"{len(regs)} registers ({', '.join(regs)})" if len(regs) > 1 else (regs[0] if regs else "a register")
+    amount = (
+        f"{vec} × {bits} bits = {vec * bits // 8} bytes"
+        if vec > 1
+        else f"{bits} bits ({bits // 8} byte{'s' if bits != 8 else ''})"
+    )
+    regs_words = (
+        f"{len(regs)} registers ({', '.join(regs)})"
+        if len(regs) > 1
+        else (regs[0] if regs else "a register")
+    )
     at = address(where)
     if key == "st":
         return "Store", f"store {amount} from {regs_words} to {space} at {at}"
     verb = "load the same value for all threads:" if key == "ldu" else "load"
-    return ("Load" if key == "ld" else "Load uniform"), f"{verb} {amount} from {space} at {at} into {regs_words}"
+    return (
+        "Load" if key == "ld" else "Load uniform"
+    ), f"{verb} {amount} from {space} at {at} into {regs_words}"

@@ -31,11 +31,16 @@ class Control:
 
     @classmethod
     def from_high_word(cls, high: int) -> "Control":
-        bits = high >> 41   # bits 105..127 of the 128-bit instruction
+        bits = high >> 41  # bits 105..127 of the 128-bit instruction
         write, read = (bits >> 5) & 7, (bits >> 8) & 7
-        return cls(stall=bits & 0xF, yield_hint=not (bits >> 4) & 1,   # the bit is clear when the hint is given
-                   write_barrier=None if write == 7 else write, read_barrier=None if read == 7 else read,
-                   wait_mask=(bits >> 11) & 0x3F, reuse=(bits >> 17) & 0xF)
+        return cls(
+            stall=bits & 0xF,
+            yield_hint=not (bits >> 4) & 1,  # the bit is clear when the hint is given
+            write_barrier=None if write == 7 else write,
+            read_barrier=None if read == 7 else read,
+            wait_mask=(bits >> 11) & 0x3F,
+            reuse=(bits >> 17) & 0xF,
+        )
 
     def words(self) -> list[str]:
         notes = data.CONTROL_NOTES
@@ -57,9 +62,11 @@ class Control:
     def short(self) -> str:
         """Compact form, e.g. `S01 Y W1 R- B0-2`."""
         waits = "".join(str(i) for i in range(6) if self.wait_mask >> i & 1)
-        return (f"S{self.stall:02d} {'Y' if self.yield_hint else '-'} "
-                f"W{'-' if self.write_barrier is None else self.write_barrier} "
-                f"R{'-' if self.read_barrier is None else self.read_barrier} B{waits or '-'}")
+        return (
+            f"S{self.stall:02d} {'Y' if self.yield_hint else '-'} "
+            f"W{'-' if self.write_barrier is None else self.write_barrier} "
+            f"R{'-' if self.read_barrier is None else self.read_barrier} B{waits or '-'}"
+        )
 
 
 def _modifier(opcode: str, token: str) -> str | None:
@@ -73,9 +80,16 @@ def _modifier(opcode: str, token: str) -> str | None:
     return None
 
 
-_SPACES = {"LDG": "global memory", "STG": "global memory", "LDS": "shared memory", "STS": "shared memory",
-           "LDL": "local memory (per-thread, in DRAM: spills)", "STL": "local memory (per-thread, in DRAM: spills)",
-           "LD": "memory (generic address)", "ST": "memory (generic address)"}
+_SPACES = {
+    "LDG": "global memory",
+    "STG": "global memory",
+    "LDS": "shared memory",
+    "STS": "shared memory",
+    "LDL": "local memory (per-thread, in DRAM: spills)",
+    "STL": "local memory (per-thread, in DRAM: spills)",
+    "LD": "memory (generic address)",
+    "ST": "memory (generic address)",
+}
 
 
 def _address(text: str) -> str:
@@ -96,8 +110,20 @@ def _memory(base: str, mods: list[str], operands: list[str]) -> str:
     return f"store {size} byte{'s' if size > 1 else ''} per thread from {srcs} to {space} at {_address(operands[0])}"
 
 
-_CMP = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "GEU": ">= (or NaN)", "LTU": "< (or NaN)",
-        "GTU": "> (or NaN)", "LEU": "<= (or NaN)", "NEU": "!= (or NaN)", "EQU": "== (or NaN)"}
+_CMP = {
+    "EQ": "==",
+    "NE": "!=",
+    "LT": "<",
+    "LE": "<=",
+    "GT": ">",
+    "GE": ">=",
+    "GEU": ">= (or NaN)",
+    "LTU": "< (or NaN)",
+    "GTU": "> (or NaN)",
+    "LEU": "<= (or NaN)",
+    "NEU": "!= (or NaN)",
+    "EQU": "== (or NaN)",
+}
 _DROP_PREDICATES = {"IADD3", "UIADD3", "VIMNMX", "LEA", "ULEA", "IMAD", "UIMAD", "VIADD", "IMNMX"}
 
 
@@ -121,22 +147,34 @@ def _values(base: str, mods: list[str], operands: list[str]) -> dict[str, str]:
     plain = [o for o in shown if not ir.is_predicate(o)]
     values["shift"] = plain[-1] if len(plain) >= 4 else "?"
     last = operands[-1] if operands else ""
-    values["minmax"] = "maximum" if last in ("!PT", "!UPT") else "minimum" if last in ("PT", "UPT") else "minimum or maximum"
+    values["minmax"] = (
+        "maximum"
+        if last in ("!PT", "!UPT")
+        else "minimum"
+        if last in ("PT", "UPT")
+        else "minimum or maximum"
+    )
     target = next((o for o in operands if "`(" in o), None)
     values["target"] = target.split("`(", 1)[1].rstrip(")") if target else values.get("d", "?")
     cond = [o for o in operands if ir.is_predicate(o) and o not in ("PT", "UPT")]
     if base == "BRA" and cond:
         values["target"] += f" if {cond[0]} is true"
-    values["bytes"] = f"{next((data.WIDTH_BYTES[m] for m in mods if m in data.WIDTH_BYTES), 4)} bytes"
+    values["bytes"] = (
+        f"{next((data.WIDTH_BYTES[m] for m in mods if m in data.WIDTH_BYTES), 4)} bytes"
+    )
     return values
 
 
-def explain(text: str, stage: str = "sass", controls: dict[int, tuple[int, int]] | None = None) -> Explanation:
+def explain(
+    text: str, stage: str = "sass", controls: dict[int, tuple[int, int]] | None = None
+) -> Explanation:
     line = text.strip()
     if not line or line.startswith("//") or line.startswith("."):
         return nothing(stage)
     if ir.label(line) is not None:
-        return Explanation(stage, None, f"Label {line[:-1]}", "A branch target or the start of the kernel's code.")
+        return Explanation(
+            stage, None, f"Label {line[:-1]}", "A branch target or the start of the kernel's code."
+        )
     instruction = ir.tokenize(line)
     if instruction is None or not instruction.opcode:
         return nothing(stage)
@@ -146,7 +184,14 @@ def explain(text: str, stage: str = "sass", controls: dict[int, tuple[int, int]]
     parts = opcode.split(".")
     base, mods = parts[0], parts[1:]
     unknown, details = [], []
-    entry = next((data.OPS[k] for k in (".".join(parts[:n]) for n in range(len(parts), 0, -1)) if k in data.OPS), None)
+    entry = next(
+        (
+            data.OPS[k]
+            for k in (".".join(parts[:n]) for n in range(len(parts), 0, -1))
+            if k in data.OPS
+        ),
+        None,
+    )
     if entry is None:
         unknown.append(base)
     for token in mods:
@@ -168,9 +213,21 @@ def explain(text: str, stage: str = "sass", controls: dict[int, tuple[int, int]]
         negated, pred = guard.startswith("@!"), guard.lstrip("@!")
         body = f"If predicate {pred} is {'false' if negated else 'true'} for this thread, {lower_first(body)}"
     if any(".reuse" in o for o in operands):
-        details.append(".reuse on an operand: keep it in the operand reuse cache for the next instruction")
+        details.append(
+            ".reuse on an operand: keep it in the operand reuse cache for the next instruction"
+        )
     if controls is not None and offset in controls:
         control = Control.from_high_word(controls[offset][1])
-        details += [f"control [{control.short()}] " + w if i == 0 else w for i, w in enumerate(control.words())]
-    return Explanation(stage, opcode, f"{title} ({opcode})", sentence(body), tuple(details),
-                       known=not unknown, unknown=tuple(unknown))
+        details += [
+            f"control [{control.short()}] " + w if i == 0 else w
+            for i, w in enumerate(control.words())
+        ]
+    return Explanation(
+        stage,
+        opcode,
+        f"{title} ({opcode})",
+        sentence(body),
+        tuple(details),
+        known=not unknown,
+        unknown=tuple(unknown),
+    )

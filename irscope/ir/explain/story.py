@@ -16,7 +16,9 @@ from irscope.ir.mlir import strip_locations
 
 # Instructions worth naming in the story (the rest are counted): memory, synchronization, tensor cores.
 _NOTABLE = {"ptx": ir_ptx.is_notable, "sass": ir_sass.is_notable, "amdgcn": ir_amdgcn.is_notable}
-_LAYOUT_REF = re.compile(r"#(?:blocked|mma|shared|linear|dot_op|slice)\w*|#ttg\.(?:slice|dot_op)<\{[^}]*\}>")
+_LAYOUT_REF = re.compile(
+    r"#(?:blocked|mma|shared|linear|dot_op|slice)\w*|#ttg\.(?:slice|dot_op)<\{[^}]*\}>"
+)
 
 
 def _instruction_indices(comp: CompiledKernel, stage: str, source_line: int) -> list[int]:
@@ -66,7 +68,9 @@ def lowering_story(comp: CompiledKernel, source_line: int) -> str:
     ttir = _ops(comp, "ttir", _instruction_indices(comp, "ttir", source_line))
     if not ttir:
         return f"{head} produces no code of its own (or the compiler folded it into other lines)."
-    sentences.append(f"{head} becomes {len(ttir)} TTIR op{'s' if len(ttir) != 1 else ''}: {_listing(ttir)}.")
+    sentences.append(
+        f"{head} becomes {len(ttir)} TTIR op{'s' if len(ttir) != 1 else ''}: {_listing(ttir)}."
+    )
     ttgir_idx = _instruction_indices(comp, "ttgir", source_line)
     ttgir = _ops(comp, "ttgir", ttgir_idx)
     extra = sorted({op for op in ttgir if op.startswith(("ttg.", "ttng.", "amdg."))})

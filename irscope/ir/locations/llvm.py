@@ -54,8 +54,16 @@ class _Metadata:
         result: Chain | None = None
         if kind == "DILocation":
             line = int(f.get("line", "0") or 0)
-            here = (SourceLoc(self.file_of_scope(f.get("scope", "")) or "", line, int(f.get("column", "0") or 0)),)
-            outer = self.chain(f["inlinedAt"], depth + 1) if "inlinedAt" in f and depth < 64 else None
+            here = (
+                SourceLoc(
+                    self.file_of_scope(f.get("scope", "")) or "",
+                    line,
+                    int(f.get("column", "0") or 0),
+                ),
+            )
+            outer = (
+                self.chain(f["inlinedAt"], depth + 1) if "inlinedAt" in f and depth < 64 else None
+            )
             if line <= 0:
                 result = outer
             else:

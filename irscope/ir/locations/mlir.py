@@ -74,7 +74,7 @@ def parse_mlir(text: str) -> Parsed:
         if first == "^":
             kinds.append(LineKind.LABEL)
             k = line.find(" loc(")
-            chains.append(locs.expr(line[k + 5:]) if k >= 0 and chain is None else chain)
+            chains.append(locs.expr(line[k + 5 :]) if k >= 0 and chain is None else chain)
         elif is_function_header(s):
             kinds.append(D)
             chains.append(chain)
@@ -87,7 +87,9 @@ def parse_mlir(text: str) -> Parsed:
     return Parsed(kinds, chains, inferred)
 
 
-def _infer_from_first_use(lines: list[str], kinds: list[LineKind], chains: list[Chain | None]) -> set[int]:
+def _infer_from_first_use(
+    lines: list[str], kinds: list[LineKind], chains: list[Chain | None]
+) -> set[int]:
     """Ops with no location (hoisted constants) take the location of the first op that uses them."""
     pending: dict[str, int] = {}
     inferred: set[int] = set()

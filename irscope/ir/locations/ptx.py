@@ -28,7 +28,9 @@ def paths_by_base_name(files: dict[int, str]) -> dict[str, str]:
     return out
 
 
-def chain_with_comment_frames(first: SourceLoc, comment: str, paths_by_base: dict[str, str]) -> Chain:
+def chain_with_comment_frames(
+    first: SourceLoc, comment: str, paths_by_base: dict[str, str]
+) -> Chain:
     """`first`, then the inlined-at frames LLVM writes in a `.loc`'s comment, `@[ b.py:3:4 @[ k.py:9:1 ] ]`
     (PTX under Triton 3.6, AMDGCN always); frames at line 0 carry no position and are left out."""
     frames = [first]
@@ -42,7 +44,7 @@ def parse_ptx(text: str) -> Parsed:
     lines = text.splitlines()
     files = ir.file_table(text)
     by_base = paths_by_base_name(files)
-    parent: dict[Key, Key] = {}        # an inlined position -> where it was inlined, as last seen
+    parent: dict[Key, Key] = {}  # an inlined position -> where it was inlined, as last seen
     chain_memo: dict[tuple, Chain | None] = {}
 
     def chain_of(key: Key, inlined_at: Key | None) -> Chain | None:
@@ -66,14 +68,15 @@ def parse_ptx(text: str) -> Parsed:
 
     def comment_chain(key: Key, text: str) -> Chain | None:
         """The chain of a `.loc` whose inlining is written only in its comment (older LLVM)."""
-        memo_key = (key, text[text.index("@["):])
+        memo_key = (key, text[text.index("@[") :])
         got = chain_memo.get(memo_key, False)
         if got is not False:
             return got
         result = None
         if key[1] > 0:
-            result = chain_with_comment_frames(SourceLoc(files.get(key[0], str(key[0])), key[1], key[2]), text,
-                                               by_base)
+            result = chain_with_comment_frames(
+                SourceLoc(files.get(key[0], str(key[0])), key[1], key[2]), text, by_base
+            )
         chain_memo[memo_key] = result
         return result
 
@@ -84,10 +87,14 @@ def parse_ptx(text: str) -> Parsed:
     asm_loc: Chain | None = None
     asm_first_key: Key | None = None
     asm_count = 0
-    shifted: list[tuple[str, int, int, bool]] = []  # (file, shifted line, true line, is the block's last .loc)
+    shifted: list[
+        tuple[str, int, int, bool]
+    ] = []  # (file, shifted line, true line, is the block's last .loc)
     last_shift_index = -1
     in_debug_section = False
-    raw_line: tuple[str, int] | None = None   # the last .loc as ptxas reads it (shifted lines included)
+    raw_line: tuple[str, int] | None = (
+        None  # the last .loc as ptxas reads it (shifted lines included)
+    )
     memory_ops: list[tuple[str, int, int, str]] = []  # (file, line ptxas saw, true line, direction)
     I, DBG = LineKind.INSTRUCTION, LineKind.DEBUG
     for line in lines:
@@ -140,7 +147,9 @@ def parse_ptx(text: str) -> Parsed:
                         asm_loc, asm_first_key = chain, key
                         current = chain
                     elif asm_first_key is not None and key[0] == asm_first_key[0] and key[1] > 0:
-                        shifted.append((files.get(key[0], str(key[0])), key[1], asm_first_key[1], False))
+                        shifted.append(
+                            (files.get(key[0], str(key[0])), key[1], asm_first_key[1], False)
+                        )
                         last_shift_index = len(shifted) - 1
                         chains[-1] = asm_loc  # a shifted .loc is no source position of its own
                     continue
@@ -171,6 +180,8 @@ def parse_ptx(text: str) -> Parsed:
         if raw_line is not None and current:
             stem = ir.memory_stem(s)
             if stem:
-                memory_ops.append((raw_line[0], raw_line[1], current[0].line, ir.memory_direction(stem)))
+                memory_ops.append(
+                    (raw_line[0], raw_line[1], current[0].line, ir.memory_direction(stem))
+                )
     inferred = infer_gaps(kinds, chains, prefer_next=False)
     return Parsed(kinds, chains, inferred, extra={"asm_shifted": shifted, "memory_ops": memory_ops})

@@ -83,4 +83,3 @@ def parse_sass(text: str) -> Parsed:
         chains.append(None)
     inferred = infer_gaps(kinds, chains, prefer_next=False)
     return Parsed(kinds, chains, inferred)
-

@@ -55,7 +55,9 @@ def undo_asm_line_shift(sass: Parsed, ptx: Parsed, get_text: Callable[[str], str
         true_line = None
         instruction = ir_sass.tokenize(text_lines[index])
         op = instruction.base if instruction is not None else None
-        memory_key = (key[0], key[1], memory_direction(op)) if op in ir_sass.GLOBAL_OR_SHARED else None
+        memory_key = (
+            (key[0], key[1], memory_direction(op)) if op in ir_sass.GLOBAL_OR_SHARED else None
+        )
         if memory_key in memory:
             options = memory[memory_key]
             if inner.line not in options:
@@ -74,6 +76,7 @@ def undo_asm_line_shift(sass: Parsed, ptx: Parsed, get_text: Callable[[str], str
         for d in pending_debug:  # the //## comments just above describe this instruction
             sass.chains[d] = fixed
         pending_debug.clear()
+
 
 def restore_inlining_from_ptx(sass: Parsed, ptx: Parsed) -> None:
     """When the PTX carries its inlining only in comments (older LLVM, Triton 3.6), ptxas never saw it
@@ -108,7 +111,9 @@ def restore_inlining_from_ptx(sass: Parsed, ptx: Parsed) -> None:
         key = (os.path.basename(chain[0].file), chain[0].line)
         options = callers.get(key) if len(chain) == 1 else None
         if not options or key in direct:
-            if chain[-1].line in call_sites:  # rows elsewhere (a line 31 scheduled in between) don't count
+            if (
+                chain[-1].line in call_sites
+            ):  # rows elsewhere (a line 31 scheduled in between) don't count
                 previous_outer = chain[-1].line
             continue
         outer = next((o for o in options if o[-1].line == previous_outer), options[0])

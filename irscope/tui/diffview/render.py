@@ -44,24 +44,35 @@ def summary(doc: dict[str, Any], width: int) -> Group:
     table.add_column(Text("left: " + left["spec"], style=LEFT), overflow="fold")
     table.add_column(Text("right: " + right["spec"], style=RIGHT), overflow="fold")
     grid = lambda s: "×".join(map(str, s["grid"])) if s.get("grid") else None  # noqa: E731
-    rows = [("target", left["target"], right["target"]), ("grid", grid(left), grid(right)),
-            ("warps / stages", f"{left['num_warps']} / {left['num_stages']}",
-             f"{right['num_warps']} / {right['num_stages']}"),
-            ("registers", left["registers"], right["registers"]), ("spills", left["spills"], right["spills"]),
-            ("shared memory", left["shared_bytes"], right["shared_bytes"]),
-            ("occupancy", _occupancy(left), _occupancy(right))]
+    rows = [
+        ("target", left["target"], right["target"]),
+        ("grid", grid(left), grid(right)),
+        (
+            "warps / stages",
+            f"{left['num_warps']} / {left['num_stages']}",
+            f"{right['num_warps']} / {right['num_stages']}",
+        ),
+        ("registers", left["registers"], right["registers"]),
+        ("spills", left["spills"], right["spills"]),
+        ("shared memory", left["shared_bytes"], right["shared_bytes"]),
+        ("occupancy", _occupancy(left), _occupancy(right)),
+    ]
     for access in doc["accesses"]:
         label = f"line {access['source_line']} {access['kind']} {','.join(access['pointers'])}"
         rows.append((label, access_text(access["left"]), access_text(access["right"])))
     for label, a, b in rows:
         style = CHANGED if a != b else ""
-        table.add_row(Text(("* " if a != b else "  ") + label, style=style), Text(_value(a)), Text(_value(b)))
+        table.add_row(
+            Text(("* " if a != b else "  ") + label, style=style), Text(_value(a)), Text(_value(b))
+        )
     parts: list = [table]
     for side, name in ((left, "left"), (right, "right")):
         if side.get("error"):
             parts.append(Text(f"{name} did not compile: {side['error']}", style="bold red"))
         if side.get("coalescing_error"):
-            parts.append(Text(f"{name}: sectors per request {side['coalescing_error']}", style="dim"))
+            parts.append(
+                Text(f"{name}: sectors per request {side['coalescing_error']}", style="dim")
+            )
     if doc["changes"]:
         parts.append(Text("inputs that differ: " + "; ".join(doc["changes"]), style="bold"))
     parts.append(findings_text(doc.get("findings") or {}))
@@ -101,17 +112,30 @@ def row_lines(doc: dict[str, Any], width: int, show_unchanged: bool) -> list[tup
         if n not in changed and not show_unchanged:
             continue
         number = row["source_line"]
-        head = (f"{'*' if n in changed else ' '} {number:>4} │ {row['source'].expandtabs(TAB_SIZE)}" if number
-                else "     - │ (no source line: header, layouts, directives)")
+        head = (
+            f"{'*' if n in changed else ' '} {number:>4} │ {row['source'].expandtabs(TAB_SIZE)}"
+            if number
+            else "     - │ (no source line: header, layouts, directives)"
+        )
         out.append((Text(head, style=CHANGED if n in changed else "bold"), n))
         for access in accesses.get(number, []):
             out.append((_access_line(access, half), n))
-            for side, name, style in ((access["left"], "left", LEFT), (access["right"], "right", RIGHT)):
+            for side, name, style in (
+                (access["left"], "left", LEFT),
+                (access["right"], "right", RIGHT),
+            ):
                 for why in (side or {}).get("why_not_vectorized") or []:
-                    for k, piece in enumerate(textwrap.wrap(f"{name} not vectorized: {why}", max(20, width - 10))):
-                        out.append((Text(("        " if k == 0 else "          ") + piece, style=style), n))
+                    for k, piece in enumerate(
+                        textwrap.wrap(f"{name} not vectorized: {why}", max(20, width - 10))
+                    ):
+                        out.append(
+                            (Text(("        " if k == 0 else "          ") + piece, style=style), n)
+                        )
         for k in range(max(len(row["left"]), len(row["right"]))):
-            cells = [_cell(row[side][k] if k < len(row[side]) else None, half) for side in ("left", "right")]
+            cells = [
+                _cell(row[side][k] if k < len(row[side]) else None, half)
+                for side in ("left", "right")
+            ]
             out.append((cells[0] + Text(" │ ", style="dim") + cells[1], n))
     return out
 

@@ -24,10 +24,12 @@ from irscope.tui.messages import DiffComputed, Failed, Request
 from irscope.tui.widgets.key_footer import KeyFooter
 from irscope.tui.widgets.line_list import LineList
 
-NOTHING_TO_DIFF = ("{kernel} has one launch and nothing shown before it: nothing to diff yet. "
-                   "Press b to pick the other side: an autotune config, another target, or a SPEC such as "
-                   "BLOCK_SIZE=512,num_warps=8 (or edit with e, reload with r, and come back: the compilation "
-                   "shown before is kept).")
+NOTHING_TO_DIFF = (
+    "{kernel} has one launch and nothing shown before it: nothing to diff yet. "
+    "Press b to pick the other side: an autotune config, another target, or a SPEC such as "
+    "BLOCK_SIZE=512,num_warps=8 (or edit with e, reload with r, and come back: the compilation "
+    "shown before is kept)."
+)
 
 
 class DiffRows(LineList):
@@ -40,10 +42,16 @@ class DiffRows(LineList):
     def row_text(self, index: int) -> Text:
         return self.lines[index][0]
 
-    def set_lines(self, lines: list[tuple[Text, int]], width: int, keep_row: int | None = None) -> None:
+    def set_lines(
+        self, lines: list[tuple[Text, int]], width: int, keep_row: int | None = None
+    ) -> None:
         self.lines = lines
         self.reset(len(lines), width)
-        target = next((n for n, (_, row) in enumerate(lines) if row == keep_row), 0) if keep_row is not None else 0
+        target = (
+            next((n for n, (_, row) in enumerate(lines) if row == keep_row), 0)
+            if keep_row is not None
+            else 0
+        )
         self.cursor = -1
         self.move_to(target, center=True)
 
@@ -62,7 +70,9 @@ class DiffRows(LineList):
         return self.lines[self.cursor][1] if 0 <= self.cursor < len(self.lines) else None
 
 
-def _diff(request: Request, session, shown, sides: tuple[Side, Side], stage: str | None, here: int) -> DiffComputed:
+def _diff(
+    request: Request, session, shown, sides: tuple[Side, Side], stage: str | None, here: int
+) -> DiffComputed:
     """The sides compiled where they have no view yet (a SPEC: launch `here` unless it names one), then
     the worker's diff of them."""
     if session is None:
@@ -74,7 +84,10 @@ def _diff(request: Request, session, shown, sides: tuple[Side, Side], stage: str
             spec = side.spec if "launch=" in side.spec else f"launch={here},{side.spec}"
             view = session.request("compile_spec", key=shown.key, spec=spec)
         views.append(view)
-    described = [{"view": view, "label": s.short or s.label, "findings": s.findings} for s, view in zip(sides, views)]
+    described = [
+        {"view": view, "label": s.short or s.label, "findings": s.findings}
+        for s, view in zip(sides, views)
+    ]
     return DiffComputed(request, views, session.request("diff", sides=described, stage=stage))
 
 
@@ -93,10 +106,17 @@ class DiffScreen(Asker, Screen):
         Binding("x", "swap", "Swap", id="diff.swap"),
         Binding("s", "stage(1)", "Stage", id="diff.stage"),
         Binding("S", "stage(-1)", "Prev stage", show=False),
-        Binding("right_square_bracket", "changed(1)", "Next change", key_display="]", id="diff.next"),
+        Binding(
+            "right_square_bracket", "changed(1)", "Next change", key_display="]", id="diff.next"
+        ),
         Binding("left_square_bracket", "changed(-1)", "Prev change", key_display="[", show=False),
-        Binding("u", "toggle_unchanged", "Unchanged", id="diff.unchanged",
-                tooltip="Show or hide the source lines that became the same on both sides"),
+        Binding(
+            "u",
+            "toggle_unchanged",
+            "Unchanged",
+            id="diff.unchanged",
+            tooltip="Show or hide the source lines that became the same on both sides",
+        ),
         Binding("escape", "leave", "Back", id="diff.leave"),
     ]
 
@@ -104,7 +124,7 @@ class DiffScreen(Asker, Screen):
         super().__init__()
         self.main = app
         self.sides: list[Side | None] = list(default_sides(app))
-        self.stage: str | None = None   # None: the core's default (PTX, or AMDGCN)
+        self.stage: str | None = None  # None: the core's default (PTX, or AMDGCN)
         self.doc: dict | None = None
         self.show_unchanged = True
 
@@ -131,8 +151,16 @@ class DiffScreen(Asker, Screen):
             self.query_one(DiffRows).set_lines([], 1)
             return
         self._status(f"comparing {left.short or left.label} with {right.short or right.label}…", "")
-        self.ask("diff", _diff, self.main.session, self.main.shown.comp, (left, right), self.stage,
-                 launch_index(self.main), about=(left, right))
+        self.ask(
+            "diff",
+            _diff,
+            self.main.session,
+            self.main.shown.comp,
+            (left, right),
+            self.stage,
+            launch_index(self.main),
+            about=(left, right),
+        )
 
     def on_diff_computed(self, message: DiffComputed) -> None:
         if not self.answered(message):
@@ -141,7 +169,9 @@ class DiffScreen(Asker, Screen):
             side.view = view  # compiled once: the next diff with this side reuses it
         self._answered(message.doc)
 
-    def request_failed(self, message: Failed) -> None:  # said on screen; the user picks another side
+    def request_failed(
+        self, message: Failed
+    ) -> None:  # said on screen; the user picks another side
         self._answered(message.failure.message)
 
     def _answered(self, doc: dict | str) -> None:
@@ -162,7 +192,9 @@ class DiffScreen(Asker, Screen):
 
     def _show(self, doc: dict) -> None:
         rows = self.query_one(DiffRows)
-        keep = rows.row if self.doc is not None and self.doc.get("lines") == doc.get("lines") else None
+        keep = (
+            rows.row if self.doc is not None and self.doc.get("lines") == doc.get("lines") else None
+        )
         self.doc = doc
         self.stage = doc["stage"]
         self._title()
@@ -175,11 +207,17 @@ class DiffScreen(Asker, Screen):
         if not doc["stage"]:
             self._status("a side did not compile: the summary says why", "bold red")
         elif not changed:
-            self._status(f"{doc['stage']}: every source line became the same instructions on both sides "
-                         "(register numbers and debug locations aside); the summary shows what differs", "")
+            self._status(
+                f"{doc['stage']}: every source line became the same instructions on both sides "
+                "(register numbers and debug locations aside); the summary shows what differs",
+                "",
+            )
         else:
-            self._status(f"{doc['stage']}: {len(changed)} of {len(doc['lines'])} source lines changed, "
-                         f"{same} became the same instructions; '-' only left, '+' only right; ] next", "")
+            self._status(
+                f"{doc['stage']}: {len(changed)} of {len(doc['lines'])} source lines changed, "
+                f"{same} became the same instructions; '-' only left, '+' only right; ] next",
+                "",
+            )
 
     # ---- drawing
 
@@ -211,9 +249,16 @@ class DiffScreen(Asker, Screen):
         row = self.doc["lines"][rows.row]
         where = f"source line {row['source_line']}" if row["source_line"] else "no source line"
         counts = f"{len(row['left'])} instructions left, {len(row['right'])} right"
-        what = ("instructions changed" if row["changed"] else "its memory access changed"
-                if rows.row in changed_rows(self.doc) else "the same on both sides")
-        self._status(f"{where}: {counts}; {what}", "bold yellow" if what != "the same on both sides" else "")
+        what = (
+            "instructions changed"
+            if row["changed"]
+            else "its memory access changed"
+            if rows.row in changed_rows(self.doc)
+            else "the same on both sides"
+        )
+        self._status(
+            f"{where}: {counts}; {what}", "bold yellow" if what != "the same on both sides" else ""
+        )
 
     def on_line_list_cursor_moved(self, message: LineList.CursorMoved) -> None:
         self._line_status()
@@ -227,7 +272,9 @@ class DiffScreen(Asker, Screen):
         index = next((n for n, (_, r) in enumerate(rows.lines) if r == row), None)
         if index is not None:
             rows.move_to(index, center=True)
-            rows.call_after_refresh(rows.reveal)  # a new list's height is known after the next layout
+            rows.call_after_refresh(
+                rows.reveal
+            )  # a new list's height is known after the next layout
 
     # ---- keys
 

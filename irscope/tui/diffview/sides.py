@@ -23,15 +23,21 @@ from irscope.base.names import TARGETS
 @dataclass
 class Side:
     label: str
-    view: Any = None        # a CompilationView; None: compile `spec` first
+    view: Any = None  # a CompilationView; None: compile `spec` first
     spec: str = ""
-    findings: list | None = None  # for a view whose worker is gone: the findings the app kept for it
-    short: str = ""         # the name in the title and the summary's columns ("launch 1", "sm_80")
+    findings: list | None = (
+        None  # for a view whose worker is gone: the findings the app kept for it
+    )
+    short: str = ""  # the name in the title and the summary's columns ("launch 1", "sm_80")
 
 
 def describe(comp) -> str:
     """`sm_90, 4 warps, n_elements:D x_ptr:D`: what tells two compilations of one kernel apart."""
-    spec = " ".join(f"{k}:{v}" for k, v in comp.specialization.items() if v) if comp.ok else "compile error"
+    spec = (
+        " ".join(f"{k}:{v}" for k, v in comp.specialization.items() if v)
+        if comp.ok
+        else "compile error"
+    )
     return f"{comp.target}, {comp.num_warps} warps" + (f", {spec}" if spec else "")
 
 
@@ -46,7 +52,9 @@ def launch_index(app) -> int:
     key = app.shown.comp.key
     found = next((n for n, c in enumerate(rows) if c.key == key), None)
     if found is None and app.shown_index is not None and app.shown_index < len(app.comps):
-        found = next((n for n, c in enumerate(rows) if c.key == app.comps[app.shown_index].key), None)
+        found = next(
+            (n for n, c in enumerate(rows) if c.key == app.comps[app.shown_index].key), None
+        )
     return found or 0
 
 
@@ -65,22 +73,53 @@ def candidates(app) -> list[Side]:
     here = launch_index(app)
     rows = launches(app)
     listed = any(c.key == shown.key for c in rows)
-    out = [Side(f"the compilation shown ({describe(shown)})", view=shown,
-                short=f"launch {here}" if listed and len(rows) > 1 else "shown" if listed else "shown, edited")]
+    out = [
+        Side(
+            f"the compilation shown ({describe(shown)})",
+            view=shown,
+            short=f"launch {here}"
+            if listed and len(rows) > 1
+            else "shown"
+            if listed
+            else "shown, edited",
+        )
+    ]
     previous = getattr(app, "previous_comp", None)
-    if previous is not None and previous.key != shown.key and previous.kernel.name == shown.kernel.name:
-        out.append(Side(f"the one shown before ({describe(previous)})", view=previous,
-                        findings=kept_findings(app, previous.key), short="shown before"))
+    if (
+        previous is not None
+        and previous.key != shown.key
+        and previous.kernel.name == shown.kernel.name
+    ):
+        out.append(
+            Side(
+                f"the one shown before ({describe(previous)})",
+                view=previous,
+                findings=kept_findings(app, previous.key),
+                short="shown before",
+            )
+        )
     for n, comp in enumerate(rows):
         if comp.key != shown.key:
             out.append(Side(f"launch {n} ({describe(comp)})", view=comp, short=f"launch {n}"))
     chosen = shown.launch.autotune_index or 0
     for n, config in enumerate(shown.kernel.autotune_configs or []):
         if n != chosen:
-            out.append(Side(f"autotune config {n}: {config}", spec=f"config={n},launch={here}", short=f"config {n}"))
+            out.append(
+                Side(
+                    f"autotune config {n}: {config}",
+                    spec=f"config={n},launch={here}",
+                    short=f"config {n}",
+                )
+            )
     for target in TARGETS:
         if target != str(shown.target) and target.startswith("sm") == shown.target.is_nvidia:
-            out.append(Side(f"target {target} (launch {here})", spec=f"target={target},launch={here}", short=target))
+            out.append(
+                Side(
+                    f"target {target} (launch {here})",
+                    spec=f"target={target},launch={here}",
+                    short=target,
+                )
+            )
     return out
 
 
@@ -110,11 +149,17 @@ class SideScreen(ModalScreen[Side]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="diff-side"):
-            yield Label(f"Compare with which {self.which} side? (Enter; Esc: back)", classes="dialog-title")
-            yield OptionList(*(Option(Text(s.label), id=str(n)) for n, s in enumerate(self.options)),
-                             id="diff-side-options")
-            yield Input(placeholder="or a SPEC: BLOCK_SIZE=512,num_warps=8 / config=1 / target=sm_80",
-                        id="diff-side-spec")
+            yield Label(
+                f"Compare with which {self.which} side? (Enter; Esc: back)", classes="dialog-title"
+            )
+            yield OptionList(
+                *(Option(Text(s.label), id=str(n)) for n, s in enumerate(self.options)),
+                id="diff-side-options",
+            )
+            yield Input(
+                placeholder="or a SPEC: BLOCK_SIZE=512,num_warps=8 / config=1 / target=sm_80",
+                id="diff-side-spec",
+            )
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()

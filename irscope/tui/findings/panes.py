@@ -23,9 +23,16 @@ def jump_to_finding(app, finding) -> bool:
         app.notify(f"{finding.rule} is about the whole kernel: it has no line to show", timeout=3)
         return False
     kernel_file = shown.comp.kernel.file
-    if finding.file and kernel_file and os.path.abspath(finding.file) != os.path.abspath(kernel_file):
-        app.notify(f"line {line} is in {os.path.basename(finding.file)}, which the source pane does not show",
-                   severity="warning", timeout=4)
+    if (
+        finding.file
+        and kernel_file
+        and os.path.abspath(finding.file) != os.path.abspath(kernel_file)
+    ):
+        app.notify(
+            f"line {line} is in {os.path.basename(finding.file)}, which the source pane does not show",
+            severity="warning",
+            timeout=4,
+        )
         return False
     count = app.visible_count(app.effective_layout())
     pane = next((p for p in app.panes[:count] if p.stage == "source"), None)
@@ -35,7 +42,9 @@ def jump_to_finding(app, finding) -> bool:
         pane = app.panes[app.active_pane]
         hits = shown.links.ir_lines(pane.stage, line) if shown.comp.ok else []
         if not hits:
-            app.notify(f"line {line} made no lines in this pane; 1 shows the source here", timeout=3)
+            app.notify(
+                f"line {line} made no lines in this pane; 1 shows the source here", timeout=3
+            )
             return False
         index = hits[0]
     app.active_pane = pane.number
@@ -64,4 +73,3 @@ def mark_gutter(app, shown, findings) -> None:
         for pane in app.panes:
             if pane.stage == "source":
                 pane.view.set_finding_marks(marks)
-

@@ -32,12 +32,12 @@ def short_cost(finding: Finding) -> str:
     the row's summary; the details show the whole text."""
     text = finding.cost.text.split(": ", 1)[0].strip()
     if text.endswith(")") and " (" in text:
-        text = text[:text.index(" (")]
+        text = text[: text.index(" (")]
     return text
 
 
 def counts(findings: list[Finding]) -> Text:
-    """"✗ 1 error  ▲ 2 warnings  ● 1 info", severest first; "none" for an empty list."""
+    """ "✗ 1 error  ▲ 2 warnings  ● 1 info", severest first; "none" for an empty list."""
     by = Counter(f.severity for f in findings)
     out = Text()
     for severity in SEVERITIES:
@@ -52,7 +52,9 @@ def counts(findings: list[Finding]) -> Text:
     return out or Text("none", style="dim")
 
 
-def title(findings: list[Finding] | None, *, failed: bool, collapsed: bool, focused: bool, width: int) -> Text:
+def title(
+    findings: list[Finding] | None, *, failed: bool, collapsed: bool, focused: bool, width: int
+) -> Text:
     """The view's border title: its name, the counts, and the keys that apply now (left out when they
     would not fit: Textual would cut the title)."""
     out = Text()  # (a style given to Text() would reach every part appended to it)
@@ -70,8 +72,13 @@ def title(findings: list[Finding] | None, *, failed: bool, collapsed: bool, focu
             out.append(f" — {where} {top.rule}")
             if len(findings) > 1:
                 out.append(f", {len(findings) - 1} more")
-    keys = ("f: show" if collapsed else
-            "↑↓ Enter: go to line  m: max  Esc: back  f: hide" if focused else "f: go to the list")
+    keys = (
+        "f: show"
+        if collapsed
+        else "↑↓ Enter: go to line  m: max  Esc: back  f: hide"
+        if focused
+        else "f: go to the list"
+    )
     for hint in (keys, keys.split("  ")[0]):
         if out.cell_len + len(hint) + 6 <= width:
             out.append("  " + hint + " ", style="dim")
@@ -90,8 +97,14 @@ def _where(finding: Finding) -> str:
     return f"line {finding.source_line}" if finding.source_line else "kernel"
 
 
-def row(finding: Finding, findings: list[Finding], *, selected: bool, width: int,
-        kernel_file: str | None = None) -> RenderableType:
+def row(
+    finding: Finding,
+    findings: list[Finding],
+    *,
+    selected: bool,
+    width: int,
+    kernel_file: str | None = None,
+) -> RenderableType:
     """One finding: a marker, its severity, rule, line and cost on one line (the cost wraps beneath
     itself when narrow); the selected one also shows its details."""
     wide = width >= WIDE
@@ -105,9 +118,13 @@ def row(finding: Finding, findings: list[Finding], *, selected: bool, width: int
     mark = glyph(finding.severity)
     if wide:
         mark.append(" " + finding.severity, style=COLOURS.get(finding.severity, ""))
-    table.add_row(Text("▶" if selected else " ", style="bold"), mark,
-                  Text(finding.rule, style="bold" if selected else ""), Text(_where(finding)),
-                  Text(short_cost(finding)))
+    table.add_row(
+        Text("▶" if selected else " ", style="bold"),
+        mark,
+        Text(finding.rule, style="bold" if selected else ""),
+        Text(_where(finding)),
+        Text(short_cost(finding)),
+    )
     if not selected:
         return table
     return Group(table, details(finding, kernel_file, width=min(width, READABLE)))
@@ -122,14 +139,22 @@ def details(finding: Finding, kernel_file: str | None = None, width: int | None 
     table.add_column(ratio=1)
     if finding.source_text:
         where = Text(finding.source_text, style="italic")
-        if finding.file and kernel_file and os.path.abspath(finding.file) != os.path.abspath(kernel_file):
-            where = Text.assemble((f"{os.path.basename(finding.file)}:{finding.source_line}: ", "bold"), where)
+        if (
+            finding.file
+            and kernel_file
+            and os.path.abspath(finding.file) != os.path.abspath(kernel_file)
+        ):
+            where = Text.assemble(
+                (f"{os.path.basename(finding.file)}:{finding.source_line}: ", "bold"), where
+            )
         table.add_row("", Text("code"), where)
     table.add_row("", Text("cause"), Text(finding.message))
     table.add_row("", Text("cost"), Text(finding.cost.text))
     table.add_row("", Text("fix"), Text(finding.fix))
     if finding.what_if is not None:
-        table.add_row("", Text("what if", style="bold #009E73"), Text(finding.what_if.text))  # says how it knows
+        table.add_row(
+            "", Text("what if", style="bold #009E73"), Text(finding.what_if.text)
+        )  # says how it knows
     table.add_row("", Text(""), Text(""))  # a blank line before the next finding
     return table
 
@@ -145,16 +170,25 @@ def empty(kernel: str, target: str) -> Text:
 
 
 def analysing() -> Text:
-    return Text("Analysing the launch: coalescing, vector widths, spills, occupancy, layouts, dots "
-                "(a what-if may recompile)…", style="italic")
+    return Text(
+        "Analysing the launch: coalescing, vector widths, spills, occupancy, layouts, dots "
+        "(a what-if may recompile)…",
+        style="italic",
+    )
 
 
 def failure(message: str) -> Text:
     return Text(f"The findings could not be computed: {message}", style="red")
 
 
-def plain(findings: list | None, failed: str, message: RenderableType | None, selected: int, width: int,
-          kernel_file: str | None) -> str:
+def plain(
+    findings: list | None,
+    failed: str,
+    message: RenderableType | None,
+    selected: int,
+    width: int,
+    kernel_file: str | None,
+) -> str:
     """The view's title, its message and its rows as plain text (what the tests read)."""
     import io
 
@@ -165,5 +199,7 @@ def plain(findings: list | None, failed: str, message: RenderableType | None, se
     if message is not None:
         console.print(message)
     for n, finding in enumerate(findings or []):
-        console.print(row(finding, findings, selected=n == selected, width=width, kernel_file=kernel_file))
+        console.print(
+            row(finding, findings, selected=n == selected, width=width, kernel_file=kernel_file)
+        )
     return console.export_text()

@@ -90,8 +90,10 @@ class FindingsView(Asker, VerticalScroll, can_focus=True):
         self.findings: list[Finding] | None = None  # None: not known yet
         self.failed = ""
         self.selected = 0
-        self.mode = "hidden"              # "hidden" | "collapsed" (the title line) | "open"
-        self.user_open: bool | None = None  # set by `f`: the user's choice outranks the automatic one
+        self.mode = "hidden"  # "hidden" | "collapsed" (the title line) | "open"
+        self.user_open: bool | None = (
+            None  # set by `f`: the user's choice outranks the automatic one
+        )
         self.maximised = False
         self._panels_were_shown = False
         self._cache = bounded()  # comp.key -> findings, or why they are missing
@@ -165,7 +167,10 @@ class FindingsView(Asker, VerticalScroll, can_focus=True):
             mark_gutter(self.screen, self.shown, self.findings)
         if self.user_open is None:
             # (a compile error is on the status line and in every pane already)
-            fix_me = any(f.severity in ("error", "warning") and f.rule != "compile-error" for f in self.findings)
+            fix_me = any(
+                f.severity in ("error", "warning") and f.rule != "compile-error"
+                for f in self.findings
+            )
             tall = self.app.size.height >= OPEN_HEIGHT
             self._apply_mode("open" if fix_me and tall else self._closed_mode())
         else:
@@ -187,8 +192,13 @@ class FindingsView(Asker, VerticalScroll, can_focus=True):
 
     def _retitle(self, focused: bool | None = None) -> None:
         focused = self.has_focus if focused is None else focused
-        self.border_title = say.title(self.findings, failed=bool(self.failed), collapsed=self.mode == "collapsed",
-                                      focused=focused, width=self.app.size.width)
+        self.border_title = say.title(
+            self.findings,
+            failed=bool(self.failed),
+            collapsed=self.mode == "collapsed",
+            focused=focused,
+            width=self.app.size.width,
+        )
 
     def _message(self) -> RenderableType | None:
         if self.failed:
@@ -197,7 +207,9 @@ class FindingsView(Asker, VerticalScroll, can_focus=True):
             return say.analysing()
         if not self.findings:
             if self.shown is None:
-                return Text("Nothing to look at yet: the file has not opened (see the status line; r reloads).")
+                return Text(
+                    "Nothing to look at yet: the file has not opened (see the status line; r reloads)."
+                )
             comp = self.shown.comp
             return say.empty(comp.kernel.name, str(comp.target))
         return None
@@ -222,8 +234,15 @@ class FindingsView(Asker, VerticalScroll, can_focus=True):
             if row.index < len(findings):
                 selected = row.index == self.selected
                 row.set_class(selected, "-selected")
-                row.update(say.row(findings[row.index], findings, selected=selected, width=width,
-                                   kernel_file=kernel_file))
+                row.update(
+                    say.row(
+                        findings[row.index],
+                        findings,
+                        selected=selected,
+                        width=width,
+                        kernel_file=kernel_file,
+                    )
+                )
 
     def on_resize(self) -> None:
         self._redraw_rows()
@@ -239,7 +258,9 @@ class FindingsView(Asker, VerticalScroll, can_focus=True):
     def plain_text(self, width: int = 100) -> str:
         """The title and what the view shows, as plain text (the tests read it)."""
         kernel_file = self.shown.comp.kernel.file if self.shown is not None else None
-        return say.plain(self.findings, self.failed, self._message(), self.selected, width, kernel_file)
+        return say.plain(
+            self.findings, self.failed, self._message(), self.selected, width, kernel_file
+        )
 
     # ---- selection and the jump
 

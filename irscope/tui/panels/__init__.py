@@ -9,6 +9,12 @@ from irscope.tui.panels.info import LineInfoPanel
 from irscope.tui.panels.measured import MeasuredPanel
 from irscope.tui.panels.memory import MemoryPanel
 
-PANELS: list[type[InfoPanel]] = [LineInfoPanel, ExplainPanel, MemoryPanel, CoalescingPanel, MeasuredPanel]
+PANELS: list[type[InfoPanel]] = [
+    LineInfoPanel,
+    ExplainPanel,
+    MemoryPanel,
+    CoalescingPanel,
+    MeasuredPanel,
+]
 
 __all__ = ["PANELS", "InfoPanel"]

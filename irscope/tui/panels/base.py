@@ -38,7 +38,9 @@ class InfoPanel(VerticalScroll, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("m", "maximize_panels", "Max panel", tooltip="Maximise the info panels (again: restore)"),
+        Binding(
+            "m", "maximize_panels", "Max panel", tooltip="Maximise the info panels (again: restore)"
+        ),
         Binding("escape", "leave", "Panes", tooltip="Back to the panes"),
     ]
 

@@ -21,7 +21,9 @@ from irscope.tui.context import CursorContext
 from irscope.tui.messages import CoalescingAnalysed, Failed, Request
 from irscope.tui.panels.base import InfoPanel
 
-if TYPE_CHECKING:  # the analysis (and numpy under it) is imported when a panel first draws: the app paints sooner
+if (
+    TYPE_CHECKING
+):  # the analysis (and numpy under it) is imported when a panel first draws: the app paints sooner
     from irscope.analysis.coalescing.requests import WarpPicture
     from irscope.analysis.coalescing.sectors import AccessCoalescing, KernelCoalescing
 
@@ -43,11 +45,16 @@ def warp_picture_lines(picture: WarpPicture, elem_bytes: int) -> list[str]:
     ruler = "".join(str(lane // 10) if lane % 10 == 0 else " " for lane in range(lanes))
     units = "".join(str(lane % 10) for lane in range(lanes))
     active = "".join("●" if s else "·" for s in lane_sectors)
-    out = [f"{'lane':>{label_width}}{LABEL_END}{ruler}", f"{'':>{label_width}}{LABEL_END}{units}",
-           f"{'active':>{label_width}}{LABEL_END}{active}"]
+    out = [
+        f"{'lane':>{label_width}}{LABEL_END}{ruler}",
+        f"{'':>{label_width}}{LABEL_END}{units}",
+        f"{'active':>{label_width}}{LABEL_END}{active}",
+    ]
     for sector in touched[:MAX_SECTOR_ROWS]:
         row = "".join("█" if sectors and sector in sectors else "·" for sectors in lane_sectors)
-        out.append(f"{'+' + str((sector - first) * SECTOR_BYTES) + ' B':>{label_width}}{LABEL_END}{row}")
+        out.append(
+            f"{'+' + str((sector - first) * SECTOR_BYTES) + ' B':>{label_width}}{LABEL_END}{row}"
+        )
     if len(touched) > MAX_SECTOR_ROWS:
         out.append(f"{'':>{label_width}}{LABEL_END}… {len(touched) - MAX_SECTOR_ROWS} more sectors")
     return out
@@ -70,9 +77,15 @@ def access_summary(access: AccessCoalescing, result: KernelCoalescing) -> Table:
     table.add_column(style="bold")
     table.add_column()
     what = f"{access.kind} {access.param or '?'}  {access.dtype} {'×'.join(map(str, access.shape)) or 'scalar'}"
-    width = f"{access.width_bytes} B per lane per instruction" if access.width_bytes else "width unknown"
-    table.add_row(f"line {access.source_line}", Text(f"{what}  ·  {access.op} (ttgir line {access.stage_line + 1})"
-                                                    f"  ·  {width}"))
+    width = (
+        f"{access.width_bytes} B per lane per instruction"
+        if access.width_bytes
+        else "width unknown"
+    )
+    table.add_row(
+        f"line {access.source_line}",
+        Text(f"{what}  ·  {access.op} (ttgir line {access.stage_line + 1})  ·  {width}"),
+    )
     table.add_row("layout", access.layout)
     if not access.analysed:
         table.add_row("not analysed", access.reason)
@@ -84,17 +97,29 @@ def access_summary(access: AccessCoalescing, result: KernelCoalescing) -> Table:
     numbers.append(f"{c.sectors_per_request:.1f} sectors/request", style=style)
     numbers.append(f" · ideal {c.ideal_sectors_per_request:.1f} · efficiency ")
     numbers.append(f"{eff:.0%}", style=style)
-    if access.cause == "narrow_access":  # the next instructions ask for the same sectors: not more traffic
+    if (
+        access.cause == "narrow_access"
+    ):  # the next instructions ask for the same sectors: not more traffic
         from irscope.analysis.coalescing.width import moved_factor
+
         moved = moved_factor(access)
-        numbers.append(f" · {c.cost:.1f}× the sectors requested" + (f", {moved:.1f}× moved" if moved else "") + " · ")
+        numbers.append(
+            f" · {c.cost:.1f}× the sectors requested"
+            + (f", {moved:.1f}× moved" if moved else "")
+            + " · "
+        )
     elif access.cause == "sibling_fields":  # the other fields' loads use the rest of its sectors
         from irscope.analysis.coalescing.text import lines_text
-        numbers.append(f" · {c.cost:.1f}× the sectors requested, {access.together_moved:.1f}× moved with the loads "
-                       f"on {lines_text(access.siblings)} · ")
+
+        numbers.append(
+            f" · {c.cost:.1f}× the sectors requested, {access.together_moved:.1f}× moved with the loads "
+            f"on {lines_text(access.siblings)} · "
+        )
     else:
         numbers.append(f" · {c.cost:.1f}× the bytes · {c.excess_bytes} excess bytes · ")
-    numbers.append(f"{c.requests} requests in {len(result.programs)} of {_programs(result)} programs")
+    numbers.append(
+        f"{c.requests} requests in {len(result.programs)} of {_programs(result)} programs"
+    )
     table.add_row("sectors", numbers)
     if access.lane_stride_bytes is not None:
         table.add_row("lane stride", f"{access.lane_stride_bytes} bytes between neighbouring lanes")
@@ -107,7 +132,9 @@ def _programs(result: KernelCoalescing) -> int:
 
 
 def _analyse(request: Request, comp) -> CoalescingAnalysed:
-    return CoalescingAnalysed(request, comp.call("coalescing"))  # the interpreter runs in the worker
+    return CoalescingAnalysed(
+        request, comp.call("coalescing")
+    )  # the interpreter runs in the worker
 
 
 class CoalescingPanel(Asker, InfoPanel):
@@ -139,7 +166,9 @@ class CoalescingPanel(Asker, InfoPanel):
             asked = self.asking("coalescing")
             if asked is None or asked.about != key:
                 self.ask("coalescing", _analyse, ctx.comp, about=key)
-            self._body_widget().update(Text("Coalescing: recording addresses in the interpreter…", style="italic"))
+            self._body_widget().update(
+                Text("Coalescing: recording addresses in the interpreter…", style="italic")
+            )
             return
         self._redraw()
 
@@ -155,7 +184,9 @@ class CoalescingPanel(Asker, InfoPanel):
             self._analysis_done(message.request.about, message.result)
 
     def request_failed(self, message: Failed) -> None:
-        self._analysis_done(message.request.about, f"coalescing analysis failed: {message.failure.message}")
+        self._analysis_done(
+            message.request.about, f"coalescing analysis failed: {message.failure.message}"
+        )
 
     def _analysis_done(self, key: int, result: KernelCoalescing | str) -> None:
         self._analyses[key] = result
@@ -173,7 +204,9 @@ class CoalescingPanel(Asker, InfoPanel):
             self._body_widget().update(Text(result, style="red"))
             return
         if result.error and not result.accesses:
-            self._body_widget().update(Text(f"Coalescing not analysed: {result.error}", style="yellow"))
+            self._body_widget().update(
+                Text(f"Coalescing not analysed: {result.error}", style="yellow")
+            )
             return
         here = result.at_line(ctx.source_line) if ctx.source_line is not None else []
         if not here:
@@ -181,12 +214,17 @@ class CoalescingPanel(Asker, InfoPanel):
             return
         parts: list = []
         from irscope.tui.panels.measured import measured_line, measured_text
+
         for access in here:
             parts.append(access_summary(access, result))
-            ncu = measured_text(measured_line(self.screen, ctx.comp.key, access.source_line),
-                                "st" if access.kind == "store" else "ld")
+            ncu = measured_text(
+                measured_line(self.screen, ctx.comp.key, access.source_line),
+                "st" if access.kind == "store" else "ld",
+            )
             if ncu:
-                parts.append(Text(f"measured by Nsight Compute (the whole launch): {ncu}", style="bold"))
+                parts.append(
+                    Text(f"measured by Nsight Compute (the whole launch): {ncu}", style="bold")
+                )
             if access.diagnosis:
                 parts.append(Text(access.diagnosis))
             if access.fix:
@@ -194,18 +232,27 @@ class CoalescingPanel(Asker, InfoPanel):
             if access.analysed and access.picture is not None:
                 p = access.picture
                 vector = max(1, (access.width_bytes or access.elem_bytes) // access.elem_bytes)
-                regs = f"register {p.register}" if vector == 1 else f"registers {p.register}–{p.register + vector - 1}"
-                caption = (f"warp {p.warp}, {regs}: {sum(1 for lane in p.lanes if lane)} lanes, {p.sectors} sectors "
-                           f"(ideal {p.ideal_sectors}), {p.lines} lines of 128 B — the costliest request")
+                regs = (
+                    f"register {p.register}"
+                    if vector == 1
+                    else f"registers {p.register}–{p.register + vector - 1}"
+                )
+                caption = (
+                    f"warp {p.warp}, {regs}: {sum(1 for lane in p.lanes if lane)} lanes, {p.sectors} sectors "
+                    f"(ideal {p.ideal_sectors}), {p.lines} lines of 128 B — the costliest request"
+                )
                 parts.append(Text(caption, style="dim"))
                 parts.append(picture_table(warp_picture_lines(p, access.elem_bytes)))
         self._body_widget().update(Group(*parts))
 
     def _overview_for(self, result: KernelCoalescing, ctx: CursorContext) -> Group:
         from irscope.tui.panels.measured import measured_line, measured_lines
+
         measured = measured_lines(self.screen, ctx.comp.key)
         table = Table(box=None, padding=(0, 2), show_edge=False)
-        for column in ("line", "access", "sectors/request", "ideal", "efficiency") + (("measured",) if measured else ()):
+        for column in ("line", "access", "sectors/request", "ideal", "efficiency") + (
+            ("measured",) if measured else ()
+        ):
             table.add_column(column)
         for a in result.accesses:
             c = a.counts
@@ -213,20 +260,41 @@ class CoalescingPanel(Asker, InfoPanel):
             if measured:
                 m = measured_line(self.screen, ctx.comp.key, a.source_line)
                 kind = "st" if a.kind == "store" else "ld"
-                extra = (f"{m[f'{kind}_sectors_per_request']:g}" if m and m.get(f"{kind}_requests") else "-",)
+                extra = (
+                    f"{m[f'{kind}_sectors_per_request']:g}"
+                    if m and m.get(f"{kind}_requests")
+                    else "-",
+                )
             if not a.analysed or not c.requests:
-                table.add_row(str(a.source_line), f"{a.kind} {a.param or '?'}", "-", "-", "not analysed", *extra)
+                table.add_row(
+                    str(a.source_line),
+                    f"{a.kind} {a.param or '?'}",
+                    "-",
+                    "-",
+                    "not analysed",
+                    *extra,
+                )
                 continue
             eff = c.efficiency or 0.0
-            table.add_row(str(a.source_line), f"{a.kind} {a.param or '?'}", f"{c.sectors_per_request:.1f}",
-                          f"{c.ideal_sectors_per_request:.1f}",
-                          Text(f"{eff:.0%}", style="green" if eff >= 0.9 else "bold red"), *extra)
+            table.add_row(
+                str(a.source_line),
+                f"{a.kind} {a.param or '?'}",
+                f"{c.sectors_per_request:.1f}",
+                f"{c.ideal_sectors_per_request:.1f}",
+                Text(f"{eff:.0%}", style="green" if eff >= 0.9 else "bold red"),
+                *extra,
+            )
         totals = []
         for name, c in (("loads", result.loads), ("stores", result.stores)):
             if c.requests:
-                totals.append(f"{name} {c.sectors_per_request:.1f} sectors/request (ideal {c.ideal_sectors_per_request:.1f})")
+                totals.append(
+                    f"{name} {c.sectors_per_request:.1f} sectors/request (ideal {c.ideal_sectors_per_request:.1f})"
+                )
         where = f"line {ctx.source_line}" if ctx.source_line is not None else "this line"
-        head = Text(f"{where} has no global load or store. Kernel: " + ", ".join(totals)
-                    + f"  [{len(result.programs)} of {_programs(result)} programs]")
+        head = Text(
+            f"{where} has no global load or store. Kernel: "
+            + ", ".join(totals)
+            + f"  [{len(result.programs)} of {_programs(result)} programs]"
+        )
         notes = [Text(n, style="dim") for n in result.notes]
         return Group(head, table, *notes)

@@ -14,7 +14,9 @@ from irscope.tui.context import CursorContext
 from irscope.tui.messages import Explained, Failed, Request
 from irscope.tui.panels.base import InfoPanel
 
-if TYPE_CHECKING:  # the explainer's tables are imported by the first explanation: the app paints sooner
+if (
+    TYPE_CHECKING
+):  # the explainer's tables are imported by the first explanation: the app paints sooner
     from irscope.ir.explain import Explanation
 
 STORIES = 256  # lowering stories kept (a few compilations' worth of source lines)
@@ -41,12 +43,14 @@ def _explain(request: Request, ctx: CursorContext, story: str | None) -> Explain
     comp = ctx.comp
     try:
         lines = comp.stage(ctx.stage).splitlines()
-    except Exception as exc:   # a failed compile has only its source
+    except Exception as exc:  # a failed compile has only its source
         return Explained(request, None, "", f"Nothing to explain: {exc}")
     line = lines[ctx.index] if 0 <= ctx.index < len(lines) else ""
     explanation = explain_line(ctx.stage, line, comp)
     if story is None:
-        story = lowering_story(comp, ctx.source_line) if ctx.source_line is not None and comp.ok else ""
+        story = (
+            lowering_story(comp, ctx.source_line) if ctx.source_line is not None and comp.ok else ""
+        )
     return Explained(request, explanation, line, story)
 
 
@@ -92,6 +96,11 @@ class ExplainPanel(Asker, InfoPanel):
         self.last_explanation, self.last_story = explanation, story
         if explanation is not None:
             self.query_one("#explain-line", Static).update(render_explanation(explanation, line))
-        body = Group(Text("How this source line is lowered", style="bold underline"), Text(story)) if story else \
-            Text("No source line for this line (code the compiler added, or metadata).", style="dim")
+        body = (
+            Group(Text("How this source line is lowered", style="bold underline"), Text(story))
+            if story
+            else Text(
+                "No source line for this line (code the compiler added, or metadata).", style="dim"
+            )
+        )
         self.query_one("#explain-story", Static).update(body)

@@ -29,38 +29,67 @@ class LineInfoPanel(InfoPanel):
         source_lines = comp.source_text.splitlines()
         if ctx.source_line is not None and 0 < ctx.source_line <= len(source_lines):
             code = source_lines[ctx.source_line - 1].strip()
-            table.add_row("cursor", Text(f"{where} ← {os.path.basename(comp.kernel.file)}:{ctx.source_line}  ")
-                          + Text(code, style="italic"))
+            table.add_row(
+                "cursor",
+                Text(f"{where} ← {os.path.basename(comp.kernel.file)}:{ctx.source_line}  ")
+                + Text(code, style="italic"),
+            )
         else:
-            table.add_row("cursor", f"{where} (no source line: code the compiler added, or metadata)")
+            table.add_row(
+                "cursor", f"{where} (no source line: code the compiler added, or metadata)"
+            )
         if links is not None and ctx.source_line is not None and comp.ok:
             chain = links.chain(ctx.stage, ctx.index)
             if len(chain) > 1:
-                table.add_row("frames", " → ".join(f"line {n}" for n in chain) + "  (helper body, then call sites)")
+                table.add_row(
+                    "frames",
+                    " → ".join(f"line {n}" for n in chain) + "  (helper body, then call sites)",
+                )
             parts = []
             for stage in comp.stage_names:
                 if stage == "source":
                     continue
                 hits = links.ir_lines(stage, ctx.source_line)
                 blocks = _runs(hits)
-                parts.append(f"{stage} {len(hits)}" + (f" in {blocks} blocks" if blocks > 1 else ""))
+                parts.append(
+                    f"{stage} {len(hits)}" + (f" in {blocks} blocks" if blocks > 1 else "")
+                )
             table.add_row(f"line {ctx.source_line} →", " · ".join(parts) + "  lines")
         if links is not None and comp.ok:
             table.add_row("mapped", mapped_text(comp))
         res = comp.resources
-        table.add_row("kernel", f"{comp.kernel.name}  {comp.target}  warps {comp.num_warps}  stages {comp.num_stages}"
-                      f"  regs {res.registers}  spills {res.spills}  shared {res.shared_bytes} B")
+        table.add_row(
+            "kernel",
+            f"{comp.kernel.name}  {comp.target}  warps {comp.num_warps}  stages {comp.num_stages}"
+            f"  regs {res.registers}  spills {res.spills}  shared {res.shared_bytes} B",
+        )
         inductor = comp.kernel.inductor
         if inductor:
             nodes = ", ".join(inductor.get("source_nodes") or [])
-            table.add_row("inductor", Text(comp.kernel.inductor_ops + (f"  (model nodes: {nodes})" if nodes else "")))
+            table.add_row(
+                "inductor",
+                Text(comp.kernel.inductor_ops + (f"  (model nodes: {nodes})" if nodes else "")),
+            )
             lines = inductor.get("model_lines") or []
             if lines:
-                table.add_row("model", Text(", ".join(f"{os.path.basename(str(m['file']))}:{m['line']} ({m['node']})"
-                                                      for m in lines)))
+                table.add_row(
+                    "model",
+                    Text(
+                        ", ".join(
+                            f"{os.path.basename(str(m['file']))}:{m['line']} ({m['node']})"
+                            for m in lines
+                        )
+                    ),
+                )
             if comp.kernel.generated_for_cpu:
-                table.add_row("", Text("generated for CPU by Inductor's Triton CPU backend: a GPU run may choose "
-                                       "other block sizes", style="yellow"))
+                table.add_row(
+                    "",
+                    Text(
+                        "generated for CPU by Inductor's Triton CPU backend: a GPU run may choose "
+                        "other block sizes",
+                        style="yellow",
+                    ),
+                )
             if inductor.get("ptxas_note"):
                 table.add_row("ptxas", Text(inductor["ptxas_note"], style="yellow"))
         self.query_one("#line-info", Static).update(table)

@@ -40,7 +40,9 @@ class MeasuredPanel(Asker, InfoPanel):
         super().__init__()
         self._cursor: CursorContext | None = None
         self._results = bounded()  # compilation key -> "measuring" | str (refusal, error) | dict
-        self._refusal: str | None = None      # why this machine cannot measure ("" when it can; asked once)
+        self._refusal: str | None = (
+            None  # why this machine cannot measure ("" when it can; asked once)
+        )
 
     def caches(self) -> dict:
         return {"results": self._results}
@@ -93,10 +95,15 @@ class MeasuredPanel(Asker, InfoPanel):
     def show_measured(self, key: int, result) -> None:
         """The worker's answer to `M` for compilation `key`."""
         self._results[key] = result
-        if isinstance(result, dict):  # the Memory and Coalescing panels show it beside their predictions
+        if isinstance(
+            result, dict
+        ):  # the Memory and Coalescing panels show it beside their predictions
             lines = getattr(self.screen, "measured_lines", None)
             if lines is not None:
-                lines[key] = {c["source_line"]: c for c in (result["measured"].get("ncu") or {}).get("lines") or []}
+                lines[key] = {
+                    c["source_line"]: c
+                    for c in (result["measured"].get("ncu") or {}).get("lines") or []
+                }
                 self.screen.refresh_panels()
         if self._cursor is not None and self._cursor.comp.key == key:
             self._redraw()
@@ -113,41 +120,73 @@ class MeasuredPanel(Asker, InfoPanel):
             text = Text(self._refusal, style="yellow") if self._refusal else Text(ASK)
             self._body().update(text)
         elif result == "measuring":
-            self._body().update(Text("measuring: do_bench, then Nsight Compute on this launch (tens of seconds)…"))
+            self._body().update(
+                Text("measuring: do_bench, then Nsight Compute on this launch (tens of seconds)…")
+            )
         elif isinstance(result, str):
             self._body().update(Text(result, style="yellow"))
         else:
             self._body().update(self._measured_view(result["measured"], ctx))
 
     def _measured_view(self, m: dict, ctx: CursorContext) -> Group:
-        parts: list = [Text(line.strip()) for line in format_measured(m) if not line.lstrip().startswith("ncu ")]
+        parts: list = [
+            Text(line.strip())
+            for line in format_measured(m)
+            if not line.lstrip().startswith("ncu ")
+        ]
         ncu = m.get("ncu") or {}
         # a group of lines compared together (two maps file its instructions differently) shows on each of them
-        here = [a for a in m.get("agreements") or []
-                if ctx.source_line in (a.get("source_lines") or [a["source_line"]])]
+        here = [
+            a
+            for a in m.get("agreements") or []
+            if ctx.source_line in (a.get("source_lines") or [a["source_line"]])
+        ]
         if here:
-            table = Table(box=None, padding=(0, 2), show_edge=False, title=f"line {ctx.source_line}", title_justify="left")
+            table = Table(
+                box=None,
+                padding=(0, 2),
+                show_edge=False,
+                title=f"line {ctx.source_line}",
+                title_justify="left",
+            )
             for column in ("counter", "measured", "predicted", ""):
                 table.add_column(column)
             for a in here:
-                verdict = {True: Text("agrees", style="green"), False: Text("DISAGREES", style="bold red"),
-                           None: Text(a.get("note") or "no prediction", style="dim")}[a["agrees"]]
+                verdict = {
+                    True: Text("agrees", style="green"),
+                    False: Text("DISAGREES", style="bold red"),
+                    None: Text(a.get("note") or "no prediction", style="dim"),
+                }[a["agrees"]]
                 group = a.get("source_lines")
-                what = a["what"] + (" (lines " + "+".join(map(str, group)) + " together)" if group else "")
+                what = a["what"] + (
+                    " (lines " + "+".join(map(str, group)) + " together)" if group else ""
+                )
                 table.add_row(what, _num(a["measured"]), _num(a["predicted"]), verdict)
             parts.append(table)
-        lines = sorted((c for c in ncu.get("lines") or [] if c["stall_samples"]), key=lambda c: -c["stall_samples"])
+        lines = sorted(
+            (c for c in ncu.get("lines") or [] if c["stall_samples"]),
+            key=lambda c: -c["stall_samples"],
+        )
         if lines:
             total = sum(c["stall_samples"] for c in lines)
-            table = Table(box=None, padding=(0, 2), show_edge=False, title="where warps stall (ncu samples)",
-                          title_justify="left")
+            table = Table(
+                box=None,
+                padding=(0, 2),
+                show_edge=False,
+                title="where warps stall (ncu samples)",
+                title_justify="left",
+            )
             for column in ("line", "share", "top reasons"):
                 table.add_column(column)
             for c in lines[:8]:
                 reasons = ", ".join(f"{k} {v:g}" for k, v in c["top_stalls"].items())
                 style = "bold" if c["source_line"] == ctx.source_line else ""
-                table.add_row(str(c["source_line"] or "-"), f"{c['stall_samples'] / total:.0%}", Text(reasons),
-                              style=style)
+                table.add_row(
+                    str(c["source_line"] or "-"),
+                    f"{c['stall_samples'] / total:.0%}",
+                    Text(reasons),
+                    style=style,
+                )
             parts.append(table)
         return Group(*parts)
 

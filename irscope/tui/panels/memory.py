@@ -52,7 +52,9 @@ class _Analysis:
         for op in memory_ops(comp, [self.stage]):
             self.ops_by_line.setdefault(op.source_line, []).append(op)
         self.occupancy = occupancy(comp)
-        self.diagnoses = comp.call("why_not_vectorized")  # the launch's arguments live in the worker
+        self.diagnoses = comp.call(
+            "why_not_vectorized"
+        )  # the launch's arguments live in the worker
         self.what_if: Any = None
         self.what_if_state = "none" if not self.diagnoses else "pending"
 
@@ -97,7 +99,9 @@ class MemoryPanel(Asker, InfoPanel):
         if self.answered(message):
             self._what_if_known(message.request.about, message.what_if, "done")
 
-    def request_failed(self, message: Failed) -> None:  # a what-if that does not compile is a result to show
+    def request_failed(
+        self, message: Failed
+    ) -> None:  # a what-if that does not compile is a result to show
         self._what_if_known(message.request.about, None, f"failed: {message.failure.message}")
 
     def _what_if_known(self, key: int, what_if, state: str) -> None:
@@ -127,20 +131,36 @@ class MemoryPanel(Asker, InfoPanel):
         table.add_column(style="bold", no_wrap=True)
         table.add_column()
         res = comp.resources
-        regs = f"VGPRs {res.registers}  SGPRs {res.sgprs}" if not comp.target.is_nvidia else f"registers {res.registers}"
-        table.add_row("kernel", f"{regs}  spills {res.spills}  shared {res.shared_bytes} B  local {res.local_bytes} B")
+        regs = (
+            f"VGPRs {res.registers}  SGPRs {res.sgprs}"
+            if not comp.target.is_nvidia
+            else f"registers {res.registers}"
+        )
+        table.add_row(
+            "kernel",
+            f"{regs}  spills {res.spills}  shared {res.shared_bytes} B  local {res.local_bytes} B",
+        )
         if a.occupancy is not None:
             table.add_row("occupancy", a.occupancy.describe())
         line = ctx.source_line
         from irscope.tui.panels.measured import measured_line, measured_text
+
         counters = measured_line(self.screen, comp.key, line)
         if counters:
-            said = [f"{kind} {measured_text(counters, k)}" for kind, k in (("loads", "ld"), ("stores", "st"))
-                    if measured_text(counters, k)]
+            said = [
+                f"{kind} {measured_text(counters, k)}"
+                for kind, k in (("loads", "ld"), ("stores", "st"))
+                if measured_text(counters, k)
+            ]
             if counters.get("shared_wavefronts"):
-                said.append(f"shared {counters['shared_wavefronts']:g} wavefronts (ideal "
-                            f"{counters['shared_wavefronts_ideal']:g})")
-            table.add_row("measured", Text(f"line {line}, Nsight Compute: " + ("; ".join(said) or "no memory access")))
+                said.append(
+                    f"shared {counters['shared_wavefronts']:g} wavefronts (ideal "
+                    f"{counters['shared_wavefronts_ideal']:g})"
+                )
+            table.add_row(
+                "measured",
+                Text(f"line {line}, Nsight Compute: " + ("; ".join(said) or "no memory access")),
+            )
         ops = a.ops_by_line.get(line, []) if line is not None else []
         label = f"line {line}" if line is not None else "this line"
         if ops:
@@ -150,13 +170,19 @@ class MemoryPanel(Asker, InfoPanel):
                 row = Text()
                 for name in _marks_of(kind, space, width, masked):
                     row.append_text(mark_glyph(name))
-                row.append(f" {n} × {opcode}  {kind} {space} "
-                           f"{'?' if width is None else width} B/thread{'  masked' if masked else ''}")
+                row.append(
+                    f" {n} × {opcode}  {kind} {space} "
+                    f"{'?' if width is None else width} B/thread{'  masked' if masked else ''}"
+                )
                 table.add_row(f"{label} ({a.stage})" if first else "", row)
                 first = False
         else:
-            table.add_row(label, Text(f"no memory access in {a.stage}; the kernel's, by line:", style="dim"))
-            for source_line, line_ops in sorted(a.ops_by_line.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+            table.add_row(
+                label, Text(f"no memory access in {a.stage}; the kernel's, by line:", style="dim")
+            )
+            for source_line, line_ops in sorted(
+                a.ops_by_line.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)
+            ):
                 row = Text()
                 counts = Counter((op.op, op.space, op.width_bytes, op.masked) for op in line_ops)
                 for (kind, space, width, masked), n in sorted(counts.items(), key=str):
@@ -165,12 +191,20 @@ class MemoryPanel(Asker, InfoPanel):
                     for name in _marks_of(kind, space, width, masked):
                         row.append_text(mark_glyph(name))
                     row.append(f" {n} {kind} {space} {'?' if width is None else width} B")
-                table.add_row(f"  line {source_line}" if source_line is not None else "  unmapped", row)
-        here = [op for op in memory_ops(comp, [ctx.stage]) if op.line == ctx.index] if ctx.stage != "source" else []
+                table.add_row(
+                    f"  line {source_line}" if source_line is not None else "  unmapped", row
+                )
+        here = (
+            [op for op in memory_ops(comp, [ctx.stage]) if op.line == ctx.index]
+            if ctx.stage != "source"
+            else []
+        )
         for op in here:
             details = [f"{op.opcode}: {op.op} {op.space}"]
             if op.width_bytes is not None:
-                details.append(f"{op.width_bytes} B per thread ({op.vector} × {op.width_bytes // max(op.vector, 1)} B)")
+                details.append(
+                    f"{op.width_bytes} B per thread ({op.vector} × {op.width_bytes // max(op.vector, 1)} B)"
+                )
             if op.predicate:
                 details.append(f"guarded by {op.predicate}")
             elif op.masked:
@@ -185,8 +219,12 @@ class MemoryPanel(Asker, InfoPanel):
         parts.append(table)
         diagnoses = [d for d in a.diagnoses if line is not None and d.source_line == line]
         for d in diagnoses:
-            parts.append(Text.assemble(("not vectorized: ", "bold #E69F00"),
-                                       f"{d.op} of {d.pointer or '?'} is {d.width_bytes} B per thread"))
+            parts.append(
+                Text.assemble(
+                    ("not vectorized: ", "bold #E69F00"),
+                    f"{d.op} of {d.pointer or '?'} is {d.width_bytes} B per thread",
+                )
+            )
             for r in d.reasons:
                 parts.append(Text.assemble(("  why ", "bold"), r.text))
                 parts.append(Text.assemble(("  fix ", "bold"), r.fix))
@@ -199,11 +237,18 @@ class MemoryPanel(Asker, InfoPanel):
                 for r in rows:
                     before = "?" if r["before"] is None else f"{r['before']} B"
                     after = "?" if r["after"] is None else f"{r['after']} B"
-                    parts.append(Text.assemble(("  what if ", "bold #009E73"), f"{change}: {r['op']} {before} → {after}"))
+                    parts.append(
+                        Text.assemble(
+                            ("  what if ", "bold #009E73"),
+                            f"{change}: {r['op']} {before} → {after}",
+                        )
+                    )
                 for d in a.what_if.remaining:
                     if d.source_line == line:
                         for r in d.reasons:
-                            parts.append(Text.assemble((f"  still {d.width_bytes} B ", "bold"), r.text))
+                            parts.append(
+                                Text.assemble((f"  still {d.width_bytes} B ", "bold"), r.text)
+                            )
                             parts.append(Text.assemble(("  fix ", "bold"), r.fix))
             elif a.what_if_state.startswith("failed"):
                 parts.append(Text(f"  what if: {a.what_if_state}", style="dim"))

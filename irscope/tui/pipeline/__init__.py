@@ -10,6 +10,8 @@ def open_pipeline(main) -> None:
         main.notify("open a kernel first", timeout=2)
         return
     if not main.shown.comp.ok:
-        main.notify(f"{main.shown.comp.kernel.name} did not compile: no passes to show", severity="warning")
+        main.notify(
+            f"{main.shown.comp.kernel.name} did not compile: no passes to show", severity="warning"
+        )
         return
     main.app.push_screen(PipelineScreen(main))

@@ -27,7 +27,10 @@ CAPTURING = "capturing: compiling {kernel} once more with the pass dumps on (abo
 
 
 def ranges(numbers: list[int]) -> str:
-    return ",".join(f"{a}" if b == a + 1 else f"{a}-{b - 1}" for a, b in consecutive_runs(numbers)) or "-"
+    return (
+        ",".join(f"{a}" if b == a + 1 else f"{a}-{b - 1}" for a, b in consecutive_runs(numbers))
+        or "-"
+    )
 
 
 class PassList(LineList):
@@ -44,8 +47,12 @@ class PassList(LineList):
         text = Text()
         text.append("● " if touched else "  ", style="bold yellow")
         text.append(f"{step['index']:>3} ", style="dim")
-        text.append(f"{step['changed_lines']:>4} ", style="cyan" if step["changed_lines"] else "dim")
-        text.append(step["name"], style="bold" if touched else ("" if step["changed_lines"] else "dim"))
+        text.append(
+            f"{step['changed_lines']:>4} ", style="cyan" if step["changed_lines"] else "dim"
+        )
+        text.append(
+            step["name"], style="bold" if touched else ("" if step["changed_lines"] else "dim")
+        )
         return text
 
     def show(self, steps: list[dict], line: int | None, keep: int | None) -> None:
@@ -77,14 +84,26 @@ class PassDiff(LineList):
             self.lines = [Text("no pass selected")]
         else:
             head = Text(f"pass {step['index']}: {step['name']} → {step['stage']}", style="bold")
-            said = Text(f"{step['title']}; {step['changed_lines']} lines changed; source lines "
-                        f"{ranges(step['source_lines'])}", style="dim")
+            said = Text(
+                f"{step['title']}; {step['changed_lines']} lines changed; source lines "
+                f"{ranges(step['source_lines'])}",
+                style="dim",
+            )
             self.lines = [head, said]
             if not step["dumped_before"]:
-                self.lines.append(Text("the IR before this pass (the first LLVM pass) is not dumped: no diff",
-                                       style="yellow"))
+                self.lines.append(
+                    Text(
+                        "the IR before this pass (the first LLVM pass) is not dumped: no diff",
+                        style="yellow",
+                    )
+                )
             elif not step["diff"]:
-                self.lines.append(Text("this pass changed no instruction (SSA names and locations aside)", style="dim"))
+                self.lines.append(
+                    Text(
+                        "this pass changed no instruction (SSA names and locations aside)",
+                        style="dim",
+                    )
+                )
             for mark, line in step["diff"]:
                 self.lines.append(Text(f"{mark} {line}", style="red" if mark == "-" else "green"))
         self.reset(len(self.lines), max(len(t) for t in self.lines) + 1)
@@ -95,8 +114,10 @@ class PassDiff(LineList):
 
 def _capture(request: Request, comp) -> PassesCaptured:
     steps = comp.call("passes")
-    return PassesCaptured(request, steps or "this Triton printed no pass dumps (irscope passes needs Triton 3.6 "
-                                           "or newer)")
+    return PassesCaptured(
+        request,
+        steps or "this Triton printed no pass dumps (irscope passes needs Triton 3.6 or newer)",
+    )
 
 
 class PipelineScreen(Asker, Screen):
@@ -110,9 +131,16 @@ class PipelineScreen(Asker, Screen):
     """
 
     BINDINGS = [
-        Binding("l", "only_line", "This line", id="passes.line",
-                tooltip="Only the passes that changed the source line's IR (again: every pass that changed IR)"),
-        Binding("a", "all", "All passes", id="passes.all", tooltip="The passes that changed nothing too"),
+        Binding(
+            "l",
+            "only_line",
+            "This line",
+            id="passes.line",
+            tooltip="Only the passes that changed the source line's IR (again: every pass that changed IR)",
+        ),
+        Binding(
+            "a", "all", "All passes", id="passes.all", tooltip="The passes that changed nothing too"
+        ),
         Binding("escape", "leave", "Back", id="passes.leave"),
     ]
 
@@ -176,15 +204,23 @@ class PipelineScreen(Asker, Screen):
         mlir = sum(1 for s in steps if s["stage"] != "llir")
         touching = [s for s in steps if self.line is not None and self.line in s["source_lines"]]
         title = Text(" Passes ", style="bold reverse")
-        title.append(f" {self.comp.kernel.name} on {self.comp.target}: {len(steps)} ran ({mlir} MLIR, "
-                     f"{len(steps) - mlir} LLVM), {sum(1 for s in steps if s['changed_lines'])} changed the IR")
+        title.append(
+            f" {self.comp.kernel.name} on {self.comp.target}: {len(steps)} ran ({mlir} MLIR, "
+            f"{len(steps) - mlir} LLVM), {sum(1 for s in steps if s['changed_lines'])} changed the IR"
+        )
         if self.line is not None:
             title.append(f"; source line {self.line}: ", style="bold")
-            title.append(", ".join(s["name"] for s in touching) if touching else "no pass changed its IR",
-                         style="bold yellow")
+            title.append(
+                ", ".join(s["name"] for s in touching) if touching else "no pass changed its IR",
+                style="bold yellow",
+            )
         self._title(title)
-        shown = [s for s in steps if (self.every_pass or s["changed_lines"] or not s["dumped_before"])
-                 and (not self.only_line or s in touching)]
+        shown = [
+            s
+            for s in steps
+            if (self.every_pass or s["changed_lines"] or not s["dumped_before"])
+            and (not self.only_line or s in touching)
+        ]
         passes.show(shown, self.line, keep)
         diff.show(passes.step)
         self._status()
@@ -210,8 +246,9 @@ class PipelineScreen(Asker, Screen):
 
     def action_only_line(self) -> None:
         if self.line is None:
-            self.query_one("#pipe-status", Static).update(Text("no source line under the cursor in the main view",
-                                                               style="yellow"))
+            self.query_one("#pipe-status", Static).update(
+                Text("no source line under the cursor in the main view", style="yellow")
+            )
             return
         self.only_line = not self.only_line
         self._refilter()

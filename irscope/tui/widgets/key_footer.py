@@ -22,8 +22,8 @@ class KeyFooter(Footer):
 
     def __init__(self, short: dict[str, str], minor: frozenset[str], **kwargs) -> None:
         super().__init__(compact=True, **kwargs)
-        self.short = short    # action -> a shorter description
-        self.minor = minor    # actions left out first when even the short footer does not fit
+        self.short = short  # action -> a shorter description
+        self.minor = minor  # actions left out first when even the short footer does not fit
         self._fitted_width = -1
 
     def compose(self) -> ComposeResult:
@@ -36,9 +36,17 @@ class KeyFooter(Footer):
                 key.description = self.short.get(key.action, key.description)
             if _width(listed) + PALETTE_WIDTH > width:
                 keys = [key for key in keys if not (_is_key(key) and key.action in self.minor)]
-                kept = [key for key in keys if _is_key(key) and not key.has_class("-command-palette")]
-                if _width(kept) + PALETTE_WIDTH > width:  # last: the palette's key (`?` names ctrl+p)
-                    keys = [key for key in keys if not (_is_key(key) and key.has_class("-command-palette"))]
+                kept = [
+                    key for key in keys if _is_key(key) and not key.has_class("-command-palette")
+                ]
+                if (
+                    _width(kept) + PALETTE_WIDTH > width
+                ):  # last: the palette's key (`?` names ctrl+p)
+                    keys = [
+                        key
+                        for key in keys
+                        if not (_is_key(key) and key.has_class("-command-palette"))
+                    ]
         yield from keys
 
     def on_resize(self) -> None:

@@ -104,7 +104,9 @@ class LineList(ScrollView, can_focus=True):
         strip = self._strips.get(key)
         if strip is None:
             text = self.row_text(index)
-            if "\t" in text.plain:  # a terminal would jump to its own tab stop over what is drawn there
+            if (
+                "\t" in text.plain
+            ):  # a terminal would jump to its own tab stop over what is drawn there
                 text = text.copy()
                 text.expand_tabs(TAB_SIZE)
             segments = list(text.render(self.app.console))
@@ -122,7 +124,10 @@ class LineList(ScrollView, can_focus=True):
         self.move_to(self.cursor + delta, by_user=True)
 
     def action_page(self, direction: int) -> None:
-        self.move_to(self.cursor + direction * max(1, self.scrollable_content_region.height - 1), by_user=True)
+        self.move_to(
+            self.cursor + direction * max(1, self.scrollable_content_region.height - 1),
+            by_user=True,
+        )
 
     def action_jump(self, where: int) -> None:
         self.move_to(self._count - 1 if where < 0 else where, by_user=True)

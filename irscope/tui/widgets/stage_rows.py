@@ -24,11 +24,23 @@ PLAIN, LINKED, CURSOR = 0, 1, 2
 MARK_COLUMN = 3
 # On 256 colours a faint tint snaps to a saturated block (#5f0000, #00005f): rows take greys from the
 # palette's grey ramp instead, and the gutter bar alone carries the source line's colour.
-_GREY_ROWS = {("tint", True, True): "color(235)", ("linked", True, True): "color(239)",
-              ("linked", False, True): "color(238)", ("tint", True, False): "color(254)",
-              ("linked", True, False): "color(251)", ("linked", False, False): "color(252)"}
-MARK_COLOURS = {"vector": "#009E73", "scalar": "#E69F00", "masked": "#999999", "shared": "#56B4E9",
-                 "convert_layout": "#CC79A7", "local": "#D55E00", "spill": "#D55E00"}
+_GREY_ROWS = {
+    ("tint", True, True): "color(235)",
+    ("linked", True, True): "color(239)",
+    ("linked", False, True): "color(238)",
+    ("tint", True, False): "color(254)",
+    ("linked", True, False): "color(251)",
+    ("linked", False, False): "color(252)",
+}
+MARK_COLOURS = {
+    "vector": "#009E73",
+    "scalar": "#E69F00",
+    "masked": "#999999",
+    "shared": "#56B4E9",
+    "convert_layout": "#CC79A7",
+    "local": "#D55E00",
+    "spill": "#D55E00",
+}
 # The gutter glyph of a line with a finding, the same in the Findings view's list: one per severity, in
 # Okabe-Ito colours as the memory marks; an error is the compile error's cross.
 FINDING_GLYPHS = {"error": "✗", "warning": "▲", "info": "●"}
@@ -56,8 +68,12 @@ class RowPainter:
 
     def _init_rows(self) -> None:
         self._gutter_width = 0
-        self._strips: LRUCache[tuple[int, int], tuple[Strip, Strip, int]] = LRUCache(4096)  # gutter, code, cells
-        self._lines: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(1024)  # as shown: cropped
+        self._strips: LRUCache[tuple[int, int], tuple[Strip, Strip, int]] = LRUCache(
+            4096
+        )  # gutter, code, cells
+        self._lines: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(
+            1024
+        )  # as shown: cropped
         self._palette: dict[str, Style] = {}
 
     def restyle(self) -> None:
@@ -83,7 +99,13 @@ class RowPainter:
         dark = theme.dark
         kind, _, arg = key.partition(":")
         style = self._make_background(kind, arg, base, theme, dark)
-        if kind in ("base", "tint", "linked", "cursor", "error"):  # text without a token colour needs one
+        if kind in (
+            "base",
+            "tint",
+            "linked",
+            "cursor",
+            "error",
+        ):  # text without a token colour needs one
             foreground = theme.foreground or ("#e0e0e0" if dark else "#1e1e1e")
             style = Style(color=Color.parse(foreground).rich_color) + style
         return style
@@ -92,16 +114,28 @@ class RowPainter:
         if kind == "base":
             return Style(bgcolor=base.rich_color)
         if kind == "gutter":
-            return Style(color=base.blend(Color.parse("#ffffff" if dark else "#000000"), 0.40).rich_color)
+            return Style(
+                color=base.blend(Color.parse("#ffffff" if dark else "#000000"), 0.40).rich_color
+            )
         if kind == "bar":
             return Style(color=Color.parse(LINK_PALETTE[int(arg)]).rich_color)
         if kind in ("tint", "linked") and self._eight_bit():
             return Style(bgcolor=_GREY_ROWS[kind, bool(arg), dark])
         if kind == "tint":  # a row that came from a source line, faint
-            return Style(bgcolor=base.blend(Color.parse(LINK_PALETTE[int(arg)]), 0.13 if dark else 0.18).rich_color)
+            return Style(
+                bgcolor=base.blend(
+                    Color.parse(LINK_PALETTE[int(arg)]), 0.13 if dark else 0.18
+                ).rich_color
+            )
         if kind == "linked":  # every row of the source line under the cursor
-            colour = Color.parse(LINK_PALETTE[int(arg)]) if arg else Color.parse("#ffffff" if dark else "#000000")
-            return Style(bgcolor=base.blend(colour, (0.38 if arg else 0.20) if dark else 0.42).rich_color)
+            colour = (
+                Color.parse(LINK_PALETTE[int(arg)])
+                if arg
+                else Color.parse("#ffffff" if dark else "#000000")
+            )
+            return Style(
+                bgcolor=base.blend(colour, (0.38 if arg else 0.20) if dark else 0.42).rich_color
+            )
         if kind == "cursor":
             accent = Color.parse(theme.primary)
             return Style(bgcolor=base.blend(accent, 0.62 if dark else 0.45).rich_color, bold=True)
@@ -111,7 +145,11 @@ class RowPainter:
 
     def _eight_bit(self) -> bool:
         """A terminal of 256 colours or fewer (tmux's default): no faint tinted colour exists there."""
-        return getattr(self.app.console, "color_system", "truecolor") in ("256", "standard", "windows")
+        return getattr(self.app.console, "color_system", "truecolor") in (
+            "256",
+            "standard",
+            "windows",
+        )
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The rows in `crop`, straight from the row cache. Textual's own path (its styles cache) re-wraps
@@ -140,10 +178,16 @@ class RowPainter:
     def _plain_box(self) -> bool:
         """No border, outline, padding, hatch, tint or opacity: Textual's styling would leave rows as they are."""
         styles = self.styles
-        return (not any(edge for edge, _ in styles.border) and not any(edge for edge, _ in styles.outline)
-                and styles.padding == (0, 0, 0, 0) and not styles.tint.a and self.opacity == 1.0
-                and styles.text_opacity == 1.0 and (not styles.has_rule("hatch") or styles.hatch == "none")
-                and self.region.size == self.size)
+        return (
+            not any(edge for edge, _ in styles.border)
+            and not any(edge for edge, _ in styles.outline)
+            and styles.padding == (0, 0, 0, 0)
+            and not styles.tint.a
+            and self.opacity == 1.0
+            and styles.text_opacity == 1.0
+            and (not styles.has_rule("hatch") or styles.hatch == "none")
+            and self.region.size == self.size
+        )
 
     def render_line(self, y: int) -> Strip:
         offset = self.scroll_offset
@@ -154,8 +198,11 @@ class RowPainter:
         if self.text is None or row >= len(self.rows):
             return Strip.blank(width, self._style("base"))
         index = self.rows[row]
-        state = CURSOR if row == self.cursor_row and focused else (
-            LINKED if index in self.linked or row == self.cursor_row else PLAIN)
+        state = (
+            CURSOR
+            if row == self.cursor_row and focused
+            else (LINKED if index in self.linked or row == self.cursor_row else PLAIN)
+        )
         key = (index, state, left, width)
         line = self._lines.get(key)
         if line is None:
@@ -192,15 +239,19 @@ class RowPainter:
             return cached[0], cached[1]
         background = self._row_background(index, state)
         slot = self._slot(index)
-        number = f"{index + 1:>{self._gutter_width - 3 - (MARK_COLUMN if self.memory_marks else 0)}} "
+        number = (
+            f"{index + 1:>{self._gutter_width - 3 - (MARK_COLUMN if self.memory_marks else 0)}} "
+        )
         if index in self.marks:
             bar = Segment("✗ ", self._style("base") + Style(color="#D55E00", bold=True))
         elif state == CURSOR:
             bar = Segment("▶ ", self._style("base") + Style(bold=True))
         elif index in self.finding_marks:
             severity = self.finding_marks[index]
-            bar = Segment(FINDING_GLYPHS.get(severity, "?") + " ",
-                          self._style("base") + Style(color=FINDING_COLOURS.get(severity), bold=True))
+            bar = Segment(
+                FINDING_GLYPHS.get(severity, "?") + " ",
+                self._style("base") + Style(color=FINDING_COLOURS.get(severity), bold=True),
+            )
         elif slot is not None and self.colouring:
             bar = Segment("▌ ", self._style("base") + self._style(f"bar:{slot}"))
         elif state == LINKED:

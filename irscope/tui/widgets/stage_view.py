@@ -56,7 +56,9 @@ class StageView(RowPainter, ScrollView, can_focus=True):
             self.view = view
             self.index = index
 
-    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.stage = ""
         self.text: StageText | None = None
@@ -64,21 +66,33 @@ class StageView(RowPainter, ScrollView, can_focus=True):
         self._full_text: StageText | None = None
         self.links: StageLinks | None = None
         self.colour_slot = lambda line: None
-        self.rows: list[int] = []              # stage line indices shown, in order
+        self.rows: list[int] = []  # stage line indices shown, in order
         self.cursor_row = 0
         self.linked: frozenset[int] = frozenset()
-        self.marks: dict[int, str] = {}        # stage line index -> "error"
-        self.memory_marks: dict[int, set[str]] = {}  # stage line index -> memory marks (core.analysis.marks)
-        self.finding_marks: dict[int, str] = {}  # stage line index -> severity of its severest finding
+        self.marks: dict[int, str] = {}  # stage line index -> "error"
+        self.memory_marks: dict[
+            int, set[str]
+        ] = {}  # stage line index -> memory marks (core.analysis.marks)
+        self.finding_marks: dict[
+            int, str
+        ] = {}  # stage line index -> severity of its severest finding
         self.colouring = True
         self.show_debug = False
-        self.on_cursor_moved = None            # callable(view, index): the app's linker
+        self.on_cursor_moved = None  # callable(view, index): the app's linker
         self._init_rows()
 
     # ---- content
 
-    def show(self, stage: str, text: StageText, links: StageLinks | None, colour_slot, *,
-             cursor_index: int | None = None, full_text: StageText | None = None) -> None:
+    def show(
+        self,
+        stage: str,
+        text: StageText,
+        links: StageLinks | None,
+        colour_slot,
+        *,
+        cursor_index: int | None = None,
+        full_text: StageText | None = None,
+    ) -> None:
         """Show a stage; keep the cursor near where it was when the stage is the same. `full_text` is
         the same stage with its inline debug annotations, shown while debug metadata is on."""
         self.stage = stage
@@ -107,8 +121,11 @@ class StageView(RowPainter, ScrollView, can_focus=True):
         self.virtual_size = Size(width, len(self.rows))
         self.cursor_row = self.row_of(keep_index) if keep_index is not None else 0
         self._forget_rendered()
-        self.scroll_to(y=max(0, self.cursor_row - max(1, self.scrollable_content_region.height) // 3),
-                       animate=False, immediate=True)
+        self.scroll_to(
+            y=max(0, self.cursor_row - max(1, self.scrollable_content_region.height) // 3),
+            animate=False,
+            immediate=True,
+        )
         self.refresh()
 
     def set_options(self, *, colouring: bool | None = None, show_debug: bool | None = None) -> None:
@@ -143,7 +160,9 @@ class StageView(RowPainter, ScrollView, can_focus=True):
             return 0
         return min(bisect_left(self.rows, index), len(self.rows) - 1)
 
-    def move_cursor_to_index(self, index: int, *, center: bool = False, notify: bool = False) -> None:
+    def move_cursor_to_index(
+        self, index: int, *, center: bool = False, notify: bool = False
+    ) -> None:
         self.move_cursor_to_row(self.row_of(index), center=center, notify=notify)
 
     def move_cursor_to_row(self, row: int, *, center: bool = False, notify: bool = True) -> None:
@@ -157,7 +176,9 @@ class StageView(RowPainter, ScrollView, can_focus=True):
         self.scroll_to_row(row, center=center)
         if notify:
             if self.on_cursor_moved is not None:
-                self.on_cursor_moved(self, self.rows[row])  # at once: a message would take several hops
+                self.on_cursor_moved(
+                    self, self.rows[row]
+                )  # at once: a message would take several hops
             else:
                 self.post_message(self.CursorMoved(self, self.rows[row]))
 
@@ -167,7 +188,11 @@ class StageView(RowPainter, ScrollView, can_focus=True):
             return
         old, self.linked = self.linked, indices
         top, bottom = self.visible_rows()
-        changed = [row for row in range(top, bottom) if (self.rows[row] in old) != (self.rows[row] in indices)]
+        changed = [
+            row
+            for row in range(top, bottom)
+            if (self.rows[row] in old) != (self.rows[row] in indices)
+        ]
         # Repaint only the shown rows whose state changed, one region per run of them: a whole-pane
         # refresh re-renders every row through Textual's per-line styling, which costs more than the
         # regions do to track (a relink changes a few runs of rows, not the pane).
@@ -235,7 +260,9 @@ class StageView(RowPainter, ScrollView, can_focus=True):
 
     # ---- search
 
-    def find(self, needle: str, *, forward: bool = True, start_row: int | None = None) -> int | None:
+    def find(
+        self, needle: str, *, forward: bool = True, start_row: int | None = None
+    ) -> int | None:
         """The next row (wrapping) whose line contains `needle`, ignoring case; None when none does."""
         if not needle or self.text is None or not self.rows:
             return None
@@ -257,7 +284,9 @@ class StageView(RowPainter, ScrollView, can_focus=True):
 
     def block_rows(self, indices: list[int]) -> list[tuple[int, int]]:
         """Runs of consecutive shown rows among the rows of `indices`, as [start, end) row ranges."""
-        return consecutive_runs(sorted({bisect_left(self.rows, i) for i in indices if self._shown(i)}))
+        return consecutive_runs(
+            sorted({bisect_left(self.rows, i) for i in indices if self._shown(i)})
+        )
 
     def _shown(self, index: int) -> bool:
         row = bisect_left(self.rows, index)
@@ -266,4 +295,3 @@ class StageView(RowPainter, ScrollView, can_focus=True):
     def visible_rows(self) -> tuple[int, int]:
         top = int(self.scroll_offset.y)
         return top, min(len(self.rows), top + self.size.height)
-

@@ -32,9 +32,13 @@ class SourceView(LineList):
 
     def row_text(self, index: int) -> Text:
         line = index + 1
-        text = Text.assemble(("●" if line in self.breakpoints else " ", "bold red"),
-                             ("▶" if line == self.current else " ", "bold green"),
-                             (f"{line:>4} ", "dim"), self.lines[index], no_wrap=True)
+        text = Text.assemble(
+            ("●" if line in self.breakpoints else " ", "bold red"),
+            ("▶" if line == self.current else " ", "bold green"),
+            (f"{line:>4} ", "dim"),
+            self.lines[index],
+            no_wrap=True,
+        )
         if line == self.current:
             text.stylize("on #2a4a2a")
         return text
@@ -86,6 +90,10 @@ class LocalsView(LineList):
     def row_text(self, index: int) -> Text:
         kind, summary = self._rows[index]
         name = self.names[index]
-        shown = name if len(name) < self.NAME else name[:self.NAME - 2] + "…"
-        return Text.assemble((shown.ljust(self.NAME), "bold"), (kind.ljust(self.KIND), "italic"), summary,
-                             no_wrap=True)
+        shown = name if len(name) < self.NAME else name[: self.NAME - 2] + "…"
+        return Text.assemble(
+            (shown.ljust(self.NAME), "bold"),
+            (kind.ljust(self.KIND), "italic"),
+            summary,
+            no_wrap=True,
+        )

@@ -56,9 +56,14 @@ class ValueGrid(ScrollView):
             self._starts = list(range(self._rows.shape[0]))
             self._count = None
             headers = [str(c) for c in range(self._rows.shape[1])]
-        sample = np.concatenate([self._rows.reshape(-1)[:64], [self._rows.min(), self._rows.max()]]) \
-            if not self._float else None
-        widest = max((len(self._format(x)) for x in sample), default=1) if sample is not None else 10
+        sample = (
+            np.concatenate([self._rows.reshape(-1)[:64], [self._rows.min(), self._rows.max()]])
+            if not self._float
+            else None
+        )
+        widest = (
+            max((len(self._format(x)) for x in sample), default=1) if sample is not None else 10
+        )
         self._cell_width = max(widest, max(len(h) for h in headers)) + 2
         self._label_width = len(str(self._starts[-1])) + 2
         self._header = " " * self._label_width + "".join(h.rjust(self._cell_width) for h in headers)
@@ -98,13 +103,17 @@ class ValueGrid(ScrollView):
         if self._rows is None:
             return Strip.blank(width)
         if y == 0:
-            return Strip([Segment(self._header, _HEADER)]).crop(scroll_x, scroll_x + width).extend_cell_length(width)
+            return (
+                Strip([Segment(self._header, _HEADER)])
+                .crop(scroll_x, scroll_x + width)
+                .extend_cell_length(width)
+            )
         index = y - 1 + scroll_y
         if index >= self._rows.shape[0]:
             return Strip.blank(width)
         row = self._rows[index]
         if self._count is not None:  # the last 1-D row may be padded
-            row = row[:max(0, min(len(row), self._count - self._starts[index]))]
+            row = row[: max(0, min(len(row), self._count - self._starts[index]))]
         segments = [Segment(str(self._starts[index]).ljust(self._label_width), _LABEL)]
         for x in row:
             text = self._format(x).rjust(self._cell_width)
