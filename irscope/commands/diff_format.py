@@ -43,12 +43,7 @@ def format_diff(doc: dict[str, Any], all_lines: bool = False) -> str:
     row("registers", left["registers"], right["registers"])
     row("spills", left["spills"], right["spills"])
     row("shared memory (B)", left["shared_bytes"], right["shared_bytes"])
-    occ = lambda s: (
-        f"{round(s['occupancy']['occupancy'] * 100)}% ({s['occupancy']['limited_by']})"  # noqa: E731
-        if s.get("occupancy")
-        else None
-    )
-    row("occupancy", occ(left), occ(right))
+    row("occupancy", _occupancy(left), _occupancy(right))
     for side, name in ((left, "left"), (right, "right")):
         if side["error"]:
             out.append(f"  {name} did not compile: {side['error']}")
@@ -98,3 +93,8 @@ def format_diff(doc: dict[str, Any], all_lines: bool = False) -> str:
                 if same and not all_lines:
                     out.append(f"    {name}   ({same} unchanged)")
     return "\n".join(out)
+
+
+def _occupancy(side: dict) -> str | None:
+    occ = side.get("occupancy")
+    return f"{round(occ['occupancy'] * 100)}% ({occ['limited_by']})" if occ else None

@@ -21,7 +21,7 @@ def parse_program(text: str) -> tuple[int, ...]:
     except ValueError:
         raise IrscopeError(
             f"--program {text!r}: give 1 to 3 whole numbers separated by commas, like 1 or 1,0"
-        )
+        ) from None
     if not 1 <= len(pid) <= 3:
         raise IrscopeError(f"--program {text!r}: give 1 to 3 numbers, like 1 or 1,0")
     return pid

@@ -304,8 +304,9 @@ def record_program(
 
     with_locals=False records only the memory accesses (no line tracing: fast, for analyses that run
     many programs). Past `budget_bytes` of copied numbers (long loops over big tiles), later tensors
-    keep their summary and statistics but not their elements. An exception in the kernel ends the recording with an "exception" step and
-    `Recording.error`; it is not raised. Bad program ids raise IrscopeError.
+    keep their summary and statistics but not their elements. An exception in the kernel ends the
+    recording with an "exception" step and `Recording.error`; it is not raised. Bad program ids raise
+    IrscopeError.
     """
     kernel = launch.kernel
     grid = launch_grid(launch)

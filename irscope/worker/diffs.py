@@ -16,6 +16,7 @@ from irscope.engine.compile.passes import capture_passes
 from irscope.engine.diff.sides import SideSpec, compile_side, line_rows
 from irscope.engine.diff.summary import access_rows, changes, side_entry
 from irscope.findings import findings
+from irscope.findings.model import Finding
 
 BEFORE_RELOAD = "not interpreted: this compilation is from before the reload (its launch is gone)"
 
@@ -57,16 +58,19 @@ def findings_change(left: list | None, right: list | None) -> dict[str, Any]:
     if left is None or right is None:
         return {"known": False, "added": [], "removed": []}
     a, b = _finding_keys(left), _finding_keys(right)
-    plain = lambda f: {
-        "rule": f.rule,
-        "severity": f.severity,
-        "source_line": f.source_line,  # noqa: E731
-        "message": f.message,
-    }
     return {
         "known": True,
-        "added": [plain(b[k]) for k in b if k not in a],
-        "removed": [plain(a[k]) for k in a if k not in b],
+        "added": [_plain(b[k]) for k in b if k not in a],
+        "removed": [_plain(a[k]) for k in a if k not in b],
+    }
+
+
+def _plain(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule,
+        "severity": f.severity,
+        "source_line": f.source_line,
+        "message": f.message,
     }
 
 

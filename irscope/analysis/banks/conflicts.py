@@ -149,7 +149,8 @@ def find_accesses(program: Program) -> list[SharedAccess]:
                     0,
                     "",
                     not_modelled=(
-                        "wgmma reads its operands through descriptors of swizzled tiles: no bank conflicts by construction"
+                        "wgmma reads its operands through descriptors of swizzled tiles: "
+                        "no bank conflicts by construction"
                     ),
                 )
             )

@@ -42,7 +42,8 @@ def diagnose(entry: AccessCoalescing) -> None:
     if stride is not None and stride > width:
         lane_text = f"neighbouring lanes are {stride} bytes apart"
         if entry.lane_dim is not None and len(entry.shape) > 1:
-            lane_text += f" (lanes step along dimension {entry.lane_dim} of the {'×'.join(map(str, entry.shape))} block)"
+            block = "×".join(map(str, entry.shape))
+            lane_text += f" (lanes step along dimension {entry.lane_dim} of the {block} block)"
         if entry.lane_dim in contiguous_dims:
             entry.cause = "narrow_access"  # each lane's run is contiguous: the access width is what is missing
             per_lane = stride // entry.elem_bytes
@@ -81,7 +82,10 @@ def diagnose(entry: AccessCoalescing) -> None:
                 for d, s in sorted(entry.dim_strides.items())
             )
             if stride >= SECTOR_BYTES:
-                sharing = f"each lane's element sits in its own {SECTOR_BYTES}-byte sector, of which it uses {width} bytes"
+                sharing = (
+                    f"each lane's element sits in its own {SECTOR_BYTES}-byte sector, "
+                    f"of which it uses {width} bytes"
+                )
             else:  # a few lanes share a sector, and still most of its bytes are not asked for
                 per_sector = SECTOR_BYTES // stride
                 sharing = (

@@ -61,7 +61,8 @@ class LinearLayoutAttr:
     warp: tuple[tuple[int, ...], ...]
 
     def describe(self) -> str:
-        return f"linear: register {_bases_text(self.register)}, lane {_bases_text(self.lane)}, warp {_bases_text(self.warp)}"
+        register, lane, warp = map(_bases_text, (self.register, self.lane, self.warp))
+        return f"linear: register {register}, lane {lane}, warp {warp}"
 
 
 def _bases_text(bases) -> str:

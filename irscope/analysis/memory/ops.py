@@ -21,6 +21,7 @@ source lines, and totals the ops per source line.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -53,12 +54,13 @@ def memory_ops(comp: CompiledKernel, stages: Iterable[str] | None = None) -> lis
     out: list[MemoryOp] = []
     for stage in wanted:
         out.extend(
-            comp.analyses.get(
-                f"memory_ops:{stage}",
-                lambda: _with_source_lines(comp, stage, PARSERS[stage](comp.stage(stage))),
-            )
+            comp.analyses.get(f"memory_ops:{stage}", functools.partial(_stage_ops, comp, stage))
         )
     return out
+
+
+def _stage_ops(comp: CompiledKernel, stage: str) -> list[MemoryOp]:
+    return _with_source_lines(comp, stage, PARSERS[stage](comp.stage(stage)))
 
 
 def _with_source_lines(comp: CompiledKernel, stage: str, ops: list[MemoryOp]) -> list[MemoryOp]:

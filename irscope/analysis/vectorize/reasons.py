@@ -60,7 +60,8 @@ def reasons_for(
                     name,
                     f"the address is scaled by {name}{_shown(value)}, a stride known only at run time, so Triton "
                     f"cannot prove neighbouring elements are contiguous",
-                    f"make {name} 1 (a contiguous tensor: the JIT then folds it to a constant) or pass it as tl.constexpr",
+                    f"make {name} 1 (a contiguous tensor: the JIT then folds it to a constant) "
+                    "or pass it as tl.constexpr",
                 )
             )
         else:
@@ -128,7 +129,8 @@ def reasons_for(
                     "layout",
                     None,
                     f"the tensor is accessed in the {layout_name} layout it was computed in, where Triton finds only "
-                    f"{contiguous} neighbouring element(s) of {elem} bytes per thread (contiguity = {contiguous}), so at "
+                    f"{contiguous} neighbouring element(s) of {elem} bytes per thread "
+                    f"(contiguity = {contiguous}), so at "
                     f"most {contiguous * elem} bytes per access",
                     f"convert it to a blocked layout before the store (Triton does so when it pays: compare "
                     f"{layout_name} in the TTGIR), or store a larger tile per thread",

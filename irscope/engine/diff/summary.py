@@ -102,18 +102,20 @@ def access_rows(left: dict[str, Any], right: dict[str, Any]) -> list[dict[str, A
     for key in sorted(
         a.keys() | b.keys(), key=lambda k: (int(k.split(":")[0]) if k[0].isdigit() else 0, k)
     ):
-        l, r = a.get(key), b.get(key)
-        some = l or r
+        before, after = a.get(key), b.get(key)
+        some = before or after
         fields = ("widths", "instructions", "sectors_per_request")
-        changed = l is None or r is None or any(l[f] != r[f] for f in fields)
-        pointers = sorted(set((l or {}).get("pointers", []) + (r or {}).get("pointers", [])))
+        changed = before is None or after is None or any(before[f] != after[f] for f in fields)
+        pointers = sorted(
+            set((before or {}).get("pointers", []) + (after or {}).get("pointers", []))
+        )
         rows.append(
             {
                 "source_line": some["source_line"],
                 "kind": some["kind"],
                 "pointers": pointers,
-                "left": l,
-                "right": r,
+                "left": before,
+                "right": after,
                 "changed": changed,
             }
         )

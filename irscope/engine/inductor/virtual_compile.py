@@ -10,8 +10,8 @@ configs chosen for it, as on an H100. The compiled function is then called with 
 its Triton kernels are recorded (kernels.py) and not run; extern kernels (matmuls) run on the CPU.
 
 A graph this cannot take (one that needs gradients: autograd on a fake CUDA tensor aborts a CPU-only torch;
-dynamic shapes; anything Inductor rejects on the way) is compiled as Inductor would for the CPU tensors it has, through its Triton CPU backend, and those
-kernels are labelled as generated for CPU.
+dynamic shapes; anything Inductor rejects on the way) is compiled as Inductor would for the CPU tensors
+it has, through its Triton CPU backend, and those kernels are labelled as generated for CPU.
 """
 
 from __future__ import annotations

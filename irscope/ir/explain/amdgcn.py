@@ -136,7 +136,9 @@ def _memory(
     load = verb.startswith(("load", "read"))
     regs = operands[0] if operands else "?"
     if prefix == "s":
-        body = f"load {size} bytes from {space} at {operands[1] if len(operands) > 1 else '?'} + {operands[2] if len(operands) > 2 else '0'} into scalar registers {regs}"
+        base = operands[1] if len(operands) > 1 else "?"
+        offset = operands[2] if len(operands) > 2 else "0"
+        body = f"load {size} bytes from {space} at {base} + {offset} into scalar registers {regs}"
         return "Scalar memory load", body, []
     per = f"{count} × {size} bytes" if pair else f"{size} byte{'s' if size > 1 else ''}"
     if load:

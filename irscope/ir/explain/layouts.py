@@ -315,7 +315,8 @@ def _swizzled_shared(p, shape, aliases, depth):
             f"Shared-memory layout, plain (no swizzle): stored with dimension {order[0] if order else 0} contiguous."
         ]
     return [
-        f"Swizzled shared-memory layout: rows stored with dimension {order[0]} contiguous, in chunks of {vec} elements; "
+        f"Swizzled shared-memory layout: rows stored with dimension {order[0]} contiguous, "
+        f"in chunks of {vec} elements; "
         f"chunk c of row r is placed at chunk c XOR ((r / {per}) mod {mx}), so threads reading a column hit "
         "different banks instead of queuing on one."
     ]

@@ -14,9 +14,8 @@ _TYPE = re.compile(
     r"^\s*(?:(?:nuw|nsw|exact|disjoint|nneg|fast|contract|afn|reassoc|nnan|ninf|nsz|arcp|volatile|atomic)\s+)*"
     r"(<\d+ x [\w]+>|\{[^}]*\}|\[[^\]]*\]|[\w]+(?: addrspace\(\d+\))?)"
 )
-_CAST = re.compile(
-    r"^\s*(?:nneg\s+)?(<\d+ x \w+>|\w+(?: addrspace\(\d+\))?)\s+(.+?)\s+to\s+(<\d+ x \w+>|\w+(?: addrspace\(\d+\))?)\s*$"
-)
+_LLVM_TYPE = r"(<\d+ x \w+>|\w+(?: addrspace\(\d+\))?)"  # a scalar or vector type, maybe with its address space
+_CAST = re.compile(rf"^\s*(?:nneg\s+)?{_LLVM_TYPE}\s+(.+?)\s+to\s+{_LLVM_TYPE}\s*$")
 _SIZES = {"half": 2, "bfloat": 2, "float": 4, "double": 8, "ptr": 8}
 
 

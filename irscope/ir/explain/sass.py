@@ -104,7 +104,9 @@ def _memory(base: str, mods: list[str], operands: list[str]) -> str:
     space = _SPACES[base]
     regs = ir.register_range(operands[0], size // 4) if operands else "a register"
     if base.startswith("L"):
-        return f"load {size} byte{'s' if size > 1 else ''} per thread from {space} at {_address(operands[1] if len(operands) > 1 else '?')} into {regs}"
+        address = _address(operands[1] if len(operands) > 1 else "?")
+        plural = "s" if size > 1 else ""
+        return f"load {size} byte{plural} per thread from {space} at {address} into {regs}"
     src = operands[1] if len(operands) > 1 else "?"
     srcs = ir.register_range(src, size // 4)
     return f"store {size} byte{'s' if size > 1 else ''} per thread from {srcs} to {space} at {_address(operands[0])}"

@@ -35,7 +35,7 @@ def parse_amdgcn(text: str) -> Parsed:
     current: Chain | None = None
     section_is_debug = False
     in_metadata = False
-    I = LineKind.INSTRUCTION
+    INSTR = LineKind.INSTRUCTION
     for line in lines:
         s = line.strip()
         if not s:
@@ -75,7 +75,7 @@ def parse_amdgcn(text: str) -> Parsed:
             kinds.append(LineKind.DEBUG)
             chains.append(None)
             continue
-        kinds.append(I)
+        kinds.append(INSTR)
         chains.append(current)
     inferred = infer_gaps(kinds, chains, prefer_next=False)
     return Parsed(kinds, chains, inferred)

@@ -87,7 +87,7 @@ def parse_llvm(text: str) -> Parsed:
     meta = _Metadata(nodes)
     kinds: list[LineKind] = []
     chains: list[Chain | None] = []
-    I = LineKind.INSTRUCTION
+    INSTR = LineKind.INSTRUCTION
     for line in lines:
         if not line or line.isspace():
             kinds.append(LineKind.BLANK)
@@ -100,7 +100,7 @@ def parse_llvm(text: str) -> Parsed:
                 kinds.append(LineKind.COMMENT)
                 chains.append(None)
                 continue
-            kinds.append(I)
+            kinds.append(INSTR)
             ref = ir.debug_location(line)
             chains.append(meta.chain(ref) if ref else None)
             continue

@@ -34,7 +34,7 @@ def parse_mlir(text: str) -> Parsed:
     kinds: list[LineKind] = []
     chains: list[Chain | None] = []
     openers: list[int] = []
-    I, D, DBG = LineKind.INSTRUCTION, LineKind.DIRECTIVE, LineKind.DEBUG
+    INSTR, D, DBG = LineKind.INSTRUCTION, LineKind.DIRECTIVE, LineKind.DEBUG
     for index, line in enumerate(lines):
         s = line.lstrip()
         chain: Chain | None = None
@@ -79,7 +79,7 @@ def parse_mlir(text: str) -> Parsed:
             kinds.append(D)
             chains.append(chain)
         else:
-            kinds.append(I)
+            kinds.append(INSTR)
             chains.append(chain)
         if line.endswith("{"):
             openers.append(index)

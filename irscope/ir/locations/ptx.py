@@ -96,7 +96,7 @@ def parse_ptx(text: str) -> Parsed:
         None  # the last .loc as ptxas reads it (shifted lines included)
     )
     memory_ops: list[tuple[str, int, int, str]] = []  # (file, line ptxas saw, true line, direction)
-    I, DBG = LineKind.INSTRUCTION, LineKind.DEBUG
+    INSTR, DBG = LineKind.INSTRUCTION, LineKind.DEBUG
     for line in lines:
         s = line.strip()
         if not s:
@@ -175,7 +175,7 @@ def parse_ptx(text: str) -> Parsed:
             kinds.append(LineKind.LABEL)
             chains.append(None)
             continue
-        kinds.append(I)
+        kinds.append(INSTR)
         chains.append(current)
         if raw_line is not None and current:
             stem = ir.memory_stem(s)

@@ -40,7 +40,7 @@ def parse_sass(text: str) -> Parsed:
     current: Chain | None = None
     run: list[str] = []
     run_memo: dict[tuple[str, ...], Chain | None] = {}
-    I = LineKind.INSTRUCTION
+    INSTR = LineKind.INSTRUCTION
     for line in lines:
         s = line.strip()
         if not s:
@@ -63,7 +63,7 @@ def parse_sass(text: str) -> Parsed:
             continue
         if s.startswith("/*"):
             if ir.is_instruction(s):
-                kinds.append(I)
+                kinds.append(INSTR)
                 chains.append(current)
                 run = []
                 continue

@@ -89,7 +89,7 @@ def restore_inlining_from_ptx(sass: Parsed, ptx: Parsed) -> None:
         return  # the line table has its own inlining (newer Triton)
     direct: set[tuple[str, int]] = set()
     callers: dict[tuple[str, int], list[Chain]] = {}
-    for kind, chain in zip(ptx.kinds, ptx.chains):
+    for chain in ptx.chains:
         if not chain:
             continue
         key = (os.path.basename(chain[0].file), chain[0].line)

@@ -1,9 +1,9 @@
 """The Findings view: the ranked findings of the compilation shown, under the panes (`f`).
 
 The worker computes them (`comp.call("findings")`, the engine behind `irscope report` and `irscope
-check`) once per compilation, asked from a thread (tui/asker.py); the last few are kept. The view then lists them, one row each, the selected
-one with its cause, cost, fix and what-if; Enter puts every pane on the finding's source line, and the
-source pane's gutter marks the lines that have findings.
+check`) once per compilation, asked from a thread (tui/asker.py); the last few are kept. The view then
+lists them, one row each, the selected one with its cause, cost, fix and what-if; Enter puts every pane
+on the finding's source line, and the source pane's gutter marks the lines that have findings.
 
 On start it opens by itself when there is something to fix (a warning or an error) and the terminal is
 tall enough to keep the panes readable; otherwise it stays one line, the top border, which names the

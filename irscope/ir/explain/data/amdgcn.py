@@ -300,7 +300,8 @@ WIDTHS: dict[str, int] = {
 MATRIX = (
     "Matrix fused multiply-add (MFMA)",
     "the wave computes a {m}×{n} block += A × B with K = {k}: inputs "
-    "{intype}, accumulator {outtype}; {d} holds this lane's share of the accumulator, {a} and {b} its pieces of A and B",
+    "{intype}, accumulator {outtype}; {d} holds this lane's share of the accumulator, "
+    "{a} and {b} its pieces of A and B",
 )
 
 DIRECTIVES = "An assembler directive: kernel metadata (registers used, LDS size, arguments) or debug info; not code."
