@@ -42,7 +42,8 @@ def main() -> int:
             worst = max(worst, took)
             ld, st = result.loads.sectors_per_request, result.stores.sectors_per_request
             print(
-                f"{name + '/' + comp.kernel.name:34} {len(result.programs):>4} of {result.grid[0] * result.grid[1] * result.grid[2]:<3}"
+                f"{name + '/' + comp.kernel.name:34} {len(result.programs):>4} "
+                f"of {result.grid[0] * result.grid[1] * result.grid[2]:<3}"
                 f" {ld or 0:7.2f} {st or 0:7.2f} {took:8.2f}"
             )
     print(f"slowest: {worst:.2f} s (budget 1 s)")

@@ -89,7 +89,7 @@ def child_irscope(path: str, target: str) -> dict:
     for stage in comp.stage_names:
         if stage != "sass":
             comp.stage(stage)
-    comp.resources
+    _ = comp.resources
     ir_ready = time.perf_counter() - start
     out = {"irscope_ir": ir_ready, "irscope_sass": ir_ready, "kernel": kernel.name}
     if "sass" in comp.stage_names:
@@ -202,7 +202,8 @@ def main() -> int:
         cli_all.append(med(cli_overs))
         print(
             f"{name:<16}{p:>7.2f}{ps:>10.2f}{med(ir):>11.2f}{ir_ratios[-1]:>6.2f}{med(sass):>7.2f}"
-            f"{sass_ratios[-1]:>6.2f}{med(captures):>8.2f}{sequential[-1]:>15.2f}{med(bases):>7.2f}{med(bases) + med(overs):>7.2f}{med(overs):>6.2f}"
+            f"{sass_ratios[-1]:>6.2f}{med(captures):>8.2f}{sequential[-1]:>15.2f}{med(bases):>7.2f}"
+            f"{med(bases) + med(overs):>7.2f}{med(overs):>6.2f}"
             f"{med(bases) + med(cli_overs):>6.2f}{med(cli_overs):>6.2f}",
             flush=True,
         )

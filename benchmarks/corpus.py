@@ -5,8 +5,8 @@ Each file is opened the way a user would: `python -m irscope report FILE --json`
 process with the GPU hidden (CUDA_VISIBLE_DEVICES=""), stdin closed, under a time limit, with a fresh
 Triton cache of its own and a fresh FlagGems cache (--warm: the environment's caches). A file is "ok"
 when the command exits 0, prints valid JSON with at least one compilation, and every compilation has
-every stage of its target (sm_90: ttir ttgir llir ptx sass). Otherwise the outcome is the one line that says why: irscope's own
-error line, the timeout, or what the JSON lacks.
+every stage of its target (sm_90: ttir ttgir llir ptx sass). Otherwise the outcome is the one line that
+says why: irscope's own error line, the timeout, or what the JSON lacks.
 Target (issue 9): >= 95% ok, each under 30 s.
 
 Every file declares the Triton releases it was written for (tests/corpus/triton_releases.toml): a
@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+
 import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -4,7 +4,6 @@ Each program handles one BLOCK_SIZE chunk; the mask guards the ragged tail. Beca
 pointers are 16-byte aligned and n_elements is a multiple of 16, the compiler can turn the
 contiguous loads into 128-bit vector loads (ld.global.v4.b32 in PTX).
 """
-
 import os
 
 import torch

@@ -13,7 +13,6 @@ into LDS.128, 8192 for 8192), and the same 64-byte-row copy in kernels/matmul.py
 took 1280 wavefronts where 768 would do, as irscope predicts. The BLOCK_K = 16 launch has not been measured
 yet: irscope predicts 2304 wavefronts where 1280 would do for its A copies.
 """
-
 import os
 
 import torch
@@ -28,32 +27,16 @@ DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 @triton.jit
-def matmul_fp32_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_bk,
-    stride_cm,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-):
+def matmul_fp32_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     ks = tl.arange(0, BLOCK_K)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(
-        0, K, BLOCK_K
-    ):  # K is a multiple of BLOCK_K here: no masks, to keep the lesson plain
+    for k in range(0, K, BLOCK_K):  # K is a multiple of BLOCK_K here: no masks, to keep the lesson plain
         a = tl.load(a_ptr + rows[:, None] * stride_am + (k + ks)[None, :])
         b = tl.load(b_ptr + (k + ks)[:, None] * stride_bk + cols[None, :])
-        acc = tl.dot(
-            a, b, acc, input_precision="ieee"
-        )  # exact float32: FMA pipes, operands from shared memory
+        acc = tl.dot(a, b, acc, input_precision="ieee")  # exact float32: FMA pipes, operands from shared memory
     tl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :], acc)
 
 
@@ -62,21 +45,8 @@ def matmul_fp32(a: torch.Tensor, b: torch.Tensor, block_k: int) -> torch.Tensor:
     _, N = b.shape
     c = torch.empty((M, N), device=a.device, dtype=torch.float32)
     grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
-    matmul_fp32_kernel[grid](
-        a,
-        b,
-        c,
-        M,
-        N,
-        K,
-        a.stride(0),
-        b.stride(0),
-        c.stride(0),
-        BLOCK_M=64,
-        BLOCK_N=64,
-        BLOCK_K=block_k,
-        num_warps=4,
-    )
+    matmul_fp32_kernel[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0),
+                             BLOCK_M=64, BLOCK_N=64, BLOCK_K=block_k, num_warps=4)
     return c
 
 
@@ -85,10 +55,8 @@ if __name__ == "__main__":
     a = torch.randn(128, 128, device=DEVICE)
     b = torch.randn(128, 128, device=DEVICE)
     expected = a @ b
-    conflicted = matmul_fp32(
-        a, b, block_k=16
-    )  # 64-byte rows of A: each copy phase spans 2 global lines
-    fixed = matmul_fp32(a, b, block_k=32)  # 128-byte rows: the same product, conflict-free
+    conflicted = matmul_fp32(a, b, block_k=16)   # 64-byte rows of A: each copy phase spans 2 global lines
+    fixed = matmul_fp32(a, b, block_k=32)        # 128-byte rows: the same product, conflict-free
     assert torch.allclose(conflicted, expected, atol=1e-3, rtol=1e-3)
     assert torch.allclose(fixed, expected, atol=1e-3, rtol=1e-3)
     print("bank_conflict: OK")

@@ -4,7 +4,6 @@ Loads are fp16, the math runs in fp32 (explicit .to casts become cvt instruction
 the result is rounded back to fp16 for the store: one pass over memory instead of two.
 tanh is written with tl.exp so you can see it become ex2.approx in the PTX.
 """
-
 import os
 
 import torch
@@ -19,16 +18,8 @@ DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 @triton.jit
-def bias_gelu_kernel(
-    x_ptr,
-    bias_ptr,
-    out_ptr,
-    n_rows,
-    n_cols,
-    row_stride,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-):
+def bias_gelu_kernel(x_ptr, bias_ptr, out_ptr, n_rows, n_cols, row_stride,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
@@ -50,9 +41,7 @@ def bias_gelu(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(x)
     BLOCK_M, BLOCK_N = 16, 128
     grid = (triton.cdiv(n_rows, BLOCK_M), triton.cdiv(n_cols, BLOCK_N))
-    bias_gelu_kernel[grid](
-        x, bias, out, n_rows, n_cols, x.stride(0), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N
-    )
+    bias_gelu_kernel[grid](x, bias, out, n_rows, n_cols, x.stride(0), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
     return out
 
 

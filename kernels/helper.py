@@ -4,7 +4,6 @@ The helper is inlined into the kernel (there is no call in the IR). The loop bou
 tl.cdiv(n_cols, BLOCK) is a runtime value, so the loop stays an scf.for; per-lane
 accumulators are reduced with tl.sum and tl.max only once, after the loop.
 """
-
 import os
 
 import torch

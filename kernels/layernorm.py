@@ -4,7 +4,6 @@ Two reductions over the same row (the mean, then the variance) each lower to a
 cross-thread tree of warp shuffles plus a shared-memory exchange between warps; the
 normalize-scale-shift step afterwards is plain element-wise code.
 """
-
 import os
 
 import torch
@@ -19,9 +18,7 @@ DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 @triton.jit
-def layernorm_kernel(
-    x_ptr, w_ptr, b_ptr, out_ptr, row_stride, n_cols, eps, BLOCK_SIZE: tl.constexpr
-):
+def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, row_stride, n_cols, eps, BLOCK_SIZE: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_SIZE)
     mask = cols < n_cols
@@ -36,15 +33,11 @@ def layernorm_kernel(
     tl.store(out_ptr + row * row_stride + cols, diff * rstd * w + b, mask=mask)
 
 
-def layernorm(
-    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5
-) -> torch.Tensor:
+def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
     n_rows, n_cols = x.shape
     out = torch.empty_like(x)
     BLOCK_SIZE = triton.next_power_of_2(n_cols)
-    layernorm_kernel[(n_rows,)](
-        x, weight, bias, out, x.stride(0), n_cols, eps, BLOCK_SIZE=BLOCK_SIZE
-    )
+    layernorm_kernel[(n_rows,)](x, weight, bias, out, x.stride(0), n_cols, eps, BLOCK_SIZE=BLOCK_SIZE)
     return out
 
 

@@ -4,7 +4,6 @@ tl.dot on fp16 tiles lowers to tensor-core instructions (mma on sm_80, wgmma on 
 tcgen05 on sm_100, mfma on gfx942), and num_stages lets the compiler software-pipeline
 the K loop so the loads of later tiles overlap the math on the current one.
 """
-
 import os
 import time
 
@@ -30,30 +29,16 @@ def cpu_bench(kernel_call, quantiles):
 
 @triton.autotune(
     configs=[
-        triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}, num_warps=4, num_stages=3),
-        triton.Config({"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32}, num_warps=4, num_stages=2),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 32}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 32, 'BLOCK_N': 64, 'BLOCK_K': 32}, num_warps=4, num_stages=2),
     ],
-    key=["M", "N", "K"],
+    key=['M', 'N', 'K'],
     do_bench=None if torch.cuda.is_available() else cpu_bench,
 )
 @triton.jit
-def matmul_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_ak,
-    stride_bk,
-    stride_bn,
-    stride_cm,
-    stride_cn,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-):
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     # A 2-D grid: each program owns one BLOCK_M x BLOCK_N tile of C.
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
@@ -81,21 +66,9 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     _, N = b.shape
     c = torch.empty((M, N), device=a.device, dtype=torch.float16)
     # The grid depends on the tile size, which the autotuner picks: hence a function of META.
-    grid = lambda META: (triton.cdiv(M, META["BLOCK_M"]), triton.cdiv(N, META["BLOCK_N"]))
-    matmul_kernel[grid](
-        a,
-        b,
-        c,
-        M,
-        N,
-        K,
-        a.stride(0),
-        a.stride(1),
-        b.stride(0),
-        b.stride(1),
-        c.stride(0),
-        c.stride(1),
-    )
+    grid = lambda META: (triton.cdiv(M, META['BLOCK_M']), triton.cdiv(N, META['BLOCK_N']))
+    matmul_kernel[grid](a, b, c, M, N, K,
+                        a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
     return c
 
 

@@ -4,7 +4,6 @@ Triton specializes each launch on whether sizes and pointers are divisible by 16
 n = 1000, or with x[1:] and y[1:] (4 bytes past a 16-byte boundary), it cannot prove
 128-bit accesses are safe and emits scalar ld.global.b32 instead of add.py's v4 loads.
 """
-
 import os
 
 import torch

@@ -4,7 +4,6 @@ The whole row lives in one block, so tl.max and tl.sum become reductions across 
 threads of a program: inside a warp with shuffles, across warps through shared memory.
 The row length (781) is not a power of two, so the block is padded and masked with -inf.
 """
-
 import os
 
 import torch
@@ -19,9 +18,7 @@ DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 @triton.jit
-def softmax_kernel(
-    out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr
-):
+def softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_SIZE)
     mask = cols < n_cols

@@ -4,7 +4,6 @@ Neighbouring threads touch addresses 32 bytes apart, so a warp's load spans many
 sectors and cannot be merged into vector loads: the PTX shows scalar ld.global.b32, while
 the contiguous store to out_ptr still vectorizes.
 """
-
 import os
 
 import torch

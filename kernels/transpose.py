@@ -4,7 +4,6 @@ The tile is read along rows and written along the columns of the output, so the
 register layout that suits the load is wrong for the store: the compiler inserts a
 layout conversion that goes through shared memory (see the ttgir and the shared bytes).
 """
-
 import os
 
 import torch
@@ -19,16 +18,8 @@ DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 @triton.jit
-def transpose_kernel(
-    x_ptr,
-    out_ptr,
-    n_rows,
-    n_cols,
-    x_row_stride,
-    out_row_stride,
-    TILE_M: tl.constexpr,
-    TILE_N: tl.constexpr,
-):
+def transpose_kernel(x_ptr, out_ptr, n_rows, n_cols, x_row_stride, out_row_stride,
+                     TILE_M: tl.constexpr, TILE_N: tl.constexpr):
     rows = tl.program_id(0) * TILE_M + tl.arange(0, TILE_M)
     cols = tl.program_id(1) * TILE_N + tl.arange(0, TILE_N)
     in_mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
@@ -43,9 +34,8 @@ def transpose(x: torch.Tensor) -> torch.Tensor:
     n_rows, n_cols = x.shape
     out = torch.empty((n_cols, n_rows), device=x.device, dtype=x.dtype)
     grid = (triton.cdiv(n_rows, 64), triton.cdiv(n_cols, 64))
-    transpose_kernel[grid](
-        x, out, n_rows, n_cols, x.stride(0), out.stride(0), TILE_M=64, TILE_N=64, num_warps=4
-    )
+    transpose_kernel[grid](x, out, n_rows, n_cols, x.stride(0), out.stride(0),
+                           TILE_M=64, TILE_N=64, num_warps=4)
     return out
 
 

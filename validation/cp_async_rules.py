@@ -45,16 +45,11 @@ from irscope.analysis.banks import model as bank_model
 
 LINE = np.uint64(bank_model.LINE_BYTES)
 DATA = os.path.join(HERE, "data")
-SOURCES = sorted(
-    os.path.join(DATA, "bank_conflicts", f[: -len(".launches.json")])
-    for f in os.listdir(os.path.join(DATA, "bank_conflicts"))
-    if f.endswith(".launches.json")
-)
-SOURCES += [
-    os.path.join(DATA, "h100_measure2", "call1", "bank", "bank_conflict"),
-    os.path.join(DATA, "h100_measure2", "call2", "bank_again", "bank_conflict"),
-    os.path.join(DATA, "h100_measure2", "call3", "probe", "cp_async_probe"),
-]
+SOURCES = sorted(os.path.join(DATA, "bank_conflicts", f[:-len(".launches.json")])
+                 for f in os.listdir(os.path.join(DATA, "bank_conflicts")) if f.endswith(".launches.json"))
+SOURCES += [os.path.join(DATA, "h100_measure2", "call1", "bank", "bank_conflict"),
+            os.path.join(DATA, "h100_measure2", "call2", "bank_again", "bank_conflict"),
+            os.path.join(DATA, "h100_measure2", "call3", "probe", "cp_async_probe")]
 
 
 def _probe_fix(doc: dict) -> dict:
@@ -122,9 +117,7 @@ def rule(grouping, lanes16: int):
     saved = bank_conflicts.count, bank_conflicts.copy_phase_size
 
     def count(addresses, on, width, phase_of_lane=None, group=None, source=None, fetching=None):
-        if (
-            source is not None
-        ):  # a copy: `source` holds each lane's global address (relative to a line)
+        if source is not None:  # a copy: `source` holds each lane's global address (relative to a line)
             group = grouping(source.astype(np.uint64), fetching, width) if width >= 8 else None
         return saved[0](addresses, on, width, phase_of_lane, group)
 
@@ -162,24 +155,17 @@ def evaluate(stems: list[str]) -> list[dict]:
     rows = []
     for stem in stems:
         got, _problems = bank_compare.compare_file(stem)
-        committed = (
-            os.path.commonpath([os.path.abspath(stem), DATA]) == DATA
-        )  # else a corrected copy in a temp folder
-        origin = (
-            os.path.relpath(os.path.dirname(stem), DATA)
-            if committed
+        committed = os.path.commonpath([os.path.abspath(stem), DATA]) == DATA  # else a corrected copy in a temp folder
+        origin = os.path.relpath(os.path.dirname(stem), DATA) if committed \
             else "h100_measure2/call3/probe (record corrected)"
-        )
         rows += [{**r, "data": origin} for r in got]
     return rows
 
 
 def _describe(r: dict) -> str:
-    return (
-        f"{r['data']}: {os.path.basename(r['file'])} launch {r['launch']} {r['source']} {r['kind']}: "
-        f"measured {r['measured']} ({r['measured_ideal']}), rule {r['predicted']} ({r['predicted_ideal']}), "
-        f"executed {r['executed']}/{r['predicted_executed']}"
-    )
+    return (f"{r['data']}: {os.path.basename(r['file'])} launch {r['launch']} {r['source']} {r['kind']}: "
+            f"measured {r['measured']} ({r['measured_ideal']}), rule {r['predicted']} ({r['predicted_ideal']}), "
+            f"executed {r['executed']}/{r['predicted_executed']}")
 
 
 def _patterns(stem: str) -> dict:
@@ -190,7 +176,6 @@ def _patterns(stem: str) -> dict:
     from irscope.analysis.banks.ptxas import ptxas_view
     from irscope.analysis.ptx.machine import Machine
     from irscope.analysis.ptx.program import parse_program
-
     with open(stem + ".launches.json") as f:
         doc = json.load(f)
     out: dict = {}
@@ -199,11 +184,8 @@ def _patterns(stem: str) -> dict:
             continue
         program = parse_program(doc["ptx"][launch["ptx"]])
         where = bank_compare.ptx_locations(doc["ptx"][launch["ptx"]])
-        copies = {
-            a.index: a
-            for a in ptxas_view(program, bank_conflicts.find_accesses(program))
-            if a.kind == "cp.async"
-        }
+        copies = {a.index: a for a in ptxas_view(program, bank_conflicts.find_accesses(program))
+                  if a.kind == "cp.async"}
         sigs: dict = {i: [] for i in copies}
 
         def watch(machine, state, ins):
@@ -215,37 +197,17 @@ def _patterns(stem: str) -> dict:
             for w in np.nonzero(state.active.reshape(-1, 32).any(axis=1))[0]:
                 o, sh, so, fe = (x.reshape(-1, 32)[w] for x in (on, shared, source, fetching))
                 base, line0 = (sh[o].min(), (so[o] // 128).min()) if o.any() else (0, 0)
-                sigs[state.pc].append(
-                    hash(
-                        (
-                            tuple(np.where(o, sh - base, -1)),
-                            tuple(np.where(o, so // 128 - line0, -1)),
-                            tuple(np.where(o, so % 128, -1)),
-                            tuple(fe & o),
-                        )
-                    )
-                )
+                sigs[state.pc].append(hash((tuple(np.where(o, sh - base, -1)), tuple(np.where(o, so // 128 - line0, -1)),
+                                            tuple(np.where(o, so % 128, -1)), tuple(fe & o))))
 
         g = tuple(launch["grid"])
-        ctas = [
-            (i % g[0], (i // g[0]) % g[1], i // (g[0] * g[1])) for i in range(g[0] * g[1] * g[2])
-        ]
+        ctas = [(i % g[0], (i // g[0]) % g[1], i // (g[0] * g[1])) for i in range(g[0] * g[1] * g[2])]
         shared = {name: 0 for name in bank_conflicts._shared_symbols(program)}
-        Machine(
-            program,
-            launch["params"],
-            g,
-            ctas,
-            launch["threads"],
-            {i: [a.address, a.global_address, a.src_size] for i, a in copies.items()},
-            watch,
-            shared,
-        ).run()
+        Machine(program, launch["params"], g, ctas, launch["threads"],
+                {i: [a.address, a.global_address, a.src_size] for i, a in copies.items()}, watch, shared).run()
         for i, got in sigs.items():
             line = where[copies[i].line]
-            out.setdefault(index, {}).setdefault(line[1] if line else 0, []).append(
-                tuple(sorted(got))
-            )
+            out.setdefault(index, {}).setdefault(line[1] if line else 0, []).append(tuple(sorted(got)))
     return out
 
 
@@ -254,7 +216,6 @@ def facts(stems: list[str]) -> None:
     wavefronts per execution, and whether another instruction with the same address patterns measured
     otherwise, which no rule of addresses alone can fit."""
     from ncu_shared import measured_launches
-
     table = []
     for stem in stems:
         patterns = _patterns(stem)
@@ -277,36 +238,19 @@ def facts(stems: list[str]) -> None:
     for name, index, line, r, sigs in table:
         per = (r.wavefronts or 0) / max(1, r.executed)
         same = [t for t in table if sigs is not None and t[4] == sigs and t[3] is not r]
-        clash = [
-            t
-            for t in same
-            if (t[3].wavefronts or 0) * r.executed != (r.wavefronts or 0) * t[3].executed
-        ]
-        note = (
-            "unpaired"
-            if sigs is None
-            else (
-                "CLASH: same addresses measured "
-                + ", ".join(
-                    f"{t[0]} launch {t[1]} {t[3].text.split(',')[-1].strip()} {(t[3].wavefronts or 0) / t[3].executed:.1f}"
-                    for t in clash[:2]
-                )
-                if clash
-                else ""
-            )
-        )
-        print(
-            f"{name} launch {index} line {line}: {r.text.strip()[:58]:58} executed {r.executed:4} "
-            f"wavefronts/exec {per:4.1f} (ideal {(r.ideal or 0) / max(1, r.executed):.1f}) {note}"
-        )
+        clash = [t for t in same if (t[3].wavefronts or 0) * r.executed != (r.wavefronts or 0) * t[3].executed]
+        note = "unpaired" if sigs is None else (
+            "CLASH: same addresses measured " + ", ".join(
+                f"{t[0]} launch {t[1]} {t[3].text.split(',')[-1].strip()} {(t[3].wavefronts or 0) / t[3].executed:.1f}"
+                for t in clash[:2]) if clash else "")
+        print(f"{name} launch {index} line {line}: {r.text.strip()[:58]:58} executed {r.executed:4} "
+              f"wavefronts/exec {per:4.1f} (ideal {(r.ideal or 0) / max(1, r.executed):.1f}) {note}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", action="store_true", help="print each rule's whole table")
-    parser.add_argument(
-        "--facts", action="store_true", help="print the measured per-instruction LDGSTS counts"
-    )
+    parser.add_argument("--facts", action="store_true", help="print the measured per-instruction LDGSTS counts")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         stems = staged_sources(tmp)
@@ -318,10 +262,8 @@ def main() -> int:
                 rows = evaluate(stems)
             bad = [r for r in rows if not r["ok"]]
             copies = [r for r in rows if r["kind"] == "cp.async"]
-            print(
-                f"### {name}: {len(rows) - len(bad)} of {len(rows)} rows within 5% "
-                f"(cp.async {len(copies) - sum(not r['ok'] for r in copies)} of {len(copies)})"
-            )
+            print(f"### {name}: {len(rows) - len(bad)} of {len(rows)} rows within 5% "
+                  f"(cp.async {len(copies) - sum(not r['ok'] for r in copies)} of {len(copies)})")
             for r in bad:
                 print("  off:", _describe(r))
             if args.table:

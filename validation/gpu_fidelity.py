@@ -53,7 +53,6 @@ def collect_real(path: str, out_json: str) -> None:
     import gc
 
     from triton.compiler.compiler import CompiledKernel
-
     everywhere, loose = [], []
     for obj in gc.get_objects():
         try:
@@ -68,7 +67,6 @@ def collect_real(path: str, out_json: str) -> None:
     def describe(name: str, compiled, via: str) -> dict:
         import base64
         import hashlib
-
         load_error = None
         try:
             compiled._init_handles()
@@ -78,19 +76,12 @@ def collect_real(path: str, out_json: str) -> None:
         stages["sass"] = disassemble(compiled.asm["cubin"])
         # the real cubin read by a second disassembler, independent of irscope's SASS path
         sass_cuobjdump = cuobjdump_instructions(compiled.asm["cubin"], find_tool("cuobjdump"))
-        return {
-            "sass_cuobjdump": {str(a): text for a, text in sass_cuobjdump.items()},
-            "name": name,
-            "hash": compiled.metadata.hash,
-            "stages": stages,
-            "via": via,
-            "metadata": {k: repr(v) for k, v in compiled.metadata._asdict().items()},
-            "n_regs": None if load_error else compiled.n_regs,
-            "n_spills": None if load_error else compiled.n_spills,
-            "load_error": load_error,
-            "cubin_sha": hashlib.sha256(compiled.asm["cubin"]).hexdigest(),
-            "cubin_b64": base64.b64encode(compiled.asm["cubin"]).decode(),
-        }
+        return {"sass_cuobjdump": {str(a): text for a, text in sass_cuobjdump.items()},"name": name, "hash": compiled.metadata.hash, "stages": stages, "via": via,
+                "metadata": {k: repr(v) for k, v in compiled.metadata._asdict().items()},
+                "n_regs": None if load_error else compiled.n_regs,
+                "n_spills": None if load_error else compiled.n_spills, "load_error": load_error,
+                "cubin_sha": hashlib.sha256(compiled.asm["cubin"]).hexdigest(),
+                "cubin_b64": base64.b64encode(compiled.asm["cubin"]).decode()}
 
     collected = set()
     for value in [*namespace.values(), *everywhere]:
@@ -108,13 +99,8 @@ def collect_real(path: str, out_json: str) -> None:
     for compiled in loose:
         if id(compiled) not in collected:
             collected.add(id(compiled))
-            kernels.append(
-                describe(
-                    compiled.metadata.name,
-                    compiled,
-                    "outside the JIT (torch.compile, or triton.compile called directly)",
-                )
-            )
+            kernels.append(describe(compiled.metadata.name, compiled,
+                                    "outside the JIT (torch.compile, or triton.compile called directly)"))
     with open(out_json, "w") as f:
         json.dump(kernels, f)
 
@@ -125,7 +111,6 @@ def run_as_written(path: str) -> dict:
     import runpy
 
     import torch
-
     sys.path.insert(0, ROOT)
     sys.path.insert(0, os.path.dirname(path))
     if os.environ.get("FIDELITY_FIRST_POINT"):
@@ -134,17 +119,13 @@ def run_as_written(path: str) -> dict:
         import triton.testing
 
         from irscope.engine.triton_compat.benchmark_sweep import run_first_point
-
         triton.testing.Mark.run = run_first_point
     from irscope.engine.capture.run import no_terminal
-
     sys.argv = [path]  # the file's own argument parser must not see this script's arguments
     with no_terminal([], path):  # a file's ipdb.set_trace() / input() would wait for a terminal
         try:
             namespace = runpy.run_path(path, run_name="__main__")
-        except (
-            SystemExit
-        ) as exc:  # a file that ends itself with sys.exit(): what it compiled still counts
+        except SystemExit as exc:  # a file that ends itself with sys.exit(): what it compiled still counts
             if exc.code not in (None, 0):
                 raise
             namespace = {}
@@ -181,14 +162,12 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
     from irscope.base.errors import IrscopeError
     from irscope.engine.compile import ahead
     from irscope.engine.session import open_file
-
     if os.environ.get("FIDELITY_FIRST_POINT") and torch.cuda.is_available():
         # irscope with the GPU visible runs a benchmark sweep for real, until its capture budget stops the
         # run (3 s without a new launch): its first point only, as the real run here and the virtual GPU do
         import triton.testing
 
         from irscope.engine.triton_compat.benchmark_sweep import run_first_point
-
         triton.testing.Mark.run = run_first_point
 
     ws = open_file(path, target=target)
@@ -198,62 +177,29 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
         for config in range(len(kernel.autotune_configs or [None])):
             try:
                 comps.extend(ws.compile(kernel, config=config if kernel.is_autotuned else None))
-            except (
-                IrscopeError
-            ) as exc:  # a config the capture never reached: that config's row, not the file's end
-                failed.append(
-                    {"name": kernel.name, "config": config, "error": f"not compiled: {exc}"}
-                )
+            except IrscopeError as exc:  # a config the capture never reached: that config's row, not the file's end
+                failed.append({"name": kernel.name, "config": config, "error": f"not compiled: {exc}"})
     out = list(failed)
     for comp in comps:
         if comp.failure is not None:
             out.append({"name": comp.kernel.name, "error": comp.failure.message})
             continue
-        out.append(
-            {
-                "name": comp.kernel.name,
-                "hash": comp.metadata["hash"],
-                "metadata": {k: repr(v) for k, v in comp.metadata.items()},
-                "stages": {s: comp.stage(s) for s in (*IR_STAGES, "sass")},
-                "registers": comp.resources.registers,
-                "spills": comp.resources.spills,
-                "cubin_sha": hashlib.sha256(comp.asm["cubin"]).hexdigest(),
-                "cubin_b64": __import__("base64").b64encode(comp.asm["cubin"]).decode(),
-                "config": comp.launch.autotune_index,
-                # which steps a compile-ahead child did (core/ahead.py): "cs" compiled and disassembled
-                "ahead": ahead.progress(
-                    ahead.compilation_key(comp.kernel.jit, comp.target, comp.spec)
-                ),
-            }
-        )
-    with open(
-        out_json, "w"
-    ) as f:  # with what the run said: a capture stopped early, the device it saw
-        json.dump(
-            {
-                "compilations": out,
-                "notes": ws.notes,
-                "warning": ws.run_warning,
-                "device": ws.device,
-            },
-            f,
-        )
+        out.append({"name": comp.kernel.name, "hash": comp.metadata["hash"],
+                    "metadata": {k: repr(v) for k, v in comp.metadata.items()},
+                    "stages": {s: comp.stage(s) for s in (*IR_STAGES, "sass")},
+                    "registers": comp.resources.registers, "spills": comp.resources.spills,
+                    "cubin_sha": hashlib.sha256(comp.asm["cubin"]).hexdigest(),
+                    "cubin_b64": __import__("base64").b64encode(comp.asm["cubin"]).decode(),
+                    "config": comp.launch.autotune_index,
+                    # which steps a compile-ahead child did (core/ahead.py): "cs" compiled and disassembled
+                    "ahead": ahead.progress(ahead.compilation_key(comp.kernel.jit, comp.target, comp.spec))})
+    with open(out_json, "w") as f:  # with what the run said: a capture stopped early, the device it saw
+        json.dump({"compilations": out, "notes": ws.notes, "warning": ws.run_warning, "device": ws.device}, f)
 
 
-def _child(
-    mode: str,
-    path: str,
-    target: str,
-    cache: str,
-    out_json: str,
-    hide_gpu: bool,
-    inductor_cache: str | None = None,
-) -> str:
-    env = dict(
-        os.environ,
-        TRITON_CACHE_DIR=cache,
-        PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p),
-    )
+def _child(mode: str, path: str, target: str, cache: str, out_json: str, hide_gpu: bool,
+           inductor_cache: str | None = None) -> str:
+    env = dict(os.environ, TRITON_CACHE_DIR=cache, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
     if hide_gpu:
         env["CUDA_VISIBLE_DEVICES"] = ""
     if inductor_cache is not None:
@@ -263,22 +209,12 @@ def _child(
         if mode == "real":
             env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     try:
-        done = subprocess.run(
-            [sys.executable, __file__, "--child", mode, path, target, out_json],
-            env=env,
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=CHILD_TIMEOUT_S,
-        )
+        done = subprocess.run([sys.executable, __file__, "--child", mode, path, target, out_json], env=env,
+                              capture_output=True, text=True, cwd=ROOT, timeout=CHILD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return f"timed out after {CHILD_TIMEOUT_S} s"
     if done.returncode != 0:
-        return (
-            (done.stderr or done.stdout).strip().splitlines()[-1]
-            if (done.stderr or done.stdout)
-            else "failed"
-        )
+        return (done.stderr or done.stdout).strip().splitlines()[-1] if (done.stderr or done.stdout) else "failed"
     return ""
 
 
@@ -297,7 +233,7 @@ def _kernel_arguments(ttir: str) -> list[str]:
     import re
 
     line = next((l for l in ttir.splitlines() if "tt.func" in l and "public" in l), "")
-    inside = line[line.find("(") + 1 : line.rfind(")")] if "(" in line else ""
+    inside = line[line.find("(") + 1:line.rfind(")")] if "(" in line else ""
     inside = re.sub(r"\s*loc\([^()]*(\([^()]*\)[^()]*)*\)", "", inside)
     return [a.strip().rstrip(",") for a in re.split(r",\s*(?=%[\w.$-]+:)", inside) if a.strip()]
 
@@ -306,15 +242,9 @@ def _signature_difference(offline_ttir: str, real_ttir: str) -> str:
     """Where two compilations of one kernel differ in the arguments they were specialized for."""
     a, b = _kernel_arguments(offline_ttir), _kernel_arguments(real_ttir)
     if len(a) != len(b):
-        return (
-            f"{len(a)} arguments offline vs {len(b)} in the real launch (constexprs or 1s differ)"
-        )
+        return f"{len(a)} arguments offline vs {len(b)} in the real launch (constexprs or 1s differ)"
     diff = [f"offline `{x}` vs real `{y}`" for x, y in zip(a, b) if x != y]
-    return (
-        "arguments: " + "; ".join(diff)
-        if diff
-        else "same arguments (another difference in the TTIR)"
-    )
+    return "arguments: " + "; ".join(diff) if diff else "same arguments (another difference in the TTIR)"
 
 
 def compare(path: str, target: str) -> list[dict]:
@@ -322,90 +252,38 @@ def compare(path: str, target: str) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         real_json, off_json = os.path.join(tmp, "real.json"), os.path.join(tmp, "offline.json")
         inductor = os.path.join(tmp, "inductor")
-        err = _child(
-            "real",
-            path,
-            target,
-            os.path.join(tmp, "cache-real"),
-            real_json,
-            hide_gpu=False,
-            inductor_cache=inductor,
-        )
+        err = _child("real", path, target, os.path.join(tmp, "cache-real"), real_json, hide_gpu=False,
+                     inductor_cache=inductor)
         if err:
-            return [
-                {
-                    "file": os.path.relpath(path, ROOT),
-                    "kernel": "-",
-                    "result": f"real run failed: {err}",
-                }
-            ]
+            return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"real run failed: {err}"}]
         _set_aside(inductor, "real")  # each side generates its own kernels, at the same path
-        err = _child(
-            "offline",
-            path,
-            target,
-            os.path.join(tmp, "cache-offline"),
-            off_json,
-            hide_gpu=True,
-            inductor_cache=inductor,
-        )
+        err = _child("offline", path, target, os.path.join(tmp, "cache-offline"), off_json, hide_gpu=True,
+                     inductor_cache=inductor)
         if err:
-            return [
-                {
-                    "file": os.path.relpath(path, ROOT),
-                    "kernel": "-",
-                    "result": f"offline failed: {err}",
-                }
-            ]
+            return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"offline failed: {err}"}]
         _set_aside(inductor, "offline")
         on_gpu_json = os.path.join(tmp, "on_gpu.json")
-        on_gpu_err = _child(
-            "offline",
-            path,
-            target,
-            os.path.join(tmp, "cache-on-gpu"),
-            on_gpu_json,
-            hide_gpu=False,
-            inductor_cache=inductor,
-        )
-        on_gpu_doc = (
-            json.load(open(on_gpu_json)) if not on_gpu_err and os.path.exists(on_gpu_json) else {}
-        )
+        on_gpu_err = _child("offline", path, target, os.path.join(tmp, "cache-on-gpu"), on_gpu_json, hide_gpu=False,
+                            inductor_cache=inductor)
+        on_gpu_doc = json.load(open(on_gpu_json)) if not on_gpu_err and os.path.exists(on_gpu_json) else {}
         on_gpu = on_gpu_doc.get("compilations", [])
         if not os.path.exists(real_json) or not os.path.exists(off_json):
-            return [
-                {
-                    "file": os.path.relpath(path, ROOT),
-                    "kernel": "-",
-                    "result": "a run ended without writing its kernels (the file exited early)",
-                }
-            ]
+            return [{"file": os.path.relpath(path, ROOT), "kernel": "-",
+                     "result": "a run ended without writing its kernels (the file exited early)"}]
         real = json.load(open(real_json))
         offline_doc = json.load(open(off_json))
     offline = offline_doc["compilations"]
     uses_torch_compile = "torch.compile" in open(path, encoding="utf-8", errors="replace").read()
-    said = {
-        "offline notes": offline_doc.get("notes"),
-        "offline device": offline_doc.get("device"),
-        "on-GPU notes": on_gpu_doc.get("notes"),
-        "on-GPU error": on_gpu_err or None,
-    }
+    said = {"offline notes": offline_doc.get("notes"), "offline device": offline_doc.get("device"),
+            "on-GPU notes": on_gpu_doc.get("notes"), "on-GPU error": on_gpu_err or None}
     if not offline:
         why = ""
         if not real and uses_torch_compile:
-            why = (
-                " (its kernels go through torch.compile: Inductor compiles them itself, outside Triton's JIT; "
-                "none was seen in the real run's process either)"
-            )
-        return [
-            {
-                "file": os.path.relpath(path, ROOT),
-                "kernel": "-",
-                "raw": said,
-                "result": f"offline compiled nothing; the real run compiled {len(real)} kernel(s) through "
-                f"Triton's JIT{why}",
-            }
-        ]
+            why = (" (its kernels go through torch.compile: Inductor compiles them itself, outside Triton's JIT; "
+                   "none was seen in the real run's process either)")
+        return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "raw": said,
+                 "result": f"offline compiled nothing; the real run compiled {len(real)} kernel(s) through "
+                           f"Triton's JIT{why}"}]
     for comp in offline:
         row = {"file": os.path.relpath(path, ROOT), "kernel": comp["name"]}
         if comp.get("config") is not None:
@@ -413,21 +291,15 @@ def compare(path: str, target: str) -> list[dict]:
         if "error" in comp:
             rows.append({**row, "result": f"offline compile error: {comp['error']}"})
             continue
-        match = next(
-            (r for r in real if r["name"] == comp["name"] and r["hash"] == comp["hash"]), None
-        )
+        match = next((r for r in real if r["name"] == comp["name"] and r["hash"] == comp["hash"]), None)
         if match is None:
             candidates = [r for r in real if r["name"] == comp["name"]]
             why = "; ".join(
-                ", ".join(
-                    f"{k}: {comp['metadata'].get(k)} vs {r['metadata'].get(k)}"
-                    for k in sorted(set(comp["metadata"]) | set(r["metadata"]))
-                    if k != "hash" and comp["metadata"].get(k) != r["metadata"].get(k)
-                )
-                or "same metadata; "
-                + _signature_difference(comp["stages"]["ttir"], r["stages"]["ttir"])
-                for r in candidates
-            )
+                ", ".join(f"{k}: {comp['metadata'].get(k)} vs {r['metadata'].get(k)}"
+                          for k in sorted(set(comp["metadata"]) | set(r["metadata"]))
+                          if k != "hash" and comp["metadata"].get(k) != r["metadata"].get(k))
+                or "same metadata; " + _signature_difference(comp["stages"]["ttir"], r["stages"]["ttir"])
+                for r in candidates)
             keep = os.environ.get("FIDELITY_MISMATCH_DIR")
             if keep:  # leave both sides' IR behind, to diff by hand
                 for i, r in enumerate([comp, *candidates]):
@@ -435,44 +307,24 @@ def compare(path: str, target: str) -> list[dict]:
                         with open(os.path.join(keep, f"{comp['name']}.{i}.{stage}"), "w") as f:
                             f.write(r["stages"][stage])
             if not candidates and uses_torch_compile:
-                why = (
-                    "the file launches it inside torch.compile: on the GPU, Inductor compiled it with "
-                    "options of its own or not at all, and no compilation of this name was found"
-                )
-            rows.append(
-                {
-                    **row,
-                    "result": f"no real launch compiled this specialization ({len(candidates)} "
-                    f"of this kernel: {why})",
-                }
-            )
+                why = ("the file launches it inside torch.compile: on the GPU, Inductor compiled it with "
+                       "options of its own or not at all, and no compilation of this name was found")
+            rows.append({**row, "result": f"no real launch compiled this specialization ({len(candidates)} "
+                                          f"of this kernel: {why})"})
             continue
         identical = {s: comp["stages"][s] == match["stages"][s] for s in (*IR_STAGES, "sass")}
         # irscope's offline SASS against cuobjdump's reading of the real cubin, instruction by instruction
         sys.path.insert(0, os.path.join(ROOT, "validation"))
         from sass_listing import instructions
-
-        identical["sass (cuobjdump)"] = {
-            str(a): t for a, t in instructions(comp["stages"]["sass"]).items()
-        } == match.get("sass_cuobjdump")
+        identical["sass (cuobjdump)"] = ({str(a): t for a, t in instructions(comp["stages"]["sass"]).items()}
+                                         == match.get("sass_cuobjdump"))
         row.update({s: "identical" if ok else "DIFFERENT" for s, ok in identical.items()})
         row["cubin"] = "identical" if comp["cubin_sha"] == match["cubin_sha"] else "DIFFERENT"
-        row["raw"] = {
-            "offline": {
-                "hash": comp["hash"],
-                "cubin_sha256": comp["cubin_sha"],
-                "registers": comp["registers"],
-                "spills": comp["spills"],
-            },
-            "real": {
-                "hash": match["hash"],
-                "cubin_sha256": match["cubin_sha"],
-                "n_regs": match["n_regs"],
-                "n_spills": match["n_spills"],
-                "via": match.get("via"),
-                "load_error": match.get("load_error"),
-            },
-        }
+        row["raw"] = {"offline": {"hash": comp["hash"], "cubin_sha256": comp["cubin_sha"], "registers": comp["registers"],
+                                  "spills": comp["spills"]},
+                      "real": {"hash": match["hash"], "cubin_sha256": match["cubin_sha"], "n_regs": match["n_regs"],
+                               "n_spills": match["n_spills"], "via": match.get("via"),
+                               "load_error": match.get("load_error")}}
         if row["cubin"] != "identical":  # both binaries, to see which ELF sections differ
             row["raw"]["offline"]["cubin_b64"] = comp.get("cubin_b64")
             row["raw"]["real"]["cubin_b64"] = match.get("cubin_b64")
@@ -480,26 +332,15 @@ def compare(path: str, target: str) -> list[dict]:
         row["registers"] = f"{comp['registers']} / {match['n_regs'] if loaded else 'not loaded'}"
         row["spills"] = f"{comp['spills']} / {match['n_spills'] if loaded else 'not loaded'}"
         twin = next((c for c in on_gpu if c.get("hash") == comp["hash"]), None)
-        row["irscope on GPU"] = (
-            "identical" if twin and twin["stages"] == comp["stages"] else "DIFFERENT"
-        )
-        if (
-            twin is None
-        ):  # why irscope with the GPU visible has no such compilation, in its own words
-            row["note"] = (
-                f"irscope on GPU failed: {on_gpu_err}"
-                if on_gpu_err
-                else "irscope on GPU did not capture this specialization; its notes: "
-                + ("; ".join(on_gpu_doc.get("notes") or []) or "none")
-            )
+        row["irscope on GPU"] = "identical" if twin and twin["stages"] == comp["stages"] else "DIFFERENT"
+        if twin is None:  # why irscope with the GPU visible has no such compilation, in its own words
+            row["note"] = (f"irscope on GPU failed: {on_gpu_err}" if on_gpu_err else
+                           "irscope on GPU did not capture this specialization; its notes: "
+                           + ("; ".join(on_gpu_doc.get("notes") or []) or "none"))
         row["raw"]["said"] = said
-        row["compiled by"] = {"cs": "child", "c": "child (SASS: irscope)"}.get(
-            comp.get("ahead") or "", "irscope"
-        )
+        row["compiled by"] = {"cs": "child", "c": "child (SASS: irscope)"}.get(comp.get("ahead") or "", "irscope")
         same = all(identical.values()) and row["cubin"] == "identical" and twin is not None
-        if (
-            not loaded
-        ):  # the driver refused the binary (too much shared memory): no registers to compare
+        if not loaded:  # the driver refused the binary (too much shared memory): no registers to compare
             row["result"] = "identical, not loadable" if same else "FAIL"
             row["note"] = f"the real run's driver refused to load it: {match['load_error']}"
         else:
@@ -509,16 +350,10 @@ def compare(path: str, target: str) -> list[dict]:
     offline_hashes = {c.get("hash") for c in offline}
     for r in real:
         if r["hash"] not in offline_hashes:
-            rows.append(
-                {
-                    "file": os.path.relpath(path, ROOT),
-                    "kernel": r["name"],
-                    "raw": {**said, "via": r.get("via")},
-                    "result": "the real run compiled this specialization; irscope offline did not",
-                    "note": f"compiled {r.get('via') or 'by the JIT'}; offline notes: "
-                    + ("; ".join(said["offline notes"] or []) or "none"),
-                }
-            )
+            rows.append({"file": os.path.relpath(path, ROOT), "kernel": r["name"], "raw": {**said, "via": r.get("via")},
+                         "result": "the real run compiled this specialization; irscope offline did not",
+                         "note": f"compiled {r.get('via') or 'by the JIT'}; offline notes: "
+                                 + ("; ".join(said["offline notes"] or []) or "none")})
     return rows
 
 
@@ -527,51 +362,28 @@ def compare_safely(path: str, target: str) -> list[dict]:
     try:
         return compare(path, target)
     except Exception as exc:  # noqa: BLE001
-        return [
-            {
-                "file": os.path.relpath(path, ROOT),
-                "kernel": "-",
-                "result": f"gpu_fidelity.py failed on this file: {type(exc).__name__}: {exc}",
-            }
-        ]
+        return [{"file": os.path.relpath(path, ROOT), "kernel": "-",
+                 "result": f"gpu_fidelity.py failed on this file: {type(exc).__name__}: {exc}"}]
 
 
 def markdown(rows: list[dict], target: str) -> str:
     import torch
     import triton
-
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
-    head = (
-        f"Run {datetime.date.today().isoformat()} on {gpu}, Triton {triton.__version__}, "
-        f"PyTorch {torch.__version__}, target {target}. Registers and spills: irscope (offline) / "
-        f"driver (real launch). Stages: irscope's offline compile (no GPU visible, launch captured in the "
-        f"interpreter) against the real launch's. 'irscope on GPU': irscope with the GPU visible "
-        f"(launch captured for real) gives the same text as offline. 'sass (cuobjdump)': irscope's offline "
-        f"SASS against `cuobjdump -sass` of the real cubin, instruction by instruction. 'compiled by': offline, whether a "
-        f"compile-ahead child (irscope/engine/compile/ahead.py) compiled and disassembled it while the file ran, the "
-        f"text then read back from Triton's cache, or irscope's own compile did.\n\n"
-    )
-    cols = [
-        "file",
-        "kernel",
-        *IR_STAGES,
-        "sass",
-        "sass (cuobjdump)",
-        "cubin",
-        "registers",
-        "spills",
-        "irscope on GPU",
-        "compiled by",
-        "result",
-        "note",
-    ]
+    head = (f"Run {datetime.date.today().isoformat()} on {gpu}, Triton {triton.__version__}, "
+            f"PyTorch {torch.__version__}, target {target}. Registers and spills: irscope (offline) / "
+            f"driver (real launch). Stages: irscope's offline compile (no GPU visible, launch captured in the "
+            f"interpreter) against the real launch's. 'irscope on GPU': irscope with the GPU visible "
+            f"(launch captured for real) gives the same text as offline. 'sass (cuobjdump)': irscope's offline "
+            f"SASS against `cuobjdump -sass` of the real cubin, instruction by instruction. 'compiled by': offline, whether a "
+            f"compile-ahead child (irscope/engine/compile/ahead.py) compiled and disassembled it while the file ran, the "
+            f"text then read back from Triton's cache, or irscope's own compile did.\n\n")
+    cols = ["file", "kernel", *IR_STAGES, "sass", "sass (cuobjdump)", "cubin", "registers", "spills", "irscope on GPU", "compiled by",
+            "result", "note"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in rows:
-        lines.append(
-            "| "
-            + " | ".join(str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in cols)
-            + " |"
-        )
+        lines.append("| " + " | ".join(str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in cols)
+                     + " |")
     return head + "\n".join(lines) + "\n"
 
 
@@ -587,13 +399,10 @@ def main() -> int:
     parser.add_argument("files", nargs="*")
     parser.add_argument("--target", default="sm_90")
     parser.add_argument("--out")
-    parser.add_argument(
-        "--jobs", type=int, default=1, help="files compared at once (each in its own processes)"
-    )
+    parser.add_argument("--jobs", type=int, default=1, help="files compared at once (each in its own processes)")
     args = parser.parse_args()
     files = args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
     from concurrent.futures import ThreadPoolExecutor, as_completed
-
     done: dict[int, list[dict]] = {}
 
     def in_order() -> list[dict]:
@@ -601,22 +410,15 @@ def main() -> int:
 
     def write(rows: list[dict]) -> str:
         text = markdown(rows, args.target)
-        if (
-            args.out
-        ):  # rewritten as each file finishes: a run stopped from outside keeps what it did
+        if args.out:  # rewritten as each file finishes: a run stopped from outside keeps what it did
             with open(args.out, "w") as f:
                 f.write(text)
-            with open(
-                os.path.splitext(args.out)[0] + ".json", "w"
-            ) as f:  # the raw data the table was made from
+            with open(os.path.splitext(args.out)[0] + ".json", "w") as f:  # the raw data the table was made from
                 json.dump(rows, f, indent=1)
         return text
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = {
-            pool.submit(compare_safely, os.path.abspath(p), args.target): i
-            for i, p in enumerate(files)
-        }
+        futures = {pool.submit(compare_safely, os.path.abspath(p), args.target): i for i, p in enumerate(files)}
         for future in as_completed(futures):
             done[futures[future]] = found = future.result()
             for row in found:

@@ -46,20 +46,13 @@ def _models():
             self.heads = heads
             self.norm1, self.norm2 = torch.nn.LayerNorm(width), torch.nn.LayerNorm(width)
             self.qkv, self.proj = torch.nn.Linear(width, 3 * width), torch.nn.Linear(width, width)
-            self.up, self.down = (
-                torch.nn.Linear(width, 4 * width),
-                torch.nn.Linear(4 * width, width),
-            )
+            self.up, self.down = torch.nn.Linear(width, 4 * width), torch.nn.Linear(4 * width, width)
 
         def forward(self, x):
             b, t, c = x.shape
             q, k, v = self.qkv(self.norm1(x)).split(c, dim=-1)
             q, k, v = (y.view(b, t, self.heads, c // self.heads).transpose(1, 2) for y in (q, k, v))
-            att = (
-                F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                .transpose(1, 2)
-                .reshape(b, t, c)
-            )
+            att = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, c)
             x = x + self.proj(att)
             return x + self.down(F.gelu(self.up(self.norm2(x))))
 
@@ -71,10 +64,7 @@ def _models():
         def forward(self, x):
             return F.gelu(self.norm(x))
 
-    return [
-        ("transformer_block", Block(), (4, 64, 128)),
-        ("layernorm_gelu", NormGelu(), (512, 256)),
-    ]
+    return [("transformer_block", Block(), (4, 64, 128)), ("layernorm_gelu", NormGelu(), (512, 256))]
 
 
 def collect_real(out: str) -> None:
@@ -92,33 +82,16 @@ def collect_real(out: str) -> None:
         binary = original(src, target=target, options=options, **kwargs)
         binary._init_handles()
         fn = getattr(src, "fn", None)
-        constants = (
-            {
-                fn.arg_names[k[0]] if isinstance(k, tuple) else k: repr(v)
-                for k, v in getattr(src, "constants", {}).items()
-            }
-            if fn is not None
-            else {}
-        )
-        records.append(
-            {
-                "name": getattr(src, "name", "?"),
-                "constexprs": constants,
-                "num_warps": (options or {}).get("num_warps"),
-                "num_stages": (options or {}).get("num_stages"),
-                "stages": {
-                    **{s: binary.asm[s] for s in STAGES[:-1]},
-                    "sass": disassemble(binary.asm["cubin"]),
-                },
-                "n_regs": binary.n_regs,
-                "n_spills": binary.n_spills,
-            }
-        )
+        constants = {fn.arg_names[k[0]] if isinstance(k, tuple) else k: repr(v)
+                     for k, v in getattr(src, "constants", {}).items()} if fn is not None else {}
+        records.append({"name": getattr(src, "name", "?"), "constexprs": constants,
+                        "num_warps": (options or {}).get("num_warps"), "num_stages": (options or {}).get("num_stages"),
+                        "stages": {**{s: binary.asm[s] for s in STAGES[:-1]}, "sass": disassemble(binary.asm["cubin"])},
+                        "n_regs": binary.n_regs, "n_spills": binary.n_spills})
         return binary
 
     triton.compile = recording
     import torch._inductor.config
-
     torch._inductor.config.compile_threads = 1  # compiles in this process, where the recording is
     for name, model, shape in _models():
         model = model.cuda().eval()
@@ -146,14 +119,9 @@ def collect_offline(out: str) -> None:
     for path in sorted(glob.glob(os.path.join(out, "files", "output_code_*.py"))):
         ws = open_file(path, target="sm_90")
         for comp in ws.compile_all():
-            entry = {
-                "file": os.path.basename(path),
-                "name": comp.kernel.name,
-                "constexprs": {k: repr(v) for k, v in comp.constexprs.items()},
-                "num_warps": comp.num_warps,
-                "num_stages": comp.num_stages,
-                "error": None,
-            }
+            entry = {"file": os.path.basename(path), "name": comp.kernel.name,
+                     "constexprs": {k: repr(v) for k, v in comp.constexprs.items()},
+                     "num_warps": comp.num_warps, "num_stages": comp.num_stages, "error": None}
             if comp.ok:
                 entry["stages"] = {s: comp.stage(s) for s in STAGES}
                 entry["registers"] = comp.resources.registers
@@ -180,54 +148,29 @@ def _ptxas_line(out: str) -> str:
 
 
 def _key(entry: dict) -> tuple:
-    return (
-        entry["name"],
-        tuple(sorted(entry["constexprs"].items())),
-        entry["num_warps"],
-        entry["num_stages"],
-    )
+    return (entry["name"], tuple(sorted(entry["constexprs"].items())), entry["num_warps"], entry["num_stages"])
 
 
 def compare(out: str) -> str:
     real = {_key(r): r for r in json.load(open(os.path.join(out, "real.json")))}
     offline = {_key(r): r for r in json.load(open(os.path.join(out, "offline.json")))}
-    lines = [
-        "| kernel | config | " + " | ".join(STAGES) + " | regs (irscope / driver) | verdict |",
-        "|---|---|" + "---|" * len(STAGES) + "---|---|",
-    ]
+    lines = ["| kernel | config | " + " | ".join(STAGES) + " | regs (irscope / driver) | verdict |",
+             "|---|---|" + "---|" * len(STAGES) + "---|---|"]
     results = []
     for key in sorted(set(real) | set(offline)):
         r, o = real.get(key), offline.get(key)
         config = ", ".join(f"{k}={v}" for k, v in key[1]) + f", warps {key[2]}, stages {key[3]}"
         if r is None or o is None or o.get("error"):
-            why = (
-                "offline only"
-                if r is None
-                else "real only"
-                if o is None
-                else f"offline error: {o['error']}"
-            )
-            lines.append(
-                f"| {key[0]} | {config} | " + " | ".join("—" for _ in STAGES) + f" | — | {why} |"
-            )
+            why = "offline only" if r is None else "real only" if o is None else f"offline error: {o['error']}"
+            lines.append(f"| {key[0]} | {config} | " + " | ".join("—" for _ in STAGES) + f" | — | {why} |")
             results.append({"key": repr(key), "verdict": why})
             continue
         same = {s: r["stages"][s] == o["stages"][s] for s in STAGES}
         regs_ok = r["n_regs"] == o["registers"]
         verdict = "PASS" if all(same.values()) and regs_ok else "FAIL"
-        lines.append(
-            f"| {key[0]} | {config} | "
-            + " | ".join("=" if same[s] else "DIFF" for s in STAGES)
-            + f" | {o['registers']} / {r['n_regs']} | {verdict} |"
-        )
-        results.append(
-            {
-                "key": repr(key),
-                "same": same,
-                "registers": [o["registers"], r["n_regs"]],
-                "verdict": verdict,
-            }
-        )
+        lines.append(f"| {key[0]} | {config} | " + " | ".join("=" if same[s] else "DIFF" for s in STAGES)
+                     + f" | {o['registers']} / {r['n_regs']} | {verdict} |")
+        results.append({"key": repr(key), "same": same, "registers": [o["registers"], r["n_regs"]], "verdict": verdict})
     with open(os.path.join(out, "inductor_fidelity.json"), "w") as f:
         json.dump(results, f, indent=1)
     table = _ptxas_line(out) + "\n".join(lines)
@@ -249,24 +192,12 @@ def main() -> int:
         collect_offline(out)
         return 0
     os.makedirs(out, exist_ok=True)
-    env = {
-        **os.environ,
-        "TORCHINDUCTOR_CACHE_DIR": os.path.join(out, "inductor_cache"),
-        "PYTHONPATH": ROOT,
-    }
-    steps = [
-        ("real", {"TRITON_CACHE_DIR": os.path.join(out, "triton_real")}),
-        (
-            "offline",
-            {"TRITON_CACHE_DIR": os.path.join(out, "triton_offline"), "CUDA_VISIBLE_DEVICES": ""},
-        ),
-    ]
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": os.path.join(out, "inductor_cache"), "PYTHONPATH": ROOT}
+    steps = [("real", {"TRITON_CACHE_DIR": os.path.join(out, "triton_real")}),
+             ("offline", {"TRITON_CACHE_DIR": os.path.join(out, "triton_offline"), "CUDA_VISIBLE_DEVICES": ""})]
     for step, extra in steps:
-        done = subprocess.run(
-            [sys.executable, os.path.abspath(__file__), "--out", out, "--step", step],
-            env={**env, **extra},
-            timeout=540,
-        )
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--out", out, "--step", step],
+                              env={**env, **extra}, timeout=540)
         if done.returncode != 0:
             print(f"{step} step failed (rc {done.returncode})")
             return 1

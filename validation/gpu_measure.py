@@ -40,40 +40,25 @@ NOT_MEASURABLE = (NOT_LAUNCHED, NO_GRID)
 
 
 def run_file(path: str, out: str, timeout: float = 900) -> dict:
-    path_list = os.pathsep.join(
-        p for p in (ROOT, os.environ.get("PYTHONPATH")) if p
-    )  # and the corpus's libraries
+    path_list = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)  # and the corpus's libraries
     env = dict(os.environ, IRSCOPE_NCU_KEEP=os.path.join(out, "ncu_pages"), PYTHONPATH=path_list)
     name = os.path.relpath(path, ROOT).replace("/", "__")
     os.makedirs(os.path.join(out, "json"), exist_ok=True)
-    err_path = os.path.join(
-        out, "json", name + ".stderr.txt"
-    )  # written as it comes: measured mode's steps
+    err_path = os.path.join(out, "json", name + ".stderr.txt")  # written as it comes: measured mode's steps
     try:
         with open(err_path, "w") as err:
-            done = subprocess.run(
-                [sys.executable, "-m", "irscope", "report", path, "--measure", "--json"],
-                stdout=subprocess.PIPE,
-                stderr=err,
-                text=True,
-                env=env,
-                timeout=timeout,
-                cwd=os.path.dirname(path),
-            )
+            done = subprocess.run([sys.executable, "-m", "irscope", "report", path, "--measure", "--json"],
+                                  stdout=subprocess.PIPE, stderr=err, text=True, env=env, timeout=timeout,
+                                  cwd=os.path.dirname(path))
     except subprocess.TimeoutExpired:  # a row that says so, and the next file still runs
-        doc = {
-            "error": f"irscope report --measure did not finish in {timeout:.0f} s",
-            "kernels": [],
-        }
+        doc = {"error": f"irscope report --measure did not finish in {timeout:.0f} s", "kernels": []}
         with open(os.path.join(out, "json", name + ".json"), "w") as f:
             json.dump(doc, f)
         return doc
     with open(err_path) as f:
         done.stderr = f.read()
     with open(os.path.join(out, "json", name + ".json"), "w") as f:
-        f.write(
-            done.stdout or json.dumps({"error": done.stderr[-2000:], "returncode": done.returncode})
-        )
+        f.write(done.stdout or json.dumps({"error": done.stderr[-2000:], "returncode": done.returncode}))
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -94,20 +79,9 @@ def _why(note: str) -> str:
 
 def rows_of(rel: str, doc: dict) -> list[dict]:
     if doc.get("error") and not doc.get("kernels"):
-        if (
-            "launches no kernel" in doc["error"]
-        ):  # the file's own choice on this GPU (tutorial 10 wants sm_100)
-            return [
-                {
-                    "file": rel,
-                    "kernel": "-",
-                    "failed": [],
-                    "skipped": "the file launches no kernel on this GPU: "
-                    + doc["error"]
-                    .split("(the last thing it printed: ", 1)[-1]
-                    .split(")", 1)[0][:120],
-                }
-            ]
+        if "launches no kernel" in doc["error"]:  # the file's own choice on this GPU (tutorial 10 wants sm_100)
+            return [{"file": rel, "kernel": "-", "failed": [], "skipped": "the file launches no kernel on this GPU: "
+                     + doc["error"].split("(the last thing it printed: ", 1)[-1].split(")", 1)[0][:120]}]
         return [{"file": rel, "kernel": "-", "failed": [f"irscope failed: {doc['error']}"]}]
     rows = []
     for k in doc.get("kernels", []):
@@ -115,15 +89,10 @@ def rows_of(rel: str, doc: dict) -> list[dict]:
         row = {"file": rel, "kernel": k["name"], "failed": list(m.get("errors") or [])}
         if isinstance(k.get("error"), dict) and row["failed"] == ["the kernel did not compile"]:
             # the launch fails to compile on the GPU as well (Triton's JIT raised it in the file's run)
-            rows.append(
-                {**row, "failed": [], "skipped": "did not compile: " + k["error"]["message"][:160]}
-            )
+            rows.append({**row, "failed": [], "skipped": "did not compile: " + k["error"]["message"][:160]})
             continue
         if row["failed"] and all(e.startswith(NOT_MEASURABLE) for e in row["failed"]):
-            row["skipped"], row["failed"] = (
-                row["failed"][0],
-                [],
-            )  # said, and no defect: nothing to launch again
+            row["skipped"], row["failed"] = row["failed"][0], []  # said, and no defect: nothing to launch again
             rows.append(row)
             continue
         if not m:
@@ -131,27 +100,16 @@ def rows_of(rel: str, doc: dict) -> list[dict]:
         t = (m.get("time_ms") or {}).get("median")
         ncu = m.get("ncu") or {}
         gpu_us = _num(ncu.get("gpu_time_us"))
-        row.update(
-            time_us=None if t is None else t * 1e3,
-            ncu_us=gpu_us,
-            gbps=m.get("achieved_gbps"),
-            peak=(m.get("peaks") or {}).get("dram_gbps"),
-            tflops=m.get("achieved_tflops"),
-        )
+        row.update(time_us=None if t is None else t * 1e3, ncu_us=gpu_us, gbps=m.get("achieved_gbps"),
+                   peak=(m.get("peaks") or {}).get("dram_gbps"), tflops=m.get("achieved_tflops"))
         agree = m.get("agreements") or []
         row["lines"] = [a for a in agree if a["source_line"] is not None]
         row["checks"] = len(agree)
         # a prediction of part of the launch (its note says so) is shown, not compared
-        bad = [
-            a
-            for a in agree
-            if a["agrees"] is False
-            or (not a.get("note") and (a["predicted"] is None) != (a["measured"] is None))
-        ]
-        row["failed"] += [
-            f"{a['what']} at line {_where(a)}: measured {a['measured']}, predicted {a['predicted']}"
-            for a in bad
-        ]
+        bad = [a for a in agree if a["agrees"] is False
+               or (not a.get("note") and (a["predicted"] is None) != (a["measured"] is None))]
+        row["failed"] += [f"{a['what']} at line {_where(a)}: measured {a['measured']}, predicted "
+                          f"{a['predicted']}" for a in bad]
         rows.append(row)
     return rows
 
@@ -162,41 +120,25 @@ def _where(a: dict) -> str:
 
 
 def table(rows: list[dict]) -> str:
-    out = [
-        "| file | kernel | do_bench median | ncu gpu time | GB/s (% of DRAM peak) | TFLOP/s | sectors/request "
-        "per line, measured / predicted | bank conflicts per line, measured / predicted | checks | result |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    out = ["| file | kernel | do_bench median | ncu gpu time | GB/s (% of DRAM peak) | TFLOP/s | sectors/request "
+           "per line, measured / predicted | bank conflicts per line, measured / predicted | checks | result |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-
         def f(v, fmt):
             return "-" if v is None else format(v, fmt)
-
-        bw = (
-            "-"
-            if r.get("gbps") is None
-            else f"{r['gbps']:.1f}" + (f" ({r['gbps'] / r['peak']:.1%})" if r.get("peak") else "")
-        )
-        lines = "; ".join(
-            f"{_where(a)} {a['what'].split()[0]} {f(a['measured'], 'g')} / "
-            f"{f(a['predicted'], 'g')}"
-            + (f" (not compared: {_why(a['note'])})" if a.get("note") else "")
-            for a in r.get("lines", [])
-            if a["what"].endswith("/request")
-        )
-        banks = "; ".join(
-            f"{_where(a)} {f(a['measured'], 'g')} / {f(a['predicted'], 'g')}"
-            + (" (not compared)" if a.get("note") else "")
-            for a in r.get("lines", [])
-            if a["what"] == "bank conflicts"
-        )
+        bw = "-" if r.get("gbps") is None else f"{r['gbps']:.1f}" + (
+            f" ({r['gbps'] / r['peak']:.1%})" if r.get("peak") else "")
+        lines = "; ".join(f"{_where(a)} {a['what'].split()[0]} {f(a['measured'], 'g')} / "
+                          f"{f(a['predicted'], 'g')}" + (f" (not compared: {_why(a['note'])})" if a.get("note") else "")
+                          for a in r.get("lines", []) if a["what"].endswith("/request"))
+        banks = "; ".join(f"{_where(a)} {f(a['measured'], 'g')} / {f(a['predicted'], 'g')}"
+                          + (" (not compared)" if a.get("note") else "")
+                          for a in r.get("lines", []) if a["what"] == "bank conflicts")
         verdict = "PASS" if not r["failed"] else "FAIL: " + "; ".join(r["failed"])[:300]
         if r.get("skipped"):
             verdict = f"not measured: {r['skipped']}"
-        out.append(
-            f"| {r['file']} | {r['kernel']} | {f(r.get('time_us'), '.2f')} µs | {f(r.get('ncu_us'), '.2f')} µs | "
-            f"{bw} | {f(r.get('tflops'), '.3f')} | {lines or '-'} | {banks or '-'} | {r.get('checks', 0)} | {verdict} |"
-        )
+        out.append(f"| {r['file']} | {r['kernel']} | {f(r.get('time_us'), '.2f')} µs | {f(r.get('ncu_us'), '.2f')} µs | "
+                   f"{bw} | {f(r.get('tflops'), '.3f')} | {lines or '-'} | {banks or '-'} | {r.get('checks', 0)} | {verdict} |")
     return "\n".join(out)
 
 
@@ -204,23 +146,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*")
     parser.add_argument("--out", default=os.environ.get("OUT", "/tmp/irscope-measure"))
-    parser.add_argument(
-        "--rebuild", help="a folder of a past run: rebuild the table from its json/"
-    )
+    parser.add_argument("--rebuild", help="a folder of a past run: rebuild the table from its json/")
     parser.add_argument("--timeout", type=float, default=900, help="seconds each file may take")
-    parser.add_argument(
-        "--budget",
-        type=float,
-        help="seconds for all files: a file gets what is left (a device "
-        "call has a hard limit), and one not started in time says so",
-    )
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        help="files measured at once (ncu profiles one at a time; "
-        "do_bench then shares the GPU with the others)",
-    )
+    parser.add_argument("--budget", type=float, help="seconds for all files: a file gets what is left (a device "
+                                                     "call has a hard limit), and one not started in time says so")
+    parser.add_argument("--jobs", type=int, default=1, help="files measured at once (ncu profiles one at a time; "
+                                                             "do_bench then shares the GPU with the others)")
     args = parser.parse_args()
     rows = []
     if args.rebuild:
@@ -229,10 +160,7 @@ def main() -> int:
             rows += rows_of(rel, json.load(open(path)))
     else:
         os.makedirs(args.out, exist_ok=True)
-        files = [
-            os.path.abspath(p)
-            for p in args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
-        ]
+        files = [os.path.abspath(p) for p in args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))]
         end = time.monotonic() + (args.budget if args.budget else math.inf)
 
         def one(path: str) -> dict:
@@ -241,13 +169,8 @@ def main() -> int:
                 return {"error": "not run: the run's --budget was spent", "kernels": []}
             start = time.monotonic()
             doc = run_file(path, args.out, left)
-            print(
-                f"# {os.path.relpath(path, ROOT)}: {time.monotonic() - start:.0f} s",
-                file=sys.stderr,
-                flush=True,
-            )
+            print(f"# {os.path.relpath(path, ROOT)}: {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
             return doc
-
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             docs = pool.map(one, files)
             for path, doc in zip(files, docs):
@@ -264,10 +187,8 @@ def main() -> int:
     print(text)
     failed = [r for r in rows if r["failed"]]
     skipped = [r for r in rows if r.get("skipped")]
-    print(
-        f"\n{len(rows) - len(failed) - len(skipped)} of {len(rows) - len(skipped)} compilations measured and "
-        f"agreeing" + (f"; {len(skipped)} not measurable (said in its row)" if skipped else "")
-    )
+    print(f"\n{len(rows) - len(failed) - len(skipped)} of {len(rows) - len(skipped)} compilations measured and "
+          f"agreeing" + (f"; {len(skipped)} not measurable (said in its row)" if skipped else ""))
     return 1 if failed or not rows else 0
 
 

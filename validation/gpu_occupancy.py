@@ -65,28 +65,12 @@ def collect(out: str) -> None:
                     for extra in EXTRA_SHARED:
                         blocks = ctypes.c_int()
                         rc = cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                            ctypes.byref(blocks),
-                            function,
-                            warps * 32,
-                            ctypes.c_size_t(kernel.metadata.shared + extra),
-                        )
-                        rows.append(
-                            {
-                                "f": os.path.relpath(path, ROOT),
-                                "k": value.fn.__name__,
-                                "regs": kernel.n_regs,
-                                "spills": kernel.n_spills,
-                                "warps": warps,
-                                "shared": kernel.metadata.shared,
-                                "extra": extra,
-                                "blocks": blocks.value,
-                                "rc": rc,
-                                **attrs,
-                                "cubin": base64.b64encode(kernel.asm["cubin"]).decode(),
-                                "triton": triton.__version__,
-                                "torch": torch.__version__,
-                            }
-                        )
+                            ctypes.byref(blocks), function, warps * 32, ctypes.c_size_t(kernel.metadata.shared + extra))
+                        rows.append({"f": os.path.relpath(path, ROOT), "k": value.fn.__name__, "regs": kernel.n_regs,
+                                     "spills": kernel.n_spills, "warps": warps, "shared": kernel.metadata.shared,
+                                     "extra": extra, "blocks": blocks.value, "rc": rc, **attrs,
+                                     "cubin": base64.b64encode(kernel.asm["cubin"]).decode(),
+                                     "triton": triton.__version__, "torch": torch.__version__})
     with open(out, "w") as f:
         json.dump(rows, f, indent=1)
     print(f"{len(rows)} cases written to {out}")
@@ -104,32 +88,22 @@ def compare(path: str, arch: str = "sm_90") -> int:
         rows = json.load(f)
     capability = int(arch.removeprefix("sm_"))
     bad = 0
-    print(
-        "| kernel | Triton | registers driver / irscope | static shared driver / irscope | dynamic + extra B | "
-        "driver blocks/SM | irscope blocks/SM | limited by |"
-    )
+    print("| kernel | Triton | registers driver / irscope | static shared driver / irscope | dynamic + extra B | "
+          "driver blocks/SM | irscope blocks/SM | limited by |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "cubin" not in r or "static_shared" not in r:
             bad += 1
-            print(
-                f"| {r['f']} {r['k']} | - | no cubin or static shared size recorded: re-collect | | | | | |"
-            )
+            print(f"| {r['f']} {r['k']} | - | no cubin or static shared size recorded: re-collect | | | | | |")
             continue
         mine = cubin_resources(base64.b64decode(r["cubin"]), r["shared"], capability)
         static = mine.shared_bytes - r["shared"]
         occ = nvidia_occupancy(arch, mine.registers, r["warps"], mine.shared_bytes + r["extra"])
-        ok = (mine.registers, static, occ.blocks_per_sm) == (
-            r["registers"],
-            r["static_shared"],
-            r["blocks"],
-        )
+        ok = (mine.registers, static, occ.blocks_per_sm) == (r["registers"], r["static_shared"], r["blocks"])
         bad += not ok
-        print(
-            f"| {r['f']} {r['k']} | {r.get('triton', '?')} | {r['registers']} / {mine.registers} | "
-            f"{r['static_shared']} / {static} | {r['shared']} + {r['extra']} | {r['blocks']} | "
-            f"{occ.blocks_per_sm}{'' if ok else ' MISMATCH'} | {occ.limited_by} |"
-        )
+        print(f"| {r['f']} {r['k']} | {r.get('triton', '?')} | {r['registers']} / {mine.registers} | "
+              f"{r['static_shared']} / {static} | {r['shared']} + {r['extra']} | {r['blocks']} | "
+              f"{occ.blocks_per_sm}{'' if ok else ' MISMATCH'} | {occ.limited_by} |")
     print(f"\n{len(rows) - bad} of {len(rows)} agree")
     return 1 if bad else 0
 

@@ -42,10 +42,8 @@ sys.path.insert(0, os.path.join(ROOT, "validation"))
 from bank_compare import NCU_LAUNCHES, NOTES, compare_file, table  # noqa: E402
 from ncu_shared import one_ncu_at_a_time  # noqa: E402
 
-RECORD_TIMEOUT = 100  # seconds for one file's offline recording
-PROFILE_TIMEOUT = (
-    240  # seconds for one file under Nsight Compute (compiled_block.py, a fresh Inductor cache)
-)
+RECORD_TIMEOUT = 100   # seconds for one file's offline recording
+PROFILE_TIMEOUT = 240  # seconds for one file under Nsight Compute (compiled_block.py, a fresh Inductor cache)
 
 
 # ---------------------------------------------------------------------------------------------- recorded
@@ -60,14 +58,8 @@ def record(path: str, target: str, out_dir: str) -> str:
     from irscope.engine.triton_compat import TRITON_VERSION
 
     ws = open_file(path, target=target)
-    doc = {
-        "file": os.path.relpath(os.path.abspath(path), ROOT),
-        "triton": TRITON_VERSION,
-        "target": target,
-        "kernels": sorted({k.name for k in ws.kernels}),
-        "ptx": {},
-        "launches": [],
-    }
+    doc = {"file": os.path.relpath(os.path.abspath(path), ROOT), "triton": TRITON_VERSION, "target": target,
+           "kernels": sorted({k.name for k in ws.kernels}), "ptx": {}, "launches": []}
     for index, launch in enumerate(ws.launches):
         row = {"kernel": launch.kernel.name, "launch": index, "config": launch.autotune_index}
         comp = compile_launch(launch, ws.target, ws.user_file.text)
@@ -85,28 +77,17 @@ def record(path: str, target: str, out_dir: str) -> str:
             else:
                 row.update(grid=list(inputs.grid), threads=inputs.threads, params=inputs.params)
         doc["launches"].append(row)
-    target_path = os.path.join(
-        out_dir, os.path.splitext(os.path.basename(path))[0] + ".launches.json"
-    )
+    target_path = os.path.join(out_dir, os.path.splitext(os.path.basename(path))[0] + ".launches.json")
     with open(target_path, "w") as f:
         json.dump(doc, f, indent=1)
     return target_path
 
 
-def _run(
-    command: list[str], timeout: float, env: dict | None = None
-) -> subprocess.CompletedProcess:
+def _run(command: list[str], timeout: float, env: dict | None = None) -> subprocess.CompletedProcess:
     """subprocess.run in a session of its own, the whole session killed on timeout (ncu's and irscope's
     children included, so that nothing keeps the GPU)."""
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-    )
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                               env=env, start_new_session=True)
     try:
         out, err = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -120,20 +101,8 @@ def record_offline(path: str, target: str, out_dir: str) -> str | None:
     """`record` in a child process that sees no GPU; None and the reason on stderr when it fails."""
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "PYTHONPATH": ROOT}
     try:
-        done = _run(
-            [
-                sys.executable,
-                os.path.abspath(__file__),
-                "--record",
-                path,
-                "--target",
-                target,
-                "--out",
-                out_dir,
-            ],
-            RECORD_TIMEOUT,
-            env=env,
-        )
+        done = _run([sys.executable, os.path.abspath(__file__), "--record", path, "--target", target, "--out",
+                     out_dir], RECORD_TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         print(f"record {path}: over {RECORD_TIMEOUT} s", file=sys.stderr)
         return None
@@ -151,9 +120,7 @@ def profile(path: str, kernels: list[str], out_dir: str) -> str:
     stem = os.path.join(out_dir, os.path.splitext(os.path.basename(path))[0])
     # Inductor's kernels may be fused and named otherwise on the GPU (compiled_block.py's second kernel is
     # triton_per_fused_addmm_gelu_sum_1 there, triton_per_fused_gelu_sum_1 offline): take all of them
-    names = (
-        "triton_.*" if any(k.startswith("triton_") for k in kernels) else "|".join(kernels) or "."
-    )
+    names = "triton_.*" if any(k.startswith("triton_") for k in kernels) else "|".join(kernels) or "."
     log = []
     # a fresh Inductor cache and in-process compiles (as ncu_sectors.py): a torch.compile file then
     # benchmarks every config of its autotuned kernels, the launches irscope recorded, instead of launching
@@ -162,64 +129,32 @@ def profile(path: str, kernels: list[str], out_dir: str) -> str:
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TORCHINDUCTOR_COMPILE_THREADS="1")
     try:
         with one_ncu_at_a_time():
-            done = _run(
-                [
-                    "ncu",
-                    "--target-processes",
-                    "application-only",
-                    "-c",
-                    str(NCU_LAUNCHES),
-                    "-k",
-                    f"regex:^({names})$",
-                    "--section",
-                    "SourceCounters",
-                    "--section",
-                    "MemoryWorkloadAnalysis_Tables",
-                    "--section",
-                    "LaunchStats",
-                    "--import-source",
-                    "yes",
-                    "--export",
-                    stem,
-                    "-f",
-                    sys.executable,
-                    path,
-                ],
-                PROFILE_TIMEOUT,
-                env=env,
-            )
+            done = _run(["ncu", "--target-processes", "application-only", "-c", str(NCU_LAUNCHES),
+                         "-k", f"regex:^({names})$", "--section", "SourceCounters", "--section",
+                         "MemoryWorkloadAnalysis_Tables", "--section", "LaunchStats", "--import-source", "yes",
+                         "--export", stem, "-f", sys.executable, path], PROFILE_TIMEOUT, env=env)
         log.append(f"profile rc={done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     except (subprocess.TimeoutExpired, OSError) as exc:
         log.append(f"profile failed: {exc}")
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    pages = {
-        "source_sass": ["--page", "source", "--print-source", "sass"],
-        "source_cuda_sass": ["--page", "source", "--print-source", "cuda,sass"],
-        "source_ptx": ["--page", "source", "--print-source", "ptx"],
-        "raw": ["--page", "raw"],
-    }
+    pages = {"source_sass": ["--page", "source", "--print-source", "sass"],
+             "source_cuda_sass": ["--page", "source", "--print-source", "cuda,sass"],
+             "source_ptx": ["--page", "source", "--print-source", "ptx"], "raw": ["--page", "raw"]}
     for name, flags in pages.items():
         if not os.path.exists(stem + ".ncu-rep"):
             break
         try:
             with open(f"{stem}.{name}.csv", "w") as f:
-                page = subprocess.run(
-                    ["ncu", "--import", stem + ".ncu-rep", "--csv", *flags],
-                    stdout=f,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                    timeout=60,
-                )
+                page = subprocess.run(["ncu", "--import", stem + ".ncu-rep", "--csv", *flags], stdout=f,
+                                      stderr=subprocess.PIPE, text=True, timeout=60)
             log.append(f"{name} rc={page.returncode} {page.stderr[-300:]}")
         except (subprocess.TimeoutExpired, OSError) as exc:
             log.append(f"{name} failed: {exc}")
     with open(stem + ".profile.log", "w") as f:
         f.write("\n".join(log))
     if os.path.exists(stem + ".ncu-rep") and not os.environ.get("KEEP_NCU_REPORTS"):
-        os.remove(
-            stem + ".ncu-rep"
-        )  # the CSV pages hold what the comparison reads; reports are megabytes
+        os.remove(stem + ".ncu-rep")  # the CSV pages hold what the comparison reads; reports are megabytes
     return stem
 
 
@@ -227,13 +162,8 @@ def gpu_run(files: list[str], target: str, data: str) -> None:
     """Record every file offline (8 at a time, on the CPU) and profile each one as soon as it is recorded,
     one at a time (Nsight Compute profiles one process at a time)."""
     start = time.monotonic()
-    with (
-        ThreadPoolExecutor(max_workers=8) as recorders,
-        ThreadPoolExecutor(max_workers=1) as profilers,
-    ):
-        recorded = {
-            recorders.submit(record_offline, os.path.abspath(f), target, data): f for f in files
-        }
+    with ThreadPoolExecutor(max_workers=8) as recorders, ThreadPoolExecutor(max_workers=1) as profilers:
+        recorded = {recorders.submit(record_offline, os.path.abspath(f), target, data): f for f in files}
         profiled = []
         for done in as_completed(recorded):
             path, got = recorded[done], done.result()
@@ -241,17 +171,10 @@ def gpu_run(files: list[str], target: str, data: str) -> None:
                 continue  # the comparison reports the file as not recorded
             kernels = json.load(open(got))["kernels"]
             profiled.append(profilers.submit(profile, os.path.abspath(path), kernels, data))
-            print(
-                f"{time.monotonic() - start:5.1f}s recorded {os.path.relpath(path, ROOT)}",
-                file=sys.stderr,
-                flush=True,
-            )
+            print(f"{time.monotonic() - start:5.1f}s recorded {os.path.relpath(path, ROOT)}", file=sys.stderr,
+                  flush=True)
         for done in as_completed(profiled):
-            print(
-                f"{time.monotonic() - start:5.1f}s profiled {done.result()}",
-                file=sys.stderr,
-                flush=True,
-            )
+            print(f"{time.monotonic() - start:5.1f}s profiled {done.result()}", file=sys.stderr, flush=True)
 
 
 def main() -> int:
@@ -291,9 +214,7 @@ def main() -> int:
         problems += got_problems
     text = "\n".join(table(rows))
     failed = [r for r in rows if not r["ok"]]
-    print(
-        f"{len(rows)} row(s), {len(failed)} off by more than 5% or unmatched, {len(problems)} problem(s)"
-    )
+    print(f"{len(rows)} row(s), {len(failed)} off by more than 5% or unmatched, {len(problems)} problem(s)")
     for p in problems:
         print("problem:", p)
     for note in NOTES:

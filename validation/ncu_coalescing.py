@@ -40,29 +40,18 @@ def predict(path: str, target: str) -> dict:
     out = []
     for index, launch in enumerate(ws.launches):
         comp = compile_launch(launch, ws.target, ws.user_file.text)
-        row = {
-            "kernel": launch.kernel.name,
-            "launch": index,
-            "config": launch.autotune_index,
-            "registers": comp.resources.registers if comp.ok else None,
-        }
+        row = {"kernel": launch.kernel.name, "launch": index, "config": launch.autotune_index,
+               "registers": comp.resources.registers if comp.ok else None}
         try:
             result = analyze_coalescing(comp, max_programs=10**9, launch=launch)
         except Exception as exc:  # report the row, keep going
             row["error"] = f"{type(exc).__name__}: {exc}"
             out.append(row)
             continue
-        row.update(
-            ld_sectors=result.loads.sectors,
-            ld_requests=result.loads.requests,
-            st_sectors=result.stores.sectors,
-            st_requests=result.stores.requests,
-            ideal_ld=result.loads.ideal_sectors_per_request,
-            ideal_st=result.stores.ideal_sectors_per_request,
-            seconds=round(result.seconds, 3),
-            error=result.error,
-            notes=result.notes,
-        )
+        row.update(ld_sectors=result.loads.sectors, ld_requests=result.loads.requests,
+                   st_sectors=result.stores.sectors, st_requests=result.stores.requests,
+                   ideal_ld=result.loads.ideal_sectors_per_request, ideal_st=result.stores.ideal_sectors_per_request,
+                   seconds=round(result.seconds, 3), error=result.error, notes=result.notes)
         out.append(row)
     return {"rows": out, "kernels": sorted({k.name for k in ws.kernels})}
 
@@ -70,20 +59,12 @@ def predict(path: str, target: str) -> dict:
 def predict_offline(path: str, target: str) -> dict:
     """`predict` in a child process that sees no GPU: exactly what irscope does on a laptop."""
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""}
-    done = subprocess.run(
-        [sys.executable, os.path.abspath(__file__), "--predict", path, "--target", target],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-    )
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--predict", path, "--target", target],
+                          capture_output=True, text=True, cwd=ROOT, env=env)
     for line in reversed(done.stdout.splitlines()):
         if line.startswith("PREDICTION "):
-            return json.loads(line[len("PREDICTION ") :])
-    return {
-        "rows": [{"kernel": "?", "error": "irscope failed: " + done.stderr.strip()[-400:]}],
-        "kernels": [],
-    }
+            return json.loads(line[len("PREDICTION "):])
+    return {"rows": [{"kernel": "?", "error": "irscope failed: " + done.stderr.strip()[-400:]}], "kernels": []}
 
 
 # ---------------------------------------------------------------------------------------------- measured
@@ -92,7 +73,6 @@ def predict_offline(path: str, target: str) -> dict:
 def measured_from_ncu(path: str) -> list[dict]:
     sys.path.insert(0, os.path.join(ROOT, "validation"))
     from ncu_sectors import measure
-
     return measure(path)
 
 
@@ -106,7 +86,6 @@ def measured_from_csv(csv_path: str) -> dict[str, list[dict]]:
 
 def gpu_target() -> str:
     import torch
-
     if torch.cuda.is_available():
         if torch.version.hip:
             return torch.cuda.get_device_properties(0).gcnArchName.split(":")[0]
@@ -118,9 +97,7 @@ def gpu_target() -> str:
 # ---------------------------------------------------------------------------------------------- compare
 
 
-def pair(
-    measured: list[dict], predicted: list[dict], kernels: list[str]
-) -> list[tuple[dict | None, dict | None]]:
+def pair(measured: list[dict], predicted: list[dict], kernels: list[str]) -> list[tuple[dict | None, dict | None]]:
     """Every measured launch of a Triton kernel against irscope's prediction of it, in both directions: a
     measured launch with no prediction is a row (None on the right), and so is a prediction with no
     measurement (None on the left).
@@ -129,9 +106,7 @@ def pair(
     benchmarking, so each measured row goes with the config whose register count it shows, and a measured
     row whose register count no config has is a row without a prediction. Measured launches of anything
     but the file's Triton kernels (`kernels`: torch's random fills, cuBLAS) are not the comparison's."""
-    rows = [
-        m for m in measured if m.get("kernel") in set(kernels) | {p["kernel"] for p in predicted}
-    ]
+    rows = [m for m in measured if m.get("kernel") in set(kernels) | {p["kernel"] for p in predicted}]
     out: list[tuple[dict | None, dict | None]] = []
     for name in dict.fromkeys([p["kernel"] for p in predicted] + [m["kernel"] for m in rows]):
         preds = [p for p in predicted if p["kernel"] == name]
@@ -171,12 +146,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*")
     parser.add_argument("--out", help="also write the markdown table here")
-    parser.add_argument(
-        "--measured", help="a CSV from validation/ncu_sectors.py instead of running ncu"
-    )
-    parser.add_argument(
-        "--target", help="irscope's target (default: this machine's GPU, else sm_90)"
-    )
+    parser.add_argument("--measured", help="a CSV from validation/ncu_sectors.py instead of running ncu")
+    parser.add_argument("--target", help="irscope's target (default: this machine's GPU, else sm_90)")
     parser.add_argument("--predict", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.predict:
@@ -185,27 +156,18 @@ def main() -> int:
     target = args.target or gpu_target()
     files = args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
     recorded = measured_from_csv(args.measured) if args.measured else None
-    table = [
-        "| file | kernel | launch | ld measured | ld irscope | ld ideal | st measured | st irscope | "
-        "within 5% |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    table = ["| file | kernel | launch | ld measured | ld irscope | ld ideal | st measured | st irscope | "
+             "within 5% |", "|---|---|---|---|---|---|---|---|---|"]
     failures = unmeasured = unpredicted = 0
     for path in files:
         rel = os.path.relpath(os.path.abspath(path), ROOT)
-        measured = (
-            recorded.get(rel, [])
-            if recorded is not None
-            else measured_from_ncu(os.path.abspath(path))
-        )
+        measured = recorded.get(rel, []) if recorded is not None else measured_from_ncu(os.path.abspath(path))
         prediction = predict_offline(os.path.abspath(path), target)
         for m, p in pair(measured, prediction["rows"], prediction["kernels"]):
             if p is None:
-                table.append(
-                    f"| {rel} | {m['kernel']} | {m['launch']} | "
-                    f"{fmt(ratio(m['ld_sectors'], m['ld_requests']))} | no prediction | - | "
-                    f"{fmt(ratio(m['st_sectors'], m['st_requests']))} | no prediction | NO |"
-                )
+                table.append(f"| {rel} | {m['kernel']} | {m['launch']} | "
+                             f"{fmt(ratio(m['ld_sectors'], m['ld_requests']))} | no prediction | - | "
+                             f"{fmt(ratio(m['st_sectors'], m['st_requests']))} | no prediction | NO |")
                 unpredicted += 1
                 continue
             if p.get("error") and "ld_sectors" not in p:
@@ -225,21 +187,17 @@ def main() -> int:
 
             def cell(value, sectors, requests):
                 return f"{fmt(value)} ({sectors}/{requests})"
-
             table.append(
                 f"| {rel} | {p['kernel']}{cfg} | {launch} | "
                 f"{cell(ld_m, m['ld_sectors'], m['ld_requests']) if m else '-'} | "
                 f"{cell(ld_p, p['ld_sectors'], p['ld_requests'])} | {fmt(p.get('ideal_ld'))} | "
                 f"{cell(st_m, m['st_sectors'], m['st_requests']) if m else '-'} | "
-                f"{cell(st_p, p['st_sectors'], p['st_requests'])} | {verdict} |"
-            )
+                f"{cell(st_p, p['st_sectors'], p['st_requests'])} | {verdict} |")
             print(table[-1], file=sys.stderr, flush=True)
     text = "\n".join(table)
-    print(
-        f"\nirscope target {target}; sectors per request (sectors/requests), whole grid; "
-        f"{failures} row(s) off by more than 5%, {unmeasured} prediction(s) with no measurement, "
-        f"{unpredicted} measured launch(es) with no prediction\n"
-    )
+    print(f"\nirscope target {target}; sectors per request (sectors/requests), whole grid; "
+          f"{failures} row(s) off by more than 5%, {unmeasured} prediction(s) with no measurement, "
+          f"{unpredicted} measured launch(es) with no prediction\n")
     print(text)
     if args.out:
         with open(args.out, "w") as f:

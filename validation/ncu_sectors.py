@@ -36,28 +36,17 @@ def measure(path: str) -> list[dict]:
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TORCHINDUCTOR_COMPILE_THREADS="1")
         with one_ncu_at_a_time():  # a second ncu profiling at the same time would fail
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
-    text = done.stdout[done.stdout.find('"ID"') :] if '"ID"' in done.stdout else ""
+    text = done.stdout[done.stdout.find('"ID"'):] if '"ID"' in done.stdout else ""
     rows: dict[tuple, dict] = {}
     for rec in csv.DictReader(io.StringIO(text)):
         key = (rec["ID"], rec["Kernel Name"])
-        row = rows.setdefault(
-            key,
-            {
-                "file": os.path.relpath(path, ROOT),
-                "launch": rec["ID"],
-                "kernel": rec["Kernel Name"],
-            },
-        )
+        row = rows.setdefault(key, {"file": os.path.relpath(path, ROOT), "launch": rec["ID"],
+                                    "kernel": rec["Kernel Name"]})
         for short, metric in METRICS.items():
             if rec["Metric Name"] == metric:
                 row[short] = rec["Metric Value"].replace(",", "")
     if not rows:
-        return [
-            {
-                "file": os.path.relpath(path, ROOT),
-                "kernel": "ncu failed: " + (done.stderr.strip()[-300:]),
-            }
-        ]
+        return [{"file": os.path.relpath(path, ROOT), "kernel": "ncu failed: " + (done.stderr.strip()[-300:])}]
     return list(rows.values())
 
 

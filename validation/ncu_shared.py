@@ -29,18 +29,8 @@ from irscope.analysis.measured.ncu_parse import (
 from irscope.engine.measure.ncu_run import ncu_machine_lock  # noqa: E402
 
 # SASS opcode stem -> the PTX access kind irscope predicts for it
-SASS_KINDS = {
-    "LDS": "load",
-    "STS": "store",
-    "LDSM": "ldmatrix",
-    "STSM": "stmatrix",
-    "LDGSTS": "cp.async",
-    "ATOMS": "atomic",
-    "HGMMA": "wgmma",
-    "UTMALDG": "bulk",
-    "UTMASTG": "bulk",
-    "UBLKCP": "bulk",
-}
+SASS_KINDS = {"LDS": "load", "STS": "store", "LDSM": "ldmatrix", "STSM": "stmatrix", "LDGSTS": "cp.async",
+              "ATOMS": "atomic", "HGMMA": "wgmma", "UTMALDG": "bulk", "UTMASTG": "bulk", "UBLKCP": "bulk"}
 
 
 # Hold the machine's Nsight Compute lock while profiling: two ncu processes profiling at once make the second
@@ -52,12 +42,12 @@ one_ncu_at_a_time = ncu_machine_lock
 class SassRow:
     address: str
     text: str
-    kind: str  # as in SASS_KINDS
+    kind: str                 # as in SASS_KINDS
     executed: int
     wavefronts: int | None
     ideal: int | None
-    never: bool  # guarded by !PT: ptxas' placeholder, never executes
-    file: str | None = None  # base name of the source file, from the cuda,sass page
+    never: bool               # guarded by !PT: ptxas' placeholder, never executes
+    file: str | None = None   # base name of the source file, from the cuda,sass page
     line: int | None = None
 
 
@@ -68,7 +58,7 @@ def read_text(path: str) -> str:
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", newline="") as f:
         text = f.read()
-    return text[max(text.find('"'), 0) :]
+    return text[max(text.find('"'), 0):]
 
 
 def read_rows(path: str) -> list[list[str]]:
@@ -99,17 +89,8 @@ def launches_sass(path: str) -> list[tuple[str, list[SassRow]]]:
         for r in page.rows:
             kind, never = sass_kind(r.text)
             if kind is not None:
-                rows.append(
-                    SassRow(
-                        r.values["Address"],
-                        r.text,
-                        kind,
-                        _int(r.values.get(INSTRUCTIONS)) or 0,
-                        _int(r.values.get(WAVEFRONTS)),
-                        _int(r.values.get(WAVEFRONTS_IDEAL)),
-                        never,
-                    )
-                )
+                rows.append(SassRow(r.values["Address"], r.text, kind, _int(r.values.get(INSTRUCTIONS)) or 0,
+                                    _int(r.values.get(WAVEFRONTS)), _int(r.values.get(WAVEFRONTS_IDEAL)), never))
         out.append((page.kernel, rows))
     return out
 
@@ -134,15 +115,9 @@ def source_lines(path: str) -> dict[str, tuple[str, int]]:
 
 def launches_raw(path: str) -> list[dict]:
     """Per profiled launch: kernel name, grid and block (x, y, z), registers per thread."""
-    return [
-        {
-            "kernel": got.get("Kernel Name"),
-            "grid": _triple(got.get("Grid Size", "")),
-            "block": _triple(got.get("Block Size", "")),
-            "registers": _int(got.get("launch__registers_per_thread")),
-        }
-        for got in parse_raw_page(read_text(path))
-    ]
+    return [{"kernel": got.get("Kernel Name"), "grid": _triple(got.get("Grid Size", "")),
+             "block": _triple(got.get("Block Size", "")), "registers": _int(got.get("launch__registers_per_thread"))}
+            for got in parse_raw_page(read_text(path))]
 
 
 def _triple(text: str) -> tuple[int, ...] | None:
@@ -161,11 +136,5 @@ def measured_launches(stem_path: str) -> list[dict]:
         for r in rows:
             r.file, r.line = lines.get(r.address, (None, None))
         facts = raw[i] if i < len(raw) and raw[i]["kernel"] == kernel else {}
-        out.append(
-            {
-                "kernel": kernel,
-                "rows": rows,
-                **{k: facts.get(k) for k in ("grid", "block", "registers")},
-            }
-        )
+        out.append({"kernel": kernel, "rows": rows, **{k: facts.get(k) for k in ("grid", "block", "registers")}})
     return out

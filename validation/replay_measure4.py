@@ -63,9 +63,7 @@ def main() -> int:
     from irscope.findings.agreement import agreements
 
     if not TRITON_VERSION.startswith("3.6."):
-        print(
-            f"Triton {TRITON_VERSION}: the run profiled binaries of Triton 3.6.0; run this with 3.6"
-        )
+        print(f"Triton {TRITON_VERSION}: the run profiled binaries of Triton 3.6.0; run this with 3.6")
         return 2
     tmp = tempfile.mkdtemp(prefix="irscope-replay-")
     path = os.path.join(tmp, os.path.basename(args.file))
@@ -96,10 +94,8 @@ def main() -> int:
             bad = a.agrees is False
             failed += bad
             if bad or args.all:
-                print(
-                    f"{stem} ({source[0]}) line {a.source_line} {a.what}: measured {a.measured}, predicted "
-                    f"{a.predicted} {'FAIL' if bad else 'ok'}{' (' + a.note + ')' if a.note else ''}"
-                )
+                print(f"{stem} ({source[0]}) line {a.source_line} {a.what}: measured {a.measured}, predicted "
+                      f"{a.predicted} {'FAIL' if bad else 'ok'}{' (' + a.note + ')' if a.note else ''}")
     print(f"{failed} disagreement(s)")
     return 1 if failed else 0
 

@@ -30,17 +30,12 @@ def instructions(text: str) -> dict[int, str]:
             found[address] = re.sub(r"\s+", " ", match.group(2))
     for name in pending:  # a label after the last instruction: the end of the code
         labels[name] = max(found, default=-16) + 16
-    return {
-        a: re.sub(r"`\(([^)\s]+)\)", lambda m: hex(labels.get(m.group(1), -1)), text)
-        for a, text in found.items()
-    }
+    return {a: re.sub(r"`\(([^)\s]+)\)", lambda m: hex(labels.get(m.group(1), -1)), text) for a, text in found.items()}
 
 
 def cuobjdump_instructions(cubin: bytes, cuobjdump: str) -> dict[int, str]:
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        out = subprocess.run(
-            [cuobjdump, "-sass", f.name], capture_output=True, text=True, check=True
-        ).stdout
+        out = subprocess.run([cuobjdump, "-sass", f.name], capture_output=True, text=True, check=True).stdout
     return instructions(out)

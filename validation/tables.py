@@ -25,18 +25,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "sass (cuobjdump)")
-FIDELITY_COLUMNS = (
-    "file",
-    "kernel",
-    *STAGES,
-    "cubin",
-    "registers",
-    "spills",
-    "irscope on GPU",
-    "compiled by",
-    "result",
-    "note",
-)
+FIDELITY_COLUMNS = ("file", "kernel", *STAGES, "cubin", "registers", "spills", "irscope on GPU", "compiled by",
+                    "result", "note")
 
 
 def _rederived(row: dict) -> dict:
@@ -50,10 +40,7 @@ def _rederived(row: dict) -> dict:
     out["cubin"] = "identical" if mine["cubin_sha256"] == real["cubin_sha256"] else "DIFFERENT"
     out["registers"] = f"{mine['registers']} / {real['n_regs'] if loaded else 'not loaded'}"
     out["spills"] = f"{mine['spills']} / {real['n_spills'] if loaded else 'not loaded'}"
-    same = (
-        all(row.get(c) == "identical" for c in (*STAGES, "irscope on GPU"))
-        and out["cubin"] == "identical"
-    )
+    same = all(row.get(c) == "identical" for c in (*STAGES, "irscope on GPU")) and out["cubin"] == "identical"
     if not loaded:
         out["result"] = "identical, not loadable" if same else "FAIL"
     else:
@@ -67,9 +54,7 @@ def fidelity_table(path: str) -> tuple[list[str], bool]:
         rows = [_rederived(row) for row in json.load(f)]
     lines = ["| " + " | ".join(FIDELITY_COLUMNS) + " |", "|" + "---|" * len(FIDELITY_COLUMNS)]
     for row in rows:
-        cells = (
-            str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in FIDELITY_COLUMNS
-        )
+        cells = (str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in FIDELITY_COLUMNS)
         lines.append("| " + " | ".join(cells) + " |")
     return lines, all(row.get("result") == "PASS" for row in rows)
 
@@ -80,10 +65,8 @@ def _triton_kernels(rel: str) -> set[str]:
 
 
 def sectors_table(path: str) -> list[str]:
-    lines = [
-        "| file | kernel | launch | ld sectors/request | st sectors/request | registers |",
-        "|---|---|---|---|---|---|",
-    ]
+    lines = ["| file | kernel | launch | ld sectors/request | st sectors/request | registers |",
+             "|---|---|---|---|---|---|"]
     defined: dict[str, set[str]] = {}
     with open(path) as f:
         for row in csv.DictReader(f):
@@ -94,11 +77,8 @@ def sectors_table(path: str) -> list[str]:
             def per_request(kind: str) -> str:
                 requests = float(row[f"{kind}_requests"])
                 return f"{float(row[f'{kind}_sectors']) / requests:.2f}" if requests else "-"
-
-            lines.append(
-                f"| {row['file']} | {row['kernel']} | {row['launch']} | {per_request('ld')} | "
-                f"{per_request('st')} | {row['registers']} |"
-            )
+            lines.append(f"| {row['file']} | {row['kernel']} | {row['launch']} | {per_request('ld')} | "
+                         f"{per_request('st')} | {row['registers']} |")
     return lines
 
 

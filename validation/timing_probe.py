@@ -2,7 +2,6 @@
 torch report them, the DRAM peak they imply, a large device-to-device copy's achieved bandwidth, and
 triton.testing.do_bench on the strided gather (the measured-mode example of docs/commands.md) with its
 quantiles. Prints JSON."""
-
 import json
 import sys
 
@@ -15,12 +14,8 @@ import strided  # noqa: E402
 
 props = triton.runtime.driver.active.utils.get_device_properties(0)
 tp = torch.cuda.get_device_properties(0)
-out = {
-    "triton": triton.__version__,
-    "torch": torch.__version__,
-    "driver_props": props,
-    "torch_props": {k: str(getattr(tp, k)) for k in dir(tp) if not k.startswith("_")},
-}
+out = {"triton": triton.__version__, "torch": torch.__version__, "driver_props": props,
+       "torch_props": {k: str(getattr(tp, k)) for k in dir(tp) if not k.startswith("_")}}
 out["peak_gbps_from_props"] = 2 * props["mem_clock_rate"] * 1e3 * props["mem_bus_width"] / 8 / 1e9
 a = torch.empty(1 << 28, dtype=torch.uint8, device="cuda")
 b = torch.empty_like(a)

@@ -19,18 +19,8 @@ DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 @triton.jit
-def probe_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    K,
-    stride_am,
-    stride_bk,
-    stride_cm,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-):
+def probe_kernel(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     ks = tl.arange(0, BLOCK_K)
@@ -46,20 +36,8 @@ def run(a: torch.Tensor, b: torch.Tensor, stages: int) -> torch.Tensor:
     M, K = a.shape
     N = b.shape[1]
     c = torch.empty((M, N), device=a.device, dtype=torch.float32)
-    probe_kernel[(M // 64, N // 64)](
-        a,
-        b,
-        c,
-        K,
-        a.stride(0),
-        b.stride(0),
-        c.stride(0),
-        BLOCK_M=64,
-        BLOCK_N=64,
-        BLOCK_K=16,
-        num_warps=4,
-        num_stages=stages,
-    )
+    probe_kernel[(M // 64, N // 64)](a, b, c, K, a.stride(0), b.stride(0), c.stride(0),
+                                     BLOCK_M=64, BLOCK_N=64, BLOCK_K=16, num_warps=4, num_stages=stages)
     return c
 
 
@@ -67,7 +45,7 @@ if __name__ == "__main__":
     torch.manual_seed(0)
     for K, stages, shift in ((128, 3, 0), (256, 3, 0), (128, 2, 0), (128, 3, 16)):
         wide = torch.randn(128, K + 32, device=DEVICE)
-        a = wide[:, shift : shift + K]  # shift 16 floats: every A row starts 64 bytes into a line
+        a = wide[:, shift:shift + K]          # shift 16 floats: every A row starts 64 bytes into a line
         b = torch.randn(K, 128, device=DEVICE)
         assert torch.allclose(run(a, b, stages), a @ b, atol=1e-3, rtol=1e-3)
     print("cp_async_probe: OK")

@@ -3,7 +3,6 @@ the GPU hidden? Opens a corpus file in-process (irscope.engine.session.open_file
 switched off in turn, printing the traceback of every fallback. Run on the GPU machine from the repo root:
     CUDA_VISIBLE_DEVICES= python3 validation/probes/inductor_cpu_fallback.py FILE VARIANT
 VARIANT: as-is | no-arch-key | no-forget | neither."""
-
 import contextlib
 import dataclasses
 import os
@@ -14,9 +13,7 @@ sys.path.insert(0, os.getcwd())
 import irscope.engine.inductor.virtual_compile as vc  # noqa: E402
 import irscope.engine.virtual_gpu.device as vg  # noqa: E402
 
-LOG = open(
-    os.path.join(os.environ.get("OUT", "."), f"fallback_{sys.argv[2]}.txt"), "a"
-)  # the file's fd 2 is captured
+LOG = open(os.path.join(os.environ.get("OUT", "."), f"fallback_{sys.argv[2]}.txt"), "a")  # the file's fd 2 is captured
 
 
 class Traced(list):
