@@ -207,7 +207,7 @@ def test_tutorial_07_opens_from_a_checkouts_layout_and_names_the_missing_libdevi
 
 def test_a_tutorial_for_another_gpu_opens_for_the_target_it_asked_for():
     """Tutorial 10 launches only on compute capability 10: with no --target it is shown for sm_100
-    (core/retarget.py). Its own reference matmul on the CPU takes most of the time."""
+    (engine/capture/retarget.py). Its own reference matmul on the CPU takes most of the time."""
     rel = "tutorials/triton-3.6/10-block-scaled-matmul.py"
     path = os.path.join(corpus.CORPUS, rel)
     proc = subprocess.run(

@@ -3,8 +3,8 @@ Triton 3.6.0, by validation/gpu_inductor.py), opened here with no GPU, against w
 (h100_t211_driver.json: every triton.compile Inductor made there, with the driver's register counts).
 
 The transformer block's wrapper calls `aten._scaled_dot_product_efficient_attention`, which torch has only for
-CUDA: its kernels after that call are captured through the virtual GPU's stand-in (core/virtual_aten.py).
-Inductor compiles with torch's own ptxas where the torch wheel has one (core/inductor/ptxas.py); where it
+CUDA: its kernels after that call are captured through the virtual GPU's stand-in (engine/virtual_gpu/aten.py).
+Inductor compiles with torch's own ptxas where the torch wheel has one (engine/inductor/ptxas.py); where it
 has none, the report says that its PTX and SASS may differ."""
 
 import json

@@ -13,7 +13,7 @@ from conftest import ROOT, kernel_path
 # the install hash was still unknown when the file's launch forked the child.
 SCRIPT = """
 import json, sys
-from irscope.core import ahead
+from irscope.engine.compile import ahead
 from irscope.engine.session import open_file
 from irscope.engine.triton_compat import hashing_process, triton_key_known
 import irscope.engine.compile.ahead as ahead_module

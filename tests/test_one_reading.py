@@ -104,7 +104,7 @@ def test_the_ir_modules_stay_small():
 
 
 def test_the_domain_model_and_the_readers_import_neither_torch_nor_triton():
-    # Target lives in core/target.py, outside triton_compat: holding and comparing targets, and reading a
+    # Target lives in base/target.py, outside triton_compat: holding and comparing targets, and reading a
     # stage's text, need no compiler
     code = (
         "import sys, irscope.base.model, irscope.base.target, irscope.ir.ptx, irscope.ir.sass, "

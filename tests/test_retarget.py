@@ -1,5 +1,5 @@
 """A file that launches nothing on the default virtual GPU after asking what it is, is run again on the
-other NVIDIA targets, newest first (core/retarget.py). Real files, real Triton, the real virtual GPU."""
+other NVIDIA targets, newest first (engine/capture/retarget.py). Real files, real Triton, the real virtual GPU."""
 
 import json
 import time

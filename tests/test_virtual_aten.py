@@ -1,4 +1,4 @@
-"""CUDA-only ATen operators on the virtual GPU (core/virtual_aten.py): a GPU-written Inductor wrapper calls
+"""CUDA-only ATen operators on the virtual GPU (engine/virtual_gpu/aten.py): a GPU-written Inductor wrapper calls
 `torch.ops.aten._scaled_dot_product_efficient_attention` and the like, which torch has only for CUDA. Their CPU
 stand-ins give the outputs' sizes and strides the wrapper asserts right after the call, and the math path's
 values; outside the virtual GPU there is no CPU kernel at all, as before."""

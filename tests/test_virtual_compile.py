@@ -1,4 +1,4 @@
-"""Inductor's GPU path on the virtual GPU (core/inductor/virtual_compile.py), at the seams a CPU-only torch
+"""Inductor's GPU path on the virtual GPU (engine/inductor/virtual_compile.py), at the seams a CPU-only torch
 cannot show by itself."""
 
 import pytest

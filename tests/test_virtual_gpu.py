@@ -85,7 +85,7 @@ def test_device_queries_answer_from_the_targets_table(name):
 
 
 def test_the_virtual_gpu_records_what_the_file_asks_about_the_device():
-    """What a file asked decides whether it is run again for another target (core/retarget.py)."""
+    """What a file asked decides whether it is run again for another target (engine/capture/retarget.py)."""
     asked = set()
     with virtual_gpu(Target("sm_90"), asked):
         assert (

@@ -191,7 +191,7 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
                     "cubin_sha": hashlib.sha256(comp.asm["cubin"]).hexdigest(),
                     "cubin_b64": __import__("base64").b64encode(comp.asm["cubin"]).decode(),
                     "config": comp.launch.autotune_index,
-                    # which steps a compile-ahead child did (core/ahead.py): "cs" compiled and disassembled
+                    # which steps a compile-ahead child did (engine/compile/ahead.py): "cs" compiled and disassembled
                     "ahead": ahead.progress(ahead.compilation_key(comp.kernel.jit, comp.target, comp.spec))})
     with open(out_json, "w") as f:  # with what the run said: a capture stopped early, the device it saw
         json.dump({"compilations": out, "notes": ws.notes, "warning": ws.run_warning, "device": ws.device}, f)

@@ -17,8 +17,8 @@ Writes OUT/inductor_fidelity.md (a table, also printed) and OUT/inductor_fidelit
 First run on an H100, 2026-11-23 (Triton 3.6.0, PyTorch 2.11.0+cu130; its files are the h100_t211_* test
 fixtures): TTIR, TTGIR, LLIR and registers matched, but PTX and SASS did not (Inductor compiles with
 torch/bin/ptxas, CUDA 13.0; irscope then used Triton's own), and the block's last three kernels were missing
-offline (its wrapper stopped at a CUDA-only attention operator). Both are fixed (core/inductor/ptxas.py,
-core/virtual_aten.py); with CUDA 13.0.88's ptxas standing in for torch's, every stage of all 11 compilations
+offline (its wrapper stopped at a CUDA-only attention operator). Both are fixed (engine/inductor/ptxas.py,
+engine/virtual_gpu/aten.py); with CUDA 13.0.88's ptxas standing in for torch's, every stage of all 11 compilations
 then matched that run's, install paths aside. Rows belong in docs/validation.md once a GPU run passes.
 """
 

@@ -31,7 +31,7 @@ KB, MB, GB = 1024, 1024**2, 1024**3
 
 @dataclass(frozen=True)
 class Chip:
-    """One representative GPU of a target: what the virtual GPU (core/virtual_gpu.py) reports when there is
+    """One representative GPU of a target: what the virtual GPU (engine/virtual_gpu/device.py) reports when there is
     no GPU here. The per-SM limits beside it are the target's; these are the chip's.
 
     `memory_clock_khz` follows CUDA's `memoryClockRate` convention (double data rate): the datasheet's

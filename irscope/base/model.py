@@ -34,7 +34,7 @@ class Kernel:
     autotune_configs: list[Any] | None = None  # triton.Config objects
     heuristics: list[str] = field(default_factory=list)
     module: str = ""  # the module that defines it ("__main__" for the opened file)
-    inductor: Any = None  # an Inductor kernel (core/inductor/kernels.py): its decorator's configs and triton_meta
+    inductor: Any = None  # an Inductor kernel (engine/inductor/kernels.py): its decorator's configs and triton_meta
     inductor_info: dict | None = (
         None  # plain data: kernel_kind, aten_ops, source_nodes, generated_for, ...
     )

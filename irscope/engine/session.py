@@ -55,7 +55,7 @@ def open_file(
 ) -> Workspace:
     """Load a kernel file, run its `__main__` to capture launches, and get ready to compile.
 
-    With no GPU, each launch starts compiling in a child process as soon as it is captured (core/ahead.py),
+    With no GPU, each launch starts compiling in a child process as soon as it is captured (engine/compile/ahead.py),
     and then disassembled unless `ahead_sass` is false (SASS will not be asked for); none starts if
     `compile_ahead` is false (nothing will be compiled), or for a launch not of `kernel_name` or not with
     autotune `config` (when the caller will compile only those). `on_launch` hears of each launch as it is

@@ -17,7 +17,7 @@ instruction text with its own regular expressions (tests/test_one_reading.py hol
 Instruction lists of whole texts are cached for the last few texts (`ptx.instructions`,
 `sass.instructions`): the source map, the memory analysis and measured mode read the same stage.
 
-The pygments lexers in core/lexers.py are a different thing: they colour text for display, token by
+The pygments lexers in ir/lexers.py are a different thing: they colour text for display, token by
 token, and decide nothing.
 """
 

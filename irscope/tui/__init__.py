@@ -1,1 +1,2 @@
-"""The terminal UI (Textual). Nothing in `irscope.core` imports this package."""
+"""The terminal UI (Textual), a front end: it imports no torch, no Triton and no `irscope.engine` (the
+contracts in pyproject.toml), and nothing below it imports this package."""

@@ -1,5 +1,5 @@
-"""The worker's half of the TUI's diff mode and pipeline view: the core's diff (core/diff.py,
-core/diff_summary.py) and pass capture (core/passes.py) on compilations the worker holds.
+"""The worker's half of the TUI's diff mode and pipeline view: the core's diff (engine/diff/sides.py,
+engine/diff/summary.py) and pass capture (engine/compile/passes.py) on compilations the worker holds.
 
 A side of a diff is a view. When the worker still holds the compilation behind it (the same key, the
 same kernel, source and specialization), the full analyses run on the real one. The compilation shown

@@ -75,7 +75,7 @@ class WorkspaceInfo:
     notes: list[str] = field(default_factory=list)
     missing: list[dict] = field(
         default_factory=list
-    )  # the file's kernels the run did not launch (core/missing.py)
+    )  # the file's kernels the run did not launch (base/missing.py)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""A compile child (core/ahead.py) as a process: what the parent knows of it, whether it still makes
+"""A compile child (engine/compile/ahead.py) as a process: what the parent knows of it, whether it still makes
 progress, and how it is ended and collected."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from irscope.engine.inductor.virtual_compile import gpu_path_compile
 from irscope.engine.triton_compat import RawLaunch
 
 COMPILE_QUIET_S = (
-    30.0  # the capture budget's quiet time for a torch.compile script (core/budget.py)
+    30.0  # the capture budget's quiet time for a torch.compile script (engine/capture/budget.py)
 )
 _MARKS = ("triton_heuristics", "async_compile", "torch.compile", "torch._inductor", "_inductor")
 

@@ -82,7 +82,7 @@ def compile_parts(
     own = config.all_kwargs()
     for name, value in (given or {}).items():
         if name in own and own[name] == value:
-            continue  # the launch's own copy of the config (core/session.py), not a -D
+            continue  # the launch's own copy of the config (engine/session.py), not a -D
         if meta["signature"].get(name) == "constexpr":
             meta["constants"][name] = value
         elif name in ("num_warps", "num_stages"):

@@ -29,7 +29,7 @@ from irscope.engine.triton_compat.measure import relaunch
 
 RANGE = "irscope_measure"
 INDUCTOR_MODULES = "torch._inductor."  # the modules Inductor writes kernels into, named per run
-# The capture budget of the profiled run (core/budget.py). Under ncu the file runs slower than it did for the
+# The capture budget of the profiled run (engine/capture/budget.py). Under ncu the file runs slower than it did for the
 # parent (ncu follows every process the file starts and intercepts each CUDA call), and a budget spent on the
 # wall clock can stop the child before a launch the parent captured: FlagGems' add, the last launch of
 # flag_gems_use_gems.py, was missing from the child of the H100's call 4 while the two launches before it were

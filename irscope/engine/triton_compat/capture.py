@@ -419,7 +419,7 @@ def _not_yet_compiled(jit: JITFunction, args: tuple, kwargs: dict) -> CompiledWh
 
 
 def restore_unpatched_triton() -> None:
-    """Put back what a capture patched, for a process forked in the middle of one (core/ahead.py), whose
+    """Put back what a capture patched, for a process forked in the middle of one (engine/compile/ahead.py), whose
     capture will never get to undo its patches."""
     JITFunction.run = JIT_RUN
     JITFunction.__call__ = JIT_CALL

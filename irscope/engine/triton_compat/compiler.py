@@ -107,7 +107,7 @@ def triton_compile(jit: JITFunction, spec: Specialized, target: Target, source_c
 def prepare_compiler(target: Target) -> None:
     """What the first compile for `target` does before it looks at any kernel: import Triton's compiler and
     the backend, read the toolchain's version (ptxas --version, memoized by Triton), Triton's install hash.
-    Done before a fork (core/ahead.py), so that the child does not repeat it; never touches a kernel."""
+    Done before a fork (engine/compile/ahead.py), so that the child does not repeat it; never touches a kernel."""
     from triton.compiler import compiler as compiler_module
 
     remember_triton_key()

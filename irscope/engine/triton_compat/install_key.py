@@ -9,7 +9,7 @@ fresh `TRITON_CACHE_DIR` (a new project, a CI run) still skips the hashing.
 When the memo is missing, `warm_triton_key` hashes in a process of its own while the user's file runs. A
 thread did the same work but not beside the file: it had to win the interpreter lock back after every
 megabyte it hashed, and the interpreter running the file held it for 5 ms at a time, so the hash took up to
-three times as long and the first compile (core/ahead.py), which needs the key, started that much later.
+three times as long and the first compile (engine/compile/ahead.py), which needs the key, started that much later.
 Whoever needs the key meanwhile (the parent, a compile child forked from it) waits for the hashing process
 to close its pipe, then reads the memo; if there is none (it was killed, the folder cannot be written), it
 hashes for itself.

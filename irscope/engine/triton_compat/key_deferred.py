@@ -1,4 +1,4 @@
-"""Compile before Triton's install hash is known: what a compile child (core/ahead.py) does on a first run.
+"""Compile before Triton's install hash is known: what a compile child (engine/compile/ahead.py) does on a first run.
 
 `triton.compile` asks for `triton_key()` before anything else, since the key of its cache holds it. On a
 first run that hash (~0.3 s of SHA-256 over libtriton) is still being worked out beside the user's file

@@ -1,5 +1,5 @@
 """What irscope keeps of Triton before any patch of its own: the JIT's launch path and the methods a
-capture patches, and torch's answer to whether there is a GPU (the virtual GPU, core/virtual_gpu.py, makes
+capture patches, and torch's answer to whether there is a GPU (the virtual GPU, engine/virtual_gpu/device.py, makes
 torch.cuda.is_available() true while a file runs). Imported first, by the package."""
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def compile_with_pass_dumps(jit, spec: Specialized, target: Target) -> tuple[str
         with warnings.catch_warnings():
             warnings.simplefilter(
                 "ignore", DeprecationWarning
-            )  # fork() with torch's threads: see core/ahead.py
+            )  # fork() with torch's threads: see engine/compile/ahead.py
             pid = os.fork()
         if (
             pid == 0

@@ -183,7 +183,7 @@ def _distinct(namespace: dict[str, Any]) -> dict[str, Any]:
 
 
 # The questions about what the device is (not whether there is one): a file that asked one and then launched
-# nothing may be written for another GPU (core/retarget.py).
+# nothing may be written for another GPU (engine/capture/retarget.py).
 DEVICE_QUESTIONS = (
     "get_device_properties",
     "get_device_capability",

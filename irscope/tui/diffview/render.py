@@ -1,4 +1,4 @@
-"""The diff document (worker/diffs.py, built by core/diff.py) as rich Text: the summary table and the
+"""The diff document (worker/diffs.py, built by engine/diff/sides.py) as rich Text: the summary table and the
 two panes' rows, aligned by source line. Plain Text throughout: instructions, source lines and the
 compiler's messages are never read as markup."""
 

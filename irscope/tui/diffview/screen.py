@@ -1,7 +1,7 @@
 """Diff mode (`D` in the main view): two compilations of the shown kernel, one stage, side by side and
 aligned by source line, under a summary of what each costs.
 
-The worker diffs (worker/diffs.py runs core/diff.py, the diff `irscope diff` prints); this screen only
+The worker diffs (worker/diffs.py runs engine/diff/sides.py, the diff `irscope diff` prints); this screen only
 asks and draws. The two panes are the two halves of one list, so they always show the same source line
 on the same row: for each source line its accesses and why they are not vectorized, then what it became
 on each side, instructions only on the left marked '-', only on the right '+'."""

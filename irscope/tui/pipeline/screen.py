@@ -1,7 +1,7 @@
 """The pipeline view (`P` in the main view): the compiler pass by pass for the compilation shown.
 
 Opening it is the request: the worker compiles the kernel once more with Triton's pass dumps on
-(core/passes.py, what `irscope passes` prints) and the view lists every pass with how many IR lines it
+(engine/compile/passes.py, what `irscope passes` prints) and the view lists every pass with how many IR lines it
 changed; `●` marks the passes that changed the IR of the source line the cursor was on in the main view.
 The right pane is the selected pass's before/after: the lines it removed ('-') and added ('+'). A
 capture is kept for the last few compilations of a load (MainScreen.pass_captures); one that comes
