@@ -6,7 +6,7 @@ import os
 import pytest
 from conftest import KERNELS
 
-from irscope.engine.compile import toolchain
+from irscope.engine import toolchain
 from irscope.engine.session import open_file
 
 

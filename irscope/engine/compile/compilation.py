@@ -275,7 +275,8 @@ def compile_launch(
         _memo.move_to_end(key)
         return _memo[key]
     comp = Compilation(launch.kernel, launch, target, spec, source_text)
-    ahead.wait(key, ahead.COMPILED)  # a child compiling it ahead (engine/compile/ahead.py) leaves a cache hit
+    # a child compiling it ahead (engine/compile/ahead.py) leaves a cache hit
+    ahead.wait(key, ahead.COMPILED)
     remember_triton_key()
     with _compile_lock, stderr_captured() as stderr:
         try:
