@@ -63,7 +63,7 @@ async def move_latencies(
             app.main.action_set_stage(stage)
             await pilot.pause()
         for number, stage in enumerate(("source", "ttgir", "llir", "ptx")):
-            app.main.focus_pane(number)
+            app.main.linked.focus_pane(number)
             app.main.action_set_stage(stage)
         await pilot.pause()
         screen = app.screen
@@ -141,8 +141,8 @@ async def move_latencies(
 
 async def _place_cursor(app, pilot, pane: int, start: int | None):
     """Focus `pane` and put its cursor on 1-based line `start` (None: the LLIR of the kernel's body)."""
-    app.main.focus_pane(pane)
-    view = app.main.panes[pane].view
+    app.main.linked.focus_pane(pane)
+    view = app.main.linked.panes[pane].view
     if start is None:
         body = app.main.shown.links.ir_lines("llir", app.main.shown.comp.kernel.line + 10)
         start = (body[0] if body else len(view.rows) // 3) + 1
@@ -168,11 +168,11 @@ async def _timed_key(app, pilot, screen, key: str, wait) -> float:
     Pilot.press is not used for this: it sleeps in 20 ms steps until the process looks idle."""
     from textual import events
 
-    before = app.main.links_done
+    before = app.main.linked.links_done
     start = time.perf_counter()
     app._driver.send_message(events.Key(key, None))
     while (
-        app.main.links_done == before
+        app.main.linked.links_done == before
     ):  # the key was dispatched, the cursor moved, every pane relinked
         await asyncio.sleep(0)
         if time.perf_counter() - start > 5:

@@ -79,7 +79,7 @@ async def test_real_app_explains_the_cursor_line():
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        ctx = app.main.cursor_context()
+        ctx = app.main.linked.cursor_context()
         assert ctx is not None and ctx.source_line == line
         assert "tt.load" in panel.last_story and "LDG.E.128" in panel.last_story
 
@@ -87,7 +87,7 @@ async def test_real_app_explains_the_cursor_line():
 async def _focus(app, pilot, stage: str) -> None:
     pane = pane_showing(app, stage)
     for _ in range(6):
-        if app.main.active_pane == pane.number and pane.view.has_focus:
+        if app.main.linked.active_pane == pane.number and pane.view.has_focus:
             return
         await pilot.press("tab")
         await pilot.pause()

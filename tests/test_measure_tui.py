@@ -126,7 +126,7 @@ async def test_a_measurement_shows_in_the_measured_coalescing_and_memory_panels(
         await wait_until_shown(app, pilot)
         await pilot.press("g", *str(source_line_of(path, "offs * 8")), "enter")
         await pilot.pause()
-        key = app.main.cursor_context().comp.key
+        key = app.main.linked.cursor_context().comp.key
         app.query_one(MeasuredPanel).show_measured(
             key, result
         )  # as the worker's answer to M arrives

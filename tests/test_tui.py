@@ -23,7 +23,7 @@ async def _search(pilot, text: str) -> None:
 async def _focus(app, pilot, stage: str) -> None:
     pane = pane_showing(app, stage)
     for _ in range(6):
-        if app.main.active_pane == pane.number and pane.view.has_focus:
+        if app.main.linked.active_pane == pane.number and pane.view.has_focus:
             return
         await pilot.press("tab")
         await pilot.pause()
@@ -110,7 +110,7 @@ async def test_stage_cycling_maximise_layout_and_debug_toggle():
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until_shown(app, pilot)
         await _focus(app, pilot, "ttgir")
-        pane = app.main.panes[app.main.active_pane]
+        pane = app.main.linked.panes[app.main.linked.active_pane]
         rows_hidden = len(pane.view.rows)
         assert not any(pane.view.text.lines[i].startswith("#loc") for i in pane.view.rows)
         await pilot.press("d")
@@ -126,10 +126,10 @@ async def test_stage_cycling_maximise_layout_and_debug_toggle():
         assert pane.stage == "sass"
         await pilot.press("m")
         await pilot.pause()
-        assert [p.number for p in app.main.panes if p.display] == [pane.number]
+        assert [p.number for p in app.main.linked.panes if p.display] == [pane.number]
         await pilot.press("m", "l", "l")  # auto -> columns -> rows
         await pilot.pause()
-        assert app.main.layout_mode == "rows"
+        assert app.main.linked.layout_mode == "rows"
         assert app.query_one("#panes").has_class("-rows")
         await pilot.press("c")
         await pilot.pause()
@@ -141,10 +141,10 @@ async def test_narrow_terminal_stacks_two_panes():
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until_shown(app, pilot)
-        shown = [p.stage for p in app.main.panes if p.display]
+        shown = [p.stage for p in app.main.linked.panes if p.display]
         assert shown == ["source", "ttgir"]
         assert app.query_one("#panes").has_class("-rows")
-        for pane in app.main.panes[:2]:
+        for pane in app.main.linked.panes[:2]:
             assert pane.view.size.height >= 6
 
 
@@ -165,7 +165,7 @@ async def test_info_panel_describes_the_cursor_line():
         console.print(panel.query_one("#line-info").content)
         shown = console.export_text()
         assert "cursor" in shown and "mapped" in shown and "add.py:" in shown
-        ctx = app.main.cursor_context()
+        ctx = app.main.linked.cursor_context()
         assert ctx is not None and ctx.stage == "source" and ctx.source_line == ctx.index + 1
 
 
@@ -217,7 +217,7 @@ async def test_changing_target_recompiles_in_the_background():
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         assert str(app.main.shown.comp.target) == "gfx942"
-        assert "amdgcn" in [p.stage for p in app.main.panes if p.display]
+        assert "amdgcn" in [p.stage for p in app.main.linked.panes if p.display]
 
 
 @run_async
@@ -295,14 +295,14 @@ async def test_a_file_that_does_not_parse_shows_the_line_in_the_app():
         await wait_until_shown(app, pilot)
         assert app.main.shown is None and app.main.failure is not None
         assert "syntax error" in app.main.failure.message
-        source = app.main.panes[0].view
+        source = app.main.linked.panes[0].view
         assert source.stage == "source" and app.main.failure.line - 1 in source.marks
         assert app.query_one("#status").has_class("-error")
         status = str(app.query_one("#status-text").content)
         assert (
             status.endswith("(r reloads)") and "press r" not in status
         )  # the message itself says the fix
-        error = next(p.view for p in app.main.panes[1:] if p.display)
+        error = next(p.view for p in app.main.linked.panes[1:] if p.display)
         assert max(len(line) for line in error.text.lines) <= 34  # wrapped for a narrow pane
 
 
@@ -314,7 +314,7 @@ async def test_a_file_that_raises_shows_its_traceback_in_the_app():
         assert app.main.failure is not None and "ValueError" in app.main.failure.message
         marked = app.main.failure.line
         assert marked == source_line_of(fixture_path("raises.py"), "raise ValueError(")
-        error_pane = app.main.panes[1].view
+        error_pane = app.main.linked.panes[1].view
         assert any("raise ValueError" in line for line in error_pane.text.lines)
 
 
@@ -416,7 +416,7 @@ async def test_main_view_keys_are_off_while_a_dialog_is_in_front():
         await pilot.pause()
         assert (
             isinstance(app.screen, TargetScreen)
-            and not app.main.pane_maximized
+            and not app.main.linked.pane_maximized
             and not app.main.busy
         )
         keys = app.screen.active_bindings  # the main screen's keys are not among the dialog's
@@ -635,7 +635,7 @@ async def test_rows_on_a_256_colour_terminal_take_greys_not_saturated_blocks():
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until_shown(app, pilot)
-        view = app.main.panes[0].view
+        view = app.main.linked.panes[0].view
         view._eight_bit = lambda: False
         truecolor = {view._make_style(f"tint:{n}").bgcolor for n in range(8)}
         assert len(truecolor) == 8  # one tint per link colour

@@ -42,7 +42,7 @@ async def fill_every_panel(app, pilot) -> int:
     """Each panel asked about the line under the cursor, and their answers in: the compilation's key."""
     main = app.main
     key = main.shown.comp.key
-    ctx = main.cursor_context()
+    ctx = main.linked.cursor_context()
     for panel_cls in (ExplainPanel, MemoryPanel, CoalescingPanel):
         app.query_one(panel_cls).show_context(ctx)
     coalescing = app.query_one(CoalescingPanel)

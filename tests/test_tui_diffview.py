@@ -42,7 +42,7 @@ async def wait_for_doc(pilot, screen: DiffScreen, old=None) -> dict:
 async def open_pipeline_on_line(pilot, line: int) -> PipelineScreen:
     """P with the source pane's cursor on `line`; waits for the capture."""
     app = pilot.app
-    app.main.focus_pane(0)
+    app.main.linked.focus_pane(0)
     pane_showing(app, "source").view.move_cursor_to_index(line - 1, notify=True)
     await pilot.pause()
     await pilot.press("P")

@@ -60,7 +60,7 @@ async def test_strided_lists_its_uncoalesced_gather_and_enter_shows_line_26_in_e
         assert ptx.view.linked == frozenset(hits)
         assert any("ld.global" in ptx.view.text.lines[i] for i in hits)
         assert (
-            app.main.source_line == gather and view.has_focus
+            app.main.linked.source_line == gather and view.has_focus
         )  # the list keeps the focus: ↓ Enter goes on
 
         await pilot.press("escape")
@@ -74,20 +74,20 @@ async def test_tab_goes_round_the_panes_and_then_the_open_findings_list():
         await wait_until_shown(app, pilot)
         view = app.query_one(FindingsView)
         assert view.mode == "open"  # a warning, tall enough: open on start
-        count = app.main.visible_count(app.main.effective_layout())
-        assert app.main.panes[0].view.has_focus
+        count = app.main.linked.visible_count(app.main.linked.effective_layout())
+        assert app.main.linked.panes[0].view.has_focus
         for n in range(1, count):
             await pilot.press("tab")
-            assert app.main.panes[n].view.has_focus and not view.has_focus
+            assert app.main.linked.panes[n].view.has_focus and not view.has_focus
         await pilot.press("tab")  # past the last pane (no info panel shown): the list
         await pilot.pause()
         assert view.has_focus
         await pilot.press("enter")
         await pilot.pause()
-        assert app.main.source_line == view.findings[0].source_line
+        assert app.main.linked.source_line == view.findings[0].source_line
         await pilot.press("tab")  # round again: the first pane
         await pilot.pause()
-        assert app.main.panes[0].view.has_focus and not view.has_focus
+        assert app.main.linked.panes[0].view.has_focus and not view.has_focus
         await pilot.press("shift+tab")  # and back
         await pilot.pause()
         assert view.has_focus
@@ -122,7 +122,10 @@ async def test_at_80x24_it_is_one_line_until_f_then_it_wraps_everything_and_maxi
         assert app.query_one("#panes").display and not view.has_focus
         await pilot.press("f", "f")  # to the list, and closed again: back to one line
         await pilot.pause()
-        assert view.mode == "collapsed" and app.main.panes[app.main.active_pane].view.has_focus
+        assert (
+            view.mode == "collapsed"
+            and app.main.linked.panes[app.main.linked.active_pane].view.has_focus
+        )
         keys = {k.key_display for k in app.query("FooterKey")}
         assert "f" in keys
 

@@ -89,11 +89,15 @@ async def test_one_resize_gives_the_layout_of_the_new_size_and_a_search_for_mark
     async with app.run_test(size=(220, 50)) as pilot:
         await wait_until_shown(app, pilot)
         assert (
-            app.main.effective_layout() == "columns" and sum(p.display for p in app.main.panes) == 4
+            app.main.linked.effective_layout() == "columns"
+            and sum(p.display for p in app.main.linked.panes) == 4
         )
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
-        assert app.main.effective_layout() == "rows" and sum(p.display for p in app.main.panes) == 2
+        assert (
+            app.main.linked.effective_layout() == "rows"
+            and sum(p.display for p in app.main.linked.panes) == 2
+        )
         await pilot.press("slash", *"[a=", "enter")
         await pilot.pause()
         assert app.is_running and app.main.search_term == "[a="

@@ -71,7 +71,7 @@ async def test_memory_panel_says_why_and_shows_the_what_if():
         x_load = source_line_of(MISALIGNED, "x = tl.load(")
         assert source.view.memory_marks[x_load - 1] == {"scalar", "masked"}
         panel = await open_memory_panel(app, pilot)
-        app.main.focus_pane(0)
+        app.main.linked.focus_pane(0)
         source.view.move_cursor_to_index(x_load - 1, notify=True)
         await pilot.pause()
         await wait_for_what_if(app, pilot, panel)
@@ -95,7 +95,7 @@ def test_snapshot_marks_and_memory_panel(snap_compare):
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         panel = await open_memory_panel(app, pilot)
-        app.main.focus_pane(0)
+        app.main.linked.focus_pane(0)
         pane_showing(app, "source").view.move_cursor_to_index(
             source_line_of(MISALIGNED, "x = tl.load(") - 1, notify=True
         )
@@ -117,7 +117,7 @@ async def test_memory_panel_lists_the_kernel_by_line_away_from_accesses():
         await wait_until_shown(app, pilot)
         panel = await open_memory_panel(app, pilot)
         source = pane_showing(app, "source")
-        app.main.focus_pane(0)
+        app.main.linked.focus_pane(0)
         source.view.move_cursor_to_index(
             source_line_of(ADD, "pid = tl.program_id") - 1, notify=True
         )

@@ -58,7 +58,7 @@ async def test_at_80x24_tab_reaches_the_coalescing_panel_which_scrolls_and_maxim
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until_shown(app, pilot)
         await _open_panel(app, pilot, "Coalescing")
-        app.main.panes[0].view.move_cursor_to_index(GATHER - 1, notify=True)
+        app.main.linked.panes[0].view.move_cursor_to_index(GATHER - 1, notify=True)
         await _settle(app, pilot)
         panel = app.query_one(CoalescingPanel)
         access = next(
@@ -68,7 +68,7 @@ async def test_at_80x24_tab_reaches_the_coalescing_panel_which_scrolls_and_maxim
         # Tab goes round the two panes, then the panel
         await pilot.press("tab", "tab")
         await pilot.pause()
-        assert panel.has_focus and app.main.active_pane == 1
+        assert panel.has_focus and app.main.linked.active_pane == 1
         assert panel.max_scroll_y > 0 and panel.size.height < 10  # it does not fit: it scrolls
         await pilot.press("pagedown")
         await pilot.pause()
@@ -103,10 +103,10 @@ async def test_at_80x24_tab_reaches_the_coalescing_panel_which_scrolls_and_maxim
         await pilot.press("m", "tab")
         await pilot.pause()
         assert not area.is_maximised(app) and app.query_one("#panes").display
-        assert app.main.panes[0].view.has_focus
+        assert app.main.linked.panes[0].view.has_focus
         await pilot.press("tab", "tab", "escape")  # Esc on the panel: back to the pane it describes
         await pilot.pause()
-        assert app.main.panes[1].view.has_focus and not panel.has_focus
+        assert app.main.linked.panes[1].view.has_focus and not panel.has_focus
 
 
 @run_async
@@ -132,7 +132,7 @@ async def test_a_click_focuses_a_panel_and_i_on_a_focused_panel_takes_the_focus_
         await pilot.press("i")  # after the last: hidden, and the focus back on a pane
         await pilot.pause()
         assert not app.query_one("#panels").display
-        assert app.main.panes[app.main.active_pane].view.has_focus
+        assert app.main.linked.panes[app.main.linked.active_pane].view.has_focus
 
 
 @run_async
@@ -149,7 +149,7 @@ async def test_the_panels_follow_the_focused_pane():
         assert said().startswith("source line")
         ptx = pane_showing(app, "ptx")
         for _ in range(4):
-            if app.main.active_pane == ptx.number:
+            if app.main.linked.active_pane == ptx.number:
                 break
             await pilot.press("tab")
             await pilot.pause()
@@ -166,7 +166,7 @@ def _lines_under_cursors(app) -> dict[str, int | None]:
     links = app.main.shown.links
     return {
         pane.stage: links.source_line(pane.stage, pane.view.cursor_index)
-        for pane in app.main.panes
+        for pane in app.main.linked.panes
         if pane.display and pane.view.cursor_index is not None
     }
 
@@ -185,7 +185,7 @@ async def test_t_e_and_r_keep_the_source_line_in_every_pane():
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until_shown(app, pilot)
         line = source_line_of(ADD, "y = tl.load(")
-        app.main.panes[0].view.move_cursor_to_index(line - 1, notify=True)
+        app.main.linked.panes[0].view.move_cursor_to_index(line - 1, notify=True)
         ptx = pane_showing(app, "ptx")
         await pilot.click(
             f"#view-{ptx.number}"
@@ -201,7 +201,7 @@ async def test_t_e_and_r_keep_the_source_line_in_every_pane():
         await _recompiled(app, pilot)
         assert str(app.main.shown.comp.target) == "sm_80"
         assert set(_lines_under_cursors(app).values()) == {line}, _lines_under_cursors(app)
-        assert app.main.source_line == line and ptx.view.has_focus
+        assert app.main.linked.source_line == line and ptx.view.has_focus
 
         await pilot.press("e")  # BLOCK_SIZE 1024 -> 256: other IR, the same source line
         await pilot.pause()
@@ -225,7 +225,7 @@ async def test_p_keeps_the_source_line_when_another_launch_of_the_kernel_is_pick
         await pilot.press("enter")  # the picker: the first launch
         await _recompiled(app, pilot)
         line = source_line_of(misaligned, "tl.store(")
-        app.main.panes[0].view.move_cursor_to_index(line - 1, notify=True)
+        app.main.linked.panes[0].view.move_cursor_to_index(line - 1, notify=True)
         await pilot.pause()
         await pilot.press("p", "down", "enter")  # the second launch (x[1:])
         await _recompiled(app, pilot)

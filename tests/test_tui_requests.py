@@ -116,7 +116,7 @@ async def test_a_views_stale_answer_is_dropped_and_its_failure_comes_back_to_it_
 async def test_only_young_objects_are_collected_while_a_compile_runs_and_all_once_it_is_shown():
     import gc
 
-    from irscope.tui.main_requests import COLLECT, YOUNG_ONLY
+    from irscope.tui.main.heap import COLLECT, YOUNG_ONLY
 
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(120, 36)) as pilot:

@@ -179,7 +179,7 @@ def test_main_view_opens_the_stepper_with_ctrl_t_and_escape_returns():
             await pilot.press("escape")
             await pilot.pause()
             assert app.screen is main
-            source = next(p for p in app.main.panes if p.stage == "source")
+            source = next(p for p in app.main.linked.panes if p.stage == "source")
             assert (
                 source.view.cursor_index == 25
             )  # the main view follows the line the stepper stopped at

@@ -27,11 +27,11 @@ async def wait_until_shown(app: IrscopeApp, pilot, timeout: float = 240.0) -> No
 
 
 def pane_showing(app: IrscopeApp, stage: str):
-    for pane in app.main.panes:
+    for pane in app.main.linked.panes:
         if pane.stage == stage and pane.display:
             return pane
     raise AssertionError(
-        f"no visible pane shows {stage}: {[p.stage for p in app.main.panes if p.display]}"
+        f"no visible pane shows {stage}: {[p.stage for p in app.main.linked.panes if p.display]}"
     )
 
 

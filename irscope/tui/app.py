@@ -1,9 +1,9 @@
 """The irscope app: a kernel's source and its compiled stages side by side, linked line by line.
 
 The app itself is small: it holds what the command line asked for, its default screen is the main view
-(`MainScreen`, tui/main_screen.py), which owns the panes, their keys and the requests to the worker
-process (irscope/worker: opening the file runs its `__main__`, compiling, the analyses that need the
-launch). This process never imports torch or Triton. What is left here belongs to every screen:
+(`MainScreen`, tui/main/screen.py) over the linked panes (tui/main/linked_panes.py); the screen owns
+their keys and the requests to the worker process (irscope/worker: opening the file runs its `__main__`,
+compiling, the analyses that need the launch). This process never imports torch or Triton. What is left here belongs to every screen:
 quitting, help, plain-text notifications, the command palette and the terminal's size.
 """
 
@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from irscope.base.textsafe import safe_text
-from irscope.tui.main_screen import MainScreen
+from irscope.tui.main import MainScreen
 from irscope.tui.palette import main_commands
 from irscope.tui.screens import HelpScreen
 
@@ -76,7 +76,7 @@ class IrscopeApp(App):
 
     def on_resize(self, event) -> None:
         if self._main is not None:  # told even while a dialog is in front of it
-            self._main.terminal_size = event.size
+            self._main.terminal_resized(event.size)
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # let the interpreter's shutdown free everything, as it expects

@@ -4,16 +4,14 @@ the launch's own values.
 
 A value of the wrong kind would otherwise reach the compiler and come back as an internal error far
 from the field (`abc` for an int constexpr: "'str' object has no attribute 'dtype'"); here it is one
-line naming the field and what it wants, and nothing compiles.
+line naming the field and what it wants, and nothing compiles. (The dialog is `screens.EditScreen`;
+the main screen opens it and applies its answer.)
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from irscope.tui.main_screen import MainScreen
+from typing import Any
 
 RESET = "reset"  # what the dialog answers for "back to the launch's own values"
 MAX_WARPS = 32  # 1024 threads, the most a block may have
@@ -60,11 +58,9 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def open_edit(main: MainScreen) -> None:
-    """The dialog for the compilation shown; on Enter, the changed values recompile in the background."""
-    from irscope.tui.screens import EditScreen
-
-    comp = main.shown.comp
+def fields(comp) -> tuple[dict[str, Any], dict[str, str]]:
+    """The dialog's fields for compilation `comp`: each value the user may change, and what it is
+    (shown after its name)."""
     folded = [name for name, kind in comp.specialization.items() if kind == "constant"]
     constexprs = comp.constexprs
     values: dict[str, Any] = {name: v for name, v in constexprs.items() if name not in folded}
@@ -75,33 +71,4 @@ def open_edit(main: MainScreen) -> None:
     values["num_warps"] = comp.num_warps
     values["num_stages"] = comp.num_stages
     kinds["num_warps"] = kinds["num_stages"] = "launch option"
-    if not main.edits:  # the launch's own compilation: kept, so that a reset needs no recompile
-        main.unedited = (main.session, main.shown_index, comp)
-
-    def chosen(changed: dict | str | None) -> None:
-        if changed == RESET:
-            reset(main)
-        elif changed:
-            main.recompile_in_background(defines=changed)
-
-    main.app.push_screen(EditScreen(values, kinds, edited=dict(main.edits)), chosen)
-
-
-def reset(main: MainScreen) -> None:
-    """Back to the launch's own values: its compilation when this worker still holds it, else a reload
-    without the edits (the file runs again, the same compilation is shown)."""
-    if main.still_working():
-        return
-    session, index, comp = getattr(main, "unedited", (None, None, None))
-    main.edits = {}
-    if (
-        comp is not None
-        and session is main.session
-        and index == main.shown_index
-        and index is not None
-    ):
-        main.comps[index] = comp
-        main.notify("back to the launch's own values", timeout=3)
-        main.prepare_in_background(comp)
-    else:
-        main.load()
+    return values, kinds

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Iterable
 from textual.app import SystemCommand
 
 from irscope.base.names import TARGETS
-from irscope.tui.panes import LAYOUTS, STAGE_TITLES
+from irscope.tui.main.panes import LAYOUTS, STAGE_TITLES
 
 if TYPE_CHECKING:
-    from irscope.tui.main_screen import MainScreen
+    from irscope.tui.main import MainScreen
 
 
 def main_commands(main: MainScreen) -> Iterable[SystemCommand]:
@@ -57,7 +57,7 @@ def main_commands(main: MainScreen) -> Iterable[SystemCommand]:
     )
     for mode in LAYOUTS:
         yield SystemCommand(
-            f"Layout: {mode}", "Arrange the panes", lambda m=mode: main.set_layout(m)
+            f"Layout: {mode}", "Arrange the panes", lambda m=mode: main.linked.set_layout(m)
         )
     yield SystemCommand("Maximise or restore this pane", "", main.action_maximize_pane)
     yield SystemCommand("Reload the file", "After editing it", main.action_reload)
@@ -72,8 +72,10 @@ def main_commands(main: MainScreen) -> Iterable[SystemCommand]:
     yield SystemCommand("Step through the kernel", "The stepper (ctrl+t)", main.action_stepper)
     if len(main.comps) > 1:
         yield SystemCommand("Pick another kernel or compilation", "", main.action_pick)
-    line = main.source_line
+    line = main.linked.source_line
     if line is not None:
         yield SystemCommand(
-            f"Jump to source line {line}", "In the source pane", lambda: main.jump_source(line)
+            f"Jump to source line {line}",
+            "In the source pane",
+            lambda: main.linked.jump_source(line),
         )

@@ -32,7 +32,7 @@ class PickerScreen(ModalScreen[int]):
         self.cancellable = cancellable
         self.start = start  # the row the cursor starts on: the compilation shown
         self.missing = (
-            missing  # what the run did not reach (showing.missing_lines), under the table
+            missing  # what the run did not reach (main/texts.missing_lines), under the table
         )
 
     def compose(self) -> ComposeResult:

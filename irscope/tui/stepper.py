@@ -335,14 +335,13 @@ class StepperScreen(StepperDrawing, Asker, Screen):
 def _main_view_to_source_line(main, line: int) -> None:
     """Back in irscope's main view, put its source pane (and so every linked IR pane) on the line the
     stepper stopped at. Nothing happens in an app without such panes (a test harness)."""
-    for pane in getattr(main, "panes", None) or []:
-        if getattr(pane, "stage", None) == "source" and pane.display:
-            try:
-                pane.view.move_cursor_to_index(line - 1, center=True)
-                main.link_from(pane.view, line - 1)
-            except Exception:  # the main view changed shape: leaving must still work
-                pass
-            return
+    linked = getattr(main, "linked", None)  # the main screen's LinkedPanes
+    if linked is None:
+        return
+    try:
+        linked.move_source_cursor(line)
+    except Exception:  # the main view changed shape: leaving must still work
+        pass
 
 
 def _shown_path(path: str) -> str:

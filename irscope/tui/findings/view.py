@@ -24,7 +24,7 @@ from textual.widgets import Static
 
 from irscope.tui.asker import Asker, bounded
 from irscope.tui.findings import text as say
-from irscope.tui.findings.panes import jump_to_finding, mark_gutter
+from irscope.tui.findings.panes import gutter_marks, jump_to_finding
 from irscope.tui.messages import Failed, FindingsFound, Request
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ class FindingsView(Asker, VerticalScroll, can_focus=True):
         self.selected = 0
         self._rebuild()
         if self.shown is not None:
-            mark_gutter(self.screen, self.shown, self.findings)
+            self.screen.linked.mark_findings(self.shown, gutter_marks(self.shown, self.findings))
         if self.user_open is None:
             # (a compile error is on the status line and in every pane already)
             fix_me = any(
@@ -283,7 +283,7 @@ class FindingsView(Asker, VerticalScroll, can_focus=True):
     def action_jump(self) -> None:
         if self.findings:
             self._restore()
-            jump_to_finding(self.screen, self.findings[self.selected])
+            jump_to_finding(self.screen.linked, self.findings[self.selected])
 
     def action_maximize(self) -> None:
         if self.maximised:
@@ -309,7 +309,6 @@ class FindingsView(Asker, VerticalScroll, can_focus=True):
         self._focus_panes()
 
     def _focus_panes(self) -> None:
-        main = self.screen
-        panes = getattr(main, "panes", None)
-        if panes:
-            panes[getattr(main, "active_pane", 0)].view.focus()
+        linked = getattr(self.screen, "linked", None)  # the main screen's panes
+        if linked is not None and linked.panes:
+            linked.focus_active()

@@ -80,14 +80,15 @@ def restore_unless_focused(app: App) -> None:
 def leave(app: App) -> None:
     """Esc on a panel: the panes again, the focus on the one the panels describe."""
     restore(app)
-    panes = getattr(app, "panes", None)
-    if panes:
-        panes[app.active_pane].view.focus()
+    linked = getattr(app, "linked", None)  # the main screen's panes (tui/main/linked_panes.py)
+    if linked is not None and linked.panes:
+        linked.focus_active()
 
 
-def cycle_focus(app, delta: int, pane_count: int) -> None:
-    """Tab / Shift+Tab: the next of the visible panes, then, where they are shown, the panel and the
-    Findings view."""
+def cycle_focus(app, linked, delta: int) -> None:
+    """Tab / Shift+Tab: the next of the visible panes (of `linked`, the main screen's LinkedPanes), then,
+    where they are shown, the panel and the Findings view."""
+    pane_count = linked.visible_count()
     ring: list[int | str] = list(range(pane_count))
     panel = shown_panel(app)
     if panel is not None:
@@ -100,7 +101,7 @@ def cycle_focus(app, delta: int, pane_count: int) -> None:
     elif panel is not None and has_focus_inside(app):
         here = "panel"
     else:
-        here = min(app.active_pane, pane_count - 1)
+        here = min(linked.active_pane, pane_count - 1)
     target = ring[(ring.index(here) + delta) % len(ring)]
     if target == "panel":
         panel.focus()
@@ -110,7 +111,7 @@ def cycle_focus(app, delta: int, pane_count: int) -> None:
         findings.focus()
         return
     restore(app)
-    app.focus_pane(target)
+    linked.focus_pane(target)
 
 
 def shown_findings(app: App):

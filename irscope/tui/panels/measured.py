@@ -98,13 +98,15 @@ class MeasuredPanel(Asker, InfoPanel):
         if isinstance(
             result, dict
         ):  # the Memory and Coalescing panels show it beside their predictions
-            lines = getattr(self.screen, "measured_lines", None)
-            if lines is not None:
-                lines[key] = {
-                    c["source_line"]: c
-                    for c in (result["measured"].get("ncu") or {}).get("lines") or []
-                }
-                self.screen.refresh_panels()
+            keep = getattr(self.screen, "keep_measured_lines", None)  # the main screen keeps them
+            if keep is not None:
+                keep(
+                    key,
+                    {
+                        c["source_line"]: c
+                        for c in (result["measured"].get("ncu") or {}).get("lines") or []
+                    },
+                )
         if self._cursor is not None and self._cursor.comp.key == key:
             self._redraw()
 

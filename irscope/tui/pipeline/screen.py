@@ -148,7 +148,7 @@ class PipelineScreen(Asker, Screen):
         super().__init__()
         self.main = app
         self.comp = app.shown.comp
-        self.line: int | None = app.source_line
+        self.line: int | None = app.linked.source_line
         self.steps: list[dict] | str | None = None  # None: capturing; str: why the capture failed
         self.only_line = False
         self.every_pass = False
@@ -174,7 +174,7 @@ class PipelineScreen(Asker, Screen):
         if self.answered(message):
             steps = message.steps
             if isinstance(steps, list):  # a failure is not kept: P again tries again
-                self.main.pass_captures[message.request.about] = steps
+                self.main.keep_passes(message.request.about, steps)
             self._captured(steps)
 
     def request_failed(self, message: Failed) -> None:

@@ -9,6 +9,7 @@ but always speaks in stage line indices.
 from __future__ import annotations
 
 from bisect import bisect_left
+from typing import Callable
 
 from textual.binding import Binding
 from textual.events import Click
@@ -57,7 +58,12 @@ class StageView(RowPainter, ScrollView, can_focus=True):
             self.index = index
 
     def __init__(
-        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+        self,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+        on_cursor_moved: Callable[[StageView, int], None] | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.stage = ""
@@ -78,7 +84,9 @@ class StageView(RowPainter, ScrollView, can_focus=True):
         ] = {}  # stage line index -> severity of its severest finding
         self.colouring = True
         self.show_debug = False
-        self.on_cursor_moved = None  # callable(view, index): the app's linker
+        self.on_cursor_moved = (
+            on_cursor_moved  # callable(view, index): the app's linker (else a message)
+        )
         self._init_rows()
 
     # ---- content
@@ -140,6 +148,14 @@ class StageView(RowPainter, ScrollView, can_focus=True):
                 self.text = self._full_text if show_debug else self._clean_text
             self._layout_rows(keep_index=index)
             self.scroll_to_row(self.cursor_row, center=True)
+
+    def set_memory_marks(self, marks: dict[int, set[str]]) -> None:
+        """The memory marks of the stage shown next (`show` lays out the gutter for them)."""
+        self.memory_marks = marks
+
+    def mark_error(self, index: int) -> None:
+        """Line `index` is where the compiler or the file failed (shown when its row is drawn next)."""
+        self.marks = {index: "error"}
 
     def set_finding_marks(self, marks: dict[int, str]) -> None:
         """Lines with findings: their severity's glyph takes the place of the link bar in the gutter."""

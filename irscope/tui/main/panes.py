@@ -1,9 +1,10 @@
 """The main screen's panes: a title line over a StageView each, how many of them a terminal size shows
-in each layout, and what a pane's title says (its stage, its line, the source line linked to it)."""
+in each layout, and what a pane's title says (its stage, its line, the source line linked to it).
+The panes live in a `LinkedPanes` (main/linked_panes.py), which links them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,7 +15,9 @@ from textual.widget import Widget
 from irscope.tui.widgets.stage_view import StageView
 
 if TYPE_CHECKING:
-    from irscope.tui.main_screen import MainScreen
+    from irscope.tui.highlight import StageText
+    from irscope.tui.linking import StageLinks
+    from irscope.tui.main.linked_panes import LinkedPanes
 
 MAX_PANES = 5
 NVIDIA_PANES = ("source", "ttgir", "ptx", "sass", "llir")
@@ -53,18 +56,30 @@ class PaneTitle(Widget):
 class StagePane(Vertical):
     """A title line and a StageView."""
 
-    def __init__(self, number: int) -> None:
+    def __init__(
+        self, number: int, on_cursor_moved: Callable[[StageView, int], None] | None = None
+    ) -> None:
         super().__init__(id=f"pane-{number}", classes="pane")
         self.number = number
         self.stage = ""
+        self._on_cursor_moved = (
+            on_cursor_moved  # the linker, told of each cursor move the user makes
+        )
 
     def compose(self) -> ComposeResult:
         yield PaneTitle(classes="pane-title")
-        yield StageView(id=f"view-{self.number}")
+        yield StageView(id=f"view-{self.number}", on_cursor_moved=self._on_cursor_moved)
 
     @property
     def view(self) -> StageView:
         return self.query_one(StageView)
+
+    def show(
+        self, stage: str, text: StageText, links: StageLinks | None, colour_slot, **options
+    ) -> None:
+        """This pane on `stage` (options: StageView.show's)."""
+        self.stage = stage
+        self.view.show(stage, text, links, colour_slot, **options)
 
     def set_title(self, text: Text) -> None:
         self.query_one(PaneTitle).set_text(text)
@@ -91,24 +106,24 @@ def effective_layout(mode: str, size: Size) -> str:
     return "rows" if size.width < 100 else "columns"
 
 
-def pane_title(main: MainScreen, pane: StagePane) -> Text:
+def pane_title(linked: LinkedPanes, pane: StagePane) -> Text:
     """The stage, and with a cursor: its line, the source line it came from (or the IR lines a source
     line made); in a maximised pane or the tabs layout, the panes Tab reaches."""
     title = Text()
-    active = pane.number == main.active_pane
+    active = pane.number == linked.active_pane
     title.append(
         f" {STAGE_TITLES.get(pane.stage, pane.stage)} ", style="bold reverse" if active else "bold"
     )
-    mode = main.effective_layout()
-    if main.pane_maximized or mode == "tabs":
-        count = main.visible_count(mode)
+    mode = linked.effective_layout()
+    if linked.pane_maximized or mode == "tabs":
+        count = linked.visible_count(mode)
         others = [
             STAGE_TITLES.get(p.stage, p.stage)
-            for p in main.panes[:count]
+            for p in linked.panes[:count]
             if p.number != pane.number
         ]
         title.append(f"  ({pane.number + 1}/{count}; Tab: {', '.join(others)})", style="dim")
-    shown = main.shown
+    shown = linked.shown
     if shown is None or pane.stage not in shown.texts:
         return title
     title.append(f" {len(shown.texts[pane.stage])} lines", style="dim")
@@ -126,7 +141,7 @@ def pane_title(main: MainScreen, pane: StagePane) -> Text:
         return title
     if src is not None:
         title.append(f" ← source {src}", style="bold")
-    wanted = main.source_line
+    wanted = linked.source_line
     if wanted is not None and wanted != src and not shown.links.ir_lines(pane.stage, wanted):
         title.append(f"  (source {wanted}: no lines here)", style="dim")
     return title

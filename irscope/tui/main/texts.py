@@ -1,0 +1,118 @@
+"""The main screen's texts outside the panes: the header line, the picker's rows and its word on the
+kernels the run did not reach; and the user's file, read for the source pane."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rich.text import Text
+
+from irscope.base.textsafe import safe_text
+
+
+def read_source(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return safe_text(f.read())
+    except OSError:
+        return None
+
+
+def header_text(comp, comps: list, ws) -> Text:
+    """The kernel, its file and line, target, grid, launch options and resources, in one line (`comps`:
+    the file's compilations; `ws`: the opened file, None before it opened)."""
+    res = comp.resources
+    grid = "×".join(map(str, comp.launch.grid)) if comp.launch.grid else "?"
+    head = Text()
+    head.append(f" {comp.kernel.name} ", style="bold reverse")
+    head.append(f" {os.path.basename(comp.kernel.file)}:{comp.kernel.line}", style="dim")
+    if comp.kernel.inductor:
+        head.append(f"  {comp.kernel.inductor_ops}", style="cyan")
+        if comp.kernel.generated_for_cpu:
+            head.append(
+                "  generated for CPU: a GPU run may choose other block sizes", style="yellow"
+            )
+
+    def item(label: str, value: Any) -> None:
+        head.append("  ")
+        head.append(f"{label} ", style="dim")
+        head.append(str(value), style="bold")
+
+    item("target", comp.target)
+    item("grid", grid)
+    if comp.kernel.is_autotuned:
+        item(
+            "config",
+            f"{(comp.launch.autotune_index or 0)}/{len(comp.kernel.autotune_configs or [])}",
+        )
+    item("warps", comp.num_warps)
+    item("stages", comp.num_stages)
+    if comp.ok:
+        item("regs", res.registers)
+        item("spills", res.spills)
+        item("smem", f"{res.shared_bytes or 0} B")
+    if len(comps) > 1:
+        number = next((n + 1 for n, c in enumerate(comps) if c.key == comp.key), "·")
+        head.append(f"  ({number}/{len(comps)}; p: pick)", style="dim")
+    if ws is not None and ws.device.startswith("virtual"):
+        # no GPU here: the file saw irscope's virtual one, and no timing it printed is a measurement
+        head.append("  virtual GPU", style="yellow")
+    if comp.launch.guesses:
+        head.append("  guessed: ", style="bold yellow")
+        head.append(
+            ", ".join(
+                f"{n}={v.split()[1] if v.startswith('a *') else v.split()[0]}"
+                for n, v in comp.launch.guesses.items()
+            ),
+            style="yellow",
+        )
+    if comp.launch.interp_error:
+        head.append("  interpreter failed", style="bold yellow")
+    if ws is not None and ws.missing:  # said whole in the picker (p) and the notes
+        head.append(f"  {len(ws.missing)} kernel(s) not reached (p)", style="bold yellow")
+    return head
+
+
+def missing_lines(missing: list[dict]) -> Text:
+    """The picker's word on the file's kernels this run did not launch: each with why and how to see it."""
+    text = Text()
+    for m in missing:
+        text.append(f"not reached: {m['kernel']} (line {m['line']})", style="bold yellow")
+        text.append(f": {safe_text(m['reason'])}\n", style="yellow")
+        text.append(f"  to see it: {m['how']}\n", style="dim")
+    text.rstrip()
+    return text
+
+
+def picker_rows(comps: list) -> list[dict[str, Any]]:
+    """The picker's rows: name, line, target, grid, warps, registers, spills, specialization."""
+    rows = []
+    for comp in comps:
+        try:
+            res = comp.resources if comp.ok else None
+        except Exception:  # cuobjdump failed: the row shows no registers rather than the app dying
+            res = None
+        spec = (
+            " ".join(f"{k}:{v}" for k, v in comp.specialization.items() if v)
+            if comp.ok
+            else "compile error"
+        )
+        name = comp.label
+        if comp.kernel.inductor:  # the ops it fuses, and where Inductor made it for the CPU
+            name += f"  [{comp.kernel.inductor_ops}]" + (
+                "  (CPU-generated)" if comp.kernel.generated_for_cpu else ""
+            )
+        rows.append(
+            {
+                "name": name,
+                "line": comp.kernel.line,
+                "target": str(comp.target),
+                "grid": "×".join(map(str, comp.launch.grid)) if comp.launch.grid else "?",
+                "warps": comp.num_warps,
+                "regs": res.registers if res else "—",
+                "spills": res.spills if res else "—",
+                "spec": spec or "—",
+            }
+        )
+    return rows
