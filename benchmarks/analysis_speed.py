@@ -45,9 +45,8 @@ def main() -> None:
             for i, comp in enumerate(ws.compile_all()):
                 if not comp.ok:
                     continue
-                lines = sum(
-                    len(comp.stage(s).splitlines()) for s in comp.stage_names
-                )  # SASS disassembled here
+                # SASS disassembled here
+                lines = sum(len(comp.stage(s).splitlines()) for s in comp.stage_names)
                 _ = comp.resources, comp.source_map
                 for stage in comp.stage_names:
                     comp.source_map.lines(stage)

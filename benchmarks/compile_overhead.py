@@ -50,12 +50,10 @@ def child_plain(path: str, target: str) -> dict:
     from irscope.engine.triton_compat import compile_specialized, compiled_asm, specialize
 
     start = time.perf_counter()
-    ws = open_file(
-        path, target=target, run_main=True, compile_ahead=False
-    )  # nothing in the cache before the clock
-    capture = (
-        time.perf_counter() - start
-    )  # the file's run and its launches captured, nothing compiled
+    # nothing in the cache before the clock
+    ws = open_file(path, target=target, run_main=True, compile_ahead=False)
+    # the file's run and its launches captured, nothing compiled
+    capture = time.perf_counter() - start
     launch = ws.launches_of(
         ws.kernel(None) if len({la.kernel.name for la in ws.launches}) == 1 else ws.kernels[0]
     )[0]
@@ -180,13 +178,14 @@ def main() -> int:
                 "--target",
                 args.target,
             ]
+            # fills the caches
             kernel = json.loads(
                 subprocess.run(
                     reopen_cmd, env=env, capture_output=True, text=True, check=True, cwd=ROOT
                 )
                 .stdout.strip()
                 .splitlines()[-1]
-            )["kernel"]  # fills the caches
+            )["kernel"]
             cli_cmd += ["--kernel", kernel]  # the kernel the reopen shows (a file may have several)
             bases, overs, cli_overs = [], [], []
             for _ in range(2 * args.repeat):

@@ -247,9 +247,8 @@ def open_file(
             )
         seconds = time.perf_counter() - start
         try:
-            os.killpg(
-                proc.pid, signal.SIGKILL
-            )  # nothing of the run may outlive it (a stray child would skew the next)
+            # nothing of the run may outlive it (a stray child would skew the next)
+            os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
     # irscope names the file by the path it was given; the corpus-relative path reads better in a table

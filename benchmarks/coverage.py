@@ -199,9 +199,8 @@ def hook_compile(records: list, save=lambda: None) -> None:
     Autotuner._bench = bench_for
     run = Autotuner.run
 
-    def run_within(
-        self, *args, **kwargs
-    ):  # a single config, or one the autotuner's cache chose: no benchmark
+    # a single config, or one the autotuner's cache chose: no benchmark
+    def run_within(self, *args, **kwargs):
         token = _CONFIG.set(self)
         try:
             return run(self, *args, **kwargs)
@@ -250,9 +249,8 @@ def describe_source(src, options) -> dict:
         spec=SimpleNamespace(signature=src.signature, attrs=src.attrs, constexprs=src.constants),
         kernel=SimpleNamespace(jit=jit),
     )
-    stand_in.constexprs = Compilation.constexprs.fget(
-        stand_in
-    )  # what `specialization` reads of its own
+    # what `specialization` reads of its own
+    stand_in.constexprs = Compilation.constexprs.fget(stand_in)
     return {
         **out,
         "name": jit.fn.__name__,

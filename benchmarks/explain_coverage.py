@@ -53,9 +53,8 @@ def collect(
                     if stage == "source":
                         continue
                     text = comp.stage(stage)
-                    explain_stage(
-                        "sass", "", comp
-                    )  # warm the SASS control-field cache outside the clock
+                    # warm the SASS control-field cache outside the clock
+                    explain_stage("sass", "", comp)
                     start = time.perf_counter()
                     explained = explain_stage(stage, text, comp)
                     explain_s += time.perf_counter() - start
@@ -63,9 +62,8 @@ def collect(
                     for e in explained:
                         if e.op is not None:
                             items[stage][e.op] = items[stage].get(e.op, True) and e.known
-                comp.source_map.lines(
-                    "ptx" if comp.target.is_nvidia else "amdgcn"
-                )  # parse outside the clock
+                # parse outside the clock
+                comp.source_map.lines("ptx" if comp.target.is_nvidia else "amdgcn")
                 for line in range(1, len(comp.stage("source").splitlines()) + 1):
                     start = time.perf_counter()
                     lowering_story(comp, line)
@@ -100,9 +98,8 @@ def collect_corpus(
         ),
     )
     for rel in corpus_files(filters or None):
-        with (
-            tempfile.TemporaryDirectory() as scratch
-        ):  # the file runs outside the checkout, as a user's would
+        # the file runs outside the checkout, as a user's would
+        with tempfile.TemporaryDirectory() as scratch:
             try:
                 done = subprocess.run(
                     [

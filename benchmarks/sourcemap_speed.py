@@ -33,9 +33,8 @@ def fresh_map(comp) -> SourceMap:
 def map_stage(comp, stage: str) -> float:
     sm = fresh_map(comp)
     if stage == "sass":
-        sm.lines(
-            "ptx"
-        )  # the SASS map reads the PTX map (inline-asm line shifts); time SASS on its own
+        # the SASS map reads the PTX map (inline-asm line shifts); time SASS on its own
+        sm.lines("ptx")
     start = time.perf_counter()
     sm.lines(stage)
     sm.mapped_fraction(stage)

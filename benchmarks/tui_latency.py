@@ -112,9 +112,8 @@ async def move_latencies(
             if app.main.busy and app.main.shown is shown:
                 during.append(took)
             n += 1
-            await asyncio.sleep(
-                0.005
-            )  # a person's key repeat, not a flood: the compile gets its turns
+            # a person's key repeat, not a flood: the compile gets its turns
+            await asyncio.sleep(0.005)
         await wait_until_shown(app, pilot)
         compile_s = time.perf_counter() - compile_began
         compiled = str(app.main.shown.comp.target) if app.main.shown is not None else "nothing"
@@ -171,9 +170,8 @@ async def _timed_key(app, pilot, screen, key: str, wait) -> float:
     before = app.main.linked.links_done
     start = time.perf_counter()
     app._driver.send_message(events.Key(key, None))
-    while (
-        app.main.linked.links_done == before
-    ):  # the key was dispatched, the cursor moved, every pane relinked
+    # the key was dispatched, the cursor moved, every pane relinked
+    while app.main.linked.links_done == before:
         await asyncio.sleep(0)
         if time.perf_counter() - start > 5:
             raise RuntimeError(f"a {key} press was not linked within 5 s (is a kernel shown?)")
@@ -187,11 +185,12 @@ async def _settled(app, pilot, screen) -> None:
     app itself must do before the frame. (Checked below: after it, Pilot's wait finds nothing left.)"""
     pumps = [app, *screen.walk_children(with_self=True)]
     await asyncio.sleep(0)
+    # the App has none of them
     flags = (
         "_repaint_required",
         "_scroll_required",
         "_layout_required",
-    )  # the App has none of them
+    )
     while any(
         pump._message_queue.qsize() or any(getattr(pump, flag, False) for flag in flags)
         for pump in pumps

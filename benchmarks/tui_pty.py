@@ -117,9 +117,8 @@ def quit_after_load_seconds(path: str, size=(200, 50), timeout: float = 240.0) -
     app = PtyApp(path, size)
     try:
         app.wait_for_text("← source".encode(), timeout)
-        app._drain(
-            0.3
-        )  # let it settle: q is measured, not the end of the first paint of the stages
+        # let it settle: q is measured, not the end of the first paint of the stages
+        app._drain(0.3)
         return app.quit_seconds()
     finally:
         app.close()

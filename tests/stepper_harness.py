@@ -8,11 +8,12 @@ from irscope.tui.stepper import StepperScreen
 class StepperHarness(App):
     def __init__(self, session, comp, program_id=(0,)):
         super().__init__()
+        # comp: a view from the worker
         self.session, self.comp, self.program_id = (
             session,
             comp,
             program_id,
-        )  # comp: a view from the worker
+        )
 
     def on_mount(self) -> None:
         self.push_screen(StepperScreen(self.comp, self.program_id))

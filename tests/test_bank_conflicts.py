@@ -35,10 +35,11 @@ def test_bank_rules_for_32_bit_accesses():
     assert one_warp(lane * 4, 4) == (1, 1)  # one word per bank
     assert one_warp(lane * 128, 4) == (32, 1)  # every lane in bank 0: 32-way
     assert one_warp(np.zeros(32), 4) == (1, 1)  # one word for all: broadcast
+    # two words of one bank, each broadcast to 16 lanes
     assert one_warp((lane // 16) * 512, 4) == (
         2,
         1,
-    )  # two words of one bank, each broadcast to 16 lanes
+    )
     assert one_warp(lane * 8, 4) == (2, 1)  # every other word: 128 bytes over 2 rows of banks
     on = lane == 5
     assert one_warp(lane * 128, 4, on) == (1, 1)  # lanes that do not take part cost nothing
@@ -56,9 +57,8 @@ def test_bank_rules_for_vector_accesses_take_half_warps():
 def test_async_copies_conflict_on_the_global_side_too():
     lane = np.arange(32)
     shared = lane * 16  # 512 contiguous bytes: conflict-free in shared memory
-    rows_64 = (lane // 4) * 256 + (
-        lane % 4
-    ) * 16  # 64-byte rows 256 bytes apart: 2 lines per 8 lanes, banks 0-15
+    # 64-byte rows 256 bytes apart: 2 lines per 8 lanes, banks 0-15
+    rows_64 = (lane // 4) * 256 + (lane % 4) * 16
     rows_128 = (lane // 8) * 256 + (lane % 8) * 16  # 128-byte rows: 1 line per 8 lanes
     phases = lane // 8
 
@@ -172,6 +172,8 @@ def test_the_ptx_machine_follows_branches_blocks_and_loops():
     report = predict(program, LaunchInputs((2, 1, 1), 64, {"machine_param_0": 3}))
     assert report.stops == [] and report.programs == 2
     rows = [(r.access.kind, r.executions, r.wavefronts, r.ideal) for r in report.accesses]
+    # the block's own %p1 (tid >= 48) splits warp 1 in two words; warp 0 has one
+    # 3 iterations; each half-warp reads 256 contiguous bytes: 2 wavefronts
     assert rows == [
         ("store", 4, 128, 4),  # tid * 128: 32-way in every warp of both programs
         ("store", 2, 2, 2),  # only warp 1 of each program gets past the branch
@@ -179,14 +181,13 @@ def test_the_ptx_machine_follows_branches_blocks_and_loops():
             "store",
             4,
             6,
-            4,
         ),  # the block's own %p1 (tid >= 48) splits warp 1 in two words; warp 0 has one
         (
             "load",
             12,
             48,
             48,
-        ),  # 3 iterations; each half-warp reads 256 contiguous bytes: 2 wavefronts
+        ),
         ("store", 4, 2, 2),  # the outer %p1 again (warp 0): warp 1 executes it with no lane on
     ]
 
@@ -242,9 +243,8 @@ def test_ptxas_merges_the_fma_dots_scalar_shared_loads_into_lds128():
         and r.executions == 64
     ]
     assert len(line_37) == 64 - 16 and all((r.wavefronts, r.ideal) == (128, 128) for r in line_37)
-    assert (
-        sum(len(r.access.merged) for r in line_37) == 160 - 16
-    )  # the 16 .v4 loads stay as they are
+    # the 16 .v4 loads stay as they are
+    assert sum(len(r.access.merged) for r in line_37) == 160 - 16
     base = line_37[0].access.address[1:].split("+")[0]
     assert alignments(program)[base] == 16 and program.shared_align == {"global_smem": 16}
 
@@ -297,6 +297,7 @@ def test_loads_merge_only_when_whole_aligned_and_in_one_stretch():
         (r.access.width, r.access.address, len(r.access.merged), r.wavefronts, r.ideal)
         for r in report.accesses
     ]
+    # +16 alone (its partner +20 is after the barrier): 16 bytes apart, 4-way
     assert got == [
         (16, "[%r4+0]", 3, 4, 4),  # +0, +4 and the .v2 at +8: one 16-byte load per lane, 512 bytes
         (
@@ -305,7 +306,7 @@ def test_loads_merge_only_when_whole_aligned_and_in_one_stretch():
             0,
             4,
             1,
-        ),  # +16 alone (its partner +20 is after the barrier): 16 bytes apart, 4-way
+        ),
         (4, "[%r11+512]", 0, 1, 1),  # %r11 is 4-byte aligned only: no 8-byte load can be proved
         (4, "[%r11+516]", 0, 1, 1),
         (4, "[%r4+20]", 0, 4, 1),
@@ -317,10 +318,11 @@ def test_transpose_is_conflict_free_and_matmuls_a_tile_spans_two_lines():
     assert not [f for f in findings(transpose) if f.rule == "bank-conflict"]
     matmul = open_file(kernel_path("matmul.py"), target="sm_90").compile_all()[0]
     (f,) = [f for f in findings(matmul) if f.rule == "bank-conflict"]
+    # a = tl.load(...): 64-byte rows of fp16 (BLOCK_K = 32)
     assert (f.severity, f.source_line) == (
         "info",
         54,
-    )  # a = tl.load(...): 64-byte rows of fp16 (BLOCK_K = 32)
+    )
     assert (
         "each 8-lane phase of the copy reads up to 2 global 128-byte lines at the same offsets"
         in f.message
@@ -369,9 +371,8 @@ def test_the_prediction_equals_the_h100_per_instruction_counts():
     assert len(rows) == 41 and all(row.endswith("| yes |") for row in rows)
     doc = open(os.path.join(ROOT, "docs", "validation.md")).read()
     section = doc[doc.index("## Bank conflicts: irscope's prediction against Nsight Compute") :]
-    section = (
-        section[: section.find("\n## ", 1)] if "\n## " in section[1:] else section
-    )  # up to the next section
+    # up to the next section
+    section = section[: section.find("\n## ", 1)] if "\n## " in section[1:] else section
     assert [line for line in section.splitlines() if line.startswith("| kernels/")] == rows
 
 
@@ -416,14 +417,16 @@ def test_a_warp_split_by_an_if_reconverges_and_data_makes_addresses_unknown():
     report = predict(program, LaunchInputs((1, 1, 1), 32, {"split_param_0": 1 << 40}))
     assert report.stops == []
     first, joined, after_data = report.accesses
+    # lanes 16-31 only: 16-way
     assert (first.executions, first.wavefronts, first.ideal) == (
         1,
         16,
         1,
-    )  # lanes 16-31 only: 16-way
+    )
     assert (joined.executions, joined.wavefronts) == (1, 1)  # all 32 lanes again: one word
+    # %r7 depends on data
     assert (after_data.executions, after_data.unknown, after_data.wavefronts) == (
         1,
         1,
         0,
-    )  # %r7 depends on data
+    )

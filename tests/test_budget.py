@@ -37,9 +37,8 @@ def test_on_a_gpu_or_in_the_interpreter_the_quiet_time_counts_from_the_return_of
     budget = CaptureBudget("file.py", quiet_s=0.2, limit_s=60)
     budget.launched(object(), (1,), {}, None)
     with budget.executing():
-        assert (
-            budget._spent(time.monotonic() + 5) is None
-        )  # compiling or interpreting for 5 s: not quiet
+        # compiling or interpreting for 5 s: not quiet
+        assert budget._spent(time.monotonic() + 5) is None
     assert budget._spent(time.monotonic() + 0.1) is None
     assert "nothing new launched in the last 0.2 s" in budget._spent(time.monotonic() + 0.3)
     with budget.executing():  # a repeat of a specialization already seen: its time is the file's
@@ -57,15 +56,13 @@ def test_a_launch_is_new_only_for_a_specialization_not_seen_in_this_run():
     def kernel(x_ptr, n, BLOCK: tl.constexpr):
         tl.store(x_ptr + tl.arange(0, BLOCK), 0.0, mask=tl.arange(0, BLOCK) < n)
 
-    budget = CaptureBudget(
-        "file.py", quiet_s=1, limit_s=60
-    )  # not watching a thread: nothing is stopped
+    # not watching a thread: nothing is stopped
+    budget = CaptureBudget("file.py", quiet_s=1, limit_s=60)
     jit = kernel
     x = torch.empty(64)
     assert budget.launched(jit, (x, 1024), {"BLOCK": 128}, None)
-    assert not budget.launched(
-        jit, (torch.empty(64), 2048), {"BLOCK": 128}, None
-    )  # another size, same binary
+    # another size, same binary
+    assert not budget.launched(jit, (torch.empty(64), 2048), {"BLOCK": 128}, None)
     assert budget.launched(jit, (x[1:], 2048), {"BLOCK": 128}, None)  # not 16-byte aligned
     assert budget.launched(jit, (x, 1000), {"BLOCK": 128}, None)  # not a multiple of 16
     assert budget.launched(jit, (x, 1024), {"BLOCK": 256}, None)  # another constexpr

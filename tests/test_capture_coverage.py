@@ -57,10 +57,11 @@ def test_a_stopped_run_names_its_line_and_the_kernels_it_did_not_reach():
     assert [launch.kernel.name for launch in ws.launches] == ["first_kernel"]
     (missing,) = ws.missing
     assert (missing.kernel, missing.ended) == ("second_kernel", "stopped")
+    # the loop's `for` or its body
     assert any(
         f"stopped at line {line} (nothing new launched in the last 0.5 s)" in missing.reason
         for line in (24, 25)
-    ), missing.reason  # the loop's `for` or its body
+    ), missing.reason
     assert "IRSCOPE_CAPTURE_QUIET" in missing.how
 
 
@@ -73,9 +74,8 @@ def test_a_file_that_raises_before_a_kernel_says_so():
         kernels, [], "/f.py", ran=True, raised="ValueError: no input at line 12"
     )
     assert missing.ended == "raised" and "raised ValueError: no input at line 12" in missing.reason
-    assert (
-        missing_kernels(kernels, [], "/f.py", ran=False) == []
-    )  # --no-run launches nothing by design
+    # --no-run launches nothing by design
+    assert missing_kernels(kernels, [], "/f.py", ran=False) == []
 
 
 def test_report_says_what_it_did_not_reach_in_text_and_json():
@@ -119,9 +119,8 @@ def test_the_tui_says_what_the_run_did_not_reach_in_its_header_and_picker(monkey
             await wait_until_shown(app, pilot)
             header = str(app.main.query_one("#header").render())
             assert "1 kernel(s) not reached (p)" in header, header
-            await pilot.press(
-                "p"
-            )  # one compilation: the picker opens all the same, to say what is missing
+            # one compilation: the picker opens all the same, to say what is missing
+            await pilot.press("p")
             await pilot.pause(0.2)
             assert isinstance(app.screen, PickerScreen)
             said = str(app.screen.query_one("#picker-missing").render())
@@ -197,9 +196,8 @@ def test_a_launch_with_other_tensors_or_sizes_is_not_a_repeat():
     same = launch_identity((x, y, 64), {"BLOCK": 16}, (4,))
     assert launch_identity((x, y, 64), {"BLOCK": 16}, (4,)) == same
     assert launch_identity((y, x, 64), {"BLOCK": 16}, (4,)) != same  # other tensors
-    assert (
-        launch_identity((x[1:], y, 64), {"BLOCK": 16}, (4,)) != same
-    )  # another view of the storage
+    # another view of the storage
+    assert launch_identity((x[1:], y, 64), {"BLOCK": 16}, (4,)) != same
     assert launch_identity((x, y, 65), {"BLOCK": 16}, (4,)) != same  # another value
     assert launch_identity((x, y, 64), {"BLOCK": 32}, (4,)) != same  # another constexpr
     assert launch_identity((x, y, 64), {"BLOCK": 16}, (8,)) != same  # another grid

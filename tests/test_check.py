@@ -79,9 +79,8 @@ def test_text_is_compiler_style_and_add_alone_is_clean(repo):
     first = out.splitlines()[0]
     where, rest = first.split(": ", 1)
     path, line, column = where.split(":")
-    assert (path, line) == ("kernels/strided.py", "26") and 9 <= int(
-        column
-    ) <= 44  # inside the tl.load call
+    # inside the tl.load call
+    assert (path, line) == ("kernels/strided.py", "26") and 9 <= int(column) <= 44
     assert rest.startswith("warning[uncoalesced] in strided_gather_kernel: load of x_ptr: ")
     assert first.endswith(
         "(32.0 sectors per request where 4.0 would do: 8.0× the bytes the lanes use "
@@ -281,9 +280,8 @@ def test_sarif_format_through_the_command_line(repo):
     assert result["ruleId"] == "uncoalesced" and result["level"] == "warning"
     loc = result["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"] == {"uri": "kernels/strided.py", "uriBaseId": "%SRCROOT%"}
-    assert (
-        loc["region"]["startLine"] == 26 and 9 <= loc["region"]["startColumn"] <= 44
-    )  # in the tl.load call
+    # in the tl.load call
+    assert loc["region"]["startLine"] == 26 and 9 <= loc["region"]["startColumn"] <= 44
 
 
 def test_real_files_from_outside_the_repository(tmp_path):

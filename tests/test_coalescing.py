@@ -172,9 +172,8 @@ def test_strided_access_pulls_a_sector_per_lane():
     assert c.requests == 32  # 4 warps × 8 scalar loads
     assert c.sectors_per_request == 32.0 and c.ideal_sectors_per_request == 4.0
     assert c.efficiency == 0.125 and c.cost == 8.0
-    assert (
-        batch.lane_strides.most_common(1)[0][0] == 4 * 8 * 4
-    )  # 4 elements per lane, 32 bytes each
+    # 4 elements per lane, 32 bytes each
+    assert batch.lane_strides.most_common(1)[0][0] == 4 * 8 * 4
     assert batch.worst.lane_sectors()[1][0] - batch.worst.lane_sectors()[0][0] == 4
 
 

@@ -30,7 +30,6 @@ def test_a_load_made_in_two_layouts_inside_a_loop_is_counted_in_each_every_trip(
     entries = [e for e in result.accesses if e.source_line == 17 and e.kind == "load"]
     assert len(entries) == 2 and len({e.layout for e in entries}) == 2
     assert all(e.executions == TRIPS for e in entries)
-    assert (
-        len(ptx_loads) == 33
-    )  # 32 for the slice layout (32 elements a thread), 1 for the blocked one
+    # 32 for the slice layout (32 elements a thread), 1 for the blocked one
+    assert len(ptx_loads) == 33
     assert sum(e.counts.requests for e in entries) == len(ptx_loads) * WARPS * TRIPS

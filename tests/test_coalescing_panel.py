@@ -70,9 +70,8 @@ async def test_panel_draws_one_warp_of_the_strided_load(strided_comp):
         assert "32.0 sectors/request" in text and "ideal 4.0" in text and "efficiency 12%" in text
         assert "128 bytes between neighbouring lanes" in text
         assert "32 bytes (8 elements)" in text and "fix:" in text
-        assert (
-            "+3968 B" in text and "more sectors" not in text
-        )  # 32 sectors, one per lane: all drawn (it scrolls)
+        # 32 sectors, one per lane: all drawn (it scrolls)
+        assert "+3968 B" in text and "more sectors" not in text
         # the cursor on a line with no load or store: the kernel's overview
         app.point_at(LOAD_LINE - 2)
         await pilot.pause()

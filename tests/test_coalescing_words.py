@@ -36,9 +36,8 @@ def test_the_load_blames_n_1000_not_alignment_and_says_requested_and_moved(n1000
     assert load.cause == "narrow_access"
     said = load.diagnosis
     assert "n_elements = 1000, which is not a multiple of 16" in said
-    assert (
-        "aligned" not in said and "aligned" not in load.fix
-    )  # the pointers are aligned: not the cause
+    # the pointers are aligned: not the cause
+    assert "aligned" not in said and "aligned" not in load.fix
     assert load.fix.startswith("Pad n_elements to a multiple of 16")
     assert "memory system moves" not in said and "less traffic" not in said
     c = load.counts
@@ -84,9 +83,8 @@ def test_views_of_one_storage_keep_their_own_names(shared_storage, kernel, secon
     rec = record_program(comp.launch, 1)
     loads = [a for a in rec.accesses if a.kind == "load"]
     assert [a.param for a in loads] == [loads[0].param, second] and loads[0].param != second
-    assert np.array_equal(
-        loads[0].offsets, loads[1].offsets
-    )  # the same element offsets, each in its own view
+    # the same element offsets, each in its own view
+    assert np.array_equal(loads[0].offsets, loads[1].offsets)
     at_second = next(s for s in rec.steps if second in s.locals and s.line == loads[1].line)
     assert at_second.locals[second].param == second
     rows = analyze_coalescing(comp).accesses

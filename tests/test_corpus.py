@@ -64,12 +64,10 @@ def test_every_corpus_file_declares_the_triton_releases_it_was_written_for():
         releases = corpus.written_for(rel)  # KeyError names a file without one
         corpus.fits(releases, "3.9.0")
     assert corpus.written_for("tutorials/triton-3.6/06-fused-attention.py") == "3.6"
-    assert (
-        corpus.written_for("tutorials/triton-3.6/08-grouped-gemm.py") == "3.6-3.7"
-    )  # 3.8 fixed its typo
-    assert (
-        corpus.written_for("tutorials/triton-3.6/01-vector-add.py") == "3.6-3.9"
-    )  # unchanged upstream since
+    # 3.8 fixed its typo
+    assert corpus.written_for("tutorials/triton-3.6/08-grouped-gemm.py") == "3.6-3.7"
+    # unchanged upstream since
+    assert corpus.written_for("tutorials/triton-3.6/01-vector-add.py") == "3.6-3.9"
 
 
 def test_each_tutorial_is_kept_once_and_each_release_has_all_eleven():
@@ -178,9 +176,8 @@ def test_a_file_that_does_not_open_names_its_real_cause(rel, needs, cause):
         return
     assert not outcome.ok and "\n" not in outcome.cause
     assert all(part in outcome.cause for part in cause), outcome.cause
-    if rel.startswith(
-        "drivers/flag_gems"
-    ):  # the line is in FlagGems' generated file, and is named with it
+    # the line is in FlagGems' generated file, and is named with it
+    if rel.startswith("drivers/flag_gems"):
         assert "flag_gems_use_gems.py:" not in outcome.cause and "_bptr.py:" in outcome.cause, (
             outcome.cause
         )
@@ -194,9 +191,8 @@ def test_tutorial_07_opens_from_a_checkouts_layout_and_names_the_missing_libdevi
     outcome = corpus.open_file(rel, timeout=120)
     assert outcome.ok, outcome.cause
     assert (outcome.found, outcome.compiled, outcome.stages) == (1, 1, SM90_STAGES)
-    alone = corpus.open_file(
-        os.path.join(corpus.CORPUS, rel), timeout=120
-    )  # an absolute path: run where it lies
+    # an absolute path: run where it lies
+    alone = corpus.open_file(os.path.join(corpus.CORPUS, rel), timeout=120)
     assert not alone.ok and "\n" not in alone.cause
     assert (
         "asin_kernel failed to compile: the launch's extern_libs gives libdevice as "

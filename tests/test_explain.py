@@ -89,13 +89,11 @@ def test_sass_load_width_and_control_field(add90):
     line = next(line for line in sass.splitlines() if "LDG.E.128" in line)
     e = explain_line("sass", line, add90)
     assert e.known and "load 16 bytes per thread from global memory" in e.text
-    assert e.text.startswith(
-        "If predicate P0 is false"
-    )  # @!P0: the mask is the predicate's negation
+    # @!P0: the mask is the predicate's negation
+    assert e.text.startswith("If predicate P0 is false")
     control = [d for d in e.details if d.startswith("control [")]
-    assert control, (
-        e.details
-    )  # decoded from the cubin's encoding: the load sets a scoreboard barrier
+    # decoded from the cubin's encoding: the load sets a scoreboard barrier
+    assert control, e.details
     assert any("write scoreboard SB" in d for d in e.details)
 
 

@@ -31,9 +31,8 @@ def test_a_copy_maps_to_its_own_lines_after_the_original_was_compiled(tmp_path, 
     copy = tmp_path / relative
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(kernel_path("add.py"), copy)
-    _ws, comp = _compiled(
-        copy
-    )  # compile ahead on: a child compiles the copy, the parent then reads its cache
+    # compile ahead on: a child compiles the copy, the parent then reads its cache
+    _ws, comp = _compiled(copy)
     assert f'loc("{copy}":' in comp.stage("ttir")
     assert str(copy) in comp.stage("ptx")
     for stage in STAGES:
@@ -120,9 +119,8 @@ def test_a_utf8_byte_order_mark(tmp_path):
     path.write_bytes(b"\xef\xbb\xbf" + open(kernel_path("add.py"), "rb").read())
     ws, comp = _compiled(path, compile_ahead=False)
     assert not ws.user_file.text.startswith("\ufeff")
-    assert ws.user_file.text.splitlines()[20].startswith(
-        "def add_kernel("
-    )  # line 21, as in kernels/add.py
+    # line 21, as in kernels/add.py
+    assert ws.user_file.text.splitlines()[20].startswith("def add_kernel(")
     assert comp.source_map.mapped_fraction("ttir") > 0.5
 
 
@@ -155,17 +153,16 @@ def test_an_unknown_coding_line_is_one_clear_line(tmp_path):
     )
 
 
+# latin-1 bytes, nothing declared
+# ... on the first line
 @pytest.mark.parametrize(
     "raw,expected",
     [
-        (
-            b"import triton\n# caf\xe9\n",
-            "not UTF-8 text, and no coding line",
-        ),  # latin-1 bytes, nothing declared
+        (b"import triton\n# caf\xe9\n",),  # latin-1 bytes, nothing declared
         (
             b"# caf\xe9\nimport triton\n",
             "not UTF-8 text, and no coding line",
-        ),  # ... on the first line
+        ),
         (
             b"# coding: ascii\nimport triton  # caf\xc3\xa9\n",
             "is not ascii text, as its coding line says",

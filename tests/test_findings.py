@@ -96,9 +96,8 @@ def test_misaligned_views_are_not_vectorized_with_the_pointer_named(misaligned):
         "4 B -> 16 B per thread" in x_load.what_if.text
         and "x_ptr an aligned copy" in x_load.what_if.text
     )
-    assert (
-        "out_ptr" not in findings(comp)[1].message
-    )  # the store's pointer is aligned: only its mask is named
+    # the store's pointer is aligned: only its mask is named
+    assert "out_ptr" not in findings(comp)[1].message
     assert (
         "x_ptr" not in findings(comp)[2].message
         and "n_elements = 4095" in findings(comp)[2].message
@@ -132,9 +131,8 @@ def test_amd_spills_count_registers():
 def test_attention_occupancy_is_low_and_says_its_limiter():
     comp = compiled(kernel_path("attention.py"))[0]
     (f,) = [f for f in findings(comp) if f.rule == "low-occupancy"]
-    assert (
-        f.severity == "info" and f.source_line == comp.kernel.line
-    )  # pipelined kernels run so by design
+    # pipelined kernels run so by design
+    assert f.severity == "info" and f.source_line == comp.kernel.line
     assert f.message.startswith(
         "8 of 64 warps per SM (12%): 1 block(s) of 8 warps, limited by registers"
     )
@@ -334,9 +332,8 @@ def test_sibling_field_loads_that_use_every_byte_together_are_not_4x_traffic_eac
         (15, "info"),
     ]
     first = found[0]
-    assert first.cost.text.startswith(
-        "32.0 sectors per request where 4.0 would do"
-    )  # as Nsight Compute counts
+    # as Nsight Compute counts
+    assert first.cost.text.startswith("32.0 sectors per request where 4.0 would do")
     assert (
         "the loads on lines 13, 14 and 15 read the other fields of the same sectors"
         in first.message

@@ -29,9 +29,8 @@ def _report(cli, path, *extra):
 def _decorator_meta(path):
     """What the file's decorator wrote, read straight from its text: signature and divisible arguments."""
     text = open(path, encoding="utf-8").read()
-    signature = eval(
-        re.search(r"'signature': (\{[^}]*\})", text).group(1)
-    )  # a dict literal Inductor wrote
+    # a dict literal Inductor wrote
+    signature = eval(re.search(r"'signature': (\{[^}]*\})", text).group(1))
     divisible = sorted(
         int(i) for i in re.findall(r"\((\d+),\): \[\['tt.divisibility', 16\]\]", text)
     )
@@ -244,9 +243,8 @@ def test_the_tui_names_the_fused_ops_in_the_header_the_picker_and_info():
         app = IrscopeApp(_inductor("cpu_t213_output_code.py"), target="sm_90")
         async with app.run_test(size=(200, 50)) as pilot:
             await wait_until_shown(app, pilot)
-            assert isinstance(
-                app.screen, PickerScreen
-            )  # two kernels, three configs each: the picker first
+            # two kernels, three configs each: the picker first
+            assert isinstance(app.screen, PickerScreen)
             names = " ".join(str(row["name"]) for row in app.screen.rows)
             assert "aten.gelu, aten.sum" in names and "(CPU-generated)" in names
             await pilot.press("enter")

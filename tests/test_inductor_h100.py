@@ -55,9 +55,8 @@ def test_an_h100_wrapper_gives_every_compilation_inductor_made_there(wrapper, tm
         seen[_key(k["name"], config["kwargs"], k["num_warps"], k["num_stages"])] = k
         # the kernel's module, where the report points, is still there after the run
         assert os.path.isfile(os.path.join(tmp_path, k["file"])), k["file"]
-    assert set(seen) == set(
-        real
-    )  # the block: 4 kernels, 10 configs, 3 of them after the attention call
+    # the block: 4 kernels, 10 configs, 3 of them after the attention call
+    assert set(seen) == set(real)
     if TRITON_VERSION.startswith("3.6"):  # the H100's Triton: the same code, so the same registers
         assert {key: k["registers"] for key, k in seen.items()} == {
             key: r["n_regs"] for key, r in real.items()
@@ -96,9 +95,8 @@ def test_the_report_says_when_its_ptxas_is_not_the_one_inductor_would_use(cli):
         expected = NOTE if cpu_torch and reads else None
         assert [k["inductor"]["ptxas_note"] for k in doc["kernels"]] == [expected]
         assert (NOTE in doc["notes"]) == (expected is not None)
-        assert (
-            inductor_view({"aten_ops": []}, Target(target))["ptxas_note"] == expected
-        )  # the TUI's info row
+        # the TUI's info row
+        assert inductor_view({"aten_ops": []}, Target(target))["ptxas_note"] == expected
 
 
 def test_a_ptxas_path_set_after_a_compile_is_what_the_next_compile_uses(tmp_path):
@@ -141,8 +139,9 @@ print(first, version())
         r"release (\d+)\.(\d+)",
         subprocess.run([other, "--version"], capture_output=True, text=True).stdout,
     ).groups()
+    # Triton's rule: CUDA 12.x writes PTX 8.(x-1) from 12.6 on
     major, minor = (
         int(release[0]),
         int(release[1]),
-    )  # Triton's rule: CUDA 12.x writes PTX 8.(x-1) from 12.6 on
+    )
     assert second == (f"9.{minor}" if major == 13 else f"8.{minor - 1}") and first != second

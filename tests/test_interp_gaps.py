@@ -578,9 +578,8 @@ def test_a_libdevice_function_without_an_equivalent_is_named(tmp_path):
     result = run_user_file(
         read_user_file(str(path)), run_main=True, use_interpreter=True, target=Target("sm_90")
     )
-    assert (
-        len(result.launches) == 1 and result.error is None
-    )  # the file's run went on past the launch
+    # the file's run went on past the launch
+    assert len(result.launches) == 1 and result.error is None
     assert "libdevice.add_rz (__nv_fadd_rz)" in result.launches[0].interp_error
     ws = open_file(str(path), target="sm_90", compile_ahead=False)
     assert len(ws.launches) == 1 and "__nv_fadd_rz" in ws.launches[0].interp_error

@@ -53,9 +53,8 @@ def test_recording_runs_on_copies(add_launch):
     out[1024:2048] = -1.0
     try:
         rec = record_program(add_launch, 1, with_locals=False)
-        assert torch.equal(
-            out[1024:2048].cpu(), torch.full((1024,), -1.0)
-        )  # untouched by the recording
+        # untouched by the recording
+        assert torch.equal(out[1024:2048].cpu(), torch.full((1024,), -1.0))
         assert rec.tensors["out_ptr"].device.type == "cpu"
         assert not torch.equal(rec.tensors["out_ptr"][1024:2048], out[1024:2048].cpu())
     finally:
@@ -90,9 +89,8 @@ def test_matmul_loop_and_dot_match_torch():
     assert list(iterations) == [0, 1, 2, 3]
     a, b, c = (t.cpu() for t in launch.args[:3])
     tile = (slice(64, 128), slice(64, 128))
-    if (
-        launch.args[2].device.type == "cpu"
-    ):  # the file's own launch ran in the interpreter too: bit-exact
+    # the file's own launch ran in the interpreter too: bit-exact
+    if launch.args[2].device.type == "cpu":
         assert torch.equal(rec.tensors["c_ptr"][tile], c[tile])
     else:  # a real GPU launch: tensor cores sum in another order
         torch.testing.assert_close(rec.tensors["c_ptr"][tile], c[tile], atol=1e-2, rtol=1e-2)

@@ -38,9 +38,8 @@ def test_every_line_number_is_one_based_and_points_at_what_its_name_says(cli):
         source = f.read().splitlines()
     ptx, ttir, ttgir = _stage(cli, "ptx"), _stage(cli, "ttir"), _stage(cli, "ttgir")
     named = {"source_line", "ptx_line", "ttir_line", "ttgir_line", "def_line"}
-    assert (
-        _line_keys(k) - {"lines", "instruction_lines"} <= named
-    )  # counts aside, each is named for what it counts
+    # counts aside, each is named for what it counts
+    assert _line_keys(k) - {"lines", "instruction_lines"} <= named
 
     assert source[k["def_line"] - 1].startswith("def add_kernel")
     for op in k["memory_ops"]:
@@ -60,9 +59,8 @@ def test_every_line_number_is_one_based_and_points_at_what_its_name_says(cli):
     for finding in k["findings"]:
         text = source[finding["source_line"] - 1]
         assert text.strip() == finding["source_text"]
-        assert text[finding["column"] - 1 :].startswith(
-            "tl."
-        )  # 1-based: the call Triton's location names
+        # 1-based: the call Triton's location names
+        assert text[finding["column"] - 1 :].startswith("tl.")
 
 
 def test_a_findings_column_is_the_call_whichever_column_triton_recorded():
@@ -72,9 +70,7 @@ def test_a_findings_column_is_the_call_whichever_column_triton_recorded():
     assert _callee_start(line, 5) == 5  # newer Tritons: at the callee already
     assert _callee_start(line, 13) == 5  # Triton 3.6, a load: at the opening parenthesis
     assert _callee_start(line, 32) == 5  # Triton 3.6, a store: inside its arguments
-    assert (
-        _callee_start(line, line.index("tl.sum") + 1) == line.index("tl.sum") + 1
-    )  # an inner call keeps its own
-    assert (
-        _callee_start(line, line.index("+ y") + 1) == 5
-    )  # after a closed inner call: the outer one
+    # an inner call keeps its own
+    assert _callee_start(line, line.index("tl.sum") + 1) == line.index("tl.sum") + 1
+    # after a closed inner call: the outer one
+    assert _callee_start(line, line.index("+ y") + 1) == 5

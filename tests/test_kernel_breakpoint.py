@@ -62,9 +62,8 @@ def test_every_stage_is_the_kernel_written_without_the_calls(tmp_path):
     # the cubins by their instructions: under Triton 3.6 the two cubins differ in one byte while their PTX is the
     # same (not traced; the H100 fidelity runs met such a byte in FlagGems' cubin), so they are compared as SASS
     assert debugged.stage("sass") == plain.stage("sass") and "LDG" in debugged.stage("sass")
-    assert (
-        f'row_sum.py":{BREAKPOINT_LINE + 1}:' in debugged.asm["ttir"]
-    )  # the line after keeps its location
+    # the line after keeps its location
+    assert f'row_sum.py":{BREAKPOINT_LINE + 1}:' in debugged.asm["ttir"]
     changed = [
         n
         for n, (a, b) in enumerate(
@@ -114,9 +113,8 @@ def test_tui_stepper_opens_at_the_breakpoint_and_continues_to_the_next():
                 source = screen.query_one("#stepper-source")
                 assert str(source.row_text(BREAKPOINT_LINE - 1)).startswith("●▶")
                 await pilot.press("c")
-                assert (
-                    screen.stepper.step.line == HELPER_LINE
-                )  # into the helper, as pdb would stop there
+                # into the helper, as pdb would stop there
+                assert screen.stepper.step.line == HELPER_LINE
                 await pilot.press("c")
                 assert screen.stepper.step.line == BREAKPOINT_LINE  # the loop's second iteration
                 assert screen.stepper.step.index == screen.stepper.recording.debugger_steps[2]

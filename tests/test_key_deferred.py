@@ -80,9 +80,8 @@ def test_a_first_run_compiles_before_the_install_hash_and_writes_what_triton_wri
     assert first["hashing_after"] is None  # the hashing process was collected
     assert len(first["metadata_hash"]) == 64
 
-    plain = _open(
-        tmp_path, "plain", "alone", "fresh-own-cache"
-    )  # the memo is there now: an ordinary compile
+    # the memo is there now: an ordinary compile
+    plain = _open(tmp_path, "plain", "alone", "fresh-own-cache")
     assert plain["progress"] is None
     assert plain["stages"] == first["stages"]
     assert plain["metadata_hash"] == first["metadata_hash"]

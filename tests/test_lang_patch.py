@@ -64,9 +64,8 @@ def test_calls_in_a_launch_share_one_patch_per_module_and_all_of_it_is_undone():
         # Rewriting a function adds the interpreter's names to its module (so the module may see one
         # more triton.language module after its first call): at most two patches, not one per call.
         assert 1 <= len(lang_patch._kept) <= 2
-        assert (
-            tl.core.add is not builtin_add
-        )  # standard.py's patch is still in force, as Triton's would be
+        # standard.py's patch is still in force, as Triton's would be
+        assert tl.core.add is not builtin_add
     finally:
         scope.restore()
     assert lang_patch._kept is None

@@ -113,8 +113,7 @@ def test_ncus_child_tells_apart_inductors_kernels_of_one_name():
     assert len(kernels) == 2 and kernels[0].qualified_name != kernels[1].qualified_name
     for kernel, other in (kernels, kernels[::-1]):
         comp = ws.compile(kernel)[0]
-        assert spec_id(comp.spec, kernel.jit) != spec_id(
-            comp.spec, other.jit
-        )  # the same specialization apart
+        # the same specialization apart
+        assert spec_id(comp.spec, kernel.jit) != spec_id(comp.spec, other.jit)
         renamed = "torch._inductor.runtime.compile_tasks.cnotthisrun:triton_poi_fused_mul_0"
         assert find_kernel(ws, renamed, spec_id(comp.spec, kernel.jit)) is kernel

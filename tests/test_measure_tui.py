@@ -44,9 +44,8 @@ async def test_M_without_a_gpu_says_why_in_the_measured_panel():
         shown = _text(body)
         assert panel.display and app.query_one("#panels").display
         assert "measuring needs a GPU, and this machine has none" in shown
-        assert (
-            len([line for line in shown.splitlines() if line.strip()]) <= 2
-        )  # one line, wrapped at most once
+        # one line, wrapped at most once
+        assert len([line for line in shown.splitlines() if line.strip()]) <= 2
         await pilot.press("j")  # the app goes on
         assert app.is_running
 
@@ -127,9 +126,8 @@ async def test_a_measurement_shows_in_the_measured_coalescing_and_memory_panels(
         await pilot.press("g", *str(source_line_of(path, "offs * 8")), "enter")
         await pilot.pause()
         key = app.main.linked.cursor_context().comp.key
-        app.query_one(MeasuredPanel).show_measured(
-            key, result
-        )  # as the worker's answer to M arrives
+        # as the worker's answer to M arrives
+        app.query_one(MeasuredPanel).show_measured(key, result)
         for _ in range(3):  # the panels: Info, Explain, Memory
             await pilot.press("i")
         await pilot.pause()

@@ -116,13 +116,13 @@ def test_the_third_run_is_rebuilt_with_its_failures_said():
     assert "27 of 35 compilations measured and agreeing" in done.stdout
     failed = [line for line in table if "FAIL" in line]
     assert len(failed) == 8
-    assert (
-        sum("shared wavefronts at line 47" in line for line in failed) == 3
-    )  # compiled_block.py's addmm_gelu
+    # compiled_block.py's addmm_gelu
+    assert sum("shared wavefronts at line 47" in line for line in failed) == 3
+    # Liger RoPE
     assert (
         sum("ld sectors at line 69: measured 4096.0, predicted 2048" in line for line in failed)
         == 2
-    )  # Liger RoPE
+    )
     assert (
         sum(
             "ld sectors/request at line 99: measured 2.26, predicted 4.0" in line for line in failed
@@ -138,9 +138,8 @@ def test_the_third_run_is_rebuilt_with_its_failures_said():
         "strided_gather_kernel",
     } <= passed
     softmax = [line for line in table if "02-fused-softmax.py" in line]
-    assert (
-        len(softmax) == 6 and "| 9.57 µs |" in softmax[0]
-    )  # the 1,056-program launch, not the warmup's 1.4 ms
+    # the 1,056-program launch, not the warmup's 1.4 ms
+    assert len(softmax) == 6 and "| 9.57 µs |" in softmax[0]
     doc = open(os.path.join(ROOT, "docs", "validation.md")).read()
     for line in table[2:]:
         assert line in doc, line
@@ -158,9 +157,8 @@ def test_the_fourth_run_is_rebuilt_with_its_open_rows_said():
     assert done.returncode == 1
     table = [line for line in done.stdout.splitlines() if line.startswith("|")]
     committed = open(os.path.join(DATA4, "measure.md")).read().splitlines()
-    assert (
-        table == committed and len(table) == 57
-    )  # header, rule, 53 compilations, 2 not measurable
+    # header, rule, 53 compilations, 2 not measurable
+    assert table == committed and len(table) == 57
     assert (
         "45 of 53 compilations measured and agreeing; 2 not measurable (said in its row)"
         in done.stdout

@@ -78,10 +78,11 @@ def test_matmul_async_copies_and_shared_ops():
     comp = open_file(kernel_path("matmul.py"), target="sm_80").compile_all()[0]
     ptx = parse_ptx(comp.stage("ptx"))
     copies = [op for op in ptx if op.opcode.startswith("cp.async")]
+    # src-size operand zero-fills masked lanes
     assert copies and all(
         op.space == "global" and op.copy_to == "shared" and op.width_bytes == 16 and op.masked
         for op in copies
-    )  # src-size operand zero-fills masked lanes
+    )
     ldmatrix = [op for op in ptx if op.opcode.startswith("ldmatrix")]
     assert ldmatrix and all(op.space == "shared" and op.width_bytes == 16 for op in ldmatrix)
     sass = parse_sass(comp.stage("sass"))

@@ -59,9 +59,8 @@ def test_cli_line_26_names_coalesce(cli):
     code, out, err = cli("passes", kernel_path("add.py"), "--line", "26")
     assert code == 0, err
     assert "changed the IR of line 26" in out and "tritongpu-coalesce" in out
-    assert (
-        "canonicalize " not in out.split("tritongpu-coalesce")[0].split("\n", 2)[-1]
-    )  # ttir canonicalize: not 26
+    # ttir canonicalize: not 26
+    assert "canonicalize " not in out.split("tritongpu-coalesce")[0].split("\n", 2)[-1]
     code, out, _ = cli("passes", kernel_path("add.py"), "--pass", "tritongpu-coalesce", "--diff")
     assert (
         code == 0

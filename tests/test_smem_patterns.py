@@ -176,7 +176,6 @@ def test_an_exit_guard_set_after_the_tail_load_counts_unless_it_needs_its_data()
         2,
         0,
     )
-    on_data = tail_load(
-        "setp.eq.s32 \t%p1, %r5, 0"
-    )  # needs the value the tail loads: ptxas cannot exit first
+    # needs the value the tail loads: ptxas cannot exit first
+    on_data = tail_load("setp.eq.s32 \t%p1, %r5, 0")
     assert (on_data.access.tail_guard, on_data.executions, on_data.wavefronts) == (None, 4, 4)

@@ -230,9 +230,8 @@ def test_every_mapped_line_lies_in_the_kernel_or_a_helper_it_calls(example, targ
             for index, line in enumerate(sm.lines(stage)):
                 for frame in line.frames:
                     assert frame.line in allowed, (example, stage, index, line)
-                if (
-                    line.frames and line.kind is LineKind.INSTRUCTION
-                ):  # the outermost frame is in the kernel
+                # the outermost frame is in the kernel
+                if line.frames and line.kind is LineKind.INSTRUCTION:
                     assert kernel_first <= line.frames[-1].line <= kernel_last, (
                         example,
                         stage,
@@ -338,9 +337,8 @@ def test_ptx_inlined_at_and_sass_inlined_frames():
     fmul = [sm.source_lines("ptx", i) for i, t in enumerate(ptx) if t.strip().startswith("mul.f32")]
     assert fmul and set(fmul) == {(lines["body"], lines["call"])}
     sass = comp.stage("sass").splitlines()
-    if any(
-        "inlined_at" in t for t in ptx
-    ):  # ptxas saw the inlining and wrote it into the line table
+    # ptxas saw the inlining and wrote it into the line table
+    if any("inlined_at" in t for t in ptx):
         assert any("inlined at" in t and "helper.py" in t.split("inlined at")[0] for t in sass)
     else:  # Triton 3.6: bare rows; the call sites come from the PTX (marked inferred only where ambiguous)
         assert not any("inlined at" in t for t in sass)
@@ -464,9 +462,8 @@ def test_strip_locations_on_real_ttgir():
             assert line == raw.rstrip()
             continue
         assert not re.search(r"(^|[^\w.$])loc\(", line), line
-        if raw.count("loc(") == 1 and re.search(
-            r" loc\(#loc\d*\)$", raw
-        ):  # the common case: a trailing alias
+        # the common case: a trailing alias
+        if raw.count("loc(") == 1 and re.search(r" loc\(#loc\d*\)$", raw):
             assert line == raw[: raw.rfind(" loc(")]
     header = next(line for line in comp.stage("ttgir").splitlines() if "tt.func" in line)
     assert strip_locations(header).count("%arg") == header.count("%arg")

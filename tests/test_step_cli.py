@@ -84,6 +84,5 @@ def test_a_define_that_names_nothing_is_rejected_as_dump_rejects_it(cli):
     code, out, _ = cli(
         "step", kernel_path("add.py"), "-D", "BLOCK_SIZE=512", "-p", "1", "--print", "offsets"
     )
-    assert (
-        code == 0 and "offsets = int32[512] min 512 max 1023" in out
-    )  # a -D that names a parameter works
+    # a -D that names a parameter works
+    assert code == 0 and "offsets = int32[512] min 512 max 1023" in out

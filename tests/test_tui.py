@@ -299,9 +299,8 @@ async def test_a_file_that_does_not_parse_shows_the_line_in_the_app():
         assert source.stage == "source" and app.main.failure.line - 1 in source.marks
         assert app.query_one("#status").has_class("-error")
         status = str(app.query_one("#status-text").content)
-        assert (
-            status.endswith("(r reloads)") and "press r" not in status
-        )  # the message itself says the fix
+        # the message itself says the fix
+        assert status.endswith("(r reloads)") and "press r" not in status
         error = next(p.view for p in app.main.linked.panes[1:] if p.display)
         assert max(len(line) for line in error.text.lines) <= 34  # wrapped for a narrow pane
 
@@ -363,9 +362,8 @@ async def test_a_panel_that_raises_says_so_and_the_app_goes_on(monkeypatch):
         raise ValueError("a bug in an analysis")
 
     monkeypatch.setattr(LineInfoPanel, "show_context", broken)
-    monkeypatch.setattr(
-        explain, "explain_line", broken
-    )  # raises in the panel's job (its thread), read there
+    # raises in the panel's job (its thread), read there
+    monkeypatch.setattr(explain, "explain_line", broken)
     app = IrscopeApp(ADD, target="sm_90")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until_shown(app, pilot)
@@ -410,9 +408,8 @@ async def test_main_view_keys_are_off_while_a_dialog_is_in_front():
         await wait_until_shown(app, pilot)
         await pilot.press("t")
         await pilot.pause()
-        await pilot.press(
-            "e", "m", "r"
-        )  # edit, maximise, reload: they would act unseen behind the dialog
+        # edit, maximise, reload: they would act unseen behind the dialog
+        await pilot.press("e", "m", "r")
         await pilot.pause()
         assert (
             isinstance(app.screen, TargetScreen)
@@ -437,9 +434,8 @@ async def test_an_edit_triton_refuses_names_the_value_not_an_internal_error():
         await pilot.pause()
         status = str(app.query_one("#status-text").content)
         assert "num_warps=3" in status and "internal error" not in status and "press e" in status
-        assert (
-            app.main.shown is not None and app.main.shown.comp.num_warps == 4
-        )  # the last good compilation stays
+        # the last good compilation stays
+        assert app.main.shown is not None and app.main.shown.comp.num_warps == 4
 
 
 def _notes(app) -> list[str]:
@@ -544,9 +540,8 @@ async def test_edit_shows_an_int_the_jit_folded_as_an_argument_not_a_constexpr()
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         comp = app.main.shown.comp
-        assert (
-            comp.specialization["stride"] == "" and "stride" not in comp.constexprs
-        )  # a runtime i32 now
+        # a runtime i32 now
+        assert comp.specialization["stride"] == "" and "stride" not in comp.constexprs
         assert comp.signature["stride"] == "i32"
 
 
@@ -559,9 +554,8 @@ async def test_the_footer_shows_the_main_keys_whole_at_80_columns_and_every_key_
             await pilot.resize_terminal(width, 24)
             await pilot.pause(0.2)
             keys = list(app.query("FooterKey"))
-            palette = next(
-                (k for k in keys if k.has_class("-command-palette")), None
-            )  # ^p, the last to go
+            # ^p, the last to go
+            palette = next((k for k in keys if k.has_class("-command-palette")), None)
             listed = [k for k in keys if k is not palette]
             shown = {k.key_display for k in listed}
             assert {"q", "?", "s", "/", "t", "e", "r", "i", "f"} <= shown, (width, shown)
@@ -585,9 +579,8 @@ async def test_while_busy_the_keys_that_start_work_wait_and_say_so():
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         shown = app.main.shown.comp
-        gate = (
-            threading.Event()
-        )  # a request that runs until the gate opens, as a compile in the worker
+        # a request that runs until the gate opens, as a compile in the worker
+        gate = threading.Event()
         app.main.run_worker(gate.wait, thread=True, group="load")
         await pilot.pause()
         assert app.main.busy

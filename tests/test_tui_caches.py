@@ -85,10 +85,11 @@ async def test_a_reload_drops_everything_kept_of_the_compilations_before_it():
 
 @run_async
 async def test_picking_compilations_in_turn_keeps_only_the_last_few():
+    # misaligned.py has two compilations
     asker.KEEP_COMPILATIONS, kept_before = (
         1,
         asker.KEEP_COMPILATIONS,
-    )  # misaligned.py has two compilations
+    )
     try:
         app = IrscopeApp(kernel_path("misaligned.py"), target="sm_90")
         async with app.run_test(size=(160, 44)) as pilot:
@@ -98,9 +99,8 @@ async def test_picking_compilations_in_turn_keeps_only_the_last_few():
             await pilot.pause(0.2)
             await wait_until_shown(app, pilot)
             first = await fill_every_panel(app, pilot)
-            main.prepare_in_background(
-                main.comps[1]
-            )  # `p`, the second one: not a new load, nothing dropped
+            # `p`, the second one: not a new load, nothing dropped
+            main.prepare_in_background(main.comps[1])
             await pilot.pause(0.2)
             await wait_until_shown(app, pilot)
             second = await fill_every_panel(app, pilot)

@@ -179,9 +179,8 @@ async def test_pipeline_names_the_passes_that_changed_line_26():
         title = screen.query_one("#pipe-title").render().plain
         assert "source line 26: convert-triton-to-tritongpu, tritongpu-coalesce" in title
         passes = screen.query_one("#pipe-passes")
-        assert (
-            passes.step["name"] == "convert-triton-to-tritongpu"
-        )  # the cursor starts on the first of them
+        # the cursor starts on the first of them
+        assert passes.step["name"] == "convert-triton-to-tritongpu"
         await pilot.press("l")
         await pilot.pause()
         assert [s["name"] for s in passes.steps] == touching
@@ -217,9 +216,8 @@ async def test_leaving_before_the_worker_answers_is_harmless():
         await pilot.press("b")
         await pilot.pause()
         app.screen.query_one("#diff-side-spec").focus()
-        await pilot.press(
-            *"num_warps=8", "enter", "escape"
-        )  # a compile starts; the view is left at once
+        # a compile starts; the view is left at once
+        await pilot.press(*"num_warps=8", "enter", "escape")
         await pilot.press("P", "escape")  # so is a pass capture
         await pilot.pause()
         # on a loaded machine the compile may answer before escape is handled: what the view held when it was

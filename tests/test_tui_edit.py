@@ -93,9 +93,8 @@ async def test_abc_for_an_int_constexpr_is_refused_in_the_dialog_and_reset_goes_
         await pilot.press("e")
         await pilot.pause()
         dialog = app.screen
-        assert isinstance(dialog, EditScreen) and not dialog.query(
-            "#reset"
-        )  # nothing edited: no reset
+        # nothing edited: no reset
+        assert isinstance(dialog, EditScreen) and not dialog.query("#reset")
         field = dialog.query_one("#field-BLOCK_SIZE", Input)
         field.value = "abc"
         await pilot.press("enter")

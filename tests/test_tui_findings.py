@@ -59,9 +59,8 @@ async def test_strided_lists_its_uncoalesced_gather_and_enter_shows_line_26_in_e
         assert hits and ptx.view.cursor_index in hits
         assert ptx.view.linked == frozenset(hits)
         assert any("ld.global" in ptx.view.text.lines[i] for i in hits)
-        assert (
-            app.main.linked.source_line == gather and view.has_focus
-        )  # the list keeps the focus: ↓ Enter goes on
+        # the list keeps the focus: ↓ Enter goes on
+        assert app.main.linked.source_line == gather and view.has_focus
 
         await pilot.press("escape")
         assert source.view.has_focus and view.mode == "open"
@@ -115,9 +114,8 @@ async def test_at_80x24_it_is_one_line_until_f_then_it_wraps_everything_and_maxi
         await pilot.press("m")
         await pilot.pause()
         assert app.query_one("#panes").display and not view.maximised
-        await pilot.press(
-            "m", "tab"
-        )  # maximised, then the focus moves to a pane: the panes come back
+        # maximised, then the focus moves to a pane: the panes come back
+        await pilot.press("m", "tab")
         await pilot.pause()
         assert app.query_one("#panes").display and not view.has_focus
         await pilot.press("f", "f")  # to the list, and closed again: back to one line

@@ -75,9 +75,8 @@ async def test_random_keys_and_resizes_never_end_the_app(path, seed):
             assert app.is_running, f"the app ended after press {n} (seed {seed})"
             prompt_open = app.query_one("#prompt").display
             if (app.screen is not app.screen_stack[0] or prompt_open) and rng.random() < 0.4:
-                await pilot.press(
-                    rng.choice(["escape", "enter"])
-                )  # leave a picker, a prompt, the stepper
+                # leave a picker, a prompt, the stepper
+                await pilot.press(rng.choice(["escape", "enter"]))
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.is_running and app.return_code in (None, 0)

@@ -90,9 +90,8 @@ async def test_at_80x24_tab_reaches_the_coalescing_panel_which_scrolls_and_maxim
         assert words(access.fix)[:60] in flat and words(access.fix)[-40:] in flat
         assert words(access.diagnosis)[-40:] in flat
         rows = warp_picture_lines(access.picture, access.elem_bytes)
-        assert (
-            len(rows) == 3 + access.picture.sectors
-        )  # lane numbers, active lanes, a row per sector
+        # lane numbers, active lanes, a row per sector
+        assert len(rows) == 3 + access.picture.sectors
         for row in rows[3:]:  # the whole warp: each sector's row, as drawn
             label, _, lanes = row.partition(LABEL_END)
             assert f"{label.strip()} {lanes}" in seen, row
@@ -120,9 +119,8 @@ async def test_a_click_focuses_a_panel_and_i_on_a_focused_panel_takes_the_focus_
         await pilot.pause()
         assert info.has_focus
         keys = {k.key_display for k in app.query("FooterKey")}
-        assert (
-            "m" in keys and "esc" in keys
-        )  # the panel's own keys are named while it has the focus
+        # the panel's own keys are named while it has the focus
+        assert "m" in keys and "esc" in keys
         await pilot.press("i")  # the next panel, with the focus
         await _settle(app, pilot)
         assert area.shown_panel(app).panel_title == "Explain" and area.shown_panel(app).has_focus
@@ -187,9 +185,8 @@ async def test_t_e_and_r_keep_the_source_line_in_every_pane():
         line = source_line_of(ADD, "y = tl.load(")
         app.main.linked.panes[0].view.move_cursor_to_index(line - 1, notify=True)
         ptx = pane_showing(app, "ptx")
-        await pilot.click(
-            f"#view-{ptx.number}"
-        )  # the cursor's pane is the PTX: its line numbers change
+        # the cursor's pane is the PTX: its line numbers change
+        await pilot.click(f"#view-{ptx.number}")
         ptx.view.move_cursor_to_index(app.main.shown.links.ir_lines("ptx", line)[-1], notify=True)
         await pilot.pause()
         assert set(_lines_under_cursors(app).values()) == {line}

@@ -25,9 +25,8 @@ async def test_an_answer_to_an_older_request_is_dropped():
         older = Request(main._serial, "load")  # the request that showed the kernel
         main.recompile_in_background(defines={"num_warps": 8})
         await wait_until_shown(app, pilot)
-        main.post_message(
-            Failed(older, OpenFailure("an old failure [M=64, N=32]"))
-        )  # late answers to it
+        # late answers to it
+        main.post_message(Failed(older, OpenFailure("an old failure [M=64, N=32]")))
         main.post_message(Progress(older, "an old progress line", 0.5))
         await pilot.pause()
         assert (
@@ -36,9 +35,8 @@ async def test_an_answer_to_an_older_request_is_dropped():
             and main.edits == {"num_warps": 8}
         )
         assert "old" not in str(app.query_one("#status-text").content)
-        current = Request(
-            main._serial, "recompile"
-        )  # the same failure, answering the newest request: shown
+        # the same failure, answering the newest request: shown
+        current = Request(main._serial, "recompile")
         main.post_message(Failed(current, OpenFailure("a new failure [M=64, N=32]")))
         await pilot.pause()
         assert main.failure is not None and app.is_running
@@ -87,15 +85,13 @@ async def test_a_views_stale_answer_is_dropped_and_its_failure_comes_back_to_it_
         main, panel = app.main, app.query_one(CoalescingPanel)
         comp = main.shown.comp
         older = panel.ask("coalescing", refused, comp, about=comp.key)
-        panel.ask(
-            "coalescing", _analyse, comp, about=comp.key
-        )  # the newer request: its answer counts
+        # the newer request: its answer counts
+        panel.ask("coalescing", _analyse, comp, about=comp.key)
         await app.workers.wait_for_complete()
         await pilot.pause()
         result = panel._analyses.get(comp.key)
-        assert (
-            result is not None and not isinstance(result, str) and result.accesses
-        )  # the failure was stale
+        # the failure was stale
+        assert result is not None and not isinstance(result, str) and result.accesses
         panel.post_message(CoalescingAnalysed(older, "a stale result"))
         await pilot.pause()
         assert panel._analyses.get(comp.key) is result
@@ -107,9 +103,8 @@ async def test_a_views_stale_answer_is_dropped_and_its_failure_comes_back_to_it_
             panel._analyses.get(comp.key)
             == "coalescing analysis failed: no [b]interpreter[/b] here"
         )
-        assert (
-            main.failure is None and main.shown.comp is comp and app.is_running
-        )  # the screen goes on
+        # the screen goes on
+        assert main.failure is None and main.shown.comp is comp and app.is_running
 
 
 @run_async

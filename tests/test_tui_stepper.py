@@ -31,9 +31,8 @@ def _close_workers():
 
 @pytest.fixture(scope="module")
 def add():
-    return opened(
-        snapshot_source(kernel_path("add.py"))
-    )  # a path the same on every machine and from any directory
+    # a path the same on every machine and from any directory
+    return opened(snapshot_source(kernel_path("add.py")))
 
 
 def test_step_locals_and_linked_ir(add):
@@ -91,9 +90,8 @@ def test_program_chooser_rerecords(add):
         async with app.run_test(size=SIZE) as pilot:
             screen = await wait_recorded(pilot)
             await pilot.press("p")
-            await pilot.press(
-                "ctrl+a", "ctrl+k", "9", "enter"
-            )  # outside the grid: refused, stays open
+            # outside the grid: refused, stays open
+            await pilot.press("ctrl+a", "ctrl+k", "9", "enter")
             error = app.screen.query_one("#chooser-error")
             assert "outside the launch's grid" in str(error.render())
             await pilot.pause()
@@ -180,9 +178,8 @@ def test_main_view_opens_the_stepper_with_ctrl_t_and_escape_returns():
             await pilot.pause()
             assert app.screen is main
             source = next(p for p in app.main.linked.panes if p.stage == "source")
-            assert (
-                source.view.cursor_index == 25
-            )  # the main view follows the line the stepper stopped at
+            # the main view follows the line the stepper stopped at
+            assert source.view.cursor_index == 25
 
     asyncio.run(scenario())
 

@@ -83,9 +83,8 @@ def _read_until(fd: int, needle: bytes, seconds: float) -> bytes:
 def test_stopping_the_tui_leaves_no_process_and_no_temporary_file(tmp_path, signum):
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
-    kernel_file = (
-        tmp_path / "runs_forever.py"
-    )  # a path of its own: the worker names it in its arguments
+    # a path of its own: the worker names it in its arguments
+    kernel_file = tmp_path / "runs_forever.py"
     kernel_file.write_text(open(fixture_path("runs_forever.py")).read())
     env = {
         **os.environ,
@@ -106,9 +105,8 @@ def test_stopping_the_tui_leaves_no_process_and_no_temporary_file(tmp_path, sign
     )
     os.close(terminal)
     try:
-        seen = _read_until(
-            controller, b"captured 1 launch", 90
-        )  # the file runs forever in the worker
+        # the file runs forever in the worker
+        seen = _read_until(controller, b"captured 1 launch", 90)
         assert b"captured 1 launch" in seen, seen[-2000:]
         assert _processes_of(str(kernel_file)), "no worker runs the file"
         front.send_signal(signum)

@@ -139,9 +139,8 @@ def test_runtime_stride_and_its_what_if():
         c.kernel.name: c
         for c in open_file(fixture_path("memory_kinds.py"), target="sm_90").compile_all()
     }
-    assert (
-        why_not_vectorized(comps["histogram"]) == []
-    )  # atomics act per element: nothing to explain
+    # atomics act per element: nothing to explain
+    assert why_not_vectorized(comps["histogram"]) == []
     diags = why_not_vectorized(comps["strided_read"])  # src_ptr + offs * stride, stride = 3
     assert [(d.op, d.width_bytes, [(r.kind, r.arg) for r in d.reasons]) for d in diags] == [
         ("load", 4, [("runtime_stride", "stride")])
@@ -161,9 +160,8 @@ def test_do_not_specialize_is_named_not_misread_as_odd():
     diags = why_not_vectorized(comps["unspecialized_copy"])  # n = 4096, do_not_specialize=["n"]
     assert diags and all(kinds(d) == {("not_specialized", "n")} for d in diags)
     assert "n = 4096 is a multiple of 16" in diags[0].reasons[0].text
-    assert (
-        what_if(comps["unspecialized_copy"], diags) is None
-    )  # nothing about the launch would change it
+    # nothing about the launch would change it
+    assert what_if(comps["unspecialized_copy"], diags) is None
 
 
 def test_store_of_a_loop_carried_pointer_names_the_pointer_not_the_value():

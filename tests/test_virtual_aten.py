@@ -46,9 +46,8 @@ def test_the_efficient_attention_stand_in_gives_what_the_h100_wrapper_asserts_af
         ).groups()
     )
     assert len(views) == 3 and flags.strip() == ", None, False, 0.0, True"
-    buf4 = torch.randn(
-        256, 384
-    )  # as the wrapper allocates it: empty_strided_cuda((256, 384), (384, 1))
+    # as the wrapper allocates it: empty_strided_cuda((256, 384), (384, 1))
+    buf4 = torch.randn(256, 384)
     q, k, v = (torch.as_strided(buf4, s, st, off) for s, st, off in views)
     with virtual_gpu(Target("sm_90")):
         out = torch.ops.aten._scaled_dot_product_efficient_attention.default(
@@ -149,9 +148,8 @@ def test_the_stand_ins_exist_only_while_the_virtual_gpu_does():
     name = "aten::_scaled_dot_product_efficient_attention"
     assert not torch._C._dispatch_has_kernel_for_dispatch_key(name, "CPU")
     with virtual_gpu(Target("sm_90")):
-        with virtual_gpu(
-            Target("sm_90")
-        ):  # nested: one set of registrations, kept until the outer one ends
+        # nested: one set of registrations, kept until the outer one ends
+        with virtual_gpu(Target("sm_90")):
             assert torch._C._dispatch_has_kernel_for_dispatch_key(name, "CPU")
         assert torch._C._dispatch_has_kernel_for_dispatch_key(name, "CPU")
     assert not torch._C._dispatch_has_kernel_for_dispatch_key(name, "CPU")

@@ -24,9 +24,8 @@ def test_fake_cuda_inputs_ask_for_no_gpu_context(monkeypatch):
         )
         with pytest.raises((AssertionError, RuntimeError)):
             with torch._C.DisableTorchFunction():
-                original(
-                    torch.device("cuda", 0)
-                )  # what torch does: a real cuda tensor, impossible here
+                # what torch does: a real cuda tensor, impossible here
+                original(torch.device("cuda", 0))
         with gpu_path_compile():
             (fake,) = _fake_gpu_inputs([torch.ones(4, 8)])
         monkeypatch.undo()

@@ -414,10 +414,11 @@ def test_a_tutorial_style_file_runs_unchanged(target):
     assert all(math.isnan(t) for t in seen["timings"]) and len(seen["timings"]) == 2
     # the sweep ran each line at its first x value, then the line that launches a kernel at every later one
     calls = seen["bench_calls"]
+    # then the range's end
     assert calls[:2] == [(1024, "triton"), (1024, "torch")] and calls[2] == (
         2**15,
         "triton",
-    )  # then the range's end
+    )
     assert sorted(calls[2:]) == [(2**i, "triton") for i in range(11, 16)]
     assert "'scale' ran at 6 of its 6 points, its kernel lines (triton) at each" in result.output
     assert "nothing timed" in result.output
@@ -502,9 +503,8 @@ def test_only_the_cuda_kernels_the_file_registers_are_routed_while_their_library
     memory): only the registrations made by the file's libraries are routed, and only while the library
     that made them lives (flag-gems' use_gems() takes its registrations back on exit)."""
     torch_own = []
-    outside = torch.library.Library(
-        "aten", "IMPL"
-    )  # stands for a CUDA build's own kernel of aten::sin
+    # stands for a CUDA build's own kernel of aten::sin
+    outside = torch.library.Library("aten", "IMPL")
     outside.impl("sin", lambda x: torch_own.append(x) or x, "CUDA")
     path = tmp_path / "registers.py"
     path.write_text(
@@ -526,9 +526,8 @@ def test_only_the_cuda_kernels_the_file_registers_are_routed_while_their_library
         outside._destroy()
     assert result.error is None, result.user_traceback
     ns = result.namespace
-    assert ns["calls"] == ["abs"] and torch.equal(
-        ns["first"], ns["x"]
-    )  # the library's kernel, once
+    # the library's kernel, once
+    assert ns["calls"] == ["abs"] and torch.equal(ns["first"], ns["x"])
     assert torch.equal(ns["second"], torch.full((4,), 2.0))  # after the library is gone: torch's
     assert torch_own == [] and torch.allclose(ns["sine"], torch.sin(torch.full((4,), -2.0)))
 
@@ -554,9 +553,8 @@ def test_a_composite_operator_a_library_registers_for_cuda_is_routed_whole(tmp_p
     assert ns["calls"] == ["rms_norm"] and torch.equal(ns["gpu"], torch.full((2, 8), 2.0))
     assert torch.allclose(ns["host"], torch.ones(2, 8))  # torch's own, taken apart as usual
     ns["lib"]._destroy()
-    x = torch.ones(
-        2, 8, requires_grad=True
-    )  # after the run: torch's autograd of rms_norm, untouched
+    # after the run: torch's autograd of rms_norm, untouched
+    x = torch.ones(2, 8, requires_grad=True)
     torch.nn.functional.rms_norm(x, (8,)).sum().backward()
     assert x.grad is not None and ns["calls"] == ["rms_norm"]
 
@@ -614,9 +612,8 @@ def test_half_precision_products_on_the_virtual_gpu_are_computed_in_float32():
     assert _product_in_float32(product, (a_host, b_host), {}).dtype == torch.float16
     assert seen == [(torch.float32, torch.float32)]
     _mark_host(a_host), _mark_host(b_host)
-    _product_in_float32(
-        product, (a_host, b_host), {}
-    )  # tensors the file keeps on the host: as it asked
+    # tensors the file keeps on the host: as it asked
+    _product_in_float32(product, (a_host, b_host), {})
     assert seen[-1] == (torch.float16, torch.float16)
 
     expected = (a_host.float() @ b_host.float()).half()

@@ -51,9 +51,8 @@ def test_what_a_kernel_prints_never_reaches_irscopes_own_output(cli):
         and "PRINTED" not in done.stdout
         and ".entry copy_kernel" in done.stdout
     )
-    code, out, err = cli(
-        "report", path, "--json", "--target", "sm_90"
-    )  # in-process: printed on stderr instead
+    # in-process: printed on stderr instead
+    code, out, err = cli("report", path, "--json", "--target", "sm_90")
     assert code == 0 and json.loads(out)["kernels"] and "STATIC-PRINTED BLOCK" not in out
 
 
@@ -148,9 +147,8 @@ def test_a_launch_from_a_thread_is_captured_and_a_thread_left_running_does_not_h
 
 def test_a_breakpoint_in_a_kernel_is_skipped_in_the_interpreter_and_left_out_of_the_compile():
     done = run_irscope("report", fixture_path("kernel_breakpoint.py"), "--json")
-    assert done.returncode == 0, (
-        done.stderr
-    )  # compiled as the kernel without the call (test_kernel_breakpoint.py)
+    # compiled as the kernel without the call (test_kernel_breakpoint.py)
+    assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["notes"] == [
         "line 12: breakpoint() left out of the compile (Triton compiles no debugger call); "

@@ -32,9 +32,8 @@ class FunctionGraph:
     args: dict[str, str] = field(default_factory=dict)  # %name -> type text
     arg_attrs: dict[str, str] = field(default_factory=dict)  # %name -> attribute text
     arg_order: list[str] = field(default_factory=list)
-    defs: dict[str, list[Def]] = field(
-        default_factory=dict
-    )  # value -> its definitions (loops: several)
+    # value -> its definitions (loops: several)
+    defs: dict[str, list[Def]] = field(default_factory=dict)
 
     def definition(self, value: str) -> list[Def]:
         """A result `%r#k` of a loop is defined by its own iter_arg alone; any other `%r#k` by all of `%r`'s op."""

@@ -133,9 +133,8 @@ def _source_marks(comp: CompiledKernel) -> dict[int, set[str]]:
             if op.source_line is None:
                 continue
             found = _op_marks(op, widths, spills, machine=True)
-            if (
-                stage == "ttgir"
-            ):  # TTGIR adds what the machine stage names differently: shared staging
+            # TTGIR adds what the machine stage names differently: shared staging
+            if stage == "ttgir":
                 found &= {"shared"}
             elif stage == "sass":  # SASS adds spills and local memory that only ptxas introduces
                 found &= {"local", "spill"}

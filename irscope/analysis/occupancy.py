@@ -155,10 +155,11 @@ class AmdLimits:
     max_workgroups_per_cu: int = 16
     wave_size: int = 64
     chip: Chip | None = None
+    # what torch on ROCm reports as the capability (gfx942 -> 9.4)
     isa_version: tuple[int, int] = (
         9,
         4,
-    )  # what torch on ROCm reports as the capability (gfx942 -> 9.4)
+    )
 
 
 AMD_LIMITS: dict[str, AmdLimits] = {

@@ -63,9 +63,8 @@ class Launch:
     interp_error: str | None = (
         None  # why Triton's interpreter could not run it (it is compiled all the same)
     )
-    guesses: dict[str, str] = field(
-        default_factory=dict
-    )  # argument -> the stand-in irscope chose (no launch)
+    # argument -> the stand-in irscope chose (no launch)
+    guesses: dict[str, str] = field(default_factory=dict)
     autotune_first: bool = (
         False  # the first config the autotuner would try for this launch, after its pruning
     )

@@ -36,10 +36,11 @@ def scrub(value, _seen: set | None = None):
     elif isinstance(value, dict):
         items = [(scrub(k, seen), scrub(v, seen)) for k, v in value.items()]
         dict.clear(value)
+        # dict's own methods: a Counter's update would count the pairs instead
         for (
             key,
             item,
-        ) in items:  # dict's own methods: a Counter's update would count the pairs instead
+        ) in items:
             dict.__setitem__(value, key, item)
     elif hasattr(value, "__dataclass_fields__"):
         for name in value.__dataclass_fields__:

@@ -101,9 +101,8 @@ def _open_all(files: list[str], target: str | None, jobs: int, file_args: list[s
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         return list(pool.map(lambda path: open_one(path, target, file_args), files))
-    except (
-        BaseException
-    ):  # Ctrl+C: end the workers, so that their threads return and nothing is left
+    # Ctrl+C: end the workers, so that their threads return and nothing is left
+    except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         client.stop_all()
         raise
@@ -120,9 +119,8 @@ def open_one(path: str, target: str | None, file_args: list[str] = ()) -> dict:
     )
     code, out, err = run_captured(argv, path)
     try:
-        doc = (
-            scrub(json.loads(out)) if out.strip() else None
-        )  # JSON brings escaped control bytes back
+        # JSON brings escaped control bytes back
+        doc = scrub(json.loads(out)) if out.strip() else None
     except json.JSONDecodeError:
         doc = None
     if doc is None:

@@ -98,9 +98,8 @@ def _dump(ws, args, stage: str | None) -> int:
     text = comp.stage(stage)
     if args.annotate:
         text = _annotated(comp, stage, text)
-    elif (
-        stage == "sass"
-    ):  # nvdisasm's rows can name the wrong lines: the source map's repaired ones
+    # nvdisasm's rows can name the wrong lines: the source map's repaired ones
+    elif stage == "sass":
         text = sass_with_repaired_rows(comp)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
@@ -148,9 +147,8 @@ def _report(ws, args) -> int:
     failed = [k for k in doc["kernels"] if k["error"]]
     for k in failed:
         err = k["error"]
-        shown = (
-            ws.shown_path(err["file"]) if err["file"] else ws.user_file.shown
-        )  # the line is in that file
+        # the line is in that file
+        shown = ws.shown_path(err["file"]) if err["file"] else ws.user_file.shown
         where = f"{shown}:{err['source_line']}: " if err["source_line"] else ""
         print(
             f"irscope: error: {where}{k['name']} failed to compile: {err['message']}",

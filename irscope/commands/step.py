@@ -43,9 +43,8 @@ def run(ws, args: argparse.Namespace) -> int:
             f"{len(launches)} time(s); choose 0 to {len(launches) - 1}"
         )
     launch = launches[args.launch]
-    if (
-        ws.overrides
-    ):  # the JIT's own check, as dump and report make it: a -D that names nothing is an error
+    # the JIT's own check, as dump and report make it: a -D that names nothing is an error
+    if ws.overrides:
         check_launch(launch, ws.target, given=ws.overrides.describe())
     if launch.origin != "captured":
         print(

@@ -88,9 +88,8 @@ def open_file(
 
     ahead.forget_waiting()
     result, first, retarget_note = run(resolved), resolved, None
-    if (
-        target is None and local is None and run_main
-    ):  # launched nothing on the default virtual GPU? (retarget.py)
+    # launched nothing on the default virtual GPU? (retarget.py)
+    if target is None and local is None and run_main:
         resolved, result, retarget_note = run_on_other_targets(
             user_file.shown, resolved, result, run
         )
@@ -103,9 +102,8 @@ def open_file(
         if result.error is not None:
             _no_virtual_compile(user_file, result, local)
             raise UserCodeError(_user_error_line(user_file, result), _user_traceback(result))
-        if (
-            result.stopped_cause
-        ):  # its kernels may live in modules it imports: it did not get to launch them
+        # its kernels may live in modules it imports: it did not get to launch them
+        if result.stopped_cause:
             at = f" at line {result.stopped_line}" if result.stopped_line else ""
             raise IrscopeError(
                 f"{user_file.shown} launched no kernel before the run was stopped{at} "
@@ -116,9 +114,8 @@ def open_file(
             f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"
             f"; open a file that defines or launches one, e.g. kernels/add.py"
         )
-    if (
-        target is None and local is None
-    ):  # Inductor's kernels are compiled for the GPU they were generated for
+    # Inductor's kernels are compiled for the GPU they were generated for
+    if target is None and local is None:
         resolved, written_for = _inductor_target(kernels, resolved)
         if written_for:
             result.notes.append(written_for)
@@ -135,9 +132,8 @@ def open_file(
                 f"{user_file.shown} raised {site} after its kernels launched; showing the {len(launches)} "
                 f"launch(es) captured before that"
             )
-        elif (
-            not run_main
-        ):  # --no-run: the kernels are defined, and their arguments come from -D/--arg anyway
+        # --no-run: the kernels are defined, and their arguments come from -D/--arg anyway
+        elif not run_main:
             warning = f"{user_file.shown} raised {site} after its kernels were defined; going on without the rest"
         else:
             _no_virtual_compile(user_file, result, local)
@@ -265,9 +261,8 @@ def _compiler_ahead(
     """What to do with each launch as it is captured: start compiling the ones that will be compiled."""
 
     def on_launch(raw: RawLaunch) -> None:
-        if (
-            inductor_kernel_of(raw.jit) is not None
-        ):  # not the JIT's specialization: compiled by the parent
+        # not the JIT's specialization: compiled by the parent
+        if inductor_kernel_of(raw.jit) is not None:
             return
         if not with_config(raw, config) or kernel_name not in (
             None,
@@ -277,9 +272,8 @@ def _compiler_ahead(
             return
         try:
             args, kwargs = launch_arguments(raw, overrides)
-        except (
-            Exception
-        ):  # an odd -D/--arg: reported when the parent compiles, not inside the user's run
+        # an odd -D/--arg: reported when the parent compiles, not inside the user's run
+        except Exception:
             return
         text = (
             source_text

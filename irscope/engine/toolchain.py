@@ -51,9 +51,8 @@ def _cached_tool_output(
     except OSError:
         pass
     text = _run_on_cubin(tool, args, cubin)
-    write_atomically(
-        cached, text
-    )  # a read-only or full cache: the text is still right, only not kept
+    # a read-only or full cache: the text is still right, only not kept
+    write_atomically(cached, text)
     return text
 
 

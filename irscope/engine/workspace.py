@@ -33,14 +33,12 @@ class Workspace:
     target: Target
     overrides: Overrides
     run_warning: str | None = None
-    notes: list[str] = field(
-        default_factory=list
-    )  # what the run skipped or cut short, one line each
+    # what the run skipped or cut short, one line each
+    notes: list[str] = field(default_factory=list)
     device: str = ""  # the GPU the file saw: this machine's, or irscope's virtual one (said so)
     last_output: str = ""  # the last line the file printed (why it launched nothing, often)
-    missing: list[Missing] = field(
-        default_factory=list
-    )  # the file's kernels this run did not launch, and why
+    # the file's kernels this run did not launch, and why
+    missing: list[Missing] = field(default_factory=list)
 
     # ---- kernels and launches
 
@@ -113,9 +111,8 @@ class Workspace:
                 f"--config {config}: {kernel.name} is not autotuned; leave --config out"
             )
         captured = [launch for launch in self.launches if launch.kernel is kernel]
-        if (
-            not captured and kernel.inductor is not None
-        ):  # its specialization is in triton_meta, not in arguments
+        # its specialization is in triton_meta, not in arguments
+        if not captured and kernel.inductor is not None:
             index = config or 0
             return [
                 Launch(
@@ -245,9 +242,8 @@ class Workspace:
                     else ""
                 )
                 first = self.missing[0] if self.missing else None
-                if (
-                    first is not None and first.ended == "stopped"
-                ):  # the run did not get that far (missing.py)
+                # the run did not get that far (missing.py)
+                if first is not None and first.ended == "stopped":
                     how = first.how.replace(f"--kernel {first.kernel} ", "--kernel NAME ")
                     raise IrscopeError(
                         f"{self.user_file.shown} launched no kernel: {first.reason}{said}; {how} "

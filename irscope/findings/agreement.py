@@ -146,9 +146,8 @@ def agreements(
     registers = number(raw.get("launch__registers_per_thread", ""))
     if registers is not None:
         used = comp.resources.registers
-        if (
-            used is not None and used < MIN_ALLOCATED_REGISTERS
-        ):  # what the launch holds, not what the code uses
+        # what the launch holds, not what the code uses
+        if used is not None and used < MIN_ALLOCATED_REGISTERS:
             out.append(
                 Agreement(
                     f"registers allocated (the code uses {used}, a thread holds at least "
@@ -274,10 +273,11 @@ def disagreement_findings(comp: CompiledKernel, found: list[Agreement]) -> list:
         family = (
             "shared" if a.what in ("bank conflicts", "shared wavefronts") else a.what.split()[0]
         )
+        # one finding per line and kind of access (ld / st / shared)
         if (
             a.source_line,
             family,
-        ) in said:  # one finding per line and kind of access (ld / st / shared)
+        ) in said:
             continue
         said.add((a.source_line, family))
         where = a.where

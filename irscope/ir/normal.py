@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import re
 
+# debug, comments
+# registers and SSA values (%r12, %rd3, %5)
 _BLANKS = [
     (
         re.compile(r"\s*(loc\([^()]*(\([^()]*\))*[^()]*\)|!dbg ![0-9]+|//.*|#loc[0-9]*)"),
-        "",
     ),  # debug, comments
     (re.compile(r"/\*[0-9a-f]{4,}\*/"), ""),  # SASS addresses
     (
         re.compile(r"%[A-Za-z_$.]*[0-9]+(?![0-9A-Za-z_])"),
         "%_",
-    ),  # registers and SSA values (%r12, %rd3, %5)
+    ),
     (re.compile(r"%[A-Za-z_][\w.$]*"), "%_"),  # named SSA values (%arg0, %offsets)
     (re.compile(r"\b(U?R|P|UP)[0-9]+\b"), r"\1_"),  # SASS registers
     (re.compile(r"\$L__\w+|\.L\w+"), "L_"),  # labels

@@ -104,9 +104,8 @@ def instructions(text: str) -> tuple[Instruction, ...]:
     out = []
     for index, line in enumerate(text.splitlines()):
         head = line.lstrip()[:1]
-        if (
-            head and head not in "./"
-        ):  # directives, `.loc`s and comments: a third of a PTX text or more
+        # directives, `.loc`s and comments: a third of a PTX text or more
+        if head and head not in "./":
             found = tokenize(line, index)
             if found is not None:
                 out.append(found)

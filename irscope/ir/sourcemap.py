@@ -206,9 +206,8 @@ class SourceMap:
                     if frame.line != seen:
                         got.setdefault(frame.line, []).append(index)
                         seen = frame.line
-            for (
-                indices
-            ) in got.values():  # a chain may name the same line twice (recursion-free, rare)
+            # a chain may name the same line twice (recursion-free, rare)
+            for indices in got.values():
                 if any(b <= a for a, b in zip(indices, indices[1:])):
                     indices[:] = sorted(set(indices))
             self._inverse[stage] = got

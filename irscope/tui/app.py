@@ -3,8 +3,9 @@
 The app itself is small: it holds what the command line asked for, its default screen is the main view
 (`MainScreen`, tui/main/screen.py) over the linked panes (tui/main/linked_panes.py); the screen owns
 their keys and the requests to the worker process (irscope/worker: opening the file runs its `__main__`,
-compiling, the analyses that need the launch). This process never imports torch or Triton. What is left here belongs to every screen:
-quitting, help, plain-text notifications, the command palette and the terminal's size.
+compiling, the analyses that need the launch). This process never imports torch or Triton. What is left
+here belongs to every screen: quitting, help, plain-text notifications, the command palette and the
+terminal's size.
 """
 
 from __future__ import annotations
@@ -91,7 +92,6 @@ class IrscopeApp(App):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        if (
-            screen is self._main
-        ):  # the main view's commands act on it: not from behind another screen
+        # the main view's commands act on it: not from behind another screen
+        if screen is self._main:
             yield from main_commands(screen)

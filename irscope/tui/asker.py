@@ -70,9 +70,8 @@ class Asker:
         view. `about`: what the request is for (a compilation's key), read back by the handlers."""
         request = new_request(kind, about)
         self._asked[kind] = request
-        handler = (
-            getattr(self.app, "_main", None) or self
-        )  # where a failure goes (read here, on the UI thread)
+        # where a failure goes (read here, on the UI thread)
+        handler = getattr(self.app, "_main", None) or self
         self.run_worker(
             partial(_answer, self, handler, request, job, *args),
             thread=True,
@@ -104,9 +103,8 @@ class Asker:
         del self._asked[message.request.kind]
         return True
 
-    def request_failed(
-        self, message: Failed
-    ) -> None:  # pragma: no cover - every asker says it its own way
+    # pragma: no cover - every asker says it its own way
+    def request_failed(self, message: Failed) -> None:
         """A job of this view raised (called by the main screen's failure handler, on the UI thread)."""
 
     def caches(self) -> dict[str, Sized]:

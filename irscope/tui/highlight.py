@@ -37,9 +37,8 @@ class TokenStyles:
     def __call__(self, token: _TokenType) -> Style:
         style = self._cache.get(token)
         if style is None:
-            known = (
-                Token.Text if token in Error else token
-            )  # pygments' LLVM/PTX lexers flag valid syntax
+            # pygments' LLVM/PTX lexers flag valid syntax
+            known = Token.Text if token in Error else token
             while known not in self._style._styles and known.parent is not None:
                 known = known.parent  # a token type the style does not list: use its parent's look
             spec = self._style.style_for_token(known)

@@ -25,6 +25,7 @@ from irscope.tui.messages import (
     Request,
     SessionOpened,
 )
+from irscope.worker.remote import open_session
 
 Post = Callable[[Any], object]
 
@@ -78,6 +79,7 @@ def warm_imports() -> None:
     first answer that holds them (a coalescing analysis, the stepper's recording), unpickled in the
     thread that waited for it, so a session that never opens those panels never holds them."""
     try:
+        # deferred: the explanation tables load with the first explanation asked for, not before the first paint
         import irscope.ir.explain  # noqa: F401
     except ImportError:  # the panel that needs it says so when it draws
         pass
@@ -110,7 +112,6 @@ def load(
 ) -> None:
     """Open the file in a new worker (it runs the file's __main__), then show the compilation shown
     before a reload (`before`: its kernel's name), the only one, or ask for a pick."""
-    from irscope.worker.remote import open_session
 
     post(Progress(request, f"opening {state.path}: loading Triton…", 0.02))
     if old_session is not None:

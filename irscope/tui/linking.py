@@ -31,9 +31,8 @@ class StageLinks:
     source_of: list[int | None]  # per IR line: the user-file line (innermost frame), or None
     chain_of: list[tuple[int, ...]]  # per IR line: every user-file line in its chain
     debug: list[bool]  # per IR line: debug metadata (#loc, !DILocation, .loc, ...)
-    by_source: dict[int, list[int]] = field(
-        default_factory=dict
-    )  # user line -> IR lines whose chain has it
+    # user line -> IR lines whose chain has it
+    by_source: dict[int, list[int]] = field(default_factory=dict)
     _sets: dict[int, frozenset[int]] = field(default_factory=dict)
 
     def line_set(self, source_line: int | None) -> frozenset[int]:

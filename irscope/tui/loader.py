@@ -9,6 +9,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
+from irscope.analysis.marks import line_marks
 from irscope.base.errors import IrscopeError, UserCodeError
 from irscope.tui.highlight import StageText
 from irscope.tui.linking import LinkIndex
@@ -24,15 +25,12 @@ class Shown:
     comp: CompilationView
     links: LinkIndex
     texts: dict[str, StageText] = field(default_factory=dict)  # inline debug annotations left out
-    full_texts: dict[str, StageText] = field(
-        default_factory=dict
-    )  # exactly as the compiler wrote them
-    marks: dict[str, dict[int, set[str]]] = field(
-        default_factory=dict
-    )  # stage -> line -> memory marks
-    finding_marks: dict[str, dict[int, str]] = field(
-        default_factory=dict
-    )  # stage -> line -> severest finding
+    # exactly as the compiler wrote them
+    full_texts: dict[str, StageText] = field(default_factory=dict)
+    # stage -> line -> memory marks
+    marks: dict[str, dict[int, set[str]]] = field(default_factory=dict)
+    # stage -> line -> severest finding
+    finding_marks: dict[str, dict[int, str]] = field(default_factory=dict)
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -87,8 +85,6 @@ def prepare(comp: CompilationView, progress: Progress) -> Shown:
         else:
             shown.texts[stage] = shown.full_texts[stage] = StageText("error", failure_text(comp))
     if comp.ok:
-        from irscope.analysis.marks import line_marks
-
         for stage in stages:
             shown.marks[stage] = line_marks(comp, stage)
     shown.links.colour_slot(0)

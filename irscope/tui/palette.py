@@ -39,9 +39,8 @@ def main_commands(main: MainScreen) -> Iterable[SystemCommand]:
     )
     kernel = shown.comp.kernel
     chosen = shown.comp.launch.autotune_index or 0
-    tried = set(
-        shown.comp.launch.autotune_tried
-    )  # a config its autotuner's pruning left out has no launch
+    # a config its autotuner's pruning left out has no launch
+    tried = set(shown.comp.launch.autotune_tried)
     for index, config in enumerate(kernel.autotune_configs or []):
         if index != chosen and (not tried or index in tried):
             yield SystemCommand(

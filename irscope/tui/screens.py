@@ -13,6 +13,7 @@ from textual.widgets import Button, DataTable, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from irscope.base.names import TARGETS
+from irscope.tui.edit import RESET, check
 
 
 class PickerScreen(ModalScreen[int]):
@@ -117,9 +118,8 @@ class EditScreen(ModalScreen[dict]):
     ) -> None:
         super().__init__()
         self.values = values
-        self.kinds = (
-            kinds or {}
-        )  # name -> what it is, shown after the name ("constexpr", "launch option", ...)
+        # name -> what it is, shown after the name ("constexpr", "launch option", ...)
+        self.kinds = kinds or {}
         self.edited = edited or {}  # the values set with e so far (the reset drops them)
 
     def compose(self) -> ComposeResult:
@@ -156,7 +156,6 @@ class EditScreen(ModalScreen[dict]):
             self._done()
 
     def _done(self) -> None:
-        from irscope.tui.edit import check
 
         changed: dict[str, Any] = {}
         for name, value in self.values.items():
@@ -173,7 +172,6 @@ class EditScreen(ModalScreen[dict]):
         self.dismiss(changed)
 
     def action_reset(self) -> None:
-        from irscope.tui.edit import RESET
 
         if self.edited:
             self.dismiss(RESET)

@@ -23,6 +23,7 @@ from irscope.analysis.recording import Recording, Value, launch_grid, normalize_
 from irscope.analysis.recording.stepper import Stepper
 from irscope.tui.asker import Asker
 from irscope.tui.messages import Failed, ProgramRecorded, Request
+from irscope.tui.screens import HelpScreen
 from irscope.tui.stepper_chooser import ProgramChooser
 from irscope.tui.stepper_drawing import StepperDrawing
 from irscope.tui.stepper_text import STEPPER_HELP, program_text
@@ -318,7 +319,6 @@ class StepperScreen(StepperDrawing, Asker, Screen):
             self._draw_ir(self._shown_line)
 
     def action_help(self) -> None:
-        from irscope.tui.screens import HelpScreen
 
         self.app.push_screen(HelpScreen(STEPPER_HELP))
 

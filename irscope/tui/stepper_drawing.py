@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from irscope.ir.locations.mlir import strip_locations
+from irscope.ir.sourcemap import LineKind
 from irscope.tui.stepper_text import access_lanes, draw_lanes, draw_mask, program_text, stats_text
 from irscope.tui.widgets.stepper_views import LocalsView, SourceView
 from irscope.tui.widgets.value_grid import ValueGrid
@@ -200,7 +201,6 @@ def _update(widget: Static, content) -> None:
 def _ir_lines_by_source(comp, stage: str) -> dict[int, list[int]]:
     """Source line → indices of the IR lines it became (instructions and labels; debug metadata such as
     `#loc` definitions left out), from the compilation's source map."""
-    from irscope.ir.sourcemap import LineKind
 
     shown_kinds = (LineKind.INSTRUCTION, LineKind.LABEL, LineKind.DIRECTIVE)
     sm = comp.source_map

@@ -94,9 +94,8 @@ def serve_forever(request_fd: int, result_fd: int) -> None:
             reply = {"id": rid, "value": server.handle(message["op"], message["args"], progress)}
         except BaseException as exc:  # noqa: BLE001 - every failure is an answer the front end shows
             reply = {"id": rid, **error_reply(exc)}
-        if (
-            os.getpid() != me
-        ):  # a fork the user's file made, returning through irscope: it must not answer
+        # a fork the user's file made, returning through irscope: it must not answer
+        if os.getpid() != me:
             os._exit(0)
         try:
             protocol.send_object(result_fd, reply, lock)

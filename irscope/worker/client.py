@@ -130,9 +130,8 @@ def run_captured(argv: list[str], shown_file: str) -> tuple[int, str, str]:
         os.close(write_fd)
         write_fd = -1
         answer = protocol.receive(read_fd)
-        while (
-            answer is not None and "progress" in answer
-        ):  # a step of a long command, said as it ends
+        # a step of a long command, said as it ends
+        while answer is not None and "progress" in answer:
             sys.stderr.write(safe_text(answer["progress"]) + "\n")
             sys.stderr.flush()
             answer = protocol.receive(read_fd)

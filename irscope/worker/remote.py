@@ -143,9 +143,8 @@ class Session:
         while True:
             try:
                 message = protocol.receive_object(self._result_fd)
-            except (
-                protocol.UnreadableAnswer
-            ) as exc:  # that request fails with one line; the others go on
+            # that request fails with one line; the others go on
+            except protocol.UnreadableAnswer as exc:
                 message = {"id": exc.request_id, "error": "", "message": str(exc)}
             except OSError:  # the pipe broke: the worker is gone
                 message = None

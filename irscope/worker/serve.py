@@ -170,9 +170,8 @@ class Server:
         with self._lock:
             key = next((k for k, c in self.comps.items() if c is comp), None)
             if key is None:
-                key = (os.getpid() << 24) | len(
-                    self.comps
-                )  # unique across workers: a reload starts a new one
+                # unique across workers: a reload starts a new one
+                key = (os.getpid() << 24) | len(self.comps)
                 self.comps[key] = comp
         kernel, launch = comp.kernel, comp.launch
         configs = [str(c) for c in kernel.autotune_configs or []]
@@ -219,9 +218,10 @@ def inductor_view(info: dict | None, target=None) -> dict | None:
     if target is not None:
         info = {**info, "ptxas_note": ptxas_note(target)}
 
+    # names read from the user's file: no terminal escapes reach the screen
     def clean(
         value: Any,
-    ) -> Any:  # names read from the user's file: no terminal escapes reach the screen
+    ) -> Any:
         if isinstance(value, str):
             return safe_text(value)
         if isinstance(value, dict):
@@ -279,17 +279,17 @@ def _recorded(
     return dataclasses.replace(rec, tensors={})  # the copies stay here; nothing shows them
 
 
+# the ranked list the report and `irscope check` show
+# the pipeline view: one more compile with the pass dumps on
 ANALYSES: dict[str, Callable[..., Any]] = {
     "why_not_vectorized": lambda server, comp: why_not_vectorized(comp),
     "what_if": _what_if,
-    "findings": lambda server, comp: findings(
-        comp
+    "findings": lambda server, comp: (
+        findings()
     ),  # the ranked list the report and `irscope check` show
     "why_not_measurable": lambda server, comp: why_not_measurable(comp.target.name),
     "measure": _measured,
     "coalescing": lambda server, comp: analyze_coalescing(comp),
-    "passes": lambda server, comp: pass_list(
-        comp
-    ),  # the pipeline view: one more compile with the pass dumps on
+    "passes": lambda server, comp: pass_list(comp),
     "record_program": _recorded,
 }

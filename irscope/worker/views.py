@@ -73,9 +73,8 @@ class WorkspaceInfo:
     device: str
     run_warning: str | None = None
     notes: list[str] = field(default_factory=list)
-    missing: list[dict] = field(
-        default_factory=list
-    )  # the file's kernels the run did not launch (base/missing.py)
+    # the file's kernels the run did not launch (base/missing.py)
+    missing: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -97,9 +96,8 @@ class CompilationView:
     block_warps: int = 0  # warps per block as launched (warp specialization's partitions included)
     texts: dict[str, str] = field(default_factory=dict, repr=False)
     resources: Resources | None = None
-    sass_controls: dict | None = field(
-        default=None, repr=False
-    )  # the cubin's instruction encodings, for SASS explanations
+    # the cubin's instruction encodings, for SASS explanations
+    sass_controls: dict | None = field(default=None, repr=False)
     analyses: AnalysisCache = field(default_factory=AnalysisCache, repr=False, compare=False)
     _call: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     _source_map: Any = field(default=None, repr=False, compare=False)

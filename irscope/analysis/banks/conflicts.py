@@ -197,9 +197,8 @@ class _Watcher:
         result = self.results[state.pc]
         live = state.active
         if access.tail_guard is not None:  # the threads ptxas's early exit leaves
-            at = (
-                access.tail_guard_at
-            )  # where the PTX sets the guard, when after this load: ptxas sets it first
+            # where the PTX sets the guard, when after this load: ptxas sets it first
+            at = access.tail_guard_at
             guard = (
                 machine.ahead(state, access.tail_guard, at)
                 if at is not None and at > state.pc

@@ -159,9 +159,8 @@ def count_requests(
     idx = index[:, :, regs].reshape(warps, lanes, len(group_starts), vector)
     addr = addresses[idx]
     act = on[idx].copy()
-    if (
-        kind != "load" or op == ASYNC_COPY
-    ):  # Triton predicates these off in lanes and warps that repeat others
+    # Triton predicates these off in lanes and warps that repeat others
+    if kind != "load" or op == ASYNC_COPY:
         lane_ok = (np.arange(lanes) & layout.free_lane_mask) == 0
         warp_ok = (np.arange(warps) & layout.free_warp_mask) == 0
         act &= (warp_ok[:, None] & lane_ok[None, :])[:, :, None, None]

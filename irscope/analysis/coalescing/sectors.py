@@ -76,13 +76,11 @@ class AccessCoalescing:
     reason: str = ""  # why not analysed
     picture: WarpPicture | None = None
     lane_strides: Counter = field(default_factory=Counter)
-    dim_strides: dict[int, int] = field(
-        default_factory=dict
-    )  # tensor dim -> byte stride between neighbours
+    # tensor dim -> byte stride between neighbours
+    dim_strides: dict[int, int] = field(default_factory=dict)
     lane_dim: int | None = None  # the tensor dim neighbouring lanes step along
-    alignment_offsets: Counter = field(
-        default_factory=Counter
-    )  # per execution: first active byte % 32
+    # per execution: first active byte % 32
+    alignment_offsets: Counter = field(default_factory=Counter)
     diagnosis: str = ""
     fix: str = ""
     what_if: str = ""  # a recount under the change the fix suggests, where irscope can make one
@@ -94,9 +92,8 @@ class AccessCoalescing:
     together_moved: float | None = (
         None  # with those siblings: bytes of its sectors over the bytes the group uses
     )
-    sample: tuple | None = field(
-        default=None, repr=False
-    )  # (addresses, mask, layout object, vector) of one execution
+    # (addresses, mask, layout object, vector) of one execution
+    sample: tuple | None = field(default=None, repr=False)
 
     @property
     def lane_stride_bytes(self) -> int | None:
@@ -335,9 +332,8 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
                 f"different layouts ({', '.join(sorted(texts))}); irscope counts all with the first"
             )
     result.accesses = sorted(entries.values(), key=lambda e: (e.source_line or 0, e.stage_line))
-    find_siblings(
-        result.accesses
-    )  # adjacent fields read by separate loads: the group's traffic is what counts
+    # adjacent fields read by separate loads: the group's traffic is what counts
+    find_siblings(result.accesses)
     for entry in result.accesses:
         if entry.kind == "load":
             result.loads.add(entry.counts)

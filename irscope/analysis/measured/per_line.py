@@ -27,9 +27,8 @@ from irscope.ir import sass as ir_sass
 
 # The SASS shared-memory instructions whose wavefronts irscope's bank model predicts (analysis/bank_model.py)
 MODELLED_SHARED = frozenset({"LDS", "STS", "LDSM", "STSM", "LDGSTS"})
-_PREDICATE = re.compile(
-    r"!?P[0-6]"
-)  # an LDGSTS operand that zero-fills the copy where it is set (PT: never)
+# an LDGSTS operand that zero-fills the copy where it is set (PT: never)
+_PREDICATE = re.compile(r"!?P[0-6]")
 
 
 @dataclass

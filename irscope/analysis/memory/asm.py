@@ -103,16 +103,14 @@ def ptx_op(instruction: ir_ptx.Instruction | None, index: int, stage: str) -> Me
     predicate = instruction.predicate
     if head == "cp" and opcode.startswith("cp.async.bulk"):
         return _ptx_bulk_copy(opcode, parts, predicate, index, stage)
-    if (
-        head == "cp"
-    ):  # cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size}{, policy}
+    # cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size}{, policy}
+    if head == "cp":
         if len(parts) < 3 or parts[2] in ("commit_group", "wait_group", "wait_all", "mbarrier"):
             return None
         operands = split_operands(instruction.operand_text)
         size = _int(operands[2]) if len(operands) > 2 else None
-        zero_fill = len(operands) > 3 and not operands[3].startswith(
-            "%rd"
-        )  # src-size: fewer bytes are read
+        # src-size: fewer bytes are read
+        zero_fill = len(operands) > 3 and not operands[3].startswith("%rd")
         return MemoryOp(
             stage,
             index,
@@ -248,10 +246,11 @@ def parse_sass(text: str, stage: str = "sass") -> list[MemoryOp]:
         guarded = pred is not None and pred not in ("PT", "UPT")
         operands = instruction.operands
         width = 4
+        # LDSM.16.M88.4: four 8x8 matrices of b16, one register each
         if parts[0] in (
             "LDSM",
             "STSM",
-        ):  # LDSM.16.M88.4: four 8x8 matrices of b16, one register each
+        ):
             count = int(parts[-1]) if parts[-1].isdigit() and len(parts) > 3 else 1
             width = 4 * count
         elif parts[0] in ("LDTM", "STTM"):

@@ -188,9 +188,8 @@ def parse_mlir(text: str, stage: str) -> list[MemoryOp]:
         if found is None or not found.opcode.startswith(_MLIR_DIALECTS):
             continue
         opcode = found.opcode
-        key = (
-            "amdgpu." + opcode[5:] if opcode.startswith("amdg.") else opcode
-        )  # the dialect was renamed
+        # the dialect was renamed
+        key = "amdgpu." + opcode[5:] if opcode.startswith("amdg.") else opcode
         rest = re.sub(r"\sloc\(.*$", "", found.rest)
         if opcode == "ttg.local_alloc":
             # an alloc with an initial value stores that tensor into shared memory

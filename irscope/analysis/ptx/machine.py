@@ -44,9 +44,8 @@ class State:
     pc: int
     active: np.ndarray
     regs: dict[str, Value] = field(default_factory=dict)
-    rejoin: list[tuple[int, np.ndarray]] = field(
-        default_factory=list
-    )  # (label, lanes that wait there)
+    # (label, lanes that wait there)
+    rejoin: list[tuple[int, np.ndarray]] = field(default_factory=list)
 
     def fork(self, pc: int, active: np.ndarray) -> "State":
         return State(pc, active, dict(self.regs), list(self.rejoin))

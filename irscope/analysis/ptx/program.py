@@ -64,9 +64,8 @@ class Program:
     labels: dict[str, int]  # label -> index in instrs of the instruction after it
     threads: int | None = None  # .reqntid / .maxntid (x * y * z)
     shared_symbols: list[str] = field(default_factory=list)  # module-level .shared variables
-    shared_align: dict[str, int] = field(
-        default_factory=dict
-    )  # their `.align` (bytes; 1 when none)
+    # their `.align` (bytes; 1 when none)
+    shared_align: dict[str, int] = field(default_factory=dict)
 
 
 def _statements(body: str, first_line: int):

@@ -90,9 +90,8 @@ class Recording:
     error: str | None = None  # one line, when the kernel raised
     error_line: int | None = None
     seconds: float = 0.0
-    debugger_steps: list[int] = field(
-        default_factory=list
-    )  # the steps that called breakpoint() (in order)
+    # the steps that called breakpoint() (in order)
+    debugger_steps: list[int] = field(default_factory=list)
 
     @property
     def lines(self) -> list[int]:

@@ -22,9 +22,8 @@ class WhatIf:
     changes: list[str]  # what was changed, in words
     comp: Any  # the recompiled Compilation
     rows: list[dict[str, Any]]  # per (source line, op): before / after widths
-    remaining: list[Diagnosis] = field(
-        default_factory=list
-    )  # what still keeps accesses narrow after the fix
+    # what still keeps accesses narrow after the fix
+    remaining: list[Diagnosis] = field(default_factory=list)
 
     @property
     def improved(self) -> bool:

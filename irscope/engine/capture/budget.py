@@ -207,9 +207,8 @@ class CaptureBudget:
         asked to go on (stop_now)."""
         self._thread_id = threading.get_ident()
         self._schedstat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
-        if (
-            self._run_queue_delay() is None
-        ):  # not Linux, or no scheduler statistics: the wall clock alone
+        # not Linux, or no scheduler statistics: the wall clock alone
+        if self._run_queue_delay() is None:
             self._schedstat = None
         self._started = self._last_new = time.monotonic()
         self._last_new_clock = self._file_clock()
@@ -268,9 +267,8 @@ class CaptureBudget:
                     self.on_progress(self.progress())
                 except Exception:  # noqa: BLE001 - the viewer went away (the app quit): keep stopping the run
                     self.on_progress = None
-            if (
-                not self._injected
-            ):  # until a stop is sent, a launch meanwhile may take the reason back
+            # until a stop is sent, a launch meanwhile may take the reason back
+            if not self._injected:
                 self.stopped_line = self._running_line()
                 self.reason = self._spent(now)
             if self.reason is not None:

@@ -73,9 +73,8 @@ def _decoded(raw: bytes, shown: str) -> str:
                 f"{shown}: its coding line names an {exc.msg}; fix the coding line "
                 f"(e.g. # -*- coding: utf-8 -*-) or save the file as UTF-8"
             ) from None
-        raise IrscopeError(
-            not_text
-        ) from None  # not UTF-8 in its first lines, or a BOM with another coding
+        # not UTF-8 in its first lines, or a BOM with another coding
+        raise IrscopeError(not_text) from None
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError:
@@ -93,9 +92,8 @@ def find_kernels(namespace: dict, user_file: UserFile) -> list[Kernel]:
     Kernels imported from elsewhere are left out here; those the file launches join through
     `kernels_of_launches`."""
     found = _kernels_in(namespace, user_file.path, user_file.def_lines)
-    for value in list(
-        namespace.values()
-    ):  # a wrapper's kernels: strings it loaded through async_compile
+    # a wrapper's kernels: strings it loaded through async_compile
+    for value in list(namespace.values()):
         kernel = inductor_kernel_in(value)
         if kernel is not None and kernel.wrapper == user_file.path and kernel.name not in found:
             found[kernel.name] = _inductor_kernel(kernel, user_file.text)

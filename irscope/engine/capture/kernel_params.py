@@ -58,9 +58,8 @@ def _root(expr: ast.AST) -> str | None:
             expr = expr.left
         elif isinstance(expr, ast.Call) and _call_name(expr) in _PASS_THROUGH and expr.args:
             expr = expr.args[0]
-        elif isinstance(
-            expr, ast.Subscript
-        ):  # x_ptr[None, :] style broadcasting of a pointer block
+        # x_ptr[None, :] style broadcasting of a pointer block
+        elif isinstance(expr, ast.Subscript):
             expr = expr.value
         elif isinstance(expr, ast.Name):
             return expr.id
@@ -125,9 +124,8 @@ def _helper_pointer_args(func: ast.FunctionDef, scope: dict, depth: int) -> list
     for call in (
         n for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
     ):
-        helper = getattr(
-            scope.get(call.func.id), "fn", None
-        )  # a JITFunction keeps its Python function in .fn
+        # a JITFunction keeps its Python function in .fn
+        helper = getattr(scope.get(call.func.id), "fn", None)
         if helper is None or not callable(helper):
             continue
         names = list(inspect.signature(helper).parameters)

@@ -60,9 +60,8 @@ def run_on_other_targets(
                 ),
             )
         tried.append(target.name)
-        if (
-            again.stopped is not None
-        ):  # stopped on request, or ran on and on: running it again would too
+        # stopped on request, or ran on and on: running it again would too
+        if again.stopped is not None:
             break
     return (
         first,

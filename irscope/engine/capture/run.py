@@ -139,9 +139,8 @@ def run_user_file(
         if exc.code not in (None, 0):
             result.error = exc
             result.user_traceback = f"SystemExit: {exc.code}"
-    except (
-        BaseException
-    ) as exc:  # the user's code may raise anything; KeyboardInterrupt passes through
+    # the user's code may raise anything; KeyboardInterrupt passes through
+    except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         result.error = exc
@@ -211,9 +210,8 @@ def no_terminal(notes: list[str], path: str) -> Iterator[None]:
             notes.append(text)
 
     def skip_breakpoint(*_args, **_kwargs) -> None:
-        note(
-            f"breakpoint(){where()} skipped (no debugger under irscope)"
-        )  # pdb's and ipdb's set_trace too
+        # pdb's and ipdb's set_trace too
+        note(f"breakpoint(){where()} skipped (no debugger under irscope)")
 
     def no_input(*_args, **_kwargs) -> str:
         note(f"input(){where()} got end of file (irscope runs the file without a terminal)")

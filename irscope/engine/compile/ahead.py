@@ -191,9 +191,8 @@ def _fork(
             _child(write_end, jit, spec, target, disassemble_too, parent)
         os.close(write_end)
         try:
-            os.setpgid(
-                pid, pid
-            )  # as the child does itself: whichever runs first, killpg finds the group
+            # as the child does itself: whichever runs first, killpg finds the group
+            os.setpgid(pid, pid)
         except OSError:
             pass
         _children[key] = Child(pid, read_end, jit, last_step)
@@ -226,9 +225,8 @@ def _child(
         for number in ("SIGINT", "SIGWINCH", "SIGCONT", "SIGTSTP", "SIGTTIN", "SIGTTOU"):
             if hasattr(signal, number):
                 signal.signal(getattr(signal, number), signal.SIG_DFL)
-        signal.signal(
-            signal.SIGTERM, _exit_cleanly
-        )  # ends temporary folders and ptxas/nvdisasm too
+        # ends temporary folders and ptxas/nvdisasm too
+        signal.signal(signal.SIGTERM, _exit_cleanly)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)

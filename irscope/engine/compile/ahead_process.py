@@ -58,9 +58,8 @@ class Progress:
                 continue
             # after the command: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
             # utime stime cutime cstime
-            if (
-                int(fields[2]) == self.group
-            ):  # its own CPU and that of the children it has collected
+            # its own CPU and that of the children it has collected
+            if int(fields[2]) == self.group:
                 total += sum(int(value) for value in fields[11:15])
         return total
 

@@ -298,9 +298,8 @@ def compile_launch(
             comp.asm = compiled_asm(compiled)
             comp.metadata = compiled_metadata(compiled)
             ahead.note_done(source_text, jit, target, spec, ahead.COMPILED)
-    cache_failed = (
-        new_cache_warning()
-    )  # the cache filled up during this compile, which went on without it
+    # the cache filled up during this compile, which went on without it
+    cache_failed = new_cache_warning()
     if cache_failed:
         print(f"irscope: warning: {cache_failed}", file=sys.stderr)
     _memo[key] = comp
@@ -314,9 +313,8 @@ def check_launch(launch: Launch, target: Target, *, given: str | None = None) ->
     specialization, or LaunchRejected with advice that names who chose the values. `given` is the
     -D/--arg the user passed ("" for none); None when the caller does not know (then the launch's origin
     decides)."""
-    if (
-        launch.kernel.inductor is not None
-    ):  # Inductor's own specialization, from its decorator (core/inductor)
+    # Inductor's own specialization, from its decorator (core/inductor)
+    if launch.kernel.inductor is not None:
         try:
             return inductor_specialization(
                 launch.kernel.inductor, launch.autotune_index or 0, target, given=launch.kwargs

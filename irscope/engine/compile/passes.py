@@ -71,9 +71,8 @@ def mlir_steps(dump: str) -> list[tuple[str, str, str, str]]:
         m = _MLIR_HEADER.match(line)
         if m:
             heads.append((m.group(2) or m.group(3), f"{m.group(1)} on {m.group(4)}", []))
-        elif line.startswith(
-            "// -----//"
-        ):  # a pass's own internal dump (the software pipeliner's): not read
+        # a pass's own internal dump (the software pipeliner's): not read
+        elif line.startswith("// -----//"):
             heads.append(("", "", []))
         elif heads:
             heads[-1][2].append(line)
@@ -92,9 +91,8 @@ def llvm_steps(dump: str) -> list[tuple[str, str, str | None, str]]:
             name = legacy.group(1) if legacy else m.group(1)
             heads.append((name, m.group(1) + (f" on {m.group(2)}" if m.group(2) else ""), []))
         elif heads and not line.startswith(("Running pass:", "Running analysis:", "Invalidating")):
-            if line.startswith(
-                "# *** IR Dump"
-            ):  # machine code passes: not LLVM IR, and not read here
+            # machine code passes: not LLVM IR, and not read here
+            if line.startswith("# *** IR Dump"):
                 heads[-1][2].append("\x00")
             else:
                 heads[-1][2].append(line)

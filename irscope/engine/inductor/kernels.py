@@ -184,9 +184,8 @@ def inductor_capture(
         def decorator(fn):
             if not isinstance(fn, JITFunction):
                 return fn
-            if (
-                "XBLOCK" not in fn.arg_names
-            ):  # as Inductor does: no XBLOCK parameter, no XBLOCK in a config
+            # as Inductor does: no XBLOCK parameter, no XBLOCK in a config
+            if "XBLOCK" not in fn.arg_names:
                 for config in configs:
                     config.kwargs.pop("XBLOCK", None)
             kernel = InductorKernel(
@@ -265,9 +264,8 @@ def _patch_async_compile(patches: Patches, wrapper_path: str | None) -> None:
         key, path = PyCodeCache.write(source_code)
         module = PyCodeCache.load_by_key_path(key, path)
         kernel = getattr(module, kernel_name, None)
-        if (
-            kernel is None
-        ):  # older wrappers name the string's function 'triton_' and bind it to kernel_name
+        # older wrappers name the string's function 'triton_' and bind it to kernel_name
+        if kernel is None:
             kernel = next((v for v in vars(module).values() if isinstance(v, InductorKernel)), None)
         if isinstance(kernel, InductorKernel):
             kernel.device_str = device_str
@@ -287,9 +285,8 @@ def _patch_cuda_only_helpers(patches: Patches) -> None:
     the virtual GPU gives for `device="cuda"` (a CPU tensor that says it is on cuda:0)."""
     patches.patch(torch._C, "_cuda_getCurrentRawStream", lambda device=None: 0)
     patches.patch(torch._C, "_cuda_synchronize", lambda: None)  # Inductor's print_performance
-    patches.patch(
-        torch.cuda, "_DeviceGuard", _DeviceGuard
-    )  # `with torch.cuda._DeviceGuard(0):` in call()
+    # `with torch.cuda._DeviceGuard(0):` in call()
+    patches.patch(torch.cuda, "_DeviceGuard", _DeviceGuard)
 
     def empty_strided_cuda(size, stride, dtype, *args, **kwargs):
         return torch.empty_strided(size, stride, dtype=dtype, device="cuda")

@@ -38,9 +38,8 @@ def use_inductors_ptxas() -> None:
     before = os.environ.get(triton_ptxas.PTXAS_PATH)
     try:
         from torch._inductor.runtime.compile_tasks import _set_triton_ptxas_path
-    except (
-        ImportError
-    ):  # a torch without the function: its rule, as torch 2.11 through 2.13 write it
+    # a torch without the function: its rule, as torch 2.11 through 2.13 write it
+    except ImportError:
         _set_triton_ptxas_path = _same_rule
     _set_triton_ptxas_path()
     if os.environ.get(triton_ptxas.PTXAS_PATH) != before:

@@ -53,9 +53,8 @@ def compile_parts(
     (the command line's -D) replaces a constexpr's value or num_warps / num_stages, after Inductor's."""
     from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
-    configs = (
-        kernel.configs
-    )  # never empty: every decorator gives cached_autotune one config at least
+    # never empty: every decorator gives cached_autotune one config at least
+    configs = kernel.configs
     if not 0 <= config_index < len(configs):
         raise IrscopeError(
             f"--config {config_index}: {kernel.name} has {len(configs)} Inductor configs; "

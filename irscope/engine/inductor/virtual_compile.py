@@ -74,9 +74,8 @@ def gpu_path_compile() -> Iterator[CompileOutcome]:
     outcome = CompileOutcome()
     patches = Patches()
     cuda_interface = device_interface.CudaInterface
-    for name, value in list(
-        vars(cuda_interface).items()
-    ):  # bound to torch.cuda when torch was imported
+    # bound to torch.cuda when torch was imported
+    for name, value in list(vars(cuda_interface).items()):
         if isinstance(value, staticmethod) and hasattr(torch.cuda, name):
             patches.patch(cuda_interface, name, staticmethod(getattr(torch.cuda, name)))
     # A fake cuda tensor "initializes the GPU context" with a real one-element allocation on the device
@@ -90,15 +89,15 @@ def gpu_path_compile() -> Iterator[CompileOutcome]:
     original = compile_fx_module.compile_fx
 
     def compile_fx(model, example_inputs, *args: Any, **kwargs: Any):
-        remember_node_lines(
-            model
-        )  # the model's lines of its nodes, for "from the model line to the kernel"
+        # the model's lines of its nodes, for "from the model line to the kernel"
+        remember_node_lines(model)
         try:
             fake = _fake_gpu_inputs(example_inputs)
+            # constant folding runs on the virtual GPU
             with (
                 _compiler_mode(),
                 _keyed_by_capability(),
-            ):  # constant folding runs on the virtual GPU
+            ):
                 compiled = original(model, fake, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - Inductor's own path for the tensors it has, labelled CPU
             first = (str(exc).strip().splitlines() or [""])[0]

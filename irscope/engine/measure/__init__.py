@@ -57,9 +57,8 @@ class Measurement:
     raw: dict[str, str] = field(default_factory=dict)  # ncu's raw metrics of the launch
     agreements: list = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # what could not be measured, and why
-    seconds: dict[str, float] = field(
-        default_factory=dict
-    )  # what each step took: timing, prediction, banks
+    # what each step took: timing, prediction, banks
+    seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def gbps(self) -> float | None:

@@ -73,9 +73,8 @@ def main(argv: list[str]) -> int:
     )
     specs = [w[3] for w in wanted]
     single = len(wanted) == 1
-    one_kernel = (
-        len({w[0] for w in wanted}) == 1
-    )  # measure_all asks for one kernel's compilations a child
+    # measure_all asks for one kernel's compilations a child
+    one_kernel = len({w[0] for w in wanted}) == 1
     ws = open_file(
         args.file,
         run_main=not args.no_run,
@@ -100,9 +99,8 @@ def main(argv: list[str]) -> int:
                     else f"irscope_measure: {exc}"
                 ) from None
             print(f"irscope_measure: not launched #{place}: {exc}", file=sys.stderr)
-    if (
-        local_gpu_target() is None
-    ):  # the virtual GPU (tests): found and ready, and nothing to profile
+    # the virtual GPU (tests): found and ready, and nothing to profile
+    if local_gpu_target() is None:
         for place, _launch in launches:
             name = wanted[place][0].rpartition(":")[2]
             print(
@@ -190,9 +188,8 @@ def find_kernel(ws, qualified: str, spec: str | None = None):
     found = [
         k for k in ws.kernels if k.name == name and k.qualified_name.startswith(INDUCTOR_MODULES)
     ]
-    if (
-        len(found) > 1 and spec
-    ):  # Inductor compiled it again (a new shape): the one with the parent's code
+    # Inductor compiled it again (a new shape): the one with the parent's code
+    if len(found) > 1 and spec:
         found = [
             k for k in found if any(spec_id(c.spec, k.jit) == spec for c in ws.compile(k))
         ] or found

@@ -154,9 +154,8 @@ def run_ncu_many(
                 "ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM): run as "
                 "root, or allow profiling for all users (NVreg_RestrictProfilingToAdminUsers=0)",
             )
-        keep = os.environ.get(
-            "IRSCOPE_NCU_KEEP"
-        )  # validation: keep ncu's output beside irscope's answer
+        # validation: keep ncu's output beside irscope's answer
+        keep = os.environ.get("IRSCOPE_NCU_KEEP")
         stems = (
             [
                 os.path.join(
@@ -175,9 +174,8 @@ def run_ncu_many(
         if not os.path.exists(report + ".ncu-rep"):
             last = [line for line in output.splitlines() if line.strip()][-1:] or ["no output"]
             error = f"ncu profiled nothing (exit {done.returncode}): {last[0][:300]}"
-            if resource_busy(
-                output
-            ):  # after RESOURCE_TRIES: held for good, most likely by the file itself
+            # after RESOURCE_TRIES: held for good, most likely by the file itself
+            if resource_busy(output):
                 error = (
                     "ncu could not profile this launch: the GPU's profiling resource was taken "
                     f"{RESOURCE_TRIES} times, by another profiler in the file itself (Triton's "
@@ -190,10 +188,11 @@ def run_ncu_many(
         int(m) for m in re.findall(r"^irscope_measure: launched #(\d+)$", done.stderr, re.M)
     ]
     missing = dict(re.findall(r"^irscope_measure: not launched #(\d+): (.*)$", done.stderr, re.M))
+    # one of each per launch, in launch order
     pages, rows = (
         parse_source_page(source),
         parse_raw_page(raw),
-    )  # one of each per launch, in launch order
+    )
     if keep:  # each compilation's own pages, as validation reads them
         sources, raws = split_source_text(source), split_raw_text(raw)
         for k, place in enumerate(launched):

@@ -43,9 +43,8 @@ class DotSite:
 class Work:
     bytes_read: int = 0
     bytes_written: int = 0
-    tensors: dict[str, str] = field(
-        default_factory=dict
-    )  # parameter -> "read" / "written" / "read+written"
+    # parameter -> "read" / "written" / "read+written"
+    tensors: dict[str, str] = field(default_factory=dict)
     flops: float = 0.0
     flop_kind: str | None = None  # the precision of the largest share of the dot work
     flop_programs: int = 0  # programs traced to count it (0: no dot, or none could be traced)
@@ -87,9 +86,8 @@ def dot_sites(comp: CompiledKernel) -> list[DotSite]:
         else:
             kind = _PEAK_KIND.get(elem, elem)
         site = DotSite(comp.source_map.source_line("ttgir", index), m, n, k, kind)
-        if (
-            site not in sites
-        ):  # a helper inlined twice repeats its dots; the line's runs count each once
+        # a helper inlined twice repeats its dots; the line's runs count each once
+        if site not in sites:
             sites.append(site)
     return sites
 

@@ -172,9 +172,8 @@ def _capture_patches(
                 _counts["new"] += 1
         if not capture_state.execute:
             return None
-        if not (
-            capture_state.run_launches or warmup
-        ):  # a warmup's compiled kernel is used: never skipped
+        # a warmup's compiled kernel is used: never skipped
+        if not (capture_state.run_launches or warmup):
             return _not_yet_compiled(self, args, kwargs)
         with executing():
             return execute(self, args, kwargs, grid, warmup, raw)
@@ -190,9 +189,8 @@ def _capture_patches(
             with grid_executor_patches_once(), programs_within(interpret_seconds()) as programs:
                 try:
                     interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
-                except (
-                    ProgramsCut
-                ):  # the rest of a long grid skipped (program_budget.py); said with the launch
+                # the rest of a long grid skipped (program_budget.py); said with the launch
+                except ProgramsCut:
                     if this is not None:
                         this.programs = (programs.run, programs.total)
             # A real launch returns the compiled kernel, and files print its `.asm["ptx"]`; compiling it
@@ -229,17 +227,17 @@ def _capture_patches(
             if len(self.configs) > 1
             else (id(self), None)
         )
-        if (
-            key[1] is not None and key in settled
-        ):  # a key benchmarked before: the GPU runs the config it chose
+        # a key benchmarked before: the GPU runs the config it chose
+        if key[1] is not None and key in settled:
             tried = [settled[key][1]]
         else:  # what a GPU would try: new configs the pruning made included, numbered after the declared ones
             tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})
             if key[1] is not None and tried:
+                # the autotuner kept alive, so that its id stays its own
                 settled[key] = (
                     self,
                     tried[0],
-                )  # the autotuner kept alive, so that its id stays its own
+                )
         numbers = tuple(config_number(self, config) for config in tried)
         try:
             # First record every config the autotuner would try, without running it, so that a failure
@@ -256,9 +254,8 @@ def _capture_patches(
                     outer[2],
                 )
                 capture_state.first = number == numbers[0]
-                if (
-                    config.pre_hook is not None and outer[2]
-                ):  # as the autotuner does before benchmarking it
+                # as the autotuner does before benchmarking it
+                if config.pre_hook is not None and outer[2]:
                     config.pre_hook(
                         {**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)}
                     )

@@ -51,13 +51,11 @@ class CompiledWhenUsed:
         names = kernel_param_names(self._jit)
         constexprs = set(constexpr_param_names(self._jit))
         first = bind_arguments(self._jit, self._args, self._kwargs)
-        if len(args) == len(
-            names
-        ):  # every parameter, constexprs too (how Triton 3.3-3.6's kernels take them)
+        # every parameter, constexprs too (how Triton 3.3-3.6's kernels take them)
+        if len(args) == len(names):
             values = dict(zip(names, args))
-        elif len(args) == len(names) - len(
-            constexprs
-        ):  # the runtime arguments; constexprs as compiled
+        # the runtime arguments; constexprs as compiled
+        elif len(args) == len(names) - len(constexprs):
             values = {
                 **{n: first[n] for n in names if n in constexprs and n in first},
                 **dict(zip([n for n in names if n not in constexprs], args)),

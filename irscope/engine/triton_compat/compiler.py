@@ -84,10 +84,11 @@ def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
     file's path too where a copy of the file elsewhere left its compile there (caches.py)."""
 
     def compile_source(source_class):
+        # never while a recording has triton.language patched
         with (
             interpreter_lock,
             kernel_prints(),
-        ):  # never while a recording has triton.language patched
+        ):
             return triton_compile(jit, spec, target, source_class)
 
     return caches.compile_with_cache(compile_source, jit.fn.__code__.co_filename)

@@ -33,9 +33,8 @@ from irscope.engine.triton_compat.caches import irscope_cache_dir
 # The process hashing the install, while it may still be running: its pid, and the read end of a pipe whose
 # only write end it holds (end of file there: it is done, one way or another). Inherited by forks.
 _hasher: dict[str, int | None] = {"pid": None, "fd": None}
-_lock = (
-    threading.Lock()
-)  # over _hasher and the memo's value: two threads asking at once, one reads (or hashes)
+# over _hasher and the memo's value: two threads asking at once, one reads (or hashes)
+_lock = threading.Lock()
 
 
 def _new_lock() -> None:
@@ -82,9 +81,8 @@ def remember_triton_key() -> None:
                             value.append(f.read())
                     except OSError:
                         value.append(original())
-                        write_atomically(
-                            memo_path, value[0]
-                        )  # one that cannot be written: a missed shortcut
+                        # one that cannot be written: a missed shortcut
+                        write_atomically(memo_path, value[0])
         return value[0]
 
     triton_key._irscope = True
@@ -150,9 +148,8 @@ def _start_hasher(original, memo_path: str) -> None:
             os.setpgid(0, 0)  # Ctrl-C at the terminal is the parent's to handle
             for name in ("SIGINT", "SIGTERM", "SIGHUP"):
                 if hasattr(signal, name):
-                    signal.signal(
-                        getattr(signal, name), signal.SIG_DFL
-                    )  # never the parent's handlers
+                    # never the parent's handlers
+                    signal.signal(getattr(signal, name), signal.SIG_DFL)
             try:
                 signal.set_wakeup_fd(-1)
             except ValueError:
@@ -188,7 +185,6 @@ def _wait_for_hasher() -> None:
     os.close(fd)
     try:
         os.waitpid(pid, 0)
-    except (
-        ChildProcessError
-    ):  # in a compile child forked from the parent: not its process to collect
+    # in a compile child forked from the parent: not its process to collect
+    except ChildProcessError:
         pass

@@ -101,9 +101,8 @@ class _Index:
                 )
                 self.module_patches.append((module, name, stand_in))
                 self.by_id[id(member)] = (member, module, name, stand_in)
-        for stub in _modules(
-            [_STUB_MODULE]
-        ):  # each stub as the libdevice function of its name: CUDA's, else HIP's
+        # each stub as the libdevice function of its name: CUDA's, else HIP's
+        for stub in _modules([_STUB_MODULE]):
             for name, member in inspect.getmembers(stub, inspect.isfunction):
                 backend = next(
                     (
@@ -200,9 +199,8 @@ def patch(fn, scope) -> None:
     )
     scope.set_attr(_interp, "_implicit_cvt", _implicit_cvt)
     first = _index.module_patches[0] if _index.module_patches else None
-    if (
-        first is not None and getattr(first[0], first[1]) is not first[2]
-    ):  # else a caller's scope has them
+    # else a caller's scope has them
+    if first is not None and getattr(first[0], first[1]) is not first[2]:
         for module, name, stand_in in _index.module_patches:
             scope.set_attr(module, name, stand_in)
     namespace = fn.__globals__
@@ -212,7 +210,6 @@ def patch(fn, scope) -> None:
         if found is None or found[0] is not value:
             continue
         _original, module, name, stand_in = found
-        current = getattr(
-            module, name
-        )  # Triton's own stand-in, where it made one (tl.reduce, tl.range ...)
+        # Triton's own stand-in, where it made one (tl.reduce, tl.range ...)
+        current = getattr(module, name)
         scope.set_attr(view, key, current if current is not value else stand_in)

@@ -204,9 +204,8 @@ def interpreter_failure(exc: BaseException, jit: JITFunction) -> str:
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == path:
             line = frame.lineno
-    while (
-        exc.__cause__ is not None
-    ):  # the interpreter wraps the real error: InterpreterError(repr(err))
+    # the interpreter wraps the real error: InterpreterError(repr(err))
+    while exc.__cause__ is not None:
         exc = exc.__cause__
         line = next(
             (

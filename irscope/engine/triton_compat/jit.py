@@ -35,9 +35,8 @@ def unwrap_kernel(obj: Any) -> UnwrappedKernel | None:
                 JITFunction(obj.fn, **_jit_kwargs(obj.kwargs)), configs, heuristics
             )
         if isinstance(obj, Autotuner):
-            configs = list(
-                known_configs(obj)
-            )  # the declared ones, then those its pruning made in the run
+            # the declared ones, then those its pruning made in the run
+            configs = list(known_configs(obj))
             obj = obj.fn
         elif isinstance(obj, Heuristics):
             heuristics.extend(obj.values.keys())

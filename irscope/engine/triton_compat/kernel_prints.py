@@ -26,9 +26,8 @@ _here = threading.local()
 @contextlib.contextmanager
 def kernel_prints() -> Iterator[None]:
     if not isinstance(sys.stdout, _Router):
-        sys.stdout = _Router(
-            sys.stdout
-        )  # undone by whoever replaced sys.stdout before, when they restore it
+        # undone by whoever replaced sys.stdout before, when they restore it
+        sys.stdout = _Router(sys.stdout)
     depth = getattr(_here, "depth", 0)
     _here.depth = depth + 1
     try:

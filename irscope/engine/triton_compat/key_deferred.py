@@ -50,9 +50,8 @@ def key_deferred() -> Iterator[None]:
     import triton.compiler.compiler as compiler_module
     import triton.runtime.cache as cache_module
 
-    hooked = (
-        getattr(knobs.runtime, "add_stages_inspection_hook", None) is not None
-    )  # 3.9: it extends the key
+    # 3.9: it extends the key
+    hooked = getattr(knobs.runtime, "add_stages_inspection_hook", None) is not None
     if triton_key_known() or hooked:
         yield
         return
@@ -117,9 +116,8 @@ def _publish(private: _Private, key_hash: str, cache, real_hash: str) -> None:
                 data = f.read()
             if child == group_name:  # the metadata: the only file that names the key
                 field, real = f'"hash": "{key_hash}"'.encode(), f'"hash": "{real_hash}"'.encode()
-                if (
-                    data.count(field) != 1
-                ):  # pragma: no cover - only if Triton's metadata changes shape
+                # pragma: no cover - only if Triton's metadata changes shape
+                if data.count(field) != 1:
                     raise RuntimeError("the compile's metadata does not name its key as expected")
                 data = data.replace(field, real)
             placed[child] = cache.put(data, child, binary=True)

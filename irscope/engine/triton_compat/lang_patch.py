@@ -82,10 +82,11 @@ class _LaunchPatch:
     def __init__(self, fn) -> None:
         global _kept, _covered
         own = _patch_lang(fn)
+        # a launch inside a launch (a grid function that launches) nests
         self._outer = (
             _kept,
             _covered,
-        )  # a launch inside a launch (a grid function that launches) nests
+        )
         self._own = own
         _kept, _covered = [], {_coverage(fn): fn.__globals__}
 

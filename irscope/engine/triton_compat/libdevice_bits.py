@@ -52,9 +52,8 @@ def _brev(_out, a):
 
 def _ffs(_out, a):
     u = _unsigned(a)
-    return _bit_length(
-        u & (~u + u.dtype.type(1))
-    )  # the lowest set bit alone; position counted from 1
+    # the lowest set bit alone; position counted from 1
+    return _bit_length(u & (~u + u.dtype.type(1)))
 
 
 def _umulhi64(a, b):

@@ -27,13 +27,11 @@ def compile_with_pass_dumps(jit, spec: Specialized, target: Target) -> tuple[str
             os.path.join(tmp, n) for n in ("mlir.txt", "llvm.txt", "error.txt")
         )
         with warnings.catch_warnings():
-            warnings.simplefilter(
-                "ignore", DeprecationWarning
-            )  # fork() with torch's threads: see engine/compile/ahead.py
+            # fork() with torch's threads: see engine/compile/ahead.py
+            warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
-        if (
-            pid == 0
-        ):  # the child: compile with the dumps on, then exit without running any parent clean-up
+        # the child: compile with the dumps on, then exit without running any parent clean-up
+        if pid == 0:
             code = 1
             try:
                 null = os.open(os.devnull, os.O_RDWR)

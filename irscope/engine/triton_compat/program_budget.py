@@ -50,9 +50,8 @@ def programs_within(seconds: float) -> Iterator[ProgramCount]:
     the next one once `seconds` have passed since the first started. The interpreter's builder is told each
     program's index before the program runs (set_grid_idx) and the grid once (set_grid_dim)."""
     builder = getattr(_interpreter_module, "interpreter_builder", None)
-    if builder is None or not hasattr(
-        builder, "set_grid_idx"
-    ):  # an interpreter this does not know: no cut
+    # an interpreter this does not know: no cut
+    if builder is None or not hasattr(builder, "set_grid_idx"):
         yield ProgramCount()
         return
     count = ProgramCount()

@@ -57,9 +57,8 @@ def launch_identity(args: tuple, kwargs: dict, grid: Any) -> tuple:
             return value
         if isinstance(value, (tuple, list)):
             return tuple(one(v) for v in value)
-        if hasattr(value, "block_shape") and hasattr(
-            value, "base"
-        ):  # a tensor descriptor, often made anew
+        # a tensor descriptor, often made anew
+        if hasattr(value, "block_shape") and hasattr(value, "base"):
             return (
                 "descriptor",
                 one(value.base),

@@ -48,9 +48,8 @@ class _VirtualUtils:
         self._properties = properties
         self._capability = capability
         self._loader = loader
-        self._asked = (
-            asked if asked is not None else set()
-        )  # the questions the file asked (virtual_gpu.py)
+        # the questions the file asked (virtual_gpu.py)
+        self._asked = asked if asked is not None else set()
 
     def get_device_properties(self, device=0) -> dict[str, Any]:
         self._asked.add("driver.active.utils.get_device_properties")

@@ -165,9 +165,8 @@ def _attention_values(layout: str) -> Callable:
         q, k, v = a["query"], a["key"], a["value"]
         if layout == "bmhk":
             q, k, v = (t.transpose(1, 2) for t in (q, k, v))
-        mask = (
-            a.get("custom_mask_type") or 0
-        )  # _efficient_attention_forward: 1 top-left causal, 2 bottom-right
+        # _efficient_attention_forward: 1 top-left causal, 2 bottom-right
+        mask = a.get("custom_mask_type") or 0
         causal = "bottom" if mask == 2 else "top" if (a.get("is_causal") or mask == 1) else None
         out, lse = attention_math(
             q, k, v, a.get("attn_bias", a.get("bias")), causal, a.get("scale")

@@ -202,9 +202,8 @@ def virtual_gpu(
                     if hasattr(accelerator, name):
                         patch(accelerator, name, value)
             if not target.is_nvidia:
-                patch(
-                    torch.version, "hip", "6.4.0"
-                )  # code that picks a backend asks torch.version.hip
+                # code that picks a backend asks torch.version.hip
+                patch(torch.version, "hip", "6.4.0")
             with (
                 virtual_triton(
                     target,
@@ -220,10 +219,11 @@ def virtual_gpu(
             ):
                 mode = VirtualDeviceMode()
                 mode.__enter__()
+                # the backward pass sees the GPU too
                 for owner in (
                     torch.autograd,
                     torch.autograd.graph,
-                ):  # the backward pass sees the GPU too
+                ):
                     original = getattr(owner, "_engine_run_backward", None)
                     if original is not None:
                         patch(owner, "_engine_run_backward", engine_in_mode(mode, original))

@@ -107,9 +107,8 @@ def _route_composite(name: str, original_impl) -> None:
 
 
 def _operator_name(library, op_name) -> str | None:
-    name = (
-        op_name.name() if callable(getattr(op_name, "name", None)) else op_name
-    )  # an OpOverload, or text
+    # an OpOverload, or text
+    name = op_name.name() if callable(getattr(op_name, "name", None)) else op_name
     if not isinstance(name, str):
         return None
     return name if "::" in name else f"{library.ns}::{name}"

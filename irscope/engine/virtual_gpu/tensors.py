@@ -88,11 +88,12 @@ def _split_to(args: tuple, kwargs: dict) -> tuple[Any, tuple, dict]:
         return virtual_device_of(first), (first.dtype, *args[1:]), kwargs
     if isinstance(first, (str, torch.device)) or _is_index(first):
         return first, args[1:], kwargs
+    # a dtype, or no device (`to(None, dtype, ...)`): torch's own call, unchanged
     return (
         None,
         args,
         kwargs,
-    )  # a dtype, or no device (`to(None, dtype, ...)`): torch's own call, unchanged
+    )
 
 
 def virtual_device_of(t: torch.Tensor) -> torch.device:
@@ -127,6 +128,7 @@ class VirtualDeviceMode(TorchFunctionMode):
         self.in_compiler = (
             False  # set for the mode irscope runs Inductor's own compile under (core/inductor)
         )
+        # pinned host memory needs a GPU; plain memory does here
         self._special = {
             _Tensor.device.__get__: lambda t: virtual_device_of(t),
             _Tensor.is_cuda.__get__: lambda t: virtual_device_of(t).type == "cuda",
@@ -139,9 +141,7 @@ class VirtualDeviceMode(TorchFunctionMode):
             _Tensor.to: self._to,
             torch._C._nn._parse_to: self._parse_to,
             _Tensor.data.__set__: self._set_data,
-            _Tensor.pin_memory: lambda t, *a, **k: (
-                t
-            ),  # pinned host memory needs a GPU; plain memory does here
+            _Tensor.pin_memory: lambda t, *a, **k: t,
             _Tensor.is_pinned: lambda t, *a, **k: False,
             _Tensor.record_stream: lambda t, stream: None,
         }
@@ -223,9 +223,8 @@ class VirtualDeviceMode(TorchFunctionMode):
     def _parse_to(self, *args, **kwargs):
         """`Module.to`'s parser of its arguments: a device as the file wrote it (not the CPU the mode makes of a
         device argument), and another tensor's device as the mode answers it."""
-        if args and _is_index(
-            args[0]
-        ):  # torch asks the accelerator what a bare index means: the virtual GPU
+        # torch asks the accelerator what a bare index means: the virtual GPU
+        if args and _is_index(args[0]):
             args = (torch.device("cuda", args[0]), *args[1:])
         if _is_index(kwargs.get("device")):
             kwargs = {**kwargs, "device": torch.device("cuda", kwargs["device"])}

@@ -54,9 +54,8 @@ def _finding(comp: CompiledKernel, report, line, results, new) -> Finding:
         if report.programs == report.grid_programs
         else f" (from {report.programs} of the launch's {report.grid_programs} programs)"
     )
-    if (
-        worst.access.kind == "cp.async" and worst.source_ways > 1
-    ):  # else a conflict in the shared words it writes
+    # else a conflict in the shared words it writes
+    if worst.access.kind == "cp.async" and worst.source_ways > 1:
         cause = (
             f"each {_phase_lanes(worst.access.width)}-lane phase of the copy reads up to {worst.source_ways} "
             f"global 128-byte lines at the same offsets, and each line's bytes pass through the banks of their "

@@ -75,9 +75,8 @@ def blocked_owned(p: dict, shape: list[int], thread: int) -> list[list[int]]:
         coords = []
         for rep in range(max(1, -(-size // tile))):
             for i in range(spt[d]):
-                c = (
-                    rep * tile + start + i
-                ) % size  # a tensor smaller than the tile wraps: values are replicated
+                # a tensor smaller than the tile wraps: values are replicated
+                c = (rep * tile + start + i) % size
                 if c not in coords:
                     coords.append(c)
         per_dim.append(coords)

@@ -111,9 +111,8 @@ def restore_inlining_from_ptx(sass: Parsed, ptx: Parsed) -> None:
         key = (os.path.basename(chain[0].file), chain[0].line)
         options = callers.get(key) if len(chain) == 1 else None
         if not options or key in direct:
-            if (
-                chain[-1].line in call_sites
-            ):  # rows elsewhere (a line 31 scheduled in between) don't count
+            # rows elsewhere (a line 31 scheduled in between) don't count
+            if chain[-1].line in call_sites:
                 previous_outer = chain[-1].line
             continue
         outer = next((o for o in options if o[-1].line == previous_outer), options[0])

@@ -169,9 +169,8 @@ class DiffScreen(Asker, Screen):
             side.view = view  # compiled once: the next diff with this side reuses it
         self._answered(message.doc)
 
-    def request_failed(
-        self, message: Failed
-    ) -> None:  # said on screen; the user picks another side
+    # said on screen; the user picks another side
+    def request_failed(self, message: Failed) -> None:
         self._answered(message.failure.message)
 
     def _answered(self, doc: dict | str) -> None:
@@ -272,9 +271,8 @@ class DiffScreen(Asker, Screen):
         index = next((n for n, (_, r) in enumerate(rows.lines) if r == row), None)
         if index is not None:
             rows.move_to(index, center=True)
-            rows.call_after_refresh(
-                rows.reveal
-            )  # a new list's height is known after the next layout
+            # a new list's height is known after the next layout
+            rows.call_after_refresh(rows.reveal)
 
     # ---- keys
 

@@ -18,6 +18,7 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from irscope.base.names import TARGETS
+from irscope.tui.findings import FindingsView
 
 
 @dataclass
@@ -60,7 +61,6 @@ def launch_index(app) -> int:
 
 def kept_findings(app, key: int) -> list | None:
     """The findings the Findings view got for compilation `key` (None when it has none)."""
-    from irscope.tui.findings import FindingsView
 
     try:
         return app.query_one(FindingsView).findings_of(key)

@@ -152,9 +152,8 @@ def details(finding: Finding, kernel_file: str | None = None, width: int | None 
     table.add_row("", Text("cost"), Text(finding.cost.text))
     table.add_row("", Text("fix"), Text(finding.fix))
     if finding.what_if is not None:
-        table.add_row(
-            "", Text("what if", style="bold #009E73"), Text(finding.what_if.text)
-        )  # says how it knows
+        # says how it knows
+        table.add_row("", Text("what if", style="bold #009E73"), Text(finding.what_if.text))
     table.add_row("", Text(""), Text(""))  # a blank line before the next finding
     return table
 

@@ -60,16 +60,14 @@ class LinkedPanes(Container):
     active_pane = var(0, init=False)  # the pane focused last: the panels describe its line
     colouring = var(True, init=False)  # colour links (c)
     show_debug = var(False, init=False)  # debug metadata in the IR (d)
-    terminal_size = var(
-        Size(0, 0), init=False
-    )  # the app's last Resize (the screen may be behind a dialog)
+    # the app's last Resize (the screen may be behind a dialog)
+    terminal_size = var(Size(0, 0), init=False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.shown: Shown | None = None  # the compilation on the panes
-        self.pane_stages: list[str] = list(
-            NVIDIA_PANES
-        )  # each pane's stage, kept across compilations
+        # each pane's stage, kept across compilations
+        self.pane_stages: list[str] = list(NVIDIA_PANES)
         self.source_line: int | None = None  # the source line linked last
         self.linked_chain: tuple[int, ...] = ()  # and its chain of source lines (inlined calls)
         self.links_done = (
@@ -296,9 +294,8 @@ class LinkedPanes(Container):
         message = "\n".join(
             textwrap.fill(part, 34) for part in safe_text(failure.message).splitlines()
         )
-        detail = message + (
-            "\n\n" + safe_text(failure.detail) if failure.detail else ""
-        )  # narrow panes
+        # narrow panes
+        detail = message + ("\n\n" + safe_text(failure.detail) if failure.detail else "")
         for pane in self.panes:
             stage = "source" if pane.number == 0 else "error"
             pane.show(
@@ -466,9 +463,8 @@ class LinkedPanes(Container):
         self.active_pane = pane.number
         self.apply_layout()  # a maximised pane or the tabs layout: this pane is the one shown now
         pane.view.move_cursor_to_index(index, center=True, notify=True)
-        self.call_after_refresh(
-            pane.view.reveal_index, index
-        )  # once a pane just shown knows its height
+        # once a pane just shown knows its height
+        self.call_after_refresh(pane.view.reveal_index, index)
         self.update_titles()
         return True
 
@@ -500,10 +496,11 @@ class LinkedPanes(Container):
         links = shown.links
         visible = [pane for pane in self.panes if pane.display and pane.view.text is not None]
         source = next((pane for pane in visible if pane.stage == "source"), None)
+        # so that the linker moves every other pane too
         self.source_line, self.linked_chain = (
             None,
             (),
-        )  # so that the linker moves every other pane too
+        )
         if source is not None:
             source.view.move_cursor_to_index(line - 1, center=True)
             self.link_from(source.view, line - 1)

@@ -175,12 +175,10 @@ class MainScreen(Screen):
         )
         self.search_term = ""
         self._serial = 0  # the newest request's number: answers to older ones are dropped
-        self.measured_lines = (
-            bounded()
-        )  # compilation key -> {source line: Nsight Compute's counters} (M)
-        self.pass_captures = (
-            bounded()
-        )  # compilation key -> the compiler's passes, one step each (P)
+        # compilation key -> {source line: Nsight Compute's counters} (M)
+        self.measured_lines = bounded()
+        # compilation key -> the compiler's passes, one step each (P)
+        self.pass_captures = bounded()
         self.linked = LinkedPanes(id="panes")  # the panes, their layout and links
         self._panel_area: TabbedContent | None = None
 
@@ -269,9 +267,8 @@ class MainScreen(Screen):
     def _show_compilation(self, shown: Shown) -> None:
         previous = self.linked.shown
         self.failure = None
-        if (
-            previous is not None and previous.comp.key != shown.comp.key
-        ):  # diff mode (D) compares with it
+        # diff mode (D) compares with it
+        if previous is not None and previous.comp.key != shown.comp.key:
             self.previous_comp = previous.comp
         self.linked.show_compilation(shown)
         self.update_header()
@@ -285,17 +282,15 @@ class MainScreen(Screen):
             )
         else:
             self.set_progress("")
-        self.query_one(FindingsView).show_compilation(
-            shown
-        )  # asks the worker; marks the gutter when it answers
+        # asks the worker; marks the gutter when it answers
+        self.query_one(FindingsView).show_compilation(shown)
         self.refresh_panels()
 
     def _show_open_failure(self, failure: OpenFailure) -> None:
         """The file could not be opened or compiled: say why, show its text, mark the line."""
         self.failure = failure
-        self.set_progress(
-            f"✗ {failure.message.splitlines()[0]}  (r reloads)", error=True
-        )  # the message says the fix
+        # the message says the fix
+        self.set_progress(f"✗ {failure.message.splitlines()[0]}  (r reloads)", error=True)
         self.query_one(FindingsView).show_no_compilation()
         self.linked.show_failure(failure, read_source(self.path) or "")
 
@@ -371,6 +366,7 @@ class MainScreen(Screen):
 
     def action_measure(self) -> None:
         """Open the Measured panel and measure the shown compilation (with no GPU it says why not)."""
+        # deferred: a screen's modules load when it first opens, not before the first paint
         from irscope.tui.panels.measured import MeasuredPanel
 
         panels = self.query_one("#panels", TabbedContent)
@@ -396,9 +392,8 @@ class MainScreen(Screen):
     def action_pick(self) -> None:
         if self.still_working():
             return
-        if len(self.comps) > 1 or (
-            self.ws is not None and self.ws.missing
-        ):  # the picker says what was not reached
+        # the picker says what was not reached
+        if len(self.comps) > 1 or (self.ws is not None and self.ws.missing):
             self.pick(True)
         else:
             self.notify("this file has one compilation", timeout=2)
@@ -453,15 +448,14 @@ class MainScreen(Screen):
         if self.shown is None or self.ws is None:
             self.notify("open a kernel first", timeout=2)
             return
-        from irscope.tui.stepper import (
-            StepperScreen,  # imported on first use: it pulls in the interpreter's recorder
-        )
+        # deferred: a screen's modules load when it first opens, not before the first paint
+        from irscope.tui.stepper import StepperScreen
 
         self.app.push_screen(StepperScreen(self.shown.comp))
 
-    def action_open_view(
-        self, name: str
-    ) -> None:  # D: diff mode (tui/diffview), P: passes (tui/pipeline)
+    # D: diff mode (tui/diffview), P: passes (tui/pipeline)
+    def action_open_view(self, name: str) -> None:
+        # deferred: a screen's modules load when it first opens, not before the first paint
         from irscope.tui import diffview, pipeline
 
         (diffview.open_diff if name == "diff" else pipeline.open_pipeline)(self)
@@ -542,9 +536,8 @@ class MainScreen(Screen):
     def _start(self, kind: str, job, *args) -> None:
         request = new_request(kind)
         self._serial = request.serial
-        gc.set_threshold(
-            *YOUNG_ONLY
-        )  # until the request's worker has finished (on_worker_state_changed)
+        # until the request's worker has finished (on_worker_state_changed)
+        gc.set_threshold(*YOUNG_ONLY)
         self.run_worker(
             partial(self._run_job, request, job, *args),
             thread=True,
@@ -571,9 +564,8 @@ class MainScreen(Screen):
 
     def load(self) -> None:
         """Open the file afresh in a new worker (it runs the file's __main__)."""
-        before = (
-            self.shown.comp.kernel.name if self.shown is not None else None
-        )  # None: the first load
+        # None: the first load
+        before = self.shown.comp.kernel.name if self.shown is not None else None
         old, self.session = self.session, None
         self._start(
             "load", jobs.load, self._snapshot(), self.sessions, old, dict(self.open_args), before
@@ -607,9 +599,8 @@ class MainScreen(Screen):
             ).start()
             return
         self.session, self.capturing = message.session, True
-        gc.set_threshold(
-            *COLLECT
-        )  # the file may run for minutes (a training loop): every generation
+        # the file may run for minutes (a training loop): every generation
+        gc.set_threshold(*COLLECT)
 
     def on_loaded(self, message: Loaded) -> None:
         if self._current(message):
@@ -650,15 +641,13 @@ class MainScreen(Screen):
 
     def on_worker_state_changed(self, event) -> None:
         if event.worker.group == "load" and event.worker.is_finished and not self.busy:
-            self.call_after_refresh(
-                spare_the_heap
-            )  # after the paint of what it answered, not before it
+            # after the paint of what it answered, not before it
+            self.call_after_refresh(spare_the_heap)
 
     def on_failed(self, message: Failed) -> None:
         """Every request's failure, the views' too: shown on the screen, never the end of the app."""
-        if (
-            message.asker is not None
-        ):  # a view's request: the view says it, if it still waits for it
+        # a view's request: the view says it, if it still waits for it
+        if message.asker is not None:
             deliver_failure(message)
             return
         if not self._current(message):

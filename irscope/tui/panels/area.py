@@ -23,13 +23,12 @@ def panel_area(app: App) -> TabbedContent:
 
 
 def shown_panel(app: App) -> InfoPanel | None:
-    """The panel of the active tab, when the area is shown."""
-    from irscope.tui.panels.base import InfoPanel
-
+    """The panel of the active tab, when the area is shown. Found by its type's name, which Textual's type
+    selector matches on subclasses too: panels/base.py imports this module, not the other way round."""
     area = panel_area(app)
     if not area.display or area.active_pane is None:
         return None
-    return next(iter(area.active_pane.query(InfoPanel)), None)
+    return next(iter(area.active_pane.query("InfoPanel")), None)
 
 
 def has_focus_inside(app: App) -> bool:

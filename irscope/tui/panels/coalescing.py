@@ -20,10 +20,10 @@ from irscope.tui.asker import Asker, bounded
 from irscope.tui.context import CursorContext
 from irscope.tui.messages import CoalescingAnalysed, Failed, Request
 from irscope.tui.panels.base import InfoPanel
+from irscope.tui.panels.measured import measured_line, measured_lines, measured_text
 
-if (
-    TYPE_CHECKING
-):  # the analysis (and numpy under it) is imported when a panel first draws: the app paints sooner
+# the analysis (and numpy under it) is imported when a panel first draws: the app paints sooner
+if TYPE_CHECKING:
     from irscope.analysis.coalescing.requests import WarpPicture
     from irscope.analysis.coalescing.sectors import AccessCoalescing, KernelCoalescing
 
@@ -35,6 +35,7 @@ def warp_picture_lines(picture: WarpPicture, elem_bytes: int) -> list[str]:
     """One warp-level instruction as text: a column per lane, a row per 32-byte sector touched
     (offsets from the lowest one), `█` where the lane reads or writes in that sector. Each line is
     label + LABEL_END + the lanes."""
+    # deferred: NumPy loads when a panel first needs it; the TUI starts without it
     from irscope.analysis.coalescing.requests import SECTOR_BYTES
 
     lane_sectors = picture.lane_sectors()
@@ -97,9 +98,9 @@ def access_summary(access: AccessCoalescing, result: KernelCoalescing) -> Table:
     numbers.append(f"{c.sectors_per_request:.1f} sectors/request", style=style)
     numbers.append(f" · ideal {c.ideal_sectors_per_request:.1f} · efficiency ")
     numbers.append(f"{eff:.0%}", style=style)
-    if (
-        access.cause == "narrow_access"
-    ):  # the next instructions ask for the same sectors: not more traffic
+    # the next instructions ask for the same sectors: not more traffic
+    if access.cause == "narrow_access":
+        # deferred: NumPy loads when a panel first needs it; the TUI starts without it
         from irscope.analysis.coalescing.width import moved_factor
 
         moved = moved_factor(access)
@@ -109,6 +110,7 @@ def access_summary(access: AccessCoalescing, result: KernelCoalescing) -> Table:
             + " · "
         )
     elif access.cause == "sibling_fields":  # the other fields' loads use the rest of its sectors
+        # deferred: NumPy loads when a panel first needs it; the TUI starts without it
         from irscope.analysis.coalescing.text import lines_text
 
         numbers.append(
@@ -132,9 +134,8 @@ def _programs(result: KernelCoalescing) -> int:
 
 
 def _analyse(request: Request, comp) -> CoalescingAnalysed:
-    return CoalescingAnalysed(
-        request, comp.call("coalescing")
-    )  # the interpreter runs in the worker
+    # the interpreter runs in the worker
+    return CoalescingAnalysed(request, comp.call("coalescing"))
 
 
 class CoalescingPanel(Asker, InfoPanel):
@@ -213,7 +214,6 @@ class CoalescingPanel(Asker, InfoPanel):
             self._body_widget().update(self._overview_for(result, ctx))
             return
         parts: list = []
-        from irscope.tui.panels.measured import measured_line, measured_text
 
         for access in here:
             parts.append(access_summary(access, result))
@@ -246,7 +246,6 @@ class CoalescingPanel(Asker, InfoPanel):
         self._body_widget().update(Group(*parts))
 
     def _overview_for(self, result: KernelCoalescing, ctx: CursorContext) -> Group:
-        from irscope.tui.panels.measured import measured_line, measured_lines
 
         measured = measured_lines(self.screen, ctx.comp.key)
         table = Table(box=None, padding=(0, 2), show_edge=False)

@@ -9,14 +9,15 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
+from irscope.ir.explain import explain_line, lowering_story
 from irscope.tui.asker import Asker, bounded
 from irscope.tui.context import CursorContext
 from irscope.tui.messages import Explained, Failed, Request
 from irscope.tui.panels.base import InfoPanel
 
-if (
-    TYPE_CHECKING
-):  # the explainer's tables are imported by the first explanation: the app paints sooner
+# the explainer's tables are imported by the first explanation: the app paints sooner
+if TYPE_CHECKING:
+    # deferred: the explanation tables load with the first explanation asked for, not before the first paint
     from irscope.ir.explain import Explanation
 
 STORIES = 256  # lowering stories kept (a few compilations' worth of source lines)
@@ -38,7 +39,6 @@ def render_explanation(e: Explanation, line: str) -> Text:
 
 def _explain(request: Request, ctx: CursorContext, story: str | None) -> Explained:
     """The words for the cursor's line (and its source line's story, unless known)."""
-    from irscope.ir.explain import explain_line, lowering_story
 
     comp = ctx.comp
     try:

@@ -95,9 +95,8 @@ class MeasuredPanel(Asker, InfoPanel):
     def show_measured(self, key: int, result) -> None:
         """The worker's answer to `M` for compilation `key`."""
         self._results[key] = result
-        if isinstance(
-            result, dict
-        ):  # the Memory and Coalescing panels show it beside their predictions
+        # the Memory and Coalescing panels show it beside their predictions
+        if isinstance(result, dict):
             keep = getattr(self.screen, "keep_measured_lines", None)  # the main screen keeps them
             if keep is not None:
                 keep(

@@ -13,19 +13,18 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
+from irscope.analysis.marks import MARK_LEGEND, MARKS
+from irscope.analysis.memory.ops import memory_ops, primary_stage
+from irscope.analysis.occupancy import occupancy
 from irscope.tui.asker import Asker, bounded
 from irscope.tui.context import CursorContext
 from irscope.tui.messages import Failed, Request, WhatIfCompiled
 from irscope.tui.panels.base import InfoPanel
+from irscope.tui.panels.measured import measured_line, measured_text
 from irscope.tui.widgets.stage_rows import MARK_COLOURS
-
-# The analyses are imported when the panel first shows something, so the app paints without them: hence
-# this copy of the mark names (a test checks it against core.analysis.marks).
-MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spill")
 
 
 def mark_glyph(name: str) -> Text:
-    from irscope.analysis.marks import MARK_LEGEND
 
     return Text(MARK_LEGEND[name][0], style=f"bold {MARK_COLOURS[name]}")
 
@@ -44,17 +43,14 @@ class _Analysis:
     """What the panel shows about one compilation, computed once."""
 
     def __init__(self, comp) -> None:
-        from irscope.analysis.memory.ops import memory_ops, primary_stage
-        from irscope.analysis.occupancy import occupancy
 
         self.stage = primary_stage(comp)
         self.ops_by_line: dict[int | None, list] = {}
         for op in memory_ops(comp, [self.stage]):
             self.ops_by_line.setdefault(op.source_line, []).append(op)
         self.occupancy = occupancy(comp)
-        self.diagnoses = comp.call(
-            "why_not_vectorized"
-        )  # the launch's arguments live in the worker
+        # the launch's arguments live in the worker
+        self.diagnoses = comp.call("why_not_vectorized")
         self.what_if: Any = None
         self.what_if_state = "none" if not self.diagnoses else "pending"
 
@@ -99,9 +95,8 @@ class MemoryPanel(Asker, InfoPanel):
         if self.answered(message):
             self._what_if_known(message.request.about, message.what_if, "done")
 
-    def request_failed(
-        self, message: Failed
-    ) -> None:  # a what-if that does not compile is a result to show
+    # a what-if that does not compile is a result to show
+    def request_failed(self, message: Failed) -> None:
         self._what_if_known(message.request.about, None, f"failed: {message.failure.message}")
 
     def _what_if_known(self, key: int, what_if, state: str) -> None:
@@ -124,7 +119,6 @@ class MemoryPanel(Asker, InfoPanel):
         static.update(self.shown)
 
     def _parts(self, comp, ctx: CursorContext, a: _Analysis) -> list:
-        from irscope.analysis.memory.ops import memory_ops
 
         parts: list = []
         table = Table.grid(padding=(0, 2))
@@ -143,7 +137,6 @@ class MemoryPanel(Asker, InfoPanel):
         if a.occupancy is not None:
             table.add_row("occupancy", a.occupancy.describe())
         line = ctx.source_line
-        from irscope.tui.panels.measured import measured_line, measured_text
 
         counters = measured_line(self.screen, comp.key, line)
         if counters:

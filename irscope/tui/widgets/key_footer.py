@@ -39,9 +39,8 @@ class KeyFooter(Footer):
                 kept = [
                     key for key in keys if _is_key(key) and not key.has_class("-command-palette")
                 ]
-                if (
-                    _width(kept) + PALETTE_WIDTH > width
-                ):  # last: the palette's key (`?` names ctrl+p)
+                # last: the palette's key (`?` names ctrl+p)
+                if _width(kept) + PALETTE_WIDTH > width:
                     keys = [
                         key
                         for key in keys

@@ -104,9 +104,8 @@ class LineList(ScrollView, can_focus=True):
         strip = self._strips.get(key)
         if strip is None:
             text = self.row_text(index)
-            if (
-                "\t" in text.plain
-            ):  # a terminal would jump to its own tab stop over what is drawn there
+            # a terminal would jump to its own tab stop over what is drawn there
+            if "\t" in text.plain:
                 text = text.copy()
                 text.expand_tabs(TAB_SIZE)
             segments = list(text.render(self.app.console))

@@ -14,6 +14,7 @@ from textual.color import Color
 from textual.geometry import Region
 from textual.strip import Strip
 
+from irscope.analysis.marks import MARK_LEGEND
 from irscope.tui.highlight import token_styles
 from irscope.tui.linking import LINK_PALETTE
 
@@ -50,7 +51,6 @@ _MARK_SLOTS = (("vector", "scalar"), ("masked",), ("spill", "local", "convert_la
 
 def mark_segments(marks, base: Style) -> list[Segment]:
     """Three one-character cells for a line's memory marks (blank where a slot has none)."""
-    from irscope.analysis.marks import MARK_LEGEND
 
     cells = []
     for slot in _MARK_SLOTS:
@@ -68,12 +68,10 @@ class RowPainter:
 
     def _init_rows(self) -> None:
         self._gutter_width = 0
-        self._strips: LRUCache[tuple[int, int], tuple[Strip, Strip, int]] = LRUCache(
-            4096
-        )  # gutter, code, cells
-        self._lines: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(
-            1024
-        )  # as shown: cropped
+        # gutter, code, cells
+        self._strips: LRUCache[tuple[int, int], tuple[Strip, Strip, int]] = LRUCache(4096)
+        # as shown: cropped
+        self._lines: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(1024)
         self._palette: dict[str, Style] = {}
 
     def restyle(self) -> None:
@@ -99,13 +97,14 @@ class RowPainter:
         dark = theme.dark
         kind, _, arg = key.partition(":")
         style = self._make_background(kind, arg, base, theme, dark)
+        # text without a token colour needs one
         if kind in (
             "base",
             "tint",
             "linked",
             "cursor",
             "error",
-        ):  # text without a token colour needs one
+        ):
             foreground = theme.foreground or ("#e0e0e0" if dark else "#1e1e1e")
             style = Style(color=Color.parse(foreground).rich_color) + style
         return style

@@ -192,9 +192,8 @@ class StageView(RowPainter, ScrollView, can_focus=True):
         self.scroll_to_row(row, center=center)
         if notify:
             if self.on_cursor_moved is not None:
-                self.on_cursor_moved(
-                    self, self.rows[row]
-                )  # at once: a message would take several hops
+                # at once: a message would take several hops
+                self.on_cursor_moved(self, self.rows[row])
             else:
                 self.post_message(self.CursorMoved(self, self.rows[row]))
 
