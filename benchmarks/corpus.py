@@ -60,6 +60,11 @@ class Outcome:
         None  # irscope's warning on an ok file (e.g. the file raised after its launches)
     )
     written_for: str = "any"  # the Triton releases the file was written for (triton_releases.toml)
+    specializations: int = 0  # compilations in the report (what opening the file compiled)
+    named: int = 0  # specializations its benchmarks reach, named and not compiled (--launch N)
+    # CPU seconds of the run and the processes it waited for (compile-ahead children, ptxas, nvdisasm): on a
+    # busy machine the wall time grows with the load, this far less. Only with --jobs 1 (runs at once add up).
+    cpu_seconds: float | None = None
 
 
 def corpus_files(filters: list[str] | None = None) -> list[str]:
@@ -143,6 +148,7 @@ def judge(rel: str, rc: int, stdout: str, stderr: str, seconds: float) -> Outcom
         }
         out.found = len(names)
         out.warning = doc.get("warning")
+        out.specializations, out.named = len(kernels), len(doc.get("named") or [])
         complete, missing = set(), []
         common: set[str] | None = None
         for k in kernels:
@@ -221,7 +227,7 @@ def open_file(
             # launches depends on them (a cold cache benchmarks every config), so each run starts cold too
             env["FLAGGEMS_CACHE_DIR"] = os.path.join(scratch, "flaggems-cache")
         # run in a scratch folder: benchmarks in the corpus save plots and CSVs to the working directory
-        start = time.perf_counter()
+        start, cpu_before = time.perf_counter(), _children_cpu()
         proc = subprocess.Popen(
             cmd,
             cwd=scratch,
@@ -245,7 +251,7 @@ def open_file(
                     seconds=round(time.perf_counter() - start, 2),
                 )
             )
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, _children_cpu() - cpu_before
         try:
             # nothing of the run may outlive it (a stray child would skew the next)
             os.killpg(proc.pid, signal.SIGKILL)
@@ -255,7 +261,18 @@ def open_file(
     stdout, stderr = (
         text.replace(path, rel).replace(os.path.join(CORPUS, rel), rel) for text in (stdout, stderr)
     )
-    return _declared(judge(rel, proc.returncode, stdout, stderr, seconds))
+    out = _declared(judge(rel, proc.returncode, stdout, stderr, seconds))
+    out.cpu_seconds = round(cpu, 2)
+    return out
+
+
+def _children_cpu() -> float:
+    """User and system CPU seconds of this process's children that have ended and been waited for (and of
+    theirs, waited for by them)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _declared(out: Outcome) -> Outcome:
@@ -300,17 +317,23 @@ def format_table(outcomes: list[Outcome], triton: str | None = None) -> str:
     width = max([len(o.file) for o in outcomes] + [4])
     rel_width = max([len(o.written_for) + 1 for o in outcomes] + [6])
     rows = [
-        f"{'file':<{width}}  {'triton':<{rel_width}}  kernels  {'stages':<23}  {'s':>6}  outcome",
-        f"{'':-<{width}}  {'':-<{rel_width}}  -------  {'':-<23}  {'':->6}  -------",
+        f"{'file':<{width}}  {'triton':<{rel_width}}  kernels  {'stages':<23}  {'s':>6}  {'cpu s':>6}  "
+        f"specs   outcome",
+        f"{'':-<{width}}  {'':-<{rel_width}}  -------  {'':-<23}  {'':->6}  {'':->6}  ------  -------",
     ]
     for o in outcomes:
         outcome = "ok" if o.ok else _short(o.cause or "", o.file)
         if o.ok and o.warning:
             outcome += f" (warned: {_short(o.warning, o.file)})"
         mark = " " if fits(o.written_for, s["triton"]) else "*"
+        cpu, specs = (
+            "-" if o.cpu_seconds is None else f"{o.cpu_seconds:.1f}",
+            f"{o.specializations}+{o.named}",
+        )
         rows.append(
             f"{o.file:<{width}}  {o.written_for + mark:<{rel_width}}  {o.found:>3}/{o.compiled:<3}  "
-            f"{' '.join(o.stages) or '-':<23}  {o.seconds:>6.1f}  {outcome}"
+            f"{' '.join(o.stages) or '-':<23}  {o.seconds:>6.1f}  {cpu:>6}  {specs:<6}  "
+            f"{outcome}"
         )
     rows.append("")
     rows.append(
@@ -328,6 +351,11 @@ def format_table(outcomes: list[Outcome], triton: str | None = None) -> str:
     )
     rows.append(
         "kernels = found/compiled: distinct kernels the report names / those compiled with every stage"
+    )
+    rows.append(
+        "specs = compiled+named: the compilations opening the file made + the specializations only its "
+        "benchmarks' sweeps reached, named and not compiled (report --launch N compiles one); s = seconds to "
+        "open the file; cpu s = the CPU seconds that took, children included (meaningful with --jobs 1)"
     )
     return "\n".join(rows)
 

@@ -99,8 +99,33 @@ def make_key(
 
 def shown_keys(doc: dict) -> list[dict]:
     """Side (b): what `irscope report --json` shows: each compilation (`named` false), and each other config
-    its autotuner would try for that launch, which the JSON names (`named` true: `--config N` compiles it)."""
+    its autotuner would try for that launch, which the JSON names (`named` true: `--config N` compiles it);
+    and each specialization only the benchmarks' exploration reached (the JSON's "named", `compiled` false:
+    `--launch N` compiles it), named with the other configs its autotuner would try for it."""
     rows = []
+    # everything the key needs, from the specialization (no compile)
+    for k in doc.get("named") or []:
+        signature, spec = k.get("signature") or {}, k.get("specialization") or {}
+        constexprs = k.get("constexprs") or {}
+        rows.append(
+            {
+                "name": k["name"],
+                "module": k.get("module"),
+                "named": True,
+                "config": None,
+                "key": make_key(
+                    k.get("module"),
+                    k["name"],
+                    signature,
+                    spec,
+                    constexprs,
+                    k.get("num_warps"),
+                    k.get("num_stages"),
+                    loose=True,
+                ),
+            }
+        )
+        rows.extend(_other_configs(k, signature, spec, constexprs))
     for k in doc.get("kernels") or []:
         signature, spec = k.get("signature") or {}, k.get("specialization") or {}
         constexprs = k.get("constexprs") or {}
@@ -120,34 +145,41 @@ def shown_keys(doc: dict) -> list[dict]:
                 ),
             }
         )
-        tried = (k.get("autotune") or {}).get("tried") or []
-        shown = next((t for t in tried if t.get("shown")), None)
-        for t in tried:
-            if t is shown or shown is None:
-                continue
-            # the compiled config's meta-parameters swapped for this one's
-            named_constexprs = {
-                n: v for n, v in constexprs.items() if n not in (shown.get("kwargs") or {})
+        rows.extend(_other_configs(k, signature, spec, constexprs))
+    return rows
+
+
+def _other_configs(k: dict, signature: dict, spec: dict, constexprs: dict) -> list[dict]:
+    """The named rows of the configs other than `k`'s own that its autotuner would try for its launch."""
+    rows = []
+    tried = (k.get("autotune") or {}).get("tried") or []
+    shown = next((t for t in tried if t.get("shown")), None)
+    for t in tried:
+        if t is shown or shown is None:
+            continue
+        # the compiled config's meta-parameters swapped for this one's
+        named_constexprs = {
+            n: v for n, v in constexprs.items() if n not in (shown.get("kwargs") or {})
+        }
+        named_constexprs.update(t.get("kwargs") or {})
+        rows.append(
+            {
+                "name": k["name"],
+                "module": k.get("module"),
+                "named": True,
+                "config": t.get("index"),
+                "key": make_key(
+                    k.get("module"),
+                    k["name"],
+                    signature,
+                    spec,
+                    named_constexprs,
+                    t.get("num_warps"),
+                    t.get("num_stages"),
+                    loose=True,
+                ),
             }
-            named_constexprs.update(t.get("kwargs") or {})
-            rows.append(
-                {
-                    "name": k["name"],
-                    "module": k.get("module"),
-                    "named": True,
-                    "config": t.get("index"),
-                    "key": make_key(
-                        k.get("module"),
-                        k["name"],
-                        signature,
-                        spec,
-                        named_constexprs,
-                        t.get("num_warps"),
-                        t.get("num_stages"),
-                        loose=True,
-                    ),
-                }
-            )
+        )
     return rows
 
 

@@ -75,6 +75,9 @@ class Launch:
     autotune_tried: tuple[
         int, ...
     ] = ()  # the configs its autotuner would try for this launch, in its order
+    explored: bool = (
+        False  # made only by irscope's exploration of a benchmark sweep: named, compiled on request
+    )
 
 
 @dataclass

@@ -96,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
     _common(report)
     report.add_argument("--json", action="store_true", help='one JSON document {"kernels": [...]}')
     report.add_argument(
+        "--launch",
+        type=int,
+        metavar="N",
+        help="only the kernel's N-th distinct specialization; past those the file's run compiled "
+        "come those its benchmarks reach (named, not compiled): N compiles that one",
+    )
+    report.add_argument(
         "--measure",
         action="store_true",
         help="with a GPU: time each launch, its bandwidth against the peak, and Nsight Compute's "

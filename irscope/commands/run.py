@@ -122,8 +122,13 @@ def _shown(ws, path: str | None) -> str | None:
 
 
 def _report(ws, args) -> int:
-
-    comps = ws.compile_all(kernel_name=args.kernel, config=args.config)
+    if args.launch is not None:  # one specialization, a named one compiled now (workspace.compilation_at)
+        kernel = ws.kernel(args.kernel)
+        comps = [ws.compilation_at(kernel, args.config, args.launch)]
+        named = ws.named(kernel, config=args.config)
+    else:
+        comps = ws.compile_all(kernel_name=args.kernel, config=args.config)
+        named = ws.named_all(kernel_name=args.kernel, config=args.config)
     measured = {}
     if args.measure:
         done = measure_all(
@@ -136,7 +141,7 @@ def _report(ws, args) -> int:
             progress=lambda text: tell(f"irscope: measuring: {text}"),
         )
         measured = {id(comp): m for comp, m in zip(comps, done)}
-    doc = build_report(ws, comps)
+    doc = build_report(ws, comps, named, args.config)
     for entry, comp in zip(doc["kernels"], comps):
         if id(comp) in measured:
             entry["measured"] = measured[id(comp)].to_json()

@@ -8,10 +8,11 @@ from irscope.analysis.coalescing.sectors import report_fields
 from irscope.analysis.coalescing.text import format_lines
 from irscope.analysis.measured.format import format_measured
 from irscope.analysis.summary import analysis_entry, format_analysis
+from irscope.base.named_text import differing, shown_values
 from irscope.engine.compile.compilation import Compilation
 from irscope.engine.inductor.report import format_inductor, inductor_entry
 from irscope.engine.triton_compat import describe_config
-from irscope.engine.workspace import Workspace
+from irscope.engine.workspace import Named, Workspace
 from irscope.findings import findings, ranked, rule_errors
 
 
@@ -55,6 +56,8 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         "def_line": comp.kernel.line,
         **launch_fields(comp),
         "launch": comp.launch.origin,
+        "compiled": True,
+        "explored": comp.launch.explored,  # reached only by a benchmark sweep's exploration, compiled on request
         "local_bytes": res.local_bytes,
         "stages": {},
         "error": None,
@@ -128,10 +131,62 @@ def _findings_json(ws: Workspace, comp: Compilation) -> list[dict[str, Any]]:
     return out
 
 
-def build_report(ws: Workspace, comps: list[Compilation]) -> dict[str, Any]:
+def named_entry(ws: Workspace, named: Named, config: int | None = None) -> dict[str, Any]:
+    """A specialization a benchmark sweep's exploration reached, not compiled (workspace.Named): what it is
+    (the fields of launch_fields that need no compile) and the command that compiles and shows it."""
+    kernel, launch = named.kernel, named.launch
+    label = ws.kernel_label(kernel)
+    chosen = f" --config {config}" if config is not None else ""
+    entry: dict[str, Any] = {
+        "name": kernel.name,
+        "module": kernel.module,
+        "file": ws.shown_path(kernel.file),
+        "def_line": kernel.line,
+        "target": ws.target.name,
+        "grid": list(launch.grid) if launch.grid else None,
+        "signature": named.signature,
+        "specialization": named.specialization,
+        "constexprs": _jsonable(named.constexprs),
+        "num_warps": named.num_warps,
+        "num_stages": named.num_stages,
+        "launch": launch.origin,
+        "compiled": False,
+        "explored": True,
+        "launch_number": named.number,
+        "how": f"irscope report {ws.user_file.shown} --kernel {label}{chosen} --launch {named.number}",
+    }
+    if kernel.is_autotuned:
+        configs = kernel.autotune_configs or []
+        entry["autotune"] = {
+            "configs": [str(c) for c in configs],
+            "selected": launch.autotune_index or 0,
+            "tried": [
+                {
+                    "index": n,
+                    **_jsonable(describe_config(configs[n])),
+                    "shown": n == (launch.autotune_index or 0),
+                }
+                for n in launch.autotune_tried
+                if n < len(configs)
+            ],
+        }
+    return entry
+
+
+def build_report(
+    ws: Workspace, comps: list[Compilation], named: list[Named] = (), config: int | None = None
+) -> dict[str, Any]:
+    """The report's document: `comps` compiled, and `named` (workspace.Named) listed with `compiled`
+    false, leaving out any that is among `comps` (asked for with --launch)."""
     for comp in comps:
         comp.prefetch_sass()  # one nvdisasm per compilation, side by side
     doc: dict[str, Any] = {"kernels": [compilation_entry(ws, c) for c in comps]}
+    compiled = {(id(c.kernel), c.spec.cache_key()) for c in comps}
+    doc["named"] = [
+        named_entry(ws, n, config)
+        for n in named
+        if (id(n.kernel), n.spec.cache_key()) not in compiled
+    ]
     doc["not_launched"] = [{"name": k.name, "def_line": k.line} for k in ws.not_launched()]
     doc["missing"] = [m.to_json() for m in ws.missing]
     if ws.run_warning:
@@ -179,6 +234,33 @@ def format_missing(doc: dict[str, Any]) -> list[str]:
     for m in missing:
         out.append(f"  {m['kernel']} (line {m['line']}): {m['reason']}")
         out.append(f"     to see it: {m['how']}")
+    return out
+
+
+def format_named(doc: dict[str, Any]) -> list[str]:
+    """One line per kernel whose benchmarks reach specializations not compiled (doc["named"]): how many,
+    the constexprs that tell them apart, and the command that compiles one."""
+    by_kernel: dict[tuple, list[dict]] = {}
+    for n in doc.get("named") or []:
+        by_kernel.setdefault((n["module"], n["name"]), []).append(n)
+    out = []
+    for (module, name), named in by_kernel.items():
+        compiled = [k for k in doc["kernels"] if (k.get("module"), k["name"]) == (module, name)]
+        names = differing([k.get("constexprs") or {} for k in compiled + named])
+        values = "; ".join(filter(None, (shown_values(n["constexprs"], names) for n in named[:6])))
+        values += "; ..." if len(named) > 6 and values else ""
+        numbers = [n["launch_number"] for n in named]
+        contiguous = numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+        which = (
+            f"N = {numbers[0]} to {numbers[-1]}"
+            if contiguous and len(numbers) > 2
+            else "N = " + ", ".join(map(str, numbers[:8])) + (", ..." if len(numbers) > 8 else "")
+        )
+        how = named[0]["how"].rsplit(" ", 1)[0] + " N"
+        out.append(
+            f"{name}: its benchmarks reach {len(named)} more specialization(s), not compiled"
+            f"{f' ({values})' if values else ''}; to see one: {how} ({which})"
+        )
     return out
 
 
@@ -251,6 +333,7 @@ def format_report(doc: dict[str, Any]) -> str:
         out.extend(format_lines(k))
         if k.get("measured"):
             out.extend(format_measured(k["measured"]))
+    out.extend(format_named(doc))
     out.extend(format_missing(doc))
     out.append(
         "specialization: D = divisible by 16 (aligned), S = fits 32-bit offsets, "

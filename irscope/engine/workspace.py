@@ -1,5 +1,8 @@
 """A kernel file, opened (`Workspace`): its kernels, the launches its own code made, and what compiling
 them gives, one compilation per distinct specialization. `session.open_file` makes one.
+
+The specializations only irscope's exploration of a benchmark sweep reached are named (`Named`), not
+compiled until asked for (`named`, `compile_named`, `compilation_at`).
 """
 
 from __future__ import annotations
@@ -13,14 +16,59 @@ from irscope.base.missing import Missing
 from irscope.base.model import Kernel, Launch
 from irscope.engine.capture.discover import UserFile, kernel_file_text
 from irscope.engine.capture.kernel_params import pointer_params
-from irscope.engine.compile.compilation import Compilation, compile_launch
+from irscope.engine.compile.compilation import (
+    Compilation,
+    check_launch,
+    compile_launch,
+    specialization_letters,
+)
 from irscope.engine.overrides import Overrides, annotated_type, value_for_type
 from irscope.engine.triton_compat import (
+    Specialized,
     Target,
     config_kwargs,
     constexpr_param_names,
+    constexprs_by_param,
     param_defaults,
 )
+
+
+@dataclass
+class Named:
+    """A specialization that only irscope's exploration of a benchmark sweep reached (the launches of a
+    `perf_report`'s later x values, triton_compat/benchmark_sweep.py): listed, not compiled when the file
+    opens (each compile costs seconds; tutorial 06's sweeps reach dozens), compiled when asked for.
+
+    `number` is its `--launch N`: a kernel's specializations are numbered compiled ones first (as the
+    file's own run made them), then the named ones."""
+
+    launch: Launch
+    spec: Specialized
+    number: int
+
+    @property
+    def kernel(self) -> Kernel:
+        return self.launch.kernel
+
+    @property
+    def signature(self) -> dict[str, str]:
+        return dict(self.spec.signature)
+
+    @property
+    def constexprs(self) -> dict[str, Any]:
+        return constexprs_by_param(self.kernel.jit, self.spec.constexprs)
+
+    @property
+    def specialization(self) -> dict[str, str]:
+        return specialization_letters(self.kernel.jit, self.spec)
+
+    @property
+    def num_warps(self) -> int:
+        return self.spec.options.num_warps
+
+    @property
+    def num_stages(self) -> int:
+        return self.spec.options.num_stages
 
 
 @dataclass
@@ -87,14 +135,24 @@ class Workspace:
 
     def compilation_at(self, kernel: Kernel, config: int | None, launch: int):
         """The compilation of the kernel's `launch`-th distinct specialization (`--launch`), or one line
-        naming the choices."""
+        naming the choices. Past the ones compiled when the file opened come those a benchmark sweep's
+        exploration reached (named): such a one is compiled now."""
         comps = self.compile(kernel, config=config)
-        if not 0 <= launch < len(comps):
-            raise IrscopeError(
-                f"--launch {launch}: {kernel.name} has {len(comps)} distinct "
-                f"specialization(s); choose 0 to {len(comps) - 1}"
-            )
-        return comps[launch]
+        if 0 <= launch < len(comps):
+            return comps[launch]
+        named = self.named(kernel, config=config)
+        if named and len(comps) <= launch < len(comps) + len(named):
+            return self.compile_named(named[launch - len(comps)])
+        total = len(comps) + len(named)
+        more = (
+            f" ({len(comps)} compiled when the file opened, {len(named)} more that its benchmarks reach)"
+            if named
+            else ""
+        )
+        raise IrscopeError(
+            f"--launch {launch}: {kernel.name} has {total} distinct specialization(s){more}; "
+            f"choose 0 to {total - 1}"
+        )
 
     def launches_of(self, kernel: Kernel, config: int | None = None) -> list[Launch]:
         """Launches of a kernel, narrowed to one autotune config (default: the first)."""
@@ -211,7 +269,11 @@ class Workspace:
             return out
         # A warmup's grid is not what the kernel runs with (tutorial 02 warms up with grid=(1,), then launches
         # the compiled kernel on every SM): a real launch of the same binary, compiled first, stands for it.
-        for launch in sorted(self.launches_of(kernel, config), key=lambda la: la.warmup):
+        # The launches of a benchmark sweep's exploration are named, not compiled (named()).
+        for launch in sorted(
+            (la for la in self.launches_of(kernel, config) if not la.explored),
+            key=lambda la: la.warmup,
+        ):
             comp = compile_launch(
                 launch, target, self.source_text(kernel), given=self.overrides.describe()
             )
@@ -256,6 +318,56 @@ class Workspace:
         out: list[Compilation] = []
         for kernel in launched:
             out.extend(self.compile(kernel, target, config))
+        return out
+
+    def named(
+        self, kernel: Kernel, target: Target | None = None, config: int | None = None
+    ) -> list[Named]:
+        """The kernel's specializations that only a benchmark sweep's exploration reached (Named), each
+        once and none that compile() compiles, in the order the sweep reached them. Each is specialized
+        as the JIT would (a few milliseconds), not compiled; a launch the JIT rejects is left out (its
+        error would only be seen on a GPU at that size)."""
+        try:
+            # as in compile(): a real launch of a specialization stands for a warmup of it (whose grid is not run)
+            explored = sorted(
+                (la for la in self.launches_of(kernel, config) if la.explored),
+                key=lambda la: la.warmup,
+            )
+        except IrscopeError:  # not launched with that config: nothing explored either
+            return []
+        if not explored:
+            return []
+        target = target or self.target
+        comps = self.compile(kernel, target, config)
+        seen = {comp.spec.cache_key() for comp in comps}
+        out: list[Named] = []
+        for launch in explored:
+            try:
+                spec = check_launch(launch, target)
+            except IrscopeError:
+                continue
+            if spec.cache_key() not in seen:
+                seen.add(spec.cache_key())
+                out.append(Named(launch, spec, len(comps) + len(out)))
+        return out
+
+    def compile_named(self, named: Named, target: Target | None = None) -> Compilation:
+        """Compile a named specialization: exactly as a launch compiled when the file opened."""
+        return compile_launch(
+            named.launch,
+            target or self.target,
+            self.source_text(named.kernel),
+            given=self.overrides.describe(),
+        )
+
+    def named_all(self, kernel_name: str | None = None, config: int | None = None) -> list[Named]:
+        """named() for each kernel compile_all compiles (or for `kernel_name`), kernel by kernel."""
+        if kernel_name is not None:
+            return self.named(self.kernel(kernel_name), config=config)
+        out: list[Named] = []
+        for kernel in self.kernels:
+            if any(launch.kernel is kernel and launch.explored for launch in self.launches):
+                out.extend(self.named(kernel, config=config))
         return out
 
     def not_launched(self) -> list[Kernel]:

@@ -268,6 +268,34 @@ def compile_config(request: Request, post: Post, state: Snapshot, index: int) ->
     prepare_comp(request, post, state.session, comps[0], state.path)
 
 
+def compile_named(request: Request, post: Post, state: Snapshot, row: dict) -> None:
+    """A specialization the file's benchmarks reach, listed by the picker and not compiled yet (`row`, of
+    WorkspaceInfo.named): compiled in the worker for the target shown, added to the picker's rows after
+    its kernel's others, and shown."""
+    target = str(state.shown_comp.target) if state.shown_comp is not None else None
+    post(
+        Progress(request, f"compiling {row['label']} ({row.get('shown') or 'another size'})…", 0.3)
+    )
+    try:
+        comp = state.session.request("compile_named", index=row["index"], target=target)
+        read_registers(state.session, [comp])
+    except BaseException as exc:
+        post(Failed(request, describe_open_error(exc), fatal=False))
+        return
+    rows = list(state.comps)
+    at = max(
+        (
+            n + 1
+            for n, c in enumerate(rows)
+            if c.kernel.name == comp.kernel.name and c.kernel.line == comp.kernel.line
+        ),
+        default=len(rows),
+    )
+    rows.insert(at, comp)
+    post(Compiled(request, rows, at, {}, named_done=row["index"]))
+    prepare_comp(request, post, state.session, comp, state.path)
+
+
 def with_rows_replaced(rows: list, kernel, new_rows: list) -> tuple[list, int]:
     """The picker's rows with `kernel`'s replaced by `new_rows` (another autotune config's compilations),
     where its first row was; and the index of the first new row."""

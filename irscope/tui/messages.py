@@ -75,7 +75,8 @@ class Loaded(Answer):
 
 class Compiled(Answer):
     """The rows of the picker, which of them is shown and the edits in force, after a (re)compile;
-    `target` and `config` are set when the request changed them (a reload keeps them)."""
+    `target` and `config` are set when the request changed them (a reload keeps them); `named_done` is the
+    index of a named specialization (WorkspaceInfo.named) that the request compiled."""
 
     def __init__(
         self,
@@ -85,6 +86,7 @@ class Compiled(Answer):
         edits: dict,
         target: str | None = None,
         config: int | None = None,
+        named_done: int | None = None,
     ) -> None:
         super().__init__(request)
         self.comps = comps
@@ -92,6 +94,7 @@ class Compiled(Answer):
         self.edits = edits
         self.target = target
         self.config = config
+        self.named_done = named_done
 
 
 class PickWanted(Answer):

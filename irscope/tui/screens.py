@@ -15,9 +15,15 @@ from textual.widgets.option_list import Option
 from irscope.base.names import TARGETS
 from irscope.tui.edit import RESET, check
 
+NOT_COMPILED = (
+    "○ not compiled — Enter compiles"  # a picker row of a specialization named, not compiled
+)
+
 
 class PickerScreen(ModalScreen[int]):
-    """Several kernels or compilations in the file: choose one (name, line, target, registers)."""
+    """Several kernels or compilations in the file: choose one (name, line, target, registers). Rows with
+    `named` are specializations the file's benchmarks reach that are not compiled yet: choosing one
+    compiles it."""
 
     BINDINGS = [Binding("escape", "cancel", "Back"), Binding("q", "app.quit", "Quit")]
 
@@ -37,9 +43,12 @@ class PickerScreen(ModalScreen[int]):
         )
 
     def compose(self) -> ComposeResult:
+        named = sum(1 for row in self.rows if row.get("named"))
+        more = f"; its benchmarks reach {named} more, not compiled yet" if named else ""
         with Vertical(id="picker"):
             yield Label(
-                f"{len(self.rows)} compilations in this file — pick one (Enter)", id="picker-title"
+                f"{len(self.rows) - named} compilation(s) in this file{more} — pick one (Enter)",
+                id="picker-title",
             )
             yield DataTable(id="picker-table", cursor_type="row", zebra_stripes=True)
             if self.missing is not None:
@@ -48,15 +57,35 @@ class PickerScreen(ModalScreen[int]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns(
-            "kernel", "line", "target", "grid", "warps", "regs", "spills", "specialization"
+            "kernel",
+            "line",
+            "target",
+            "grid",
+            "warps",
+            "regs",
+            "spills",
+            "constexprs",
+            "specialization",
         )
         for row in self.rows:
-            table.add_row(
-                *(
-                    Text(str(row[k]))
-                    for k in ("name", "line", "target", "grid", "warps", "regs", "spills", "spec")
+            cells = [
+                Text(str(row[k]))
+                for k in (
+                    "name",
+                    "line",
+                    "target",
+                    "grid",
+                    "warps",
+                    "regs",
+                    "spills",
+                    "constexprs",
+                    "spec",
                 )
-            )
+            ]
+            # reached by the file's benchmarks, not compiled yet (showing.picker_rows)
+            if row.get("named"):
+                cells[0].append(f"  {NOT_COMPILED}", style="italic yellow")
+            table.add_row(*cells)
         if 0 < self.start < len(self.rows):
             table.move_cursor(row=self.start)
         table.focus()

@@ -41,6 +41,7 @@ class Server:
     def __init__(self) -> None:
         self.ws = None
         self.comps: dict[int, Any] = {}
+        self.named: list = []  # the opened file's named specializations (workspace.Named), by the index sent
         self.budget = None
         self._lock = threading.Lock()
 
@@ -97,14 +98,43 @@ class Server:
         progress("compiling", 0.5)
         comps = ws.compile_all(kernel_name=kernel, config=config)
         self.ws = ws
+        self.named = ws.named_all(kernel_name=kernel, config=config)
         info = WorkspaceInfo(
             ws.user_file.path,
             ws.device,
             ws.run_warning,
             list(ws.notes),
             [m.to_json() for m in ws.missing],
+            [self.named_row(n, i) for i, n in enumerate(self.named)],
         )
         return info, [self.snapshot(comp) for comp in comps]
+
+    def named_row(self, named, index: int) -> dict:
+        """A named specialization as the picker lists it (plain data; compiled with op_compile_named)."""
+        launch = named.launch
+        return {
+            "index": index,
+            "name": named.kernel.name,
+            "label": self.ws.kernel_label(named.kernel),
+            "line": named.kernel.line,
+            "grid": tuple(launch.grid) if launch.grid else None,
+            "constexprs": {k: literal(v) for k, v in named.constexprs.items()},
+            "spec": dict(named.specialization),
+            "warps": named.num_warps,
+            "number": named.number,
+            "compiled": False,
+        }
+
+    def op_compile_named(
+        self, progress: Progress, index: int, target: str | None = None
+    ) -> CompilationView:
+        """Compile a named specialization (the picker's row `index` of WorkspaceInfo.named), for `target`
+        (the target shown), exactly as the file's own launches were compiled."""
+        from irscope.base.target import Target
+
+        return self.snapshot(
+            self.ws.compile_named(self.named[index], Target(target) if target else None)
+        )
 
     def op_stop_capture(self, progress: Progress) -> None:
         budget = self.budget

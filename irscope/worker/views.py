@@ -75,6 +75,10 @@ class WorkspaceInfo:
     notes: list[str] = field(default_factory=list)
     # the file's kernels the run did not launch (base/missing.py)
     missing: list[dict] = field(default_factory=list)
+    # specializations only a benchmark sweep's exploration reached, not compiled (workspace.Named), each a dict:
+    # index (the worker's handle: op_compile_named), name, label, line, grid, constexprs, spec, warps, number,
+    # compiled (the front end sets it once it has compiled one)
+    named: list[dict] = field(default_factory=list)
 
 
 @dataclass

@@ -223,22 +223,7 @@ class Compilation:
     def specialization(self) -> dict[str, str]:
         """Per parameter, the JIT's specialization in Triton's letters: D = divisible by 16,
         S = pointer range fits 32 bits (AMD buffer ops), constant = folded into the code."""
-        attrs = attrs_by_param(self.kernel.jit, self.spec.attrs)
-        out = {}
-        for name, kind in self.spec.signature.items():
-            if kind == "constexpr":
-                continue
-            letters = ""
-            for attr, _value in attrs.get(name, []):
-                letters += {"tt.divisibility": "D", "tt.pointer_range": "S"}.get(attr, "")
-            out[name] = letters
-        declared = set(constexpr_param_names(self.kernel.jit))
-        for name in self.constexprs:
-            if name not in declared:
-                out[name] = (
-                    "constant"  # an int equal to 1 (or None), folded into the code like a constexpr
-                )
-        return out
+        return specialization_letters(self.kernel.jit, self.spec)
 
     @property
     def num_warps(self) -> int:
@@ -255,6 +240,27 @@ class Compilation:
     @property
     def num_stages(self) -> int:
         return self.spec.options.num_stages
+
+
+def specialization_letters(jit, spec: Specialized) -> dict[str, str]:
+    """Per parameter, the JIT's specialization in Triton's letters (Compilation.specialization); from the
+    specialization alone, so a specialization named and not compiled (workspace.Named) says it too."""
+    attrs = attrs_by_param(jit, spec.attrs)
+    out = {}
+    for name, kind in spec.signature.items():
+        if kind == "constexpr":
+            continue
+        letters = ""
+        for attr, _value in attrs.get(name, []):
+            letters += {"tt.divisibility": "D", "tt.pointer_range": "S"}.get(attr, "")
+        out[name] = letters
+    declared = set(constexpr_param_names(jit))
+    for name in constexprs_by_param(jit, spec.constexprs):
+        if name not in declared:
+            out[name] = (
+                "constant"  # an int equal to 1 (or None), folded into the code like a constexpr
+            )
+    return out
 
 
 # Each compilation holds its launch's tensors: keep the newest few (a TUI's edits and target changes add

@@ -64,12 +64,19 @@ def compile_side(ws: Workspace, kernel, spec: SideSpec, flag: str) -> Compilatio
     """The compilation one SPEC names: the file's own launch, recompiled with the SPEC's changes."""
     target = resolve_target(spec.target) if spec.target else ws.target
     comps = ws.compile(kernel, target, spec.config)
-    if not 0 <= spec.launch < len(comps):
+    named = ws.named(kernel, target, spec.config) if spec.launch >= len(comps) else []
+    # past the compiled ones, those the file's benchmarks reach (compiled now)
+    total = len(comps) + len(named)
+    if not 0 <= spec.launch < total:
         raise IrscopeError(
-            f"{flag} launch={spec.launch}: {kernel.name} has {len(comps)} distinct "
-            f"specialization(s) in this file; choose launch=0 to {len(comps) - 1}"
+            f"{flag} launch={spec.launch}: {kernel.name} has {total} distinct "
+            f"specialization(s) in this file; choose launch=0 to {total - 1}"
         )
-    comp = comps[spec.launch]
+    comp = (
+        comps[spec.launch]
+        if spec.launch < len(comps)
+        else ws.compile_named(named[spec.launch - len(comps)], target)
+    )
     if not spec.defines:
         return comp
     jit = kernel.jit

@@ -24,6 +24,7 @@ import torch
 from irscope.engine.inductor.ptxas import use_inductors_ptxas
 from irscope.engine.patching import Patches
 from irscope.engine.triton_compat import JITFunction, RawLaunch
+from irscope.engine.triton_compat.capture import exploring_now
 
 # The kernel objects made in this process, by their JITFunction: discovery and compile read them.
 _by_jit: dict[int, "InductorKernel"] = {}
@@ -82,6 +83,7 @@ class InductorKernel:
                     count if self.configs else None,
                     list(self.configs) or None,
                     autotune_first=index == 0,
+                    explored=exploring_now(),
                 )
             )
 

@@ -14,9 +14,15 @@ import os
 import time
 from typing import Callable, ContextManager
 
-from irscope.engine.triton_compat.capture import launches_not_run, launches_recorded
+from irscope.engine.triton_compat.capture import (
+    launches_explored,
+    launches_not_run,
+    launches_recorded,
+)
 
-SWEEP_S = 3.0  # the most a report's sweeps explore (IRSCOPE_SWEEP_S): each specialization found is compiled
+SWEEP_S = (
+    3.0  # the most a report's sweeps explore (IRSCOPE_SWEEP_S): each specialization found is named
+)
 SWEEP_QUIET_S = (
     1.5  # a sweep ends after this long without a new specialization (the file's quiet time is 3 s)
 )
@@ -49,9 +55,12 @@ def run_sweep(
     forward or backward), so each is seen before any is explored. Then the other x values of each benchmark
     are visited in an order that spreads over the range (sweep_order), with only the lines that launched a
     kernel at the first. Throughout, launches are recorded and not run (capture.launches_not_run): nothing is
-    timed, so their results are not needed. Exploring a benchmark ends after SWEEP_QUIET_S without a new
-    specialization, at a point that raises, or when the report's SWEEP_S are up (a GPU runs every point in a
-    fraction of that; here each point's inputs are made on the CPU); what was not run is added to `notes`.
+    timed, so their results are not needed. The launches of the later points are marked explored
+    (capture.launches_explored): their specializations are named when the file opens and compiled only when
+    asked for (workspace.Workspace.named), since each compile costs seconds. Exploring a benchmark ends
+    after SWEEP_QUIET_S without a new specialization, at a point that raises, or when the report's SWEEP_S
+    are up (a GPU runs every point in a fraction of that; here each point's inputs are made on the CPU);
+    what was not run is added to `notes`.
     The exploring runs inside `exploring()`: the file's run is not stopped for want of new launches while
     irscope looks for them (the capture budget's limit still holds). Nothing is plotted, printed as a table,
     or saved. Returns None."""
@@ -93,7 +102,7 @@ def run_sweep(
                     break
                 before = launches_recorded(new_only=True)
                 try:
-                    with launches_not_run():
+                    with launches_not_run(), launches_explored():
                         run_at(bench, bench.x_vals[index], lines)
                 except Exception as exc:  # noqa: BLE001 - a size the virtual GPU cannot run: exploring ends here
                     why = f"x = {bench.x_vals[index]} raised {type(exc).__name__}"

@@ -71,6 +71,9 @@ class RawLaunch:
         None  # (run, in the grid) when the interpreter cut the launch short
     )
     in_sweep: bool = False  # made while a benchmark's sweep explores, where a repeat is not kept
+    explored: bool = (
+        False  # made at a sweep's later points (run_sweep's exploration), not at its first ones
+    )
     autotune_tried: tuple[
         int, ...
     ] = ()  # the configs the autotuner would try for this launch, in its order
@@ -98,6 +101,24 @@ def launches_not_run() -> Iterator[None]:
         yield
     finally:
         capture_state.run_launches = saved
+
+
+@contextlib.contextmanager
+def launches_explored() -> Iterator[None]:
+    """While the block runs, each launch recorded is marked `explored`: irscope's exploration of a benchmark's
+    later x values (benchmark_sweep.run_sweep), which the file's own run would not have reached on the virtual
+    GPU. Such a launch's specialization is named, not compiled, when the file opens (session.py, workspace.py)."""
+    saved = capture_state.explored
+    capture_state.explored = True
+    try:
+        yield
+    finally:
+        capture_state.explored = saved
+
+
+def exploring_now() -> bool:
+    """Whether a launch made now is one of a sweep's explored points (launches_explored)."""
+    return capture_state.explored
 
 
 @contextlib.contextmanager
@@ -163,6 +184,7 @@ def _capture_patches(
                 autotune_first=capture_state.first and index is not None,
                 warmup=bool(warmup),
                 in_sweep=not capture_state.run_launches,
+                explored=capture_state.explored,
                 autotune_tried=capture_state.tried if index is not None else (),
             )
             if capture_state.recorded is not None:
@@ -380,6 +402,7 @@ def _capture_patches(
                         tuple(grid),
                         None,
                         None,
+                        explored=capture_state.explored,
                     )
                 )
             with executing():

@@ -17,15 +17,14 @@ class _CaptureState(threading.local):
     configs: list[Any] | None = None
     execute: bool = True
     record: bool = True
-    recorded: list[RawLaunch] | None = (
-        None  # an autotuned launch's per-config records, for a failure to land on
-    )
-    tried: tuple[
-        int, ...
-    ] = ()  # the numbers of the configs the autotuner would try for this launch
-    run_launches: bool = (
-        True  # False: a launch is recorded, not run (a benchmark sweep's later points)
-    )
+    # an autotuned launch's per-config records, for a failure to land on
+    recorded: list[RawLaunch] | None = None
+    # the numbers of the configs the autotuner would try for this launch
+    tried: tuple[int, ...] = ()
+    # False: a launch is recorded, not run (a benchmark sweep's later points)
+    run_launches: bool = True
+    # True: a launch is made by irscope's exploration of a sweep (capture.launches_explored)
+    explored: bool = False
 
 
 capture_state = _CaptureState()

@@ -35,7 +35,7 @@ from irscope.tui.loader import OpenFailure, Shown, describe_open_error
 from irscope.tui.main.heap import COLLECT, YOUNG_ONLY, spare_the_heap
 from irscope.tui.main.linked_panes import LinkedPanes
 from irscope.tui.main.panes import STAGE_TITLES
-from irscope.tui.main.texts import header_text, missing_lines, picker_rows, read_source
+from irscope.tui.main.texts import header_text, missing_lines, named_left, picker_rows, read_source
 from irscope.tui.messages import (
     Analysed,
     Compiled,
@@ -392,8 +392,10 @@ class MainScreen(Screen):
     def action_pick(self) -> None:
         if self.still_working():
             return
-        # the picker says what was not reached
-        if len(self.comps) > 1 or (self.ws is not None and self.ws.missing):
+        # the picker says what was not reached, and lists the specializations not compiled yet
+        if len(self.comps) > 1 or (
+            self.ws is not None and (self.ws.missing or named_left(self.ws))
+        ):
             self.pick(True)
         else:
             self.notify("this file has one compilation", timeout=2)
@@ -581,6 +583,11 @@ class MainScreen(Screen):
         if not self.still_working() and self.shown is not None:
             self._start("recompile", jobs.recompile, self._snapshot(), target, defines)
 
+    def compile_named_in_background(self, row: dict) -> None:
+        """Compile a specialization the file's benchmarks reach (a picker row marked not compiled)."""
+        if not self.still_working() and self.ws is not None:
+            self._start("named", jobs.compile_named, self._snapshot(), row)
+
     def compile_config_in_background(self, index: int) -> None:
         if not self.still_working() and self.shown is not None and self.ws is not None:
             self._start("config", jobs.compile_config, self._snapshot(), index)
@@ -623,6 +630,10 @@ class MainScreen(Screen):
                 self.open_args["target"] = message.target
             if message.config is not None:
                 self.open_args["config"] = message.config
+            if (
+                message.named_done is not None and self.ws is not None
+            ):  # now a compilation: off the named list
+                self.ws.named[message.named_done]["compiled"] = True
 
     def on_pick_wanted(self, message: PickWanted) -> None:
         if self._current(message):
@@ -678,10 +689,23 @@ class MainScreen(Screen):
         return sizes
 
     def pick(self, cancellable: bool = True) -> None:
-        rows = picker_rows(self.comps)
-        self.set_progress(f"{os.path.basename(self.path)}: {len(rows)} compilations", None)
+        named = named_left(self.ws)
+        if self.shown is not None:
+            shown_target = str(self.shown.comp.target)
+        else:
+            shown_target = str(self.comps[0].target) if self.comps else ""
+        rows = picker_rows(self.comps, named, shown_target)
+        compiled = len(self.comps)  # the rows after these are named (texts.picker_rows)
+        more = f" and {len(named)} more not compiled" if named else ""
+        self.set_progress(f"{os.path.basename(self.path)}: {compiled} compilations{more}", None)
 
         def chosen(index: int | None) -> None:
+            if index is not None and compiled <= index < len(rows):  # named: compile it now
+                self.set_progress(f"compiling {rows[index]['name']}…", 0.3)
+                self.compile_named_in_background(
+                    {**rows[index]["named"], "shown": rows[index]["constexprs"]}
+                )
+                return
             if index is not None and index >= 0:
                 if index != self.shown_index:
                     self.edits = {}  # they belong to the compilation shown until now

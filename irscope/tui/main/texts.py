@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
+from irscope.base.named_text import differing, shown_values
 from irscope.base.textsafe import safe_text
 
 
@@ -52,9 +53,11 @@ def header_text(comp, comps: list, ws) -> Text:
         item("regs", res.registers)
         item("spills", res.spills)
         item("smem", f"{res.shared_bytes or 0} B")
-    if len(comps) > 1:
+    more = len(named_left(ws))
+    if len(comps) > 1 or more:
         number = next((n + 1 for n, c in enumerate(comps) if c.key == comp.key), "·")
-        head.append(f"  ({number}/{len(comps)}; p: pick)", style="dim")
+        named = f", {more} more not compiled" if more else ""
+        head.append(f"  ({number}/{len(comps)}{named}; p: pick)", style="dim")
     if ws is not None and ws.device.startswith("virtual"):
         # no GPU here: the file saw irscope's virtual one, and no timing it printed is a measurement
         head.append("  virtual GPU", style="yellow")
@@ -85,8 +88,28 @@ def missing_lines(missing: list[dict]) -> Text:
     return text
 
 
-def picker_rows(comps: list) -> list[dict[str, Any]]:
-    """The picker's rows: name, line, target, grid, warps, registers, spills, specialization."""
+def named_left(ws) -> list[dict]:
+    """The specializations the file's benchmarks reach that are not compiled yet (WorkspaceInfo.named)."""
+    return [n for n in getattr(ws, "named", None) or [] if not n.get("compiled")]
+
+
+def picker_rows(comps: list, named: list[dict] = (), target: str = "") -> list[dict[str, Any]]:
+    """The picker's rows: name, line, target, grid, warps, registers, spills, the constexprs that differ
+    between a kernel's rows (tutorial 02's softmax: BLOCK_SIZE), specialization; then the specializations
+    in `named` (named_left: reached by the file's benchmarks, not compiled), each with the `named` dict it
+    comes from, for `target` (where it will compile)."""
+    groups: dict[tuple, list[dict]] = {}
+    for comp in comps:
+        groups.setdefault((comp.kernel.name, comp.kernel.line), []).append(
+            dict(comp.constexprs or {})
+        )
+    for n in named:
+        groups.setdefault((n["name"], n["line"]), []).append(n["constexprs"])
+    differ = {key: differing(values) for key, values in groups.items()}
+
+    def constexprs(name: str, line: int, values: dict) -> str:
+        return shown_values(values, differ.get((name, line), [])) or "—"
+
     rows = []
     for comp in comps:
         try:
@@ -113,6 +136,25 @@ def picker_rows(comps: list) -> list[dict[str, Any]]:
                 "regs": res.registers if res else "—",
                 "spills": res.spills if res else "—",
                 "spec": spec or "—",
+                "constexprs": constexprs(
+                    comp.kernel.name, comp.kernel.line, dict(comp.constexprs or {})
+                ),
+            }
+        )
+    for n in named:
+        spec = " ".join(f"{k}:{v}" for k, v in n["spec"].items() if v)
+        rows.append(
+            {
+                "name": n["label"],
+                "line": n["line"],
+                "target": target,
+                "grid": "×".join(map(str, n["grid"])) if n["grid"] else "?",
+                "warps": n["warps"],
+                "regs": "—",
+                "spills": "—",
+                "spec": spec or "—",
+                "constexprs": constexprs(n["name"], n["line"], n["constexprs"]),
+                "named": n,
             }
         )
     return rows
