@@ -19,6 +19,7 @@ from irscope.analysis.vectorize.what_if import WhatIf, what_if
 from irscope.analysis.vectorize.why_not import why_not_vectorized
 from irscope.base import errors
 from irscope.base.errors import IrscopeError
+from irscope.base.target import Target
 from irscope.base.textsafe import safe_text, scrub
 from irscope.engine.capture.budget import CaptureBudget
 from irscope.engine.compile.compilation import Compilation
@@ -130,7 +131,6 @@ class Server:
     ) -> CompilationView:
         """Compile a named specialization (the picker's row `index` of WorkspaceInfo.named), for `target`
         (the target shown), exactly as the file's own launches were compiled."""
-        from irscope.base.target import Target
 
         return self.snapshot(
             self.ws.compile_named(self.named[index], Target(target) if target else None)
