@@ -181,7 +181,8 @@ def test_the_ptx_machine_follows_branches_blocks_and_loops():
             "store",
             4,
             6,
-        ),  # the block's own %p1 (tid >= 48) splits warp 1 in two words; warp 0 has one
+            4,
+        ),
         (
             "load",
             12,

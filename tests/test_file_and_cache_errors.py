@@ -158,7 +158,10 @@ def test_an_unknown_coding_line_is_one_clear_line(tmp_path):
 @pytest.mark.parametrize(
     "raw,expected",
     [
-        (b"import triton\n# caf\xe9\n",),  # latin-1 bytes, nothing declared
+        (
+            b"import triton\n# caf\xe9\n",
+            "not UTF-8 text, and no coding line",
+        ),
         (
             b"# caf\xe9\nimport triton\n",
             "not UTF-8 text, and no coding line",

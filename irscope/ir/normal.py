@@ -10,7 +10,8 @@ import re
 _BLANKS = [
     (
         re.compile(r"\s*(loc\([^()]*(\([^()]*\))*[^()]*\)|!dbg ![0-9]+|//.*|#loc[0-9]*)"),
-    ),  # debug, comments
+        "",
+    ),
     (re.compile(r"/\*[0-9a-f]{4,}\*/"), ""),  # SASS addresses
     (
         re.compile(r"%[A-Za-z_$.]*[0-9]+(?![0-9A-Za-z_])"),

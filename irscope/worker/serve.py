@@ -314,9 +314,8 @@ def _recorded(
 ANALYSES: dict[str, Callable[..., Any]] = {
     "why_not_vectorized": lambda server, comp: why_not_vectorized(comp),
     "what_if": _what_if,
-    "findings": lambda server, comp: (
-        findings()
-    ),  # the ranked list the report and `irscope check` show
+    # the ranked list the report and `irscope check` show
+    "findings": lambda server, comp: findings(comp),
     "why_not_measurable": lambda server, comp: why_not_measurable(comp.target.name),
     "measure": _measured,
     "coalescing": lambda server, comp: analyze_coalescing(comp),
