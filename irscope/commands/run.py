@@ -122,7 +122,8 @@ def _shown(ws, path: str | None) -> str | None:
 
 
 def _report(ws, args) -> int:
-    if args.launch is not None:  # one specialization, a named one compiled now (workspace.compilation_at)
+    # one specialization, a named one compiled now (workspace.compilation_at)
+    if args.launch is not None:
         kernel = ws.kernel(args.kernel)
         comps = [ws.compilation_at(kernel, args.config, args.launch)]
         named = ws.named(kernel, config=args.config)

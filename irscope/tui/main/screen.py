@@ -630,9 +630,8 @@ class MainScreen(Screen):
                 self.open_args["target"] = message.target
             if message.config is not None:
                 self.open_args["config"] = message.config
-            if (
-                message.named_done is not None and self.ws is not None
-            ):  # now a compilation: off the named list
+            # now a compilation: off the named list
+            if message.named_done is not None and self.ws is not None:
                 self.ws.named[message.named_done]["compiled"] = True
 
     def on_pick_wanted(self, message: PickWanted) -> None:
