@@ -19,6 +19,11 @@ on a GPU, against what irscope shows for the same file offline.
 
     python benchmarks/coverage.py [FILTER ...] [--files F ...] [--timeout 300] [--target sm_90] [--out DIR] [--append]
     python benchmarks/coverage.py --offline-only ...    # no GPU: side (b) only (rows "shown, not checked")
+    python benchmarks/coverage.py --gpu-only ...        # on the GPU: sides (a) and (b') only, side by side
+    python benchmarks/coverage.py --gpu-from DIR/coverage.json ...   # no GPU: (b) here against a recorded (a), (b')
+`--gpu-only` records what the GPU gives (side (b') as the compact JSON the comparison reads, `live_doc`) and
+leaves side (b) to a later `--gpu-from` replay on the offline code of that day, which recomputes (b') against
+(a) with its own key.
 Writes DIR/coverage.json (raw data) and DIR/coverage.md (the table, with the command that made it); --append
 keeps the results of files not named this time (a run split over several calls, each its own subset).
 Library drivers need tests/corpus/requirements.txt installed (`pip install --no-deps -r ...`).
@@ -37,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -407,9 +413,12 @@ def shown_offline(
     )
 
 
-def missing_reason(doc: dict | None, name: str) -> str:
+def missing_reason(doc: dict | None, name: str, error: str | None = None) -> str:
     """irscope's own word on a compilation it did not show: its JSON's `missing` list (kernel, reason), or,
-    for a kernel it showed in other specializations, a note on a benchmark sweep it did not run whole."""
+    for a kernel it showed in other specializations, a note on a benchmark sweep it did not run whole, or,
+    where the report ended in an error (no JSON, or an exit status not 0), irscope's error line: a file that
+    "launched no kernel: the run was stopped at line 143 (the 60 s limit)" said why. A report this script
+    stopped at its own time limit said nothing."""
     for item in (doc or {}).get("missing") or []:
         if item.get("kernel") in (name, None):
             return item.get("reason") or "not said"
@@ -421,16 +430,19 @@ def missing_reason(doc: dict | None, name: str) -> str:
         ]
         if sweeps:
             return "said: " + sweeps[0]
+    if error:
+        return ("not said: " if error.startswith("timed out after") else "said: ") + error
     return "not said"
 
 
 # ------------------------------------------------------------------------------------------ (c) compare
 
 
-def compare(rel: str, gpu: list[dict] | None, doc: dict | None) -> dict:
+def compare(rel: str, gpu: list[dict] | None, doc: dict | None, error: str | None = None) -> dict:
     """Both directions on one key. `gpu` None: offline only (nothing to compare against). A GPU compilation is
     "shown" when irscope compiled it, "named" when the JSON names its config for that launch (a config the
-    report does not compile by default, as it shows one per specialization), else "compiled, not shown"."""
+    report does not compile by default, as it shows one per specialization), else "compiled, not shown", with
+    irscope's reason (`error`: the report's own error line, where it ended in one)."""
     rows = shown_keys(doc or {})
     compiled_here = {r["key"]: r for r in rows if not r["named"]}
     named = {r["key"]: r for r in rows if r["named"]}
@@ -460,7 +472,7 @@ def compare(rel: str, gpu: list[dict] | None, doc: dict | None) -> dict:
             result = "compiled, not shown"
         row = {"kernel": g["name"], "config": g.get("config"), "result": result, "key": key}
         if result == "compiled, not shown":
-            row["reason"] = missing_reason(doc, g["name"])
+            row["reason"] = missing_reason(doc, g["name"], error)
         out["rows"].append(row)
     for key, r in compiled_here.items():
         if key not in compiled:
@@ -481,20 +493,69 @@ def compare(rel: str, gpu: list[dict] | None, doc: dict | None) -> dict:
     return out
 
 
-def on_gpu_counts(gpu: list[dict] | None, doc: dict | None) -> dict | None:
-    """Side (b') against (a): how many of the GPU's compilations irscope's capture on the GPU showed or named."""
-    if gpu is None or doc is None:
+_KERNEL_FIELDS = (
+    "name",
+    "module",
+    "signature",
+    "specialization",
+    "constexprs",
+    "num_warps",
+    "num_stages",
+)
+
+
+def compact(doc: dict | None) -> dict | None:
+    """What the comparison reads of a report's JSON (its kernels' keys, the configs its autotuners would try,
+    `missing` and `notes`): side (b') kept in coverage.json, small, to be keyed again by a later replay."""
+    if doc is None:
         return None
-    res = compare("", gpu, doc)
+    kernels = []
+    for k in doc.get("kernels") or []:
+        kept = {f: k.get(f) for f in _KERNEL_FIELDS}
+        tried = (k.get("autotune") or {}).get("tried")
+        if tried:
+            kept["autotune"] = {
+                "tried": [
+                    {f: t.get(f) for f in ("index", "kwargs", "num_warps", "num_stages", "shown")}
+                    for t in tried
+                ]
+            }
+        kernels.append(kept)
+    return {"kernels": kernels, "missing": doc.get("missing"), "notes": doc.get("notes")}
+
+
+def on_gpu_counts(
+    gpu: list[dict] | None, doc: dict | None, error: str | None = None
+) -> dict | None:
+    """Side (b') against (a): how many of the GPU's compilations irscope's capture on the GPU showed or named.
+    A report on the GPU that gave no JSON (`doc` None) captured none of them: each counts, as not captured."""
+    if gpu is None or (doc is None and error is None):
+        return None
+    res = compare("", gpu, doc, error)
     reached = [r for r in res["rows"] if r["result"] in ("shown & compiled", "named & compiled")]
     return {
         "captured": len(reached),
         "compiled": res["compiled"],
-        "not captured": sorted(
-            json.loads(r["key"])["kernel"]
+        "not captured": [
+            {
+                "kernel": json.loads(r["key"])["kernel"],
+                "config": r.get("config"),
+                "reason": r["reason"],
+            }
             for r in res["rows"]
             if r["result"] == "compiled, not shown"
-        ),
+        ],
+    }
+
+
+def gpu_only_result(rel: str, gpu: list[dict] | None) -> dict:
+    """A file's row when side (b) was not run (`--gpu-only`): how many distinct compilations the GPU made."""
+    return {
+        "file": rel,
+        "shown": 0,
+        "named": 0,
+        "rows": [],
+        "compiled": None if gpu is None else len({g["key"] for g in gpu}),
     }
 
 
@@ -514,7 +575,57 @@ def counts(result: dict) -> dict:
     return {r: sum(x["result"] == r for x in rows) for r in RESULTS}
 
 
-def markdown(results: list[dict], command: str, offline_only: bool) -> str:
+def markdown_gpu_only(results: list[dict], command: str) -> str:
+    """The table of a `--gpu-only` run: per file, what plain Triton compiled and what irscope captured on the
+    GPU, the seconds of each side, and each compilation irscope's capture missed with irscope's reason."""
+    lines = [
+        f"Made by `{command}` (sides (a) and (b') only: side (b) is replayed offline with --gpu-from).",
+        "",
+        "| file | compiled on the GPU | captured by irscope on the GPU | GPU s | irscope on GPU s | notes |",
+        "|---|---|---|---|---|---|",
+    ]
+    total, captured, missed = 0, 0, []
+    for res in sorted(results, key=lambda r: r["file"]):
+        live = res.get("on_gpu")
+        total += res.get("compiled") or 0
+        captured += live["captured"] if live else 0
+        missed += [(res["file"], m) for m in (live or {}).get("not captured") or []]
+        notes = "; ".join(n for n in (res.get("gpu_error"), res.get("on_gpu_error")) if n)
+        seconds = [
+            f"{x:.0f}" if isinstance(x, (int, float)) else "-"
+            for x in (res.get("gpu_seconds"), res.get("on_gpu_seconds"))
+        ]
+        lines.append(
+            f"| {res['file']} | {res.get('compiled', '-')} | "
+            f"{live['captured'] if live else '-'} | {seconds[0]} | {seconds[1]} | "
+            f"{notes.replace('|', '/')[:300]} |"
+        )
+    lines += [
+        f"| **total** | **{total}** | **{captured}** | | | |",
+        "",
+        (
+            f"irscope on the GPU showed or named {captured} of the {total} compilations plain Triton made "
+            f"(target all)."
+        ),
+    ]
+    if missed:
+        lines += [
+            "",
+            "| file | kernel | config | irscope's reason (on the GPU) |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {f} | {m['kernel']} | {m.get('config') or ''} | {m['reason']} |"
+            if isinstance(m, dict)
+            else f"| {f} | {m} | | |"
+            for f, m in missed
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def markdown(results: list[dict], command: str, offline_only: bool, gpu_only: bool = False) -> str:
+    if gpu_only:
+        return markdown_gpu_only(results, command)
     cols = list(RESULTS[-2:]) if offline_only else list(RESULTS[:5]) + ["captured on the GPU"]
     lines = [
         f"Made by `{command}`.",
@@ -527,6 +638,7 @@ def markdown(results: list[dict], command: str, offline_only: bool) -> str:
     ]
     total = dict.fromkeys(cols, 0)
     on_gpu = [0, 0]
+    results = sorted(results, key=lambda r: r["file"])
     for res in results:
         c = counts(res)
         live = res.get("on_gpu")
@@ -545,7 +657,7 @@ def markdown(results: list[dict], command: str, offline_only: bool) -> str:
         lines.append(
             f"| {res['file']} | "
             + " | ".join(str(c.get(col, "-")) for col in cols)
-            + f" | {res.get('offline_seconds', 0):.1f} | {notes.replace('|', '/')[:300]} |"
+            + f" | {res.get('offline_seconds') or 0:.1f} | {notes.replace('|', '/')[:300]} |"
         )
     if not offline_only:
         total["captured on the GPU"] = f"{on_gpu[0]} of {on_gpu[1]}"
@@ -574,6 +686,25 @@ def markdown(results: list[dict], command: str, offline_only: bool) -> str:
                 f"| {f} | {r['kernel']} | {r.get('config') or ''} | {r['reason']} |"
                 for f, r in missing
             ]
+        missed = [
+            (res["file"], m)
+            for res in results
+            for m in (res.get("on_gpu") or {}).get("not captured") or []
+        ]
+        if missed:
+            lines += [
+                "",
+                "Not captured by irscope on the GPU:",
+                "",
+                "| file | kernel | config | irscope's reason (on the GPU) |",
+                "|---|---|---|---|",
+            ]
+            lines += [
+                f"| {f} | {m['kernel']} | {m.get('config') or ''} | {m['reason']} |"
+                if isinstance(m, dict)
+                else f"| {f} | {m} | | |"
+                for f, m in missed
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -598,6 +729,12 @@ def main(argv: list[str] | None = None) -> int:
         "--target", default="sm_90", help="the GPU's target, given to irscope (default sm_90)"
     )
     parser.add_argument("--offline-only", action="store_true", help="no GPU: side (b) only")
+    parser.add_argument(
+        "--gpu-only",
+        action="store_true",
+        help="on the GPU: sides (a) and (b') only, run side by side; side (b) is left to a later "
+        "--gpu-from replay (the table then counts only what the GPU compiled and captured)",
+    )
     parser.add_argument(
         "--out", default=".", help="folder for coverage.json and coverage.md (default .)"
     )
@@ -632,6 +769,12 @@ def main(argv: list[str] | None = None) -> int:
             )
     if args.gpu_from:
         files = [f for f in files if f in recorded]
+    if args.gpu_only and (args.offline_only or args.gpu_from):
+        print(
+            "coverage.py: --gpu-only runs the GPU's sides; it goes with neither --offline-only nor --gpu-from",
+            file=sys.stderr,
+        )
+        return 2
     if not args.offline_only and not args.gpu_from:
         import torch
 
@@ -649,32 +792,60 @@ def main(argv: list[str] | None = None) -> int:
         results = [r for r in before["files"] if r["file"] not in files]
         command = before["command"] + "; " + command
 
+    def gpu_sides(rel: str) -> tuple:
+        """Sides (a) and (b') side by side, each with its own time limit; their results and seconds."""
+
+        def timed(fn, *a, **kw):
+            start = time.perf_counter()
+            out = fn(*a, **kw)
+            return out, round(time.perf_counter() - start, 2)
+
+        with ThreadPoolExecutor(2) as two:
+            a = two.submit(timed, compiled_on_gpu, rel, args.timeout)
+            b = two.submit(timed, shown_offline, rel, args.target, args.timeout, hide_gpu=False)
+            (gpu, gpu_err), gpu_s = a.result()
+            (live, live_err, _), live_s = b.result()
+        return gpu, gpu_err, gpu_s, live, live_err, live_s
+
     def measure(rel: str) -> dict:
-        doc, off_err, seconds = shown_offline(rel, args.target, args.timeout)
-        if rel in recorded:  # the GPU's side as recorded then, rekeyed with today's key
-            gpu, gpu_err = rekeyed(recorded[rel]["gpu_compiles"]), recorded[rel].get("gpu_error")
+        if args.gpu_only:
+            doc, off_err, seconds = None, None, 0.0
         else:
-            gpu, gpu_err = (None, None) if args.offline_only else compiled_on_gpu(rel, args.timeout)
-        live, live_err = (
-            (None, None)
-            if args.offline_only or rel in recorded
-            else shown_offline(rel, args.target, args.timeout, hide_gpu=False)[:2]
-        )
-        res = compare(rel, gpu, doc)
+            doc, off_err, seconds = shown_offline(rel, args.target, args.timeout)
+        gpu_s = live_s = None
+        if rel in recorded:  # the GPU's side as recorded then, rekeyed with today's key
+            was = recorded[rel]
+            gpu, gpu_err = rekeyed(was["gpu_compiles"]), was.get("gpu_error")
+            live, live_err = was.get("live_doc"), was.get("on_gpu_error")
+            gpu_s, live_s = was.get("gpu_seconds"), was.get("on_gpu_seconds")
+        elif args.offline_only:
+            gpu = gpu_err = live = live_err = None
+        elif args.gpu_only:
+            gpu, gpu_err, gpu_s, live, live_err, live_s = gpu_sides(rel)
+        else:
+            gpu, gpu_err = compiled_on_gpu(rel, args.timeout)
+            live, live_err = shown_offline(rel, args.target, args.timeout, hide_gpu=False)[:2]
+        res = gpu_only_result(rel, gpu) if args.gpu_only else compare(rel, gpu, doc, off_err)
+        # recorded before side (b') was kept whole
+        if rel in recorded and "live_doc" not in recorded[rel]:
+            on_gpu = recorded[rel].get("on_gpu")  # its counts as then
+        else:
+            on_gpu = on_gpu_counts(gpu, live, live_err)
         res.update(
             offline_error=off_err,
             gpu_error=gpu_err,
             on_gpu_error=live_err,
             offline_seconds=round(seconds, 2),
+            gpu_seconds=gpu_s,
+            on_gpu_seconds=live_s,
             gpu_compiles=gpu,
             missing=(doc or {}).get("missing"),
             notes=(doc or {}).get("notes"),
-            on_gpu=on_gpu_counts(gpu, live),
+            on_gpu=on_gpu,
             shown_on_gpu=live and shown_keys(live),
+            live_doc=compact(live),
         )
         return res
-
-    from concurrent.futures import ThreadPoolExecutor, as_completed
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         for done in as_completed([pool.submit(measure, rel) for rel in files]):
@@ -688,18 +859,29 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-            write(args.out, results, command, args.offline_only)
-    print(markdown(results, command, args.offline_only))
+            write(args.out, results, command, args.offline_only, args.gpu_only)
+    print(markdown(results, command, args.offline_only, args.gpu_only))
     return 0
 
 
-def write(folder: str, results: list[dict], command: str, offline_only: bool) -> None:
+def write(
+    folder: str, results: list[dict], command: str, offline_only: bool, gpu_only: bool = False
+) -> None:
     """Rewritten after each file: a run stopped from outside keeps what it did."""
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "coverage.json"), "w") as f:
-        json.dump({"command": command, "offline_only": offline_only, "files": results}, f, indent=1)
+        json.dump(
+            {
+                "command": command,
+                "offline_only": offline_only,
+                "gpu_only": gpu_only,
+                "files": results,
+            },
+            f,
+            indent=1,
+        )
     with open(os.path.join(folder, "coverage.md"), "w") as f:
-        f.write(markdown(results, command, offline_only))
+        f.write(markdown(results, command, offline_only, gpu_only))
 
 
 if __name__ == "__main__":

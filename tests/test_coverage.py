@@ -211,3 +211,38 @@ def test_the_gpu_sides_hook_keys_a_real_compile_as_the_report_shows_it():
     doc, error, _ = coverage.shown_offline(path, "sm_90", timeout=120)
     assert error is None, error
     assert coverage.counts(coverage.compare("kernels/add.py", gpu, doc))["shown & compiled"] == 1
+
+
+RUN4 = os.path.join(ROOT, "validation", "data", "h100_coverage", "run4_part1_rest", "coverage.json")
+CROSS_ENTROPY = "community/efficient-cross-entropy/benchmark.py"
+
+
+def test_a_report_that_ended_in_an_error_gives_its_error_line_as_each_missing_compilations_reason(
+    monkeypatch,
+):
+    """The H100's recorded compilations of a real corpus file (run4) against irscope's real report of it, which
+    ends in an error before the file's first launch (its torch work outlasts the capture limit): each
+    compilation is missing with irscope's error line as the reason (it was "not said" before), and irscope's
+    side on the GPU, a report that gave no JSON, counts every compilation as not captured (it was left out of
+    the totals before)."""
+    import json
+
+    with open(RUN4) as f:
+        recorded = next(r for r in json.load(f)["files"] if r["file"] == CROSS_ENTROPY)
+    gpu = coverage.rekeyed(recorded["gpu_compiles"])
+    assert len({g["key"] for g in gpu}) == 6
+    monkeypatch.setenv("IRSCOPE_CAPTURE_LIMIT", "5")
+    doc, error, _ = coverage.shown_offline(CROSS_ENTROPY, "sm_90", timeout=200)
+    assert doc is None and "launched no kernel" in error, error
+    result = coverage.compare(CROSS_ENTROPY, gpu, doc, error)
+    assert coverage.counts(result)["compiled, not shown"] == 6
+    assert {r["reason"] for r in result["rows"]} == {"said: " + error}
+    assert "| fused_cross_entropy_fwd_bwd_kernel |  | said: " in coverage.markdown(
+        [result], "cmd", offline_only=False
+    )
+
+    live = coverage.on_gpu_counts(gpu, None, error)
+    assert (live["captured"], live["compiled"]) == (0, 6)
+    assert {m["reason"] for m in live["not captured"]} == {"said: " + error}
+    stopped_here = coverage.compare(CROSS_ENTROPY, gpu, None, "timed out after 300 s")
+    assert {r["reason"] for r in stopped_here["rows"]} == {"not said: timed out after 300 s"}
