@@ -122,6 +122,7 @@ def test_amdgcn_buffer_load_and_mfma():
 @pytest.mark.parametrize("target", ["sm_100", "gfx942"])
 def test_every_line_of_matmul_is_explained(target):
     comp = open_file(kernel_path("matmul.py"), target=target).compile_all()[0]
+    assert comp.ok, comp.failure
     for stage in comp.stage_names:
         missing = {
             e.op for e in explain_stage(stage, comp.stage(stage), comp) if e.op and not e.known

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 
 import pytest
 from conftest import fixture_path, kernel_path
@@ -239,6 +240,7 @@ def test_report_json_line_numbers_are_one_based_and_named(cli):
             or op["opcode"] in ptx_lines[op["ptx_line"] - 1]
         )
     ttir = comp.stage("ttir").splitlines()
+    assert k["vectorization"] and k["coalescing"]  # the loops below check something
     for d in k["vectorization"]:
         assert ("tt.load" if d["op"] == "load" else "tt.store") in ttir[d["ttir_line"] - 1]
     ttgir = comp.stage("ttgir").splitlines()
@@ -346,3 +348,21 @@ def test_sibling_field_loads_that_use_every_byte_together_are_not_4x_traffic_eac
     assert all("less traffic" not in f.message and f.what_if is None for f in found)
     assert "one load of a [BLOCK, 4] tile" in first.fix and "structure of arrays" in first.fix
     assert all(f.weight < 0.1 for f in found)  # ranked below accesses that do move more bytes
+
+
+def test_a_rule_that_raises_fails_the_tests_and_is_named_outside_them(monkeypatch):
+    """Outside tests a rule's error drops that rule and is named (the report says so); the suite runs with
+    IRSCOPE_STRICT_RULES=1 (conftest.py), where it raises, so no findings test passes on a crashed rule."""
+    from irscope.findings import engine, rule_errors
+
+    def broken(comp, new):
+        raise ValueError("no such layout")
+
+    assert os.environ.get("IRSCOPE_STRICT_RULES") == "1"
+    monkeypatch.setattr(engine, "RULE_FUNCTIONS", (broken, *engine.RULE_FUNCTIONS))
+    with pytest.raises(ValueError, match="no such layout"):
+        findings(compiled(kernel_path("strided.py"))[0])
+    monkeypatch.delenv("IRSCOPE_STRICT_RULES")
+    comp = compiled(kernel_path("strided.py"))[0]
+    assert [f.rule for f in findings(comp)] == ["uncoalesced"]  # the other rules still ran
+    assert rule_errors(comp) == ["broken: ValueError: no such layout"]

@@ -280,7 +280,9 @@ def test_a_wrappers_launch_has_inductors_grid_and_real_addresses(cli):
     text = open(path, encoding="utf-8").read()
     numel = int(re.search(r"triton_poi_fused__to_copy_0\.run\(\w+, \w+, (\d+),", text).group(1))
     doc = _report(cli, path)
-    for k in (k for k in doc["kernels"] if k["name"] == "triton_poi_fused__to_copy_0"):
+    copies = [k for k in doc["kernels"] if k["name"] == "triton_poi_fused__to_copy_0"]
+    assert copies
+    for k in copies:
         block = k["constexprs"]["XBLOCK"]
         assert k["grid"] == [-(-numel // block), 1, 1]
         totals = k["coalescing_totals"]

@@ -2,11 +2,14 @@
 
 The report, `irscope check` and the TUI all read this list (the TUI through its worker), so they
 show the same findings. A rule that fails is a bug in irscope, not in the kernel: it is dropped from the
-list and named in `rule_errors`, and the other rules still run.
+list and named in `rule_errors`, and the other rules still run. With IRSCOPE_STRICT_RULES=1 in the
+environment (the test suite sets it, tests/conftest.py, for its worker processes too) a rule's error is raised
+instead, so that no test of the findings can pass because the rule it tests crashed.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from irscope.base.compiled import CompiledKernel, LaunchedKernel
@@ -41,6 +44,8 @@ def _run_rules(comp: LaunchedKernel) -> list[Finding]:
         try:
             result.extend(rule(comp, new))
         except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others' findings
+            if os.environ.get("IRSCOPE_STRICT_RULES") == "1":
+                raise
             errors.append(f"{rule.__name__}: {type(exc).__name__}: {exc}")
     return ranked(result)
 
