@@ -19,7 +19,7 @@ wavefronts as its busiest bank on either side, shared (where it writes) or globa
 in its 128-byte line), and a 16-byte copy's zero-filled lanes are written apart. Each other rule is a grouping of
 the lanes within a phase (each group written in wavefronts of its own, shared banks only) and a number of lanes
 in a phase; the first of them is irscope's rule before the fourth H100 run (fla's 4-byte copies of one float
-every 16 bytes, tests/test_measure_run4.py).
+every 16 bytes, tests/functional/test_validation_measured_run4.py).
 """
 
 from __future__ import annotations

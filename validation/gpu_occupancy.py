@@ -16,7 +16,7 @@ Here (no GPU):
 
 runs irscope's own path on each recorded cubin — registers, static shared memory (the reserved 1 KB
 subtracted on sm_90) — and its occupancy formula, and compares each with the driver's; a row without a
-cubin (data from the older collector) fails. tests/test_occupancy_driver.py compares irscope's own compile
+cubin (data from the older collector) fails. tests/functional/test_validation_occupancy_driver.py compares irscope's own compile
 on the CPU with the same driver rows.
 """
 

@@ -11,7 +11,7 @@ timeout 420 python3 validation/gpu_measure.py --out "$D/measure" kernels/strided
   kernels/matmul.py kernels/attention.py kernels/transpose.py kernels/misaligned.py kernels/layernorm.py \
   kernels/gelu.py kernels/helper.py kernels/bank_conflict.py tests/corpus/tutorials/triton-3.6/01-vector-add.py \
   > "$D/measure.log" 2>&1; echo "measure rc=$?" >> "$D/rc.txt"
-timeout 100 python3 -m pytest -q -p no:cacheprovider -rs -s tests/test_measure_tui.py -k gpu > "$D/pytest_measure_tui.log" 2>&1
+timeout 100 python3 -m pytest -q -p no:cacheprovider -rs -s tests/tui/test_measured_panel.py -k gpu > "$D/pytest_measure_tui.log" 2>&1
 echo "pytest_tui rc=$?" >> "$D/rc.txt"
 cat "$D/rc.txt"; tail -20 "$D/measure.log"; tail -12 "$D/pytest_measure_tui.log"
 tar czf "$(dirname "$D")/measure.tar.gz" -C "$(dirname "$D")" d

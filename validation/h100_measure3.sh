@@ -1,7 +1,7 @@
 #!/bin/sh
 # The H100 calls of 2026-11-24 (issue 17), on that session's code: measured mode alone on the GPU, one file at
 # a time, each call inside the device's 10-minute limit (gpu_measure.py --budget).
-#   PART=1: the files whose call-4 failures were fixed offline since (tests/test_measure_call4.py), tutorial
+#   PART=1: the files whose call-4 failures were fixed offline since (tests/functional/test_validation_measured_call4.py), tutorial
 #           02 now measured with the grid its compiled kernel runs with
 #   PART=2: FlagGems and tutorial 02 again (the first call's budget did not reach the one, and the other's ncu
 #           child stopped at the warmup), torch.compile's compiled_block.py, then corpus files never measured

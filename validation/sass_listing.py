@@ -2,7 +2,7 @@
 `cuobjdump -sass` print the same instructions at the same addresses, but branch and call targets are labels
 in one and addresses in the other. `instructions()` reads either into {address: instruction}, targets as
 addresses. Used by gpu_fidelity.py (the real cubin, read by cuobjdump on the GPU machine) and by
-tests/test_sass_independent.py."""
+tests/functional/test_validation_sass_cuobjdump.py."""
 
 from __future__ import annotations
 

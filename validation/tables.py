@@ -12,7 +12,7 @@ says a stage differs, or whose counts differ, cannot come out as PASS. Exits 1 u
 defines, and Inductor's generated `triton_*` kernels), from the CSV `validation/ncu_sectors.py` wrote.
 
 The occupancy and coalescing tables are printed by their own scripts (`gpu_occupancy.py --compare`,
-`ncu_coalescing.py --measured`), which re-run irscope's side; tests/test_validation_tables.py checks all four.
+`ncu_coalescing.py --measured`), which re-run irscope's side; tests/functional/test_validation_tables.py checks all four.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every consumer (the source map in stages/, the memory analysis, the explainer, the diff, measured
 mode's per-line mapping, the findings) takes its instructions from these tokenizers instead of matching
-instruction text with its own regular expressions (tests/test_one_reading.py holds that line):
+instruction text with its own regular expressions (tests/unit/test_ir_one_reading_per_dialect.py holds that line):
 
 - `mlir.py`: TTIR / TTGIR operations (results, `dialect.op`, rest) and their `loc(...)` locations.
 - `llvm.py`: LLVM IR instructions, labels, inline assembly, `!dbg` and debug metadata.

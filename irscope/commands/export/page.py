@@ -15,7 +15,7 @@ from irscope.base.textsafe import safe_text
 from irscope.ir.sourcemap import LineKind
 
 # The terminal UI's palette (irscope/tui/linking.py), repeated here so that the worker, which builds the
-# page, never imports the TUI package; tests/test_export.py checks that the two agree.
+# page, never imports the TUI package; tests/functional/test_cli_export.py checks that the two agree.
 PALETTE = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"

@@ -10,7 +10,7 @@ Under `key_deferred`, `triton.compile` runs at once with a stand-in for the hash
 private folder. Once the real hash is in, each compile's files are put into Triton's cache through Triton's
 own cache manager, under the key Triton would have used, with the one field that names that key (the
 metadata's "hash") set to the real one; every other byte is the compiler's. The parent then finds them as
-an ordinary cache hit (and tests/test_key_deferred.py checks that the folder matches a plain compile's
+an ordinary cache hit (and tests/unit/test_triton_compat_install_key.py checks that the folder matches a plain compile's
 byte for byte). A compile that fails publishes nothing: the parent compiles, and reports, by itself.
 """
 

@@ -1,6 +1,6 @@
 """SVG snapshots of the main views at fixed sizes (pytest-textual-snapshot).
 
-Update them after an intended change with `pytest tests/test_tui_snapshots.py --snapshot-update`
+Update them after an intended change with `pytest tests/tui/test_snapshots.py --snapshot-update`
 and look at the SVGs before committing. They hold real compiler output, so a new Triton release
 that changes codegen changes them too.
 """
@@ -120,7 +120,7 @@ def test_coalescing_panel_focused_and_maximised_at_80x24(snap_compare):
 
 def test_diff_misaligned_launches_at_80x24(snap_compare):
     """misaligned.py, D on launch 0: launch 0 against launch 1 at PTX, the cursor on the x load with its causes."""
-    from test_tui_diffview import open_diff, wait_for_doc
+    from test_diff_and_pipeline_views import open_diff, wait_for_doc
 
     async def diff(pilot) -> None:
         await _loaded(pilot)
@@ -139,7 +139,7 @@ def test_diff_misaligned_launches_at_80x24(snap_compare):
 
 def test_pipeline_add_line_26_at_160x40(snap_compare):
     """add.py, P on source line 26: the passes that changed it marked, the coalesce pass's diff."""
-    from test_tui_diffview import open_pipeline_on_line
+    from test_diff_and_pipeline_views import open_pipeline_on_line
 
     async def pipeline(pilot) -> None:
         await _loaded(pilot)

@@ -1,14 +1,14 @@
 """On the fourth H100 run's raw data (validation/data/h100_measure4), recomputed with irscope's present code:
 cp.async's global side (which threads issue a copy, how Nsight Compute counts its sectors) and loads the
 compiler makes in two layouts inside a loop. Each binary must be the one ncu profiled, so these run under
-Triton 3.6 only; test_copy_counting.py and test_coalescing_layouts.py have the same rules on this Triton's own
+Triton 3.6 only; test_coalescing_cp_async_copies.py and test_coalescing_two_layouts.py have the same rules on this Triton's own
 compilations."""
 
 import os
 
 import pytest
 from conftest import ROOT
-from test_measure_run4 import CALL_B, CALL_D, SAME_BINARY, _fla_kernel, _member
+from test_validation_measured_run4 import CALL_B, CALL_D, SAME_BINARY, _fla_kernel, _member
 
 from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
 from irscope.analysis.measured.per_line import per_source_line

@@ -103,7 +103,7 @@ def test_registers_match_the_cubin(matmul_sm90, tmp_path):
 
 
 def test_occupancy_of_a_compilation(matmul_sm90):
-    # the numbers themselves are checked against the driver's in test_occupancy_driver.py
+    # the numbers themselves are checked against the driver's in test_validation_occupancy_driver.py
     occ = occupancy(matmul_sm90)
     assert occ.to_json()["limited_by"] in ("registers", "shared_memory", "blocks", "warps")
     assert "warps per SM" in occ.describe()

@@ -1,6 +1,6 @@
 """How a cp.async copy's global side is counted (coalescing_requests.py), on this Triton's own compilations:
 which threads issue it, and how its sectors are counted. The H100's measurements behind both rules are in
-test_measure_run4_copies.py (Triton 3.6, the binaries ncu profiled)."""
+test_validation_measured_run4_copies.py (Triton 3.6, the binaries ncu profiled)."""
 
 import os
 import re
@@ -53,7 +53,7 @@ def _parsed(comp, access):
 def test_a_16_byte_copy_whose_phases_read_the_same_sectors_counts_them_in_each_phase():
     """Tutorial 09 at M = N = K = 32 with 128 x 64 tiles: the masked rows wrap to row 0 (`tl.where(offs <
     M, offs, 0)`), so the 8-lane phases of a 16-byte copy read the same two sectors again. The H100 counted
-    2 in each phase, 256 a line over the launch (test_measure_run4_copies.py); the warp's distinct sectors
+    2 in each phase, 256 a line over the launch (test_validation_measured_run4_copies.py); the warp's distinct sectors
     would be 112."""
     ws = open_file(
         os.path.join(ROOT, "tests/corpus/tutorials/triton-3.6/09-persistent-matmul.py"),

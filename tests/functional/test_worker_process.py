@@ -147,7 +147,7 @@ def test_a_launch_from_a_thread_is_captured_and_a_thread_left_running_does_not_h
 
 def test_a_breakpoint_in_a_kernel_is_skipped_in_the_interpreter_and_left_out_of_the_compile():
     done = run_irscope("report", fixture_path("kernel_breakpoint.py"), "--json")
-    # compiled as the kernel without the call (test_kernel_breakpoint.py)
+    # compiled as the kernel without the call (test_engine_kernel_breakpoint.py)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["notes"] == [
