@@ -48,9 +48,9 @@ def test_exception_in_users_file_shows_their_traceback(cli):
     line = one_line(err)
     assert "raised ValueError: the input file is missing" in line
     assert "--no-run" in line
-    marked = [l for l in err.splitlines()[1:] if l.strip()]
-    assert marked and all(l.startswith("  your code | ") for l in marked)
-    assert any('raises.py", line 11, in prepare' in l for l in marked)
+    marked = [line for line in err.splitlines()[1:] if line.strip()]
+    assert marked and all(line.startswith("  your code | ") for line in marked)
+    assert any('raises.py", line 11, in prepare' in line for line in marked)
     package = os.path.dirname(irscope.__file__)
     assert not any(package in line for line in marked), "irscope's own frames must not show"
 

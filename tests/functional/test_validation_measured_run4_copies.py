@@ -1,7 +1,8 @@
 """On the fourth H100 run's raw data (validation/data/h100_measure4), recomputed with irscope's present code:
 cp.async's global side (which threads issue a copy, how Nsight Compute counts its sectors) and loads the
 compiler makes in two layouts inside a loop. Each binary must be the one ncu profiled, so these run under
-Triton 3.6 only; test_coalescing_cp_async_copies.py and test_coalescing_two_layouts.py have the same rules on this Triton's own
+Triton 3.6 only; test_coalescing_cp_async_copies.py and test_coalescing_two_layouts.py have the
+same rules on this Triton's own
 compilations."""
 
 import os

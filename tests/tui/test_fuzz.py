@@ -81,7 +81,8 @@ def _context(app) -> tuple:
 
 def _identity(app, screen: str, target, name: str, params) -> tuple:
     """An action as coverage counts it: on Textual's own widgets once, on irscope's once per screen (the main
-    screen's once busy, once idle and once with nothing shown); Tab once per focused widget and `i` once per panel shown, so that the
+    screen's once busy, once idle and once with nothing shown); Tab once per focused widget and `i`
+    once per panel shown, so that the
     guided presses walk into every pane and panel."""
     ident = (type(target).__name__, name, tuple(params))
     if type(target).__module__.startswith("textual."):

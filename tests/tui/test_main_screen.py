@@ -260,7 +260,7 @@ def test_every_registered_panel_follows_the_contract():
     assert PANELS
     for panel in PANELS:
         assert issubclass(panel, InfoPanel) and isinstance(panel.panel_title, str)
-        assert callable(getattr(panel, "show_context"))
+        assert callable(panel.show_context)
 
 
 def test_irscope_file_with_a_bad_path_is_one_error_line(front):

@@ -60,7 +60,6 @@ def test_async_copies_conflict_on_the_global_side_too():
     # 64-byte rows 256 bytes apart: 2 lines per 8 lanes, banks 0-15
     rows_64 = (lane // 4) * 256 + (lane % 4) * 16
     rows_128 = (lane // 8) * 256 + (lane % 8) * 16  # 128-byte rows: 1 line per 8 lanes
-    phases = lane // 8
 
     def copy(source, fetching=True, width=16, to=shared):
         fetching = np.full((1, 32), fetching)

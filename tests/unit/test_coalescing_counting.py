@@ -343,7 +343,10 @@ def test_layouts_triton_builds_are_used_for_other_layouts():
 def test_linear_layout_attribute_is_read_directly():
     from irscope.analysis.layouts.owners import LinearLayoutAttr
 
-    text = "#ttg.linear<{register = [[0, 1], [0, 2], [32, 0]], lane = [[0, 4], [0, 8], [1, 0]], warp = [[2, 0]], block = []}>"
+    text = (
+        "#ttg.linear<{register = [[0, 1], [0, 2], [32, 0]], lane = [[0, 4], [0, 8], [1, 0]], "
+        "warp = [[2, 0]], block = []}>"
+    )
     layout = parse_layout(text, {})
     assert isinstance(layout, LinearLayoutAttr)
     ll = linear_layout(layout, (64, 16))
@@ -392,7 +395,8 @@ def test_a_load_the_compiler_makes_in_two_layouts_is_counted_in_each(tmp_path):
     """Liger's RoPE (a real library, tests/corpus/drivers/liger_rope.py): Triton loads `cos_row` (line 69 of
     liger_kernel/ops/rope.py) in two layouts rather than converting one into the other, so the PTX has an
     `ld.global.b32` and an `ld.global.b16` for the one `tl.load`, and both run. Each TTGIR load gets its own
-    entry with the width of its own PTX load (the H100's sectors for the line: tests/functional/test_validation_measured_call4.py)."""
+    entry with the width of its own PTX load (the H100's sectors for the line:
+    tests/functional/test_validation_measured_call4.py)."""
     import os
     import shutil
 

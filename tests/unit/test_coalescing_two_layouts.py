@@ -16,7 +16,8 @@ def test_a_load_made_in_two_layouts_inside_a_loop_is_counted_in_each_every_trip(
     site against 2 TTGIR ops, and the rule that split a site only where a program recorded fewer accesses than
     ops (right for Liger's RoPE, outside a loop) counted the slice layout alone. fla's fused recurrent backward
     loads `b_q` and `b_k` so (lines 339/340): 65,536 sectors predicted, 69,632 measured on the H100, now equal
-    (tests/functional/test_validation_measured_run4_copies.py). The requests now equal the PTX's loads on the line, every warp, every
+    (tests/functional/test_validation_measured_run4_copies.py). The requests now equal the PTX's
+    loads on the line, every warp, every
     trip."""
     ws = open_file(fixture_path("two_layout_loop.py"), target="sm_90", compile_ahead=False)
     comp = ws.compile_all()[0]

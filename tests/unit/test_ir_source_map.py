@@ -313,7 +313,6 @@ def test_library_calls_map_to_the_callers_line(target):
     comp = compiled("helper.py", target)
     sm, lines = comp.source_map, helper_lines(comp)
     for stage in sm.stages[1:]:
-        text = comp.stage(stage).splitlines()
         assert all(f.file == comp.kernel.file for line in sm.lines(stage) for f in line.frames)
         for key in ("cdiv", "sum", "max"):
             assert sm.ir_lines(stage, lines[key]), (stage, key)

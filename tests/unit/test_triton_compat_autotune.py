@@ -25,7 +25,9 @@ def test_a_pruned_config_is_neither_recorded_nor_compiled(ws):
     assert not ws.run_warning, (
         "the file's own check passed: each launch ran with a config it allows"
     )
-    recorded = sorted((bool(l.kwargs["SMALL"]), l.autotune_index) for l in ws.launches)
+    recorded = sorted(
+        (bool(launch.kwargs["SMALL"]), launch.autotune_index) for launch in ws.launches
+    )
     assert recorded == [(False, 0), (False, 1), (False, 2), (True, 1), (True, 2)]
     comps = ws.compile_all()
     assert _shown(comps) == [(False, 1024, 0), (True, 256, 1)], (
@@ -41,7 +43,7 @@ def test_a_config_chosen_by_index_shows_the_launches_that_would_try_it(ws):
 
 def test_every_launch_pruning_a_config_says_so():
     ws = open_file(fixture_path("autotune_pruned.py"), compile_ahead=False)
-    ws.launches = [l for l in ws.launches if l.kwargs["SMALL"]]
+    ws.launches = [launch for launch in ws.launches if launch.kwargs["SMALL"]]
     with pytest.raises(
         IrscopeError,
         match="not with autotune config 0; its autotuner's pruning left that config out",
@@ -81,7 +83,11 @@ def test_a_library_autotuner_benchmarking_through_bench_shows_its_launch(descrip
     ws = descriptors
     (final,) = [launch for launch in ws.launches if launch.autotune_index is None]
     own = final.kernel
-    assert sorted(l.autotune_index for l in ws.launches if l.kernel is own and l is not final) == [
+    assert sorted(
+        launch.autotune_index
+        for launch in ws.launches
+        if launch.kernel is own and launch is not final
+    ) == [
         0,
         1,
     ]
@@ -109,7 +115,10 @@ def test_configs_the_pruning_makes_are_recorded_numbered_after_the_declared_ones
         {"BLOCK_M": 32},
         {"BLOCK_M": 64},
     ] + [kwargs for _, kwargs, _, _ in MADE]
-    assert [(l.autotune_index, l.autotune_first, l.autotune_tried) for l in ws.launches] == [
+    assert [
+        (launch.autotune_index, launch.autotune_first, launch.autotune_tried)
+        for launch in ws.launches
+    ] == [
         (3, True, (3, 4)),
         (4, False, (3, 4)),
     ]
@@ -167,7 +176,10 @@ def test_a_later_launch_with_a_tuning_key_seen_before_compiles_the_config_chosen
     """The autotuner benchmarks a key once: the unaligned second launch compiles the chosen config alone."""
     ws = open_file(fixture_path("autotune_same_key.py"), compile_ahead=False)
     assert not ws.run_warning, "the file's own check passed"
-    assert [(l.autotune_index, l.autotune_first, l.autotune_tried) for l in ws.launches] == [
+    assert [
+        (launch.autotune_index, launch.autotune_first, launch.autotune_tried)
+        for launch in ws.launches
+    ] == [
         (0, True, (0, 1)),
         (1, False, (0, 1)),
         (0, True, (0,)),
@@ -184,7 +196,8 @@ def test_an_autotuners_warmup_is_recorded_config_by_config():
     recorded as launches of no config, each labelled config 0)."""
     ws = open_file(fixture_path("autotune_warmup.py"), compile_ahead=False)
     assert [
-        (l.autotune_index, l.autotune_first, l.autotune_tried, l.warmup) for l in ws.launches
+        (launch.autotune_index, launch.autotune_first, launch.autotune_tried, launch.warmup)
+        for launch in ws.launches
     ] == [(2, True, (2, 3), True), (3, False, (2, 3), True)]
     assert [(c.launch.autotune_index, c.constexprs) for c in ws.compile_all()] == [
         (2, {"BLOCK_M": 16, "BLOCK_N": 64})

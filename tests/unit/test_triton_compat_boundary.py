@@ -1,6 +1,7 @@
 """Only irscope/engine/triton_compat reaches into Triton: a Triton release that moves something changes that
 package alone. Everywhere else, irscope may import `triton` and `triton.language` (the public API kernels use)
-and nothing below them; the front ends import neither (tests/tui/test_on_worker_process.py, test_import_boundaries.py)."""
+and nothing below them; the front ends import neither (tests/tui/test_on_worker_process.py,
+test_import_boundaries.py)."""
 
 import ast
 import glob
