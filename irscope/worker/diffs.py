@@ -15,8 +15,10 @@ from irscope.base.errors import IrscopeError
 from irscope.engine.compile.passes import capture_passes
 from irscope.engine.diff.sides import SideSpec, compile_side, line_rows
 from irscope.engine.diff.summary import access_rows, changes, side_entry
+from irscope.engine.triton_compat.layouts import linear_layouts_by_line
 from irscope.findings import findings
 from irscope.findings.model import Finding
+from irscope.worker.views import CompilationView
 
 BEFORE_RELOAD = "not interpreted: this compilation is from before the reload (its launch is gone)"
 
@@ -46,7 +48,38 @@ def _side(server, view, label: str) -> tuple[Any, dict[str, Any]]:
         if view.key not in cache:
             cache[view.key] = side_entry(comp, label)
         return comp, {**cache[view.key], "spec": label}
-    return view, side_entry(view, label, interpreted=BEFORE_RELOAD)
+    return view, side_entry(BeforeReload(view), label, interpreted=BEFORE_RELOAD)
+
+
+class BeforeReload:
+    """A front end's view of a compilation from before a reload, as the analyses of a diff side read it: its
+    texts are all there, its launch is gone (no argument values, no recorded program, no recompile); Triton's
+    own layouts come from its TTGIR, which this worker can still parse."""
+
+    def __init__(self, view: CompilationView) -> None:
+        self._view = view
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._view, name)
+
+    @property
+    def param_names(self) -> list[str]:
+        return list(self._view.signature)
+
+    def launch_values(self, launch: Any = None) -> dict[str, Any]:
+        return {}
+
+    def runtime_values(self, launch: Any = None) -> list[Any]:
+        return []
+
+    def triton_layouts(self) -> dict[int, Any]:
+        return linear_layouts_by_line(self._view.stage("ttgir"))
+
+    def record_program(self, *args: Any, **kwargs: Any) -> Any:
+        raise IrscopeError(BEFORE_RELOAD)
+
+    def recompiled(self, **kwargs: Any) -> Any:
+        raise IrscopeError(BEFORE_RELOAD)
 
 
 def _finding_keys(items) -> dict[tuple, Any]:
