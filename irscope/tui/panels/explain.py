@@ -9,7 +9,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from irscope.ir.explain import explain_line, lowering_story
 from irscope.tui.asker import Asker, bounded
 from irscope.tui.context import CursorContext
 from irscope.tui.messages import Explained, Failed, Request
@@ -17,7 +16,6 @@ from irscope.tui.panels.base import InfoPanel
 
 # the explainer's tables are imported by the first explanation: the app paints sooner
 if TYPE_CHECKING:
-    # deferred: the explanation tables load with the first explanation asked for, not before the first paint
     from irscope.ir.explain import Explanation
 
 STORIES = 256  # lowering stories kept (a few compilations' worth of source lines)
@@ -39,6 +37,8 @@ def render_explanation(e: Explanation, line: str) -> Text:
 
 def _explain(request: Request, ctx: CursorContext, story: str | None) -> Explained:
     """The words for the cursor's line (and its source line's story, unless known)."""
+    # deferred: the explanation tables load with the first explanation asked for, not before the first paint
+    from irscope.ir.explain import explain_line, lowering_story
 
     comp = ctx.comp
     try:
