@@ -7,6 +7,9 @@ import os
 
 from irscope.base.errors import IrscopeError
 
+# irscope's own folder: frames there are irscope's, not the user's (a capture's stops, a user traceback)
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def check_kernel_path(path: str) -> None:
     """A one-line error unless `path` names an existing file (not a directory)."""

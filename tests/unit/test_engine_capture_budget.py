@@ -198,9 +198,13 @@ def test_a_stop_never_lands_while_the_interpreter_patches_the_language_nor_in_ir
         (interpreter, "restore", False),
         (interpreter, "create_load", True),
         (fixture_path("slow_first_launch.py"), "double_kernel", True),
-        (os.path.join(budget_module._IRSCOPE_DIR, "core", "capture.py"), "run_user_file", False),
         (
-            os.path.join(budget_module._IRSCOPE_DIR, "core", "virtual_tensors.py"),
+            os.path.join(budget_module._IRSCOPE_DIR, "engine", "capture", "run.py"),
+            "run_user_file",
+            False,
+        ),
+        (
+            os.path.join(budget_module._IRSCOPE_DIR, "engine", "virtual_gpu", "tensors.py"),
             "__torch_function__",
             True,
         ),

@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from irscope.base.paths import PACKAGE_DIR
 from irscope.engine.capture.spec_key import specialization_key
 
 QUIET_S = 3.0
@@ -53,7 +54,7 @@ def _package_dir(name: str) -> str:
 # file's torch calls excepted: a stop passes through them like any library), and Triton's interpreter while
 # it patches triton.language for a launch or puts it back (an exception there leaves the language patched,
 # and every later compile in the process fails: "'ir.value' object has no attribute 'dtype'").
-_IRSCOPE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
+_IRSCOPE_DIR = os.path.join(PACKAGE_DIR, "")
 _TRITON_DIR = _package_dir("triton")
 _STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
 
@@ -63,8 +64,8 @@ def _is_stdlib(filename: str) -> bool:
 
 
 _PASS_THROUGH = tuple(
-    os.path.join(_IRSCOPE_DIR, "core", name)
-    for name in ("virtual_tensors.py", "virtual_cuda.py", "virtual_dispatch.py")
+    os.path.join(_IRSCOPE_DIR, "engine", "virtual_gpu", name)
+    for name in ("tensors.py", "cuda.py", "dispatch.py")
 )
 _PATCHING = {
     "_patch_lang",

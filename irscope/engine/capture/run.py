@@ -16,6 +16,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from irscope.base.paths import PACKAGE_DIR
 from irscope.engine.capture.budget import CaptureBudget, CaptureStopped
 from irscope.engine.capture.discover import UserFile
 from irscope.engine.inductor.scripts import (
@@ -233,7 +234,7 @@ def no_terminal(notes: list[str], path: str) -> Iterator[None]:
             sys.modules["ipdb"] = saved[3]
 
 
-_IRSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_IRSCOPE_DIR = PACKAGE_DIR
 
 
 def user_traceback_tail(exc: BaseException, path: str, limit: int = 6) -> str:
