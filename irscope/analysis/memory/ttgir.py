@@ -29,10 +29,11 @@ class TensorAccessOp:
 
     @property
     def elem_bytes(self) -> int:
-        return _TYPE_BYTES.get(self.elem_type, 4)
+        return TYPE_BYTES.get(self.elem_type, 4)
 
 
-_TYPE_BYTES = {
+# bytes per element of each MLIR element type Triton's IR names
+TYPE_BYTES = {
     "i1": 1,
     "i8": 1,
     "f8E4M3FN": 1,
@@ -44,6 +45,7 @@ _TYPE_BYTES = {
     "bf16": 2,
     "i32": 4,
     "f32": 4,
+    "tf32": 4,
     "i64": 8,
     "f64": 8,
 }

@@ -20,6 +20,7 @@ from typing import Any
 from irscope.analysis.dataflow import parse_function
 from irscope.analysis.memory.op import GLOBAL
 from irscope.analysis.memory.ops import memory_ops
+from irscope.analysis.memory.ttgir import TYPE_BYTES
 from irscope.analysis.vectorize.facts import (
     kernel_arg_names,
     machine_widths,
@@ -30,23 +31,6 @@ from irscope.analysis.vectorize.facts import (
 from irscope.analysis.vectorize.reasons import VECTOR_BYTES, Reason, reasons_for
 from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.ir.mlir import strip_locations
-
-_ELEM_BYTES = {
-    "i1": 1,
-    "i8": 1,
-    "f8E4M3FN": 1,
-    "f8E5M2": 1,
-    "f8E4M3FNUZ": 1,
-    "f8E5M2FNUZ": 1,
-    "i16": 2,
-    "f16": 2,
-    "bf16": 2,
-    "i32": 4,
-    "f32": 4,
-    "tf32": 4,
-    "i64": 8,
-    "f64": 8,
-}
 
 
 @dataclass
@@ -105,7 +89,7 @@ def why_not_vectorized(comp: LaunchedKernel, only_narrow: bool = True) -> list[D
         mask_value = mask_operand(op, operands)
         mask_reach = graph.reaching(mask_value) if mask_value else None
         width = width_for(widths, op)
-        elem = _ELEM_BYTES.get(op.elem_type or "", None)
+        elem = TYPE_BYTES.get(op.elem_type or "", None)
         layout = layouts.get((op.source_line, op.op)) if op.source_line is not None else None
         contiguous = layout[0] if layout else None
         diag = Diagnosis(
