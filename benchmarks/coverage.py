@@ -609,17 +609,7 @@ def markdown_gpu_only(results: list[dict], command: str) -> str:
         ),
     ]
     if missed:
-        lines += [
-            "",
-            "| file | kernel | config | irscope's reason (on the GPU) |",
-            "|---|---|---|---|",
-        ]
-        lines += [
-            f"| {f} | {m['kernel']} | {m.get('config') or ''} | {m['reason']} |"
-            if isinstance(m, dict)
-            else f"| {f} | {m} | | |"
-            for f, m in missed
-        ]
+        lines += ["", *_missed_table(missed)]
     return "\n".join(lines) + "\n"
 
 
@@ -692,19 +682,7 @@ def markdown(results: list[dict], command: str, offline_only: bool, gpu_only: bo
             for m in (res.get("on_gpu") or {}).get("not captured") or []
         ]
         if missed:
-            lines += [
-                "",
-                "Not captured by irscope on the GPU:",
-                "",
-                "| file | kernel | config | irscope's reason (on the GPU) |",
-                "|---|---|---|---|",
-            ]
-            lines += [
-                f"| {f} | {m['kernel']} | {m.get('config') or ''} | {m['reason']} |"
-                if isinstance(m, dict)
-                else f"| {f} | {m} | | |"
-                for f, m in missed
-            ]
+            lines += ["", "Not captured by irscope on the GPU:", "", *_missed_table(missed)]
     return "\n".join(lines) + "\n"
 
 
@@ -887,3 +865,17 @@ def write(
 if __name__ == "__main__":
     with contextlib.suppress(BrokenPipeError):
         sys.exit(main())
+
+
+def _missed_table(missed: list) -> list[str]:
+    """What irscope on the GPU did not capture, a row each: file, kernel, config, irscope's reason."""
+    return [
+        "| file | kernel | config | irscope's reason (on the GPU) |",
+        "|---|---|---|---|",
+        *(
+            f"| {f} | {m['kernel']} | {m.get('config') or ''} | {m['reason']} |"
+            if isinstance(m, dict)
+            else f"| {f} | {m} | | |"
+            for f, m in missed
+        ),
+    ]
