@@ -217,6 +217,13 @@ RUN4 = os.path.join(ROOT, "validation", "data", "h100_coverage", "run4_part1_res
 CROSS_ENTROPY = "community/efficient-cross-entropy/benchmark.py"
 
 
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
+
+
 def test_a_report_that_ended_in_an_error_gives_its_error_line_as_each_missing_compilations_reason(
     monkeypatch,
 ):
@@ -233,7 +240,11 @@ def test_a_report_that_ended_in_an_error_gives_its_error_line_as_each_missing_co
     assert len({g["key"] for g in gpu}) == 6
     monkeypatch.setenv("IRSCOPE_CAPTURE_LIMIT", "5")
     doc, error, _ = coverage.shown_offline(CROSS_ENTROPY, "sm_90", timeout=200)
-    assert doc is None and "launched no kernel" in error, error
+    # The file plots with matplotlib and pandas (tests/corpus/requirements.txt); where they are not installed
+    # (CI's test environment) the report ends in another error line, the missing module's, before any launch.
+    plots = all(_importable(m) for m in ("matplotlib", "pandas"))
+    expected = "launched no kernel" if plots else "No module named"
+    assert doc is None and expected in error, error
     result = coverage.compare(CROSS_ENTROPY, gpu, doc, error)
     assert coverage.counts(result)["compiled, not shown"] == 6
     assert {r["reason"] for r in result["rows"]} == {"said: " + error}
