@@ -8,7 +8,6 @@ from conftest import kernel_path
 from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
 
 from irscope.tui.app import IrscopeApp
-from irscope.tui.panels import area
 from irscope.tui.panels.coalescing import LABEL_END, CoalescingPanel, warp_picture_lines
 from irscope.tui.panels.info import LineInfoPanel
 
@@ -38,7 +37,7 @@ def words(text: str) -> str:
 
 async def _open_panel(app, pilot, title: str) -> None:
     for _ in range(6):
-        panel = area.shown_panel(app)
+        panel = app.main.panel_area.shown_panel()
         if panel is not None and panel.panel_title == title:
             return
         await pilot.press("i")
@@ -75,7 +74,7 @@ async def test_at_80x24_tab_reaches_the_coalescing_panel_which_scrolls_and_maxim
         assert panel.scroll_y > 0
         await pilot.press("m")
         await pilot.pause()
-        assert area.is_maximised(app) and not app.query_one("#panes").display
+        assert app.main.panel_area.is_maximised and not app.query_one("#panes").display
         assert panel.size.height >= 17
         # page by page, every word of the verdict, the fix and each row of the picture is on screen once
         await pilot.press("home")
@@ -97,11 +96,15 @@ async def test_at_80x24_tab_reaches_the_coalescing_panel_which_scrolls_and_maxim
             assert f"{label.strip()} {lanes}" in seen, row
         await pilot.press("m")
         await pilot.pause()
-        assert not area.is_maximised(app) and app.query_one("#panes").display and panel.has_focus
+        assert (
+            not app.main.panel_area.is_maximised
+            and app.query_one("#panes").display
+            and panel.has_focus
+        )
         # maximised, then Tab: the panes come back and the focus is on the first
         await pilot.press("m", "tab")
         await pilot.pause()
-        assert not area.is_maximised(app) and app.query_one("#panes").display
+        assert not app.main.panel_area.is_maximised and app.query_one("#panes").display
         assert app.main.linked.panes[0].view.has_focus
         await pilot.press("tab", "tab", "escape")  # Esc on the panel: back to the pane it describes
         await pilot.pause()
@@ -123,7 +126,10 @@ async def test_a_click_focuses_a_panel_and_i_on_a_focused_panel_takes_the_focus_
         assert "m" in keys and "esc" in keys
         await pilot.press("i")  # the next panel, with the focus
         await _settle(app, pilot)
-        assert area.shown_panel(app).panel_title == "Explain" and area.shown_panel(app).has_focus
+        assert (
+            app.main.panel_area.shown_panel().panel_title == "Explain"
+            and app.main.panel_area.shown_panel().has_focus
+        )
         for _ in range(3):
             await pilot.press("i")
             await pilot.pause()

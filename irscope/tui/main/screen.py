@@ -24,7 +24,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.geometry import Size
 from textual.screen import Screen
-from textual.widgets import Label, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import Label, ProgressBar, Static, TabPane
 
 from irscope.base.names import ALL_STAGES
 from irscope.base.textsafe import safe_text
@@ -47,7 +47,7 @@ from irscope.tui.messages import (
     SessionOpened,
 )
 from irscope.tui.panels import PANELS, InfoPanel
-from irscope.tui.panels import area as panel_area
+from irscope.tui.panels.area import PanelArea
 from irscope.tui.prompt_bar import PromptBar
 from irscope.tui.screens import EditScreen, PickerScreen, TargetScreen
 from irscope.tui.widgets.key_footer import KeyFooter
@@ -152,27 +152,23 @@ class MainScreen(Screen):
     def __init__(self, path: str, open_args: dict[str, Any]) -> None:
         super().__init__()
         self.path = path
-        self.open_args = (
-            open_args  # target, kernel, config, run_main, defines, arg_types: what `open` is asked
-        )
+        # target, kernel, config, run_main, defines, arg_types: what `open` is asked
+        self.open_args = open_args
         self.ws = None  # the opened file (a WorkspaceInfo from the worker)
         self.session = None  # the worker process that runs the file and answers for it
         self.sessions = jobs.Sessions()  # every worker process started here, closed with the screen
         self.capturing = False  # the file is running in the worker (x: go on with what is captured)
         self.comps: list = []  # the file's compilations for the target shown (the picker's rows)
-        self.shown_index: int | None = (
-            None  # which of them is shown (an edited one stands in for its row)
-        )
-        self.edits: dict[
-            str, Any
-        ] = {}  # values set with `e` for the one shown; `r` applies them again
+        # which of them is shown (an edited one stands in for its row)
+        self.shown_index: int | None = None
+        # values set with `e` for the one shown; `r` applies them again
+        self.edits: dict[str, Any] = {}
         # the launch's own compilation before the first edit, with its worker and row: a reset (ctrl+r in
         # the dialog) shows it again without compiling
         self.unedited: tuple = (None, None, None)
         self.failure: OpenFailure | None = None  # why nothing is shown
-        self.previous_comp = (
-            None  # the compilation shown before the last change (diff mode's other side)
-        )
+        # the compilation shown before the last change (diff mode's other side)
+        self.previous_comp = None
         self.search_term = ""
         self._serial = 0  # the newest request's number: answers to older ones are dropped
         # compilation key -> {source line: Nsight Compute's counters} (M)
@@ -180,7 +176,7 @@ class MainScreen(Screen):
         # compilation key -> the compiler's passes, one step each (P)
         self.pass_captures = bounded()
         self.linked = LinkedPanes(id="panes")  # the panes, their layout and links
-        self._panel_area: TabbedContent | None = None
+        self.panel_area = PanelArea(id="panels")  # the info panels under the panes
 
     # ---- building the screen
 
@@ -191,7 +187,7 @@ class MainScreen(Screen):
             yield ProgressBar(total=1.0, show_eta=False, show_percentage=False, id="progress")
         yield self.linked
         yield FindingsView()
-        with TabbedContent(id="panels"):
+        with self.panel_area:
             for panel_cls in PANELS:
                 with TabPane(panel_cls.panel_title):
                     yield panel_cls()
@@ -199,7 +195,7 @@ class MainScreen(Screen):
         yield KeyFooter(self.FOOTER_SHORT, self.FOOTER_MINOR)
 
     def on_mount(self) -> None:
-        self.query_one("#panels").display = False
+        self.panel_area.display = False
         self.linked.apply_layout()
         self.set_progress(f"opening {self.path}…", 0.0)
         text = read_source(self.path)
@@ -297,8 +293,7 @@ class MainScreen(Screen):
     # ---- the info panels
 
     def refresh_panels(self) -> None:
-        panels = self._panel_area or self.query_one("#panels", TabbedContent)
-        self._panel_area = panels
+        panels = self.panel_area
         if not panels.display:
             return
         ctx = self.linked.cursor_context()
@@ -321,10 +316,44 @@ class MainScreen(Screen):
     def on_tabbed_content_tab_activated(self, event) -> None:
         self.refresh_panels()
 
+    def on_panel_area_restored(self, message: PanelArea.Restored) -> None:
+        self.call_after_refresh(self.linked.reveal_cursors)  # the panes have their height again
+
+    def on_panel_area_left(self, message: PanelArea.Left) -> None:
+        if self.linked.panes:
+            self.linked.focus_active()
+
     # ---- actions: what the keys do
 
     def action_pane(self, delta: int) -> None:
-        panel_area.cycle_focus(self, self.linked, delta)
+        """Tab / Shift+Tab: the next of the visible panes, then, where they are shown, the panel and the
+        Findings view."""
+        linked, area = self.linked, self.panel_area
+        pane_count = linked.visible_count()
+        ring: list[int | str] = list(range(pane_count))
+        panel = area.shown_panel()
+        if panel is not None:
+            ring.append("panel")
+        findings = self.query_one(FindingsView)
+        if (
+            findings.display and findings.mode == "open"
+        ):  # collapsed to its title line, it takes no keys
+            ring.append("findings")
+        if "findings" in ring and findings.has_focus:
+            here: int | str = "findings"
+        elif panel is not None and area.has_focus_inside():
+            here = "panel"
+        else:
+            here = min(linked.active_pane, pane_count - 1)
+        target = ring[(ring.index(here) + delta) % len(ring)]
+        if target == "panel":
+            panel.focus()
+            return
+        area.restore()
+        if target == "findings":
+            findings.focus()
+        else:
+            linked.focus_pane(target)
 
     def action_stage(self, delta: int) -> None:
         self.linked.step_stage(delta)
@@ -349,19 +378,8 @@ class MainScreen(Screen):
 
     def action_toggle_panels(self) -> None:
         """Show the panels; again: the next panel (Tab belongs to the panes), after the last: hide them."""
-        panels = self.query_one("#panels", TabbedContent)
-        tabs = [pane.id for pane in panels.query(TabPane)]
-        inside = panel_area.has_focus_inside(self)
-        if not panels.display:
-            panels.display = True
-            panels.active = tabs[0]
-        elif panels.active in tabs and panels.active != tabs[-1]:
-            panels.active = tabs[tabs.index(panels.active) + 1]
-        else:
-            panel_area.restore(self)
-            panels.display = False
+        self.panel_area.step()
         self.refresh_panels()
-        panel_area.after_toggle(self, inside)
         self.call_after_refresh(self.linked.reveal_cursors)  # the panes changed height
 
     def action_measure(self) -> None:
@@ -369,7 +387,7 @@ class MainScreen(Screen):
         # deferred: a screen's modules load when it first opens, not before the first paint
         from irscope.tui.panels.measured import MeasuredPanel
 
-        panels = self.query_one("#panels", TabbedContent)
+        panels = self.panel_area
         panel = self.query_one(MeasuredPanel)
         pane = next(p for p in panels.query(TabPane) if panel in p.query(MeasuredPanel))
         panels.display = True

@@ -16,7 +16,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from irscope.tui.context import CursorContext
-from irscope.tui.panels import area
+from irscope.tui.panels.area import panel_area_of
 
 
 class InfoPanel(VerticalScroll, can_focus=True):
@@ -60,11 +60,11 @@ class InfoPanel(VerticalScroll, can_focus=True):
             static.update(message if n == 0 else "")
 
     def action_maximize_panels(self) -> None:
-        area.toggle_maximised(self.screen)
+        panel_area_of(self).toggle_maximised()
 
     def action_leave(self) -> None:
-        area.leave(self.screen)
+        panel_area_of(self).leave()
 
     def on_blur(self) -> None:
         # Tab or a click elsewhere: once the new focus is known, a maximised area gives the panes back
-        self.call_after_refresh(area.restore_unless_focused, self.screen)
+        self.call_after_refresh(panel_area_of(self).restore_unless_focused)
