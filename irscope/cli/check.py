@@ -97,7 +97,10 @@ def defines_kernel(path: str) -> bool:
 
 
 def _open_all(files: list[str], target: str | None, jobs: int, file_args: list[str]) -> list[dict]:
-
+    if (
+        len(files) > 1
+    ):  # each file's worker a fork of one warm process: torch and Triton loaded once
+        client.keep_warm(yield_to_screen=False)
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         return list(pool.map(lambda path: open_one(path, target, file_args), files))

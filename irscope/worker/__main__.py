@@ -126,5 +126,5 @@ def serve_forever(request_fd: int, result_fd: int) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--warm"]:  # the warm process: it forks workers that each run `main`
-        serve(int(sys.argv[2]), main)
+        serve(int(sys.argv[2]), "--nice" in sys.argv[3:], main)
     main(sys.argv[1:])

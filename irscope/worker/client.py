@@ -71,14 +71,17 @@ _warm: WarmStarter | None = None
 _PASSED_FDS = ("IRSCOPE_WORKER_RESULT_FD", "IRSCOPE_WORKER_REQUEST_FD")
 
 
-def keep_warm() -> None:
+def keep_warm(yield_to_screen: bool = True) -> None:
     """From now on, this process's workers fork from a warm process (worker/warm.py) that has loaded torch and
     Triton once: a file opened again, or another file, starts without those imports. Started at once, so
-    that its imports run while the screen paints; it lives as long as this process."""
+    that its imports run while the screen paints (`yield_to_screen`: at a lower priority, as the TUI's worker
+    runs); it lives as long as this process, or until the thread that called this ends."""
     global _warm
+    if os.environ.get("IRSCOPE_WARM") == "0":
+        return
     if _warm is None or _warm.ended:
         try:
-            _warm = WarmStarter()
+            _warm = WarmStarter(yield_to_screen)
         except OSError:  # no warm process here: every worker starts afresh
             _warm = None
 

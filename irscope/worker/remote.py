@@ -229,6 +229,5 @@ def open_session(shown_file: str) -> Session:
     """A worker for `shown_file`, forked from this process's warm process (started by the first session, on
     the long-lived thread, as the workers are: it must not die with a short thread). `IRSCOPE_WARM=0`: a
     fresh process for each."""
-    if os.environ.get("IRSCOPE_WARM") != "0":
-        _spawn(keep_warm)
+    _spawn(keep_warm)
     return Session(shown_file)

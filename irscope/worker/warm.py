@@ -58,11 +58,12 @@ class WarmStarter:
     """One warm process and the workers it forked. `start` blocks until the warm process has finished its
     imports (the first time) and forked the worker."""
 
-    def __init__(self) -> None:
+    def __init__(self, yield_to_screen: bool) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        argv = ["--warm", str(theirs.fileno())] + (["--nice"] if yield_to_screen else [])
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "irscope.worker", "--warm", str(theirs.fileno())],
+                [sys.executable, "-m", "irscope.worker", *argv],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -3,7 +3,7 @@ irscope's engine) once, then forks a worker for each start the front end asks fo
 
 It stays single-threaded, so that a fork copies a consistent process: it waits in `select` for a request or
 for a child's exit (SIGCHLD, through a wake-up pipe), forks, and reports each child's exit status. Before
-it loads anything it lowers its priority, like the TUI's worker (the screen paints first); it ends when the
+it loads anything it lowers its priority when the TUI asked (the screen paints first); it ends when the
 front end closes its socket or dies (PR_SET_PDEATHSIG), and its workers, whose parent it is, end with it.
 """
 
@@ -25,11 +25,12 @@ _MAX_FDS = 8
 NICENESS = 10  # a worker's priority below the screen's (worker/__main__.py keeps it there)
 
 
-def serve(socket_fd: int, worker_main: Callable[[list[str]], None]) -> None:
+def serve(socket_fd: int, nice: bool, worker_main: Callable[[list[str]], None]) -> None:
     die_with_parent(int(os.environ.pop("IRSCOPE_FRONT_END_PID")))
     channel = socket.socket(fileno=socket_fd)
     try:
-        os.nice(NICENESS)
+        if nice:  # the TUI's: its imports yield to the screen, and its forks stay below it
+            os.nice(NICENESS)
     except OSError:  # not allowed here: the screen competes with the imports
         pass
     # deferred: the imports every worker makes (a command's body, the TUI's server), made once here: each
