@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 from typing import Callable
 
@@ -10,6 +11,7 @@ from irscope.base.errors import IrscopeError, UserCodeError
 from irscope.base.missing import missing_kernels
 from irscope.base.model import Kernel, Launch
 from irscope.base.names import TARGETS
+from irscope.base.paths import PACKAGE_DIR
 from irscope.engine.capture.discover import (
     UserFile,
     find_kernels,
@@ -173,6 +175,25 @@ def open_file(
         printed[-1][:200] if printed else "",
         missing,
     )
+
+
+def local_sources(path: str) -> list[str]:
+    """The opened file and the modules its run imported from the file's folder and below (not from an
+    installed package, nor irscope's own): the files whose saves change what the file compiles."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(path)), "")
+    found = {os.path.abspath(path)}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not (isinstance(file, str) and file.endswith(".py")):
+            continue
+        file = os.path.abspath(file)
+        if (
+            file.startswith(folder)
+            and not file.startswith(os.path.join(PACKAGE_DIR, ""))
+            and "-packages" + os.sep not in file
+        ):
+            found.add(file)
+    return sorted(found)
 
 
 def _no_virtual_compile(user_file: UserFile, result, local: Target | None) -> None:

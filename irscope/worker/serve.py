@@ -28,7 +28,7 @@ from irscope.engine.inductor.ptxas import ptxas_note
 from irscope.engine.measure import measure, why_not_measurable
 from irscope.engine.overrides import Overrides
 from irscope.engine.recording import record_program
-from irscope.engine.session import open_file
+from irscope.engine.session import local_sources, open_file
 from irscope.findings import findings
 from irscope.worker.diffs import compile_spec, diff_doc, pass_list
 from irscope.worker.views import CompilationView, KernelInfo, LaunchInfo, WorkspaceInfo, literal
@@ -107,6 +107,7 @@ class Server:
             list(ws.notes),
             [m.to_json() for m in ws.missing],
             [self.named_row(n, i) for i, n in enumerate(self.named)],
+            local_sources(path),
         )
         return info, [self.snapshot(comp) for comp in comps]
 

@@ -79,6 +79,8 @@ class WorkspaceInfo:
     # index (the worker's handle: op_compile_named), name, label, line, grid, constexprs, spec, warps, number,
     # compiled (the front end sets it once it has compiled one)
     named: list[dict] = field(default_factory=list)
+    # the opened file and the local modules its run imported: what the TUI watches for saves
+    sources: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -287,6 +287,8 @@ class LinkedPanes(Container):
             full_text=shown.full_texts.get(stage),
         )
         pane.view.set_finding_marks(shown.finding_marks.get(stage, {}))
+        if stage == "source":
+            pane.view.set_changed_lines(shown.changed_lines)
         self.update_pane_title(pane)
 
     def show_failure(self, failure: OpenFailure, source: str) -> None:
@@ -319,6 +321,14 @@ class LinkedPanes(Container):
             for pane in self.panes:
                 if pane.stage == "source":
                     pane.view.set_finding_marks(marks)
+
+    def mark_changed(self, shown: Shown, lines: frozenset[int]) -> None:
+        """The source lines a save changed, kept on `shown` as its finding marks are."""
+        shown.changed_lines = lines
+        if self.shown is shown:
+            for pane in self.panes:
+                if pane.stage == "source":
+                    pane.view.set_changed_lines(lines)
 
     def step_stage(self, delta: int) -> None:
         """`s` / `S`: the next / previous stage in the active pane."""
