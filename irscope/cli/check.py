@@ -38,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
     if args.module_command:  # `check -m MODULE ARGS...`: one run, every kernel it launched
         files = ["-m " + " ".join(args.module_command)]
         results = [open_command(args.module_command, args.target)]
+        if not results[0]["opened"]:  # nothing else to check: the run's own error, and its status
+            sys.stderr.write(results[0]["said"])
+            return results[0]["code"]
     else:
         files = collect_files(args.paths)
         results = _open_all(files, args.target, args.jobs, args.file_args)
@@ -211,7 +214,9 @@ def open_command(command: list[str], target: str | None) -> dict:
     except json.JSONDecodeError:
         doc = None
     if doc is None:
-        return failed_result(shown, open_failed(shown, err, code, command=True))
+        return dict(
+            failed_result(shown, open_failed(shown, err, code, command=True)), said=err, code=code
+        )
     return result_of(shown, doc)
 
 
