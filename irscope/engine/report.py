@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from irscope.analysis.coalescing.sectors import report_fields
@@ -56,6 +57,7 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         "def_line": comp.kernel.line,
         **launch_fields(comp),
         "launch": comp.launch.origin,
+        "launch_count": ws.launch_count(comp),  # the captured launches this compilation stands for
         "compiled": True,
         "explored": comp.launch.explored,  # reached only by a benchmark sweep's exploration, compiled on request
         "local_bytes": res.local_bytes,
@@ -231,10 +233,32 @@ def format_missing(doc: dict[str, Any]) -> list[str]:
         )
         return [f"not launched by the file: {names}"] if names else []
     out = [f"not reached ({len(missing)} kernel(s) this run did not launch; not shown above):"]
+    if any(
+        m.get("file") for m in missing
+    ):  # `-m MODULE`: the launched kernels' modules, file by file
+        return out + missing_by_file(missing)
     for m in missing:
         out.append(f"  {m['kernel']} (line {m['line']}): {m['reason']}")
         out.append(f"     to see it: {m['how']}")
     return out
+
+
+def missing_by_file(missing: list[dict[str, Any]]) -> list[str]:
+    """`-m MODULE`'s not-reached kernels, one line per file, then why (the same for all) and what to do."""
+    by_file: dict[str, list[dict]] = {}
+    for m in missing:
+        by_file.setdefault(m.get("file") or "", []).append(m)
+    out = [
+        f"  {shown_file(path)}: " + ", ".join(f"{m['kernel']} (line {m['line']})" for m in ms)
+        for path, ms in by_file.items()
+    ]
+    return out + [f"  why: {missing[0]['reason']}; to see them: {missing[0]['how']}"]
+
+
+def shown_file(path: str) -> str:
+    """A path relative to the current folder when it is under it, else as it is."""
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    return relative if not relative.startswith("..") else path
 
 
 def format_named(doc: dict[str, Any]) -> list[str]:

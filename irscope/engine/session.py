@@ -8,15 +8,18 @@ import traceback
 from typing import Callable
 
 from irscope.base.errors import IrscopeError, UserCodeError
-from irscope.base.missing import missing_kernels
+from irscope.base.missing import missing_in_modules, missing_kernels
 from irscope.base.model import Kernel, Launch
 from irscope.base.names import TARGETS
 from irscope.base.paths import PACKAGE_DIR
+from irscope.engine.capture.children import children_note
 from irscope.engine.capture.discover import (
     UserFile,
     find_kernels,
     kernel_file_text,
+    kernels_beside_launched,
     kernels_of_launches,
+    read_module,
     read_user_file,
 )
 from irscope.engine.capture.retarget import device_suffix, run_on_other_targets
@@ -54,6 +57,8 @@ def open_file(
     budget=None,
     on_launch: Callable[[RawLaunch], None] | None = None,
     file_args: list[str] | tuple[str, ...] = (),
+    command: list[str] | tuple[str, ...] | None = None,
+    retarget: bool = True,
 ) -> Workspace:
     """Load a kernel file, run its `__main__` to capture launches, and get ready to compile.
 
@@ -61,8 +66,11 @@ def open_file(
     and then disassembled unless `ahead_sass` is false (SASS will not be asked for); none starts if
     `compile_ahead` is false (nothing will be compiled), or for a launch not of `kernel_name` or not with
     autotune `config` (when the caller will compile only those). `on_launch` hears of each launch as it is
-    captured. `file_args` are the file's own command line (`sys.argv[1:]`)."""
-    user_file = read_user_file(path)
+    captured. `file_args` are the file's own command line (`sys.argv[1:]`). `command`, in place of a
+    path: `[MODULE, ARGS...]`, run as `python -m MODULE ARGS...` (a test session: `pytest tests/x.py`), whose
+    every launch is captured, of whichever module's kernels. `retarget` false: a file that launched
+    nothing is not run again for other targets (retarget.py; a library's module, opened to list its kernels)."""
+    user_file = read_module(command[0], command[1:]) if command else read_user_file(path)
     resolved = resolve_target(target)
     local = local_gpu_target()
     overrides = overrides or Overrides()
@@ -91,7 +99,7 @@ def open_file(
     ahead.forget_waiting()
     result, first, retarget_note = run(resolved), resolved, None
     # launched nothing on the default virtual GPU? (retarget.py)
-    if target is None and local is None and run_main:
+    if target is None and local is None and run_main and retarget and user_file.command is None:
         resolved, result, retarget_note = run_on_other_targets(
             user_file.shown, resolved, result, run
         )
@@ -111,6 +119,17 @@ def open_file(
                 f"{user_file.shown} launched no kernel before the run was stopped{at} "
                 f"({result.stopped_cause}); IRSCOPE_CAPTURE_LIMIT / IRSCOPE_CAPTURE_QUIET (seconds) "
                 f"let it run longer"
+            )
+        if user_file.command is not None:
+            elsewhere = children_note(result.children, user_file.shown)
+            raise IrscopeError(
+                f"`{user_file.shown}` launched no Triton kernel while it ran"
+                + (f" ({_exit_line(result.exit_status)})" if result.exit_status else "")
+                + (
+                    f"; {elsewhere}"
+                    if elsewhere
+                    else "; give it the tests or script that launch some"
+                )
             )
         raise IrscopeError(
             f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"
@@ -154,6 +173,8 @@ def open_file(
     raised = (
         f"{_exception_line(result.error)}{_raise_site(result, user_file)}" if result.error else None
     )
+    if result.exit_status:
+        notes.append(f"`{user_file.shown}` {_exit_line(result.exit_status)}")
     missing = missing_kernels(
         kernels,
         launches,
@@ -163,6 +184,15 @@ def open_file(
         stopped_cause=result.stopped_cause,
         raised=raised,
     )
+    if (
+        user_file.command is not None
+    ):  # the launched kernels' modules: their kernels nothing launched
+        missing = missing_in_modules(
+            kernels + kernels_beside_launched(kernels),
+            launches,
+            stopped_cause=result.stopped_cause,
+            raised=raised,
+        )
     return Workspace(
         user_file,
         kernels,
@@ -194,6 +224,14 @@ def local_sources(path: str) -> list[str]:
         ):
             found.add(file)
     return sorted(found)
+
+
+def _exit_line(status) -> str:
+    return (
+        f"ended with exit status {status} (for pytest: a test failed or errored; in Triton's "
+        f"interpreter a launch cut short writes incomplete results, so a test may fail here that passes on "
+        f"a GPU)"
+    )
 
 
 def _no_virtual_compile(user_file: UserFile, result, local: Target | None) -> None:

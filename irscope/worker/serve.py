@@ -67,6 +67,7 @@ class Server:
         kernel: str | None,
         config: int | None,
         file_args: list[str] = (),
+        command: list[str] | None = None,
     ) -> tuple[WorkspaceInfo, list]:
 
         def show(p) -> None:
@@ -93,6 +94,7 @@ class Server:
                 config=config,
                 budget=self.budget,
                 file_args=file_args,
+                command=command,
             )
         finally:
             self.budget = None
