@@ -12,7 +12,7 @@ from irscope.base.names import (  # noqa: F401
     IR_STAGES,
     NVIDIA_STAGES,
     TARGETS,
-    absent_stage,
+    stages_of,
 )
 from irscope.base.target import Target
 
@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 
 def stages_for(target: Target, language: str = "triton") -> tuple[str, ...]:
     """The stages a compilation for `target` has; a Gluon kernel's lack TTIR (names.ABSENT_STAGES)."""
-    stages = NVIDIA_STAGES if target.is_nvidia else AMD_STAGES
-    return tuple(s for s in stages if absent_stage(s, language) is None)
+    return stages_of(target.is_nvidia, language)
 
 
 @dataclass

@@ -21,6 +21,13 @@ TARGETS = ("sm_80", "sm_89", "sm_90", "sm_100", "sm_120", "gfx942", "gfx950")
 DEFAULT_TARGET = "sm_90"
 
 
+def stages_of(nvidia: bool, language: str = "triton") -> tuple[str, ...]:
+    """The stages a compilation has: its target family's (NVIDIA or AMD), less those its kernel's front end
+    never makes (a Gluon kernel's TTIR: ABSENT_STAGES)."""
+    family = NVIDIA_STAGES if nvidia else AMD_STAGES
+    return tuple(s for s in family if absent_stage(s, language) is None)
+
+
 def absent_stage(stage: str, language: str) -> str | None:
     """Why a kernel of `language` ("triton", "gluon") has no `stage`, or None where it has it (a clause:
     callers say "a Gluon kernel has no ttir: ..." around it)."""
