@@ -10,6 +10,7 @@ from irscope.analysis.coalescing.text import format_lines
 from irscope.analysis.measured.format import format_measured
 from irscope.analysis.summary import analysis_entry, format_analysis
 from irscope.base.named_text import differing, shown_values
+from irscope.base.names import IR_STAGES, absent_stage
 from irscope.engine.compile.compilation import Compilation
 from irscope.engine.inductor.report import format_inductor, inductor_entry
 from irscope.engine.triton_compat import describe_config
@@ -53,6 +54,7 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": comp.kernel.name,
         "module": comp.kernel.module,
+        "language": comp.kernel.language,  # "triton" or "gluon"
         "file": ws.shown_path(comp.kernel.file),
         "def_line": comp.kernel.line,
         **launch_fields(comp),
@@ -294,7 +296,10 @@ def format_report(doc: dict[str, Any]) -> str:
     out.extend(format_findings(doc))
     for k in doc["kernels"]:
         grid = "×".join(map(str, k["grid"])) if k["grid"] else "unknown"
-        out.append(f"{k['name']}  ({k['file']}:{k['def_line']})  target {k['target']}  grid {grid}")
+        gluon = "  Gluon" if k.get("language") == "gluon" else ""
+        out.append(
+            f"{k['name']}  ({k['file']}:{k['def_line']}){gluon}  target {k['target']}  grid {grid}"
+        )
         if k.get("interpreter_error"):
             out.append(
                 f"  interpreter could not run this launch: {k['interpreter_error']} "
@@ -352,7 +357,14 @@ def format_report(doc: dict[str, Any]) -> str:
             f"  warps {warps}  stages {k['num_stages']}  registers {k['registers']}  "
             f"spills {k['spills']}  shared {k['shared_bytes']} B  local {k['local_bytes']} B"
         )
-        out.append("  IR lines   " + "  ".join(f"{s} {v['lines']}" for s, v in k["stages"].items()))
+        absent = [
+            stage for stage in IR_STAGES if absent_stage(stage, k.get("language", "triton"))
+        ]  # a Gluon kernel's TTIR
+        out.append(
+            "  IR lines   "
+            + "  ".join(f"{s} {v['lines']}" for s, v in k["stages"].items())
+            + "".join(f"  (no {s}: {absent_stage(s, k['language'])})" for s in absent)
+        )
         out.extend(format_analysis(k))
         out.extend(format_lines(k))
         if k.get("measured"):

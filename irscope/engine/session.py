@@ -111,7 +111,9 @@ def open_file(
     if not kernels:
         if result.error is not None:
             _no_virtual_compile(user_file, result, local)
-            raise UserCodeError(_user_error_line(user_file, result), _user_traceback(result))
+            raise UserCodeError(
+                _user_error_line(user_file, result, retarget_note), _user_traceback(result)
+            )
         # its kernels may live in modules it imports: it did not get to launch them
         if result.stopped_cause:
             at = f" at line {result.stopped_line}" if result.stopped_line else ""
@@ -158,7 +160,9 @@ def open_file(
             warning = f"{user_file.shown} raised {site} after its kernels were defined; going on without the rest"
         else:
             _no_virtual_compile(user_file, result, local)
-            raise UserCodeError(_user_error_line(user_file, result), _user_traceback(result))
+            raise UserCodeError(
+                _user_error_line(user_file, result, retarget_note), _user_traceback(result)
+            )
     warning = "; ".join(w for w in (cache_warning, warning) if w) or None
     notes = ([retarget_note] if retarget_note else []) + list(result.notes)
     if result.stopped:
@@ -347,7 +351,10 @@ def _compiler_ahead(
     return on_launch
 
 
-def _user_error_line(user_file: UserFile, result) -> str:
+def _user_error_line(user_file: UserFile, result, retarget_note: str | None = None) -> str:
+    """The one line of a run that raised before any launch; with the note of the other targets it was run on
+    in vain (retarget.py), where it asked the device what it is (a tutorial that raises "requires a Blackwell
+    GPU" on the default sm_90 and launches nothing from its __main__ on sm_100 either)."""
     said = _command_line_error(result)
     if said:
         return (
@@ -355,9 +362,10 @@ def _user_error_line(user_file: UserFile, result) -> str:
             f"`--`: irscope [COMMAND] {user_file.shown} -- ARGS"
         )
     what = _exception_line(result.error) + _raise_site(result, user_file)
+    elsewhere = f"; {retarget_note}" if retarget_note else ""
     return (
         f"{user_file.shown} raised {what} while irscope ran it (your code's traceback follows); "
-        f"fix it, or pass --no-run and give arguments with -D/--arg"
+        f"fix it, or pass --no-run and give arguments with -D/--arg{elsewhere}"
     )
 
 

@@ -221,6 +221,7 @@ class Server:
                 list(kernel.heuristics),
                 (self.ws.shown_path(kernel.file) if self.ws is not None else None) or kernel.file,
                 inductor_view(kernel.inductor_info, comp.target),
+                kernel.language,
             ),
             LaunchInfo(
                 tuple(launch.grid) if launch.grid else None,

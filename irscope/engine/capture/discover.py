@@ -18,6 +18,7 @@ from irscope.base.paths import check_kernel_path, package_module
 from irscope.engine.inductor.kernels import inductor_kernel_in, inductor_kernel_of
 from irscope.engine.inductor.provenance import describe_kernel
 from irscope.engine.triton_compat import unwrap_kernel
+from irscope.engine.triton_compat.gluon import language_of
 
 
 @dataclass
@@ -217,6 +218,7 @@ def _kernels_in(namespace: dict, path: str, def_lines: dict[str, int]) -> dict[s
                 unwrapped.autotune_configs,
                 unwrapped.heuristics,
                 module=getattr(jit.fn, "__module__", None) or "",
+                language=language_of(jit),
             )
     return kernels
 
@@ -251,7 +253,16 @@ def kernels_of_launches(launched: list, known: list[Kernel]) -> list[Kernel]:
         kernel = modules[path].get(jit.fn.__name__)
         if kernel is None or kernel.jit is not jit:
             line = _def_lines(path).get(jit.fn.__name__, jit.fn.__code__.co_firstlineno)
-            kernel = Kernel(jit.fn.__name__, path, line, jit, configs, [], module=module_name)
+            kernel = Kernel(
+                jit.fn.__name__,
+                path,
+                line,
+                jit,
+                configs,
+                [],
+                module=module_name,
+                language=language_of(jit),
+            )
         found.append(kernel)
     return found
 

@@ -136,7 +136,8 @@ def run_user_file(
         inductor = inductor_scope(user_file, record, use_interpreter, result.notes)
         checks = (
             comparisons_after_cuts(
-                lambda: any(raw.programs is not None for raw in result.launches), result.notes
+                lambda: any(raw.programs is not None or raw.not_run for raw in result.launches),
+                result.notes,
             )
             if use_interpreter
             else contextlib.nullcontext()
@@ -185,6 +186,7 @@ def run_user_file(
     if said:
         result.notes.append(said)
     result.notes.extend(cut_launch_notes(result.launches))
+    result.notes.extend(not_run_notes(result.launches))
     if use_interpreter and repeats_skipped():
         result.notes.append(
             f"{repeats_skipped()} launch(es) the same as the launch of their kernel just before "
@@ -208,6 +210,19 @@ def cut_launch_notes(launches: list[RawLaunch]) -> list[str]:
             f"compile does not depend on it (IRSCOPE_INTERPRET_S gives them longer)"
         )
     return notes
+
+
+def not_run_notes(launches: list[RawLaunch]) -> list[str]:
+    """One line for the Gluon launches the virtual GPU recorded and compiled but did not run."""
+    names = list(dict.fromkeys(raw.jit.__name__ for raw in launches if raw.not_run))
+    if not names:
+        return []
+    count = sum(raw.not_run for raw in launches)
+    return [
+        f"{', '.join(names)}: {count} Gluon launch(es) recorded and compiled, not run: Triton's "
+        f"interpreter does not run Gluon, so what they write is not computed (the file went on with "
+        f"those outputs unwritten)"
+    ]
 
 
 def _worker_output_tail(size: int = 4096) -> str:

@@ -31,6 +31,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import var
 
+from irscope.base.names import absent_stage
 from irscope.base.textsafe import safe_text
 from irscope.tui.context import CursorContext
 from irscope.tui.highlight import StageText
@@ -344,7 +345,15 @@ class LinkedPanes(Container):
         if self.shown is None:
             return
         if stage not in self.shown.stages:
-            self.notify(f"{stage} does not exist for {self.shown.comp.target}", severity="warning")
+            kernel = self.shown.comp.kernel
+            absent = absent_stage(stage, kernel.language)
+            self.notify(
+                f"{stage} does not exist for a {kernel.language.capitalize()} kernel: {absent}"
+                if absent
+                else f"{stage} does not exist for {self.shown.comp.target}",
+                severity="warning",
+                markup=False,
+            )
             return
         pane = self.panes[self.active_pane]
         self.pane_stages[pane.number] = stage
