@@ -101,6 +101,6 @@ class PanelArea(TabbedContent):
             self.leave()
 
 
-def panel_area_of(widget) -> PanelArea:
-    """The panel area a panel sits in."""
-    return next(a for a in widget.ancestors if isinstance(a, PanelArea))
+def panel_area_of(widget) -> PanelArea | None:
+    """The panel area a panel sits in (None for a panel shown on its own, as in a test's harness)."""
+    return next((a for a in widget.ancestors if isinstance(a, PanelArea)), None)

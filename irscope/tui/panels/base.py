@@ -60,11 +60,17 @@ class InfoPanel(VerticalScroll, can_focus=True):
             static.update(message if n == 0 else "")
 
     def action_maximize_panels(self) -> None:
-        panel_area_of(self).toggle_maximised()
+        area = panel_area_of(self)
+        if area is not None:
+            area.toggle_maximised()
 
     def action_leave(self) -> None:
-        panel_area_of(self).leave()
+        area = panel_area_of(self)
+        if area is not None:
+            area.leave()
 
     def on_blur(self) -> None:
         # Tab or a click elsewhere: once the new focus is known, a maximised area gives the panes back
-        self.call_after_refresh(panel_area_of(self).restore_unless_focused)
+        area = panel_area_of(self)
+        if area is not None:
+            self.call_after_refresh(area.restore_unless_focused)
