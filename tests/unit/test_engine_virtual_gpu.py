@@ -559,6 +559,36 @@ def test_a_composite_operator_a_library_registers_for_cuda_is_routed_whole(tmp_p
     assert x.grad is not None and ns["calls"] == ["rms_norm"]
 
 
+def test_a_product_a_library_implements_for_cuda_gets_the_files_half_precision(tmp_path):
+    """The virtual GPU computes a half-precision product in float32 (fast on a CPU); but where the file's
+    library implements the product's operator for CUDA (FlagGems' mm), its Triton kernels on a GPU get the
+    file's bf16 tensors and compile for them: so they do here, and a product it does not implement keeps
+    the float32 route."""
+    path = tmp_path / "library_mm.py"
+    path.write_text(
+        "import torch\n"
+        "seen = []\n"
+        "lib = torch.library.Library('aten', 'IMPL')\n"
+        "lib.impl('mm', lambda a, b: seen.append((a.dtype, b.dtype)) or (a.float() @ b.float()).to(a.dtype), 'CUDA')\n"
+        "a = torch.ones(4, 8, device='cuda', dtype=torch.bfloat16)\n"
+        "b = torch.ones(8, 2, device='cuda', dtype=torch.bfloat16)\n"
+        "out = torch.mm(a, b)\n"
+        "batched = torch.bmm(a[None], b[None])\n"
+        "lib._destroy()\n"
+        "after = torch.mm(a, b)\n"
+    )
+    result = run_user_file(
+        read_user_file(str(path)), run_main=True, use_interpreter=True, target=Target("sm_90")
+    )
+    assert result.error is None, result.user_traceback
+    ns = result.namespace
+    assert ns["seen"] == [(torch.bfloat16, torch.bfloat16)], (
+        "the library's mm, with the file's dtype"
+    )
+    assert ns["out"].dtype == ns["batched"].dtype == ns["after"].dtype == torch.bfloat16
+    assert torch.equal(ns["batched"][0].float(), torch.full((4, 2), 8.0))
+
+
 def test_a_file_that_registers_no_cuda_operator_pays_nothing_for_the_route():
     """A torch dispatch mode makes torch import TorchDynamo (over a second); the route to a library's
     CUDA operators is pushed only when the file registers one."""

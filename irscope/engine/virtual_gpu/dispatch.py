@@ -26,11 +26,15 @@ such library should not pay."""
 from __future__ import annotations
 
 import threading
-import weakref
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from irscope.engine.virtual_gpu.registrations import (
+    forget_registrations,
+    library_kernel,
+    note_registration,
+)
 from irscope.engine.virtual_gpu.tensors import is_host
 
 _CUDA = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
@@ -45,23 +49,11 @@ def _on_virtual_gpu(values) -> bool:
     return False
 
 
-# operator name ("aten::add.Tensor") -> the Libraries that registered a CUDA kernel for it during the run
-_registered: dict[str, list[weakref.ref]] = {}
-
-
-def _library_kernel(name: str) -> bool:
-    """Does a live `Library` that the file made hold this operator's CUDA kernel?"""
-    return any(
-        lib is not None and getattr(lib, "m", None) is not None
-        for lib in (ref() for ref in _registered.get(name, ()))
-    )
-
-
 class LibraryCudaKernels(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if (
-            _library_kernel(func.name())
+            library_kernel(func.name())
             and torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CUDA")
             and (_on_virtual_gpu(args) or _on_virtual_gpu(kwargs.values()))
         ):
@@ -93,7 +85,7 @@ def _route_composite(name: str, original_impl) -> None:
         return
 
     def kernel(*args, **kwargs):
-        if _library_kernel(name) and (_on_virtual_gpu(args) or _on_virtual_gpu(kwargs.values())):
+        if library_kernel(name) and (_on_virtual_gpu(args) or _on_virtual_gpu(kwargs.values())):
             return op.redispatch(_CUDA, *args, **kwargs)
         return op.decompose(*args, **kwargs)
 
@@ -125,7 +117,7 @@ def route_cuda_registrations(original_impl):
         )
         name = _operator_name(self, op_name) if key == "CUDA" else None
         if name is not None:
-            _registered.setdefault(name, []).append(weakref.ref(self))
+            note_registration(name, self)
             _route_composite(name, original_impl)
             if not getattr(_routed, "on", False):
                 LibraryCudaKernels().__enter__()  # popped by virtual_gpu() with every mode the run pushed
@@ -138,7 +130,7 @@ def route_cuda_registrations(original_impl):
 def routing_stopped() -> None:
     """The run is over and its modes are popped: the next run starts without routing."""
     _routed.on = False
-    _registered.clear()
+    forget_registrations()
     for library in _composites:
         library._destroy()
     _composites.clear()
