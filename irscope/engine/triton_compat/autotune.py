@@ -21,7 +21,8 @@
 - Autotuners with a `run` of their own (FlagGems' LibTuner) benchmark each config through Triton's
   `Autotuner._bench`: there a config's launch is recorded as that config (its pre_hook applied), and on the
   virtual GPU neither run nor timed (`do_bench` would run it in the interpreter and return NaN), so a cold
-  library tuning cache does not turn one launch into a hundred compilations.
+  library tuning cache does not turn one launch into a hundred compilations. Which configs such a run tries
+  is known only once it has tried them: own_tuners.py numbers them on every launch recorded for it.
 """
 
 from __future__ import annotations

@@ -41,6 +41,10 @@ from irscope.engine.triton_compat.originals import (
     JIT_CALL,
     JIT_RUN,
 )
+from irscope.engine.triton_compat.own_tuners import (
+    own_runs_wrapped,
+    unwrap_own_runs,
+)
 from irscope.engine.triton_compat.program_budget import (
     ProgramsCut,
     interpret_seconds,
@@ -158,6 +162,15 @@ def _capture_patches(
 
     def run(self, *args, grid, warmup, **kwargs):
         index, count = capture_state.autotune or (None, None)
+        own = capture_state.tuning
+        # an autotuner's own run launching the config it chose (own_tuners.py): (its number, the launch recorded
+        # when it was benchmarked or None)
+        chosen = (
+            own.chosen(kwargs) if index is None and own is not None and self is own.jit else None
+        )
+        if chosen is not None:
+            index, count = chosen[0], len(known_configs(own.tuner))
+        recording = capture_state.record and (chosen is None or chosen[1] is None)
         if use_interpreter and not warmup:
             # The same launch as this kernel's last one (same tensors, sizes, values and grid): a benchmark
             # loop timing it (tutorial 09 launches each kernel 20,000 times). A GPU runs it in microseconds; the
@@ -165,14 +178,14 @@ def _capture_patches(
             # neither recorded (it adds nothing to show) nor run again; its outputs are those of the launch
             # before it, which is what a pure kernel writes again (a kernel that accumulates in place differs).
             if same_as_last(
-                (id(self), index, capture_state.record, capture_state.execute),
+                (id(self), index, recording, capture_state.execute),
                 launch_identity(args, kwargs, grid),
             ):
                 if not capture_state.execute:
                     return None
                 return _not_yet_compiled(self, args, kwargs)
         raw = None
-        if capture_state.record:
+        if recording:
             raw = RawLaunch(
                 self,
                 tuple(map(as_launched, args)),
@@ -187,6 +200,8 @@ def _capture_patches(
                 explored=capture_state.explored,
                 autotune_tried=capture_state.tried if index is not None else (),
             )
+            if chosen is not None:  # the one config this launch compiles: shown
+                own.adopt(raw)
             if capture_state.recorded is not None:
                 capture_state.recorded.append(raw)
             _counts["launches"] += 1
@@ -198,7 +213,8 @@ def _capture_patches(
         if not (capture_state.run_launches or warmup):
             return _not_yet_compiled(self, args, kwargs)
         with executing():
-            return execute(self, args, kwargs, grid, warmup, raw)
+            # a chosen config's run, not recorded again: said on the launch recorded when it was benchmarked
+            return execute(self, args, kwargs, grid, warmup, raw or (chosen[1] if chosen else None))
 
     def execute(self, args, kwargs, grid, warmup, raw):
         if not use_interpreter:
@@ -355,13 +371,20 @@ def _capture_patches(
             capture_state.tried,
         )
         index = config_number(self, config)
+        # inside the autotuner's own run: one of the configs it benchmarks (own_tuners.py), the first shown
+        tuning = (
+            capture_state.tuning if getattr(capture_state.tuning, "tuner", None) is self else None
+        )
+        first = tuning is not None and not tuning.numbers
+        if tuning is not None and index not in tuning.numbers:
+            tuning.numbers.append(index)
         try:
             (
                 capture_state.configs,
                 capture_state.recorded,
                 capture_state.first,
                 capture_state.tried,
-            ) = known_configs(self), None, False, (index,)
+            ) = known_configs(self), (tuning.raws if tuning else None), first, (index,)
             capture_state.autotune = (index, len(capture_state.configs))
             if not use_interpreter:
                 return original_bench(self, *args, config=config, **meta)  # a real GPU times it
@@ -421,7 +444,8 @@ def _capture_patches(
     Autotuner.warmup = autotune_warmup
     interpret_knob = jit_decorator_kept()
     try:
-        yield
+        with own_runs_wrapped():
+            yield
     finally:
         JITFunction.run = original_run
         JITFunction.__call__ = original_call
@@ -446,4 +470,5 @@ def restore_unpatched_triton() -> None:
     Autotuner.run = AUTOTUNER_RUN
     Autotuner._bench = AUTOTUNER_BENCH
     Autotuner.warmup = AUTOTUNER_WARMUP
+    unwrap_own_runs()
     restore_interpreter_module()
