@@ -589,6 +589,20 @@ def test_a_product_a_library_implements_for_cuda_gets_the_files_half_precision(t
     assert torch.equal(ns["batched"][0].float(), torch.full((4, 2), 8.0))
 
 
+def test_a_benchmarks_flush_runs_the_zero_kernel_a_library_implements_for_cuda():
+    """On a GPU an autotuner's benchmark zeroes Triton's 256 MB buffer (to flush L2) with Tensor.zero_; where
+    the file's library implements zero_ for CUDA (FlagGems under use_gems()), its kernel compiles for that
+    buffer: captured here too (recorded, not interpreted), once, as no config of the autotuned kernel."""
+    ws = open_file(fixture_path("benchmark_flush.py"), target="sm_90", compile_ahead=False)
+    assert ws.run_warning is None, ws.run_warning
+    zeroes = [la for la in ws.launches if la.kernel.name == "zero_kernel"]
+    assert len(zeroes) == 1 and zeroes[0].autotune_index is None
+    assert zeroes[0].grid == (256 * 1024 * 1024 // 4 // 1024, 1, 1)
+    (comp,) = ws.compile(zeroes[0].kernel)
+    assert comp.ok and comp.signature["out_ptr"] == "*i32"
+    assert sorted(la.autotune_index for la in ws.launches if la.kernel.name == "double") == [0, 1]
+
+
 def test_a_file_that_registers_no_cuda_operator_pays_nothing_for_the_route():
     """A torch dispatch mode makes torch import TorchDynamo (over a second); the route to a library's
     CUDA operators is pushed only when the file registers one."""

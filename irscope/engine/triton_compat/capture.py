@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator
 
 from triton.compiler.compiler import CompiledKernel
+from triton.runtime import driver as triton_driver
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
@@ -276,6 +277,8 @@ def _capture_patches(
                     self,
                     tried[0],
                 )
+            if len(self.configs) > 1:
+                _flush_as_a_benchmark_does()  # a GPU benchmarks them
         numbers = tuple(config_number(self, config) for config in tried)
         try:
             # First record every config the autotuner would try, without running it, so that a failure
@@ -370,6 +373,8 @@ def _capture_patches(
             capture_state.first,
             capture_state.tried,
         )
+        if use_interpreter:
+            _flush_as_a_benchmark_does()  # before this config's state: the flush is no launch of it
         index = config_number(self, config)
         # inside the autotuner's own run: one of the configs it benchmarks (own_tuners.py), the first shown
         tuning = (
@@ -454,6 +459,14 @@ def _capture_patches(
         Autotuner._bench = original_bench
         Autotuner.warmup = original_warmup
         interpret_knob()
+
+
+def _flush_as_a_benchmark_does() -> None:
+    """The virtual GPU's driver launches what a GPU's benchmark launches around the function it times
+    (virtual_device.VirtualDriver.flush_as_a_benchmark_does); other drivers have nothing to do."""
+    flush = getattr(triton_driver.active, "flush_as_a_benchmark_does", None)
+    if flush is not None:
+        flush()
 
 
 def _not_yet_compiled(jit: JITFunction, args: tuple, kwargs: dict) -> CompiledWhenUsed:

@@ -31,7 +31,11 @@ from irscope.engine.virtual_gpu.cuda import (
     accelerator_namespace,
     cuda_namespace,
 )
-from irscope.engine.virtual_gpu.dispatch import route_cuda_registrations, routing_stopped
+from irscope.engine.virtual_gpu.dispatch import (
+    benchmark_flush,
+    route_cuda_registrations,
+    routing_stopped,
+)
 from irscope.engine.virtual_gpu.smi import vendor_tool
 from irscope.engine.virtual_gpu.tensors import VirtualDeviceMode, engine_in_mode
 
@@ -213,6 +217,7 @@ def virtual_gpu(
                     asked,
                     notes,
                     exploring,
+                    benchmark_flush=benchmark_flush,
                 ),
                 vendor_tool(props.name, target.is_nvidia),
                 cuda_only_standins(),

@@ -30,6 +30,7 @@ import threading
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from irscope.engine.triton_compat.capture import launches_not_run
 from irscope.engine.virtual_gpu.registrations import (
     forget_registrations,
     library_kernel,
@@ -127,10 +128,35 @@ def route_cuda_registrations(original_impl):
     return impl
 
 
+# triton.testing.do_bench's buffer on a CUDA GPU (256 MB of int32), which it zeroes to flush L2
+_FLUSH_INTS = 256 * 1024 * 1024 // 4
+_flush_buffer: list = []  # 0 or 1 buffer, made on first use in a run
+
+
+def benchmark_flush() -> None:
+    """What Triton's do_bench does on a GPU between runs of what it times: `cache.zero_()` of its buffer.
+    Where the file's library implements `zero_` for CUDA (FlagGems under `use_gems()`), a GPU runs the
+    library's kernel there (FlagGems' zeros_kernel, compiled during the first benchmark): so it runs here
+    too, on a buffer of that size on the virtual GPU, and its launch is captured. Otherwise nothing: nothing
+    is timed, nothing needs flushing, and nobody reads the buffer: the launch is recorded, not run (the
+    interpreter would spend its budget on 65,536 programs). Called inside a library's own operator too (its
+    autotuner benchmarks there), where no mode of the run is on: so the library's kernel is called as the
+    route calls it."""
+    if not library_kernel("aten::zero_"):
+        return
+    if not _flush_buffer:
+        # a CPU tensor no mode marks as the host's: on the virtual GPU
+        with torch._C.DisableTorchFunction():
+            _flush_buffer.append(torch.empty(_FLUSH_INTS, dtype=torch.int))
+    with launches_not_run():
+        torch.ops.aten.zero_.default.redispatch(_CUDA, _flush_buffer[0])
+
+
 def routing_stopped() -> None:
     """The run is over and its modes are popped: the next run starts without routing."""
     _routed.on = False
     forget_registrations()
+    _flush_buffer.clear()
     for library in _composites:
         library._destroy()
     _composites.clear()
