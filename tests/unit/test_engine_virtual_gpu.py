@@ -107,6 +107,26 @@ def test_the_virtual_gpu_records_what_the_file_asks_about_the_device():
     }
 
 
+def test_a_library_that_asks_torch_version_cuda_sees_an_nvidia_gpu():
+    """Libraries tell CUDA from ROCm by `torch.version.cuda` / `torch.version.hip` (jvp-flash-attention's
+    is_cuda(), which picks its TMA forward and num_stages 5 on an sm_90); a CPU build of torch says None to
+    both. On an NVIDIA target the virtual GPU names the CUDA release of the ptxas Triton compiles with, on an
+    AMD target none; both are put back after."""
+    import re
+
+    from triton.backends.nvidia.compiler import get_ptxas_version
+
+    before = (torch.version.cuda, torch.version.hip)
+    with virtual_gpu(Target("sm_90")):
+        release = torch.version.cuda
+        assert release is not None and torch.version.hip is None
+        assert f"release {release}," in get_ptxas_version(90)
+    with virtual_gpu(Target("gfx942")):
+        assert torch.version.hip is not None and torch.version.cuda == before[0]
+    assert (torch.version.cuda, torch.version.hip) == before
+    assert re.fullmatch(r"\d+\.\d+", release)
+
+
 def test_targets_are_different_devices():
     names = {Target(t): describe_virtual_device(Target(t)) for t in TARGETS}
     assert len(set(names.values())) == len(TARGETS)
