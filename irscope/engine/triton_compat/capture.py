@@ -18,6 +18,7 @@ from irscope.engine.triton_compat.autotune import (
     config_number,
     configs_tried,
     known_configs,
+    left_out_of_key,
     tuning_key,
 )
 from irscope.engine.triton_compat.capture_state import capture_state
@@ -82,6 +83,9 @@ class RawLaunch:
     autotune_tried: tuple[
         int, ...
     ] = ()  # the configs the autotuner would try for this launch, in its order
+    # (name, value at the key's first launch, value here) of each constexpr the autotune key leaves out that
+    # differs from the first launch with this key: a GPU reuses the config timed for that one
+    reused_choice: tuple[tuple[str, str | None, str], ...] = ()
 
 
 _counts = {
@@ -245,9 +249,9 @@ def _capture_patches(
             return _not_yet_compiled(self, args, kwargs)
 
     call = call_interpreted
-    settled: dict[
-        tuple, tuple[Autotuner, Any]
-    ] = {}  # (autotuner, tuning key) -> the config it runs for that key
+    # (autotuner, tuning key) -> (the autotuner, the config it runs for that key, the configs it tried for it,
+    # the constexprs the key leaves out as the first launch passed them)
+    settled: dict[tuple, tuple[Autotuner, Any, list, dict]] = {}
 
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
@@ -266,17 +270,24 @@ def _capture_patches(
             if len(self.configs) > 1
             else (id(self), None)
         )
+        left_out, reused = left_out_of_key(self, args, kwargs), ()
         # a key benchmarked before: the GPU runs the config it chose
         if key[1] is not None and key in settled:
-            tried = [settled[key][1]]
+            _, chosen, first_tried, first_left_out = settled[key]
+            reused = tuple(
+                (name, first_left_out.get(name), value)
+                for name, value in left_out.items()
+                if first_left_out.get(name) != value
+            )
+            # a constexpr the key leaves out differs: a new compile of the config timing chose for the first
+            # launch, which irscope cannot know (nothing is timed): every config it tried is named, the
+            # first shown, and the run's notes say so (capture/run.py)
+            tried = list(first_tried) if reused else [chosen]
         else:  # what a GPU would try: new configs the pruning made included, numbered after the declared ones
             tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})
             if key[1] is not None and tried:
                 # the autotuner kept alive, so that its id stays its own
-                settled[key] = (
-                    self,
-                    tried[0],
-                )
+                settled[key] = (self, tried[0], tried, left_out)
             if len(self.configs) > 1:
                 _flush_as_a_benchmark_does()  # a GPU benchmarks them
         numbers = tuple(config_number(self, config) for config in tried)
@@ -301,6 +312,8 @@ def _capture_patches(
                         {**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)}
                     )
                 self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
+            for raw in capture_state.recorded:
+                raw.reused_choice = reused
             if not outer[1] or not tried or not capture_state.run_launches:
                 return None
             config = tried[0]

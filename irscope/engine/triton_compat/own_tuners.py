@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
-from irscope.engine.triton_compat.autotune import known_configs
+from irscope.engine.triton_compat.autotune import inner_jit, known_configs
 from irscope.engine.triton_compat.capture_state import capture_state
 
 _WRAPPED = "__irscope_own_run__"  # on a wrapper: the run it wraps
@@ -60,14 +60,6 @@ class OwnTuning:
         tried = tuple(self.numbers)
         for raw in self.raws:
             raw.autotune_tried = tried
-
-
-def inner_jit(tuner: Any) -> JITFunction | None:
-    """The JIT function under an autotuner (through heuristics and other wrappers)."""
-    fn, seen = tuner, 0
-    while fn is not None and not isinstance(fn, JITFunction) and seen < 16:
-        fn, seen = getattr(fn, "fn", None), seen + 1
-    return fn if isinstance(fn, JITFunction) else None
 
 
 def _same(a: Any, b: Any) -> bool:
