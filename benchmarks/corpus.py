@@ -5,8 +5,8 @@ Each file is opened the way a user would: `python -m irscope report FILE --json`
 process with the GPU hidden (CUDA_VISIBLE_DEVICES=""), stdin closed, under a time limit, with a fresh
 Triton cache of its own and a fresh FlagGems cache (--warm: the environment's caches). A file is "ok"
 when the command exits 0, prints valid JSON with at least one compilation, and every compilation has
-every stage of its target (sm_90: ttir ttgir llir ptx sass). Otherwise the outcome is the one line that
-says why: irscope's own error line, the timeout, or what the JSON lacks.
+every stage of its target (sm_90: ttir ttgir llir ptx sass; a Gluon kernel has no ttir). Otherwise the
+outcome is the one line that says why: irscope's own error line, the timeout, or what the JSON lacks.
 Target (issue 9): >= 95% ok, each under 30 s.
 
 Every file declares the Triton releases it was written for (tests/corpus/triton_releases.toml): a
@@ -40,7 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "corpus")
 sys.path.insert(0, ROOT)
 
-from irscope.base.names import ALL_STAGES, AMD_STAGES, NVIDIA_STAGES  # noqa: E402  (plain data: no torch, no Triton)
+from irscope.base.names import ALL_STAGES, stages_of  # noqa: E402  (plain data: no torch, no Triton)
 
 TARGET_SECONDS = 30.0
 TARGET_RATE = 0.95
@@ -152,7 +152,10 @@ def judge(rel: str, rc: int, stdout: str, stderr: str, seconds: float) -> Outcom
         complete, missing = set(), []
         common: set[str] | None = None
         for k in kernels:
-            want = (NVIDIA_STAGES if str(k.get("target", "")).startswith("sm_") else AMD_STAGES)[1:]
+            # a Gluon kernel has no TTIR (names.ABSENT_STAGES)
+            want = stages_of(
+                str(k.get("target", "")).startswith("sm_"), k.get("language") or "triton"
+            )[1:]
             have = [s for s in want if s in (k.get("stages") or {})]
             common = set(have) if common is None else common & set(have)
             if len(have) == len(want) and not k.get("error"):
@@ -191,7 +194,9 @@ def checkout_layout(scratch: str, path: str) -> str:
     """Where a tutorial runs: from `python/tutorials/` of a Triton checkout, as upstream's CI runs them
     (tutorial 07 links libdevice from `../../third_party/nvidia/backend/lib`). The file is linked into
     `scratch/python/tutorials/`, the installed Triton's backend `lib` folders where a checkout keeps them (an
-    editable install's `triton/backends/nvidia` is that folder). Returns the path to run."""
+    editable install's `triton/backends/nvidia` is that folder). A Gluon tutorial goes to
+    `python/tutorials/gluon/` with the other Gluon tutorials of its release (gluon_release_files): they import
+    each other by file name. Returns the path to run."""
     import importlib.util  # no Triton import: only where the package lies
 
     triton_dir = importlib.util.find_spec("triton").submodule_search_locations[0]
@@ -201,10 +206,31 @@ def checkout_layout(scratch: str, path: str) -> str:
         if os.path.isdir(lib) and not os.path.lexists(link):
             os.makedirs(os.path.dirname(link), exist_ok=True)
             os.symlink(lib, link)
-    os.makedirs(os.path.join(scratch, "python", "tutorials"), exist_ok=True)
-    staged = os.path.join(scratch, "python", "tutorials", os.path.basename(path))
-    os.symlink(path, staged)
-    return staged
+    gluon = os.path.basename(os.path.dirname(os.path.dirname(path))) == "gluon"
+    folder = os.path.join(scratch, "python", "tutorials", *(["gluon"] if gluon else []))
+    os.makedirs(folder, exist_ok=True)
+    siblings = gluon_release_files(path) if gluon else {os.path.basename(path): path}
+    for name, source in siblings.items():
+        os.symlink(source, os.path.join(folder, name))
+    return os.path.join(folder, os.path.basename(path))
+
+
+def gluon_release_files(path: str) -> dict[str, str]:
+    """The Gluon tutorials of the release `path`'s folder stands for, by file name: a folder keeps only the
+    files that differ from the earlier folders' (tutorials/gluon/ORIGIN.md), so the release's set is every
+    earlier folder's, each replaced by a later folder's file of the same name. Folders are in release order
+    by name (triton-3.6 < triton-main-...)."""
+    folder = os.path.dirname(path)
+    parent = os.path.dirname(folder)
+    releases = sorted(
+        name for name in os.listdir(parent) if os.path.isdir(os.path.join(parent, name))
+    )
+    files: dict[str, str] = {}
+    for release in releases[: releases.index(os.path.basename(folder)) + 1]:
+        for name in sorted(os.listdir(os.path.join(parent, release))):
+            if name.endswith(".py"):
+                files[name] = os.path.join(parent, release, name)
+    return files
 
 
 def open_file(

@@ -35,14 +35,19 @@ with open(os.path.join(ROOT, "tests", "snapshots_triton.txt")) as _pin:
 def pytest_collection_modifyitems(config, items):
     import importlib.metadata
 
-    # CI runs the tests marked slow on the snapshots' Triton only (.ci/run): one that runs on some Triton
-    # releases only would then never run where it should.
+    # The terminal UI's tests are marked `front_end` by their folder: the front end never imports Triton (a
+    # layer contract, pyproject.toml), so CI runs them, like the tests marked slow, on the snapshots' Triton
+    # only (.ci/run); what the UI asks of the worker under each Triton is the worker's, tested in functional/.
+    # A test of either kind that runs on some Triton releases only would then never run where it should.
+    tui = os.path.join(ROOT, "tests", "tui", "")
     for item in items:
-        if item.get_closest_marker("slow") and any(
+        if str(item.path).startswith(tui):
+            item.add_marker(pytest.mark.front_end)
+        if (item.get_closest_marker("slow") or item.get_closest_marker("front_end")) and any(
             "Triton" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif")
         ):
             raise pytest.UsageError(
-                f"{item.nodeid} is marked slow and runs on some Triton releases only"
+                f"{item.nodeid} runs in CI's first run only and on some Triton releases only"
             )
     installed = importlib.metadata.version("triton")
     if installed == SNAPSHOT_TRITON or config.getoption("--snapshot-update", default=False):
@@ -74,7 +79,19 @@ def snapshot_source(path: str) -> str:
 
     os.makedirs(SNAPSHOT_SOURCES, exist_ok=True)
     target = os.path.join(SNAPSHOT_SOURCES, os.path.basename(path))
-    shutil.copyfile(path, target)
+    with open(path, "rb") as f:
+        wanted = f.read()
+    if os.path.exists(target):
+        with open(target, "rb") as f:
+            if (
+                f.read() == wanted
+            ):  # left as it is: an app watching it would reload on a new copy's save
+                return target
+    # Copied beside it, then renamed over it: a test in another pytest process (-n) may be reading the same copy.
+    fd, partial = tempfile.mkstemp(dir=SNAPSHOT_SOURCES, prefix=".copy-")
+    os.close(fd)
+    shutil.copyfile(path, partial)
+    os.replace(partial, target)
     return target
 
 

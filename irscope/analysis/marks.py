@@ -20,6 +20,7 @@ from __future__ import annotations
 from irscope.analysis.memory.op import GLOBAL, LOCAL, SHARED, MemoryOp
 from irscope.analysis.memory.ops import memory_ops, primary_stage
 from irscope.base.compiled import CompiledKernel
+from irscope.base.names import frontend_stage
 
 MARKS = ("vector", "scalar", "masked", "shared", "convert_layout", "local", "spill")
 
@@ -108,10 +109,12 @@ def _compute_global_widths(comp: CompiledKernel) -> dict[tuple, list[int]]:
 
 
 def _single_element_keys(comp: CompiledKernel) -> set[tuple]:
-    """(source line, op) whose TTIR global accesses all go through a single (0-d) pointer."""
-    lines = comp.stage("ttir").splitlines()
+    """(source line, op) whose TTIR (a Gluon kernel's TTGIR) global accesses all go through a single (0-d)
+    pointer."""
+    front = frontend_stage(comp.stage_names)
+    lines = comp.stage(front).splitlines()
     kinds: dict[tuple, set[bool]] = {}
-    for op in memory_ops(comp, ["ttir"]):
+    for op in memory_ops(comp, [front]):
         if op.space == GLOBAL and op.source_line is not None:
             is_tensor = "tensor<" in lines[op.line].split(" : ", 1)[-1]
             kinds.setdefault((op.source_line, op.op), set()).add(is_tensor)

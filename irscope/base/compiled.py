@@ -47,6 +47,7 @@ class KernelNames(Protocol):
     file: str
     line: int
     module: str
+    language: str  # "triton", or "gluon" for a @gluon.jit kernel
 
 
 class LaunchShape(Protocol):

@@ -25,6 +25,7 @@ class Missing:
     )
     reason: str  # why this run did not launch it
     how: str  # what would show it
+    file: str | None = None  # the file that defines it, when not the opened one (`-m MODULE`)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -70,6 +71,41 @@ def missing_kernels(
         for k in unlaunched
         if k.name not in helpers
     ]
+
+
+def missing_in_modules(
+    kernels: list[Kernel],
+    launches: list[Launch],
+    *,
+    stopped_cause: str = "",
+    raised: str | None = None,
+) -> list[Missing]:
+    """`-m MODULE` (a test session): in each file that defines a kernel the run launched, the kernels it
+    did not launch, helpers left out; each names its file."""
+    launched = {id(launch.kernel) for launch in launches}
+    files = list(dict.fromkeys(k.file for k in kernels if id(k) in launched and k.inductor is None))
+    if stopped_cause:
+        ended, reason = (
+            "stopped",
+            f"the run was stopped ({stopped_cause}) before it launched this kernel",
+        )
+        how = "IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT (seconds) let the run go on longer"
+    elif raised:
+        ended, reason = "raised", f"the run raised {raised} before it launched this kernel"
+        how = "fix that error"
+    else:
+        ended, reason = "ended", "the run ended without launching it"
+        how = "run the tests or the script that call it"
+    out = []
+    for path in files:
+        own = [k for k in kernels if k.file == path and k.inductor is None]
+        helpers = _called_by_others(own)
+        out += [
+            Missing(k.name, k.line, ended, reason, how, file=path)
+            for k in own
+            if id(k) not in launched and k.name not in helpers
+        ]
+    return out
 
 
 def _called_by_others(kernels: list[Kernel]) -> set[str]:

@@ -12,6 +12,7 @@ from irscope.base.names import (  # noqa: F401
     IR_STAGES,
     NVIDIA_STAGES,
     TARGETS,
+    stages_of,
 )
 from irscope.base.target import Target
 
@@ -19,8 +20,9 @@ if TYPE_CHECKING:
     from irscope.engine.triton_compat import JITFunction
 
 
-def stages_for(target: Target) -> tuple[str, ...]:
-    return NVIDIA_STAGES if target.is_nvidia else AMD_STAGES
+def stages_for(target: Target, language: str = "triton") -> tuple[str, ...]:
+    """The stages a compilation for `target` has; a Gluon kernel's lack TTIR (names.ABSENT_STAGES)."""
+    return stages_of(target.is_nvidia, language)
 
 
 @dataclass
@@ -37,6 +39,9 @@ class Kernel:
     inductor: Any = None  # an Inductor kernel (engine/inductor/kernels.py): its decorator's configs and triton_meta
     inductor_info: dict | None = (
         None  # plain data: kernel_kind, aten_ops, source_nodes, generated_for, ...
+    )
+    language: str = (
+        "triton"  # "gluon" for a @gluon.jit kernel (its layouts written by hand, no TTIR)
     )
 
     @property

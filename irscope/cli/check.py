@@ -17,9 +17,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from irscope.base.errors import IrscopeError
+from irscope.base.paths import package_module
 from irscope.base.textsafe import safe_text, scrub
 from irscope.cli import check_output
-from irscope.findings.model import at_least, rank_key
+from irscope.findings.merge import merged
+from irscope.findings.model import at_least
 from irscope.worker import client
 from irscope.worker.client import run_captured
 
@@ -32,10 +34,17 @@ _SKIPPED_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"
 def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise IrscopeError(f"--jobs {args.jobs}: give 1 or more")
-    files = collect_files(args.paths)
     accepted = read_baseline(args.baseline) if args.baseline else None
-    results = _open_all(files, args.target, args.jobs, args.file_args)
-    found = sorted(_dedupe(f for r in results for f in r["findings"]), key=rank_key)
+    if args.module_command:  # `check -m MODULE ARGS...`: one run, every kernel it launched
+        files = ["-m " + " ".join(args.module_command)]
+        results = [open_command(args.module_command, args.target)]
+        if not results[0]["opened"]:  # nothing else to check: the run's own error, and its status
+            sys.stderr.write(results[0]["said"])
+            return results[0]["code"]
+    else:
+        files = collect_files(args.paths)
+        results = _open_all(files, args.target, args.jobs, args.file_args)
+    found = merged((f for r in results for f in r["findings"]), kernel_launches(results))
     if args.write_baseline:
         write_baseline(args.write_baseline, found)
         print(
@@ -46,8 +55,22 @@ def run(args: argparse.Namespace) -> int:
     kept, matched = apply_baseline(found, accepted) if accepted is not None else (found, 0)
     sys.stdout.write(check_output.render(args.format, kept, results))
     sys.stdout.flush()
-    print(check_output.summary(len(files), kept, matched), file=sys.stderr)
+    for line in check_output.note_lines(results):  # what was not reached: not findings
+        print(line, file=sys.stdout if args.format == "text" else sys.stderr)
+    print(
+        check_output.summary(len(files), kept, matched, results, command=bool(args.module_command)),
+        file=sys.stderr,
+    )
     return 1 if any(at_least(f["severity"], args.fail_on) for f in kept) else 0
+
+
+def kernel_launches(results: list[dict]) -> dict[tuple, int]:
+    """(file, kernel) -> its captured launches in all, over every file's compilations of it."""
+    totals: dict[tuple, int] = {}
+    for r in results:
+        for key, count in r.get("launch_totals", {}).items():
+            totals[key] = totals.get(key, 0) + count
+    return totals
 
 
 # ---------------------------------------------------------------------------------------------- files
@@ -96,11 +119,61 @@ def defines_kernel(path: str) -> bool:
 # ---------------------------------------------------------------------------------------------- opening
 
 
-def _open_all(files: list[str], target: str | None, jobs: int, file_args: list[str]) -> list[dict]:
+_MAIN_GUARD = re.compile(
+    r"""^\s*if\s+(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)""",
+    re.MULTILINE,
+)
 
-    pool = ThreadPoolExecutor(max_workers=jobs)
+
+def library_module(path: str) -> str | None:
+    """The package root of a module of a package that has no `__main__` code (`if __name__ ==
+    "__main__":`), else None: run as its module, such a module defines its kernels and launches none of
+    them itself, so the modules of one package are opened together (commands/modules.py)."""
+    found = package_module(path)
+    if found is None:
+        return None
     try:
-        return list(pool.map(lambda path: open_one(path, target, file_args), files))
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    return None if _MAIN_GUARD.search(text) else found[0]
+
+
+def _tasks(files: list[str], jobs: int) -> list[list[str]]:
+    """What each worker opens: a file with `__main__` code (or outside a package) alone; a package's
+    library modules together, in up to `jobs` parts (each part imports the package once)."""
+    alone: list[list[str]] = []
+    packages: dict[str, list[str]] = {}
+    for path in files:
+        root = library_module(path)
+        if root is None:
+            alone.append([path])
+        else:
+            packages.setdefault(root, []).append(path)
+    together: list[list[str]] = []
+    for modules in packages.values():
+        # a part of a few modules is not worth a process
+        parts = max(1, min(jobs, len(modules) // 8))
+        size = -(-len(modules) // parts)
+        together += [modules[i : i + size] for i in range(0, len(modules), size)]
+    return together + alone
+
+
+def _open_all(files: list[str], target: str | None, jobs: int, file_args: list[str]) -> list[dict]:
+    if len(files) > 1:  # each worker a fork of one warm process: torch and Triton loaded once
+        client.keep_warm(yield_to_screen=False)
+    pool = ThreadPoolExecutor(max_workers=jobs)
+
+    def open_task(task: list[str]) -> list[dict]:
+        if len(task) == 1 and library_module(task[0]) is None:
+            return [open_one(task[0], target, file_args)]
+        return open_modules(task, target)
+
+    try:
+        done = [r for rs in pool.map(open_task, _tasks(files, jobs)) for r in rs]
+        order = {path: i for i, path in enumerate(files)}
+        return sorted(done, key=lambda r: order[r["path"]])
     # Ctrl+C: end the workers, so that their threads return and nothing is left
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
@@ -115,7 +188,9 @@ def open_one(path: str, target: str | None, file_args: list[str] = ()) -> dict:
     `file_args`: the file's own command line (`check PATH... -- ARGS`)."""
 
     argv = (
-        ["report", "--json", path] + (["--target", target] if target else []) + ["--", *file_args]
+        ["report", "--json", "--unlaunched-ok", path]
+        + (["--target", target] if target else [])
+        + ["--", *file_args]
     )
     code, out, err = run_captured(argv, path)
     try:
@@ -124,26 +199,105 @@ def open_one(path: str, target: str | None, file_args: list[str] = ()) -> dict:
     except json.JSONDecodeError:
         doc = None
     if doc is None:
-        return {
-            "path": path,
-            "kernels": 0,
-            "findings": [open_failed(path, err, code)],
-            "opened": False,
-        }
+        return failed_result(path, open_failed(path, err, code))
+    return result_of(path, doc)
+
+
+def open_command(command: list[str], target: str | None) -> dict:
+    """`check -m MODULE ARGS...`: the command run once in a worker, as `report --json -m` runs it; its
+    findings are at each kernel's own file and line."""
+    shown = "-m " + " ".join(command)
+    argv = ["report", "--json", *(["--target", target] if target else []), "-m", *command]
+    code, out, err = run_captured(argv, shown)
+    try:
+        doc = scrub(json.loads(out)) if out.strip() else None
+    except json.JSONDecodeError:
+        doc = None
+    if doc is None:
+        return dict(
+            failed_result(shown, open_failed(shown, err, code, command=True)), said=err, code=code
+        )
+    return result_of(shown, doc)
+
+
+def open_modules(paths: list[str], target: str | None) -> list[dict]:
+    """A package's library modules (library_module), opened in turn by one worker (commands/modules.py)."""
+    argv = ["modules", *paths, *(["--target", target] if target else [])]
+    code, out, err = run_captured(argv, paths[0])
+    try:
+        answers = scrub(json.loads(out))["files"] if out.strip() else None
+    except (json.JSONDecodeError, KeyError, TypeError):
+        answers = None
+    if answers is None:  # the worker itself failed: every module of its part with the same cause
+        return [failed_result(path, open_failed(path, err, code)) for path in paths]
+    out_results = []
+    for answer in answers:
+        path = answer["path"]
+        if "report" in answer:
+            out_results.append(result_of(path, answer["report"]))
+        else:
+            said = f"irscope: error: {answer['error']}\n" + "".join(
+                f"  your code | {line}\n" for line in answer["traceback"].splitlines()
+            )
+            out_results.append(failed_result(path, open_failed(path, said, answer["code"])))
+    return out_results
+
+
+def failed_result(path: str, finding: dict) -> dict:
+    return {"path": path, "kernels": 0, "findings": [finding], "opened": False}
+
+
+def result_of(path: str, doc: dict) -> dict:
+    """One file's (or one command's) report document as check keeps it: its findings, each with the
+    launches its compilation stands for (findings/merge.py), the launches of each kernel, and what the
+    run did not reach."""
     findings = []
-    for entry in doc.get("kernels", []):
+    totals: dict[tuple, int] = {}
+    for number, entry in enumerate(doc.get("kernels", [])):
+        launches = int(entry.get("launch_count") or 1)
+        kernel_file = _relative(entry.get("file") or path)
+        totals[(kernel_file, entry["name"])] = (
+            totals.get((kernel_file, entry["name"]), 0) + launches
+        )
         for f in entry.get("findings") or []:
-            findings.append(dict(f, file=_relative(f.get("file") or path)))
+            findings.append(
+                dict(
+                    f,
+                    file=_relative(f.get("file") or path),
+                    launches=launches,
+                    compilation=(path, number),
+                    kernel_file=kernel_file,
+                )
+            )
     return {
         "path": path,
         "kernels": len(doc.get("kernels", [])),
         "findings": findings,
         "opened": True,
         "notes": list(doc.get("notes") or []) + ([doc["warning"]] if doc.get("warning") else []),
+        "not_launched": _not_launched(doc),
+        "launch_totals": totals,
     }
 
 
-def open_failed(path: str, err: str, code: int) -> dict:
+def _not_launched(doc: dict) -> list[dict]:
+    """The kernels the run did not launch, helpers left out where the run could tell them (missing)."""
+    if doc.get("missing"):
+        return [
+            {
+                "name": m["kernel"],
+                "line": m["line"],
+                "file": _relative(m["file"]) if m.get("file") else None,
+            }
+            for m in doc["missing"]
+        ]
+    return [
+        {"name": k["name"], "line": k["def_line"], "file": None}
+        for k in doc.get("not_launched") or []
+    ]
+
+
+def open_failed(path: str, err: str, code: int, command: bool = False) -> dict:
     """The worker's one-line error as a finding at the line of the file it names, when it names one."""
     lines = [safe_text(line) for line in err.splitlines() if line.strip()]
     said = next(
@@ -170,8 +324,10 @@ def open_failed(path: str, err: str, code: int) -> dict:
         "cost": {"value": None, "unit": "none", "text": "nothing in this file was checked"},
         "weight": 1.0,
         "message": message,
-        "fix": "make the file run with `python FILE` (no GPU needed), or give irscope the "
-        "arguments it lacks (see `irscope report --help`)",
+        "fix": "make the command run with `python " + path + "` (no GPU needed)"
+        if command
+        else "make the file run with `python FILE` (or `python -m` for a module of a package; no GPU "
+        "needed), or give irscope the arguments it lacks (see `irscope report --help`)",
         "what_if": None,
     }
 
@@ -181,17 +337,6 @@ def _relative(path: str) -> str:
         rel = os.path.relpath(path)
         return rel if not rel.startswith("..") else path
     return os.path.normpath(path)
-
-
-def _dedupe(findings) -> list[dict]:
-    """One finding per (file, line, column, rule, message): a kernel launched twice the same way is one."""
-    seen, out = set(), []
-    for f in findings:
-        key = (f["file"], f["source_line"], f["column"], f["rule"], f["message"])
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------- baseline

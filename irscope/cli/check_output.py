@@ -25,7 +25,7 @@ def render(fmt: str, findings: list[dict], results: list[dict]) -> str:
     if fmt == "json":
         return json.dumps(json_document(findings, results), indent=2) + "\n"
     if fmt == "sarif":
-        return json.dumps(sarif_document(findings), indent=2) + "\n"
+        return json.dumps(sarif_document(findings, note_lines(results)), indent=2) + "\n"
     if fmt == "github":
         return "".join(github_line(f) + "\n" for f in findings)
     return "".join(text_lines(f) for f in findings)
@@ -44,7 +44,9 @@ def headline(f: dict) -> str:
     """`SEVERITY[RULE] in KERNEL: message (cost)` — the part after the location."""
     kernel = f" in {f['kernel']}" if f.get("kernel") else ""
     cost = f["cost"]["text"] if f["cost"].get("text") and f["cost"]["unit"] != "none" else ""
-    return f"{f['severity']}[{f['rule']}]{kernel}: {f['message']}" + (f" ({cost})" if cost else "")
+    share = (f.get("launches") or {}).get("text")  # merged over launches (findings/merge.py)
+    message = f"{share}: {f['message']}" if share else f["message"]
+    return f"{f['severity']}[{f['rule']}]{kernel}: {message}" + (f" ({cost})" if cost else "")
 
 
 def text_lines(f: dict) -> str:
@@ -54,15 +56,48 @@ def text_lines(f: dict) -> str:
     return out
 
 
-def summary(files: int, findings: list[dict], accepted: int) -> str:
+def summary(
+    files: int, findings: list[dict], accepted: int, results: list[dict] = (), command: bool = False
+) -> str:
+    """The last line (stderr). `command`: the run was `check -m MODULE ...`, one run, not files."""
     counts = {
         s: sum(1 for f in findings if f["severity"] == s) for s in ("error", "warning", "info")
     }
+    checked = "1 run" if command else f"{files} file(s)"
     text = (
-        f"irscope check: {files} file(s), {len(findings)} finding(s): {counts['error']} error(s), "
+        f"irscope check: {checked}, {len(findings)} finding(s): {counts['error']} error(s), "
         f"{counts['warning']} warning(s), {counts['info']} info"
     )
-    return text + (f"; {accepted} accepted by the baseline" if accepted else "")
+    text += f"; {accepted} accepted by the baseline" if accepted else ""
+    quiet = [r for r in results if r.get("opened") and r.get("not_launched")]
+    if quiet:
+        kernels = sum(len(r["not_launched"]) for r in quiet)
+        launched = sum(r.get("kernels", 0) for r in results)
+        text += f"; {launched} compilation(s) checked" if command else ""
+        where = "beside the launched ones" if command else f"in {len(quiet)} file(s)"
+        how = (
+            ""
+            if command
+            else " (check them as your tests launch them: irscope check -m pytest TESTS)"
+        )
+        text += f"; {kernels} kernel(s) {where} not launched in this run, so not checked{how}"
+    return text
+
+
+def note_lines(results: list[dict]) -> list[str]:
+    """One line per file (or per kernel module of a `-m` run) naming the kernels nothing launched in this
+    run: not a finding (the kernel may be right), but not a silence either."""
+    out = []
+    for r in results:
+        if not r.get("opened") or not r.get("not_launched"):
+            continue
+        by_file: dict[str, list[dict]] = {}
+        for k in r["not_launched"]:
+            by_file.setdefault(k.get("file") or r["path"], []).append(k)
+        for path, kernels in by_file.items():
+            names = ", ".join(f"{k['name']} (line {k['line']})" for k in kernels)
+            out.append(f"{path}: note: not launched in this run, not checked: {names}")
+    return out
 
 
 def json_document(findings: list[dict], results: list[dict]) -> dict[str, Any]:
@@ -73,6 +108,7 @@ def json_document(findings: list[dict], results: list[dict]) -> dict[str, Any]:
                 "opened": r["opened"],
                 "kernels": r["kernels"],
                 "notes": r.get("notes", []),
+                "not_launched": r.get("not_launched", []),
             }
             for r in results
         ],
@@ -106,7 +142,7 @@ def github_line(f: dict) -> str:
 # ---------------------------------------------------------------------------------------------- SARIF
 
 
-def sarif_document(findings: list[dict]) -> dict[str, Any]:
+def sarif_document(findings: list[dict], notes: list[str] = ()) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: irscope's rules, and one result per finding."""
 
     rule_ids = list(RULES)
@@ -146,6 +182,15 @@ def sarif_document(findings: list[dict]) -> dict[str, Any]:
                 },
                 "columnKind": "unicodeCodePoints",
                 "results": results,
+                # what was not checked (kernels nothing launched): said, not a result
+                "invocations": [
+                    {
+                        "executionSuccessful": True,
+                        "toolExecutionNotifications": [
+                            {"level": "note", "message": {"text": text}} for text in notes
+                        ],
+                    }
+                ],
             }
         ],
     }

@@ -26,8 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     process (irscope/worker) that runs the user's file; the terminal UI runs here."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
-        argv = ["tui", *argv]  # `irscope FILE` opens the terminal UI
+    if argv and argv[0] not in COMMANDS and (not argv[0].startswith("-") or argv[0] == "-m"):
+        argv = ["tui", *argv]  # `irscope FILE` (or `irscope -m MODULE ...`) opens the terminal UI
     args = parse(parser, argv)
     if args.command is None:
         parser.print_help(sys.stderr)
@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
 def _front(args: argparse.Namespace, argv: list[str]) -> int:
     if args.command == "tui":
         return _tui(args)
+    if args.command == "modules":  # check's own worker (commands/modules.py), not a user's command
+        raise IrscopeError("unknown command 'modules'; see irscope --help for the commands")
     if args.command == "check":  # a worker per file, started by check itself
         _check_target(args.target)
         return check.run(args)
@@ -45,6 +47,8 @@ def _front(args: argparse.Namespace, argv: list[str]) -> int:
     if stage is not None and stage not in ALL_STAGES:
         raise IrscopeError(f"unknown stage '{stage}'; choose one of: {', '.join(ALL_STAGES)}")
     _check_target(args.target)
+    if args.module_command:
+        return run_command(argv, "-m " + " ".join(args.module_command))
     check_kernel_path(args.file)
     return run_command(argv, args.file)
 
@@ -59,9 +63,10 @@ def _check_target(name: str | None) -> None:
 
 def _tui(args) -> int:
     """Open the app at once; the file runs in a worker process (torch and Triton load there, never here)."""
-    path = args.file
+    path = args.file or "-m " + " ".join(args.module_command)
     _check_target(args.target)
-    check_kernel_path(path)  # a bad path is one line on stderr, before the screen switches
+    if not args.module_command:
+        check_kernel_path(path)  # a bad path is one line on stderr, before the screen switches
     # deferred: Textual and the app load for the terminal UI only, not for `report` or `check`
     from irscope.tui.app import IrscopeApp
     from irscope.tui.driver import driver_for
@@ -75,6 +80,7 @@ def _tui(args) -> int:
         defines=args.defines,
         arg_types=args.args,
         file_args=args.file_args,
+        command=args.module_command,
     )
     app.driver_class = driver_for(app.driver_class)  # `q` does not wait out Textual's input polling
     try:

@@ -10,7 +10,7 @@ from irscope import __version__
 from irscope.base.names import ALL_STAGES, TARGETS
 from irscope.findings.model import SEVERITIES
 
-COMMANDS = ("dump", "report", "tui", "step", "check", "diff", "passes", "export")
+COMMANDS = ("dump", "report", "tui", "step", "check", "diff", "passes", "export", "modules")
 FILE_ARGS_HELP = (
     "FILE -- ARGS: everything after `--` goes to the file as its sys.argv[1:], e.g. -- --mode x"
 )
@@ -18,9 +18,26 @@ PASS_STAGES = ("ttir", "ttgir", "llvm-dialect", "llir")  # the stages `passes` c
 CHECK_FORMATS = ("text", "json", "sarif", "github")  # what `check --format` writes
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.epilog = FILE_ARGS_HELP
-    parser.add_argument("file", help="a Python file with @triton.jit kernels")
+MODULE_COMMANDS = (
+    "dump",
+    "report",
+    "tui",
+    "check",
+)  # those that take `-m MODULE ARGS...` for a file
+MODULE_HELP = (
+    "-m MODULE ARGS...: in place of the file, run `python -m MODULE ARGS...` (e.g. -m pytest tests/test_x.py) "
+    "and show every kernel it launches; everything after MODULE is its own"
+)
+
+
+def _common(parser: argparse.ArgumentParser, module: bool = False) -> None:
+    parser.epilog = FILE_ARGS_HELP + (". " + MODULE_HELP if module else "")
+    parser.add_argument(
+        "file",
+        nargs="?" if module else None,
+        help="a Python file with @triton.jit kernels (a module of a package runs as `python -m` runs it)"
+        + (", or -m MODULE ARGS..." if module else ""),
+    )
     parser.add_argument(
         "--kernel", "-k", metavar="NAME", help="which kernel (default: the one the file launches)"
     )
@@ -71,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"irscope {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     dump = sub.add_parser("dump", help="print one stage of a kernel to stdout")
-    _common(dump)
+    _common(dump, module=True)
     dump.add_argument(
         "--stage",
         "-s",
@@ -93,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser(
         "report", help="summarize every compilation: specialization, registers, stages"
     )
-    _common(report)
+    _common(report, module=True)
     report.add_argument("--json", action="store_true", help='one JSON document {"kernels": [...]}')
     report.add_argument(
         "--launch",
@@ -111,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--no-ncu", action="store_true", help="with --measure: time only, without Nsight Compute"
     )
+    # `check`'s own: a file that launches nothing is a document with no compilation, not an error
+    report.add_argument("--unlaunched-ok", action="store_true", help=argparse.SUPPRESS)
     diff = sub.add_parser(
         "diff", help="two compilations of one kernel, compared source line by source line"
     )
@@ -146,10 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="when the file launches the kernel with different specializations, which one",
     )
     tui = sub.add_parser("tui", help="open the terminal UI (what `irscope FILE` does)")
-    _common(tui)
+    _common(tui, module=True)
     _step_parser(sub)
     _passes_parser(sub)
     _check_parser(sub)
+    # `check`'s worker for the modules of one package that have no __main__ code: each opened in turn, in
+    # one process (commands/modules.py); not for users, so not listed
+    modules = sub.add_parser("modules")
+    modules.add_argument("paths", nargs="+")
+    modules.add_argument("--target", "-t")
     return parser
 
 
@@ -237,10 +261,13 @@ def _check_parser(sub) -> None:
         description="Open each file as `irscope report` does and print its findings. Exit 0 when nothing is at or "
         "above --fail-on, 1 when something is, 2 on bad input.",
     )
-    check.epilog = "PATH... -- ARGS: everything after `--` goes to every file as its sys.argv[1:], the same for each"
+    check.epilog = (
+        "PATH... -- ARGS: everything after `--` goes to every file as its sys.argv[1:], the same for each. "
+        + MODULE_HELP
+    )
     check.add_argument(
         "paths",
-        nargs="+",
+        nargs="*",
         metavar="PATH",
         help="a Python file, or a directory (every .py under it that defines a Triton kernel)",
     )
@@ -281,8 +308,33 @@ def _version() -> str:
 
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """irscope's own arguments, and the file's: everything after the first `--` (`args.file_args`), given to
-    the file as its `sys.argv[1:]`; `check` gives the same ones to every file."""
+    the file as its `sys.argv[1:]`; `check` gives the same ones to every file. With `-m MODULE` before any
+    `--`, everything from MODULE on is the module's command line (`args.module_command`), as `python -m`
+    takes it."""
     cut = argv.index("--") if "--" in argv else len(argv)
+    args_m = [i for i, a in enumerate(argv[:cut]) if a == "-m"]
+    if args_m:
+        at = args_m[0]
+        args = parser.parse_args(argv[:at])
+        if at + 1 >= len(argv):
+            parser.error("-m needs a module to run, e.g. -m pytest tests/test_x.py")
+        args.module_command = argv[at + 1 :]
+        args.file_args = []
+        if args.command is not None and args.command not in MODULE_COMMANDS:
+            parser.error(
+                f"-m MODULE is for {', '.join(c for c in MODULE_COMMANDS if c != 'tui')} and the "
+                f"terminal UI; `irscope {args.command}` takes a FILE"
+            )
+        if getattr(args, "file", None) or getattr(args, "paths", None):
+            parser.error("give a FILE (or PATH...) or -m MODULE ARGS..., not both")
+        return args
     args = parser.parse_args(argv[:cut])
     args.file_args = argv[cut + 1 :]
+    args.module_command = None
+    if getattr(args, "command", None) == "check" and not args.paths:
+        parser.error(
+            "give files or directories to check, or -m MODULE ARGS... (e.g. -m pytest tests)"
+        )
+    if args.command in MODULE_COMMANDS and args.command != "check" and args.file is None:
+        parser.error("give a FILE, or -m MODULE ARGS... (e.g. -m pytest tests/test_x.py)")
     return args

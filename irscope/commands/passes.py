@@ -11,6 +11,7 @@ import json
 import sys
 
 from irscope.base.errors import IrscopeError, KernelCompileError
+from irscope.base.names import absent_stage
 from irscope.engine.compile.passes import capture_passes, find_step
 from irscope.ir.sourcemap import consecutive_runs
 
@@ -32,6 +33,12 @@ def run(ws, args: argparse.Namespace) -> int:
             ws.user_file.shown,
             comp.failure.line,
             comp.failure.source_line,
+        )
+    absent = absent_stage(args.stage, comp.kernel.language) if args.stage else None
+    if absent:
+        raise IrscopeError(
+            f"--stage {args.stage}: {kernel.name} is a {comp.kernel.language.capitalize()} kernel, "
+            f"whose passes write no {args.stage} ({absent}); its first passes write ttgir"
         )
     steps = capture_passes(comp)
     if not steps:

@@ -12,6 +12,7 @@ import sys
 from irscope.base.errors import IrscopeError, KernelCompileError, guarded
 from irscope.base.names import ALL_STAGES
 from irscope.base.progress import tell
+from irscope.commands import modules as modules_command
 from irscope.commands import passes as passes_command
 from irscope.commands import step as step_command
 from irscope.commands.arguments import build_parser, parse
@@ -33,6 +34,8 @@ def execute(argv: list[str]) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "modules":  # check's worker for a package's modules (commands/modules.py)
+        return modules_command.run(args)
 
     stage = getattr(args, "stage", None) if args.command != "passes" else None
     if stage is not None and stage not in ALL_STAGES:
@@ -63,6 +66,7 @@ def _run(args: argparse.Namespace) -> int:
         kernel_name=args.kernel,
         config=args.config,
         file_args=args.file_args,
+        command=args.module_command,
     )
     if ws.run_warning:
         print(f"irscope: warning: {ws.run_warning}", file=sys.stderr)
@@ -127,6 +131,9 @@ def _report(ws, args) -> int:
         kernel = ws.kernel(args.kernel)
         comps = [ws.compilation_at(kernel, args.config, args.launch)]
         named = ws.named(kernel, config=args.config)
+    # check: a file that launches nothing lists its kernels (not_launched, missing) and is no error
+    elif args.unlaunched_ok and args.kernel is None and not modules_command.launched_any(ws):
+        comps, named = [], []
     else:
         comps = ws.compile_all(kernel_name=args.kernel, config=args.config)
         named = ws.named_all(kernel_name=args.kernel, config=args.config)

@@ -34,7 +34,9 @@ from irscope.analysis.recording.values import (
     byte_offsets,
     describe_constant,
 )
+from irscope.base.errors import IrscopeError
 from irscope.base.model import Launch
+from irscope.base.names import unrecordable
 from irscope.engine.triton_compat import (
     MemoryHook,
     constexpr_param_names,
@@ -306,9 +308,12 @@ def record_program(
     many programs). Past `budget_bytes` of copied numbers (long loops over big tiles), later tensors
     keep their summary and statistics but not their elements. An exception in the kernel ends the
     recording with an "exception" step and `Recording.error`; it is not raised. Bad program ids raise
-    IrscopeError.
+    IrscopeError, and so does a kernel the interpreter cannot run at all (a Gluon kernel).
     """
     kernel = launch.kernel
+    not_recordable = unrecordable(kernel.language)
+    if not_recordable is not None:
+        raise IrscopeError(f"{kernel.name}: {not_recordable}")
     grid = launch_grid(launch)
     pid = normalize_program_id(program_id, grid)
     arguments, tensors = _copy_arguments(kernel_parameters(kernel.jit, launch.args, launch.kwargs))

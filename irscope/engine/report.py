@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from irscope.analysis.coalescing.sectors import report_fields
@@ -9,6 +10,7 @@ from irscope.analysis.coalescing.text import format_lines
 from irscope.analysis.measured.format import format_measured
 from irscope.analysis.summary import analysis_entry, format_analysis
 from irscope.base.named_text import differing, shown_values
+from irscope.base.names import IR_STAGES, absent_stage
 from irscope.engine.compile.compilation import Compilation
 from irscope.engine.inductor.report import format_inductor, inductor_entry
 from irscope.engine.triton_compat import describe_config
@@ -52,10 +54,12 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": comp.kernel.name,
         "module": comp.kernel.module,
+        "language": comp.kernel.language,  # "triton" or "gluon"
         "file": ws.shown_path(comp.kernel.file),
         "def_line": comp.kernel.line,
         **launch_fields(comp),
         "launch": comp.launch.origin,
+        "launch_count": ws.launch_count(comp),  # the captured launches this compilation stands for
         "compiled": True,
         "explored": comp.launch.explored,  # reached only by a benchmark sweep's exploration, compiled on request
         "local_bytes": res.local_bytes,
@@ -231,10 +235,32 @@ def format_missing(doc: dict[str, Any]) -> list[str]:
         )
         return [f"not launched by the file: {names}"] if names else []
     out = [f"not reached ({len(missing)} kernel(s) this run did not launch; not shown above):"]
+    if any(
+        m.get("file") for m in missing
+    ):  # `-m MODULE`: the launched kernels' modules, file by file
+        return out + missing_by_file(missing)
     for m in missing:
         out.append(f"  {m['kernel']} (line {m['line']}): {m['reason']}")
         out.append(f"     to see it: {m['how']}")
     return out
+
+
+def missing_by_file(missing: list[dict[str, Any]]) -> list[str]:
+    """`-m MODULE`'s not-reached kernels, one line per file, then why (the same for all) and what to do."""
+    by_file: dict[str, list[dict]] = {}
+    for m in missing:
+        by_file.setdefault(m.get("file") or "", []).append(m)
+    out = [
+        f"  {shown_file(path)}: " + ", ".join(f"{m['kernel']} (line {m['line']})" for m in ms)
+        for path, ms in by_file.items()
+    ]
+    return out + [f"  why: {missing[0]['reason']}; to see them: {missing[0]['how']}"]
+
+
+def shown_file(path: str) -> str:
+    """A path relative to the current folder when it is under it, else as it is."""
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    return relative if not relative.startswith("..") else path
 
 
 def format_named(doc: dict[str, Any]) -> list[str]:
@@ -270,7 +296,10 @@ def format_report(doc: dict[str, Any]) -> str:
     out.extend(format_findings(doc))
     for k in doc["kernels"]:
         grid = "×".join(map(str, k["grid"])) if k["grid"] else "unknown"
-        out.append(f"{k['name']}  ({k['file']}:{k['def_line']})  target {k['target']}  grid {grid}")
+        gluon = "  Gluon" if k.get("language") == "gluon" else ""
+        out.append(
+            f"{k['name']}  ({k['file']}:{k['def_line']}){gluon}  target {k['target']}  grid {grid}"
+        )
         if k.get("interpreter_error"):
             out.append(
                 f"  interpreter could not run this launch: {k['interpreter_error']} "
@@ -328,7 +357,14 @@ def format_report(doc: dict[str, Any]) -> str:
             f"  warps {warps}  stages {k['num_stages']}  registers {k['registers']}  "
             f"spills {k['spills']}  shared {k['shared_bytes']} B  local {k['local_bytes']} B"
         )
-        out.append("  IR lines   " + "  ".join(f"{s} {v['lines']}" for s, v in k["stages"].items()))
+        absent = [
+            stage for stage in IR_STAGES if absent_stage(stage, k.get("language", "triton"))
+        ]  # a Gluon kernel's TTIR
+        out.append(
+            "  IR lines   "
+            + "  ".join(f"{s} {v['lines']}" for s, v in k["stages"].items())
+            + "".join(f"  (no {s}: {absent_stage(s, k['language'])})" for s in absent)
+        )
         out.extend(format_analysis(k))
         out.extend(format_lines(k))
         if k.get("measured"):

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 from typing import Callable
 
 from irscope.base.errors import IrscopeError, UserCodeError
-from irscope.base.missing import missing_kernels
+from irscope.base.missing import missing_in_modules, missing_kernels
 from irscope.base.model import Kernel, Launch
 from irscope.base.names import TARGETS
+from irscope.base.paths import PACKAGE_DIR
+from irscope.engine.capture.children import children_note
 from irscope.engine.capture.discover import (
     UserFile,
     find_kernels,
     kernel_file_text,
+    kernels_beside_launched,
     kernels_of_launches,
+    read_module,
     read_user_file,
 )
 from irscope.engine.capture.retarget import device_suffix, run_on_other_targets
@@ -52,6 +57,8 @@ def open_file(
     budget=None,
     on_launch: Callable[[RawLaunch], None] | None = None,
     file_args: list[str] | tuple[str, ...] = (),
+    command: list[str] | tuple[str, ...] | None = None,
+    retarget: bool = True,
 ) -> Workspace:
     """Load a kernel file, run its `__main__` to capture launches, and get ready to compile.
 
@@ -59,8 +66,11 @@ def open_file(
     and then disassembled unless `ahead_sass` is false (SASS will not be asked for); none starts if
     `compile_ahead` is false (nothing will be compiled), or for a launch not of `kernel_name` or not with
     autotune `config` (when the caller will compile only those). `on_launch` hears of each launch as it is
-    captured. `file_args` are the file's own command line (`sys.argv[1:]`)."""
-    user_file = read_user_file(path)
+    captured. `file_args` are the file's own command line (`sys.argv[1:]`). `command`, in place of a
+    path: `[MODULE, ARGS...]`, run as `python -m MODULE ARGS...` (a test session: `pytest tests/x.py`), whose
+    every launch is captured, of whichever module's kernels. `retarget` false: a file that launched
+    nothing is not run again for other targets (retarget.py; a library's module, opened to list its kernels)."""
+    user_file = read_module(command[0], command[1:]) if command else read_user_file(path)
     resolved = resolve_target(target)
     local = local_gpu_target()
     overrides = overrides or Overrides()
@@ -89,7 +99,7 @@ def open_file(
     ahead.forget_waiting()
     result, first, retarget_note = run(resolved), resolved, None
     # launched nothing on the default virtual GPU? (retarget.py)
-    if target is None and local is None and run_main:
+    if target is None and local is None and run_main and retarget and user_file.command is None:
         resolved, result, retarget_note = run_on_other_targets(
             user_file.shown, resolved, result, run
         )
@@ -101,7 +111,9 @@ def open_file(
     if not kernels:
         if result.error is not None:
             _no_virtual_compile(user_file, result, local)
-            raise UserCodeError(_user_error_line(user_file, result), _user_traceback(result))
+            raise UserCodeError(
+                _user_error_line(user_file, result, retarget_note), _user_traceback(result)
+            )
         # its kernels may live in modules it imports: it did not get to launch them
         if result.stopped_cause:
             at = f" at line {result.stopped_line}" if result.stopped_line else ""
@@ -109,6 +121,17 @@ def open_file(
                 f"{user_file.shown} launched no kernel before the run was stopped{at} "
                 f"({result.stopped_cause}); IRSCOPE_CAPTURE_LIMIT / IRSCOPE_CAPTURE_QUIET (seconds) "
                 f"let it run longer"
+            )
+        if user_file.command is not None:
+            elsewhere = children_note(result.children, user_file.shown)
+            raise IrscopeError(
+                f"`{user_file.shown}` launched no Triton kernel while it ran"
+                + (f" ({_exit_line(result.exit_status)})" if result.exit_status else "")
+                + (
+                    f"; {elsewhere}"
+                    if elsewhere
+                    else "; give it the tests or script that launch some"
+                )
             )
         raise IrscopeError(
             f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"
@@ -137,7 +160,9 @@ def open_file(
             warning = f"{user_file.shown} raised {site} after its kernels were defined; going on without the rest"
         else:
             _no_virtual_compile(user_file, result, local)
-            raise UserCodeError(_user_error_line(user_file, result), _user_traceback(result))
+            raise UserCodeError(
+                _user_error_line(user_file, result, retarget_note), _user_traceback(result)
+            )
     warning = "; ".join(w for w in (cache_warning, warning) if w) or None
     notes = ([retarget_note] if retarget_note else []) + list(result.notes)
     if result.stopped:
@@ -152,6 +177,8 @@ def open_file(
     raised = (
         f"{_exception_line(result.error)}{_raise_site(result, user_file)}" if result.error else None
     )
+    if result.exit_status:
+        notes.append(f"`{user_file.shown}` {_exit_line(result.exit_status)}")
     missing = missing_kernels(
         kernels,
         launches,
@@ -161,6 +188,15 @@ def open_file(
         stopped_cause=result.stopped_cause,
         raised=raised,
     )
+    if (
+        user_file.command is not None
+    ):  # the launched kernels' modules: their kernels nothing launched
+        missing = missing_in_modules(
+            kernels + kernels_beside_launched(kernels),
+            launches,
+            stopped_cause=result.stopped_cause,
+            raised=raised,
+        )
     return Workspace(
         user_file,
         kernels,
@@ -172,6 +208,33 @@ def open_file(
         device,
         printed[-1][:200] if printed else "",
         missing,
+    )
+
+
+def local_sources(path: str) -> list[str]:
+    """The opened file and the modules its run imported from the file's folder and below (not from an
+    installed package, nor irscope's own): the files whose saves change what the file compiles."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(path)), "")
+    found = {os.path.abspath(path)}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not (isinstance(file, str) and file.endswith(".py")):
+            continue
+        file = os.path.abspath(file)
+        if (
+            file.startswith(folder)
+            and not file.startswith(os.path.join(PACKAGE_DIR, ""))
+            and "-packages" + os.sep not in file
+        ):
+            found.add(file)
+    return sorted(found)
+
+
+def _exit_line(status) -> str:
+    return (
+        f"ended with exit status {status} (for pytest: a test failed or errored; in Triton's "
+        f"interpreter a launch cut short writes incomplete results, so a test may fail here that passes on "
+        f"a GPU)"
     )
 
 
@@ -288,7 +351,10 @@ def _compiler_ahead(
     return on_launch
 
 
-def _user_error_line(user_file: UserFile, result) -> str:
+def _user_error_line(user_file: UserFile, result, retarget_note: str | None = None) -> str:
+    """The one line of a run that raised before any launch; with the note of the other targets it was run on
+    in vain (retarget.py), where it asked the device what it is (a tutorial that raises "requires a Blackwell
+    GPU" on the default sm_90 and launches nothing from its __main__ on sm_100 either)."""
     said = _command_line_error(result)
     if said:
         return (
@@ -296,9 +362,10 @@ def _user_error_line(user_file: UserFile, result) -> str:
             f"`--`: irscope [COMMAND] {user_file.shown} -- ARGS"
         )
     what = _exception_line(result.error) + _raise_site(result, user_file)
+    elsewhere = f"; {retarget_note}" if retarget_note else ""
     return (
         f"{user_file.shown} raised {what} while irscope ran it (your code's traceback follows); "
-        f"fix it, or pass --no-run and give arguments with -D/--arg"
+        f"fix it, or pass --no-run and give arguments with -D/--arg{elsewhere}"
     )
 
 

@@ -87,6 +87,8 @@ class Workspace:
     last_output: str = ""  # the last line the file printed (why it launched nothing, often)
     # the file's kernels this run did not launch, and why
     missing: list[Missing] = field(default_factory=list)
+    # (kernel, target, specialization key) -> how many captured launches that compilation stands for
+    _launch_counts: dict[tuple, int] = field(default_factory=dict, repr=False)
 
     # ---- kernels and launches
 
@@ -259,6 +261,7 @@ class Workspace:
         """Every distinct compilation of a kernel's launches, for one target."""
         target = target or self.target
         seen: dict[str, Compilation] = {}
+        counts: dict[str, int] = {}
         if kernel.inductor is not None and config is None and kernel.is_autotuned:
             # each config of Inductor's list is a compilation: CachingAutotuner precompiles them all
             out = []
@@ -278,7 +281,15 @@ class Workspace:
                 launch, target, self.source_text(kernel), given=self.overrides.describe()
             )
             seen.setdefault(comp.spec.cache_key(), comp)
+            counts[comp.spec.cache_key()] = counts.get(comp.spec.cache_key(), 0) + 1
+        for key, count in counts.items():
+            self._launch_counts[(id(kernel), target.name, key)] = count
         return list(seen.values())
+
+    def launch_count(self, comp: Compilation) -> int:
+        """How many of the captured launches compile to `comp` (1 for one made from -D/--arg)."""
+        key = (id(comp.launch.kernel), comp.target.name, comp.spec.cache_key())
+        return self._launch_counts.get(key, 1)
 
     def compile_all(
         self,

@@ -45,6 +45,7 @@ class IrscopeApp(App):
         defines: list[str] | None = None,
         arg_types: list[str] | None = None,
         file_args: list[str] | None = None,
+        command: list[str] | None = None,
     ) -> None:
         super().__init__()
         self.path = path
@@ -57,6 +58,8 @@ class IrscopeApp(App):
             "kernel": kernel,
             "config": config,
             "file_args": list(file_args or []),
+            # `irscope -m MODULE ARGS...`: run that in place of a file (`path` is then how it is shown)
+            "command": list(command) if command else None,
         }
         self._main: MainScreen | None = None
 

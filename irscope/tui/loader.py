@@ -31,6 +31,8 @@ class Shown:
     marks: dict[str, dict[int, set[str]]] = field(default_factory=dict)
     # stage -> line -> severest finding
     finding_marks: dict[str, dict[int, str]] = field(default_factory=dict)
+    # source lines (0-based) whose text a save changed, since the compilation shown before the reload
+    changed_lines: frozenset[int] = frozenset()
 
     @property
     def stages(self) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ import traceback
 from irscope.base import progress
 from irscope.base.lifetime import die_with_parent
 from irscope.worker import protocol
+from irscope.worker.warm_server import NICENESS, serve
 
 
 def _shutdown(signum, _frame) -> None:
@@ -68,7 +69,7 @@ def _yield_to_the_screen() -> None:
     the user's file took the CPU from the screen, and cursor moves made during a compile waited. The
     worker still gets every cycle the screen does not want."""
     try:
-        os.nice(10)
+        os.nice(max(0, NICENESS - os.nice(0)))  # (a fork of the warm process is there already)
     except OSError:  # not allowed here: only slower moves while it works
         pass
 
@@ -124,4 +125,6 @@ def serve_forever(request_fd: int, result_fd: int) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--warm"]:  # the warm process: it forks workers that each run `main`
+        serve(int(sys.argv[2]), "--nice" in sys.argv[3:], main)
     main(sys.argv[1:])

@@ -15,6 +15,7 @@ import time
 
 from irscope.base.textsafe import safe_text
 from irscope.worker import protocol
+from irscope.worker.warm import WarmStarter, WarmUnavailable
 
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _TAIL_LINES = 8
@@ -46,6 +47,13 @@ def start(
     if request_fd is not None:
         env["IRSCOPE_WORKER_REQUEST_FD"] = str(request_fd)
         fds += (request_fd,)
+    warm = _warm
+    if warm is not None and not warm.ended and os.environ.get("IRSCOPE_WARM") != "0":
+        passed = {name: int(env.pop(name)) for name in _PASSED_FDS if name in env}
+        try:
+            return warm.start(argv, env, os.getcwd(), output.fileno(), passed)
+        except WarmUnavailable:  # a fresh process instead
+            env.update((name, str(fd)) for name, fd in passed.items())
     return subprocess.Popen(
         [sys.executable, "-m", "irscope.worker", *argv],
         stdin=subprocess.DEVNULL,
@@ -56,6 +64,26 @@ def start(
         close_fds=True,
         env=env,
     )
+
+
+_warm: WarmStarter | None = None
+# the worker's pipes, named by these variables: a fork of the warm process gets them as descriptors
+_PASSED_FDS = ("IRSCOPE_WORKER_RESULT_FD", "IRSCOPE_WORKER_REQUEST_FD")
+
+
+def keep_warm(yield_to_screen: bool = True) -> None:
+    """From now on, this process's workers fork from a warm process (worker/warm.py) that has loaded torch and
+    Triton once: a file opened again, or another file, starts without those imports. Started at once, so
+    that its imports run while the screen paints (`yield_to_screen`: at a lower priority, as the TUI's worker
+    runs); it lives as long as this process, or until the thread that called this ends."""
+    global _warm
+    if os.environ.get("IRSCOPE_WARM") == "0":
+        return
+    if _warm is None or _warm.ended:
+        try:
+            _warm = WarmStarter(yield_to_screen)
+        except OSError:  # no warm process here: every worker starts afresh
+            _warm = None
 
 
 def inductor_cache_dir() -> str:

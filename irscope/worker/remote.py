@@ -19,7 +19,7 @@ from typing import Any, Callable
 from irscope.base import errors
 from irscope.base.textsafe import safe_text
 from irscope.worker import protocol
-from irscope.worker.client import start, stop, worker_output_tail
+from irscope.worker.client import keep_warm, start, stop, worker_output_tail
 from irscope.worker.views import CompilationView
 
 Progress = Callable[[str, float], None]
@@ -226,4 +226,8 @@ def _attach(value: Any, call: Callable[..., Any]) -> Any:
 
 
 def open_session(shown_file: str) -> Session:
+    """A worker for `shown_file`, forked from this process's warm process (started by the first session, on
+    the long-lived thread, as the workers are: it must not die with a short thread). `IRSCOPE_WARM=0`: a
+    fresh process for each."""
+    _spawn(keep_warm)
     return Session(shown_file)

@@ -28,7 +28,7 @@ from irscope.engine.inductor.ptxas import ptxas_note
 from irscope.engine.measure import measure, why_not_measurable
 from irscope.engine.overrides import Overrides
 from irscope.engine.recording import record_program
-from irscope.engine.session import open_file
+from irscope.engine.session import local_sources, open_file
 from irscope.findings import findings
 from irscope.worker.diffs import compile_spec, diff_doc, pass_list
 from irscope.worker.views import CompilationView, KernelInfo, LaunchInfo, WorkspaceInfo, literal
@@ -67,6 +67,7 @@ class Server:
         kernel: str | None,
         config: int | None,
         file_args: list[str] = (),
+        command: list[str] | None = None,
     ) -> tuple[WorkspaceInfo, list]:
 
         def show(p) -> None:
@@ -93,6 +94,7 @@ class Server:
                 config=config,
                 budget=self.budget,
                 file_args=file_args,
+                command=command,
             )
         finally:
             self.budget = None
@@ -107,6 +109,7 @@ class Server:
             list(ws.notes),
             [m.to_json() for m in ws.missing],
             [self.named_row(n, i) for i, n in enumerate(self.named)],
+            local_sources(path),
         )
         return info, [self.snapshot(comp) for comp in comps]
 
@@ -218,6 +221,7 @@ class Server:
                 list(kernel.heuristics),
                 (self.ws.shown_path(kernel.file) if self.ws is not None else None) or kernel.file,
                 inductor_view(kernel.inductor_info, comp.target),
+                kernel.language,
             ),
             LaunchInfo(
                 tuple(launch.grid) if launch.grid else None,

@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 from irscope.base.compiled import AnalysisCache
 from irscope.base.errors import IrscopeError
-from irscope.base.model import CompileFailure, Resources
-from irscope.base.names import AMD_STAGES, NVIDIA_STAGES
+from irscope.base.model import CompileFailure, Resources, stages_for
+from irscope.base.names import absent_stage
 from irscope.base.target import Target
 from irscope.ir.sourcemap import SourceMap
 
@@ -30,6 +30,7 @@ class KernelInfo:
     inductor: dict | None = (
         None  # an Inductor kernel's kernel_kind, aten_ops, source_nodes, generated_for, ...
     )
+    language: str = "triton"  # "gluon" for a @gluon.jit kernel (base/model.Kernel.language)
 
     @property
     def inductor_ops(self) -> str:
@@ -79,6 +80,8 @@ class WorkspaceInfo:
     # index (the worker's handle: op_compile_named), name, label, line, grid, constexprs, spec, warps, number,
     # compiled (the front end sets it once it has compiled one)
     named: list[dict] = field(default_factory=list)
+    # the opened file and the local modules its run imported: what the TUI watches for saves
+    sources: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -121,11 +124,17 @@ class CompilationView:
 
     @property
     def stage_names(self) -> tuple[str, ...]:
-        return NVIDIA_STAGES if self.target.is_nvidia else AMD_STAGES
+        return stages_for(self.target, self.kernel.language)
 
     def stage(self, name: str) -> str:
         if name == "source":
             return self.source_text
+        absent = absent_stage(name, self.kernel.language)
+        if absent is not None:
+            raise IrscopeError(
+                f"{self.kernel.name} is a {self.kernel.language.capitalize()} kernel, so it has no {name}: "
+                f"{absent}; choose one of: {', '.join(self.stage_names)}"
+            )
         if name not in self.stage_names:
             raise IrscopeError(
                 f"stage '{name}' does not exist for target {self.target}; "

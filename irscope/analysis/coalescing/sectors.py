@@ -47,6 +47,7 @@ from irscope.analysis.memory.ttgir import module_threads, ttgir_access_ops
 from irscope.analysis.memory.widths import width_for, widths_by_line
 from irscope.analysis.recording.trace import launch_grid
 from irscope.base.compiled import LaunchedKernel
+from irscope.base.names import unrecordable
 
 # Where a tensor's storage starts on the GPU: PyTorch's CUDA caching allocator hands out blocks
 # aligned to 512 bytes, so only a view's offset into its storage moves its start off alignment.
@@ -222,6 +223,10 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
     result = KernelCoalescing(comp.kernel.name, grid, [], [], Counts(), Counts())
     if not comp.ok:
         result.error = "the kernel did not compile"
+        return result
+    not_recordable = unrecordable(comp.kernel.language)
+    if not_recordable is not None:
+        result.error = not_recordable
         return result
     if launch.origin != "captured":
         result.error = (

@@ -30,6 +30,7 @@ from irscope.analysis.vectorize.facts import (
 )
 from irscope.analysis.vectorize.reasons import VECTOR_BYTES, Reason, reasons_for
 from irscope.base.compiled import CompiledKernel, LaunchedKernel
+from irscope.base.names import frontend_stage
 from irscope.ir.mlir import strip_locations
 
 
@@ -67,7 +68,8 @@ def why_not_vectorized(comp: LaunchedKernel, only_narrow: bool = True) -> list[D
     bytes — the reasons irscope can see. `only_narrow=False` returns every access."""
     if not comp.ok:
         return []
-    ttir = comp.stage("ttir")
+    front = frontend_stage(comp.stage_names)  # TTIR; a Gluon kernel's TTGIR
+    ttir = comp.stage(front)
     graph = parse_function(ttir)
     arg_params = kernel_arg_names(comp, graph)
     values = comp.launch_values()
@@ -75,7 +77,7 @@ def why_not_vectorized(comp: LaunchedKernel, only_narrow: bool = True) -> list[D
     widths = machine_widths(comp)
     out = []
     ttir_lines = ttir.splitlines()
-    for op in memory_ops(comp, ["ttir"]):
+    for op in memory_ops(comp, [front]):
         if op.space != GLOBAL or op.op == "atomic":  # atomics act on one element per lane by nature
             continue
         line = strip_locations(ttir_lines[op.line])

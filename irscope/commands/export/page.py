@@ -11,6 +11,7 @@ import html
 import os
 from typing import Any
 
+from irscope.base.names import IR_STAGES, absent_stage
 from irscope.base.textsafe import safe_text
 from irscope.ir.sourcemap import LineKind
 
@@ -72,6 +73,10 @@ def _header(entry: dict[str, Any], versions: dict[str, str], device: str) -> str
         ("shared", f"{entry['shared_bytes']} B"),
         ("occupancy", occ.get("text", "-")),
     ]
+    for stage in IR_STAGES:
+        absent = absent_stage(stage, entry.get("language", "triton"))
+        if absent:  # a Gluon kernel's TTIR
+            cells.append((f"no {stage}", f"a {entry['language'].capitalize()} kernel: {absent}"))
     args = []
     for name, kind in entry["signature"].items():
         if kind == "constexpr":
@@ -90,7 +95,8 @@ def _header(entry: dict[str, Any], versions: dict[str, str], device: str) -> str
 
 
 def _notes(entry: dict[str, Any]) -> str:
-    """What the report says about this compilation's memory access: why not vectorized, coalescing."""
+    """What the report says about this compilation's memory access: why not vectorized, coalescing (or why
+    coalescing was not analysed)."""
     items = []
     for d in entry.get("vectorization") or []:
         for r in d["reasons"]:
@@ -102,6 +108,9 @@ def _notes(entry: dict[str, Any]) -> str:
         spr, ideal = row.get("sectors_per_request"), row.get("ideal_sectors_per_request")
         if spr is not None and ideal and spr > ideal * 1.25:
             items.append(f"line {row['source_line']}: {row['diagnosis']} Fix: {row['fix']}")
+    totals = entry.get("coalescing_totals") or {}
+    if totals.get("error") and not entry.get("coalescing"):
+        items.append(f"coalescing not analysed: {totals['error']}")
     if not items:
         return ""
     return '<div id="notes"><ul>' + "".join(f"<li>{_esc(i)}</li>" for i in items) + "</ul></div>"

@@ -40,6 +40,12 @@ from irscope.engine.capture.spec_key import specialization_key
 
 QUIET_S = 3.0
 LIMIT_S = 60.0
+# `-m MODULE` (a test session): one run for every kernel its tests launch, so the whole run gets the budget.
+# Tests run torch's own reference code and repeat specializations between new ones (a test's parametrization
+# that changes only a value), which a file's quiet time would end; a session of a few test files launches
+# for minutes in Triton's interpreter.
+COMMAND_QUIET_S = 60.0
+COMMAND_LIMIT_S = 600.0
 
 
 def _package_dir(name: str) -> str:
@@ -79,6 +85,14 @@ _PATCHING = {
     "_set_attr",
     "_restore_args_dev",
 }
+
+
+def command_budget(budget: "CaptureBudget") -> None:
+    """The defaults of a `-m MODULE` run (COMMAND_QUIET_S, COMMAND_LIMIT_S) where the user set no others."""
+    if "IRSCOPE_CAPTURE_QUIET" not in os.environ:
+        budget.quiet_s = max(budget.quiet_s, COMMAND_QUIET_S)
+    if "IRSCOPE_CAPTURE_LIMIT" not in os.environ:
+        budget.limit_s = max(budget.limit_s, COMMAND_LIMIT_S)
 
 
 class CaptureStopped(BaseException):
@@ -197,6 +211,12 @@ class CaptureBudget:
                 with self._inject_lock:
                     self._new_running = False
                     self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
+
+    @property
+    def stop_sent(self) -> bool:
+        """A stop was sent to the file's thread in this run (the run may have caught it and gone on:
+        pytest records an exception in a test, even a BaseException, and goes on to the next)."""
+        return self._injected
 
     def stop_now(self) -> None:
         """Go on with what is captured (the TUI's key)."""

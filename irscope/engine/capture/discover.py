@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.machinery
 import io
 import os
 import sys
@@ -13,10 +14,11 @@ from types import CodeType
 
 from irscope.base.errors import IrscopeError
 from irscope.base.model import Kernel
-from irscope.base.paths import check_kernel_path
+from irscope.base.paths import check_kernel_path, package_module
 from irscope.engine.inductor.kernels import inductor_kernel_in, inductor_kernel_of
 from irscope.engine.inductor.provenance import describe_kernel
 from irscope.engine.triton_compat import unwrap_kernel
+from irscope.engine.triton_compat.gluon import language_of
 
 
 @dataclass
@@ -26,11 +28,74 @@ class UserFile:
     text: str
     code: CodeType
     def_lines: dict[str, int]  # top-level function name -> line of its `def`
+    # the dotted name it runs as (`python -m NAME` semantics): a module of a package, or `-m NAME`
+    module: str | None = None
+    root: str | None = (
+        None  # what goes first on sys.path for the run: the package's root, or the cwd
+    )
+    command: tuple[str, ...] | None = None  # `-m MODULE ARGS...`: what the user gave, MODULE first
+
+    @property
+    def package(self) -> str | None:
+        """`__package__` of the run (relative imports start there); None for a plain script."""
+        if self.module is None:
+            return None
+        if os.path.basename(self.path) == "__init__.py":
+            return self.module
+        return self.module.rpartition(".")[0]
 
 
 def read_user_file(path: str) -> UserFile:
-    """Check that `path` is a readable Python file and compile it; one-line errors otherwise."""
-    shown = path
+    """Check that `path` is a readable Python file and compile it; one-line errors otherwise. A file inside
+    a package (an `__init__.py` beside it) will run as its module, with the package's root on sys.path."""
+    user_file = _read(path, path)
+    found = package_module(user_file.path)
+    if found is not None:
+        user_file.root, user_file.module = found
+    return user_file
+
+
+def read_module(name: str, args: list[str] | tuple[str, ...] = ()) -> UserFile:
+    """The file `python -m NAME` would run (a package's `__main__.py`), found on sys.path with the current
+    folder first, as python -m looks, without importing anything (a package's `__init__` runs later,
+    under capture, as the run imports it)."""
+    shown = " ".join(["-m", name, *args])
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise IrscopeError(
+            f"-m {name}: not a module name; give a dotted Python name, e.g. -m pytest tests/test_x.py"
+        )
+    search = [os.getcwd(), *sys.path]
+    spec = None
+    parts = name.split(".")
+    for depth, part in enumerate(parts):
+        spec = importlib.machinery.PathFinder.find_spec(part, search)
+        if spec is None:
+            found = ".".join(parts[: depth + 1])
+            raise IrscopeError(
+                f"-m {name}: no module named {found} on this Python's path; install it in the "
+                f"environment irscope runs in ({sys.executable}), or run irscope from the folder that holds it"
+            )
+        search = list(spec.submodule_search_locations or [])
+        if depth < len(parts) - 1 and not search:
+            raise IrscopeError(f"-m {name}: {'.'.join(parts[: depth + 1])} is not a package")
+    module = name
+    if spec.submodule_search_locations:  # a package runs its __main__, as python -m does
+        main = importlib.machinery.PathFinder.find_spec("__main__", search)
+        if main is None or not main.origin:
+            raise IrscopeError(
+                f"-m {name}: {name} is a package and cannot be run (it has no __main__.py)"
+            )
+        spec, module = main, f"{name}.__main__"
+    if not spec.origin or not spec.origin.endswith(".py") or not os.path.isfile(spec.origin):
+        raise IrscopeError(
+            f"-m {name}: irscope runs Python source, and {name} is {spec.origin or 'not a file'}"
+        )
+    user_file = _read(spec.origin, shown)
+    user_file.module, user_file.root, user_file.command = module, os.getcwd(), (name, *args)
+    return user_file
+
+
+def _read(path: str, shown: str) -> UserFile:
     check_kernel_path(path)
     try:
         with open(path, "rb") as f:
@@ -153,6 +218,7 @@ def _kernels_in(namespace: dict, path: str, def_lines: dict[str, int]) -> dict[s
                 unwrapped.autotune_configs,
                 unwrapped.heuristics,
                 module=getattr(jit.fn, "__module__", None) or "",
+                language=language_of(jit),
             )
     return kernels
 
@@ -187,9 +253,36 @@ def kernels_of_launches(launched: list, known: list[Kernel]) -> list[Kernel]:
         kernel = modules[path].get(jit.fn.__name__)
         if kernel is None or kernel.jit is not jit:
             line = _def_lines(path).get(jit.fn.__name__, jit.fn.__code__.co_firstlineno)
-            kernel = Kernel(jit.fn.__name__, path, line, jit, configs, [], module=module_name)
+            kernel = Kernel(
+                jit.fn.__name__,
+                path,
+                line,
+                jit,
+                configs,
+                [],
+                module=module_name,
+                language=language_of(jit),
+            )
         found.append(kernel)
     return found
+
+
+def kernels_beside_launched(kernels: list[Kernel]) -> list[Kernel]:
+    """The other kernels of the modules that define `kernels` (a library module's kernels that a test
+    session did not launch), found in each module as it is now, in the order of their lines."""
+    have = {id(k.jit) for k in kernels}
+    out: list[Kernel] = []
+    for path, module_name in dict.fromkeys(
+        (k.file, k.module) for k in kernels if k.inductor is None
+    ):
+        module = sys.modules.get(module_name)
+        if module is None or getattr(module, "__file__", None) is None:
+            continue
+        if os.path.abspath(module.__file__) != path:
+            continue
+        found = _kernels_in(vars(module), path, _def_lines(path)).values()
+        out += sorted((k for k in found if id(k.jit) not in have), key=lambda k: k.line)
+    return out
 
 
 @functools.lru_cache(maxsize=64)

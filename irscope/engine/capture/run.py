@@ -8,6 +8,7 @@ and every launch runs in Triton's interpreter. With a GPU, launches run for real
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
 import io
 import os
 import sys
@@ -17,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from irscope.base.paths import PACKAGE_DIR
-from irscope.engine.capture.budget import CaptureBudget, CaptureStopped
+from irscope.engine.capture.budget import CaptureBudget, CaptureStopped, command_budget
+from irscope.engine.capture.children import children_counted, children_note
 from irscope.engine.capture.discover import UserFile
 from irscope.engine.inductor.scripts import (
     COMPILE_QUIET_S,
@@ -50,6 +52,12 @@ class RunResult:
     stopped_line: int | None = None  # the opened file's line it was on then
     stopped_cause: str = ""  # why, in a few words ("the 60 s limit")
     notes: list[str] = field(default_factory=list)  # what was skipped: breakpoint(), input(), ...
+    exit_status: int | str | None = (
+        None  # `-m MODULE`: the status the command exited with, when not 0
+    )
+    children: list[str] = field(
+        default_factory=list
+    )  # Python processes the run started (children.py)
     asked: set[str] = field(default_factory=set)  # what the file asked the virtual GPU about itself
 
 
@@ -75,8 +83,18 @@ def run_user_file(
     module.__file__ = user_file.path
     namespace = module.__dict__
     namespace["__builtins__"] = __builtins__
+    if (
+        user_file.module is not None
+    ):  # `python -m pkg.mod`: relative imports resolve from its package
+        namespace["__package__"] = user_file.package
+        namespace["__spec__"] = importlib.machinery.ModuleSpec(
+            user_file.module, None, origin=user_file.path
+        )
+        namespace["__spec__"].has_location = True
     result = RunResult(namespace)
     budget = budget or CaptureBudget(user_file.path)
+    if user_file.command is not None:
+        command_budget(budget)
     if calls_torch_compile(user_file.text) and "IRSCOPE_CAPTURE_QUIET" not in os.environ:
         # Inductor compiles each graph (forward, backward) before its first launch: seconds of no launch
         budget.quiet_s = max(budget.quiet_s, COMPILE_QUIET_S)
@@ -105,8 +123,8 @@ def run_user_file(
     saved_argv = sys.argv[:]
     saved_path = sys.path[:]
     sys.modules[module_name] = module
-    sys.argv = [user_file.path, *argv]
-    sys.path.insert(0, os.path.dirname(user_file.path))
+    sys.argv = [user_file.path, *(user_file.command[1:] if user_file.command else argv)]
+    sys.path.insert(0, user_file.root or os.path.dirname(user_file.path))
     import_before_device(user_file.text)
     budget.watch()
     try:
@@ -118,7 +136,8 @@ def run_user_file(
         inductor = inductor_scope(user_file, record, use_interpreter, result.notes)
         checks = (
             comparisons_after_cuts(
-                lambda: any(raw.programs is not None for raw in result.launches), result.notes
+                lambda: any(raw.programs is not None or raw.not_run for raw in result.launches),
+                result.notes,
             )
             if use_interpreter
             else contextlib.nullcontext()
@@ -129,6 +148,7 @@ def run_user_file(
             inductor,
             checks,
             no_terminal(result.notes, user_file.path),
+            children_counted(result.children),
             contextlib.redirect_stdout(output),
             contextlib.redirect_stderr(output),
         ):
@@ -137,7 +157,9 @@ def run_user_file(
         result.stopped = budget.reason or "stopped"
         result.stopped_line, result.stopped_cause = budget.stopped_line, budget.cause
     except SystemExit as exc:
-        if exc.code not in (None, 0):
+        if exc.code not in (None, 0) and user_file.command is not None:
+            result.exit_status = exc.code  # a command's status (pytest: 1 when a test failed)
+        elif exc.code not in (None, 0):
             result.error = exc
             result.user_traceback = f"SystemExit: {exc.code}"
     # the user's code may raise anything; KeyboardInterrupt passes through
@@ -154,9 +176,18 @@ def run_user_file(
             sys.modules.pop(module_name, None)
         sys.argv = saved_argv
         sys.path[:] = saved_path
+    if (
+        result.stopped is None and budget.stop_sent
+    ):  # the run caught the stop and went on to its end
+        result.stopped = budget.reason or "stopped"
+        result.stopped_line, result.stopped_cause = budget.stopped_line, budget.cause
     result.output = output.getvalue() if isinstance(output, io.StringIO) else _worker_output_tail()
+    said = children_note(result.children, user_file.shown)
+    if said:
+        result.notes.append(said)
     result.notes.extend(cut_launch_notes(result.launches))
     result.notes.extend(reused_choice_notes(result.launches))
+    result.notes.extend(not_run_notes(result.launches))
     if use_interpreter and repeats_skipped():
         result.notes.append(
             f"{repeats_skipped()} launch(es) the same as the launch of their kernel just before "
@@ -205,6 +236,19 @@ def reused_choice_notes(launches: list[RawLaunch]) -> list[str]:
             f"other {len(shown.autotune_tried) - 1} that one may be (--config N compiles one)"
         )
     return notes
+
+
+def not_run_notes(launches: list[RawLaunch]) -> list[str]:
+    """One line for the Gluon launches the virtual GPU recorded and compiled but did not run."""
+    names = list(dict.fromkeys(raw.jit.__name__ for raw in launches if raw.not_run))
+    if not names:
+        return []
+    count = sum(raw.not_run for raw in launches)
+    return [
+        f"{', '.join(names)}: {count} Gluon launch(es) recorded and compiled, not run: Triton's "
+        f"interpreter does not run Gluon, so what they write is not computed (the file went on with "
+        f"those outputs unwritten)"
+    ]
 
 
 def _worker_output_tail(size: int = 4096) -> str:

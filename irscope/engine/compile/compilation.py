@@ -17,6 +17,7 @@ from irscope.analysis.recording.trace import Recording
 from irscope.base.compiled import AnalysisCache
 from irscope.base.errors import IrscopeError, LaunchRejected
 from irscope.base.model import CompileFailure, Kernel, Launch, Resources, stages_for
+from irscope.base.names import absent_stage
 from irscope.engine.compile import ahead
 from irscope.engine.inductor.specialize import inductor_specialization
 from irscope.engine.recording import record_program
@@ -83,10 +84,16 @@ class Compilation:
 
     @property
     def stage_names(self) -> tuple[str, ...]:
-        return stages_for(self.target)
+        return stages_for(self.target, self.kernel.language)
 
     def stage(self, name: str) -> str:
         """The text of one stage. SASS is disassembled on first use (and cached on disk)."""
+        absent = absent_stage(name, self.kernel.language)
+        if absent is not None:
+            raise IrscopeError(
+                f"{self.kernel.name} is a {self.kernel.language.capitalize()} kernel, so it has no {name}: "
+                f"{absent}; choose one of: {', '.join(self.stage_names)}"
+            )
         if name not in self.stage_names:
             other = "AMD" if self.target.is_nvidia else "NVIDIA"
             raise IrscopeError(

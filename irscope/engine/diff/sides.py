@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscope.base.errors import IrscopeError
-from irscope.base.names import target_name
+from irscope.base.names import absent_stage, target_name
 from irscope.engine.compile.compilation import Compilation, compile_launch
 from irscope.engine.diff.summary import access_rows, changes, side_entry
 from irscope.engine.overrides import literal_value
@@ -176,9 +176,15 @@ def build_diff(
         for comp in comps:
             if stage not in comp.stage_names:
                 said = f"--stage {stage}" if asked else f"the default stage, {stage},"
+                absent = absent_stage(stage, comp.kernel.language)
+                where = (
+                    f"a {comp.kernel.language.capitalize()} kernel ({absent})"
+                    if absent
+                    else comp.target.name
+                )
                 raise IrscopeError(
-                    f"{said} does not exist for {comp.target.name}; pass --stage with one the two "
-                    f"targets share: "
+                    f"{said} does not exist for {where}; pass --stage with one the two "
+                    f"sides share: "
                     f"{', '.join(s for s in comp.stage_names if s in comps[0].stage_names)}"
                 )
         doc["stage"] = stage

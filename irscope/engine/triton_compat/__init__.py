@@ -9,7 +9,8 @@ By concern: `driver` (targets, the local GPU, a CPU stand-in for Triton's driver
 user's module, binding a launch's arguments), `compiler` (specialization and compilation), `capture`
 (recording launches while a file runs), `lang_patch` (triton.language patched for the interpreter, once
 per launch), `interpreter` (one program in Triton's interpreter, with memory hooks), `layouts` (linear
-layouts of TTGIR loads and stores); `autotune`, `caches`, `compile_errors`, `install_key`, `interp_patches`,
+layouts of TTGIR loads and stores), `gluon` (what sets a `@gluon.jit` kernel apart: its source class);
+`autotune`, `caches`, `compile_errors`, `install_key`, `interp_patches`,
 `debugger_calls`, `libdevice_*`, `virtual_device`, `given_spec`, `pass_dumps` for narrower matters. The names
 below are re-exported so that the rest of irscope imports from the package alone.
 """

@@ -16,6 +16,7 @@ Two things can go wrong with a cache that a plain `triton.compile` leaves to its
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import os
 import shutil
@@ -24,6 +25,8 @@ from typing import Callable
 
 import triton
 from triton.compiler import ASTSource
+
+from irscope.engine.triton_compat.gluon import first_ir_stage
 
 _state: dict[str, str | None] = {
     "temporary": None,
@@ -162,6 +165,14 @@ class SourceAtPath(ASTSource):
         ).hexdigest()
 
 
+@functools.cache
+def keyed_by_path(source_class: type) -> type:
+    """`source_class` (ASTSource or GluonASTSource) keyed by the file's path as well, as SourceAtPath is."""
+    if source_class is ASTSource:
+        return SourceAtPath
+    return type(f"{source_class.__name__}AtPath", (source_class,), {"hash": SourceAtPath.hash})
+
+
 def _mlir_string(text: str) -> str:
     """`text` as MLIR prints a string (LLVM's printEscapedString: printable ASCII, other bytes as \\XX)."""
     out = []
@@ -176,17 +187,23 @@ def _mlir_string(text: str) -> str:
 
 
 def records_other_path(kernel, path: str) -> bool:
-    """Whether a compiled kernel's TTIR records its source under another file's path than `path`."""
-    ttir = dict(kernel.asm).get("ttir")
-    if not isinstance(ttir, str) or 'loc("' not in ttir:
+    """Whether a compiled kernel's first IR (TTIR; a Gluon kernel's glir or TTGIR) records its source under
+    another file's path than `path`."""
+    asm = dict(kernel.asm)
+    stage = first_ir_stage(asm)
+    first = asm.get(stage) if stage else None
+    if not isinstance(first, str) or 'loc("' not in first:
         return False
-    return f'loc("{_mlir_string(path)}":' not in ttir
+    return f'loc("{_mlir_string(path)}":' not in first
 
 
-def compile_with_cache(compile_source: Callable[[type], object], path: str):
-    """`compile_source(ASTSource)`, or `compile_source(SourceAtPath)` where the first compile came from
-    the cache of a copy of the file at another path. Either survives a cache that cannot be written."""
-    kernel = _writing_cache(lambda: compile_source(ASTSource))
+def compile_with_cache(
+    compile_source: Callable[[type], object], path: str, source_class: type = ASTSource
+):
+    """`compile_source(source_class)`, or the same keyed by the path too (SourceAtPath) where the first
+    compile came from the cache of a copy of the file at another path. Either survives a cache that cannot
+    be written. `source_class`: ASTSource, or GluonASTSource for a Gluon kernel (gluon.py)."""
+    kernel = _writing_cache(lambda: compile_source(source_class))
     if records_other_path(kernel, path):
-        kernel = _writing_cache(lambda: compile_source(SourceAtPath))
+        kernel = _writing_cache(lambda: compile_source(keyed_by_path(source_class)))
     return kernel

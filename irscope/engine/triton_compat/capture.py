@@ -28,6 +28,7 @@ from irscope.engine.triton_compat.compiled import (
     compile_for_active_target,
 )
 from irscope.engine.triton_compat.driver import interpreter_lock
+from irscope.engine.triton_compat.gluon import GLUON_NOT_INTERPRETED, is_gluon
 from irscope.engine.triton_compat.interpreter import interpreter_failure
 from irscope.engine.triton_compat.jit import config_kwargs, jit_decorator_kept
 from irscope.engine.triton_compat.lang_patch import (
@@ -86,6 +87,8 @@ class RawLaunch:
     # (name, value at the key's first launch, value here) of each constexpr the autotune key leaves out that
     # differs from the first launch with this key: a GPU reuses the config timed for that one
     reused_choice: tuple[tuple[str, str | None, str], ...] = ()
+    # a Gluon launch on the virtual GPU: recorded and compiled, never run (gluon.py); its outputs unwritten
+    not_run: bool = False
 
 
 _counts = {
@@ -228,6 +231,12 @@ def _capture_patches(
             return compile_for_active_target(self, args, kwargs)
         # The record this run is of: an autotuned launch runs the first config it recorded, unrecorded.
         this = raw or (capture_state.recorded[0] if capture_state.recorded else None)
+        if is_gluon(self):
+            # Triton's interpreter cannot run Gluon: the launch is kept (compiled when looked at) and its
+            # outputs left unwritten; the run says so once (capture/run.py)
+            if this is not None:
+                this.not_run, this.interp_error = True, GLUON_NOT_INTERPRETED
+            return _not_yet_compiled(self, args, kwargs)
         try:
             with grid_executor_patches_once(), programs_within(interpret_seconds()) as programs:
                 try:

@@ -21,6 +21,7 @@ from irscope.engine.triton_compat.driver import (
     gpu_target_of,
     interpreter_lock,
 )
+from irscope.engine.triton_compat.gluon import ast_source_class
 from irscope.engine.triton_compat.install_key import remember_triton_key
 from irscope.engine.triton_compat.jit import kernel_param_names
 from irscope.engine.triton_compat.kernel_prints import kernel_prints
@@ -91,16 +92,17 @@ def compile_specialized(jit: JITFunction, spec: Specialized, target: Target):
         ):
             return triton_compile(jit, spec, target, source_class)
 
-    return caches.compile_with_cache(compile_source, jit.fn.__code__.co_filename)
+    return caches.compile_with_cache(
+        compile_source, jit.fn.__code__.co_filename, ast_source_class(jit)
+    )
 
 
 def triton_compile(jit: JITFunction, spec: Specialized, target: Target, source_class=None):
-    """triton.compile of the kernel's source (ASTSource unless another class is given). Every compile
-    irscope makes comes here (the report's, a what-if's, a diff's, a compile-ahead child's, the pass dumps'):
-    a debugger call in the kernel or a helper is left out of it (debugger_calls.py)."""
-    from triton.compiler.compiler import ASTSource
-
-    src = (source_class or ASTSource)(jit, spec.signature, spec.constexprs, spec.attrs)
+    """triton.compile of the kernel's source (the class the JIT would use, ASTSource or GluonASTSource, unless
+    another is given). Every compile irscope makes comes here (the report's, a what-if's, a diff's, a
+    compile-ahead child's, the pass dumps'): a debugger call in the kernel or a helper is left out of it
+    (debugger_calls.py)."""
+    src = (source_class or ast_source_class(jit))(jit, spec.signature, spec.constexprs, spec.attrs)
     with debugger_calls_left_out():
         return triton.compile(src, target=gpu_target_of(target), options=spec.options.__dict__)
 

@@ -86,11 +86,12 @@ def programs_within(seconds: float) -> Iterator[ProgramCount]:
 
 @contextlib.contextmanager
 def comparisons_after_cuts(cut: Callable[[], bool], notes: list[str]) -> Iterator[None]:
-    """Once a launch has been cut short, its outputs are incomplete, and a file that checks its kernel against
-    a reference would fail where a GPU passes and lose every launch after the check. From then on the file's
-    result comparisons (`torch.testing.assert_close`, `triton.testing.assert_close`, `torch.allclose`,
-    `Tensor.allclose`) are not made: they pass, and how many were passed so is added to `notes`. `cut()`
-    says whether a launch of this run has been cut short."""
+    """Once a launch has been cut short (or not run at all: a Gluon launch), its outputs are incomplete, and
+    a file that checks its kernel against a reference would fail where a GPU passes and lose every launch
+    after the check. From then on the file's result comparisons (`torch.testing.assert_close`,
+    `triton.testing.assert_close`, `torch.allclose`, `Tensor.allclose`, `torch.equal`) are not made: they
+    pass, and how many were passed so is added to `notes`. `cut()` says whether a launch of this run has
+    been cut short or not run."""
     passed = [0]
 
     def after_cut(original, answer):
@@ -106,6 +107,7 @@ def comparisons_after_cuts(cut: Callable[[], bool], notes: list[str]) -> Iterato
         (torch.testing, "assert_close", None),
         (triton.testing, "assert_close", None),
         (torch, "allclose", True),
+        (torch, "equal", True),
         (torch.Tensor, "allclose", True),
     ]
     saved = [
@@ -120,6 +122,6 @@ def comparisons_after_cuts(cut: Callable[[], bool], notes: list[str]) -> Iterato
             setattr(owner, name, original)
         if passed[0]:
             notes.append(
-                f"{passed[0]} result comparison(s) the file made after a launch was cut short "
-                f"were passed without comparing (the launch's results are incomplete)"
+                f"{passed[0]} result comparison(s) the file made after a launch was cut short or "
+                f"not run were passed without comparing (the launch's results are incomplete)"
             )

@@ -19,6 +19,7 @@ from irscope.analysis.vectorize.reasons import VECTOR_BYTES
 from irscope.analysis.vectorize.what_if import vectorization
 from irscope.analysis.vectorize.why_not import Diagnosis
 from irscope.base.compiled import CompiledKernel, LaunchedKernel
+from irscope.base.names import frontend_stage
 from irscope.findings.model import Cost, Finding, WhatIf
 
 _WIDTH_CAUSES = {
@@ -108,7 +109,9 @@ def _width_finding(comp: CompiledKernel, d: Diagnosis, what_if, coalescing, new)
         Cost(allowed - d.width_bytes, "vector_bytes_lost", cost_text),
         1 - d.width_bytes / allowed,
         _what_if_text(what_if, d),
-        stage="ttir",
+        stage=frontend_stage(
+            comp.stage_names
+        ),  # the stage why_not read: TTIR, a Gluon kernel's TTGIR
         stage_line=d.ttir_line,
     )
 

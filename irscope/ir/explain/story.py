@@ -7,6 +7,7 @@ import re
 from collections import Counter
 
 from irscope.base.compiled import CompiledKernel
+from irscope.base.names import frontend_stage
 from irscope.ir import amdgcn as ir_amdgcn
 from irscope.ir import ptx as ir_ptx
 from irscope.ir import sass as ir_sass
@@ -65,11 +66,12 @@ def lowering_story(comp: CompiledKernel, source_line: int) -> str:
     code = source[source_line - 1].strip() if 0 < source_line <= len(source) else ""
     head = f"Line {source_line}" + (f" (`{code}`)" if code else "")
     sentences = []
-    ttir = _ops(comp, "ttir", _instruction_indices(comp, "ttir", source_line))
+    front = frontend_stage(comp.stage_names)  # a Gluon kernel has no TTIR: its first IR is TTGIR
+    ttir = _ops(comp, front, _instruction_indices(comp, front, source_line))
     if not ttir:
         return f"{head} produces no code of its own (or the compiler folded it into other lines)."
     sentences.append(
-        f"{head} becomes {len(ttir)} TTIR op{'s' if len(ttir) != 1 else ''}: {_listing(ttir)}."
+        f"{head} becomes {len(ttir)} {front.upper()} op{'s' if len(ttir) != 1 else ''}: {_listing(ttir)}."
     )
     ttgir_idx = _instruction_indices(comp, "ttgir", source_line)
     ttgir = _ops(comp, "ttgir", ttgir_idx)

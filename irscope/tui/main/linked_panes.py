@@ -31,6 +31,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import var
 
+from irscope.base.names import absent_stage
 from irscope.base.textsafe import safe_text
 from irscope.tui.context import CursorContext
 from irscope.tui.highlight import StageText
@@ -287,6 +288,8 @@ class LinkedPanes(Container):
             full_text=shown.full_texts.get(stage),
         )
         pane.view.set_finding_marks(shown.finding_marks.get(stage, {}))
+        if stage == "source":
+            pane.view.set_changed_lines(shown.changed_lines)
         self.update_pane_title(pane)
 
     def show_failure(self, failure: OpenFailure, source: str) -> None:
@@ -320,6 +323,14 @@ class LinkedPanes(Container):
                 if pane.stage == "source":
                     pane.view.set_finding_marks(marks)
 
+    def mark_changed(self, shown: Shown, lines: frozenset[int]) -> None:
+        """The source lines a save changed, kept on `shown` as its finding marks are."""
+        shown.changed_lines = lines
+        if self.shown is shown:
+            for pane in self.panes:
+                if pane.stage == "source":
+                    pane.view.set_changed_lines(lines)
+
     def step_stage(self, delta: int) -> None:
         """`s` / `S`: the next / previous stage in the active pane."""
         if self.shown is None:
@@ -334,7 +345,15 @@ class LinkedPanes(Container):
         if self.shown is None:
             return
         if stage not in self.shown.stages:
-            self.notify(f"{stage} does not exist for {self.shown.comp.target}", severity="warning")
+            kernel = self.shown.comp.kernel
+            absent = absent_stage(stage, kernel.language)
+            self.notify(
+                f"{stage} does not exist for a {kernel.language.capitalize()} kernel: {absent}"
+                if absent
+                else f"{stage} does not exist for {self.shown.comp.target}",
+                severity="warning",
+                markup=False,
+            )
             return
         pane = self.panes[self.active_pane]
         self.pane_stages[pane.number] = stage

@@ -26,6 +26,7 @@ from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Label, ProgressBar, Static, TabPane
 
+from irscope.analysis.changes import changes
 from irscope.base.names import ALL_STAGES
 from irscope.base.textsafe import safe_text
 from irscope.tui import edit, jobs
@@ -52,6 +53,20 @@ from irscope.tui.prompt_bar import PromptBar
 from irscope.tui.screens import EditScreen, PickerScreen, TargetScreen
 from irscope.tui.widgets.key_footer import KeyFooter
 from irscope.tui.widgets.stage_view import StageView
+
+WATCH_S = 0.5  # how often the watched files' modification times are read
+
+
+def modified_at(paths) -> dict[str, int | None]:
+    """Each file's modification time (ns), None while it is missing (an editor's save may rename it in)."""
+    out: dict[str, int | None] = {}
+    for path in paths:
+        try:
+            out[path] = os.stat(path).st_mtime_ns
+        except OSError:
+            out[path] = None
+    return out
+
 
 # The requests whose answer replaces the compilations: what the views kept of the old ones is dropped.
 NEW_COMPILATIONS = frozenset({"load", "recompile", "config"})
@@ -88,6 +103,13 @@ class MainScreen(Screen):
             "e", "edit", "Edit", id="edit", tooltip="Edit constexprs and launch options, recompile"
         ),
         Binding("r", "reload", "Reload", id="reload"),
+        Binding(
+            "w",
+            "toggle_watch",
+            "Watch",
+            show=False,
+            tooltip="Reload by itself when the file or a module of its folder is saved (on; again: off)",
+        ),
         Binding(
             "i",
             "toggle_panels",
@@ -177,6 +199,13 @@ class MainScreen(Screen):
         self.pass_captures = bounded()
         self.linked = LinkedPanes(id="panes")  # the panes, their layout and links
         self.panel_area = PanelArea(id="panels")  # the info panels under the panes
+        # `w`: a save of the file, or of a module of its folder its run imported, reloads it
+        self.watching = True
+        self._saved_at: dict[
+            str, int | None
+        ] = {}  # each watched file's modification time at its last load
+        # the compilation shown when a reload began: the next one shown is compared with it
+        self._reloaded_from = None
 
     # ---- building the screen
 
@@ -202,6 +231,7 @@ class MainScreen(Screen):
         if text is not None:
             self.linked.show_loading(text)
         self.call_after_refresh(self.load)  # paint first: the worker's imports compete for the GIL
+        self.set_interval(WATCH_S, self._reload_if_saved)
 
     @property
     def shown(self) -> Shown | None:
@@ -267,6 +297,8 @@ class MainScreen(Screen):
         if previous is not None and previous.comp.key != shown.comp.key:
             self.previous_comp = previous.comp
         self.linked.show_compilation(shown)
+        if self._reloaded_from is not None:
+            self._say_what_changed(shown)
         self.update_header()
         comp = shown.comp
         if comp.failure is not None:
@@ -406,6 +438,35 @@ class MainScreen(Screen):
     def action_reload(self) -> None:
         if not self.still_working():
             self.load()
+
+    def action_toggle_watch(self) -> None:
+        self.watching = not self.watching
+        state = "on: a save reloads" if self.watching else "off: r reloads"
+        self.notify(f"watching {os.path.basename(self.path)} for saves {state}", timeout=3)
+
+    def _reload_if_saved(self) -> None:
+        if not self.watching or not self._saved_at or self.busy:
+            return
+        now = modified_at(self._saved_at)
+        saved = [path for path, at in now.items() if at is not None and at != self._saved_at[path]]
+        if saved:
+            self.notify(f"{os.path.basename(saved[0])} saved: reloading", timeout=2)
+            self.load()
+
+    def _say_what_changed(self, shown: Shown) -> None:
+        """After a reload: mark the source lines the save changed, and say in one line what moved in the
+        compiled code since the compilation shown before it."""
+        before, self._reloaded_from = self._reloaded_from, None
+        if before is None or before.kernel.name != shown.comp.kernel.name:
+            return
+        try:
+            found = changes(before, shown.comp)
+        except Exception as exc:  # noqa: BLE001 - an analysis bug must not end the app
+            self.notify(f"what the save changed could not be worked out: {exc}", severity="warning")
+            return
+        self.linked.mark_changed(shown, frozenset(line - 1 for line in found.edited))
+        if found.edited or found.lines:
+            self.notify(f"since the last load: {found.summary()}", timeout=8)
 
     def action_pick(self) -> None:
         if self.still_working():
@@ -586,6 +647,9 @@ class MainScreen(Screen):
         """Open the file afresh in a new worker (it runs the file's __main__)."""
         # None: the first load
         before = self.shown.comp.kernel.name if self.shown is not None else None
+        self._reloaded_from = self.shown.comp if self.shown is not None else None
+        # (taken now: a save while the file runs is seen once this load is done)
+        self._saved_at = modified_at([self.path, *(self.ws.sources if self.ws else [])])
         old, self.session = self.session, None
         self._start(
             "load", jobs.load, self._snapshot(), self.sessions, old, dict(self.open_args), before
@@ -632,6 +696,8 @@ class MainScreen(Screen):
             self.capturing = False
             gc.set_threshold(*YOUNG_ONLY)  # the compile and the panes' texts, then spare_the_heap
             self.ws, self.comps = message.ws, message.comps
+            found = modified_at(message.ws.sources)  # modules the run imported, watched from now on
+            self._saved_at = {**found, **self._saved_at}
             for said in (
                 [message.ws.run_warning] if message.ws.run_warning else []
             ) + message.ws.notes:

@@ -80,6 +80,20 @@ def header_text(comp, comps: list, ws) -> Text:
 def missing_lines(missing: list[dict]) -> Text:
     """The picker's word on the file's kernels this run did not launch: each with why and how to see it."""
     text = Text()
+    if any(
+        m.get("file") for m in missing
+    ):  # `-m MODULE`: the launched kernels' modules, file by file
+        by_file: dict[str, list[dict]] = {}
+        for m in missing:
+            by_file.setdefault(m.get("file") or "", []).append(m)
+        for path, ms in by_file.items():
+            text.append(f"not reached in {safe_text(path)}: ", style="bold yellow")
+            names = ", ".join(f"{m['kernel']} (line {m['line']})" for m in ms)
+            text.append(f"{safe_text(names)}\n", style="yellow")
+        text.append(
+            f"  {safe_text(missing[0]['reason'])}; {safe_text(missing[0]['how'])}", style="dim"
+        )
+        return text
     for m in missing:
         text.append(f"not reached: {m['kernel']} (line {m['line']})", style="bold yellow")
         text.append(f": {safe_text(m['reason'])}\n", style="yellow")

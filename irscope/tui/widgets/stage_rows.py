@@ -46,6 +46,8 @@ MARK_COLOURS = {
 # Okabe-Ito colours as the memory marks; an error is the compile error's cross.
 FINDING_GLYPHS = {"error": "✗", "warning": "▲", "info": "●"}
 FINDING_COLOURS = {"error": "#D55E00", "warning": "#E69F00", "info": "#56B4E9"}
+# The gutter glyph of a source line a save changed (after a reload), where no finding is marked.
+CHANGED_GLYPH, CHANGED_COLOUR = "◆", "#009E73"
 _MARK_SLOTS = (("vector", "scalar"), ("masked",), ("spill", "local", "convert_layout", "shared"))
 
 
@@ -250,6 +252,10 @@ class RowPainter:
             bar = Segment(
                 FINDING_GLYPHS.get(severity, "?") + " ",
                 self._style("base") + Style(color=FINDING_COLOURS.get(severity), bold=True),
+            )
+        elif index in self.changed_lines:
+            bar = Segment(
+                CHANGED_GLYPH + " ", self._style("base") + Style(color=CHANGED_COLOUR, bold=True)
             )
         elif slot is not None and self.colouring:
             bar = Segment("▌ ", self._style("base") + self._style(f"bar:{slot}"))

@@ -79,9 +79,10 @@ class StageView(RowPainter, ScrollView, can_focus=True):
         self.memory_marks: dict[
             int, set[str]
         ] = {}  # stage line index -> memory marks (core.analysis.marks)
-        self.finding_marks: dict[
-            int, str
-        ] = {}  # stage line index -> severity of its severest finding
+        # stage line index -> severity of its severest finding
+        self.finding_marks: dict[int, str] = {}
+        # source lines a save changed (the source stage only)
+        self.changed_lines: frozenset[int] = frozenset()
         self.colouring = True
         self.show_debug = False
         self.on_cursor_moved = (
@@ -111,6 +112,7 @@ class StageView(RowPainter, ScrollView, can_focus=True):
         self.colour_slot = colour_slot
         self.marks = {}
         self.finding_marks = {}
+        self.changed_lines = frozenset()
         self.linked = frozenset()
         self._layout_rows(keep_index=cursor_index)
 
@@ -161,6 +163,13 @@ class StageView(RowPainter, ScrollView, can_focus=True):
         """Lines with findings: their severity's glyph takes the place of the link bar in the gutter."""
         if marks != self.finding_marks:
             self.finding_marks = marks
+            self._forget_rendered()
+            self.refresh()
+
+    def set_changed_lines(self, lines: frozenset[int]) -> None:
+        """Lines a save changed: a mark in the gutter where neither a finding nor the cursor has one."""
+        if lines != self.changed_lines:
+            self.changed_lines = lines
             self._forget_rendered()
             self.refresh()
 

@@ -1,0 +1,56 @@
+"""The Python processes a run starts (pytest-xdist's workers, a multiprocessing pool): irscope captures the
+launches of the process it runs the file or command in, not theirs, so a run that starts any is told so.
+
+Counted where they are started: `subprocess.Popen` of a Python interpreter (execnet, which pytest-xdist uses,
+starts its workers that way) and `multiprocessing`'s `Process.start` (every start method). Tools the run
+starts that are not Python (ptxas, a compiler) launch no kernel and are not counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing.process
+import os
+import subprocess
+from typing import Iterator
+
+
+def _is_python(args) -> bool:
+    first = args if isinstance(args, (str, bytes)) else (list(args)[:1] or [""])[0]
+    name = os.path.basename(os.fsdecode(first).split()[0] if first else "")
+    return name.startswith("python") or name == "pypy3"
+
+
+@contextlib.contextmanager
+def children_counted(started: list[str]) -> Iterator[None]:
+    """Append to `started` one entry per Python process the run starts ("python", "multiprocessing")."""
+    popen_init = subprocess.Popen.__init__
+    process_start = multiprocessing.process.BaseProcess.start
+
+    def counting_init(self, args, *rest, **kwargs):
+        if _is_python(args):
+            started.append("python")
+        return popen_init(self, args, *rest, **kwargs)
+
+    def counting_start(self):
+        started.append("multiprocessing")
+        return process_start(self)
+
+    subprocess.Popen.__init__ = counting_init
+    multiprocessing.process.BaseProcess.start = counting_start
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = popen_init
+        multiprocessing.process.BaseProcess.start = process_start
+
+
+def children_note(started: list[str], shown: str) -> str | None:
+    """One line when the run started Python processes: their launches were not captured, and how to keep
+    them in one process."""
+    if not started:
+        return None
+    return (
+        f"{shown} started {len(started)} Python process(es) of its own (e.g. pytest-xdist's workers); "
+        f"launches in those are not captured: run it in one process (pytest: -p no:xdist, or -n 0)"
+    )

@@ -1,0 +1,84 @@
+"""A Gluon kernel (`@gluon.jit`) through the commands, compiled for real: kernels/gluon_copy.py launches one
+2-D copy with two layouts. The layout along the rows loads 16 bytes per thread, the one down the columns 4."""
+
+import json
+import re
+
+import pytest
+from conftest import kernel_path
+from tui_helpers import source_line_of
+
+GLUON_COPY = kernel_path("gluon_copy.py")
+LOAD_LINE = source_line_of(GLUON_COPY, "tile = gl.load(")
+
+
+def _global_loads(ptx: str) -> list[str]:
+    return re.findall(r"\bld\.global\.[\w.]+", ptx)
+
+
+def test_report_shows_16_byte_loads_for_rows_and_scalar_loads_for_columns(cli):
+    code, out, err = cli("report", GLUON_COPY, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    rows, cols = doc["kernels"]
+    assert [k["language"] for k in (rows, cols)] == ["gluon", "gluon"]
+    assert "size_per_thread=[1, 4]" in rows["constexprs"]["layout"]
+    assert "size_per_thread=[1, 1]" in cols["constexprs"]["layout"]
+    for k in (rows, cols):
+        assert k["error"] is None
+        assert list(k["stages"]) == ["source", "ttgir", "llir", "ptx", "sass"]  # no ttir in Gluon
+        assert k["stages"]["ptx"]["mapped_fraction"] > 0.9
+        assert "not available for Gluon launches" in k["coalescing_totals"]["error"]
+    widths = {
+        name: {o["width_bytes"] for o in k["memory_ops"] if o["space"] == "global"}
+        for name, k in (("rows", rows), ("cols", cols))
+    }
+    assert widths == {"rows": {16}, "cols": {4}}
+    # the interpreter does not run Gluon: said once for the file, and on each launch
+    assert err.count("Gluon launch(es) recorded and compiled, not run") == 1
+    assert all("does not run Gluon" in k["interpreter_error"] for k in (rows, cols))
+
+
+@pytest.mark.parametrize("launch, wide", [(0, True), (1, False)])
+def test_dump_ptx_of_each_layout(cli, launch, wide):
+    code, out, err = cli("dump", GLUON_COPY, "--stage", "ptx", "--launch", launch, "--annotate")
+    assert code == 0, err
+    loads = [line for line in out.splitlines() if "ld.global" in line]
+    assert loads and all(line.startswith(f"{LOAD_LINE} |") for line in loads)
+    kinds = set(_global_loads(out))
+    assert kinds == ({"ld.global.v4.b32"} if wide else {"ld.global.b32"})
+
+
+def test_ttir_and_step_say_why_not_in_one_line(cli):
+    code, out, err = cli("dump", GLUON_COPY, "--stage", "ttir")
+    assert code != 0 and out == ""
+    said = [line for line in err.splitlines() if line.startswith("irscope: error:")]
+    assert len(said) == 1 and "Gluon kernel, so it has no ttir" in said[0]
+    assert "choose one of: source, ttgir" in said[0] and "Traceback" not in err
+    code, out, err = cli(
+        "step", GLUON_COPY, "--program", "0", "--break", LOAD_LINE, "--print", "tile"
+    )
+    said = [line for line in err.splitlines() if line.startswith("irscope: error:")]
+    assert code != 0 and len(said) == 1 and "not available for Gluon launches" in said[0]
+    assert "Traceback" not in err
+
+
+def test_sm100_compiles_too(cli):
+    code, out, err = cli("dump", GLUON_COPY, "--stage", "ttgir", "--target", "sm_100")
+    assert code == 0, err
+    assert 'ttg.target = "cuda:100"' in out
+    assert "sizePerThread = [1, 4], threadsPerWarp = [1, 32]" in out
+
+
+def test_diff_of_the_two_layouts_names_the_layout_and_the_widths(cli):
+    code, out, err = cli("diff", GLUON_COPY, "--left", "launch=0", "--right", "launch=1", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    text = json.dumps(doc)
+    assert "size_per_thread=[1, 4]" in text and "size_per_thread=[1, 1]" in text
+    load = next(
+        row for row in doc["accesses"] if row["source_line"] == LOAD_LINE and row["kind"] == "load"
+    )
+    assert (load["left"]["instructions"], load["left"]["widths"]) == (8, [16])
+    assert (load["right"]["instructions"], load["right"]["widths"]) == (32, [4])
+    assert "sizePerThread = [1, 1]" in load["right"]["why_not_vectorized"][0]
