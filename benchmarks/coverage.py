@@ -842,6 +842,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _missed_table(missed: list) -> list[str]:
+    """What irscope on the GPU did not capture, a row each: file, kernel, config, irscope's reason."""
+    return [
+        "| file | kernel | config | irscope's reason (on the GPU) |",
+        "|---|---|---|---|",
+        *(
+            f"| {f} | {m['kernel']} | {m.get('config') or ''} | {m['reason']} |"
+            if isinstance(m, dict)
+            else f"| {f} | {m} | | |"
+            for f, m in missed
+        ),
+    ]
+
+
 def write(
     folder: str, results: list[dict], command: str, offline_only: bool, gpu_only: bool = False
 ) -> None:
@@ -865,17 +879,3 @@ def write(
 if __name__ == "__main__":
     with contextlib.suppress(BrokenPipeError):
         sys.exit(main())
-
-
-def _missed_table(missed: list) -> list[str]:
-    """What irscope on the GPU did not capture, a row each: file, kernel, config, irscope's reason."""
-    return [
-        "| file | kernel | config | irscope's reason (on the GPU) |",
-        "|---|---|---|---|",
-        *(
-            f"| {f} | {m['kernel']} | {m.get('config') or ''} | {m['reason']} |"
-            if isinstance(m, dict)
-            else f"| {f} | {m} | | |"
-            for f, m in missed
-        ),
-    ]

@@ -107,6 +107,26 @@ def test_the_virtual_gpu_records_what_the_file_asks_about_the_device():
     }
 
 
+def test_a_library_that_asks_torch_version_cuda_sees_an_nvidia_gpu():
+    """Libraries tell CUDA from ROCm by `torch.version.cuda` / `torch.version.hip` (jvp-flash-attention's
+    is_cuda(), which picks its TMA forward and num_stages 5 on an sm_90); a CPU build of torch says None to
+    both. On an NVIDIA target the virtual GPU names the CUDA release of the ptxas Triton compiles with, on an
+    AMD target none; both are put back after."""
+    import re
+
+    from triton.backends.nvidia.compiler import get_ptxas_version
+
+    before = (torch.version.cuda, torch.version.hip)
+    with virtual_gpu(Target("sm_90")):
+        release = torch.version.cuda
+        assert release is not None and torch.version.hip is None
+        assert f"release {release}," in get_ptxas_version(90)
+    with virtual_gpu(Target("gfx942")):
+        assert torch.version.hip is not None and torch.version.cuda == before[0]
+    assert (torch.version.cuda, torch.version.hip) == before
+    assert re.fullmatch(r"\d+\.\d+", release)
+
+
 def test_targets_are_different_devices():
     names = {Target(t): describe_virtual_device(Target(t)) for t in TARGETS}
     assert len(set(names.values())) == len(TARGETS)
@@ -557,6 +577,50 @@ def test_a_composite_operator_a_library_registers_for_cuda_is_routed_whole(tmp_p
     x = torch.ones(2, 8, requires_grad=True)
     torch.nn.functional.rms_norm(x, (8,)).sum().backward()
     assert x.grad is not None and ns["calls"] == ["rms_norm"]
+
+
+def test_a_product_a_library_implements_for_cuda_gets_the_files_half_precision(tmp_path):
+    """The virtual GPU computes a half-precision product in float32 (fast on a CPU); but where the file's
+    library implements the product's operator for CUDA (FlagGems' mm), its Triton kernels on a GPU get the
+    file's bf16 tensors and compile for them: so they do here, and a product it does not implement keeps
+    the float32 route."""
+    path = tmp_path / "library_mm.py"
+    path.write_text(
+        "import torch\n"
+        "seen = []\n"
+        "lib = torch.library.Library('aten', 'IMPL')\n"
+        "lib.impl('mm', lambda a, b: seen.append((a.dtype, b.dtype)) or (a.float() @ b.float()).to(a.dtype), 'CUDA')\n"
+        "a = torch.ones(4, 8, device='cuda', dtype=torch.bfloat16)\n"
+        "b = torch.ones(8, 2, device='cuda', dtype=torch.bfloat16)\n"
+        "out = torch.mm(a, b)\n"
+        "batched = torch.bmm(a[None], b[None])\n"
+        "lib._destroy()\n"
+        "after = torch.mm(a, b)\n"
+    )
+    result = run_user_file(
+        read_user_file(str(path)), run_main=True, use_interpreter=True, target=Target("sm_90")
+    )
+    assert result.error is None, result.user_traceback
+    ns = result.namespace
+    assert ns["seen"] == [(torch.bfloat16, torch.bfloat16)], (
+        "the library's mm, with the file's dtype"
+    )
+    assert ns["out"].dtype == ns["batched"].dtype == ns["after"].dtype == torch.bfloat16
+    assert torch.equal(ns["batched"][0].float(), torch.full((4, 2), 8.0))
+
+
+def test_a_benchmarks_flush_runs_the_zero_kernel_a_library_implements_for_cuda():
+    """On a GPU an autotuner's benchmark zeroes Triton's 256 MB buffer (to flush L2) with Tensor.zero_; where
+    the file's library implements zero_ for CUDA (FlagGems under use_gems()), its kernel compiles for that
+    buffer: captured here too (recorded, not interpreted), once, as no config of the autotuned kernel."""
+    ws = open_file(fixture_path("benchmark_flush.py"), target="sm_90", compile_ahead=False)
+    assert ws.run_warning is None, ws.run_warning
+    zeroes = [la for la in ws.launches if la.kernel.name == "zero_kernel"]
+    assert len(zeroes) == 1 and zeroes[0].autotune_index is None
+    assert zeroes[0].grid == (256 * 1024 * 1024 // 4 // 1024, 1, 1)
+    (comp,) = ws.compile(zeroes[0].kernel)
+    assert comp.ok and comp.signature["out_ptr"] == "*i32"
+    assert sorted(la.autotune_index for la in ws.launches if la.kernel.name == "double") == [0, 1]
 
 
 def test_a_file_that_registers_no_cuda_operator_pays_nothing_for_the_route():

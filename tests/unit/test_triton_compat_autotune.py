@@ -79,21 +79,92 @@ def test_each_config_compiles_with_the_descriptors_its_pre_hook_sets(descriptors
 
 def test_a_library_autotuner_benchmarking_through_bench_shows_its_launch(descriptors):
     """An autotuner with a run of its own (FlagGems' LibTuner): each config it benchmarks is recorded as
-    that config, not as a launch of its own, so the file shows the one launch it made."""
+    that config, the first shown and every one named; the launch it then makes with the config it chose is
+    that config's compile, not a launch of its own."""
     ws = descriptors
-    (final,) = [launch for launch in ws.launches if launch.autotune_index is None]
-    own = final.kernel
-    assert sorted(
-        launch.autotune_index
-        for launch in ws.launches
-        if launch.kernel is own and launch is not final
-    ) == [
-        0,
-        1,
+    for (
+        kernel
+    ) in ws.kernels:  # @triton.autotune's and the one with a run of its own, recorded alike
+        launches = [launch for launch in ws.launches if launch.kernel is kernel]
+        assert [(la.autotune_index, la.autotune_first, la.autotune_tried) for la in launches] == [
+            (0, True, (0, 1)),
+            (1, False, (0, 1)),
+        ], kernel.name
+        assert ws.launches_of(kernel) == launches[:1]
+        (comp,) = ws.compile(kernel)
+        assert _block_shapes(comp) == [
+            128,
+            "tensordesc<fp32[128, 32]>",
+            "tensordesc<fp32[128, 32]>",
+        ]
+
+
+OWN_RUN = fixture_path("autotune_own_run.py")
+
+
+def test_an_own_run_names_every_config_it_benchmarks_in_its_order_and_shows_the_first():
+    ws = open_file(OWN_RUN, compile_ahead=False)
+    assert not ws.run_warning, "the file's own checks passed"
+    # benchmarked backwards: config 2 first, then 1 and 0, each recorded as that config and named on the
+    # others; NaN timings (nothing is timed here) leave config 2 the choice, whose run is not recorded again.
+    # The later launch: the library's cache held the choice, nothing benchmarked, the one config compiled.
+    assert [(la.autotune_index, la.autotune_first, la.autotune_tried) for la in ws.launches] == [
+        (2, True, (2, 1, 0)),
+        (1, False, (2, 1, 0)),
+        (0, False, (2, 1, 0)),
+        (2, True, (2,)),
     ]
-    assert ws.launches_of(own) == [final]
-    (comp,) = ws.compile(own)
-    assert _block_shapes(comp) == [128, "tensordesc<fp32[128, 32]>", "tensordesc<fp32[128, 32]>"]
+    comps = ws.compile_all()
+    assert [(c.constexprs["BLOCK"], c.specialization["x_ptr"]) for c in comps] == [
+        (256, "D"),
+        (256, ""),
+    ]
+
+
+def test_report_json_names_each_config_an_own_run_benchmarks_and_config_n_compiles_it(cli):
+    code, out, err = cli("report", OWN_RUN, "--json")
+    assert code == 0, err
+    first = json.loads(out)["kernels"][0]["autotune"]
+    assert [(t["index"], t["kwargs"]["BLOCK"], t["shown"]) for t in first["tried"]] == [
+        (2, 256, True),
+        (1, 128, False),
+        (0, 64, False),
+    ]
+    code, out, err = cli("report", OWN_RUN, "--json", "--config", "0")
+    assert code == 0, err
+    (shown,) = json.loads(out)["kernels"]
+    assert shown["constexprs"]["BLOCK"] == 64 and shown["num_warps"] == 2
+
+
+def test_an_own_run_is_wrapped_while_a_capture_runs_and_put_back_after():
+    """Subclasses defined before the capture and those the file defines while it runs alike; one with no run
+    of its own is left as it is, and Autotuner has no hook of irscope's after."""
+    from triton.runtime.autotuner import Autotuner
+
+    from irscope.engine.triton_compat.own_tuners import own_runs_wrapped
+
+    class Before(Autotuner):
+        def run(self, *args, **kwargs):
+            return "before"
+
+    original = Before.run
+
+    def during_run(self, *args, **kwargs):
+        return "during"
+
+    with own_runs_wrapped():
+        assert Before.run is not original and Before.run.__wrapped__ is original
+
+        class During(Before):
+            run = during_run
+
+        class Inherits(Before):
+            pass
+
+        assert During.run is not during_run and During.run.__wrapped__ is during_run
+        assert "run" not in vars(Inherits)
+    assert Before.run is original and During.run is during_run
+    assert "__init_subclass__" not in vars(Autotuner)
 
 
 # ---- configs the pruning makes (autotune_pruner_adds.py: BLOCK_N added to each declared config, then a
@@ -204,3 +275,42 @@ def test_an_autotuners_warmup_is_recorded_config_by_config():
     ]
     (comp,) = ws.compile_all(config=3)
     assert comp.ok and (comp.constexprs, comp.num_warps) == ({"BLOCK_M": 32, "BLOCK_N": 64}, 8)
+
+
+LEAVES_OUT = fixture_path("autotune_key_leaves_out.py")
+
+
+def test_a_constexpr_the_key_leaves_out_names_every_config_for_the_later_launch_and_says_why():
+    """STAGE 3, then 1, then 3 with one key: the first launch is tuned (its configs named, the first
+    shown); the STAGE=1 launch compiles the config timing chose for the first, which only a GPU knows: every
+    config is named for it too, and the run says so in one line; the second STAGE=3 launch repeats the
+    first's compile."""
+    ws = open_file(LEAVES_OUT, compile_ahead=False)
+    assert not ws.run_warning, "the file's own checks passed"
+    recorded = [(la.kwargs["STAGE"], la.autotune_index, la.autotune_first) for la in ws.launches]
+    assert recorded == [
+        (3, 0, True),
+        (3, 1, False),
+        (3, 2, False),
+        (1, 0, True),
+        (1, 1, False),
+        (1, 2, False),
+        (3, 0, True),
+    ]
+    assert [la.autotune_tried for la in ws.launches] == [(0, 1, 2)] * 6 + [(0,)]
+    (note,) = [n for n in ws.notes if "leaves out" in n]
+    assert note.startswith(
+        "scale: its autotune key leaves out STAGE (STAGE: 3 at the key's first launch"
+    )
+    assert "shows config 0 for them and names the other 2" in note
+    shown = [(c.constexprs["STAGE"], c.constexprs["BLOCK"]) for c in ws.compile_all()]
+    assert shown == [(3, 64), (1, 64)]
+
+
+def test_the_report_names_every_config_for_a_launch_the_key_does_not_tell_apart(cli):
+    code, out, err = cli("report", LEAVES_OUT, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    for kernel in doc["kernels"]:
+        assert [t["index"] for t in kernel["autotune"]["tried"]] == [0, 1, 2]
+    assert any("leaves out STAGE" in note for note in doc["notes"])

@@ -186,6 +186,7 @@ def run_user_file(
     if said:
         result.notes.append(said)
     result.notes.extend(cut_launch_notes(result.launches))
+    result.notes.extend(reused_choice_notes(result.launches))
     result.notes.extend(not_run_notes(result.launches))
     if use_interpreter and repeats_skipped():
         result.notes.append(
@@ -208,6 +209,31 @@ def cut_launch_notes(launches: list[RawLaunch]) -> list[str]:
             f"{name}: {len(raws)} launch(es) cut short in the interpreter (the first ran {run} of its "
             f"{total} programs in {interpret_seconds():g} s), so what they wrote is incomplete; the "
             f"compile does not depend on it (IRSCOPE_INTERPRET_S gives them longer)"
+        )
+    return notes
+
+
+def reused_choice_notes(launches: list[RawLaunch]) -> list[str]:
+    """One line per autotuned kernel launched again with a tuning key seen before and another value of a
+    constexpr the key leaves out (triton_compat/capture.py): a GPU compiles, for those launches, the config
+    its timing chose for the key's first launch, which no run without a GPU can know."""
+    reused: dict[str, list[RawLaunch]] = {}
+    for raw in launches:
+        if raw.reused_choice and raw.autotune_first:
+            reused.setdefault(raw.jit.__name__, []).append(raw)
+    notes = []
+    for name, raws in reused.items():
+        differing = sorted({n: (a, b) for raw in raws for n, a, b in raw.reused_choice}.items())
+        names = ", ".join(n for n, _ in differing)
+        values = "; ".join(
+            f"{n}: {a} at the key's first launch, then {b}" for n, (a, b) in differing
+        )
+        shown = raws[0]
+        notes.append(
+            f"{name}: its autotune key leaves out {names} ({values}), so on a GPU {len(raws)} launch(es) "
+            f"compile the config that timing chose for the first launch with their key, which irscope cannot "
+            f"know (nothing is timed here): it shows config {shown.autotune_index} for them and names the "
+            f"other {len(shown.autotune_tried) - 1} that one may be (--config N compiles one)"
         )
     return notes
 

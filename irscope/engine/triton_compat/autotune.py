@@ -12,7 +12,10 @@
   report names it by its kwargs, warps and stages.
 - Once per key: Autotuner.run benchmarks the configs for a tuning key once, then runs the config it chose
   for every later launch with that key (new specializations of it included), so those launches compile
-  that one config only. irscope stands the first config tried in for the choice (`tuning_key`).
+  that one config only. irscope stands the first config tried in for the choice (`tuning_key`). Where the
+  key leaves out a constexpr whose value differs from the key's first launch (`left_out_of_key`), that later
+  launch compiles the chosen config anew, and which config that is only timing knows: every config the
+  first launch tried is named for it, and the run says so.
 - With which arguments: before benchmarking a config, the autotuner runs its `pre_hook`, which may set the
   block shape of the launch's host tensor descriptors (tutorial 09's `matmul_tma_set_block_size_hook`;
   FlagGems' matmul). All configs share those descriptor objects, so a launch is recorded with copies of its
@@ -21,7 +24,8 @@
 - Autotuners with a `run` of their own (FlagGems' LibTuner) benchmark each config through Triton's
   `Autotuner._bench`: there a config's launch is recorded as that config (its pre_hook applied), and on the
   virtual GPU neither run nor timed (`do_bench` would run it in the interpreter and return NaN), so a cold
-  library tuning cache does not turn one launch into a hundred compilations.
+  library tuning cache does not turn one launch into a hundred compilations. Which configs such a run tries
+  is known only once it has tried them: own_tuners.py numbers them on every launch recorded for it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import copy
 from typing import Any
 
 from triton.runtime.autotuner import Autotuner
+from triton.runtime.jit import JITFunction
 
 try:
     from triton.tools.tensor_descriptor import TensorDescriptor
@@ -100,6 +105,29 @@ def tuning_key(tuner: Autotuner, args: tuple, kwargs: dict) -> tuple | None:
     except TypeError:
         return None
     return key
+
+
+def inner_jit(tuner: Any) -> JITFunction | None:
+    """The JIT function under an autotuner (through heuristics and other wrappers)."""
+    fn, seen = tuner, 0
+    while fn is not None and not isinstance(fn, JITFunction) and seen < 16:
+        fn, seen = getattr(fn, "fn", None), seen + 1
+    return fn if isinstance(fn, JITFunction) else None
+
+
+def left_out_of_key(tuner: Autotuner, args: tuple, kwargs: dict) -> dict[str, str]:
+    """The constexpr arguments a launch passes that the autotuner's key leaves out, by name, as text: a later
+    launch with the same key and another value of one compiles anew, with the config the autotuner chose for
+    the key's first launch (tutorial 06's STAGE: the causal run tunes, the non-causal one reuses)."""
+    jit = inner_jit(tuner)
+    if jit is None:
+        return {}
+    named = {**dict(zip(tuner.arg_names, args)), **kwargs}
+    return {
+        p.name: repr(named[p.name])
+        for p in jit.params
+        if p.is_constexpr and p.name in named and p.name not in tuner.keys
+    }
 
 
 def config_index(configs: list[Any], config: Any) -> int | None:

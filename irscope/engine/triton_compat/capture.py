@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator
 
 from triton.compiler.compiler import CompiledKernel
+from triton.runtime import driver as triton_driver
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
@@ -17,6 +18,7 @@ from irscope.engine.triton_compat.autotune import (
     config_number,
     configs_tried,
     known_configs,
+    left_out_of_key,
     tuning_key,
 )
 from irscope.engine.triton_compat.capture_state import capture_state
@@ -41,6 +43,10 @@ from irscope.engine.triton_compat.originals import (
     AUTOTUNER_WARMUP,
     JIT_CALL,
     JIT_RUN,
+)
+from irscope.engine.triton_compat.own_tuners import (
+    own_runs_wrapped,
+    unwrap_own_runs,
 )
 from irscope.engine.triton_compat.program_budget import (
     ProgramsCut,
@@ -78,6 +84,9 @@ class RawLaunch:
     autotune_tried: tuple[
         int, ...
     ] = ()  # the configs the autotuner would try for this launch, in its order
+    # (name, value at the key's first launch, value here) of each constexpr the autotune key leaves out that
+    # differs from the first launch with this key: a GPU reuses the config timed for that one
+    reused_choice: tuple[tuple[str, str | None, str], ...] = ()
     # a Gluon launch on the virtual GPU: recorded and compiled, never run (gluon.py); its outputs unwritten
     not_run: bool = False
 
@@ -161,6 +170,15 @@ def _capture_patches(
 
     def run(self, *args, grid, warmup, **kwargs):
         index, count = capture_state.autotune or (None, None)
+        own = capture_state.tuning
+        # an autotuner's own run launching the config it chose (own_tuners.py): (its number, the launch recorded
+        # when it was benchmarked or None)
+        chosen = (
+            own.chosen(kwargs) if index is None and own is not None and self is own.jit else None
+        )
+        if chosen is not None:
+            index, count = chosen[0], len(known_configs(own.tuner))
+        recording = capture_state.record and (chosen is None or chosen[1] is None)
         if use_interpreter and not warmup:
             # The same launch as this kernel's last one (same tensors, sizes, values and grid): a benchmark
             # loop timing it (tutorial 09 launches each kernel 20,000 times). A GPU runs it in microseconds; the
@@ -168,14 +186,14 @@ def _capture_patches(
             # neither recorded (it adds nothing to show) nor run again; its outputs are those of the launch
             # before it, which is what a pure kernel writes again (a kernel that accumulates in place differs).
             if same_as_last(
-                (id(self), index, capture_state.record, capture_state.execute),
+                (id(self), index, recording, capture_state.execute),
                 launch_identity(args, kwargs, grid),
             ):
                 if not capture_state.execute:
                     return None
                 return _not_yet_compiled(self, args, kwargs)
         raw = None
-        if capture_state.record:
+        if recording:
             raw = RawLaunch(
                 self,
                 tuple(map(as_launched, args)),
@@ -190,6 +208,8 @@ def _capture_patches(
                 explored=capture_state.explored,
                 autotune_tried=capture_state.tried if index is not None else (),
             )
+            if chosen is not None:  # the one config this launch compiles: shown
+                own.adopt(raw)
             if capture_state.recorded is not None:
                 capture_state.recorded.append(raw)
             _counts["launches"] += 1
@@ -201,7 +221,8 @@ def _capture_patches(
         if not (capture_state.run_launches or warmup):
             return _not_yet_compiled(self, args, kwargs)
         with executing():
-            return execute(self, args, kwargs, grid, warmup, raw)
+            # a chosen config's run, not recorded again: said on the launch recorded when it was benchmarked
+            return execute(self, args, kwargs, grid, warmup, raw or (chosen[1] if chosen else None))
 
     def execute(self, args, kwargs, grid, warmup, raw):
         if not use_interpreter:
@@ -237,9 +258,9 @@ def _capture_patches(
             return _not_yet_compiled(self, args, kwargs)
 
     call = call_interpreted
-    settled: dict[
-        tuple, tuple[Autotuner, Any]
-    ] = {}  # (autotuner, tuning key) -> the config it runs for that key
+    # (autotuner, tuning key) -> (the autotuner, the config it runs for that key, the configs it tried for it,
+    # the constexprs the key leaves out as the first launch passed them)
+    settled: dict[tuple, tuple[Autotuner, Any, list, dict]] = {}
 
     def autotune_run(self, *args, **kwargs):
         grid = kwargs.pop("grid")
@@ -258,17 +279,26 @@ def _capture_patches(
             if len(self.configs) > 1
             else (id(self), None)
         )
+        left_out, reused = left_out_of_key(self, args, kwargs), ()
         # a key benchmarked before: the GPU runs the config it chose
         if key[1] is not None and key in settled:
-            tried = [settled[key][1]]
+            _, chosen, first_tried, first_left_out = settled[key]
+            reused = tuple(
+                (name, first_left_out.get(name), value)
+                for name, value in left_out.items()
+                if first_left_out.get(name) != value
+            )
+            # a constexpr the key leaves out differs: a new compile of the config timing chose for the first
+            # launch, which irscope cannot know (nothing is timed): every config it tried is named, the
+            # first shown, and the run's notes say so (capture/run.py)
+            tried = list(first_tried) if reused else [chosen]
         else:  # what a GPU would try: new configs the pruning made included, numbered after the declared ones
             tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})
             if key[1] is not None and tried:
                 # the autotuner kept alive, so that its id stays its own
-                settled[key] = (
-                    self,
-                    tried[0],
-                )
+                settled[key] = (self, tried[0], tried, left_out)
+            if len(self.configs) > 1:
+                _flush_as_a_benchmark_does()  # a GPU benchmarks them
         numbers = tuple(config_number(self, config) for config in tried)
         try:
             # First record every config the autotuner would try, without running it, so that a failure
@@ -291,6 +321,8 @@ def _capture_patches(
                         {**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)}
                     )
                 self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
+            for raw in capture_state.recorded:
+                raw.reused_choice = reused
             if not outer[1] or not tried or not capture_state.run_launches:
                 return None
             config = tried[0]
@@ -363,14 +395,23 @@ def _capture_patches(
             capture_state.first,
             capture_state.tried,
         )
+        if use_interpreter:
+            _flush_as_a_benchmark_does()  # before this config's state: the flush is no launch of it
         index = config_number(self, config)
+        # inside the autotuner's own run: one of the configs it benchmarks (own_tuners.py), the first shown
+        tuning = (
+            capture_state.tuning if getattr(capture_state.tuning, "tuner", None) is self else None
+        )
+        first = tuning is not None and not tuning.numbers
+        if tuning is not None and index not in tuning.numbers:
+            tuning.numbers.append(index)
         try:
             (
                 capture_state.configs,
                 capture_state.recorded,
                 capture_state.first,
                 capture_state.tried,
-            ) = known_configs(self), None, False, (index,)
+            ) = known_configs(self), (tuning.raws if tuning else None), first, (index,)
             capture_state.autotune = (index, len(capture_state.configs))
             if not use_interpreter:
                 return original_bench(self, *args, config=config, **meta)  # a real GPU times it
@@ -430,7 +471,8 @@ def _capture_patches(
     Autotuner.warmup = autotune_warmup
     interpret_knob = jit_decorator_kept()
     try:
-        yield
+        with own_runs_wrapped():
+            yield
     finally:
         JITFunction.run = original_run
         JITFunction.__call__ = original_call
@@ -439,6 +481,14 @@ def _capture_patches(
         Autotuner._bench = original_bench
         Autotuner.warmup = original_warmup
         interpret_knob()
+
+
+def _flush_as_a_benchmark_does() -> None:
+    """The virtual GPU's driver launches what a GPU's benchmark launches around the function it times
+    (virtual_device.VirtualDriver.flush_as_a_benchmark_does); other drivers have nothing to do."""
+    flush = getattr(triton_driver.active, "flush_as_a_benchmark_does", None)
+    if flush is not None:
+        flush()
 
 
 def _not_yet_compiled(jit: JITFunction, args: tuple, kwargs: dict) -> CompiledWhenUsed:
@@ -455,4 +505,5 @@ def restore_unpatched_triton() -> None:
     Autotuner.run = AUTOTUNER_RUN
     Autotuner._bench = AUTOTUNER_BENCH
     Autotuner.warmup = AUTOTUNER_WARMUP
+    unwrap_own_runs()
     restore_interpreter_module()

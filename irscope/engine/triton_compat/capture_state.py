@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from irscope.engine.triton_compat.capture import RawLaunch
+    from irscope.engine.triton_compat.own_tuners import OwnTuning
 
 
 class _CaptureState(threading.local):
@@ -25,6 +26,8 @@ class _CaptureState(threading.local):
     run_launches: bool = True
     # True: a launch is made by irscope's exploration of a sweep (capture.launches_explored)
     explored: bool = False
+    # inside an autotuner's own run (own_tuners.py): the configs it benchmarked, the launches recorded for it
+    tuning: OwnTuning | None = None
 
 
 capture_state = _CaptureState()

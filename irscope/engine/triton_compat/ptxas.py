@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import tempfile
 
 from irscope.engine.triton_compat.compiler import find_tool
@@ -55,3 +56,16 @@ def reads_ptxas_path(arch: int) -> bool:
                 os.environ.pop(PTXAS_PATH, None)
             else:
                 os.environ[PTXAS_PATH] = saved
+
+
+def cuda_release(arch: int) -> str | None:
+    """The CUDA release ("12.8") of the ptxas Triton compiles for this architecture (capability, 90) with,
+    as its `--version` says; None where Triton cannot run it."""
+    from triton.backends.nvidia import compiler as nvidia
+
+    try:
+        said = nvidia.get_ptxas_version(arch)
+    except Exception:  # noqa: BLE001 - no ptxas this Triton can run: no release to name
+        return None
+    found = re.search(r"release (\d+\.\d+)", said or "")
+    return found.group(1) if found else None

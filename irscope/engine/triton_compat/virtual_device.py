@@ -112,10 +112,12 @@ class VirtualDriver(CpuDriver):
         capability: tuple[int, int],
         loader: KernelLoader,
         asked: set[str] | None = None,
+        benchmark_flush: Callable[[], None] | None = None,
     ):
         super().__init__(target)
         self.utils = _VirtualUtils(properties, capability, loader, asked)
         self.get_device_capability = self.utils.get_device_capability
+        self._benchmark_flush = benchmark_flush
 
     def get_active_torch_device(self):
         return torch.device("cuda", 0)
@@ -132,6 +134,14 @@ class VirtualDriver(CpuDriver):
 
     def clear_cache(self, cache) -> None:
         pass
+
+    def flush_as_a_benchmark_does(self) -> None:
+        """What `triton.testing.do_bench` does on a GPU between runs of what it times (the autotuner's
+        benchmarks included): zero its 256 MB buffer with `Tensor.zero_`, to flush L2. Nothing is timed here,
+        so nothing needs flushing; but a library that implements `zero_` for CUDA launches its own kernel
+        there on a GPU, which the virtual GPU's `benchmark_flush` launches too (virtual_gpu/dispatch.py)."""
+        if self._benchmark_flush is not None:
+            self._benchmark_flush()
 
 
 def _not_measured(quantiles=None, return_mode: str = "mean"):
@@ -154,8 +164,12 @@ def do_bench_once(
     return_mode="mean",
     **_ignored,
 ):
-    """`triton.testing.do_bench` on the virtual GPU: run `fn` once, return NaN (nothing is timed)."""
+    """`triton.testing.do_bench` on the virtual GPU: run `fn` once, return NaN (nothing is timed); what its
+    flush of L2 launches on a GPU is launched too (VirtualDriver.flush_as_a_benchmark_does)."""
     fn()
+    flush = getattr(_driver_registry.active, "flush_as_a_benchmark_does", None)
+    if flush is not None:
+        flush()
     return _not_measured(quantiles, return_mode)
 
 
@@ -225,16 +239,20 @@ def virtual_triton(
     asked: set[str] | None = None,
     notes: list[str] | None = None,
     exploring: Callable[[], ContextManager] | None = None,
+    benchmark_flush: Callable[[], None] | None = None,
 ) -> Iterator[None]:
     """Make Triton see a device of `target` while the block runs: `properties` is what
     `get_device_properties` answers, `loader` reads a compiled kernel's numbers from its binary; each
     question about the device the file asks the driver is added to `asked`, and what a benchmark's sweep
-    left out (run_sweep) to `notes`; the sweep's later points run inside `exploring()`."""
+    left out (run_sweep) to `notes`; the sweep's later points run inside `exploring()`. `benchmark_flush` does
+    on the device what a GPU's benchmark does between runs (VirtualDriver.flush_as_a_benchmark_does)."""
     saved_active = _driver_registry._active
     patches = Patches()
     patch = patches.patch
     try:
-        _driver_registry.set_active(VirtualDriver(target, properties, capability, loader, asked))
+        _driver_registry.set_active(
+            VirtualDriver(target, properties, capability, loader, asked, benchmark_flush)
+        )
         for name, fn in _TESTING_PATCHES.items():
             if hasattr(_testing, name):
                 patch(_testing, name, fn)

@@ -24,6 +24,7 @@ from irscope.analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
 from irscope.engine.patching import Patches
 from irscope.engine.toolchain import cubin_resources, hsaco_resources
 from irscope.engine.triton_compat import Target
+from irscope.engine.triton_compat.ptxas import cuda_release
 from irscope.engine.triton_compat.virtual_device import virtual_triton
 from irscope.engine.virtual_gpu.aten import cuda_only_standins
 from irscope.engine.virtual_gpu.cuda import (
@@ -31,7 +32,11 @@ from irscope.engine.virtual_gpu.cuda import (
     accelerator_namespace,
     cuda_namespace,
 )
-from irscope.engine.virtual_gpu.dispatch import route_cuda_registrations, routing_stopped
+from irscope.engine.virtual_gpu.dispatch import (
+    benchmark_flush,
+    route_cuda_registrations,
+    routing_stopped,
+)
 from irscope.engine.virtual_gpu.smi import vendor_tool
 from irscope.engine.virtual_gpu.tensors import VirtualDeviceMode, engine_in_mode
 
@@ -204,6 +209,13 @@ def virtual_gpu(
             if not target.is_nvidia:
                 # code that picks a backend asks torch.version.hip
                 patch(torch.version, "hip", "6.4.0")
+            elif torch.version.cuda is None:
+                # and torch.version.cuda, None on a CPU build: a library's `is_cuda()` (torch.cuda.is_available()
+                # and torch.version.cuda is not None) said no, and jvp-flash-attention took its non-TMA
+                # forward and num_stages 2 where an H100 takes _attn_fwd_tma and 5. The CUDA release of
+                # the ptxas Triton compiles with: what the GPU's Triton would run with
+                # (where Triton has no ptxas to ask, any release: the libraries ask whether there is one)
+                patch(torch.version, "cuda", cuda_release(props.major * 10 + props.minor) or "12.8")
             with (
                 virtual_triton(
                     target,
@@ -213,6 +225,7 @@ def virtual_gpu(
                     asked,
                     notes,
                     exploring,
+                    benchmark_flush=benchmark_flush,
                 ),
                 vendor_tool(props.name, target.is_nvidia),
                 cuda_only_standins(),

@@ -26,11 +26,16 @@ such library should not pay."""
 from __future__ import annotations
 
 import threading
-import weakref
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from irscope.engine.triton_compat.capture import launches_not_run
+from irscope.engine.virtual_gpu.registrations import (
+    forget_registrations,
+    library_kernel,
+    note_registration,
+)
 from irscope.engine.virtual_gpu.tensors import is_host
 
 _CUDA = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
@@ -45,23 +50,11 @@ def _on_virtual_gpu(values) -> bool:
     return False
 
 
-# operator name ("aten::add.Tensor") -> the Libraries that registered a CUDA kernel for it during the run
-_registered: dict[str, list[weakref.ref]] = {}
-
-
-def _library_kernel(name: str) -> bool:
-    """Does a live `Library` that the file made hold this operator's CUDA kernel?"""
-    return any(
-        lib is not None and getattr(lib, "m", None) is not None
-        for lib in (ref() for ref in _registered.get(name, ()))
-    )
-
-
 class LibraryCudaKernels(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if (
-            _library_kernel(func.name())
+            library_kernel(func.name())
             and torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CUDA")
             and (_on_virtual_gpu(args) or _on_virtual_gpu(kwargs.values()))
         ):
@@ -93,7 +86,7 @@ def _route_composite(name: str, original_impl) -> None:
         return
 
     def kernel(*args, **kwargs):
-        if _library_kernel(name) and (_on_virtual_gpu(args) or _on_virtual_gpu(kwargs.values())):
+        if library_kernel(name) and (_on_virtual_gpu(args) or _on_virtual_gpu(kwargs.values())):
             return op.redispatch(_CUDA, *args, **kwargs)
         return op.decompose(*args, **kwargs)
 
@@ -125,7 +118,7 @@ def route_cuda_registrations(original_impl):
         )
         name = _operator_name(self, op_name) if key == "CUDA" else None
         if name is not None:
-            _registered.setdefault(name, []).append(weakref.ref(self))
+            note_registration(name, self)
             _route_composite(name, original_impl)
             if not getattr(_routed, "on", False):
                 LibraryCudaKernels().__enter__()  # popped by virtual_gpu() with every mode the run pushed
@@ -135,10 +128,35 @@ def route_cuda_registrations(original_impl):
     return impl
 
 
+# triton.testing.do_bench's buffer on a CUDA GPU (256 MB of int32), which it zeroes to flush L2
+_FLUSH_INTS = 256 * 1024 * 1024 // 4
+_flush_buffer: list = []  # 0 or 1 buffer, made on first use in a run
+
+
+def benchmark_flush() -> None:
+    """What Triton's do_bench does on a GPU between runs of what it times: `cache.zero_()` of its buffer.
+    Where the file's library implements `zero_` for CUDA (FlagGems under `use_gems()`), a GPU runs the
+    library's kernel there (FlagGems' zeros_kernel, compiled during the first benchmark): so it runs here
+    too, on a buffer of that size on the virtual GPU, and its launch is captured. Otherwise nothing: nothing
+    is timed, nothing needs flushing, and nobody reads the buffer: the launch is recorded, not run (the
+    interpreter would spend its budget on 65,536 programs). Called inside a library's own operator too (its
+    autotuner benchmarks there), where no mode of the run is on: so the library's kernel is called as the
+    route calls it."""
+    if not library_kernel("aten::zero_"):
+        return
+    if not _flush_buffer:
+        # a CPU tensor no mode marks as the host's: on the virtual GPU
+        with torch._C.DisableTorchFunction():
+            _flush_buffer.append(torch.empty(_FLUSH_INTS, dtype=torch.int))
+    with launches_not_run():
+        torch.ops.aten.zero_.default.redispatch(_CUDA, _flush_buffer[0])
+
+
 def routing_stopped() -> None:
     """The run is over and its modes are popped: the next run starts without routing."""
     _routed.on = False
-    _registered.clear()
+    forget_registrations()
+    _flush_buffer.clear()
     for library in _composites:
         library._destroy()
     _composites.clear()

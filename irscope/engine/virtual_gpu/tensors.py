@@ -31,6 +31,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from irscope.engine.virtual_gpu.registrations import library_implements_any
+
 VIRTUAL_DEVICE = torch.device("cuda", 0)
 _HOST = "_irscope_host"  # attribute set on tensors the file keeps in host memory
 _Tensor = torch.Tensor
@@ -173,7 +175,8 @@ class VirtualDeviceMode(TorchFunctionMode):
             host = False
         if kwargs.get("pin_memory"):
             kwargs = {**kwargs, "pin_memory": False}
-        if func in _PRODUCTS:
+        # a product the file's library implements for CUDA gets the file's dtype, as on a GPU (FlagGems' mm)
+        if func in _PRODUCTS and not library_implements_any(_PRODUCTS[func]):
             out = _product_in_float32(func, args, kwargs)
         else:
             out = func(*args, **kwargs)
@@ -240,30 +243,42 @@ class VirtualDeviceMode(TorchFunctionMode):
 
 
 _LOW = (torch.float16, torch.bfloat16)
+_MATMUL = ("matmul", "mm", "bmm", "mv", "dot")
 # Products a file computes its reference with; torch's CPU kernels for them in half precision are a hundred
 # times slower than in float32 (a 2048 x 512 x 2048 fp16 matmul: 9 s against 0.06 s here), and a reference
 # computed that way ran into the capture budget before the file's next launch (tutorial 09's validation).
+# Each with the ATen operators it reaches (itself, and what torch takes it apart into).
 _PRODUCTS = {
-    torch.matmul,
-    torch.mm,
-    torch.bmm,
-    torch.addmm,
-    torch.baddbmm,
-    torch.einsum,
-    _Tensor.matmul,
-    _Tensor.__matmul__,
-    _Tensor.__rmatmul__,
-    _Tensor.mm,
-    _Tensor.bmm,
-    torch.nn.functional.linear,
-    torch.nn.functional.scaled_dot_product_attention,
+    torch.matmul: _MATMUL,
+    torch.mm: ("mm",),
+    torch.bmm: ("bmm",),
+    torch.addmm: ("addmm", "mm"),
+    torch.baddbmm: ("baddbmm", "bmm"),
+    torch.einsum: ("einsum", "bmm", "mm"),
+    _Tensor.matmul: _MATMUL,
+    _Tensor.__matmul__: _MATMUL,
+    _Tensor.__rmatmul__: _MATMUL,
+    _Tensor.mm: ("mm",),
+    _Tensor.bmm: ("bmm",),
+    torch.nn.functional.linear: ("linear", "addmm", *_MATMUL),
+    torch.nn.functional.scaled_dot_product_attention: (
+        "scaled_dot_product_attention",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_cudnn_attention",
+        "_scaled_dot_product_flash_attention_for_cpu",
+        "baddbmm",
+        *_MATMUL,
+    ),
 }
 
 
 def _product_in_float32(func, args, kwargs):
     """A product of half-precision tensors on the virtual GPU, computed in float32 and rounded back to the
     inputs' precision: what a GPU's matrix units do too (they accumulate in float32), and fast on a CPU.
-    Host tensors (the file put them in CPU memory on purpose) are computed as the file asked."""
+    Host tensors (the file put them in CPU memory on purpose) are computed as the file asked. Not called for
+    a product whose operator a library of the file implements for CUDA (FlagGems' `mm`): on a GPU its Triton
+    kernels get the file's half-precision tensors, and compile for them (bf16 descriptors, not fp32)."""
     low = [t for t in _tensors(list(args) + list(kwargs.values())) if t.dtype in _LOW]
     if not low or all(is_host(t) for t in low) or "out" in kwargs:
         return func(*args, **kwargs)
