@@ -20,9 +20,8 @@ from irscope.base.model import Kernel, Launch
 class Missing:
     kernel: str
     line: int  # its `def`
-    ended: (
-        str  # how the run ended: "stopped" (by the capture budget), "raised", or "ended" by itself
-    )
+    # how the run ended: "stopped" (by the capture budget), "raised", or "ended" by itself
+    ended: str
     reason: str  # why this run did not launch it
     how: str  # what would show it
     file: str | None = None  # the file that defines it, when not the opened one (`-m MODULE`)

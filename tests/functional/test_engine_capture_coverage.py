@@ -91,7 +91,8 @@ def test_report_says_what_it_did_not_reach_in_text_and_json():
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
     assert [m["kernel"] for m in doc["missing"]] == ["second_kernel"]
-    assert set(doc["missing"][0]) == {"kernel", "line", "ended", "reason", "how"}
+    assert set(doc["missing"][0]) == {"kernel", "line", "ended", "reason", "how", "file"}
+    assert doc["missing"][0]["file"] is None  # defined in the opened file itself
     text = subprocess.run(
         [sys.executable, "-m", "irscope", "report", path],
         capture_output=True,
