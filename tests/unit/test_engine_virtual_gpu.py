@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 
 import pytest
 import torch
@@ -708,3 +709,16 @@ def test_a_sweep_reaches_every_power_of_two_of_its_range_early():
         3,
         4,
     ]  # not numbers: by position
+
+
+def test_a_librarys_tuning_cache_is_the_runs_own_while_the_virtual_gpu_runs(monkeypatch, tmp_path):
+    """FlagGems keeps the configs its tuner chose under FLAGGEMS_CACHE_DIR, keyed by the GPU's name: choices
+    made from the virtual device's timings must not reach a later run on a real GPU of that name."""
+    mine = tmp_path / "my-flaggems-cache"
+    monkeypatch.setenv("FLAGGEMS_CACHE_DIR", str(mine))
+    with virtual_gpu(Target("sm_90")):
+        during = os.environ["FLAGGEMS_CACHE_DIR"]
+        assert during != str(mine) and not during.startswith(str(tmp_path))
+        os.makedirs(os.path.join(during, "config_cache"))  # as the library's tuner does
+    assert os.environ["FLAGGEMS_CACHE_DIR"] == str(mine)
+    assert not os.path.exists(during) and not mine.exists()

@@ -39,6 +39,7 @@ from irscope.engine.virtual_gpu.dispatch import (
 )
 from irscope.engine.virtual_gpu.smi import vendor_tool
 from irscope.engine.virtual_gpu.tensors import VirtualDeviceMode, engine_in_mode
+from irscope.engine.virtual_gpu.tuning_caches import tuning_caches_aside
 
 _STATIC_SHARED_PER_BLOCK = 48 * 1024  # NVIDIA: a block's shared memory without the opt-in attribute
 
@@ -228,6 +229,7 @@ def virtual_gpu(
                     benchmark_flush=benchmark_flush,
                 ),
                 vendor_tool(props.name, target.is_nvidia),
+                tuning_caches_aside(),
                 cuda_only_standins(),
             ):
                 mode = VirtualDeviceMode()
