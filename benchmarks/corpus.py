@@ -67,6 +67,11 @@ class Outcome:
     cpu_seconds: float | None = None
 
 
+# Test files of the kernel libraries, run with `irscope check -m pytest FILE` (validation/check_libraries.py),
+# not opened as scripts: nothing in them runs as __main__.
+RUN_BY_PYTEST = "library_tests/"
+
+
 def corpus_files(filters: list[str] | None = None) -> list[str]:
     """Every .py file of the corpus that is run, as paths under tests/corpus, sorted: not the sibling modules
     a copied file imports (triton_releases.toml's [imported]); `filters` keep those containing any of the
@@ -77,7 +82,7 @@ def corpus_files(filters: list[str] | None = None) -> list[str]:
     for folder, _, names in os.walk(CORPUS):
         for name in names:
             rel = os.path.relpath(os.path.join(folder, name), CORPUS)
-            if name.endswith(".py") and rel not in imported:
+            if name.endswith(".py") and rel not in imported and not rel.startswith(RUN_BY_PYTEST):
                 found.append(rel)
     if filters:
         found = [f for f in found if any(s in f for s in filters)]

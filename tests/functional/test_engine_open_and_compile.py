@@ -13,6 +13,8 @@ from irscope.engine.session import open_file
 from irscope.engine.triton_compat import find_tool
 
 EXAMPLES = sorted(f for f in os.listdir(os.path.join(ROOT, "kernels")) if f.endswith(".py"))
+# Gluon examples: their authors wrote the layouts, for NVIDIA's 32-lane warps
+WRITTEN_FOR_32_LANES = {"gluon_copy.py"}
 
 
 def only(comps):
@@ -126,6 +128,10 @@ def test_every_example_compiles(example, target):
     ws = open_file(kernel_path(example), target=target)
     comps = ws.compile_all()
     assert comps
+    if example in WRITTEN_FOR_32_LANES and target.startswith("gfx"):
+        # its layouts spread a tile over 32 lanes: an AMD wavefront has 64, and the compiler says so
+        assert all(not c.ok and "invalid layout" in c.failure.message for c in comps)
+        return
     for comp in comps:
         assert comp.ok, comp.failure
         for stage in comp.stage_names:

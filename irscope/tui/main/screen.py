@@ -54,7 +54,7 @@ from irscope.tui.screens import EditScreen, PickerScreen, TargetScreen
 from irscope.tui.widgets.key_footer import KeyFooter
 from irscope.tui.widgets.stage_view import StageView
 
-WATCH_S = 0.5  # how often the watched files' modification times are read
+WATCH_S = 0.25  # how often the watched files' modification times are read
 
 
 def modified_at(paths) -> dict[str, int | None]:
