@@ -1,32 +1,37 @@
 """`irscope check`: the real front end and its workers on real kernels; formats, exit codes, baselines."""
 
+import contextlib
+import io
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 from conftest import FIXTURES, KERNELS, ROOT
 
 from irscope.cli.check import apply_baseline, collect_files, open_failed
 from irscope.cli.check_output import github_line, sarif_document
+from irscope.cli.main import main
+from irscope.worker import client
 
 SCHEMA = os.path.join(FIXTURES, "sarif", "sarif-schema-2.1.0.json")
 
 
 def check(*args, cwd):
-    """Run `python -m irscope check ...` as a user would, from `cwd` (outside the checkout)."""
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run(
-        [sys.executable, "-m", "irscope", "check", *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    return proc.returncode, proc.stdout, proc.stderr
+    """`irscope check ...` as a user would run it from `cwd` (outside the checkout): the real front end, in the
+    test's process (test_real_binary_prints_no_traceback runs the installed command itself), its workers
+    processes of their own, each forked from one warm process (worker/warm.py) as `check` over several files
+    forks them; its exit code, stdout and stderr as the command line gives them."""
+    client.keep_warm(yield_to_screen=False)
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["check", *map(str, args)])
+    finally:
+        os.chdir(here)
+    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
