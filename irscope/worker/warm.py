@@ -164,27 +164,12 @@ class WarmStarter:
         for worker in workers:
             threading.Thread(target=_watch, args=(worker,), daemon=True).start()
 
-    def close(self) -> None:
-        """End the warm process (its workers end with it)."""
-        try:
-            self._socket.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        try:
-            self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
 
 def _watch(worker: WarmProcess) -> None:
     while True:
         try:
             os.kill(worker.pid, 0)
-        except ProcessLookupError:
-            worker._exited(-signal.SIGTERM)
-            return
-        except PermissionError:  # the pid is someone else's by now: ours is gone
+        except (ProcessLookupError, PermissionError):  # gone (or its pid someone else's by now)
             worker._exited(-signal.SIGTERM)
             return
         time.sleep(0.05)
