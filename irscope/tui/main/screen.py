@@ -37,6 +37,7 @@ from irscope.tui.main.heap import COLLECT, YOUNG_ONLY, spare_the_heap
 from irscope.tui.main.linked_panes import LinkedPanes
 from irscope.tui.main.panes import STAGE_TITLES
 from irscope.tui.main.texts import header_text, missing_lines, named_left, picker_rows, read_source
+from irscope.tui.main.watch import INTERVAL_S, SaveWatch
 from irscope.tui.messages import (
     Analysed,
     Compiled,
@@ -53,20 +54,6 @@ from irscope.tui.prompt_bar import PromptBar
 from irscope.tui.screens import EditScreen, PickerScreen, TargetScreen
 from irscope.tui.widgets.key_footer import KeyFooter
 from irscope.tui.widgets.stage_view import StageView
-
-WATCH_S = 0.25  # how often the watched files' modification times are read
-
-
-def modified_at(paths) -> dict[str, int | None]:
-    """Each file's modification time (ns), None while it is missing (an editor's save may rename it in)."""
-    out: dict[str, int | None] = {}
-    for path in paths:
-        try:
-            out[path] = os.stat(path).st_mtime_ns
-        except OSError:
-            out[path] = None
-    return out
-
 
 # The requests whose answer replaces the compilations: what the views kept of the old ones is dropped.
 NEW_COMPILATIONS = frozenset({"load", "recompile", "config"})
@@ -200,10 +187,7 @@ class MainScreen(Screen):
         self.linked = LinkedPanes(id="panes")  # the panes, their layout and links
         self.panel_area = PanelArea(id="panels")  # the info panels under the panes
         # `w`: a save of the file, or of a module of its folder its run imported, reloads it
-        self.watching = True
-        self._saved_at: dict[
-            str, int | None
-        ] = {}  # each watched file's modification time at its last load
+        self.watch = SaveWatch()
         # the compilation shown when a reload began: the next one shown is compared with it
         self._reloaded_from = None
 
@@ -231,7 +215,7 @@ class MainScreen(Screen):
         if text is not None:
             self.linked.show_loading(text)
         self.call_after_refresh(self.load)  # paint first: the worker's imports compete for the GIL
-        self.set_interval(WATCH_S, self._reload_if_saved)
+        self.set_interval(INTERVAL_S, self._reload_if_saved)
 
     @property
     def shown(self) -> Shown | None:
@@ -440,15 +424,12 @@ class MainScreen(Screen):
             self.load()
 
     def action_toggle_watch(self) -> None:
-        self.watching = not self.watching
-        state = "on: a save reloads" if self.watching else "off: r reloads"
+        self.watch.on = not self.watch.on
+        state = "on: a save reloads" if self.watch.on else "off: r reloads"
         self.notify(f"watching {os.path.basename(self.path)} for saves {state}", timeout=3)
 
     def _reload_if_saved(self) -> None:
-        if not self.watching or not self._saved_at or self.busy:
-            return
-        now = modified_at(self._saved_at)
-        saved = [path for path, at in now.items() if at is not None and at != self._saved_at[path]]
+        saved = [] if self.busy else self.watch.saved()
         if saved:
             self.notify(f"{os.path.basename(saved[0])} saved: reloading", timeout=2)
             self.load()
@@ -649,7 +630,7 @@ class MainScreen(Screen):
         before = self.shown.comp.kernel.name if self.shown is not None else None
         self._reloaded_from = self.shown.comp if self.shown is not None else None
         # (taken now: a save while the file runs is seen once this load is done)
-        self._saved_at = modified_at([self.path, *(self.ws.sources if self.ws else [])])
+        self.watch.loading([self.path, *(self.ws.sources if self.ws else [])])
         old, self.session = self.session, None
         self._start(
             "load", jobs.load, self._snapshot(), self.sessions, old, dict(self.open_args), before
@@ -696,8 +677,7 @@ class MainScreen(Screen):
             self.capturing = False
             gc.set_threshold(*YOUNG_ONLY)  # the compile and the panes' texts, then spare_the_heap
             self.ws, self.comps = message.ws, message.comps
-            found = modified_at(message.ws.sources)  # modules the run imported, watched from now on
-            self._saved_at = {**found, **self._saved_at}
+            self.watch.loaded(message.ws.sources)
             for said in (
                 [message.ws.run_warning] if message.ws.run_warning else []
             ) + message.ws.notes:
