@@ -41,6 +41,8 @@ async def test_gluon_copy_links_its_16_byte_loads_and_says_what_it_lacks():
         assert comp is app.main.comps[0] and "size_per_thread=[1, 4]" in comp.constexprs["layout"]
         assert comp.ok and comp.kernel.language == "gluon"
         assert "ttir" not in app.main.shown.stages
+        header = str(app.main.query_one("#header").render())
+        assert "not run (Gluon)" in header and "interpreter failed" not in header
 
         # source -> PTX: the load line's PTX lines hold its 16-byte vector loads
         source, ptx = pane_showing(app, "source"), pane_showing(app, "ptx")

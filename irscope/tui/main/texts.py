@@ -71,7 +71,9 @@ def header_text(comp, comps: list, ws) -> Text:
             style="yellow",
         )
     if comp.launch.interp_error:
-        head.append("  interpreter failed", style="bold yellow")
+        # a Gluon launch is not interpreted at all (Triton's interpreter does not run Gluon): nothing failed
+        said = "not run (Gluon)" if comp.kernel.language == "gluon" else "interpreter failed"
+        head.append(f"  {said}", style="bold yellow")
     if ws is not None and ws.missing:  # said whole in the picker (p) and the notes
         head.append(f"  {len(ws.missing)} kernel(s) not reached (p)", style="bold yellow")
     return head
