@@ -193,14 +193,19 @@ def open_one(path: str, target: str | None, file_args: list[str] = ()) -> dict:
         + ["--", *file_args]
     )
     code, out, err = run_captured(argv, path)
-    try:
-        # JSON brings escaped control bytes back
-        doc = scrub(json.loads(out)) if out.strip() else None
-    except json.JSONDecodeError:
-        doc = None
+    doc = _json_answer(out)
     if doc is None:
         return failed_result(path, open_failed(path, err, code))
     return result_of(path, doc)
+
+
+def _json_answer(out: str):
+    """A worker's JSON answer, or None when it printed none (it failed); scrubbed again, since JSON brings
+    escaped control bytes back."""
+    try:
+        return scrub(json.loads(out)) if out.strip() else None
+    except json.JSONDecodeError:
+        return None
 
 
 def open_command(command: list[str], target: str | None) -> dict:
@@ -209,10 +214,7 @@ def open_command(command: list[str], target: str | None) -> dict:
     shown = "-m " + " ".join(command)
     argv = ["report", "--json", *(["--target", target] if target else []), "-m", *command]
     code, out, err = run_captured(argv, shown)
-    try:
-        doc = scrub(json.loads(out)) if out.strip() else None
-    except json.JSONDecodeError:
-        doc = None
+    doc = _json_answer(out)
     if doc is None:
         return dict(
             failed_result(shown, open_failed(shown, err, code, command=True)), said=err, code=code
@@ -224,10 +226,8 @@ def open_modules(paths: list[str], target: str | None) -> list[dict]:
     """A package's library modules (library_module), opened in turn by one worker (commands/modules.py)."""
     argv = ["modules", *paths, *(["--target", target] if target else [])]
     code, out, err = run_captured(argv, paths[0])
-    try:
-        answers = scrub(json.loads(out))["files"] if out.strip() else None
-    except (json.JSONDecodeError, KeyError, TypeError):
-        answers = None
+    doc = _json_answer(out)
+    answers = doc.get("files") if isinstance(doc, dict) else None
     if answers is None:  # the worker itself failed: every module of its part with the same cause
         return [failed_result(path, open_failed(path, err, code)) for path in paths]
     out_results = []
