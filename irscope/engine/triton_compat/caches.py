@@ -21,7 +21,7 @@ import hashlib
 import os
 import shutil
 import tempfile
-from typing import Callable
+from typing import Any, Callable
 
 import triton
 from triton.compiler import ASTSource
@@ -156,13 +156,21 @@ def new_cache_warning() -> str | None:
 # --- the key --------------------------------------------------------------------------------------------
 
 
+def _hash_with_path(source_class: type) -> Callable[[Any], str]:
+    """`source_class.hash`, with the kernel's file path in the key."""
+
+    def hash_with_path(self) -> str:
+        return hashlib.sha256(
+            f"{source_class.hash(self)}-{self.fn.fn.__code__.co_filename}".encode("utf-8")
+        ).hexdigest()
+
+    return hash_with_path
+
+
 class SourceAtPath(ASTSource):
     """A kernel's source, keyed in Triton's cache by its file's path as well."""
 
-    def hash(self) -> str:
-        return hashlib.sha256(
-            f"{super().hash()}-{self.fn.fn.__code__.co_filename}".encode("utf-8")
-        ).hexdigest()
+    hash = _hash_with_path(ASTSource)
 
 
 @functools.cache
@@ -170,7 +178,9 @@ def keyed_by_path(source_class: type) -> type:
     """`source_class` (ASTSource or GluonASTSource) keyed by the file's path as well, as SourceAtPath is."""
     if source_class is ASTSource:
         return SourceAtPath
-    return type(f"{source_class.__name__}AtPath", (source_class,), {"hash": SourceAtPath.hash})
+    return type(
+        f"{source_class.__name__}AtPath", (source_class,), {"hash": _hash_with_path(source_class)}
+    )
 
 
 def _mlir_string(text: str) -> str:
