@@ -21,6 +21,7 @@ on a GPU, against what irscope shows for the same file offline.
     python benchmarks/coverage.py --offline-only ...    # no GPU: side (b) only (rows "shown, not checked")
     python benchmarks/coverage.py --gpu-only ...        # on the GPU: sides (a) and (b') only, side by side
     python benchmarks/coverage.py --gpu-from DIR/coverage.json ...   # no GPU: (b) here against a recorded (a), (b')
+    python benchmarks/coverage.py --gpu-from DIR/coverage.json --live ...   # on the GPU: (b') again, (a) as recorded
 `--gpu-only` records what the GPU gives (side (b') as the compact JSON the comparison reads, `live_doc`) and
 leaves side (b) to a later `--gpu-from` replay on the offline code of that day, which recomputes (b') against
 (a) with its own key.
@@ -725,6 +726,12 @@ def main(argv: list[str] | None = None) -> int:
         "run here; compares today's code against the GPU's recorded compilations",
     )
     parser.add_argument(
+        "--live",
+        action="store_true",
+        help="with --gpu-from, on the GPU: side (a) as recorded, side (b') run again now (today's capture on "
+        "the GPU); side (b) is left to a later --gpu-from replay of this run's coverage.json",
+    )
+    parser.add_argument(
         "--append",
         action="store_true",
         help="keep the other files' results already in --out (a corpus run split over several calls)",
@@ -747,13 +754,21 @@ def main(argv: list[str] | None = None) -> int:
             )
     if args.gpu_from:
         files = [f for f in files if f in recorded]
+        # the longest first, so that side by side the last to end is a short one
+        files.sort(key=lambda f: -(recorded[f].get("on_gpu_seconds") or 0))
     if args.gpu_only and (args.offline_only or args.gpu_from):
         print(
             "coverage.py: --gpu-only runs the GPU's sides; it goes with neither --offline-only nor --gpu-from",
             file=sys.stderr,
         )
         return 2
-    if not args.offline_only and not args.gpu_from:
+    if args.live and not args.gpu_from:
+        print(
+            "coverage.py: --live reruns side (b') against a recorded side (a): give --gpu-from",
+            file=sys.stderr,
+        )
+        return 2
+    if not args.offline_only and (args.live or not args.gpu_from):
         import torch
 
         if not torch.cuda.is_available():
@@ -785,8 +800,10 @@ def main(argv: list[str] | None = None) -> int:
             (live, live_err, _), live_s = b.result()
         return gpu, gpu_err, gpu_s, live, live_err, live_s
 
+    gpu_sides_only = args.gpu_only or args.live  # side (b) left to a later replay
+
     def measure(rel: str) -> dict:
-        if args.gpu_only:
+        if gpu_sides_only:
             doc, off_err, seconds = None, None, 0.0
         else:
             doc, off_err, seconds = shown_offline(rel, args.target, args.timeout)
@@ -796,6 +813,10 @@ def main(argv: list[str] | None = None) -> int:
             gpu, gpu_err = rekeyed(was["gpu_compiles"]), was.get("gpu_error")
             live, live_err = was.get("live_doc"), was.get("on_gpu_error")
             gpu_s, live_s = was.get("gpu_seconds"), was.get("on_gpu_seconds")
+            if args.live:  # today's capture on this GPU against the compilations recorded then
+                start = time.perf_counter()
+                live, live_err, _ = shown_offline(rel, args.target, args.timeout, hide_gpu=False)
+                live_s = round(time.perf_counter() - start, 2)
         elif args.offline_only:
             gpu = gpu_err = live = live_err = None
         elif args.gpu_only:
@@ -803,9 +824,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             gpu, gpu_err = compiled_on_gpu(rel, args.timeout)
             live, live_err = shown_offline(rel, args.target, args.timeout, hide_gpu=False)[:2]
-        res = gpu_only_result(rel, gpu) if args.gpu_only else compare(rel, gpu, doc, off_err)
+        res = gpu_only_result(rel, gpu) if gpu_sides_only else compare(rel, gpu, doc, off_err)
         # recorded before side (b') was kept whole
-        if rel in recorded and "live_doc" not in recorded[rel]:
+        if rel in recorded and "live_doc" not in recorded[rel] and not args.live:
             on_gpu = recorded[rel].get("on_gpu")  # its counts as then
         else:
             on_gpu = on_gpu_counts(gpu, live, live_err)
@@ -837,8 +858,8 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-            write(args.out, results, command, args.offline_only, args.gpu_only)
-    print(markdown(results, command, args.offline_only, args.gpu_only))
+            write(args.out, results, command, args.offline_only, gpu_sides_only)
+    print(markdown(results, command, args.offline_only, gpu_sides_only))
     return 0
 
 
