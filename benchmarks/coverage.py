@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import contextvars
+import gzip
 import importlib.util
 import json
 import os
@@ -748,10 +749,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     recorded = {}
     for saved_run in args.gpu_from or []:
-        with open(saved_run) as f:
-            recorded.update(
-                {r["file"]: r for r in json.load(f)["files"] if r.get("gpu_compiles") is not None}
-            )
+        recorded.update(
+            {
+                r["file"]: r
+                for r in read_saved(saved_run)["files"]
+                if r.get("gpu_compiles") is not None
+            }
+        )
     if args.gpu_from:
         files = [f for f in files if f in recorded]
         # the longest first, so that side by side the last to end is a short one
@@ -861,6 +865,12 @@ def main(argv: list[str] | None = None) -> int:
             write(args.out, results, command, args.offline_only, gpu_sides_only)
     print(markdown(results, command, args.offline_only, gpu_sides_only))
     return 0
+
+
+def read_saved(path: str) -> dict:
+    """A coverage.json, or the same gzip-compressed (coverage.json.gz: the raw data as committed)."""
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+        return json.load(f)
 
 
 def _missed_table(missed: list) -> list[str]:

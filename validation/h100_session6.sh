@@ -19,8 +19,8 @@ git rev-parse HEAD >> "$D/versions.txt" 2>/dev/null
 R=validation/data/h100_coverage
 # later parts over earlier ones, as run 4's replay read them
 PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:${PYTHONPATH:-} timeout ${COV_BUDGET:-500} python3 benchmarks/coverage.py \
-  --gpu-from $R/run4_part1_rest/coverage.json $R/run4_part1_slow/coverage.json $R/run4_part2_slow/coverage.json \
-  $R/run4_part2_more/coverage.json $R/run4_part3_adasplash/coverage.json \
+  --gpu-from $R/run4_part1_rest/coverage.json.gz $R/run4_part1_slow/coverage.json.gz $R/run4_part2_slow/coverage.json.gz \
+  $R/run4_part2_more/coverage.json.gz $R/run4_part3_adasplash/coverage.json.gz \
   --live --target sm_90 --jobs ${JOBS:-8} --timeout ${TIMEOUT:-300} --out "$D/cov" > "$D/cov/coverage.log" 2>&1 &
 COV=$!
 G=tests/corpus/tutorials/gluon/triton-3.6

@@ -213,7 +213,7 @@ def test_the_gpu_sides_hook_keys_a_real_compile_as_the_report_shows_it():
     assert coverage.counts(coverage.compare("kernels/add.py", gpu, doc))["shown & compiled"] == 1
 
 
-RUN4 = os.path.join(ROOT, "validation", "data", "h100_coverage", "run4_part1_rest", "coverage.json")
+RUN4 = os.path.join(ROOT, "validation", "data", "h100_coverage", "run4_part1_rest", "coverage.json.gz")
 CROSS_ENTROPY = "community/efficient-cross-entropy/benchmark.py"
 
 
@@ -232,10 +232,7 @@ def test_a_report_that_ended_in_an_error_gives_its_error_line_as_each_missing_co
     compilation is missing with irscope's error line as the reason (it was "not said" before), and irscope's
     side on the GPU, a report that gave no JSON, counts every compilation as not captured (it was left out of
     the totals before)."""
-    import json
-
-    with open(RUN4) as f:
-        recorded = next(r for r in json.load(f)["files"] if r["file"] == CROSS_ENTROPY)
+    recorded = next(r for r in coverage.read_saved(RUN4)["files"] if r["file"] == CROSS_ENTROPY)
     gpu = coverage.rekeyed(recorded["gpu_compiles"])
     assert len({g["key"] for g in gpu}) == 6
     monkeypatch.setenv("IRSCOPE_CAPTURE_LIMIT", "5")
