@@ -283,7 +283,10 @@ def _inductor_target(kernels: list[Kernel], resolved: Target) -> tuple[Target, s
 def _device_line(target: Target, local: Target | None) -> str:
     if local is None:
         return describe_virtual_device(target)
-    return f"this machine's GPU ({local.name}); launches ran on it, compiled for {target.name}"
+    return (
+        f"this machine's GPU ({local.name}); launches ran on it, compiled for {target.name}; benchmarks "
+        "run once and time nothing (--measure measures)"
+    )
 
 
 def _exception_line(exc: BaseException) -> str:

@@ -35,14 +35,18 @@ def test_on_a_gpu_or_in_the_interpreter_the_quiet_time_counts_from_the_return_of
     # A new launch compiles inside the file's run on a GPU (seconds when the cache is cold), and is interpreted
     # in it with no GPU: no quiet time counts until it returns, so the launches after it are still captured.
     budget = CaptureBudget("file.py", quiet_s=0.2, limit_s=60)
-    budget.launched(object(), (1,), {}, None)
+    kernel = object()
+    budget.launched(kernel, (1,), {}, None)
     with budget.executing():
         # compiling or interpreting for 5 s: not quiet
         assert budget._spent(time.monotonic() + 5) is None
     assert budget._spent(time.monotonic() + 0.1) is None
-    assert "nothing new launched in the last 0.2 s" in budget._spent(time.monotonic() + 0.3)
-    with budget.executing():  # a repeat of a specialization already seen: its time is the file's
-        assert "nothing new launched" in budget._spent(time.monotonic() + 0.3)
+    assert "nothing launched in the last 0.6 s" in budget._spent(time.monotonic() + 0.7)
+    for _ in range(6):  # repeats of a specialization already seen: their time is the file's
+        budget.launched(kernel, (1,), {}, None)
+        with budget.executing():
+            time.sleep(0.05)
+    assert "nothing new launched in the last 0.2 s" in budget._spent(time.monotonic())
 
 
 def test_a_launch_is_new_only_for_a_specialization_not_seen_in_this_run():
@@ -132,12 +136,32 @@ def test_a_stop_never_lands_while_a_launch_is_recorded():
     assert "1 launch(es) of 1 kernel(s) captured" in budget.reason
 
 
-def test_a_file_that_goes_on_without_launching_still_ends_after_the_quiet_time():
+def test_a_file_that_goes_on_without_launching_still_ends_after_three_times_the_quiet_time():
     path = fixture_path("runs_forever.py")
     ws = open_file(
         path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.5)
     )
-    assert any("nothing new launched in the last 0.5 s" in note for note in ws.notes), ws.notes
+    assert any("nothing launched in the last 1.5 s" in note for note in ws.notes), ws.notes
+
+
+def test_work_without_launches_between_kernels_is_not_taken_for_a_loop():
+    """The quiet time ends a file that repeats launches it has made; a file busy with work of its own between
+    two kernels (torch's first backward on a GPU, a library generating a kernel's code: three H100 files were
+    stopped inside such work, their next kernel lost) gets three times the quiet time."""
+    budget = CaptureBudget("file.py", quiet_s=0.2, limit_s=60)
+    first, second = object(), object()
+    budget.launched(first, (1,), {}, None)
+    budget.launched(first, (1,), {}, None)  # a repeat, then work with no launch
+    later = time.monotonic()
+    assert budget._spent(later + 0.1) is None
+    # 0.5 s of work with nothing launched: past the quiet time, within three times it
+    assert budget._spent(later + 0.5) is None
+    assert "nothing launched in the last 0.6 s" in budget._spent(later + 0.7)
+    budget.launched(second, (1,), {}, None)  # the next kernel, reached
+    for _ in range(6):  # then a loop of its repeats, skipped as the same as the last: stopped at the quiet time
+        budget.repeated()
+        time.sleep(0.05)
+    assert "nothing new launched in the last 0.2 s" in budget._spent(time.monotonic())
 
 
 def _language_state() -> dict:
@@ -170,7 +194,7 @@ def test_a_stop_in_the_middle_of_an_interpreted_launch_leaves_triton_language_as
         )
         # the budget's thread may get the interpreter lock only after the launch (seen in CI, and here with
         # irscope's capture: not with plain Triton; cause not found): the stop then lands between launches
-        stopped += any("nothing new launched" in note for note in ws.notes)
+        stopped += any("launched in the last" in note for note in ws.notes)
         changed = {key for key, value in _language_state().items() if before.get(key) != value}
         assert not changed, sorted(changed)[:5]
     assert stopped, "no run was stopped: the test checked nothing"
@@ -245,7 +269,7 @@ def _watched_run(budget: CaptureBudget, body) -> dict:
     return seen
 
 
-def test_a_file_that_sleeps_is_stopped_after_the_quiet_time():
+def test_a_file_that_sleeps_is_stopped_after_three_times_the_quiet_time():
     # Only the time the file's thread waited for a CPU is left out of the quiet time: sleeping counts.
     def body(seen):
         for _ in range(100):
@@ -253,8 +277,8 @@ def test_a_file_that_sleeps_is_stopped_after_the_quiet_time():
 
     budget = CaptureBudget("file.py", quiet_s=0.3, limit_s=60)
     seen = _watched_run(budget, body)
-    assert 0.3 <= seen["stopped after"] < 2.5, seen
-    assert "nothing new launched in the last 0.3 s" in budget.reason
+    assert 0.9 <= seen["stopped after"] < 3.5, seen
+    assert "nothing launched in the last 0.9 s" in budget.reason
 
 
 def test_a_loaded_machine_captures_what_an_idle_one_does():
@@ -300,4 +324,4 @@ def test_no_quiet_time_counts_while_irscope_explores_a_benchmark_sweep():
             pass
         assert budget._spent(time.monotonic() + 5) is None
     assert budget._spent(time.monotonic() + 0.1) is None
-    assert "nothing new launched" in budget._spent(time.monotonic() + 0.3)
+    assert "nothing launched" in budget._spent(time.monotonic() + 0.7)

@@ -510,6 +510,34 @@ def test_with_a_gpu_nothing_is_faked(tmp_path):
     )
 
 
+def test_with_a_gpu_a_files_benchmarks_capture_and_never_time(tmp_path):
+    """On the GPU path too, do_bench runs its function once and returns NaN, and a perf_report's sweep runs as
+    on the virtual GPU (its first point, then an exploration of the rest): timed for real, a report used the
+    capture budget's quiet time, and the H100 run of tutorial 06 stopped inside its first benchmark with 140
+    compilations not seen. (Here, with no GPU, Triton's own do_bench fails outright.)"""
+    path = tmp_path / "report.py"
+    path.write_text(
+        "import triton.testing\n"
+        "CALLS, RESULTS = [], []\n"
+        "@triton.testing.perf_report(triton.testing.Benchmark(x_names=['n'], x_vals=[2 ** i for i in "
+        "range(4, 12)], line_arg='p', line_vals=['a'], line_names=['a'], ylabel='ms', plot_name='r', "
+        "args={}))\n"
+        "def bench(n, p):\n"
+        "    CALLS.append(n)\n"
+        "    return triton.testing.do_bench(lambda: sum(range(n)))\n"
+        "bench.run(print_data=True)\n"
+        "RESULTS.append(triton.testing.do_bench(lambda: None, quantiles=[0.5, 0.2]))\n"
+    )
+    result = run_user_file(
+        read_user_file(str(path)), run_main=True, use_interpreter=False, target=Target("sm_90")
+    )
+    assert result.error is None, result.user_traceback
+    (pair,) = result.namespace["RESULTS"]
+    assert len(pair) == 2 and all(math.isnan(v) for v in pair)
+    # run_sweep's first point; the rest is explored only for lines that launched a kernel (none here)
+    assert result.namespace["CALLS"] == [16]
+
+
 def test_an_operator_a_library_registers_for_cuda_runs_its_triton_kernel_on_the_virtual_gpu(cli):
     """With a GPU, torch.neg on a CUDA tensor runs the library's registration; on the virtual GPU too
     (one launch, the CUDA tensor's), while a host tensor keeps torch's CPU kernel (no second launch)."""

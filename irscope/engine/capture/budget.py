@@ -20,6 +20,14 @@ its small first kernel and lost its main one). An interpreted launch cannot run 
 runs its programs for at most a few seconds (triton_compat/program_budget.py). Repeats of a specialization
 already seen count as the file's time, so a benchmark loop still ends a quiet time after its last new launch.
 
+The quiet time ends a run that repeats itself: a file that launches only specializations already seen
+(a benchmark loop, a training loop, a `__main__` that never ends) is stopped `quiet_s` after its last new
+launch. A file that launches nothing at all meanwhile is doing work of its own before its next kernel (torch's
+reference computation or its first backward, a library generating a kernel's code), not repeating itself, and
+is stopped only after three times the quiet time without any launch: on an H100 with 3 s for both, three
+files were stopped inside such work before kernels they launch next (a backward kernel, FlagGems' generated
+`add`).
+
 A stop names the line of the opened file the run was on, so that what was not reached can be said.
 """
 
@@ -138,6 +146,11 @@ class CaptureBudget:
         self._launches = 0
         self._started = self._last_new = time.monotonic()
         self._last_new_clock = 0.0  # the file's clock (_file_clock) at _last_new
+        self._last_any = (
+            self._last_new
+        )  # its last launch, new or not (monotonic, and the file's clock)
+        self._last_any_clock = 0.0
+        self._repeated = False  # a launch of a specialization already seen since the last new one
         self._schedstat: str | None = (
             None  # the file thread's scheduler statistics (None: none here)
         )
@@ -179,10 +192,20 @@ class CaptureBudget:
             if new:
                 self._seen.add(key)
                 self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
-                self._new_pending = True
+                self._new_pending, self._repeated = True, False
+            else:
+                self._repeated = True
+            self._last_any, self._last_any_clock = time.monotonic(), self._file_clock()
             self._launches += 1
             self._kernels.add(id(jit))
         return new
+
+    def repeated(self) -> None:
+        """A launch the same as the kernel's last one, which the capture skips without recording (a benchmark
+        loop in the interpreter): the file is repeating itself."""
+        with self._inject_lock:
+            self._repeated = True
+            self._last_any, self._last_any_clock = time.monotonic(), self._file_clock()
 
     @contextlib.contextmanager
     def quiet_paused(self) -> Iterator[None]:
@@ -196,6 +219,7 @@ class CaptureBudget:
             with self._inject_lock:
                 self._paused -= 1
                 self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
+                self._last_any, self._last_any_clock = self._last_new, self._last_new_clock
 
     @contextlib.contextmanager
     def executing(self) -> Iterator[None]:
@@ -211,6 +235,7 @@ class CaptureBudget:
                 with self._inject_lock:
                     self._new_running = False
                     self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
+                    self._last_any, self._last_any_clock = self._last_new, self._last_new_clock
 
     @property
     def stop_sent(self) -> bool:
@@ -232,7 +257,8 @@ class CaptureBudget:
         if self._run_queue_delay() is None:
             self._schedstat = None
         self._started = self._last_new = time.monotonic()
-        self._last_new_clock = self._file_clock()
+        self._last_new_clock = self._last_any_clock = self._file_clock()
+        self._last_any, self._repeated = self._last_new, False
         self.reason, self._injected, self.stopped_line = None, False, None
         self._new_pending = self._new_running = False
         self._seen, self._kernels, self._launches = set(), set(), 0
@@ -310,8 +336,9 @@ class CaptureBudget:
         if self._stop_asked:
             self.cause = "stopped on request"
             return f"stopped on request{at}; {captured}"
-        if self._launches and not (self._new_running or self._paused) and self._quiet(now):
-            self.cause = f"nothing new launched in the last {self.quiet_s:g} s"
+        quiet = self._launches and not (self._new_running or self._paused) and self._quiet(now)
+        if quiet:
+            self.cause = quiet
             return f"stopped after {now - self._started:.1f} s{at}: {self.cause}; {captured}"
         if now - self._started >= self.limit_s:
             self.cause = f"the {self.limit_s:g} s limit"
@@ -332,11 +359,20 @@ class CaptureBudget:
         """The wall clock less the file thread's run-queue delay: time it ran, slept or waited on something."""
         return time.monotonic() - (self._run_queue_delay() or 0.0)
 
-    def _quiet(self, now: float) -> bool:
-        """Whether `quiet_s` of the file's own time has passed since its last new launch."""
+    def _quiet(self, now: float) -> str | None:
+        """Why the run is quiet, in a few words: `quiet_s` of the file's own time since its last new launch
+        while it launched only what it had launched before, or three times that with no launch at all (the
+        module's docstring); None while it is not."""
         if self._schedstat is None:
-            return now - self._last_new >= self.quiet_s
-        return self._file_clock() - self._last_new_clock >= self.quiet_s
+            since_new, since_any = now - self._last_new, now - self._last_any
+        else:
+            clock = self._file_clock()
+            since_new, since_any = clock - self._last_new_clock, clock - self._last_any_clock
+        if since_new >= self.quiet_s and self._repeated and since_any < self.quiet_s:
+            return f"nothing new launched in the last {self.quiet_s:g} s"
+        if min(since_new, since_any) >= 3 * self.quiet_s:
+            return f"nothing launched in the last {3 * self.quiet_s:g} s"
+        return None
 
     def _running_line(self) -> int | None:
         frame = sys._current_frames().get(self._thread_id) if self._thread_id is not None else None

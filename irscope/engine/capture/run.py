@@ -34,6 +34,7 @@ from irscope.engine.triton_compat import (
     install_cpu_driver,
     interpret_seconds,
 )
+from irscope.engine.triton_compat.benchmark_sweep import benchmarks_run_once
 from irscope.engine.triton_compat.program_budget import comparisons_after_cuts
 from irscope.engine.triton_compat.repeats import repeats_skipped
 from irscope.engine.virtual_gpu.device import virtual_gpu
@@ -131,7 +132,7 @@ def run_user_file(
         device = (
             virtual_gpu(target, result.asked, result.notes, budget.quiet_paused)
             if use_interpreter
-            else contextlib.nullcontext()
+            else benchmarks_run_once(result.notes, budget.quiet_paused)
         )
         inductor = inductor_scope(user_file, record, use_interpreter, result.notes)
         checks = (
@@ -140,11 +141,11 @@ def run_user_file(
                 result.notes,
             )
             if use_interpreter
-            else contextlib.nullcontext()
+            else benchmarks_run_once(result.notes, budget.quiet_paused)
         )
         with (
             device,
-            capture_patches(record, use_interpreter, budget.executing),
+            capture_patches(record, use_interpreter, budget.executing, budget.repeated),
             inductor,
             checks,
             no_terminal(result.notes, user_file.path),

@@ -1,24 +1,34 @@
-"""`triton.testing.perf_report` benchmarks on the virtual GPU: run to find the specializations their sizes make.
+"""`triton.testing`'s benchmarks while irscope captures a file: run to find the specializations, never timed.
 
-A GPU runs every x value of a report's benchmarks, and compiles a kernel wherever a size changes a power-of-two
-block size, a divisibility or a constexpr derived from it; on the virtual GPU each point's inputs are made on the
-CPU and nothing is timed, so irscope runs a bounded exploration instead (run_sweep) and says what it left out.
-validation/gpu_fidelity.py's real side can run each benchmark at its first point alone (run_first_point).
+A GPU runs every x value of a `perf_report`'s benchmarks, and compiles a kernel wherever a size changes a
+power-of-two block size, a divisibility or a constexpr derived from it. Timing them is not what a capture is
+for, and takes long: on the virtual GPU each point's inputs are made on the CPU, and on a real GPU a report
+times every point of every benchmark (tutorial 06: six minutes). So on either device irscope runs a bounded
+exploration instead (run_sweep) and says what it left out, and every do_bench runs its function once and
+returns NaN (benchmarks_run_once). validation/gpu_fidelity.py's real side can run each benchmark at its first
+point alone (run_first_point).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import time
-from typing import Callable, ContextManager
+from typing import Callable, ContextManager, Iterator
 
+import triton.testing as _testing
+
+from irscope.engine.patching import Patches
 from irscope.engine.triton_compat.capture import (
+    flush_as_a_benchmark_does,
     launches_explored,
     launches_not_run,
     launches_recorded,
 )
+
+NOT_MEASURED = math.nan  # what every benchmark returns while a file is captured
 
 SWEEP_S = (
     3.0  # the most a report's sweeps explore (IRSCOPE_SWEEP_S): each specialization found is named
@@ -114,7 +124,7 @@ def run_sweep(
         shown = ", ".join(str(v) for v in lines) or "none"
         print(
             f"irscope: benchmark {name!r} ran at {min(ran, total)} of its {total} points, its kernel lines "
-            f"({shown}) at each (virtual GPU: nothing timed)"
+            f"({shown}) at each (nothing timed)"
         )
         if lines and ran < total:
             notes.append(
@@ -190,6 +200,77 @@ def run_first_point(
         lines = ", ".join(str(v) for v in bench.line_vals)
         print(
             f"irscope: benchmark {bench.plot_name or mark.fn.__name__!r} ran once at {point} for "
-            f"{bench.line_arg} = {lines} (virtual GPU: nothing timed)"
+            f"{bench.line_arg} = {lines} (nothing timed)"
         )
     return None
+
+
+def _not_measured(quantiles=None, return_mode: str = "mean"):
+    """NaN in the shape Triton's do_bench returns: a list for `quantiles` (one value unwrapped) or
+    `return_mode="all"` (one run), else one number."""
+    if quantiles is not None:
+        values = [NOT_MEASURED] * len(quantiles)
+        return values[0] if len(values) == 1 else values
+    if return_mode == "all":
+        return [NOT_MEASURED]
+    return NOT_MEASURED
+
+
+def do_bench_once(
+    fn: Callable,
+    warmup=None,
+    rep=None,
+    grad_to_none=None,
+    quantiles=None,
+    return_mode="mean",
+    **_ignored,
+):
+    """`triton.testing.do_bench` while a file is captured: run `fn` once and flush L2 as do_bench does
+    (capture.flush_as_a_benchmark_does), return NaN: nothing is timed."""
+    fn()
+    flush_as_a_benchmark_does()
+    return _not_measured(quantiles, return_mode)
+
+
+def do_bench_cudagraph_once(
+    fn: Callable, rep=None, grad_to_none=None, quantiles=None, return_mode="mean", **_ignored
+):
+    """`triton.testing.do_bench_cudagraph` (and the Proton variants) while a file is captured: as do_bench_once."""
+    fn()
+    return _not_measured(quantiles, return_mode)
+
+
+_BENCHMARKS_RUN_ONCE = {
+    "do_bench": do_bench_once,
+    "do_bench_cudagraph": do_bench_cudagraph_once,
+    "do_bench_proton": do_bench_once,  # Triton 3.9 on
+    "do_bench_cudagraph_proton": do_bench_cudagraph_once,  # Triton 3.9 on
+}
+
+
+@contextlib.contextmanager
+def benchmarks_run_once(
+    notes: list[str] | None, exploring: Callable[[], ContextManager] | None
+) -> Iterator[None]:
+    """While the block runs, `triton.testing`'s benchmarks capture instead of measuring, on the virtual GPU and
+    on a real one: every do_bench runs its function once and returns NaN, and a `perf_report`'s `Mark.run` runs
+    its sweep as run_sweep does (what it leaves out added to `notes`, its exploring inside `exploring()`). On a
+    GPU, timing each point of a report used the capture budget's quiet time (tutorial 06 was stopped inside its
+    first benchmark, 140 compilations not seen); irscope measures on its own (`--measure`)."""
+    patches = Patches()
+    for name, fn in _BENCHMARKS_RUN_ONCE.items():
+        if hasattr(_testing, name):
+            patches.patch(_testing, name, fn)
+    patches.patch(
+        _testing.Mark,
+        "run",
+        functools.partialmethod(
+            run_sweep,
+            notes=notes if notes is not None else [],
+            exploring=exploring or contextlib.nullcontext,
+        ),
+    )
+    try:
+        yield
+    finally:
+        patches.restore()

@@ -138,15 +138,19 @@ def capture_patches(
     record: Callable[[RawLaunch], bool | None],
     use_interpreter: bool,
     executing: Callable[[], ContextManager] | None = None,
+    repeated: Callable[[], None] | None = None,
 ) -> Iterator[None]:
     """Record every kernel launch while the user's file runs (see _capture_patches). Each launch the file
-    made runs (compiled and run on a GPU, or run in the interpreter) inside `executing()`.
+    made runs (compiled and run on a GPU, or run in the interpreter) inside `executing()`; `repeated()` hears
+    of each launch skipped as the same as its kernel's last one.
 
     One patcher of JITFunction and triton.language at a time: a recording in another thread (the
     stepper) patches and restores the same attributes."""
     with (
         interpreter_lock,
-        _capture_patches(record, use_interpreter, executing or contextlib.nullcontext),
+        _capture_patches(
+            record, use_interpreter, executing or contextlib.nullcontext, repeated or (lambda: None)
+        ),
     ):
         yield
 
@@ -156,6 +160,7 @@ def _capture_patches(
     record: Callable[[RawLaunch], bool | None],
     use_interpreter: bool,
     executing: Callable[[], ContextManager],
+    repeated: Callable[[], None],
 ) -> Iterator[None]:
     """Record every kernel launch while the user's file runs.
 
@@ -189,6 +194,7 @@ def _capture_patches(
                 (id(self), index, recording, capture_state.execute),
                 launch_identity(args, kwargs, grid),
             ):
+                repeated()
                 if not capture_state.execute:
                     return None
                 return _not_yet_compiled(self, args, kwargs)
@@ -298,7 +304,7 @@ def _capture_patches(
                 # the autotuner kept alive, so that its id stays its own
                 settled[key] = (self, tried[0], tried, left_out)
             if len(self.configs) > 1:
-                _flush_as_a_benchmark_does()  # a GPU benchmarks them
+                flush_as_a_benchmark_does()  # a GPU benchmarks them
         numbers = tuple(config_number(self, config) for config in tried)
         try:
             # First record every config the autotuner would try, without running it, so that a failure
@@ -396,7 +402,7 @@ def _capture_patches(
             capture_state.tried,
         )
         if use_interpreter:
-            _flush_as_a_benchmark_does()  # before this config's state: the flush is no launch of it
+            flush_as_a_benchmark_does()  # before this config's state: the flush is no launch of it
         index = config_number(self, config)
         # inside the autotuner's own run: one of the configs it benchmarks (own_tuners.py), the first shown
         tuning = (
@@ -483,12 +489,23 @@ def _capture_patches(
         interpret_knob()
 
 
-def _flush_as_a_benchmark_does() -> None:
-    """The virtual GPU's driver launches what a GPU's benchmark launches around the function it times
-    (virtual_device.VirtualDriver.flush_as_a_benchmark_does); other drivers have nothing to do."""
-    flush = getattr(triton_driver.active, "flush_as_a_benchmark_does", None)
+def flush_as_a_benchmark_does() -> None:
+    """What `triton.testing.do_bench` does between runs of what it times (the autotuner's benchmarks too):
+    zero a 256 MB buffer through the driver, to flush L2. Nothing is timed during a capture, but a library
+    that implements `zero_` for CUDA (FlagGems) launches a kernel of its own there, which a GPU compiles: on
+    a GPU the buffer is zeroed for real, and the virtual GPU's driver launches what a GPU's zeroing launches
+    (virtual_device.VirtualDriver.flush_as_a_benchmark_does)."""
+    try:
+        active = triton_driver.active
+    except RuntimeError:  # no GPU and no virtual one ("0 active drivers"): nothing to flush
+        return
+    flush = getattr(active, "flush_as_a_benchmark_does", None)
     if flush is not None:
         flush()
+        return
+    empty_cache = getattr(active, "get_empty_cache_for_benchmark", None)
+    if empty_cache is not None and hasattr(active, "clear_cache"):
+        active.clear_cache(empty_cache())
 
 
 def _not_yet_compiled(jit: JITFunction, args: tuple, kwargs: dict) -> CompiledWhenUsed:

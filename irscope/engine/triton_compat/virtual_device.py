@@ -15,21 +15,19 @@ repeat them at larger sizes, which in the interpreter would take minutes.
 from __future__ import annotations
 
 import contextlib
-import functools
-import math
 from typing import Any, Callable, ContextManager, Iterator
 
 import torch
-import triton.testing as _testing
 from triton.runtime.driver import driver as _driver_registry
 
 from irscope.engine.patching import Patches
 from irscope.engine.triton_compat import CpuDriver, Target
-from irscope.engine.triton_compat.benchmark_sweep import run_sweep
+from irscope.engine.triton_compat.benchmark_sweep import (
+    NOT_MEASURED,
+    benchmarks_run_once,
+    do_bench_once,
+)
 from irscope.engine.triton_compat.compiled import by_hand_call
-
-NOT_MEASURED = math.nan  # what every virtual benchmark returns
-
 
 # What "loading" a compiled kernel tells its CompiledKernel: (n_regs, n_spills, n_max_threads), from its binary.
 KernelLoader = Callable[[bytes], tuple[int, int, int]]
@@ -144,43 +142,6 @@ class VirtualDriver(CpuDriver):
             self._benchmark_flush()
 
 
-def _not_measured(quantiles=None, return_mode: str = "mean"):
-    """NaN in the shape Triton's do_bench returns: a list for `quantiles` (one value unwrapped) or
-    `return_mode="all"` (one run), else one number."""
-    if quantiles is not None:
-        values = [NOT_MEASURED] * len(quantiles)
-        return values[0] if len(values) == 1 else values
-    if return_mode == "all":
-        return [NOT_MEASURED]
-    return NOT_MEASURED
-
-
-def do_bench_once(
-    fn: Callable,
-    warmup=None,
-    rep=None,
-    grad_to_none=None,
-    quantiles=None,
-    return_mode="mean",
-    **_ignored,
-):
-    """`triton.testing.do_bench` on the virtual GPU: run `fn` once, return NaN (nothing is timed); what its
-    flush of L2 launches on a GPU is launched too (VirtualDriver.flush_as_a_benchmark_does)."""
-    fn()
-    flush = getattr(_driver_registry.active, "flush_as_a_benchmark_does", None)
-    if flush is not None:
-        flush()
-    return _not_measured(quantiles, return_mode)
-
-
-def do_bench_cudagraph_once(
-    fn: Callable, rep=None, grad_to_none=None, quantiles=None, return_mode="mean", **_ignored
-):
-    """`triton.testing.do_bench_cudagraph` (and the Proton variants) on the virtual GPU: as do_bench_once."""
-    fn()
-    return _not_measured(quantiles, return_mode)
-
-
 class VirtualBlas:
     """Triton's bindings of the vendor BLAS (`nvidia.cublas.CublasLt`, `amd.hipblas.HipblasLt`), which
     tutorials build at import as their baseline: the same products, computed by torch in float32 on the
@@ -222,14 +183,6 @@ def _vendor_blas_modules() -> list[tuple[Any, str]]:
     return found
 
 
-_TESTING_PATCHES = {
-    "do_bench": do_bench_once,
-    "do_bench_cudagraph": do_bench_cudagraph_once,
-    "do_bench_proton": do_bench_once,  # Triton 3.9 on
-    "do_bench_cudagraph_proton": do_bench_cudagraph_once,  # Triton 3.9 on
-}
-
-
 @contextlib.contextmanager
 def virtual_triton(
     target: Target,
@@ -253,21 +206,10 @@ def virtual_triton(
         _driver_registry.set_active(
             VirtualDriver(target, properties, capability, loader, asked, benchmark_flush)
         )
-        for name, fn in _TESTING_PATCHES.items():
-            if hasattr(_testing, name):
-                patch(_testing, name, fn)
-        patch(
-            _testing.Mark,
-            "run",
-            functools.partialmethod(
-                run_sweep,
-                notes=notes if notes is not None else [],
-                exploring=exploring or contextlib.nullcontext,
-            ),
-        )
         for owner, name in _vendor_blas_modules():
             patch(owner, name, VirtualBlas)
-        yield
+        with benchmarks_run_once(notes, exploring):
+            yield
     finally:
         patches.restore()
         _driver_registry._active = saved_active
