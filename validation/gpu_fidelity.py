@@ -72,7 +72,7 @@ def collect_real(path: str, out_json: str) -> None:
             compiled._init_handles()
         except Exception as exc:  # noqa: BLE001 - e.g. OutOfResources: the autotuner skipped this config too
             load_error = f"{type(exc).__name__}: {exc}"
-        stages = {s: compiled.asm[s] for s in IR_STAGES}
+        stages = {s: compiled.asm[s] for s in IR_STAGES if s in compiled.asm}  # Gluon: no ttir
         stages["sass"] = disassemble(compiled.asm["cubin"])
         # the real cubin read by a second disassembler, independent of irscope's SASS path
         sass_cuobjdump = cuobjdump_instructions(compiled.asm["cubin"], find_tool("cuobjdump"))
@@ -186,7 +186,7 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
             continue
         out.append({"name": comp.kernel.name, "hash": comp.metadata["hash"],
                     "metadata": {k: repr(v) for k, v in comp.metadata.items()},
-                    "stages": {s: comp.stage(s) for s in (*IR_STAGES, "sass")},
+                    "stages": {s: comp.stage(s) for s in (*IR_STAGES, "sass") if _has_stage(comp, s)},
                     "registers": comp.resources.registers, "spills": comp.resources.spills,
                     "cubin_sha": hashlib.sha256(comp.asm["cubin"]).hexdigest(),
                     "cubin_b64": __import__("base64").b64encode(comp.asm["cubin"]).decode(),
@@ -195,6 +195,16 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
                     "ahead": ahead.progress(ahead.compilation_key(comp.kernel.jit, comp.target, comp.spec))})
     with open(out_json, "w") as f:  # with what the run said: a capture stopped early, the device it saw
         json.dump({"compilations": out, "notes": ws.notes, "warning": ws.run_warning, "device": ws.device}, f)
+
+
+def _has_stage(comp, stage: str) -> bool:
+    """Whether irscope shows `stage` for this compilation (a Gluon kernel starts at TTGIR: no TTIR)."""
+    from irscope.base.errors import IrscopeError
+    try:
+        comp.stage(stage)
+    except IrscopeError:
+        return False
+    return True
 
 
 def _child(mode: str, path: str, target: str, cache: str, out_json: str, hide_gpu: bool,
@@ -298,12 +308,15 @@ def compare(path: str, target: str) -> list[dict]:
                 ", ".join(f"{k}: {comp['metadata'].get(k)} vs {r['metadata'].get(k)}"
                           for k in sorted(set(comp["metadata"]) | set(r["metadata"]))
                           if k != "hash" and comp["metadata"].get(k) != r["metadata"].get(k))
-                or "same metadata; " + _signature_difference(comp["stages"]["ttir"], r["stages"]["ttir"])
+                or "same metadata; " + _signature_difference(*(x["stages"].get("ttir") or x["stages"]["ttgir"]
+                                                                    for x in (comp, r)))
                 for r in candidates)
             keep = os.environ.get("FIDELITY_MISMATCH_DIR")
             if keep:  # leave both sides' IR behind, to diff by hand
                 for i, r in enumerate([comp, *candidates]):
                     for stage in ("ttir", "ttgir"):
+                        if stage not in r["stages"]:
+                            continue
                         with open(os.path.join(keep, f"{comp['name']}.{i}.{stage}"), "w") as f:
                             f.write(r["stages"][stage])
             if not candidates and uses_torch_compile:
@@ -312,7 +325,9 @@ def compare(path: str, target: str) -> list[dict]:
             rows.append({**row, "result": f"no real launch compiled this specialization ({len(candidates)} "
                                           f"of this kernel: {why})"})
             continue
-        identical = {s: comp["stages"][s] == match["stages"][s] for s in (*IR_STAGES, "sass")}
+        # a stage neither side has (a Gluon kernel's TTIR) is left blank; one side's alone differs
+        identical = {s: comp["stages"].get(s) == match["stages"].get(s) for s in (*IR_STAGES, "sass")
+                     if s in comp["stages"] or s in match["stages"]}
         # irscope's offline SASS against cuobjdump's reading of the real cubin, instruction by instruction
         sys.path.insert(0, os.path.join(ROOT, "validation"))
         from sass_listing import instructions

@@ -10,8 +10,11 @@
 # From the repository root, the corpus libraries carried as wheels (.whl):
 #   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
 #     .whl/*.whl && export PYTHONPATH=/tmp/site && sh validation/h100_session6.sh
+# NAME: the folder and archive (session6: the first call; session6b: the second, after the capture's fixes,
+# NCU=0: its ncu data came back whole from the first)
 set -u
-D=${OUT:-/tmp/irscope-h100}/session6
+NAME=${NAME:-session6}
+D=${OUT:-/tmp/irscope-h100}/$NAME
 mkdir -p "$D/cov" "$D/gluon"
 python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__, torch.cuda.get_device_name(0))" | tee "$D/versions.txt"
 ncu --version >> "$D/versions.txt" 2>&1
@@ -30,7 +33,7 @@ GLUON="kernels/gluon_copy.py $G/01-intro.py $G/02-layouts.py $G/03-async-copy.py
 (PYTHONUNBUFFERED=1 FIDELITY_FIRST_POINT=1 FIDELITY_CHILD_TIMEOUT=200 timeout 330 python3 validation/gpu_fidelity.py \
   $GLUON --jobs 4 --out "$D/gluon/fidelity.md" > "$D/gluon/fidelity.log" 2>&1; echo "fidelity rc=$?" >> "$D/rc.txt"
  # shellcheck disable=SC2086
- PYTHONUNBUFFERED=1 timeout 150 python3 validation/ncu_sectors.py kernels/gluon_copy.py $G/02-layouts.py \
+ [ "${NCU:-1}" = 1 ] && PYTHONUNBUFFERED=1 timeout 150 python3 validation/ncu_sectors.py kernels/gluon_copy.py $G/02-layouts.py \
   --out "$D/gluon/ncu_sectors.csv" > "$D/gluon/ncu_sectors.log" 2>&1; echo "ncu_sectors rc=$?" >> "$D/rc.txt") &
 GL=$!
 wait $COV; echo "coverage rc=$?" >> "$D/rc.txt"
@@ -39,4 +42,4 @@ cat "$D/rc.txt"
 tail -60 "$D/cov/coverage.md" 2>/dev/null
 tail -30 "$D/gluon/fidelity.md" 2>/dev/null
 cat "$D/gluon/ncu_sectors.csv" 2>/dev/null | cut -c1-200
-tar czf "${OUT:-/tmp/irscope-h100}/session6.tar.gz" -C "${OUT:-/tmp/irscope-h100}" session6
+tar czf "${OUT:-/tmp/irscope-h100}/$NAME.tar.gz" -C "${OUT:-/tmp/irscope-h100}" "$NAME"

@@ -59,7 +59,7 @@ def test_a_stopped_run_names_its_line_and_the_kernels_it_did_not_reach():
     assert (missing.kernel, missing.ended) == ("second_kernel", "stopped")
     # the loop's `for` or its body
     assert any(
-        f"stopped at line {line} (nothing new launched in the last 0.5 s)" in missing.reason
+        f"stopped at line {line} (nothing launched in the last 1.5 s)" in missing.reason
         for line in (24, 25)
     ), missing.reason
     assert "IRSCOPE_CAPTURE_QUIET" in missing.how

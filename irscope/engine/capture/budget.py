@@ -146,10 +146,7 @@ class CaptureBudget:
         self._launches = 0
         self._started = self._last_new = time.monotonic()
         self._last_new_clock = 0.0  # the file's clock (_file_clock) at _last_new
-        self._last_any = (
-            self._last_new
-        )  # its last launch, new or not (monotonic, and the file's clock)
-        self._last_any_clock = 0.0
+        self._last_any = self._last_new  # the file's last launch, new or not (monotonic)
         self._repeated = False  # a launch of a specialization already seen since the last new one
         self._schedstat: str | None = (
             None  # the file thread's scheduler statistics (None: none here)
@@ -195,17 +192,17 @@ class CaptureBudget:
                 self._new_pending, self._repeated = True, False
             else:
                 self._repeated = True
-            self._last_any, self._last_any_clock = time.monotonic(), self._file_clock()
+            self._last_any = time.monotonic()
             self._launches += 1
             self._kernels.add(id(jit))
         return new
 
     def repeated(self) -> None:
         """A launch the same as the kernel's last one, which the capture skips without recording (a benchmark
-        loop in the interpreter): the file is repeating itself."""
-        with self._inject_lock:
-            self._repeated = True
-            self._last_any, self._last_any_clock = time.monotonic(), self._file_clock()
+        loop in the interpreter): the file is repeating itself. Called for each such launch, so it takes no
+        lock and reads no clock but the monotonic one (with more, a loop of them spent its time in irscope's
+        code, where no stop lands)."""
+        self._repeated, self._last_any = True, time.monotonic()
 
     @contextlib.contextmanager
     def quiet_paused(self) -> Iterator[None]:
@@ -219,7 +216,7 @@ class CaptureBudget:
             with self._inject_lock:
                 self._paused -= 1
                 self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
-                self._last_any, self._last_any_clock = self._last_new, self._last_new_clock
+                self._last_any = self._last_new
 
     @contextlib.contextmanager
     def executing(self) -> Iterator[None]:
@@ -235,7 +232,7 @@ class CaptureBudget:
                 with self._inject_lock:
                     self._new_running = False
                     self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
-                    self._last_any, self._last_any_clock = self._last_new, self._last_new_clock
+                    self._last_any = self._last_new
 
     @property
     def stop_sent(self) -> bool:
@@ -257,7 +254,7 @@ class CaptureBudget:
         if self._run_queue_delay() is None:
             self._schedstat = None
         self._started = self._last_new = time.monotonic()
-        self._last_new_clock = self._last_any_clock = self._file_clock()
+        self._last_new_clock = self._file_clock()
         self._last_any, self._repeated = self._last_new, False
         self.reason, self._injected, self.stopped_line = None, False, None
         self._new_pending = self._new_running = False
@@ -363,11 +360,12 @@ class CaptureBudget:
         """Why the run is quiet, in a few words: `quiet_s` of the file's own time since its last new launch
         while it launched only what it had launched before, or three times that with no launch at all (the
         module's docstring); None while it is not."""
-        if self._schedstat is None:
-            since_new, since_any = now - self._last_new, now - self._last_any
-        else:
-            clock = self._file_clock()
-            since_new, since_any = clock - self._last_new_clock, clock - self._last_any_clock
+        since_new = (
+            now - self._last_new
+            if self._schedstat is None
+            else self._file_clock() - self._last_new_clock
+        )
+        since_any = now - self._last_any  # the wall clock: repeats are too many to read the file's
         if since_new >= self.quiet_s and self._repeated and since_any < self.quiet_s:
             return f"nothing new launched in the last {self.quiet_s:g} s"
         if min(since_new, since_any) >= 3 * self.quiet_s:
