@@ -5,11 +5,13 @@ is not shown, and that is said, never left out silently: in the report, the JSON
 header and picker. Why depends on how the run ended: the capture budget stopped it (the line it was on is
 known), the file raised, or the run ended and simply did not call the kernel (a condition not met, or an
 argument the file's command line would give). A @triton.jit helper that another kernel of the file calls is
-not a launch of its own, and is not listed.
+not a launch of its own, and is not listed. A run stopped or ended by an error before it reached a kernel's
+`def` has no kernel object for it: such kernels are found in the file's text (`jit_defs`) and listed too.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import asdict, dataclass
 
@@ -47,9 +49,16 @@ def missing_kernels(
     launched = {id(launch.kernel) for launch in launches}
     own = [k for k in kernels if k.file == path and k.inductor is None]
     unlaunched = [k for k in own if id(k) not in launched]
-    if not unlaunched or not ran:
+    # the run ended before it defined these (stopped, or raised): they are only in the file's text
+    undefined = {}
+    if ran and (stopped_cause or raised):
+        known = {k.name for k in own}
+        undefined = {
+            name: line for name, line in jit_defs(_file_text(path)).items() if name not in known
+        }
+    if not (unlaunched or undefined) or not ran:
         return []
-    helpers = _called_by_others(own)
+    helpers = _called_by_others(own) | _called_in_text(_file_text(path) if undefined else "")
     pick = "--kernel {name} --no-run with -D/--arg gives its arguments by hand"
     if stopped_cause:
         at = f" at line {stopped_line}" if stopped_line else ""
@@ -69,7 +78,60 @@ def missing_kernels(
         Missing(k.name, k.line, ended, reason, how.format(name=k.name))
         for k in unlaunched
         if k.name not in helpers
+    ] + [
+        Missing(
+            name,
+            line,
+            ended,
+            reason.replace("launched this kernel", "reached its def"),
+            how.format(name=name),
+        )
+        for name, line in undefined.items()
+        if name not in helpers
     ]
+
+
+def jit_defs(text: str) -> dict[str, int]:
+    """The functions `text` decorates with a `jit` (`@triton.jit`, `@gluon.jit`, `@jit`, called or not;
+    under an autotune or heuristics too), each with its `def` line: the kernels a file defines, found without
+    running it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    return {
+        node.name: node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and any(map(_is_jit, node.decorator_list))
+    }
+
+
+def _is_jit(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+    return name == "jit"
+
+
+def _called_in_text(text: str) -> set[str]:
+    """Names called inside the jit functions of `text`: helpers, not launched alone."""
+    if not text:
+        return set()
+    tree = ast.parse(text)
+    return {
+        call.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and any(map(_is_jit, node.decorator_list))
+        for call in ast.walk(node)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+    }
+
+
+def _file_text(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8-sig", "replace")
+    except OSError:
+        return ""
 
 
 def missing_in_modules(

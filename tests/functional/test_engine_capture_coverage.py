@@ -65,6 +65,21 @@ def test_a_stopped_run_names_its_line_and_the_kernels_it_did_not_reach():
     assert "IRSCOPE_CAPTURE_QUIET" in missing.how
 
 
+def test_a_kernel_whose_def_the_stopped_run_never_reached_is_named_from_the_files_text():
+    """A run stopped before a kernel's `def` has no kernel object for it (Gluon's layout tutorial, stopped while
+    it made its inputs, listed nothing of its two later kernels): it is found in the text and named, with the
+    line the run was on; a jit helper another kernel calls is not a launch of its own."""
+    path = fixture_path("stops_before_a_later_def.py")
+    ws = open_file(
+        path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=0.3)
+    )
+    assert [launch.kernel.name for launch in ws.launches] == ["first_kernel"]
+    (missing,) = ws.missing
+    assert (missing.kernel, missing.line, missing.ended) == ("later_kernel", 28, "stopped")
+    assert "before it reached its def" in missing.reason
+    assert any(f"stopped at line {n} (" in missing.reason for n in (18, 19)), missing.reason
+
+
 def test_a_file_that_raises_before_a_kernel_says_so():
     from irscope.base.missing import missing_kernels
     from irscope.base.model import Kernel
