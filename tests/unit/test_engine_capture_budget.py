@@ -325,3 +325,21 @@ def test_no_quiet_time_counts_while_irscope_explores_a_benchmark_sweep():
         assert budget._spent(time.monotonic() + 5) is None
     assert budget._spent(time.monotonic() + 0.1) is None
     assert "nothing launched" in budget._spent(time.monotonic() + 0.7)
+
+
+def test_on_a_gpu_the_limit_leaves_out_the_compiles_of_new_launches():
+    """A library whose kernels compile for 3 to 40 s each was stopped at the 60 s limit inside its first call on
+    the H100: on a GPU a new launch's compile is not the file's time. In the interpreter it still counts (each
+    launch there is bounded on its own; the limit bounds the run)."""
+    for counts in (True, False):
+        budget = CaptureBudget("file.py", quiet_s=60, limit_s=0.3)
+        budget.limit_counts_new_launches = counts
+        budget.launched(object(), (1,), {}, None)
+        with budget.executing():  # a cold compile that outlasts the limit
+            time.sleep(0.4)
+        spent = budget._spent(time.monotonic())
+        if counts:
+            assert spent is not None and "the 0.3 s limit" in spent
+        else:
+            assert spent is None
+            assert "the 0.3 s limit" in budget._spent(time.monotonic() + 0.35)

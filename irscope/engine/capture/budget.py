@@ -140,6 +140,12 @@ class CaptureBudget:
             limit_s if limit_s is not None else _seconds("IRSCOPE_CAPTURE_LIMIT", LIMIT_S)
         )
         self.on_progress = on_progress
+        # On a GPU, a new launch's cold compile is irscope's and the GPU's work, not the file's: the limit
+        # leaves it out there (one library's kernels compile for 3 to 40 s each, and its run was stopped at
+        # the limit inside its first call). In the interpreter it counts: there each launch is bounded on its
+        # own, and the limit is what bounds the run.
+        self.limit_counts_new_launches = True
+        self._new_launches_s = 0.0  # time new launches took to compile and run, this run
         self.reason: str | None = None  # why the run was stopped; None if it ended by itself
         self._seen: set[tuple] = set()
         self._kernels: set[int] = set()
@@ -225,6 +231,7 @@ class CaptureBudget:
         with self._inject_lock:
             new, self._new_pending = self._new_pending, False
             self._new_running = self._new_running or new
+        started = time.monotonic()
         try:
             yield
         finally:
@@ -233,6 +240,7 @@ class CaptureBudget:
                     self._new_running = False
                     self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
                     self._last_any = self._last_new
+                    self._new_launches_s += self._last_new - started
 
     @property
     def stop_sent(self) -> bool:
@@ -259,6 +267,7 @@ class CaptureBudget:
         self.reason, self._injected, self.stopped_line = None, False, None
         self._new_pending = self._new_running = False
         self._seen, self._kernels, self._launches = set(), set(), 0
+        self._new_launches_s = 0.0
         self._done = threading.Event()
         threading.Thread(
             target=self._loop, args=(self._done,), name="irscope-capture-budget", daemon=True
@@ -337,7 +346,10 @@ class CaptureBudget:
         if quiet:
             self.cause = quiet
             return f"stopped after {now - self._started:.1f} s{at}: {self.cause}; {captured}"
-        if now - self._started >= self.limit_s:
+        spent = (
+            now - self._started - (0.0 if self.limit_counts_new_launches else self._new_launches_s)
+        )
+        if spent >= self.limit_s:
             self.cause = f"the {self.limit_s:g} s limit"
             return f"stopped at {self.cause}{at}; {captured}"
         return None

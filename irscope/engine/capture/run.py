@@ -94,6 +94,7 @@ def run_user_file(
         namespace["__spec__"].has_location = True
     result = RunResult(namespace)
     budget = budget or CaptureBudget(user_file.path)
+    budget.limit_counts_new_launches = use_interpreter
     if user_file.command is not None:
         command_budget(budget)
     if calls_torch_compile(user_file.text) and "IRSCOPE_CAPTURE_QUIET" not in os.environ:
