@@ -15,7 +15,7 @@ ABSENT_STAGES = {
 # coalescing from addresses, the stepper and `irscope step` need).
 UNRECORDABLE = {
     "gluon": "not available for Gluon launches: Triton's interpreter does not run Gluon kernels, so no "
-    "program of one can be recorded (no addresses for coalescing, no stepping)",
+    "program of one can be recorded (no stepping; coalescing comes from the PTX, on NVIDIA targets)",
 }
 TARGETS = ("sm_80", "sm_89", "sm_90", "sm_100", "sm_120", "gfx942", "gfx950")
 DEFAULT_TARGET = "sm_90"

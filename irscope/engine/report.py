@@ -301,9 +301,17 @@ def format_report(doc: dict[str, Any]) -> str:
             f"{k['name']}  ({k['file']}:{k['def_line']}){gluon}  target {k['target']}  grid {grid}"
         )
         if k.get("interpreter_error"):
+            # a Gluon launch: its coalescing comes from the PTX, where the target's code can be run so
+            from_ptx = k.get("language") == "gluon" and not (k.get("coalescing_totals") or {}).get(
+                "error"
+            )
             out.append(
-                f"  interpreter could not run this launch: {k['interpreter_error']} "
-                f"(compiled all the same; no coalescing or stepping for it)"
+                f"  interpreter could not run this launch: {k['interpreter_error']} (compiled all the same; "
+                + (
+                    "coalescing from its PTX; no stepping)"
+                    if from_ptx
+                    else "no coalescing or stepping for it)"
+                )
             )
         if k.get("programs_interpreted"):
             run, total = k["programs_interpreted"]

@@ -1,6 +1,7 @@
 """A Gluon kernel in the app (Pilot, real compile): kernels/gluon_copy.py's first launch, whose layout loads 16
 bytes per thread. Its panes link source and PTX both ways, the TTIR key says why a Gluon kernel has none,
-and the Coalescing panel says why it has no addresses to count."""
+and the Coalescing panel counts its sectors from addresses the PTX computes (the interpreter does not run
+Gluon)."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ async def test_gluon_copy_links_its_16_byte_loads_and_says_what_it_lacks():
         assert any("ttir does not exist for a Gluon kernel" in n for n in said), said
         assert app.main.linked.panes[app.main.linked.active_pane].stage == stage_before
 
-        # the Coalescing panel: not available, and why
+        # the Coalescing panel: the addresses come from the PTX, counted as for a Triton kernel
         panel = app.query_one(CoalescingPanel)
         for _ in range(8):
             shown = app.main.panel_area.shown_panel()
@@ -76,8 +77,13 @@ async def test_gluon_copy_links_its_16_byte_loads_and_says_what_it_lacks():
         assert app.main.panel_area.shown_panel() is panel
         source.view.move_cursor_to_index(LOAD_LINE - 1, notify=True)
         start = time.monotonic()
-        while "not available for Gluon launches" not in _panel_text(panel):
+        while "sectors/request" not in _panel_text(panel):
             assert time.monotonic() - start < 120, _panel_text(panel)
             await asyncio.sleep(0.1)
             await pilot.pause()
-        assert "does not run Gluon kernels" in _panel_text(panel)
+        text = _panel_text(panel)
+        assert "line 33 load src_ptr" in text and "16.0 sectors/request" in text, text
+        load_at = next(
+            n for n, line in enumerate(comp.stage("ttgir").splitlines(), 1) if "tt.load" in line
+        )
+        assert "sizePerThread [1, 4]" in text and f"tt.load (ttgir line {load_at})" in text, text

@@ -14,7 +14,7 @@ from irscope.analysis.coalescing.width import moved_factor
 from irscope.analysis.layouts.owners import BlockedLayout, linear_layout
 
 if TYPE_CHECKING:
-    from irscope.analysis.coalescing.sectors import AccessCoalescing
+    from irscope.analysis.coalescing.results import AccessCoalescing
 
 
 def diagnose(entry: AccessCoalescing) -> None:
