@@ -145,3 +145,31 @@ def test_the_readme_quotes_the_rebuilt_tables_word_for_word():
     ):
         assert phrase in doc and phrase in " ".join(readme.split()), phrase
     assert "Checked on a GPU: Triton 3.6.0 only" in readme
+
+
+GLUON_DATA = os.path.join(ROOT, "validation", "data", "h100_gluon")
+
+
+def test_the_gluon_coalescing_table_is_rebuilt_from_the_committed_ncu_csv():
+    """Gluon kernels, which Triton's interpreter cannot run: irscope's sectors and requests from the PTX, made
+    here with no GPU, against what ncu measured for every launch on the H100 (the example and the layouts of
+    Gluon tutorial 02): every row equal to the committed table, and every row within 5% of the measurement."""
+    files = ["kernels/gluon_copy.py", "validation/probes/gluon_layouts.py"]
+    done = _run(
+        os.path.join(ROOT, "validation", "ncu_coalescing.py"),
+        "--measured",
+        os.path.join(GLUON_DATA, "ncu_gluon.csv"),
+        "--target",
+        "sm_90",
+        *[os.path.join(ROOT, f) for f in files],
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    with open(os.path.join(GLUON_DATA, "gluon_coalescing.md")) as f:
+        published = [
+            row for row in f.read().splitlines() if row.startswith(("| kernels/", "| validation/"))
+        ]
+    rebuilt = [
+        row for row in done.stdout.splitlines() if row.startswith(("| kernels/", "| validation/"))
+    ]
+    assert len(published) == 16 and rebuilt == published
+    assert all(row.endswith("| yes |") for row in rebuilt)
