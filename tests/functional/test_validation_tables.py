@@ -173,3 +173,20 @@ def test_the_gluon_coalescing_table_is_rebuilt_from_the_committed_ncu_csv():
     ]
     assert len(published) == 16 and rebuilt == published
     assert all(row.endswith("| yes |") for row in rebuilt)
+
+
+def test_the_gluon_bank_table_is_rebuilt_from_the_committed_ncu_data():
+    """Gluon tutorial 03's copies through shared memory (validation/probes/gluon_shared.py): irscope's wavefronts,
+    predicted from the recorded PTX, against ncu's per SASS instruction on the H100, both directions; the
+    rebuilt table equals the committed one and every row is within 5%."""
+    done = _run(
+        os.path.join(ROOT, "validation", "ncu_bank_conflicts.py"),
+        "--measured",
+        os.path.join(GLUON_DATA, "bank"),
+        os.path.join(ROOT, "validation", "probes", "gluon_shared.py"),
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    with open(os.path.join(GLUON_DATA, "bank", "bank_conflicts.md")) as f:
+        published = _rows(f.read(), "| validation/")
+    assert len(published) == 6 and _rows(done.stdout, "| validation/") == published
+    assert all(row.endswith("| yes |") for row in published)
