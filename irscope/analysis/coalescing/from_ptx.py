@@ -25,6 +25,7 @@ import numpy as np
 
 from irscope.analysis.banks.conflicts import POINTER_STRIDE
 from irscope.analysis.banks.report import launch_inputs
+from irscope.analysis.coalescing.match import source_line_lookup
 from irscope.analysis.coalescing.requests import (
     LINE_BYTES,
     SECTOR_BYTES,
@@ -33,6 +34,8 @@ from irscope.analysis.coalescing.requests import (
 )
 from irscope.analysis.coalescing.results import AccessCoalescing
 from irscope.analysis.coalescing.text import diagnose
+from irscope.analysis.layouts.owners import describe_layout
+from irscope.analysis.memory.ttgir import ttgir_access_ops
 from irscope.analysis.ptx.machine import Machine
 from irscope.analysis.ptx.program import Instr, Program, immediate, parse_program
 from irscope.base.compiled import LaunchedKernel
@@ -260,10 +263,6 @@ def _request(
 def _named_after_ttgir(comp: LaunchedKernel, entries: list) -> None:
     """Each access takes the TTGIR op of its source line and kind, as the interpreter's path has it: its line,
     shape, element type and the layout the author wrote (the PTX's own line where no op matches)."""
-    from irscope.analysis.coalescing.match import source_line_lookup
-    from irscope.analysis.layouts.owners import describe_layout
-    from irscope.analysis.memory.ttgir import ttgir_access_ops
-
     ops = ttgir_access_ops(comp.stage("ttgir"), source_line_lookup(comp, "ttgir"), comp.kernel.file)
     first = {}
     for op in ops:
