@@ -523,7 +523,15 @@ def compact(doc: dict | None) -> dict | None:
                 ]
             }
         kernels.append(kept)
-    return {"kernels": kernels, "missing": doc.get("missing"), "notes": doc.get("notes")}
+    # the specializations only a sweep's exploration reached (shown_keys reads them too: without them a replay
+    # counted run 6's six sweep files as 40 compilations short of what the GPU run itself counted)
+    named = [{f: k.get(f) for f in (*_KERNEL_FIELDS, "autotune")} for k in doc.get("named") or []]
+    return {
+        "kernels": kernels,
+        "named": named,
+        "missing": doc.get("missing"),
+        "notes": doc.get("notes"),
+    }
 
 
 def on_gpu_counts(

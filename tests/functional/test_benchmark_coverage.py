@@ -4,11 +4,12 @@ made and irscope did not show (the GPU side here is the shown one, then one of i
 
 import copy
 import importlib.util
+import json
 import os
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, fixture_path
 
 _spec = importlib.util.spec_from_file_location(
     "coverage_bench", os.path.join(ROOT, "benchmarks", "coverage.py")
@@ -213,7 +214,9 @@ def test_the_gpu_sides_hook_keys_a_real_compile_as_the_report_shows_it():
     assert coverage.counts(coverage.compare("kernels/add.py", gpu, doc))["shown & compiled"] == 1
 
 
-RUN4 = os.path.join(ROOT, "validation", "data", "h100_coverage", "run4_part1_rest", "coverage.json.gz")
+RUN4 = os.path.join(
+    ROOT, "validation", "data", "h100_coverage", "run4_part1_rest", "coverage.json.gz"
+)
 CROSS_ENTROPY = "community/efficient-cross-entropy/benchmark.py"
 
 
@@ -254,3 +257,19 @@ def test_a_report_that_ended_in_an_error_gives_its_error_line_as_each_missing_co
     assert {m["reason"] for m in live["not captured"]} == {"said: " + error}
     stopped_here = coverage.compare(CROSS_ENTROPY, gpu, None, "timed out after 300 s")
     assert {r["reason"] for r in stopped_here["rows"]} == {"not said: timed out after 300 s"}
+
+
+def test_the_kept_side_b_prime_keys_the_same_as_the_whole_report():
+    """coverage.json keeps irscope's report from the GPU in short (`compact`), for later replays to key again. It
+    dropped the specializations only a sweep's exploration reached (the JSON's `named`): a replay of run 6
+    counted six sweep files 40 compilations short of what the GPU run itself counted."""
+    doc, error, _ = coverage.shown_offline(
+        os.path.relpath(fixture_path("benchmark_sizes.py"), coverage.corpus.CORPUS),
+        "sm_90",
+        timeout=200,
+    )
+    assert error is None, error
+    assert doc["named"], "the fixture's sweep names specializations: the test would check nothing"
+    whole = sorted(json.dumps(k, sort_keys=True) for k in coverage.shown_keys(doc))
+    kept = sorted(json.dumps(k, sort_keys=True) for k in coverage.shown_keys(coverage.compact(doc)))
+    assert kept == whole
