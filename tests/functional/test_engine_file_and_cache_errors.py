@@ -42,7 +42,9 @@ def _compiled_all(path, **kwargs):
 def test_a_copy_maps_to_its_own_lines_after_the_original_was_compiled(tmp_path, kernel, relative):
     """Triton's cache key holds the kernel's source, not its path: the copy's first compile is the original's,
     which records the original's path. irscope compiles it again under its own path; every stage maps."""
-    _compiled_all(kernel_path(kernel), compile_ahead=False)  # the original's compile is in the cache
+    _compiled_all(
+        kernel_path(kernel), compile_ahead=False
+    )  # the original's compile is in the cache
     copy = tmp_path / relative
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(kernel_path(kernel), copy)

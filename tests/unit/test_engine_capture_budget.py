@@ -158,7 +158,9 @@ def test_work_without_launches_between_kernels_is_not_taken_for_a_loop():
     assert budget._spent(later + 0.5) is None
     assert "nothing launched in the last 0.6 s" in budget._spent(later + 0.7)
     budget.launched(second, (1,), {}, None)  # the next kernel, reached
-    for _ in range(6):  # then a loop of its repeats, skipped as the same as the last: stopped at the quiet time
+    for _ in range(
+        6
+    ):  # then a loop of its repeats, skipped as the same as the last: stopped at the quiet time
         budget.repeated()
         time.sleep(0.05)
     assert "nothing new launched in the last 0.2 s" in budget._spent(time.monotonic())
