@@ -6,7 +6,7 @@ header and picker. Why depends on how the run ended: the capture budget stopped 
 known), the file raised, or the run ended and simply did not call the kernel (a condition not met, or an
 argument the file's command line would give). A @triton.jit helper that another kernel of the file calls is
 not a launch of its own, and is not listed. A run stopped or ended by an error before it reached a kernel's
-`def` has no kernel object for it: such kernels are found in the file's text (`jit_defs`) and listed too.
+`def` has no kernel object for it: such kernels are found in the file's text (`_jit_functions`) and listed too.
 """
 
 from __future__ import annotations
@@ -50,15 +50,14 @@ def missing_kernels(
     own = [k for k in kernels if k.file == path and k.inductor is None]
     unlaunched = [k for k in own if id(k) not in launched]
     # the run ended before it defined these (stopped, or raised): they are only in the file's text
-    undefined = {}
+    undefined, called = {}, set()
     if ran and (stopped_cause or raised):
+        defs, called = _jit_functions(_file_text(path))
         known = {k.name for k in own}
-        undefined = {
-            name: line for name, line in jit_defs(_file_text(path)).items() if name not in known
-        }
+        undefined = {name: line for name, line in defs.items() if name not in known}
     if not (unlaunched or undefined) or not ran:
         return []
-    helpers = _called_by_others(own) | _called_in_text(_file_text(path) if undefined else "")
+    helpers = _called_by_others(own) | called
     pick = "--kernel {name} --no-run with -D/--arg gives its arguments by hand"
     if stopped_cause:
         at = f" at line {stopped_line}" if stopped_line else ""
@@ -91,39 +90,32 @@ def missing_kernels(
     ]
 
 
-def jit_defs(text: str) -> dict[str, int]:
-    """The functions `text` decorates with a `jit` (`@triton.jit`, `@gluon.jit`, `@jit`, called or not;
-    under an autotune or heuristics too), each with its `def` line: the kernels a file defines, found without
-    running it."""
+def _jit_functions(text: str) -> tuple[dict[str, int], set[str]]:
+    """The functions `text` decorates with a `jit` (`@triton.jit`, `@gluon.jit`, `@jit`, called or not; under an
+    autotune or heuristics too), each with its `def` line: the kernels a file defines, found without running it;
+    and the names those functions call (helpers, not launched alone)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return {}
-    return {
-        node.name: node.lineno
+        return {}, set()
+    jitted = [
+        node
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef) and any(map(_is_jit, node.decorator_list))
+    ]
+    called = {
+        call.func.id
+        for node in jitted
+        for call in ast.walk(node)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
     }
+    return {node.name: node.lineno for node in jitted}, called
 
 
 def _is_jit(decorator: ast.expr) -> bool:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
     return name == "jit"
-
-
-def _called_in_text(text: str) -> set[str]:
-    """Names called inside the jit functions of `text`: helpers, not launched alone."""
-    if not text:
-        return set()
-    tree = ast.parse(text)
-    return {
-        call.func.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef) and any(map(_is_jit, node.decorator_list))
-        for call in ast.walk(node)
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-    }
 
 
 def _file_text(path: str) -> str:

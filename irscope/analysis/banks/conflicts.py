@@ -97,7 +97,8 @@ class BankReport:
         return not self.stops and self.programs == self.grid_programs
 
 
-def _address_width(parts: list[str]) -> int:
+def access_width(parts: list[str]) -> int:
+    """Bytes one lane moves in a PTX memory instruction (`ld.shared.v4.b32`: 16), from its opcode's parts."""
     vector = next((int(p[1:]) for p in parts if re.fullmatch(r"v\d+", p)), 1)
     kind = parts[-1]
     bits = int(re.sub(r"\D", "", kind) or 32)
@@ -112,7 +113,7 @@ def find_accesses(program: Program) -> list[SharedAccess]:
         if parts[0] in ("ld", "st", "atom", "red") and spaces:
             address = ops[1] if parts[0] in ("ld", "atom") else ops[0]
             kind = {"ld": "load", "st": "store"}.get(parts[0], "atomic")
-            access = SharedAccess(index, ins.line, ins.opcode, kind, _address_width(parts), address)
+            access = SharedAccess(index, ins.line, ins.opcode, kind, access_width(parts), address)
             if kind == "atomic":
                 access.not_modelled = "shared-memory atomics are not modelled"
             elif "shared::cluster" in spaces:

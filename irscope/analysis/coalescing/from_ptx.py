@@ -23,7 +23,7 @@ from collections import Counter
 
 import numpy as np
 
-from irscope.analysis.banks.conflicts import POINTER_STRIDE
+from irscope.analysis.banks.conflicts import POINTER_STRIDE, access_width
 from irscope.analysis.banks.report import launch_inputs
 from irscope.analysis.coalescing.match import source_line_lookup
 from irscope.analysis.coalescing.requests import (
@@ -132,10 +132,8 @@ class _Access:
             return
         self.kind = _KINDS[parts[0]]
         self.address = ops[0] if self.kind == "store" or parts[0] == "red" else ops[1]
-        bits = int(re.sub(r"\D", "", parts[-1]) or 32)
-        vector = next((int(p[1:]) for p in parts if re.fullmatch(r"v\d+", p)), 1)
-        self.elem_bytes = max(1, bits // 8)
-        self.width = vector * self.elem_bytes
+        self.width = access_width(parts)
+        self.elem_bytes = max(1, int(re.sub(r"\D", "", parts[-1]) or 32) // 8)
 
 
 def _is_async_copy(ins: Instr) -> bool:
