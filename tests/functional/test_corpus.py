@@ -205,7 +205,10 @@ def test_tutorial_07_opens_from_a_checkouts_layout_and_names_the_missing_libdevi
 
 def test_a_tutorial_for_another_gpu_opens_for_the_target_it_asked_for():
     """Tutorial 10 launches only on compute capability 10: with no --target it is shown for sm_100
-    (engine/capture/retarget.py). Its own reference matmul on the CPU takes most of the time."""
+    (engine/capture/retarget.py). Its own reference on the CPU takes most of the time: 25 s of the file's
+    own before its launch on an idle machine, so the limit is raised here, where the suite's other workers
+    share the cores and torch's threads wait for them (a stop in the setup is tested on its own, in
+    test_engine_retarget.py)."""
     rel = "tutorials/triton-3.6/10-block-scaled-matmul.py"
     path = os.path.join(corpus.CORPUS, rel)
     proc = subprocess.run(
@@ -213,8 +216,13 @@ def test_a_tutorial_for_another_gpu_opens_for_the_target_it_asked_for():
         capture_output=True,
         text=True,
         cwd=tempfile.gettempdir(),
-        env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": ROOT},
-        timeout=300,
+        env={
+            **os.environ,
+            "CUDA_VISIBLE_DEVICES": "",
+            "PYTHONPATH": ROOT,
+            "IRSCOPE_CAPTURE_LIMIT": "240",
+        },
+        timeout=400,
     )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)

@@ -63,6 +63,21 @@ def test_a_file_that_launches_on_no_target_says_which_were_tried():
         ws.compile_all()
 
 
+def test_a_run_again_stopped_in_its_setup_is_shown_with_where_it_was_stopped(monkeypatch):
+    """On sm_100 the file works for minutes before its launch: the limit stops it there, and that is what
+    irscope says (not "launched nothing"), with the line and how to give it longer."""
+    monkeypatch.setenv("IRSCOPE_CAPTURE_LIMIT", "2")
+    ws = open_file(fixture_path("needs_sm100_slow_setup.py"), compile_ahead=False)
+    assert ws.target.name == "sm_100" and not ws.launches
+    assert ws.notes[0] == (
+        f"{ws.user_file.shown} launched nothing on a virtual sm_90, whose capability it asked; on a "
+        f"virtual sm_100 it was stopped (the 2 s limit) before it launched anything (nothing on "
+        f"sm_120); --target to choose"
+    )
+    with pytest.raises(IrscopeError, match=r"stopped at line 2[34] \(the 2 s limit\)"):
+        ws.compile_all()
+
+
 def test_the_report_says_so_in_its_notes_and_device_line():
     """Through the real front end and its worker, as a user runs it."""
     proc = run_irscope(

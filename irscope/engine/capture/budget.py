@@ -6,11 +6,13 @@ interpreter each launch is slow, and a `__main__` that never ends would never op
 `limit_s` seconds in all, the file's thread is stopped with `CaptureStopped` and irscope goes on with what
 was captured, and says so. `IRSCOPE_CAPTURE_QUIET` / `IRSCOPE_CAPTURE_LIMIT` (seconds) change the defaults.
 
-The quiet time leaves out the time the file's thread was ready to run but waited for a CPU (the kernel's
-run-queue delay, /proc/self/task/N/schedstat): on a loaded machine a launch takes longer on the wall clock,
-and counted on the wall clock alone the quiet time ran out inside launches that end well within it on an
-idle machine, which lost every specialization after them (the H100 corpus run with 12 files at once). Time
-the file spends sleeping or waiting on something else counts, as its work does.
+The quiet time and the limit leave out the time the file's thread was ready to run but waited for a CPU
+(the kernel's run-queue delay, /proc/self/task/N/schedstat): on a loaded machine a launch takes longer on
+the wall clock, and counted on the wall clock alone the quiet time ran out inside launches that end well
+within it on an idle machine, which lost every specialization after them (the H100 corpus run with 12 files
+at once), and the limit stopped a tutorial inside its torch reference before its one launch (25 s alone,
+over 60 s beside a test run on two cores). Time the file spends sleeping or waiting on something else
+counts, as its work does.
 
 The quiet time leaves out, too, the running of a launch that was new when it was captured: on a real GPU
 its cold compile (Triton's launcher built by the C compiler included), in Triton's interpreter the
@@ -145,13 +147,16 @@ class CaptureBudget:
         # the limit inside its first call). In the interpreter it counts: there each launch is bounded on its
         # own, and the limit is what bounds the run.
         self.limit_counts_new_launches = True
-        self._new_launches_s = 0.0  # time new launches took to compile and run, this run
+        self._new_launches_s = (
+            0.0  # the file's clock new launches took to compile and run, this run
+        )
         self.reason: str | None = None  # why the run was stopped; None if it ended by itself
         self._seen: set[tuple] = set()
         self._kernels: set[int] = set()
         self._launches = 0
         self._started = self._last_new = time.monotonic()
-        self._last_new_clock = 0.0  # the file's clock (_file_clock) at _last_new
+        self._started_clock = self._started  # the file's clock (_file_clock) at _started
+        self._last_new_clock = self._started  # the file's clock (_file_clock) at _last_new
         self._last_any = self._last_new  # the file's last launch, new or not (monotonic)
         self._repeated = False  # a launch of a specialization already seen since the last new one
         self._schedstat: str | None = (
@@ -231,7 +236,7 @@ class CaptureBudget:
         with self._inject_lock:
             new, self._new_pending = self._new_pending, False
             self._new_running = self._new_running or new
-        started = time.monotonic()
+        started_clock = self._file_clock() if new else 0.0
         try:
             yield
         finally:
@@ -240,7 +245,7 @@ class CaptureBudget:
                     self._new_running = False
                     self._last_new, self._last_new_clock = time.monotonic(), self._file_clock()
                     self._last_any = self._last_new
-                    self._new_launches_s += self._last_new - started
+                    self._new_launches_s += self._last_new_clock - started_clock
 
     @property
     def stop_sent(self) -> bool:
@@ -262,7 +267,7 @@ class CaptureBudget:
         if self._run_queue_delay() is None:
             self._schedstat = None
         self._started = self._last_new = time.monotonic()
-        self._last_new_clock = self._file_clock()
+        self._started_clock = self._last_new_clock = self._file_clock()
         self._last_any, self._repeated = self._last_new, False
         self.reason, self._injected, self.stopped_line = None, False, None
         self._new_pending = self._new_running = False
@@ -347,7 +352,9 @@ class CaptureBudget:
             self.cause = quiet
             return f"stopped after {now - self._started:.1f} s{at}: {self.cause}; {captured}"
         spent = (
-            now - self._started - (0.0 if self.limit_counts_new_launches else self._new_launches_s)
+            self._file_clock(now)
+            - self._started_clock
+            - (0.0 if self.limit_counts_new_launches else self._new_launches_s)
         )
         if spent >= self.limit_s:
             self.cause = f"the {self.limit_s:g} s limit"
@@ -364,19 +371,16 @@ class CaptureBudget:
         except (OSError, ValueError, IndexError):  # the thread has ended, or no such statistics
             return None
 
-    def _file_clock(self) -> float:
-        """The wall clock less the file thread's run-queue delay: time it ran, slept or waited on something."""
-        return time.monotonic() - (self._run_queue_delay() or 0.0)
+    def _file_clock(self, now: float | None = None) -> float:
+        """The wall clock (`now`, or the monotonic clock now) less the file thread's run-queue delay: time
+        it ran, slept or waited on something."""
+        return (time.monotonic() if now is None else now) - (self._run_queue_delay() or 0.0)
 
     def _quiet(self, now: float) -> str | None:
         """Why the run is quiet, in a few words: `quiet_s` of the file's own time since its last new launch
         while it launched only what it had launched before, or three times that with no launch at all (the
         module's docstring); None while it is not."""
-        since_new = (
-            now - self._last_new
-            if self._schedstat is None
-            else self._file_clock() - self._last_new_clock
-        )
+        since_new = self._file_clock(now) - self._last_new_clock
         since_any = now - self._last_any  # the wall clock: repeats are too many to read the file's
         if since_new >= self.quiet_s and self._repeated and since_any < self.quiet_s:
             return f"nothing new launched in the last {self.quiet_s:g} s"

@@ -9,7 +9,9 @@ virtual GPU records the questions), the file is run again, once per other NVIDIA
 virtual GPU for, newest first, and the first run that launches is shown, with one note that says so.
 
 Only on that path: a file that launched anything, that the user gave `--target`, that runs on a real
-GPU, that runs with `--no-run`, or that the capture budget stopped is never run again. A run again is the
+GPU, that runs with `--no-run`, or that the capture budget stopped is never run again; a run again that
+is stopped before it launches (the limit inside a long setup) is the one shown, so that the error says
+where it was stopped, and no later target is tried. A run again is the
 same file executed again in the same process: the modules it imported stay imported, so a library that
 chose its code path from the device when it was first imported keeps that choice.
 """
@@ -59,10 +61,21 @@ def run_on_other_targets(
                     f"--target to choose"
                 ),
             )
-        tried.append(target.name)
-        # stopped on request, or ran on and on: running it again would too
         if again.stopped is not None:
-            break
+            # stopped before it launched (the limit inside its setup, or on request): this is the run to
+            # show, whose error says where it was stopped and how to give it longer; the targets after it
+            # would be stopped too
+            none_either = f" (nothing on {', '.join(tried)})" if tried else ""
+            return (
+                target,
+                again,
+                (
+                    f"{shown} launched nothing on a virtual {first.name}, whose {asked} it asked; "
+                    f"on a virtual {target.name} it was stopped ({again.stopped_cause}) before it "
+                    f"launched anything{none_either}; --target to choose"
+                ),
+            )
+        tried.append(target.name)
     return (
         first,
         result,
