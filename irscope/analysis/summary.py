@@ -1,10 +1,12 @@
-"""The analyses' part of `irscope report`: memory ops, per-line totals, occupancy, vectorization."""
+"""The analyses' part of `irscope report`: memory ops, per-line totals, occupancy, launch statistics,
+vectorization."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
+from irscope.analysis.launch_stats import launch_stats
 from irscope.analysis.memory.ops import memory_ops, primary_stage, totals_by_source_line
 from irscope.analysis.occupancy import occupancy
 from irscope.analysis.vectorize.what_if import vectorization
@@ -21,6 +23,7 @@ def analysis_entry(comp: LaunchedKernel, with_what_if: bool = True) -> dict[str,
         "memory_ops": [op.to_json() for op in ops],
         "memory_by_line": [row.to_json() for row in totals_by_source_line(ops)],
         "occupancy": occ.to_json() if occ else None,
+        "launch_stats": [stats.to_json() for stats in launch_stats(comp, occ)],
         "vectorization": [d.to_json() for d in diagnoses],
         "what_if": None,
     }
@@ -56,6 +59,9 @@ def format_analysis(k: dict[str, Any]) -> list[str]:
             )
     if k.get("occupancy"):
         out.append(f"  occupancy  {k['occupancy']['text']}")
+    for stats in k.get("launch_stats") or []:
+        grid = " x ".join(map(str, stats["grid"]))
+        out.append(f"  launch     grid {grid}: {stats['text']}")
     reasons: list[tuple[str, str]] = []  # each distinct reason is told once, accesses refer to it
     accesses = []
     for d in k.get("vectorization") or []:

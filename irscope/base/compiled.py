@@ -66,6 +66,8 @@ class CompiledKernel(Protocol):
     failure: CompileFailure | None
     source_text: str
     analyses: AnalysisCache
+    # each grid its launches ran with, in launch order, and how many did ({} if unknown)
+    grid_launches: dict[tuple[int, ...], int]
 
     @property
     def ok(self) -> bool: ...

@@ -264,7 +264,7 @@ def result_of(path: str, doc: dict) -> dict:
                 dict(
                     f,
                     file=_relative(f.get("file") or path),
-                    launches=launches,
+                    launches=f.get("holds_for_launches") or launches,
                     compilation=(path, number),
                     kernel_file=kernel_file,
                 )

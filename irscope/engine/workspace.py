@@ -262,6 +262,7 @@ class Workspace:
         target = target or self.target
         seen: dict[str, Compilation] = {}
         counts: dict[str, int] = {}
+        grids: dict[str, dict[tuple[int, ...], int]] = {}  # each one's grids: launches with each
         if kernel.inductor is not None and config is None and kernel.is_autotuned:
             # each config of Inductor's list is a compilation: CachingAutotuner precompiles them all
             out = []
@@ -280,10 +281,16 @@ class Workspace:
             comp = compile_launch(
                 launch, target, self.source_text(kernel), given=self.overrides.describe()
             )
-            seen.setdefault(comp.spec.cache_key(), comp)
-            counts[comp.spec.cache_key()] = counts.get(comp.spec.cache_key(), 0) + 1
+            key = comp.spec.cache_key()
+            seen.setdefault(key, comp)
+            counts[key] = counts.get(key, 0) + 1
+            if not launch.warmup and launch.grid:
+                of_key = grids.setdefault(key, {})
+                of_key[tuple(launch.grid)] = of_key.get(tuple(launch.grid), 0) + 1
         for key, count in counts.items():
             self._launch_counts[(id(kernel), target.name, key)] = count
+        for key, comp in seen.items():
+            comp.grid_launches = grids.get(key, {})
         return list(seen.values())
 
     def launch_count(self, comp: Compilation) -> int:

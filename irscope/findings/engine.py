@@ -16,6 +16,7 @@ from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.findings.model import Cost, Finding, WhatIf, ranked
 from irscope.findings.rules.banks import bank_findings
 from irscope.findings.rules.ir import dot_findings, shuffle_findings
+from irscope.findings.rules.launch import launch_findings
 from irscope.findings.rules.memory import access_findings
 from irscope.findings.rules.resources import local_findings, occupancy_findings
 
@@ -26,6 +27,7 @@ RULE_FUNCTIONS = (
     shuffle_findings,
     dot_findings,
     bank_findings,
+    launch_findings,
 )
 
 

@@ -37,6 +37,16 @@ RULES: dict[str, tuple[str, str]] = {
     "spill": ("registers spill to local memory (off-chip, per thread)", "warning"),
     "local-memory": ("the kernel keeps data in local memory (off-chip, per thread)", "warning"),
     "low-occupancy": ("few warps per SM, and the resource that limits them", "info"),
+    "small-grid": (
+        "the launch's grid is under one wave: block slots of the GPU stay idle for the whole launch "
+        "(the launch's size, not the kernel)",
+        "info",
+    ),
+    "tail-effect": (
+        "the launch's grid ends in a partial wave that may take 20% of the run or more (the launch's "
+        "size, not the kernel)",
+        "info",
+    ),
     "layout-shuffle": (
         "a ttg.convert_layout moves a tensor between threads through shared memory",
         "info",
@@ -98,6 +108,9 @@ class Finding:
     weight: float | None = None  # fraction of the resource wasted (ranking only)
     what_if: WhatIf | None = None
     source_text: str | None = None  # the source line itself, stripped (baselines match on it)
+    # of the compilation's launches, how many it holds for, where a rule describes some and not others (the
+    # launch-size rules: one grid is small, another is not); None: all of them
+    holds_for_launches: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,6 +126,7 @@ class Finding:
             "message": self.message,
             "fix": self.fix,
             "what_if": None if self.what_if is None else self.what_if.to_json(),
+            "holds_for_launches": self.holds_for_launches,
         }
 
 

@@ -241,6 +241,7 @@ class Server:
             comp.num_warps,
             comp.num_stages,
             comp.block_warps if comp.ok else comp.num_warps,
+            dict(comp.grid_launches),
         )
 
 

@@ -101,6 +101,8 @@ class CompilationView:
     num_warps: int
     num_stages: int
     block_warps: int = 0  # warps per block as launched (warp specialization's partitions included)
+    # each grid its launches ran with, and how many did (Compilation.grid_launches)
+    grid_launches: dict[tuple[int, ...], int] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict, repr=False)
     resources: Resources | None = None
     # the cubin's instruction encodings, for SASS explanations

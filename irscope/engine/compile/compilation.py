@@ -77,6 +77,9 @@ class Compilation:
     _source_map: Any = None
     _sass_controls: dict[int, tuple[int, int]] | None = None
     analyses: AnalysisCache = field(default_factory=AnalysisCache, repr=False, compare=False)
+    # each grid the file's launches of this specialization ran with, in launch order, and how many ran
+    # with it (workspace.compile); {} for one compiled from -D/--arg alone (its launch's grid is the one)
+    grid_launches: dict[tuple[int, ...], int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
+from irscope.analysis.launch_stats import launch_stats
 from irscope.tui.context import CursorContext
 from irscope.tui.panels.base import InfoPanel
 
@@ -63,6 +64,8 @@ class LineInfoPanel(InfoPanel):
             f"{comp.kernel.name}  {comp.target}  warps {comp.num_warps}  stages {comp.num_stages}"
             f"  regs {res.registers}  spills {res.spills}  shared {res.shared_bytes} B",
         )
+        if comp.ok and comp.resources is not None:
+            _launch_rows(table, comp)
         inductor = comp.kernel.inductor
         if inductor:
             nodes = ", ".join(inductor.get("source_nodes") or [])
@@ -93,6 +96,26 @@ class LineInfoPanel(InfoPanel):
             if inductor.get("ptxas_note"):
                 table.add_row("ptxas", Text(inductor["ptxas_note"], style="yellow"))
         self.query_one("#line-info", Static).update(table)
+
+
+# grids of one compilation shown in the Info panel; `irscope report` lists them all
+SHOWN_GRIDS = 3
+
+
+def _launch_rows(table: Table, comp) -> None:
+    """How each grid the compilation was launched with fills the GPU (analysis/launch_stats.py)."""
+    stats = launch_stats(comp)
+    for number, one in enumerate(stats[:SHOWN_GRIDS]):
+        grid = "×".join(map(str, one.grid))
+        table.add_row("launch" if number == 0 else "", Text(f"grid {grid}: {one.describe()}"))
+    if len(stats) > SHOWN_GRIDS:
+        table.add_row(
+            "",
+            Text(
+                f"and {len(stats) - SHOWN_GRIDS} more grids (irscope report lists them)",
+                style="dim",
+            ),
+        )
 
 
 def mapped_text(comp) -> str:

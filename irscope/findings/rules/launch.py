@@ -1,0 +1,86 @@
+"""Rules about how a launch's grid fills the GPU: `small-grid` and `tail-effect`.
+
+Both read `analysis/launch_stats.py` (waves from the occupancy model and the target chip's SM count) and,
+unlike every other rule, describe the launch's size, not the kernel: a file often launches a small test
+size (on fresh real-world code, all 39 launches Nsight Compute measured were under one wave). So they are
+`info`, without a weight (they rank after the findings that hold at any size), say so in their message,
+and name the grid at which the kernel would fill the GPU. A compilation launched with several grids gets
+one finding per rule, for its worst grid, naming how many of its grids the rule holds for.
+
+`tail-effect` follows Nsight Compute's tail-effect rule: a last wave that is partial after at least one
+full one, shown where it may take 20% of the run or more (four full waves or fewer).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from irscope.analysis.launch_stats import TAIL_SHARE_SHOWN, LaunchStats, launch_stats
+from irscope.base.compiled import CompiledKernel
+from irscope.findings.model import Cost, Finding
+
+
+def launch_findings(comp: CompiledKernel, new) -> list[Finding]:
+    all_stats = launch_stats(comp)
+    out = []
+    small = [s for s in all_stats if s.small]
+    if small:
+        worst = min(small, key=lambda s: s.blocks)
+        out.append(_for(small, _small_grid(comp, new, worst, len(small), len(all_stats))))
+    tails = [s for s in all_stats if s.tail_share >= TAIL_SHARE_SHOWN]
+    if tails:
+        worst = max(tails, key=lambda s: s.tail_share)
+        out.append(_for(tails, _tail(comp, new, worst, len(tails), len(all_stats))))
+    return out
+
+
+def _for(grids: list[LaunchStats], finding: Finding) -> Finding:
+    """The finding, holding for the launches of these grids (check says "in 3 of 40 launches")."""
+    return dataclasses.replace(finding, holds_for_launches=sum(s.launches for s in grids))
+
+
+def _of_grids(count: int, total: int) -> str:
+    return f" ({count} of this compilation's {total} grids)" if total > 1 else ""
+
+
+def _small_grid(comp, new, stats: LaunchStats, count: int, total: int) -> Finding:
+    grid = " x ".join(map(str, stats.grid))
+    return new(
+        "small-grid",
+        "info",
+        comp.kernel.line,
+        f"grid {grid}{_of_grids(count, total)} is under one wave — {stats.describe()}. This is the size "
+        f"the launch asked for, not the kernel: from {stats.wave_blocks} blocks on it fills the GPU",
+        f"give the GPU at least {stats.wave_blocks} programs: a larger problem, a smaller BLOCK size (more "
+        f"programs for the same work) or splitting the reduction (split-K); where the size must stay "
+        f"small, several independent launches at once, or a persistent kernel of {stats.wave_blocks} "
+        f"programs that loops over the tiles",
+        Cost(
+            round(stats.idle_share, 4),
+            "idle_block_slots",
+            f"{stats.wave_blocks - stats.blocks} of {stats.wave_blocks} block slots idle",
+        ),
+        None,
+    )
+
+
+def _tail(comp, new, stats: LaunchStats, count: int, total: int) -> Finding:
+    grid = " x ".join(map(str, stats.grid))
+    whole = stats.full_waves * stats.wave_blocks
+    return new(
+        "tail-effect",
+        "info",
+        comp.kernel.line,
+        f"grid {grid}{_of_grids(count, total)} ends in a partial wave — {stats.describe()}; with every "
+        f"block taking the same time, that wave may take up to {stats.tail_share:.0%} of the run. This is "
+        f"the size the launch asked for, not the kernel",
+        f"make the grid whole waves: {whole} or {whole + stats.wave_blocks} blocks (a BLOCK size that "
+        f"divides the work into them), more waves so that the last weighs less, or a persistent kernel of "
+        f"{stats.wave_blocks} programs that loops over the tiles",
+        Cost(
+            round(stats.tail_share, 4),
+            "tail_share_of_run",
+            f"a partial wave of {stats.partial_blocks} blocks, up to {stats.tail_share:.0%} of the run",
+        ),
+        None,
+    )
