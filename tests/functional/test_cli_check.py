@@ -12,6 +12,7 @@ from conftest import FIXTURES, KERNELS, ROOT
 from irscope.cli.check import apply_baseline, collect_files, open_failed
 from irscope.cli.check_output import github_line, sarif_document
 from irscope.cli.main import main
+from irscope.findings.rules.launch import LAUNCH_SIZE_RULES
 from irscope.worker import client
 
 SCHEMA = os.path.join(FIXTURES, "sarif", "sarif-schema-2.1.0.json")
@@ -62,7 +63,10 @@ def test_kernels_directory_flags_strided_and_misaligned_and_not_add(kernels_json
     ]
     by_file = {}
     for f in doc["findings"]:
-        by_file.setdefault(f["file"], []).append((f["rule"], f["source_line"]))
+        if f["rule"] not in LAUNCH_SIZE_RULES:  # every example launches a test size under one wave
+            by_file.setdefault(f["file"], []).append((f["rule"], f["source_line"]))
+    small = sorted(f["file"] for f in doc["findings"] if f["rule"] == "small-grid")
+    assert small == ["kernels/add.py", "kernels/misaligned.py", "kernels/strided.py"]
     assert "kernels/add.py" not in by_file
     assert by_file["kernels/strided.py"] == [("uncoalesced", 26)]
     # one finding per line and rule, merged over misaligned.py's two launches (n = 1000, and x[1:]): the
@@ -70,7 +74,7 @@ def test_kernels_directory_flags_strided_and_misaligned_and_not_add(kernels_json
     shares = {
         (f["rule"], f["source_line"]): f["launches"]["text"]
         for f in doc["findings"]
-        if f["file"] == "kernels/misaligned.py"
+        if f["file"] == "kernels/misaligned.py" and f["rule"] not in LAUNCH_SIZE_RULES
     }
     assert sorted(by_file["kernels/misaligned.py"]) == sorted(shares)
     assert shares == {
@@ -82,7 +86,7 @@ def test_kernels_directory_flags_strided_and_misaligned_and_not_add(kernels_json
     }
     causes = [f["message"] for f in doc["findings"] if f["rule"] == "not-vectorized"]
     assert all("is not known to be 16-byte aligned" in m for m in causes)
-    assert "irscope check: 3 file(s), 6 finding(s): 0 error(s), 6 warning(s), 0 info" in err
+    assert "irscope check: 3 file(s), 9 finding(s): 0 error(s), 6 warning(s), 3 info" in err
 
 
 def test_text_is_compiler_style_and_add_alone_is_clean(repo):
@@ -100,7 +104,11 @@ def test_text_is_compiler_style_and_add_alone_is_clean(repo):
     )
     assert out.splitlines()[1].startswith("    fix: Read contiguous elements")
     code, out, err = check("kernels/add.py", cwd=repo)
-    assert (code, out) == (0, "") and "0 finding(s)" in err
+    (said,) = [line for line in out.splitlines() if not line.startswith("    fix: ")]
+    assert code == 0 and said.startswith(
+        "kernels/add.py:21:1: info[small-grid] in add_kernel: grid 4 x 1 x 1"
+    )
+    assert "1 finding(s): 0 error(s), 0 warning(s), 1 info" in err
 
 
 def test_control_bytes_in_the_source_reach_no_terminal(tmp_path):
@@ -111,7 +119,11 @@ def test_control_bytes_in_the_source_reach_no_terminal(tmp_path):
     for fmt in ("text", "github", "json", "sarif"):
         code, out, _ = check("s.py", "--format", fmt, cwd=tmp_path)
         assert code == 1 and "\x1b" not in out and "\x07" not in out, fmt
-    (f,) = json.loads(check("s.py", "--format", "json", cwd=tmp_path)[1])["findings"]
+    (f,) = [
+        f
+        for f in json.loads(check("s.py", "--format", "json", cwd=tmp_path)[1])["findings"]
+        if f["rule"] == "uncoalesced"
+    ]
     assert f["source_text"].endswith("# \\x1b]0;owned\\x07\\x1b[2J")  # shown, not obeyed
 
 
@@ -132,14 +144,20 @@ def test_baseline_accepts_known_findings_after_an_edit_above_them(repo, tmp_path
             "kernel": "strided_gather_kernel",
             "rule": "uncoalesced",
             "source_text": "x = tl.load(x_ptr + offs * 8, mask=mask)  # stride 8 (= STRIDE): uncoalesced",
-        }
+        },
+        {
+            "file": "kernels/strided.py",
+            "kernel": "strided_gather_kernel",
+            "rule": "small-grid",
+            "source_text": "def strided_gather_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):",
+        },
     ]
     path = work / "kernels" / "strided.py"
     path.write_text(
         path.read_text().replace("STRIDE = 8\n", "STRIDE = 8\n# a comment\n# and another\n")
     )
     code, out, err = check("kernels/strided.py", "--baseline", "base.json", cwd=work)
-    assert (code, out) == (0, "") and "1 accepted by the baseline" in err
+    assert (code, out) == (0, "") and "2 accepted by the baseline" in err
     # a new finding is not accepted: the baseline is emptied of that entry
     (work / "empty.json").write_text(json.dumps({"irscope_baseline": 1, "accepted": []}))
     code, out, _ = check("kernels/strided.py", "--baseline", "empty.json", cwd=work)
@@ -273,9 +291,8 @@ def test_sarif_of_the_kernels_validates_against_the_2_1_0_schema(kernels_json):
         doc["findings"] + [open_failed("broken.py", "irscope: error: it broke", 1)], [note]
     )
     sarif_structure_ok(sarif)
-    assert (
-        len(sarif["runs"][0]["results"]) == 7
-    )  # 6 findings, merged over launches, and the open-failed
+    # 6 findings about the kernels and 3 small grids, merged over launches, and the open-failed
+    assert len(sarif["runs"][0]["results"]) == 10
     (invocation,) = sarif["runs"][0]["invocations"]
     assert invocation["toolExecutionNotifications"] == [
         {"level": "note", "message": {"text": note}}
@@ -295,7 +312,8 @@ def test_sarif_format_through_the_command_line(repo):
     code, out, _ = check("kernels/strided.py", "--format", "sarif", cwd=repo)
     doc = json.loads(out)
     sarif_structure_ok(doc)
-    (result,) = doc["runs"][0]["results"]
+    result, small = doc["runs"][0]["results"]
+    assert (small["ruleId"], small["level"]) == ("small-grid", "note")
     assert result["ruleId"] == "uncoalesced" and result["level"] == "warning"
     loc = result["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"] == {"uri": "kernels/strided.py", "uriBaseId": "%SRCROOT%"}

@@ -144,6 +144,9 @@ def test_check_through_the_tests_finds_at_the_kernels_line_merged_over_launches(
     assert run["path"] == "-m pytest -q tests/test_add.py" and run["kernels"] == 2
     # n = 1000 keeps the accesses scalar, in one of the three launches (4096 and 8192 compile the same)
     by_line = {(f["rule"], f["source_line"]): f for f in doc["findings"]}
+    # the tests' sizes are under one wave of an H100: said once, at the kernel's line, for every launch
+    small = by_line.pop(("small-grid", KERNEL_LINE - 4))
+    assert small["launches"]["text"] == "in all 3 launches" and small["severity"] == "info"
     load = by_line[("masked-tail", KERNEL_LINE)]
     assert load["file"] == "mylib/ops/add.py" and load["kernel"] == "add_kernel"
     assert load["launches"] == {
@@ -154,7 +157,7 @@ def test_check_through_the_tests_finds_at_the_kernels_line_merged_over_launches(
     }
     assert sorted(line for _, line in by_line) == [11, 12, 13]
     assert run["not_launched"] == [{"name": "scale_kernel", "line": 16, "file": "mylib/ops/add.py"}]
-    assert "irscope check: 1 run, 3 finding(s): 0 error(s), 3 warning(s)" in err
+    assert "irscope check: 1 run, 4 finding(s): 0 error(s), 3 warning(s), 1 info" in err
 
 
 def test_check_m_text_says_the_share_and_what_was_not_reached(library):

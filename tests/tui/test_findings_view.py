@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from conftest import kernel_path
+from conftest import fixture_path, kernel_path
 from textual.geometry import Region
 from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
 
@@ -14,7 +14,6 @@ from irscope.tui.findings import FindingsView
 from irscope.tui.findings.view import FindingRow
 
 STRIDED = kernel_path("strided.py")
-ADD = kernel_path("add.py")
 
 
 def row_text(view, index: int) -> str:
@@ -46,7 +45,9 @@ async def test_strided_lists_its_uncoalesced_gather_and_enter_shows_line_26_in_e
         # tall enough, and a warning: open on start, the focus left in the source pane
         assert view.mode == "open" and view.display and not view.has_focus
         source, ptx = pane_showing(app, "source"), pane_showing(app, "ptx")
-        assert source.view.finding_marks == {gather - 1: "warning"}
+        kernel_def = source_line_of(STRIDED, "def strided_gather_kernel(")
+        # the gather, and the kernel's line: its test launch is under one wave (small-grid, info)
+        assert source.view.finding_marks == {gather - 1: "warning", kernel_def - 1: "info"}
         assert "▲" in row_text(source.view, gather - 1) and "▲" not in row_text(source.view, gather)
         assert source.view.cursor_index != gather - 1
 
@@ -129,8 +130,9 @@ async def test_at_80x24_it_is_one_line_until_f_then_it_wraps_everything_and_maxi
 
 
 @run_async
-async def test_add_has_no_findings_and_says_what_was_checked():
-    app = IrscopeApp(ADD, target="sm_90")
+async def test_a_kernel_with_nothing_to_find_says_what_was_checked():
+    """A vector add launched with one whole wave: no finding about the kernel nor its launch's size."""
+    app = IrscopeApp(fixture_path("add_one_wave.py"), target="sm_90")
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until_shown(app, pilot)
         view = app.query_one(FindingsView)

@@ -10,6 +10,7 @@ from conftest import fixture_path, kernel_path
 from irscope.engine.compile.compilation import compile_launch
 from irscope.engine.session import open_file
 from irscope.findings import SEVERITIES, findings, rank_key, ranked
+from irscope.findings.rules.launch import LAUNCH_SIZE_RULES
 
 
 def compiled(path, target="sm_90"):
@@ -24,8 +25,14 @@ def within_call(text, column, call):
     return start <= column <= end
 
 
+def kernel_findings(comp):
+    """The findings about the kernel, without those about the launch's size (small-grid, tail-effect:
+    every example launches a small test size)."""
+    return [f for f in findings(comp) if f.rule not in LAUNCH_SIZE_RULES]
+
+
 def rules(comp):
-    return [(f.rule, f.source_line) for f in findings(comp)]
+    return [(f.rule, f.source_line) for f in kernel_findings(comp)]
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +40,18 @@ def misaligned():
     return compiled(kernel_path("misaligned.py"))
 
 
-def test_add_is_clean():
+def test_add_is_clean_but_for_its_small_launch():
+    """Nothing about the kernel; its one finding is the launch's size (4 blocks on 132 SMs)."""
     (comp,) = compiled(kernel_path("add.py"))
-    assert findings(comp) == []
+    assert kernel_findings(comp) == []
+    (f,) = findings(comp)
+    assert (f.rule, f.severity, f.holds_for_launches) == ("small-grid", "info", 1)
+    assert f.message.startswith("grid 4 x 1 x 1 is under one wave")
 
 
 def test_strided_gather_is_uncoalesced_with_its_cost():
     (comp,) = compiled(kernel_path("strided.py"))
-    (f,) = findings(comp)
+    (f,) = kernel_findings(comp)
     assert (f.rule, f.severity, f.source_line) == ("uncoalesced", "warning", 26)
     assert (
         f.source_text
@@ -67,7 +78,7 @@ def test_strided_gather_is_uncoalesced_with_its_cost():
 def test_odd_length_is_a_masked_tail_named_by_its_argument(misaligned):
     comp = misaligned[0]  # n = 1000
     assert rules(comp) == [("masked-tail", 25), ("masked-tail", 26), ("masked-tail", 27)]
-    for f in findings(comp):
+    for f in kernel_findings(comp):
         assert f.severity == "warning" and f.cost.unit == "vector_bytes_lost" and f.cost.value == 12
         assert "4 B per thread where the layout allows 16 B" in f.message
         assert (
@@ -150,7 +161,7 @@ def test_full_occupancy_and_half_are_not_findings():
 
 def test_transpose_shuffle_through_shared_memory_once_per_program():
     (comp,) = compiled(kernel_path("transpose.py"))
-    (f,) = findings(comp)
+    (f,) = kernel_findings(comp)
     assert (f.rule, f.severity, f.source_line) == ("layout-shuffle", "info", 30)
     assert f.message.startswith(
         "ttg.convert_layout moves a 64×64 f32 tensor (16384 B) between threads through "
@@ -182,7 +193,7 @@ def test_fp32_ieee_dot_has_no_tensor_core_and_tf32_has():
 
 def test_compile_error_is_an_error_finding_at_its_line():
     (comp,) = open_file(fixture_path("compile_error.py"), target="sm_90").compile_all()
-    (f,) = findings(comp)
+    (f,) = kernel_findings(comp)
     assert f.rule == "compile-error" and f.severity == "error"
     assert f.source_line == comp.failure.line and f.source_text == comp.failure.source_line.strip()
 
@@ -203,13 +214,13 @@ def test_report_opens_with_the_ranked_findings_and_json_carries_them(cli):
     code, out, _ = cli("report", kernel_path("misaligned.py"), "--target", "sm_90")
     assert code == 0
     lines = out.splitlines()
-    assert lines[1] == "findings (6, most costly first):"
+    assert lines[1] == "findings (8, most costly first):"  # 6 about the kernel, 2 small grids
     assert lines[2].startswith("  1. warning[") and "(add_kernel, compilation 1)" in lines[2]
     assert (
         "     fix: pad n_elements to a multiple of 16" in out
         and "     what if: recompiled with" in out
     )
-    assert out.index("findings (6") < out.index("add_kernel  (")
+    assert out.index("findings (8") < out.index("add_kernel  (")
     code, out, _ = cli("report", kernel_path("misaligned.py"), "--target", "sm_90", "--json")
     doc = json.loads(out)
     f = doc["kernels"][0]["findings"][0]
@@ -255,16 +266,16 @@ def test_the_tui_gets_the_same_findings_through_its_worker():
 
     session, view = open_view(kernel_path("strided.py"))
     try:
-        (f,) = view.call("findings")
+        found = view.call("findings")
     finally:
         session.close()
-    (here,) = findings(compiled(kernel_path("strided.py"))[0])
-    assert f == here
+    assert [f.rule for f in found] == ["uncoalesced", "small-grid"]
+    assert found == findings(compiled(kernel_path("strided.py"))[0])
 
 
 def test_a_shuffle_in_the_innermost_loop_is_a_warning():
     (comp,) = compiled(fixture_path("loop_shuffle.py"))
-    (f,) = findings(comp)
+    (f,) = kernel_findings(comp)
     assert (f.rule, f.severity, f.source_line) == ("layout-shuffle", "warning", 14)
     assert within_call(comp.source_text.splitlines()[13], f.column, "tl.store(")
     assert f.message.startswith(
@@ -364,5 +375,5 @@ def test_a_rule_that_raises_fails_the_tests_and_is_named_outside_them(monkeypatc
         findings(compiled(kernel_path("strided.py"))[0])
     monkeypatch.delenv("IRSCOPE_STRICT_RULES")
     comp = compiled(kernel_path("strided.py"))[0]
-    assert [f.rule for f in findings(comp)] == ["uncoalesced"]  # the other rules still ran
+    assert [f.rule for f in findings(comp)] == ["uncoalesced", "small-grid"]  # the others still ran
     assert rule_errors(comp) == ["broken: ValueError: no such layout"]

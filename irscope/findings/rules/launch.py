@@ -19,6 +19,9 @@ from irscope.analysis.launch_stats import TAIL_SHARE_SHOWN, LaunchStats, launch_
 from irscope.base.compiled import CompiledKernel
 from irscope.findings.model import Cost, Finding
 
+# the rules that describe the launch's size, not the kernel
+LAUNCH_SIZE_RULES = ("small-grid", "tail-effect")
+
 
 def launch_findings(comp: CompiledKernel, new) -> list[Finding]:
     all_stats = launch_stats(comp)
