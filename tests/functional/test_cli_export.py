@@ -89,6 +89,44 @@ def test_click_a_ptx_load_highlights_its_source_line_and_nothing_is_fetched(cli,
 
 
 @needs_chromium
+def test_the_page_carries_the_ranked_findings_and_a_click_selects_the_line(cli, tmp_path, browser):
+    """The findings `irscope report` ranks, in its order, with cost and fix; a click on the uncoalesced gather
+    selects line 26 in every pane. The launch statistics are in the header."""
+    out = str(tmp_path / "f.html")
+    page = _export(cli, kernel_path("strided.py"), out)
+    assert "Findings (2, most costly first)" in page
+    assert "0.002 waves: the grid&#x27;s 4 blocks fill 4 of 2112 block slots" in page
+    session = browser.open_page("file://" + out)
+    found = browser.evaluate(
+        session,
+        """Array.from(document.querySelectorAll('#findings li')).map(
+            e => [e.querySelector('.sev').textContent, e.dataset.s || null])""",
+    )
+    assert found == [["warning[uncoalesced]", "26"], ["info[small-grid]", "23"]]
+    target = browser.evaluate(
+        session,
+        """(() => {
+        const el = document.querySelector('#findings li.warning');
+        el.scrollIntoView({block: 'center'});
+        const r = el.getBoundingClientRect();
+        return {x: r.left + 20, y: r.top + 8};
+    })()""",
+    )
+    browser.click(session, target["x"], target["y"])
+    state = browser.evaluate(
+        session,
+        """(() => ({
+        title: document.getElementById('selected').textContent,
+        source: document.querySelector('[data-stage=source] .l[data-i="26"]').classList.contains('sel'),
+        stages: Array.from(new Set(Array.from(document.querySelectorAll('.l.sel')).map(
+            e => e.closest('.pane').dataset.stage))),
+    }))()""",
+    )
+    assert state["title"] == "source line 26" and state["source"]
+    assert {"source", "ttir", "ttgir", "llir", "ptx"} <= set(state["stages"])
+
+
+@needs_chromium
 def test_user_text_is_escaped(cli, tmp_path, browser):
     text = (
         open(kernel_path("add.py"))

@@ -22,7 +22,9 @@
   }
   document.addEventListener("click", function (ev) {
     const line = ev.target.closest(".l");
-    if (line) { select(line.dataset.s, line); }
+    if (line) { select(line.dataset.s, line); return; }
+    const finding = ev.target.closest(".finding[data-s]");
+    if (finding) { select(finding.dataset.s, finding); }
   });
   document.addEventListener("mouseover", function (ev) {
     const line = ev.target.closest(".l");

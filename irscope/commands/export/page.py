@@ -1,5 +1,6 @@
-"""One self-contained HTML page of a compilation: header, the analysis' notes, and every stage side by
-side, linked by source line as in the terminal UI (the same colours, from the same palette and rule).
+"""One self-contained HTML page of a compilation: header (launch statistics included), the ranked findings,
+the analysis' notes, and every stage side by side, linked by source line as in the terminal UI (the same
+colours, from the same palette and rule); a click on a finding selects its source line.
 
 Nothing is fetched when the page is viewed: the style and the script are inlined, and a Content Security
 Policy forbids any other source. Every text from the user's file or the compiler is HTML-escaped, and
@@ -73,6 +74,8 @@ def _header(entry: dict[str, Any], versions: dict[str, str], device: str) -> str
         ("shared", f"{entry['shared_bytes']} B"),
         ("occupancy", occ.get("text", "-")),
     ]
+    for stats in entry.get("launch_stats") or []:
+        cells.append(("launch", f"grid {'×'.join(map(str, stats['grid']))}: {stats['text']}"))
     for stage in IR_STAGES:
         absent = absent_stage(stage, entry.get("language", "triton"))
         if absent:  # a Gluon kernel's TTIR
@@ -116,6 +119,36 @@ def _notes(entry: dict[str, Any]) -> str:
     return '<div id="notes"><ul>' + "".join(f"<li>{_esc(i)}</li>" for i in items) + "</ul></div>"
 
 
+def _findings(entry: dict[str, Any]) -> str:
+    """The compilation's ranked findings, as `irscope report` gives them: severity, rule, line, what it
+    costs, the fix; a finding on a line of the kernel's file selects that line when clicked."""
+    found = entry.get("findings") or []
+    if not found:
+        return '<section id="findings"><h2>Findings: none</h2></section>'
+    items = []
+    for f in found:
+        line = f.get("source_line")
+        here = line is not None and f.get("file") in (None, entry["file"])
+        where = f"line {line}" if line is not None else "no line"
+        if f.get("file") and f.get("file") != entry["file"]:
+            where = f"{f['file']}:{line}"
+        what_if = (f.get("what_if") or {}).get("text")
+        selects = f' data-s="{line}"' if here else ""
+        items.append(
+            f'<li class="finding {_esc(f["severity"])}"{selects}>'
+            f'<span class="sev">{_esc(f["severity"])}[{_esc(f["rule"])}]</span> {_esc(where)}: '
+            f"{_esc(f['message'])}"
+            f'<div class="k">cost: {_esc(f["cost"]["text"])}</div>'
+            f'<div class="k">fix: {_esc(f["fix"])}</div>'
+            + (f'<div class="k">what if: {_esc(what_if)}</div>' if what_if else "")
+            + "</li>"
+        )
+    return (
+        f'<section id="findings"><h2>Findings ({len(found)}, most costly first)</h2>'
+        f"<ol>{''.join(items)}</ol></section>"
+    )
+
+
 def build_page(comp, entry: dict[str, Any], versions: dict[str, str], device: str) -> str:
     slots = colour_slots(comp)
     panes = "".join(_pane(comp, stage, slots) for stage in comp.stage_names)
@@ -123,7 +156,7 @@ def build_page(comp, entry: dict[str, Any], versions: dict[str, str], device: st
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         f"<title>{_esc(entry['name'])} — irscope</title><style>{_asset('page.css')}</style></head>"
-        f'<body class="colours">{_header(entry, versions, device)}{_notes(entry)}'
+        f'<body class="colours">{_header(entry, versions, device)}{_findings(entry)}{_notes(entry)}'
         '<div id="bar"><label><input type="checkbox" id="col" checked> colours</label> '
         '<label><input type="checkbox" id="dbg"> debug metadata</label> '
         '· selected: <span id="selected">none (click a line)</span></div>'
