@@ -10,6 +10,7 @@ finding, not the end of the run. Imports neither torch nor Triton.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import re
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(results[0]["said"])
             return results[0]["code"]
     else:
-        files = collect_files(args.paths)
+        files = collect_files(args.paths, args.exclude)
         results = _open_all(files, args.target, args.jobs, args.file_args)
     found = merged((f for r in results for f in r["findings"]), kernel_launches(results))
     if args.write_baseline:
@@ -76,8 +77,22 @@ def kernel_launches(results: list[dict]) -> dict[tuple, int]:
 # ---------------------------------------------------------------------------------------------- files
 
 
-def collect_files(paths: list[str]) -> list[str]:
-    """Files named, and under each directory every .py that defines a Triton kernel, in a stable order."""
+def excluded(relative: str, patterns: list[str]) -> bool:
+    """Whether a path (relative to the folder walked, or as given) matches an --exclude pattern: the whole
+    path, or any one folder or file name in it (`_ascend` leaves out every folder of that name)."""
+    relative = relative.replace(os.sep, "/")
+    parts = relative.split("/")
+    return any(
+        fnmatch.fnmatchcase(relative, pattern)
+        or any(fnmatch.fnmatchcase(p, pattern) for p in parts)
+        for pattern in patterns
+    )
+
+
+def collect_files(paths: list[str], exclude: list[str] | None = None) -> list[str]:
+    """Files named, and under each directory every .py that defines a Triton kernel, in a stable order;
+    none that an --exclude pattern matches."""
+    exclude = exclude or []
     out: list[str] = []
     for path in paths:
         if not os.path.exists(path):
@@ -87,23 +102,31 @@ def collect_files(paths: list[str]) -> list[str]:
         if os.path.isdir(path):
             found = []
             for root, dirs, names in os.walk(path):
+                below = os.path.relpath(root, path)
                 dirs[:] = sorted(
-                    d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS
+                    d
+                    for d in dirs
+                    if not d.startswith(".")
+                    and d not in _SKIPPED_DIRS
+                    and not excluded(os.path.join(below, d), exclude)
                 )
                 found += [
                     os.path.join(root, n)
                     for n in sorted(names)
-                    if n.endswith(".py") and defines_kernel(os.path.join(root, n))
+                    if n.endswith(".py")
+                    and not excluded(os.path.normpath(os.path.join(below, n)), exclude)
+                    and defines_kernel(os.path.join(root, n))
                 ]
             if not found:  # a CI step pointed at the wrong folder must not pass in silence
+                left_out = f" that --exclude {' '.join(exclude)} leaves in" if exclude else ""
                 raise IrscopeError(
-                    f"{path}: no .py file under it defines a Triton kernel (@triton.jit); give the "
-                    f"folder that holds your kernels, or the files that launch them"
+                    f"{path}: no .py file under it{left_out} defines a Triton kernel (@triton.jit); give "
+                    f"the folder that holds your kernels, or the files that launch them"
                 )
             out += found
         elif not path.endswith(".py"):
             raise IrscopeError(f"{path} is not a Python file; give .py files or directories")
-        else:
+        elif not excluded(path, exclude):
             out.append(path)
     return list(dict.fromkeys(os.path.normpath(p) for p in out))
 

@@ -298,6 +298,14 @@ def _check_parser(sub) -> None:
         "--jobs", "-j", type=int, default=1, metavar="N", help="files opened at once (processes)"
     )
     check.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="leave out files and folders whose path under a directory given, or whose name, matches "
+        "this glob (again for more): --exclude _ascend --exclude 'tests/*'",
+    )
+    check.add_argument(
         "--target", "-t", metavar="T", help="compile for this target (default: as report does)"
     )
 

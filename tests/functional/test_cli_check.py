@@ -9,6 +9,7 @@ import shutil
 import pytest
 from conftest import FIXTURES, KERNELS, ROOT
 
+from irscope.base.errors import IrscopeError
 from irscope.cli.check import apply_baseline, collect_files, open_failed
 from irscope.cli.check_output import github_line, sarif_document
 from irscope.cli.main import main
@@ -239,6 +240,28 @@ def test_directories_take_only_files_that_define_kernels(tmp_path):
         str(tmp_path / "a.py"),
         str(tmp_path / "sub" / "d.py"),
     ]
+
+
+def test_exclude_leaves_out_folders_and_files_by_name_or_path(tmp_path):
+    """liger-kernel's package has kernels for Huawei's Triton under ops/backends/_ascend: `--exclude _ascend`
+    leaves that folder out wherever it is; a pattern with a slash matches the path under the folder given."""
+    kernel = "import triton\n@triton.jit\ndef k(x):\n    pass\n"
+    for rel in ("ops/a.py", "ops/backends/_ascend/b.py", "ops/backends/c.py", "tests/t.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(kernel)
+    assert collect_files([str(tmp_path)], ["_ascend", "tests/*"]) == [
+        str(tmp_path / "ops" / "a.py"),
+        str(tmp_path / "ops" / "backends" / "c.py"),
+    ]
+    assert collect_files([str(tmp_path)], ["ops/backends/*"]) == [
+        str(tmp_path / "ops" / "a.py"),
+        str(tmp_path / "tests" / "t.py"),
+    ]
+    with pytest.raises(IrscopeError, match="that --exclude ops tests leaves in defines"):
+        collect_files([str(tmp_path)], ["ops", "tests"])
+    # through the command line: one clear line, exit 2
+    code, out, err = check(str(tmp_path), "--exclude", "ops", "--exclude", "tests", cwd=tmp_path)
+    assert code == 2 and "no .py file under it that --exclude ops tests leaves in" in err
 
 
 FINDING = {
