@@ -8,6 +8,7 @@ compiled until asked for (`named`, `compile_named`, `compilation_at`).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,9 @@ from irscope.engine.triton_compat import (
     constexprs_by_param,
     param_defaults,
 )
+
+# a pytest test function at the top level of a file: its kernels may be launched by its tests alone
+_TEST_FUNCTION = re.compile(r"^def test_\w*\(", re.MULTILINE)
 
 
 @dataclass
@@ -329,9 +333,14 @@ class Workspace:
                         f"{self.user_file.shown} launched no kernel: {first.reason}{said}; {how} "
                         f"(kernels: {names})"
                     )
+                tests = (
+                    f"; its test functions launch them: irscope -m pytest {self.user_file.shown}"
+                    if _TEST_FUNCTION.search(kernel_file_text(self.user_file.path))
+                    else ""
+                )
                 raise IrscopeError(
                     f"{self.user_file.shown} launches no kernel from its __main__ code{said}; pick one "
-                    f"with --kernel NAME (kernels: {names}) and give its arguments with -D/--arg"
+                    f"with --kernel NAME (kernels: {names}) and give its arguments with -D/--arg{tests}"
                 )
         out: list[Compilation] = []
         for kernel in launched:

@@ -78,6 +78,24 @@ def test_a_run_again_stopped_in_its_setup_is_shown_with_where_it_was_stopped(mon
         ws.compile_all()
 
 
+def test_a_file_that_raises_on_the_default_target_is_shown_where_it_runs_through():
+    """Gluon tutorial 09's way: it raises "requires a Blackwell GPU" on sm_90, and on sm_100 runs through
+    launching nothing (its tests launch the kernel): shown for sm_100, with a line that says which of its
+    runs raised, and the error names the test functions."""
+    ws = open_file(fixture_path("needs_sm100_tests_launch.py"), compile_ahead=False)
+    assert ws.target.name == "sm_100" and not ws.launches
+    assert ws.notes[0] == (
+        f"{ws.user_file.shown} raised RuntimeError on a virtual sm_90, whose capability it asked, and "
+        f"launched nothing on a virtual sm_120, sm_100, sm_89, sm_80; on sm_100 it runs through without an "
+        f"error, shown here; --target to choose"
+    )
+    with pytest.raises(IrscopeError) as caught:
+        ws.compile_all()
+    assert str(caught.value).endswith(
+        f"its test functions launch them: irscope -m pytest {ws.user_file.shown}"
+    )
+
+
 def test_the_report_says_so_in_its_notes_and_device_line():
     """Through the real front end and its worker, as a user runs it."""
     proc = run_irscope(

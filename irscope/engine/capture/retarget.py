@@ -11,7 +11,9 @@ virtual GPU for, newest first, and the first run that launches is shown, with on
 Only on that path: a file that launched anything, that the user gave `--target`, that runs on a real
 GPU, that runs with `--no-run`, or that the capture budget stopped is never run again; a run again that
 is stopped before it launches (the limit inside a long setup) is the one shown, so that the error says
-where it was stopped, and no later target is tried. A run again is the
+where it was stopped, and no later target is tried. A file that raised on the default target and launched
+nothing anywhere is shown for the first target where it raised nothing (its kernels are launched by its
+tests, or need arguments it does not give). A run again is the
 same file executed again in the same process: the modules it imported stay imported, so a library that
 chose its code path from the device when it was first imported keeps that choice.
 """
@@ -48,8 +50,13 @@ def run_on_other_targets(
         return first, result, None
     asked = _asked(result)
     tried: list[str] = []
+    ran_through: tuple[Target, RunResult] | None = (
+        None  # the first other target where it raised nothing
+    )
     for target in other_targets(first):
         again = run(target)
+        if again.error is None and ran_through is None:
+            ran_through = (target, again)
         if again.launches:
             none_either = f" (nothing on {', '.join(tried)} either)" if tried else ""
             return (
@@ -76,6 +83,19 @@ def run_on_other_targets(
                 ),
             )
         tried.append(target.name)
+    if result.error is not None and ran_through is not None:
+        # it raised on the default target only (a tutorial's "requires a Blackwell GPU"): the run that went
+        # through is the truer one to show, launching nothing from its __main__ code there either
+        target, again = ran_through
+        return (
+            target,
+            again,
+            (
+                f"{shown} raised {type(result.error).__name__} on a virtual {first.name}, whose {asked} it "
+                f"asked, and launched nothing on a virtual {', '.join(tried)}; on {target.name} it runs "
+                f"through without an error, shown here; --target to choose"
+            ),
+        )
     return (
         first,
         result,
