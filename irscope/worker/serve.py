@@ -162,10 +162,19 @@ class Server:
         view = self.snapshot(comp)
         stages = [s for s in comp.stage_names if s != "source"]
         if comp.ok:
+            # the encodings take an nvdisasm run of their own (~0.4 s): beside the SASS text's, not after it
+            encodings = (
+                threading.Thread(target=lambda: comp.sass_controls, name="irscope-nvdisasm-hex")
+                if comp.target.is_nvidia and "cubin" in comp.asm
+                else None
+            )
+            if encodings is not None:
+                encodings.start()
             for n, stage in enumerate(stages):
                 progress(f"loading {stage}", 0.6 + 0.3 * n / len(stages))
                 view.texts[stage] = comp.stage(stage)
-            if comp.target.is_nvidia and "cubin" in comp.asm:
+            if encodings is not None:
+                encodings.join()
                 view.sass_controls = comp.sass_controls
         view.resources = comp.resources
         return view
