@@ -78,14 +78,13 @@ def kernel_launches(results: list[dict]) -> dict[tuple, int]:
 
 
 def excluded(relative: str, patterns: list[str]) -> bool:
-    """Whether a path (relative to the folder walked, or as given) matches an --exclude pattern: the whole
-    path, or any one folder or file name in it (`_ascend` leaves out every folder of that name)."""
-    relative = relative.replace(os.sep, "/")
-    parts = relative.split("/")
+    """Whether a path (relative to the folder walked, or as given) matches an --exclude pattern: the path
+    or a folder above it (`ops/backends` leaves out what is under it), or any one folder or file name in
+    it (`_ascend` leaves out every folder of that name)."""
+    parts = os.path.normpath(relative).replace(os.sep, "/").split("/")
+    above = ["/".join(parts[: i + 1]) for i in range(len(parts))]
     return any(
-        fnmatch.fnmatchcase(relative, pattern)
-        or any(fnmatch.fnmatchcase(p, pattern) for p in parts)
-        for pattern in patterns
+        fnmatch.fnmatchcase(name, pattern) for pattern in patterns for name in (*above, *parts)
     )
 
 
@@ -114,7 +113,7 @@ def collect_files(paths: list[str], exclude: list[str] | None = None) -> list[st
                     os.path.join(root, n)
                     for n in sorted(names)
                     if n.endswith(".py")
-                    and not excluded(os.path.normpath(os.path.join(below, n)), exclude)
+                    and not excluded(os.path.join(below, n), exclude)
                     and defines_kernel(os.path.join(root, n))
                 ]
             if not found:  # a CI step pointed at the wrong folder must not pass in silence

@@ -253,10 +253,11 @@ def test_exclude_leaves_out_folders_and_files_by_name_or_path(tmp_path):
         str(tmp_path / "ops" / "a.py"),
         str(tmp_path / "ops" / "backends" / "c.py"),
     ]
-    assert collect_files([str(tmp_path)], ["ops/backends/*"]) == [
-        str(tmp_path / "ops" / "a.py"),
-        str(tmp_path / "tests" / "t.py"),
-    ]
+    for above in ("ops/backends/*", "ops/backends"):
+        assert collect_files([str(tmp_path)], [above]) == [
+            str(tmp_path / "ops" / "a.py"),
+            str(tmp_path / "tests" / "t.py"),
+        ]
     with pytest.raises(IrscopeError, match="that --exclude ops tests leaves in defines"):
         collect_files([str(tmp_path)], ["ops", "tests"])
     # through the command line: one clear line, exit 2

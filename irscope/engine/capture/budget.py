@@ -147,9 +147,8 @@ class CaptureBudget:
         # the limit inside its first call). In the interpreter it counts: there each launch is bounded on its
         # own, and the limit is what bounds the run.
         self.limit_counts_new_launches = True
-        self._new_launches_s = (
-            0.0  # the file's clock new launches took to compile and run, this run
-        )
+        # the time new launches took to compile and run, this run, on the file's clock (_file_clock)
+        self._new_launches_s = 0.0
         self.reason: str | None = None  # why the run was stopped; None if it ended by itself
         self._seen: set[tuple] = set()
         self._kernels: set[int] = set()

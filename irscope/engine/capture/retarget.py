@@ -50,9 +50,8 @@ def run_on_other_targets(
         return first, result, None
     asked = _asked(result)
     tried: list[str] = []
-    ran_through: tuple[Target, RunResult] | None = (
-        None  # the first other target where it raised nothing
-    )
+    # the first other target where it raised nothing
+    ran_through: tuple[Target, RunResult] | None = None
     for target in other_targets(first):
         again = run(target)
         if again.error is None and ran_through is None:
