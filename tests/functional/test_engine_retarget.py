@@ -16,10 +16,16 @@ from irscope.engine.session import open_file
 from irscope.engine.triton_compat import Target
 
 
-def test_other_targets_are_the_nvidia_ones_newest_first():
+def test_other_targets_are_the_nvidia_ones_newest_first_data_center_before_consumer():
     assert [t.name for t in other_targets(Target("sm_90"))] == [
-        "sm_120",
         "sm_100",
+        "sm_120",
+        "sm_89",
+        "sm_80",
+    ]
+    assert [t.name for t in other_targets(Target("sm_100"))] == [
+        "sm_120",
+        "sm_90",
         "sm_89",
         "sm_80",
     ]
@@ -31,7 +37,7 @@ def test_a_file_for_another_gpu_is_shown_for_the_newest_target_where_it_launches
     note = ws.notes[0]
     assert note == (
         f"{ws.user_file.shown} launched nothing on a virtual sm_90, whose capability it asked; shown "
-        f"for a virtual sm_100, where it launches (nothing on sm_120 either); --target to choose"
+        f"for a virtual sm_100, where it launches; --target to choose"
     )
     assert "B200 (sm_100)" in ws.device and ws.device.endswith(
         "irscope chose sm_100: the file launched nothing on the default sm_90"
@@ -57,7 +63,7 @@ def test_a_file_that_launches_on_no_target_says_which_were_tried():
     assert ws.target.name == "sm_90" and not ws.launches
     assert ws.notes == [
         f"{ws.user_file.shown} launched nothing on a virtual sm_90, whose properties it asked, "
-        f"nor on a virtual sm_120, sm_100, sm_89, sm_80"
+        f"nor on a virtual sm_100, sm_120, sm_89, sm_80"
     ]
     with pytest.raises(IrscopeError, match="launches no kernel"):
         ws.compile_all()
@@ -71,8 +77,7 @@ def test_a_run_again_stopped_in_its_setup_is_shown_with_where_it_was_stopped(mon
     assert ws.target.name == "sm_100" and not ws.launches
     assert ws.notes[0] == (
         f"{ws.user_file.shown} launched nothing on a virtual sm_90, whose capability it asked; on a "
-        f"virtual sm_100 it was stopped (the 2 s limit) before it launched anything (nothing on "
-        f"sm_120); --target to choose"
+        f"virtual sm_100 it was stopped (the 2 s limit) before it launched anything; --target to choose"
     )
     with pytest.raises(IrscopeError, match=r"stopped at line 2[34] \(the 2 s limit\)"):
         ws.compile_all()
@@ -86,7 +91,7 @@ def test_a_file_that_raises_on_the_default_target_is_shown_where_it_runs_through
     assert ws.target.name == "sm_100" and not ws.launches
     assert ws.notes[0] == (
         f"{ws.user_file.shown} raised RuntimeError on a virtual sm_90, whose capability it asked, and "
-        f"launched nothing on a virtual sm_120, sm_100, sm_89, sm_80; on sm_100 it runs through without an "
+        f"launched nothing on a virtual sm_100, sm_120, sm_89, sm_80; on sm_100 it runs through without an "
         f"error, shown here; --target to choose"
     )
     with pytest.raises(IrscopeError) as caught:

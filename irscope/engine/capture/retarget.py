@@ -6,7 +6,8 @@ virtual H100 (sm_90), prints that it needs block scaling and launches nothing. A
 not pick a target should not be stuck there. So when the run on the default target launched nothing and
 the file asked the virtual GPU about itself (its capability, properties, name or architectures: the
 virtual GPU records the questions), the file is run again, once per other NVIDIA target irscope has a
-virtual GPU for, newest first, and the first run that launches is shown, with one note that says so.
+virtual GPU for, newest generation first (its data-center chip before its consumer one: sm_100, sm_120, sm_89,
+sm_80), and the first run that launches is shown, with one note that says so.
 
 Only on that path: a file that launched anything, that the user gave `--target`, that runs on a real
 GPU, that runs with `--no-run`, or that the capture budget stopped is never run again; a run again that
@@ -26,12 +27,21 @@ from irscope.base.names import TARGETS
 from irscope.engine.capture.run import RunResult
 from irscope.engine.triton_compat import Target
 
+# a consumer chip -> the data-center chip of its generation, tried first: Blackwell files are written for the
+# B200 (sm_100), whose tcgen05 and tensor memory the RTX 50 series (sm_120) does not have, and a file that
+# checks `capability[0] >= 10` launched on sm_120 and failed to compile there (Gluon tutorial 12)
+_DATA_CENTER_FIRST = {"sm_120": "sm_100"}
+
 
 def other_targets(first: Target) -> list[Target]:
-    """The NVIDIA targets with a virtual GPU other than `first`, newest first."""
-    return [
-        Target(name) for name in reversed(TARGETS) if name.startswith("sm_") and name != first.name
-    ]
+    """The NVIDIA targets with a virtual GPU other than `first`, newest generation first, its data-center
+    chip before its consumer one."""
+    names = [name for name in reversed(TARGETS) if name.startswith("sm_") and name != first.name]
+    for consumer, data_center in _DATA_CENTER_FIRST.items():
+        if consumer in names and data_center in names:
+            names.remove(data_center)
+            names.insert(names.index(consumer), data_center)
+    return [Target(name) for name in names]
 
 
 def worth_another_target(result: RunResult) -> bool:
