@@ -16,6 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "tui"))
 
 from tui_helpers import wait_until_shown  # noqa: E402
 
@@ -46,7 +47,7 @@ async def shoot(name: str, path: str, size: tuple[int, int], keys: list[str]) ->
 async def shoot_memory_panel() -> str:
     """misaligned.py, launch 0 (n = 1000): scalar marks, and the Memory panel on the x load with the
     why, the fix and the what-if recompile."""
-    from test_tui_memory import open_memory_panel, wait_for_what_if
+    from test_memory_panel import open_memory_panel, wait_for_what_if
     from tui_helpers import pane_showing, source_line_of
 
     from irscope.tui.panels.memory import MemoryPanel
@@ -60,7 +61,7 @@ async def shoot_memory_panel() -> str:
         await wait_until_shown(app, pilot)
         panel = await open_memory_panel(app, pilot)
         assert isinstance(panel, MemoryPanel)
-        app.main.focus_pane(0)
+        app.main.linked.focus_pane(0)
         pane_showing(app, "source").view.move_cursor_to_index(
             source_line_of(path, "x = tl.load(") - 1, notify=True
         )
@@ -89,7 +90,7 @@ async def shoot_coalescing_panel() -> str:
         tabs = app.query_one("#panels", TabbedContent)
         tabs.active = next(p.id for p in tabs.query("TabPane") if p.query(CoalescingPanel))
         await pilot.pause()
-        app.main.focus_pane(0)
+        app.main.linked.focus_pane(0)
         pane_showing(app, "source").view.move_cursor_to_index(
             source_line_of(path, "x = tl.load(") - 1, notify=True
         )
@@ -137,7 +138,7 @@ async def shoot_stepper() -> str:
 async def shoot_diff() -> str:
     """misaligned.py: D on launch 0, against launch 1 at PTX; the cursor on the x load, with why each side
     is not vectorized."""
-    from test_tui_diffview import open_diff, wait_for_doc
+    from test_diff_and_pipeline_views import open_diff, wait_for_doc
 
     app = IrscopeApp(os.path.join(ROOT, "kernels", "misaligned.py"), target="sm_90")
     async with app.run_test(size=(160, 45)) as pilot:
@@ -154,7 +155,7 @@ async def shoot_diff() -> str:
 
 async def shoot_pipeline() -> str:
     """add.py: P on source line 26 (the y load); the passes that changed it marked, the coalesce pass's diff."""
-    from test_tui_diffview import open_pipeline_on_line
+    from test_diff_and_pipeline_views import open_pipeline_on_line
 
     app = IrscopeApp(os.path.join(ROOT, "kernels", "add.py"), target="sm_90")
     async with app.run_test(size=(160, 45)) as pilot:
