@@ -61,16 +61,33 @@ def measure(files: list[str], out: str, launch_count: int) -> None:
     for path in files:
         name = _name(path)
         report = os.path.join(out, name)
-        cmd = ["ncu", "--section", "LaunchStats", "--section", "Occupancy", "--metrics", METRICS,
-               "--launch-count", str(launch_count), "-f", "-o", report, sys.executable, path]
+        cmd = [
+            "ncu",
+            "--section",
+            "LaunchStats",
+            "--section",
+            "Occupancy",
+            "--metrics",
+            METRICS,
+            "--launch-count",
+            str(launch_count),
+            "-f",
+            "-o",
+            report,
+            sys.executable,
+            path,
+        ]
         with tempfile.TemporaryDirectory(prefix="ncu-inductor-") as cache:
             env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache)
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
         with open(report + ".log", "w") as f:
             f.write(done.stdout[-20000:] + "\n--- stderr\n" + done.stderr[-20000:])
         for page, suffix, extra in (("raw", "raw.csv", ["--csv"]), ("details", "details.txt", [])):
-            text = subprocess.run(["ncu", "-i", report + ".ncu-rep", "--page", page, *extra],
-                                  capture_output=True, text=True).stdout
+            text = subprocess.run(
+                ["ncu", "-i", report + ".ncu-rep", "--page", page, *extra],
+                capture_output=True,
+                text=True,
+            ).stdout
             with gzip.open(f"{report}.{suffix}.gz", "wt") as f:
                 f.write(text)
         if os.path.exists(report + ".ncu-rep"):
@@ -80,11 +97,30 @@ def measure(files: list[str], out: str, launch_count: int) -> None:
 
 def predict(files: list[str], out: str) -> None:
     os.makedirs(out, exist_ok=True)
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", IRSCOPE_CAPTURE_QUIET="120", IRSCOPE_CAPTURE_LIMIT="600",
-               PYTHONPATH=ROOT)
+    env = dict(
+        os.environ,
+        CUDA_VISIBLE_DEVICES="",
+        IRSCOPE_CAPTURE_QUIET="120",
+        IRSCOPE_CAPTURE_LIMIT="600",
+        PYTHONPATH=ROOT,
+    )
     for path in files:
-        done = subprocess.run([sys.executable, "-m", "irscope", "report", os.path.abspath(path), "--json",
-                               "--target", "sm_90"], capture_output=True, text=True, cwd=ROOT, env=env)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "irscope",
+                "report",
+                os.path.abspath(path),
+                "--json",
+                "--target",
+                "sm_90",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        )
         with gzip.open(os.path.join(out, _name(path) + ".report.json.gz"), "wt") as f:
             f.write(done.stdout)
         print(f"{_name(path)}: rc {done.returncode} {done.stderr.strip()[-300:]}", flush=True)
@@ -103,13 +139,17 @@ def rule_messages(details: str) -> list[tuple[str, tuple[int, ...], str]]:
 
 
 def _compilations(report: dict) -> list[dict]:
-    return [k for k in report.get("kernels", []) if k.get("compiled") and k.get("registers") is not None]
+    return [
+        k for k in report.get("kernels", []) if k.get("compiled") and k.get("registers") is not None
+    ]
 
 
 def irscope_stats(entry: dict, blocks: int) -> LaunchStats:
     """irscope's statistics for one launch, worked out again with the current model from the report's
     registers, shared memory and warps."""
-    occ = nvidia_occupancy("sm_90", entry["registers"], entry["block_warps"], entry["shared_bytes"] or 0)
+    occ = nvidia_occupancy(
+        "sm_90", entry["registers"], entry["block_warps"], entry["shared_bytes"] or 0
+    )
     return LaunchStats((blocks, 1, 1), occ.blocks_per_sm, NVIDIA_LIMITS["sm_90"].chip, "SM")
 
 
@@ -121,10 +161,15 @@ def ncu_partial(blocks: int, waves: float) -> int:
 
 
 def compare(data: str) -> tuple[list[str], bool]:
-    rows = ["| file | kernel | grid | regs | blocks/SM ncu | irscope | waves ncu | irscope | tail rule ncu | "
-            "irscope | small-grid rule ncu | irscope | agree |", "|" + "---|" * 13]
+    rows = [
+        "| file | kernel | grid | regs | blocks/SM ncu | irscope | waves ncu | irscope | tail rule ncu | "
+        "irscope | small-grid rule ncu | irscope | agree |",
+        "|" + "---|" * 13,
+    ]
     unmatched: list[str] = []
     ok = True
+    # per rule: launches ncu's rule fired for, irscope's, and both
+    fired = {rule: {"ncu": 0, "irscope": 0, "both": 0} for rule in ("tail-effect", "small-grid")}
     for raw_file in sorted(f for f in os.listdir(data) if f.endswith(".raw.csv.gz")):
         name = raw_file[: -len(".raw.csv.gz")]
         with gzip.open(os.path.join(data, raw_file), "rt") as f:
@@ -141,9 +186,14 @@ def compare(data: str) -> tuple[list[str], bool]:
             blocks = int(number(row["launch__grid_size"]) or 0)
             regs = int(number(row["launch__registers_per_thread"]) or 0)
             threads = int(number(row["launch__block_size"]) or 0)
-            match = [c for c in comps if c["name"] == kernel and c["registers"] == regs
-                     and c["block_warps"] * 32 == threads
-                     and any(s["blocks"] == blocks for s in c.get("launch_stats") or [])]
+            match = [
+                c
+                for c in comps
+                if c["name"] == kernel
+                and c["registers"] == regs
+                and c["block_warps"] * 32 == threads
+                and any(s["blocks"] == blocks for s in c.get("launch_stats") or [])
+            ]
             if not match:
                 if any(c["name"] == kernel for c in comps):
                     unmatched.append(f"{name} {kernel} grid {blocks} regs {regs}")
@@ -155,26 +205,58 @@ def compare(data: str) -> tuple[list[str], bool]:
             tail = TAIL.search(message)
             small = SMALL.search(message)
             ncu_tail = f"{tail.group(1)} full + {tail.group(2)}" if tail else "-"
-            ours_tail = (f"{stats.full_waves} full + {stats.partial_blocks} (ncu's rounding: "
-                         f"{ncu_partial(blocks, stats.waves)})" if stats.tail_share >= TAIL_SHARE_SHOWN else "-")
+            ours_tail = (
+                f"{stats.full_waves} full + {stats.partial_blocks} (ncu's rounding: "
+                f"{ncu_partial(blocks, stats.waves)})"
+                if stats.tail_share >= TAIL_SHARE_SHOWN
+                else "-"
+            )
             tail_agrees = (tail is None) == (stats.tail_share < TAIL_SHARE_SHOWN) and (
-                tail is None or (int(tail.group(1)) == stats.full_waves
-                                 and int(tail.group(2)) == ncu_partial(blocks, stats.waves)))
+                tail is None
+                or (
+                    int(tail.group(1)) == stats.full_waves
+                    and int(tail.group(2)) == ncu_partial(blocks, stats.waves)
+                )
+            )
             # ncu's small-grid rule is fewer blocks than SMs; irscope's `small-grid` is under one wave, which
             # holds for every grid ncu's holds for: agreement is ncu's => irscope's, and irscope's alone only
             # between the SM count and a wave
             small_agrees = (small is None or stats.small) and (
-                small is not None or not stats.small or blocks >= stats.chip.units)
-            agrees = (per_sm == stats.blocks_per_sm and f"{waves:.2f}" == f"{stats.waves:.2f}"
-                      and tail_agrees and small_agrees)
+                small is not None or not stats.small or blocks >= stats.chip.units
+            )
+            agrees = (
+                per_sm == stats.blocks_per_sm
+                and f"{waves:.2f}" == f"{stats.waves:.2f}"
+                and tail_agrees
+                and small_agrees
+            )
             ok = ok and agrees
+            for rule, theirs, ours in (
+                ("tail-effect", tail is not None, stats.tail_share >= TAIL_SHARE_SHOWN),
+                ("small-grid", small is not None, stats.small),
+            ):
+                fired[rule]["ncu"] += theirs
+                fired[rule]["irscope"] += ours
+                fired[rule]["both"] += theirs and ours
             rows.append(
                 f"| {name.replace('__', '/')} | {kernel} | {blocks} | {regs} | {per_sm} | {stats.blocks_per_sm} | "
                 f"{waves:.2f} | {stats.waves:.2f} | {ncu_tail} | {ours_tail} | {'yes' if small else '-'} | "
-                f"{'yes' if stats.small else '-'} | {'yes' if agrees else 'NO'} |")
+                f"{'yes' if stats.small else '-'} | {'yes' if agrees else 'NO'} |"
+            )
+    rows.append("")
+    rows.append(
+        "Per rule, over the matched launches (recall: of ncu's, irscope's too; precision: of irscope's, ncu's too):"
+    )
+    for rule, n in fired.items():
+        rows.append(
+            f"- {rule}: ncu {n['ncu']}, irscope {n['irscope']}, both {n['both']}; recall {n['both']}/{n['ncu']}, "
+            f"precision {n['both']}/{n['irscope']}"
+        )
     if unmatched:
         rows.append("")
-        rows.append(f"Launches of a kernel irscope showed, at a grid or registers it did not show ({len(unmatched)}):")
+        rows.append(
+            f"Launches of a kernel irscope showed, at a grid or registers it did not show ({len(unmatched)}):"
+        )
         rows.extend(f"- {u}: {unmatched.count(u)} launch(es)" for u in dict.fromkeys(unmatched))
     return rows, ok
 

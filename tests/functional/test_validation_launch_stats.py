@@ -36,3 +36,14 @@ def test_the_launch_statistics_table_is_rebuilt_and_every_launch_agrees_with_ncu
     assert tail and len(tail) < len(rebuilt)
     small = [row for row in rebuilt if row.split("|")[11].strip() == "yes"]
     assert small and len(small) < len(rebuilt)
+    # recall and precision per rule irscope covers: every launch ncu's rules fired for, irscope's did too;
+    # irscope's small-grid (under a wave) also holds between the SM count and a wave, by design
+    per_rule = [line for line in done.stdout.splitlines() if line.startswith("- tail-effect:")]
+    per_rule += [line for line in done.stdout.splitlines() if line.startswith("- small-grid:")]
+    with open(os.path.join(DATA, "launch_stats.md")) as f:
+        committed = f.read().splitlines()
+    assert len(per_rule) == 2 and all(line in committed for line in per_rule)
+    assert per_rule[0].endswith(
+        f"recall {len(tail)}/{len(tail)}, precision {len(tail)}/{len(tail)}"
+    )
+    assert f"recall {len(small)}/{len(small)}, precision {len(small)}/" in per_rule[1]
