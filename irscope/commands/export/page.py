@@ -128,10 +128,16 @@ def _findings(entry: dict[str, Any]) -> str:
     items = []
     for f in found:
         line = f.get("source_line")
-        here = line is not None and f.get("file") in (None, entry["file"])
-        where = f"line {line}" if line is not None else "no line"
-        if f.get("file") and f.get("file") != entry["file"]:
-            where = f"{f['file']}:{line}"
+        # a helper's line in another file: named, and not a line of the panes to select
+        elsewhere = f.get("file") not in (None, "", entry["file"])
+        here = line is not None and not elsewhere
+        where = (
+            f"{f['file']}:{line}"
+            if elsewhere
+            else f"line {line}"
+            if line is not None
+            else "no line"
+        )
         what_if = (f.get("what_if") or {}).get("text")
         selects = f' data-s="{line}"' if here else ""
         items.append(
