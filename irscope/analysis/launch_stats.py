@@ -138,7 +138,7 @@ def waves_text(waves: float) -> str:
     return f"{waves:.2f}" if waves >= 0.01 or waves == 0 else f"{waves:.1g}"
 
 
-def _chip(target: str) -> Chip | None:
+def chip_of(target: str) -> Chip | None:
     limits = NVIDIA_LIMITS.get(target) or AMD_LIMITS.get(target)
     return limits.chip if limits is not None else None
 
@@ -160,7 +160,7 @@ def launch_stats(comp: CompiledKernel, occ: Occupancy | None = None) -> list[Lau
     """One LaunchStats per grid the compilation was launched with ([] when it did not compile, has no
     grid, or its target's chip is unknown)."""
     occ = occ or occupancy(comp)
-    chip = _chip(comp.target.name)
+    chip = chip_of(comp.target.name)
     if occ is None or chip is None:
         return []
     return [

@@ -45,6 +45,15 @@ class Chip:
     clock_khz: int  # peak (boost) shader clock
     memory_clock_khz: int
     memory_bus_bits: int
+    # peak arithmetic, from the same datasheets (an FMA counts two): FP32 on the CUDA cores (AMD: vector
+    # FP32), and dense FP16/BF16 with FP32 accumulation on the tensor cores (AMD: matrix cores)
+    fp32_tflops: float = 0.0
+    tensor_tflops: float = 0.0
+
+    @property
+    def bandwidth(self) -> float:
+        """Peak DRAM bandwidth in bytes per second (clock x 2 x bus width / 8)."""
+        return self.memory_clock_khz * 1e3 * 2 * self.memory_bus_bits / 8
 
 
 @dataclass(frozen=True)
@@ -76,58 +85,84 @@ class NvidiaLimits:
 NVIDIA_LIMITS: dict[str, NvidiaLimits] = {
     # A100: 64 warps, 32 blocks, 164 KB shared per SM, 163 KB per block.
     # Chip: A100 SXM4 80GB datasheet (108 SMs, 80 GB HBM2e, 5120-bit, 2039 GB/s -> 1593 MHz, 1410 MHz boost);
-    # A100 whitepaper (40 MB L2).
+    # A100 whitepaper (40 MB L2); datasheet: 19.5 TFLOPS FP32, 312 TFLOPS FP16 tensor (dense).
     "sm_80": NvidiaLimits(
         "sm_80",
         64,
         32,
         shared_per_sm=164 * KB,
         max_shared_per_block=163 * KB,
-        chip=Chip("NVIDIA A100-SXM4-80GB", 108, 80 * GB, 40 * MB, 1_410_000, 1_593_000, 5120),
+        chip=Chip(
+            "NVIDIA A100-SXM4-80GB", 108, 80 * GB, 40 * MB, 1_410_000, 1_593_000, 5120, 19.5, 312
+        ),
     ),
     # Ada (L4, RTX 40): 48 warps, 24 blocks, 100 KB shared per SM, 99 KB per block.
     # Chip: RTX 4090 (Ada whitepaper: 128 SMs, 2520 MHz boost, 72 MB L2, 24 GB GDDR6X, 384-bit, 21 Gbps =
-    # 1008 GB/s -> 10501 MHz).
+    # 1008 GB/s -> 10501 MHz; 82.6 TFLOPS FP32, 165.2 TFLOPS FP16 tensor with FP32 accumulation, dense).
     "sm_89": NvidiaLimits(
         "sm_89",
         48,
         24,
         shared_per_sm=100 * KB,
         max_shared_per_block=99 * KB,
-        chip=Chip("NVIDIA GeForce RTX 4090", 128, 24 * GB, 72 * MB, 2_520_000, 10_501_000, 384),
+        chip=Chip(
+            "NVIDIA GeForce RTX 4090",
+            128,
+            24 * GB,
+            72 * MB,
+            2_520_000,
+            10_501_000,
+            384,
+            82.6,
+            165.2,
+        ),
     ),
     # Hopper (H100/H200): 64 warps, 32 blocks, 228 KB shared per SM, 227 KB per block.
     # Chip: H100 SXM5 80GB (datasheet: 132 SMs, 80 GB HBM3, 3.35 TB/s over 5120 bits -> 2619 MHz; Hopper
-    # whitepaper: 50 MB L2; 1980 MHz max boost).
+    # whitepaper: 50 MB L2; 1980 MHz max boost; 67 TFLOPS FP32, 989.4 TFLOPS FP16 tensor, dense).
     "sm_90": NvidiaLimits(
         "sm_90",
         64,
         32,
         shared_per_sm=228 * KB,
         max_shared_per_block=227 * KB,
-        chip=Chip("NVIDIA H100 80GB HBM3", 132, 80 * GB, 50 * MB, 1_980_000, 2_619_000, 5120),
+        chip=Chip(
+            "NVIDIA H100 80GB HBM3", 132, 80 * GB, 50 * MB, 1_980_000, 2_619_000, 5120, 67, 989.4
+        ),
     ),
     # Blackwell datacenter (B200): 64 warps, 32 blocks, 228 KB shared per SM, 227 KB per block.
     # Chip: B200 (DGX B200 datasheet: 180 GB HBM3e per GPU, 8 TB/s over 8192 bits -> 3906 MHz; 148 SMs).
     # Approximate, not in NVIDIA's datasheet: the 126 MB L2 and the 1965 MHz boost (third-party reports).
+    # HGX B200 datasheet: 2.25 PFLOPS FP16 tensor dense (4.5 sparse); FP32 75 TFLOPS (third-party reports).
     "sm_100": NvidiaLimits(
         "sm_100",
         64,
         32,
         shared_per_sm=228 * KB,
         max_shared_per_block=227 * KB,
-        chip=Chip("NVIDIA B200", 148, 180 * GB, 126 * MB, 1_965_000, 3_906_000, 8192),
+        chip=Chip("NVIDIA B200", 148, 180 * GB, 126 * MB, 1_965_000, 3_906_000, 8192, 75, 2250),
     ),
     # Blackwell consumer (RTX 50): 48 warps, 32 blocks, 128 KB shared per SM, 99 KB per block.
     # Chip: RTX 5090 (RTX Blackwell whitepaper: 170 SMs, 2407 MHz boost, 96 MB L2, 32 GB GDDR7, 512-bit,
-    # 28 Gbps = 1792 GB/s -> 14000 MHz).
+    # 28 Gbps = 1792 GB/s -> 14000 MHz; 104.8 TFLOPS FP32, 209.5 TFLOPS FP16 tensor with FP32 accumulation,
+    # dense).
     "sm_120": NvidiaLimits(
         "sm_120",
         48,
         32,
         shared_per_sm=128 * KB,
         max_shared_per_block=99 * KB,
-        chip=Chip("NVIDIA GeForce RTX 5090", 170, 32 * GB, 96 * MB, 2_407_000, 14_000_000, 512),
+        chip=Chip(
+            "NVIDIA GeForce RTX 5090",
+            170,
+            32 * GB,
+            96 * MB,
+            2_407_000,
+            14_000_000,
+            512,
+            104.8,
+            209.5,
+        ),
     ),
 }
 
@@ -164,20 +199,26 @@ class AmdLimits:
 
 AMD_LIMITS: dict[str, AmdLimits] = {
     # Chip: MI300X (AMD datasheet / CDNA3 whitepaper: 304 CUs, 2100 MHz peak engine clock, 192 GB HBM3,
-    # 8192-bit, 5.3 TB/s -> 2600 MHz; 4 MB L2 per XCD, which is what HIP reports as the L2 size).
+    # 8192-bit, 5.3 TB/s -> 2600 MHz; 4 MB L2 per XCD, which is what HIP reports as the L2 size; 163.4
+    # TFLOPS FP32 vector, 1307.4 TFLOPS FP16 matrix, dense).
     "gfx942": AmdLimits(
         "gfx942",
         lds_per_cu=64 * KB,
         isa_version=(9, 4),
-        chip=Chip("AMD Instinct MI300X", 304, 192 * GB, 4 * MB, 2_100_000, 2_600_000, 8192),
+        chip=Chip(
+            "AMD Instinct MI300X", 304, 192 * GB, 4 * MB, 2_100_000, 2_600_000, 8192, 163.4, 1307.4
+        ),
     ),
     # Chip: MI355X (AMD datasheet / CDNA4 whitepaper: 256 CUs, 2400 MHz peak engine clock, 288 GB HBM3E,
-    # 8192-bit, 8 TB/s -> 3906 MHz; 4 MB L2 per XCD).
+    # 8192-bit, 8 TB/s -> 3906 MHz; 4 MB L2 per XCD; 157.3 TFLOPS FP32 vector, 2516.6 TFLOPS FP16 matrix,
+    # dense).
     "gfx950": AmdLimits(
         "gfx950",
         lds_per_cu=160 * KB,
         isa_version=(9, 5),
-        chip=Chip("AMD Instinct MI355X", 256, 288 * GB, 4 * MB, 2_400_000, 3_906_000, 8192),
+        chip=Chip(
+            "AMD Instinct MI355X", 256, 288 * GB, 4 * MB, 2_400_000, 3_906_000, 8192, 157.3, 2516.6
+        ),
     ),
 }
 

@@ -9,6 +9,7 @@ from typing import Any
 from irscope.analysis.launch_stats import launch_stats
 from irscope.analysis.memory.ops import memory_ops, primary_stage, totals_by_source_line
 from irscope.analysis.occupancy import occupancy
+from irscope.analysis.roofline import human_bytes
 from irscope.analysis.vectorize.what_if import vectorization
 from irscope.base.compiled import LaunchedKernel
 
@@ -62,6 +63,24 @@ def format_analysis(k: dict[str, Any]) -> list[str]:
     for stats in k.get("launch_stats") or []:
         grid = " x ".join(map(str, stats["grid"]))
         out.append(f"  launch     grid {grid}: {stats['text']}")
+    roofs = k.get("rooflines") or []
+    if roofs and roofs[0].get("error"):
+        out.append(f"  roofline   not predicted: {roofs[0]['error']}")
+    elif roofs:
+        first = roofs[0]
+        many = len(roofs) > 1
+        for label, text in zip(("traffic", "roofline", "time"), first.get("text") or []):
+            grid = f"grid {' x '.join(map(str, first['grid']))}: " if many else ""
+            out.append(f"  {label:<10} {grid}{text}")
+        for roof in roofs[1:]:
+            if roof.get("error"):
+                continue  # a grid whose programs could not be recorded: its launch line says the rest
+            grid = " x ".join(map(str, roof["grid"]))
+            out.append(
+                f"  {'':<10} grid {grid}: reads {human_bytes(roof['dram_read_bytes'])}, writes "
+                f"{human_bytes(roof['dram_write_bytes'])}, predicted "
+                f"{roof['seconds']['estimate'] * 1e6:.3g} us ({roof['bound']}-bound)"
+            )
     reasons: list[tuple[str, str]] = []  # each distinct reason is told once, accesses refer to it
     accesses = []
     for d in k.get("vectorization") or []:

@@ -115,6 +115,10 @@ class LaunchedKernel(CompiledKernel, Protocol):
     """A compiled kernel with its launch behind it: what the analyses that need the launch ask (the
     worker's `Compilation` answers; a front end asks the worker instead)."""
 
+    asm: dict[
+        str, Any
+    ]  # the binary stages as Triton made them ("cubin", "hsaco"), with the text ones
+
     @property
     def param_names(self) -> list[str]: ...
 

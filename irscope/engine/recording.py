@@ -12,6 +12,7 @@ import contextlib
 import functools
 import sys
 import time
+from collections import Counter
 from typing import Any, Iterator
 
 import numpy as np
@@ -38,6 +39,7 @@ from irscope.base.errors import IrscopeError
 from irscope.base.model import Launch
 from irscope.base.names import unrecordable
 from irscope.engine.triton_compat import (
+    FlopHook,
     MemoryHook,
     constexpr_param_names,
     interpreter_value,
@@ -74,6 +76,7 @@ class _Recorder:
         self.kept_bytes = 0  # numbers copied into Values so far
         self.budget_bytes = budget_bytes  # past it, blocks keep only their summary
         self.debugger_steps: list[int] = []  # the steps that called breakpoint() / pdb.set_trace()
+        self.arithmetic: Counter = Counter()  # (dtype, on tensor cores, elements, flops) -> ops run
 
     # ---- values
 
@@ -165,6 +168,9 @@ class _Recorder:
         step = self.frame_step.get(id(frame)) if frame is not None else None
         if step is not None and step not in self.debugger_steps:
             self.debugger_steps.append(step)
+
+    def on_flops(self, hook: FlopHook) -> None:
+        self.arithmetic[(hook.dtype, hook.tensor, hook.elements, hook.flops)] += 1
 
     def on_access(self, hook: MemoryHook) -> None:
         addresses = np.asarray(hook.addresses)
@@ -338,6 +344,7 @@ def record_program(
                 pid,
                 recorder.on_access,
                 recorder.global_trace if with_locals else None,
+                recorder.on_flops,
             )
     except KeyboardInterrupt:
         raise
@@ -357,6 +364,7 @@ def record_program(
         error_line,
         seconds,
         recorder.debugger_steps,
+        dict(recorder.arithmetic),
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from irscope.analysis.coalescing.sectors import report_fields
 from irscope.analysis.coalescing.text import format_lines
 from irscope.analysis.measured.format import format_measured
+from irscope.analysis.roofline import roofline_entries
 from irscope.analysis.summary import analysis_entry, format_analysis
 from irscope.base.named_text import differing, shown_values
 from irscope.base.names import IR_STAGES, absent_stage
@@ -97,6 +98,7 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         }
     entry.update(analysis_entry(comp))
     entry.update(report_fields(comp))
+    entry["rooflines"] = roofline_entries(comp)
     if comp.launch.guesses and entry.get("coalescing_totals") is not None:
         entry["coalescing_totals"].setdefault("notes", []).append(
             "addresses from guessed arguments ("

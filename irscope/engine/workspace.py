@@ -267,6 +267,9 @@ class Workspace:
         seen: dict[str, Compilation] = {}
         counts: dict[str, int] = {}
         grids: dict[str, dict[tuple[int, ...], int]] = {}  # each one's grids: launches with each
+        firsts: dict[
+            str, dict[tuple[int, ...], Launch]
+        ] = {}  # each one's first launch with each grid
         if kernel.inductor is not None and config is None and kernel.is_autotuned:
             # each config of Inductor's list is a compilation: CachingAutotuner precompiles them all
             out = []
@@ -291,10 +294,12 @@ class Workspace:
             if not launch.warmup and launch.grid:
                 of_key = grids.setdefault(key, {})
                 of_key[tuple(launch.grid)] = of_key.get(tuple(launch.grid), 0) + 1
+                firsts.setdefault(key, {}).setdefault(tuple(launch.grid), launch)
         for key, count in counts.items():
             self._launch_counts[(id(kernel), target.name, key)] = count
         for key, comp in seen.items():
             comp.grid_launches = grids.get(key, {})
+            comp.first_launch_by_grid = firsts.get(key, {})
         return list(seen.values())
 
     def launch_count(self, comp: Compilation) -> int:

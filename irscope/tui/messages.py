@@ -132,11 +132,13 @@ class Failed(Answer):
 
 
 class CoalescingAnalysed(Answer):
-    """The Coalescing panel's analysis of a compilation (a KernelCoalescing)."""
+    """The Coalescing panel's analysis of a compilation (a KernelCoalescing) and its roofline (a Roofline,
+    or why there is none)."""
 
-    def __init__(self, request: Request, result: Any) -> None:
+    def __init__(self, request: Request, result: Any, roofline: Any = None) -> None:
         super().__init__(request)
         self.result = result
+        self.roofline = roofline
 
 
 class Explained(Answer):

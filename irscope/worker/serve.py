@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from irscope.analysis.coalescing.sectors import analyze_coalescing
 from irscope.analysis.recording import Recording
+from irscope.analysis.roofline import roofline
 from irscope.analysis.vectorize.what_if import WhatIf, what_if
 from irscope.analysis.vectorize.why_not import why_not_vectorized
 from irscope.base import errors
@@ -333,6 +334,7 @@ ANALYSES: dict[str, Callable[..., Any]] = {
     "why_not_measurable": lambda server, comp: why_not_measurable(comp.target.name),
     "measure": _measured,
     "coalescing": lambda server, comp: analyze_coalescing(comp),
+    "roofline": lambda server, comp: roofline(comp),
     "passes": lambda server, comp: pass_list(comp),
     "record_program": _recorded,
 }

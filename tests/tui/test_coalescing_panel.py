@@ -77,6 +77,9 @@ async def test_panel_draws_one_warp_of_the_strided_load(strided_comp):
         await pilot.pause()
         text = body_text(app)
         assert "has no global load or store" in text and "32.0" in text
+        # and the launch's traffic, its place on the roofline and its predicted time, said as a prediction
+        assert "reads" in text and "from DRAM" in text and "-bound" in text
+        assert "a model, not a measurement" in text
 
 
 def test_warp_picture_one_sector_per_lane_when_strided(strided_comp):

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscope.analysis.coalescing.requests import Counts, WarpPicture, rounded
+from irscope.analysis.recording.work import SampledWork
 
 
 @dataclass
@@ -108,6 +109,8 @@ class KernelCoalescing:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    # the sampled programs' distinct sectors and arithmetic, for the roofline (analysis/roofline.py)
+    work: SampledWork = field(default_factory=SampledWork)
 
     def by_source_line(self) -> list[LineCoalescing]:
         lines: dict[int | None, LineCoalescing] = {}

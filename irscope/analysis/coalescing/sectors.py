@@ -130,6 +130,7 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
         rec = comp.record_program(pid, launch=launch)
         if rec.error and not result.error:
             result.error = f"program {pid}: {rec.error}"
+        result.work.add(rec)
         recorded = Counter((a.line, a.kind, tuple(a.shape)) for a in rec.accesses)
         for access, op in matched_ops(ops, sites, rec.accesses, recorded, split):
             if op is None:

@@ -92,6 +92,8 @@ class Recording:
     seconds: float = 0.0
     # the steps that called breakpoint() (in order)
     debugger_steps: list[int] = field(default_factory=list)
+    # floating-point arithmetic run: (dtype, on tensor cores, elements, flops) -> ops (interpreter FlopHook)
+    arithmetic: dict[tuple[str, bool, int, int], int] = field(default_factory=dict)
 
     @property
     def lines(self) -> list[int]:

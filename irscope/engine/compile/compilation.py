@@ -80,6 +80,8 @@ class Compilation:
     # each grid the file's launches of this specialization ran with, in launch order, and how many ran
     # with it (workspace.compile); {} for one compiled from -D/--arg alone (its launch's grid is the one)
     grid_launches: dict[tuple[int, ...], int] = field(default_factory=dict)
+    # the first launch with each of those grids (the roofline of each grid is made from its addresses)
+    first_launch_by_grid: dict[tuple[int, ...], Launch] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

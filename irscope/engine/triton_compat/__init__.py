@@ -72,6 +72,7 @@ from irscope.engine.triton_compat.install_key import (
     warm_triton_key,
 )
 from irscope.engine.triton_compat.interpreter import (
+    FlopHook,
     MemoryHook,
     interpreter_failure,
     interpreter_value,
@@ -119,6 +120,7 @@ __all__ = [
     "describe_config",
     "descriptor_param_values",
     "find_tool",
+    "FlopHook",
     "hashing_process",
     "install_cpu_driver",
     "interp_patches",

@@ -4,6 +4,7 @@ and the coalescing analysis)."""
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -117,6 +118,73 @@ def _memory_hooks(builder, on_access: Callable[[MemoryHook], None]) -> Iterator[
             builder.__dict__.pop(name, None)
 
 
+@dataclass
+class FlopHook:
+    """Floating-point work one arithmetic op of the interpreter does, counted as Nsight Compute's roofline
+    counts it: an add, subtract or multiply is one operation per element, a fused multiply-add two, a
+    `tl.dot` two per multiply-accumulate (M x N x K of them, on the tensor cores). Divisions, square roots
+    and transcendental functions (the SFU's) are not counted, as there."""
+
+    dtype: str  # the operands' element type: "fp32", "fp16", "bf16", "fp64", "fp8e4nv", ...
+    elements: int  # the elements of the op's result (1 for a scalar)
+    flops: int
+    tensor: bool  # a dot (tensor cores) rather than an elementwise op
+
+
+def _float_name(handle) -> str | None:
+    dtype = getattr(handle, "dtype", None)
+    scalar = getattr(dtype, "scalar", dtype)
+    if scalar is None or not getattr(scalar, "is_floating", lambda: False)():
+        return None
+    return str(scalar)
+
+
+@contextlib.contextmanager
+def _flop_hooks(builder, on_flops: Callable[[FlopHook], None]) -> Iterator[None]:
+    """Report the floating-point work of each elementwise add, subtract, multiply, FMA and dot the interpreter's
+    builder runs (patched on the instance, as `_memory_hooks` does)."""
+    cls = type(builder)
+
+    def elementwise(name: str, per_element: int):
+        original = getattr(cls, name)
+
+        def counted(*operands):
+            dtype = _float_name(operands[0])
+            if dtype is not None:
+                elements = int(getattr(operands[0].data, "size", 1))
+                on_flops(FlopHook(dtype, elements, elements * per_element, False))
+            return original(builder, *operands)
+
+        return counted
+
+    def dot(a, b, d, *args, **kwargs):
+        dtype = _float_name(a)
+        if dtype is not None:
+            a_shape, b_shape = a.data.shape, b.data.shape
+            products = int(math.prod(a_shape)) * int(
+                b_shape[-1]
+            )  # (.., M, K) x (.., K, N): M x K x N
+            on_flops(
+                FlopHook(dtype, int(math.prod(a_shape[:-1])) * int(b_shape[-1]), 2 * products, True)
+            )
+        return cls.create_dot(builder, a, b, d, *args, **kwargs)
+
+    patches = {
+        "create_fadd": elementwise("create_fadd", 1),
+        "create_fsub": elementwise("create_fsub", 1),
+        "create_fmul": elementwise("create_fmul", 1),
+        "create_fma": elementwise("create_fma", 2),
+        "create_dot": dot,
+    }
+    for name, fn in patches.items():
+        setattr(builder, name, fn)
+    try:
+        yield
+    finally:
+        for name in patches:
+            builder.__dict__.pop(name, None)
+
+
 def jit_code_ids(jit: JITFunction) -> set[tuple[str, str]]:
     """(file, function name) of the kernel and of every @triton.jit function its module can see:
     the interpreter re-creates each function from source, so code objects are matched by these."""
@@ -136,14 +204,15 @@ def run_one_program(
     program_id: tuple[int, int, int],
     on_access: Callable[[MemoryHook], None] | None = None,
     trace: Callable | None = None,
+    on_flops: Callable[[FlopHook], None] | None = None,
 ) -> None:
     """Run one program of a launch in Triton's interpreter, on the tensors given (they are written to).
 
     `arguments` maps every kernel parameter to its value (tensors on the CPU; constexprs as plain
     values). What Triton's GridExecutor does for the whole grid, done for one grid index: patch
     triton.language for the interpreter (and undo it after), turn tensors into pointers, set the grid.
-    `trace` is installed with sys.settrace for the run (this thread only). Exceptions of the kernel
-    propagate unchanged.
+    `trace` is installed with sys.settrace for the run (this thread only); `on_flops` hears of each
+    floating-point add, multiply, FMA and dot. Exceptions of the kernel propagate unchanged.
     """
     import sys
 
@@ -163,8 +232,9 @@ def run_one_program(
             builder = interp.interpreter_builder
             builder.set_grid_dim(*grid)
             builder.set_grid_idx(*program_id)
-            hooks = _memory_hooks(builder, on_access) if on_access else contextlib.nullcontext()
-            with hooks:
+            memory = _memory_hooks(builder, on_access) if on_access else contextlib.nullcontext()
+            flops = _flop_hooks(builder, on_flops) if on_flops else contextlib.nullcontext()
+            with memory, flops:
                 previous = sys.gettrace()
                 if trace is not None:
                     sys.settrace(trace)

@@ -26,6 +26,7 @@ from irscope.tui.panels.measured import measured_line, measured_lines, measured_
 if TYPE_CHECKING:
     from irscope.analysis.coalescing.requests import WarpPicture
     from irscope.analysis.coalescing.sectors import AccessCoalescing, KernelCoalescing
+    from irscope.analysis.roofline import Roofline
 
 MAX_SECTOR_ROWS = 64  # the panel scrolls: a whole warp, one sector per lane, and more (AMD)
 LABEL_END = "\u2502"  # ends each picture line's label
@@ -134,8 +135,27 @@ def _programs(result: KernelCoalescing) -> int:
 
 
 def _analyse(request: Request, comp) -> CoalescingAnalysed:
-    # the interpreter runs in the worker
-    return CoalescingAnalysed(request, comp.call("coalescing"))
+    # the interpreter runs in the worker; the roofline is made from the same recordings (cached there)
+    result = comp.call("coalescing")
+    try:
+        roof = comp.call("roofline")
+    except Exception as exc:  # noqa: BLE001 - the panel shows the coalescing without it
+        roof = f"{type(exc).__name__}: {exc}"
+    return CoalescingAnalysed(request, result, roof)
+
+
+def roofline_rows(roof: Roofline | str | None) -> list[Text]:
+    """The launch's traffic, its place on the roofline and its predicted time, one line each."""
+    if roof is None:
+        return []
+    if isinstance(roof, str) or roof.error is not None:
+        why = roof if isinstance(roof, str) else roof.error
+        return [Text(f"roofline not predicted: {why}", style="dim")]
+    return [
+        Text("traffic  ", style="bold") + Text(roof.traffic_text()),
+        Text("roofline ", style="bold") + Text(roof.roofline_text()),
+        Text("time     ", style="bold") + Text(roof.time_text()),
+    ]
 
 
 class CoalescingPanel(Asker, InfoPanel):
@@ -150,10 +170,11 @@ class CoalescingPanel(Asker, InfoPanel):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._analyses = bounded()  # comp.key -> KernelCoalescing, or why it failed (a str)
+        self._rooflines = bounded()  # comp.key -> Roofline, or why it failed (a str)
         self._cursor: CursorContext | None = None
 
     def caches(self) -> dict:
-        return {"analyses": self._analyses}
+        return {"analyses": self._analyses, "rooflines": self._rooflines}
 
     def compose(self) -> ComposeResult:
         yield Static("Move the cursor to a load or store.", id="coalescing-body")
@@ -182,6 +203,7 @@ class CoalescingPanel(Asker, InfoPanel):
 
     def on_coalescing_analysed(self, message: CoalescingAnalysed) -> None:
         if self.answered(message):
+            self._rooflines[message.request.about] = message.roofline
             self._analysis_done(message.request.about, message.result)
 
     def request_failed(self, message: Failed) -> None:
@@ -296,4 +318,5 @@ class CoalescingPanel(Asker, InfoPanel):
             + f"  [{len(result.programs)} of {_programs(result)} programs]"
         )
         notes = [Text(n, style="dim") for n in result.notes]
-        return Group(head, table, *notes)
+        roof = roofline_rows(self._rooflines.get(ctx.comp.key))
+        return Group(head, table, *notes, *([Text("")] + roof if roof else []))

@@ -1,0 +1,382 @@
+"""What a launch moves and computes, where that puts it on the roofline, and how long it should take.
+
+Predicted with no GPU from the launch's own addresses: the coalescing analysis records a sample of programs
+(`coalescing.sectors`), and each recording counts the distinct 32-byte sectors of every argument it read
+and wrote and the floating-point work it ran (`recording.work`). Scaled up to the whole grid:
+
+- DRAM traffic: every distinct sector is read from DRAM once, and every written one written once (L2 keeps
+  what programs share); a sample smaller than the grid is scaled by programs, never past the argument's
+  storage. A launch on cold caches also reads its code and constant banks (`ir.elf`): on the H100, Nsight
+  Compute's `dram__bytes_read.sum` (it flushes the caches before each launch it measures) was the data
+  sectors plus these plus 1.4 to 2.1 KB (LAUNCH_READ_BYTES; docs/validation.md). Written sectors reach DRAM
+  when L2 evicts them: during the launch only where its footprint is larger than L2 (then, of what it evicts
+  past L2's size, the written share), else after it. Where programs share data larger than L2 (a matmul's
+  operands), the re-reads are not counted and the reads are said to be a floor.
+- FLOPs counted as Nsight Compute's roofline counts them (recording.work): adds, multiplies, two per FMA,
+  two per multiply-accumulate of a dot; divisions, square roots, transcendental functions and the adds of
+  reductions (`tl.sum`, which the interpreter runs in NumPy) are not counted.
+- Arithmetic intensity (FLOPs per DRAM byte) against the ridge point of the chip (peak FLOP/s of the pipe
+  the dots or the elementwise math run on, over peak DRAM bandwidth: `occupancy.Chip`).
+- Time: the launch's fixed cost (LAUNCH_SECONDS) plus the larger of the memory time (bytes over the
+  bandwidth of the SMs the grid keeps busy) and the compute time (FLOPs over the peak of those SMs, each
+  wave as long as a full one). A prediction from this model, never a measurement; what it leaves out (a
+  program's chain of dependent loads, pipelining, clocks) is said with it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from irscope.analysis.coalescing.sectors import analyze_coalescing
+from irscope.analysis.launch_stats import LaunchStats, chip_of
+from irscope.analysis.occupancy import Chip, occupancy
+from irscope.analysis.recording.trace import launch_grid
+from irscope.analysis.recording.work import SECTOR_BYTES, SampledWork
+from irscope.base.compiled import LaunchedKernel
+from irscope.ir.elf import kernel_image_bytes
+
+# A launch's fixed cost: what Nsight Compute's gpu__time_duration gives a launch that does almost nothing
+# (one block copying 4 KB: 2.72 us on the H100, validation/data/h100_launch_stats). Used for every chip.
+LAUNCH_SECONDS = 2.7e-6
+# What a launch reads from DRAM beside its data, code and constants (its descriptor and the driver's constant
+# banks, as far as Nsight Compute shows): the median over the 26 launches of the first H100 call
+# (validation/data/h100_launch_stats/roofline.md, 1.4 to 2.1 KB); checked on the 29 of the second.
+LAUNCH_READ_BYTES = 1700
+# Grids of one compilation given a roofline each (each records programs in the interpreter).
+MAX_GRIDS = 16
+
+# Peak FLOP/s of each element type relative to the chip's datasheet figure for its pipe: dots run on the
+# tensor cores (FP32 operands as TF32, half the FP16 rate; FP8 twice it), elementwise math on the CUDA
+# cores (packed FP16/BF16 twice the FP32 rate; FP64 half of it, as on the data-centre chips).
+TENSOR_RATE = {"fp16": 1.0, "bf16": 1.0, "fp32": 0.5, "fp64": 1 / 16}
+ELEMENTWISE_RATE = {"fp32": 1.0, "fp16": 2.0, "bf16": 2.0, "fp64": 0.5}
+
+
+@dataclass(frozen=True)
+class ArgumentTraffic:
+    """One pointer argument's bytes, over the whole grid."""
+
+    name: str
+    read_bytes: int
+    write_bytes: int
+    storage_bytes: int  # its whole storage: what no launch can move more of
+
+
+@dataclass
+class Roofline:
+    kernel: str
+    grid: tuple[int, int, int]
+    chip: Chip | None
+    programs: int  # in the grid
+    sampled: int  # recorded (the rest scaled from them)
+    arguments: list[ArgumentTraffic] = field(default_factory=list)
+    image_bytes: int = 0  # code and constant banks, read once on cold caches
+    flops: dict[tuple[str, bool], int] = field(
+        default_factory=dict
+    )  # (dtype, tensor cores) -> FLOPs
+    requested_read_bytes: int = (
+        0  # the sectors the programs' loads ask L2 for, over the grid (reuse counted)
+    )
+    busy_share: float = 1.0  # the share of the chip's SMs the grid keeps busy
+    waves_factor: float = 1.0  # the waves run, each as long as a full one, over the waves
+    error: str | None = None
+
+    @property
+    def data_read_bytes(self) -> int:
+        return sum(a.read_bytes for a in self.arguments)
+
+    @property
+    def read_bytes(self) -> int:
+        """What the launch reads from DRAM on cold caches: its data, its code and the launch's own few KB."""
+        return self.data_read_bytes + self.image_bytes + LAUNCH_READ_BYTES
+
+    @property
+    def write_bytes(self) -> int:
+        return sum(a.write_bytes for a in self.arguments)
+
+    @property
+    def dram_bytes(self) -> int:
+        return self.read_bytes + self.write_bytes
+
+    @property
+    def fits_l2(self) -> bool:
+        """Its footprint fits in L2: its writes reach DRAM after the launch, not during it."""
+        return self.chip is not None and self.dram_bytes <= self.chip.l2_bytes
+
+    @property
+    def reads_are_a_floor(self) -> bool:
+        """Programs read sectors other programs read too, and the launch reads more than L2 holds: the reuse may
+        miss L2 and come from DRAM again (a matmul whose operands are larger than L2), which the model does not
+        count."""
+        return (
+            self.chip is not None
+            and self.read_bytes > self.chip.l2_bytes
+            and self.requested_read_bytes > self.data_read_bytes * 1.5
+        )
+
+    @property
+    def write_bytes_during(self) -> int:
+        """Written bytes that reach DRAM before the launch ends: none where its footprint fits in L2; else, of
+        the bytes past L2's size that it evicts, the written share (clean lines are dropped, dirty ones
+        written back), an estimate."""
+        if self.chip is None or self.fits_l2 or not self.dram_bytes:
+            return 0
+        overflow = self.dram_bytes - self.chip.l2_bytes
+        return round(overflow * self.write_bytes / self.dram_bytes)
+
+    @property
+    def total_flops(self) -> int:
+        return sum(self.flops.values())
+
+    @property
+    def intensity(self) -> float | None:
+        """FLOPs per DRAM byte."""
+        return self.total_flops / self.dram_bytes if self.dram_bytes else None
+
+    def peak_flops(self, dtype: str, tensor: bool) -> float:
+        if self.chip is None:
+            return 0.0
+        if tensor:
+            rate = TENSOR_RATE.get(dtype, 2.0)  # the 8-bit floats: twice FP16
+            return self.chip.tensor_tflops * 1e12 * rate
+        return self.chip.fp32_tflops * 1e12 * ELEMENTWISE_RATE.get(dtype, 1.0)
+
+    @property
+    def main_pipe(self) -> tuple[str, bool]:
+        """The (dtype, tensor cores) doing most of the FLOPs; FP32 on the CUDA cores when there are none."""
+        if not self.flops:
+            return ("fp32", False)
+        return max(self.flops.items(), key=lambda kv: kv[1])[0]
+
+    @property
+    def ridge(self) -> float | None:
+        """FLOPs per byte where the main pipe's peak meets the DRAM bandwidth."""
+        if self.chip is None or not self.chip.bandwidth:
+            return None
+        return self.peak_flops(*self.main_pipe) / self.chip.bandwidth
+
+    @property
+    def memory_seconds(self) -> float:
+        if self.chip is None or not self.chip.bandwidth:
+            return 0.0
+        return self.dram_bytes / (self.chip.bandwidth * self.busy_share)
+
+    @property
+    def compute_seconds(self) -> float:
+        seconds = 0.0
+        for (dtype, tensor), flops in self.flops.items():
+            peak = self.peak_flops(dtype, tensor)
+            if peak:
+                seconds += flops / (peak * self.busy_share)
+        return seconds * self.waves_factor
+
+    @property
+    def floor_seconds(self) -> float:
+        """The roofline's bound alone: the whole chip at its peaks, no fixed cost."""
+        if self.chip is None or not self.chip.bandwidth:
+            return 0.0
+        compute = sum(
+            flops / peak
+            for (dtype, tensor), flops in self.flops.items()
+            if (peak := self.peak_flops(dtype, tensor))
+        )
+        return max(self.dram_bytes / self.chip.bandwidth, compute)
+
+    @property
+    def estimate_seconds(self) -> float:
+        return LAUNCH_SECONDS + max(self.memory_seconds, self.compute_seconds)
+
+    @property
+    def bound(self) -> str:
+        """'memory', 'compute', or 'latency' where the launch's fixed cost outweighs both."""
+        memory, compute = self.memory_seconds, self.compute_seconds
+        if max(memory, compute) < LAUNCH_SECONDS:
+            return "latency"
+        return "compute" if compute > memory else "memory"
+
+    def traffic_text(self) -> str:
+        writes = (
+            "written back after the launch (its footprint fits in L2)"
+            if self.fits_l2
+            else f"about {human_bytes(self.write_bytes_during)} of them during it, as L2 evicts them"
+        )
+        scaled = (
+            f"; scaled from {self.sampled} of {self.programs} programs"
+            if self.sampled < self.programs
+            else ""
+        )
+        floor = (
+            " at least (the data programs share is larger than L2: re-reads not counted)"
+            if self.reads_are_a_floor
+            else ""
+        )
+        return (
+            f"reads {human_bytes(self.read_bytes)}{floor} from DRAM ({human_bytes(self.data_read_bytes)} of data, "
+            f"{human_bytes(self.image_bytes)} of code and constants, {human_bytes(LAUNCH_READ_BYTES)} the launch's "
+            f"own), writes {human_bytes(self.write_bytes)}, "
+            f"{writes}{scaled}"
+        )
+
+    def roofline_text(self) -> str:
+        dtype, tensor = self.main_pipe
+        pipe = f"{dtype} {'tensor cores' if tensor else 'CUDA cores'}"
+        intensity = self.intensity
+        ridge = self.ridge
+        if intensity is None or ridge is None:
+            return "no DRAM traffic or no chip to place it against"
+        if not self.flops:
+            return f"no floating-point arithmetic: {self.bound}-bound"
+        side = "under" if intensity < ridge else "over"
+        return (
+            f"{human_count(self.total_flops)}FLOP, {intensity:.3g} FLOP/B: {side} the ridge of {ridge:.3g} "
+            f"FLOP/B ({pipe}); {self.bound}-bound"
+        )
+
+    def time_text(self) -> str:
+        parts = [f"launch {_us(LAUNCH_SECONDS)}"]
+        share = f" at {self.busy_share:.0%} of the SMs" if self.busy_share < 1 else ""
+        parts.append(f"memory {_us(self.memory_seconds)}{share}")
+        if self.flops:
+            parts.append(f"compute {_us(self.compute_seconds)}")
+        return (
+            f"predicted {_us(self.estimate_seconds)} ({', '.join(parts)}; roofline floor "
+            f"{_us(self.floor_seconds)}): a model, not a measurement"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        if self.error is not None:
+            return {"error": self.error}
+        return {
+            "grid": list(self.grid),
+            "programs": self.programs,
+            "programs_recorded": self.sampled,
+            "chip": self.chip.name if self.chip else None,
+            "arguments": [
+                {
+                    "name": a.name,
+                    "read_bytes": a.read_bytes,
+                    "write_bytes": a.write_bytes,
+                    "storage_bytes": a.storage_bytes,
+                }
+                for a in self.arguments
+            ],
+            "dram_read_bytes": self.read_bytes,
+            "code_bytes": self.image_bytes,
+            "dram_write_bytes": self.write_bytes,
+            "dram_write_bytes_during_launch": self.write_bytes_during,
+            "requested_read_bytes": self.requested_read_bytes,
+            "reads_are_a_floor": self.reads_are_a_floor,
+            "fits_l2": self.fits_l2,
+            "flops": [
+                {"dtype": dtype, "tensor_cores": tensor, "flops": flops}
+                for (dtype, tensor), flops in sorted(self.flops.items())
+            ],
+            "intensity": self.intensity,
+            "ridge": self.ridge,
+            "bound": self.bound,
+            "seconds": {
+                "estimate": self.estimate_seconds,
+                "floor": self.floor_seconds,
+                "launch": LAUNCH_SECONDS,
+                "memory": self.memory_seconds,
+                "compute": self.compute_seconds,
+            },
+            "text": [self.traffic_text(), self.roofline_text(), self.time_text()],
+        }
+
+
+def roofline(comp: LaunchedKernel, launch: Any = None) -> Roofline:
+    """The roofline of one launch of the compilation (default: its own), cached on the compilation."""
+    if launch is None or launch is comp.launch:
+        return comp.analyses.get("roofline", lambda: _roofline(comp, None))
+    grid = launch_grid(launch)
+    return comp.analyses.get(f"roofline {grid}", lambda: _roofline(comp, launch))
+
+
+def rooflines(comp: LaunchedKernel) -> list[Roofline]:
+    """One roofline per grid the compilation ran with (the first launch with each; its own launch first), at
+    most MAX_GRIDS: each records programs of its launch in the interpreter."""
+    out = [roofline(comp)]
+    seen = {out[0].grid}
+    for launch in comp.first_launch_by_grid.values():
+        grid = launch_grid(launch)
+        if grid in seen or len(out) >= MAX_GRIDS:
+            continue
+        seen.add(grid)
+        out.append(roofline(comp, launch))
+    return out
+
+
+def roofline_entries(comp: LaunchedKernel) -> list[dict[str, Any]]:
+    """The report's `rooflines` field: each grid's roofline as JSON, or [{"error": ...}] where it has none."""
+    try:
+        return [one.to_json() for one in rooflines(comp)]
+    except Exception as exc:  # an analysis failure must not take the report down with it
+        return [{"error": f"{type(exc).__name__}: {exc}"}]
+
+
+def _roofline(comp: LaunchedKernel, launch: Any) -> Roofline:
+    grid = launch_grid(launch or comp.launch)
+    chip = chip_of(comp.target.name)
+    result = Roofline(comp.kernel.name, grid, chip, math.prod(grid), 0)
+    coalescing = analyze_coalescing(comp, launch=launch)
+    work = coalescing.work
+    if not work.programs:
+        result.error = coalescing.error or "no program of the launch was recorded"
+        return result
+    result.sampled = work.programs
+    result.arguments = _arguments(work, result.programs)
+    binary = comp.asm.get("cubin") or comp.asm.get("hsaco")
+    result.image_bytes = kernel_image_bytes(binary, comp.kernel.name) if binary else 0
+    scale = result.programs / work.programs
+    result.requested_read_bytes = round(coalescing.loads.sectors * SECTOR_BYTES * scale)
+    threads = comp.num_warps * (64 if comp.target.name.startswith("gfx") else 32)
+    result.flops = {key: round(flops * scale) for key, flops in work.flops(threads).items()}
+    occ = occupancy(comp)
+    if chip is not None and occ is not None:
+        stats = LaunchStats(grid, occ.blocks_per_sm, chip, occ.unit)
+        result.busy_share = stats.busy_units / chip.units if chip.units else 1.0
+        if stats.waves >= 1:
+            result.waves_factor = math.ceil(stats.waves) / stats.waves
+    return result
+
+
+def _arguments(work: SampledWork, programs: int) -> list[ArgumentTraffic]:
+    """Each argument's bytes over the grid. A sample of S of the grid's P programs (the first, the last and
+    evenly spaced ones) is scaled as: the distinct sectors of all but the last, times (P - 1) / (S - 1), plus
+    what the last one added (the grid's last program is often partial); never past the argument's storage."""
+    rows = []
+    for name, storage in work.storage_sectors.items():
+        moved = {}
+        for direction in ("read", "write"):
+            sectors = work.distinct.get((name, direction), 0)
+            if 1 < work.programs < programs:
+                interior = work.before_last.get((name, direction), 0)
+                scaled = interior * (programs - 1) / (work.programs - 1)
+                sectors = min(round(scaled) + sectors - interior, storage)
+            elif work.programs < programs:
+                sectors = min(sectors * programs, storage)
+            moved[direction] = sectors * SECTOR_BYTES
+        rows.append(ArgumentTraffic(name, moved["read"], moved["write"], storage * SECTOR_BYTES))
+    return rows
+
+
+def human_bytes(n: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def human_count(n: float) -> str:
+    """1.23 G, 456 M, 7.8 K, 12 (a prefix for a unit that follows)."""
+    for unit, size in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} "
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.3g} us"

@@ -1,0 +1,84 @@
+"""The roofline (analysis/roofline.py) on real compilations whose bytes and FLOPs are known by hand, and its
+reading of the cubin's section table (ir/elf.py). Against Nsight Compute:
+tests/functional/test_validation_roofline.py."""
+
+import math
+
+import pytest
+from conftest import fixture_path
+
+from irscope.analysis.occupancy import NVIDIA_LIMITS
+from irscope.analysis.roofline import LAUNCH_READ_BYTES, LAUNCH_SECONDS, Roofline, roofline
+from irscope.engine.session import open_file
+from irscope.ir.elf import kernel_image_bytes, section_sizes
+
+
+@pytest.fixture(scope="module")
+def rooflines():
+    comps = open_file(fixture_path("roofline_kernels.py"), target="sm_90").compile_all()
+    return {comp.kernel.name: (comp, roofline(comp)) for comp in comps}
+
+
+def test_a_sampled_grid_scales_to_the_exact_bytes_of_every_program(rooflines):
+    comp, roof = rooflines["scale_copy"]
+    assert roof.error is None
+    assert roof.programs == 100 and 1 < roof.sampled < 100  # scaled, not recorded whole
+    floats = 100 * 256 - 128  # the last program is half masked off
+    by_name = {a.name: a for a in roof.arguments}
+    assert by_name["src"].read_bytes == floats * 4 and by_name["src"].write_bytes == 0
+    assert by_name["dst"].write_bytes == floats * 4 and by_name["dst"].read_bytes == 0
+    assert roof.read_bytes == floats * 4 + roof.image_bytes + LAUNCH_READ_BYTES
+
+
+def test_code_and_constant_banks_come_from_the_cubin(rooflines):
+    comp, roof = rooflines["scale_copy"]
+    sizes = section_sizes(comp.asm["cubin"])
+    assert sizes[".text.scale_copy"] > 0 and sizes[".nv.constant0.scale_copy"] > 0
+    assert roof.image_bytes == kernel_image_bytes(comp.asm["cubin"], "scale_copy")
+    assert roof.image_bytes >= sizes[".text.scale_copy"] + sizes[".nv.constant0.scale_copy"]
+
+
+def test_elementwise_flops_count_every_element_of_each_block(rooflines):
+    comp, roof = rooflines["scale_copy"]
+    # a multiply and an add per element (or one FMA: two), masked-off lanes computing too
+    assert roof.flops == {("fp32", False): 2 * 256 * 100}
+
+
+def test_a_dot_counts_two_flops_per_multiply_accumulate_on_the_tensor_cores(rooflines):
+    comp, roof = rooflines["tile_dot"]
+    assert roof.flops == {("fp16", True): 2 * 64 * 64 * 64}
+    assert roof.main_pipe == ("fp16", True)
+    h100 = NVIDIA_LIMITS["sm_90"].chip
+    assert roof.ridge == pytest.approx(989.4e12 / h100.bandwidth)
+
+
+def test_a_small_grid_gets_the_share_of_bandwidth_its_busy_sms_have(rooflines):
+    comp, roof = rooflines["tile_dot"]
+    h100 = NVIDIA_LIMITS["sm_90"].chip
+    assert roof.busy_share == pytest.approx(4 / h100.units)
+    assert roof.memory_seconds == pytest.approx(roof.dram_bytes / (h100.bandwidth * 4 / h100.units))
+    assert roof.bound == "latency"  # a few KB: the launch's fixed cost is the larger part
+    assert roof.estimate_seconds > LAUNCH_SECONDS > roof.floor_seconds
+
+
+def test_bound_follows_the_larger_of_memory_and_compute_time():
+    h100 = NVIDIA_LIMITS["sm_90"].chip
+    streaming = Roofline("k", (100_000, 1, 1), h100, 100_000, 8, image_bytes=10**9)
+    assert streaming.bound == "memory"
+    moved = 10**9 + LAUNCH_READ_BYTES
+    assert streaming.estimate_seconds == pytest.approx(LAUNCH_SECONDS + moved / h100.bandwidth)
+    dense = Roofline(
+        "k", (100_000, 1, 1), h100, 100_000, 8, image_bytes=10**6, flops={("fp16", True): 10**15}
+    )
+    assert dense.bound == "compute" and dense.intensity == pytest.approx(
+        10**15 / (10**6 + LAUNCH_READ_BYTES)
+    )
+    assert dense.compute_seconds == pytest.approx(10**15 / 989.4e12)
+    tail = Roofline("k", (1, 1, 1), h100, 1, 1, flops={("fp32", False): 10**12}, waves_factor=2.0)
+    assert tail.compute_seconds == pytest.approx(2 * 10**12 / 67e12)
+    assert math.isclose(tail.floor_seconds, 10**12 / 67e12)
+
+
+def test_anything_but_an_elf_file_has_no_sections():
+    assert section_sizes(b"") == {} and section_sizes(b"\x7fELF" + b"\0" * 10) == {}
+    assert kernel_image_bytes(b"not a cubin", "k") == 0
