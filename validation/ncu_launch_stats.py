@@ -46,6 +46,23 @@ from irscope.analysis.measured.ncu_parse import number, parse_raw_page  # noqa: 
 from irscope.analysis.occupancy import NVIDIA_LIMITS, nvidia_occupancy  # noqa: E402
 
 METRICS = "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum"
+# The floating-point work Nsight Compute's roofline counts (instructions executed by active threads, per type;
+# tensor-core math ops by source and destination type), asked for with --flops where this ncu knows them.
+FLOP_METRICS = [
+    f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum"
+    for op in ("fadd", "fmul", "ffma", "hadd", "hmul", "hfma", "dadd", "dmul", "dfma")
+] + [
+    f"sm__ops_path_tensor_src_{src}.sum"
+    for src in ("fp16_dst_fp32", "fp16_dst_fp16", "bf16_dst_fp32", "tf32_dst_fp32", "fp8_dst_fp32", "fp64")
+]
+
+
+def known_metrics(names: list[str]) -> list[str]:
+    """The names this ncu can collect (`ncu --query-metrics` lists their base names): an unknown one would fail
+    the whole run."""
+    listed = subprocess.run(["ncu", "--query-metrics"], capture_output=True, text=True).stdout
+    bases = {line.split()[0] for line in listed.splitlines() if line.strip()}
+    return [name for name in names if name.rsplit(".", 1)[0] in bases]
 LIMITS = ("blocks", "registers", "shared_mem", "warps", "barriers")
 HEADER = re.compile(r"^  (\S.*?) \((\d+), (\d+), (\d+)\)x\((\d+), (\d+), (\d+)\), Context \d+")
 TAIL = re.compile(r"results in (\d+) full waves and a partial wave of (\d+) thread blocks")
@@ -56,8 +73,11 @@ def _name(path: str) -> str:
     return os.path.splitext(os.path.relpath(os.path.abspath(path), ROOT))[0].replace(os.sep, "__")
 
 
-def measure(files: list[str], out: str, launch_count: int) -> None:
+def measure(files: list[str], out: str, launch_count: int, flops: bool = False) -> None:
     os.makedirs(out, exist_ok=True)
+    metrics = METRICS
+    if flops:
+        metrics = ",".join([METRICS, *known_metrics(FLOP_METRICS)])
     for path in files:
         name = _name(path)
         report = os.path.join(out, name)
@@ -68,7 +88,7 @@ def measure(files: list[str], out: str, launch_count: int) -> None:
             "--section",
             "Occupancy",
             "--metrics",
-            METRICS,
+            metrics,
             "--launch-count",
             str(launch_count),
             "-f",
@@ -268,6 +288,7 @@ def main() -> int:
     m.add_argument("files", nargs="+")
     m.add_argument("--out", required=True)
     m.add_argument("--launch-count", type=int, default=200)
+    m.add_argument("--flops", action="store_true", help="also the FP instruction and tensor-op counts")
     p = sub.add_parser("predict")
     p.add_argument("files", nargs="+")
     p.add_argument("--out", required=True)
@@ -275,7 +296,7 @@ def main() -> int:
     c.add_argument("data")
     args = parser.parse_args()
     if args.mode == "measure":
-        measure(args.files, args.out, args.launch_count)
+        measure(args.files, args.out, args.launch_count, args.flops)
         return 0
     if args.mode == "predict":
         predict(args.files, args.out)
