@@ -67,6 +67,14 @@ LIMITS = ("blocks", "registers", "shared_mem", "warps", "barriers")
 HEADER = re.compile(r"^  (\S.*?) \((\d+), (\d+), (\d+)\)x\((\d+), (\d+), (\d+)\), Context \d+")
 TAIL = re.compile(r"results in (\d+) full waves and a partial wave of (\d+) thread blocks")
 SMALL = re.compile(r"configured to execute only (\d+) blocks?, which is less than the GPU's (\d+)")
+OCCUPANCY = re.compile(r"theoretical occupancy \(([\d.]+)%\) is limited by (.*?)\.(?:\s|$)")
+# ncu's words for what limits occupancy, and irscope's names for the same limits
+LIMITERS = {
+    "registers": "registers",
+    "shared memory": "shared_memory",
+    "blocks that can fit": "blocks",
+    "warps": "warps",
+}
 
 
 def _name(path: str) -> str:
@@ -180,16 +188,31 @@ def ncu_partial(blocks: int, waves: float) -> int:
     return math.ceil(blocks * (fraction / waves))
 
 
+def occupancy_rule(message: str) -> tuple[float, set[str]] | None:
+    """ncu's theoretical-occupancy rule (it fires under 100%): the occupancy and what it names as the limits."""
+    found = OCCUPANCY.search(message)
+    if found is None:
+        return None
+    limits = {name for words, name in LIMITERS.items() if words in found.group(2)}
+    return float(found.group(1)), limits
+
+
 def compare(data: str) -> tuple[list[str], bool]:
     rows = [
         "| file | kernel | grid | regs | blocks/SM ncu | irscope | waves ncu | irscope | tail rule ncu | "
-        "irscope | small-grid rule ncu | irscope | agree |",
-        "|" + "---|" * 13,
+        "irscope | small-grid rule ncu | irscope | occupancy rule ncu | irscope | agree |",
+        "|" + "---|" * 15,
     ]
     unmatched: list[str] = []
     ok = True
     # per rule: launches ncu's rule fired for, irscope's, and both
-    fired = {rule: {"ncu": 0, "irscope": 0, "both": 0} for rule in ("tail-effect", "small-grid")}
+    fired = {
+        rule: {"ncu": 0, "irscope": 0, "both": 0}
+        for rule in ("tail-effect", "small-grid", "low-occupancy")
+    }
+    limits_named = [0, 0]  # launches both fired for, and those where ncu names irscope's limit too
+    # ncu's occupancy rule under 50% naming registers or shared memory (irscope's threshold), and irscope's too
+    under_half = [0, 0]
     for raw_file in sorted(f for f in os.listdir(data) if f.endswith(".raw.csv.gz")):
         name = raw_file[: -len(".raw.csv.gz")]
         with gzip.open(os.path.join(data, raw_file), "rt") as f:
@@ -244,16 +267,30 @@ def compare(data: str) -> tuple[list[str], bool]:
             small_agrees = (small is None or stats.small) and (
                 small is not None or not stats.small or blocks >= stats.chip.units
             )
+            # ncu's occupancy rule fires under 100% theoretical occupancy; irscope's `low-occupancy` under 50%
+            # and only for a limit the user changes (registers, shared memory): irscope's => ncu's, same limit
+            occ_rule = occupancy_rule(message)
+            ours_low = any(f.get("rule") == "low-occupancy" for f in match[0].get("findings") or [])
+            ours_limit = (match[0].get("occupancy") or {}).get("limited_by")
+            occ_agrees = not ours_low or (occ_rule is not None and ours_limit in occ_rule[1])
+            if occ_rule is not None and occ_rule[0] < 50 and occ_rule[1] & {"registers", "shared_memory"}:
+                under_half[0] += 1
+                under_half[1] += ours_low
+            if ours_low and occ_rule is not None:
+                limits_named[0] += 1
+                limits_named[1] += ours_limit in occ_rule[1]
             agrees = (
                 per_sm == stats.blocks_per_sm
                 and f"{waves:.2f}" == f"{stats.waves:.2f}"
                 and tail_agrees
                 and small_agrees
+                and occ_agrees
             )
             ok = ok and agrees
             for rule, theirs, ours in (
                 ("tail-effect", tail is not None, stats.tail_share >= TAIL_SHARE_SHOWN),
                 ("small-grid", small is not None, stats.small),
+                ("low-occupancy", occ_rule is not None, ours_low),
             ):
                 fired[rule]["ncu"] += theirs
                 fired[rule]["irscope"] += ours
@@ -261,7 +298,9 @@ def compare(data: str) -> tuple[list[str], bool]:
             rows.append(
                 f"| {name.replace('__', '/')} | {kernel} | {blocks} | {regs} | {per_sm} | {stats.blocks_per_sm} | "
                 f"{waves:.2f} | {stats.waves:.2f} | {ncu_tail} | {ours_tail} | {'yes' if small else '-'} | "
-                f"{'yes' if stats.small else '-'} | {'yes' if agrees else 'NO'} |"
+                f"{'yes' if stats.small else '-'} | "
+                f"{'-' if occ_rule is None else f'{occ_rule[0]:g}% ' + '+'.join(sorted(occ_rule[1]))} | "
+                f"{f'yes ({ours_limit})' if ours_low else '-'} | {'yes' if agrees else 'NO'} |"
             )
     rows.append("")
     rows.append(
@@ -272,6 +311,13 @@ def compare(data: str) -> tuple[list[str], bool]:
             f"- {rule}: ncu {n['ncu']}, irscope {n['irscope']}, both {n['both']}; recall {n['both']}/{n['ncu']}, "
             f"precision {n['both']}/{n['irscope']}"
         )
+    rows.append(
+        f"- low-occupancy, where both fired, ncu's message names irscope's limit: {limits_named[1]} of "
+        f"{limits_named[0]} (ncu's rule fires under 100% theoretical occupancy, irscope's `low-occupancy` under 50% "
+        f"and for registers or shared memory, the limits a kernel's author changes: its recall is low by design); "
+        f"where ncu's rule says under 50% and names registers or shared memory, irscope's fired for "
+        f"{under_half[1]} of {under_half[0]}"
+    )
     if unmatched:
         rows.append("")
         rows.append(

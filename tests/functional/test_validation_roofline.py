@@ -1,0 +1,66 @@
+"""irscope's roofline (DRAM reads and writes, FLOPs, the time estimate) against Nsight Compute and do_bench on
+the H100, launch by launch, rebuilt from the committed raw data of two calls (validation/data/h100_launch_stats,
+validation/data/h100_roofline): ncu's raw pages, do_bench's medians, and irscope's report of the same files made
+offline with Triton 3.6."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DATA = os.path.join(ROOT, "validation", "data")
+
+
+def _table(text: str) -> tuple[list[str], list[list[str]]]:
+    lines = [row for row in text.splitlines() if row.startswith("| ")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    return header, [[cell.strip() for cell in row.strip("|").split("|")] for row in lines[1:]]
+
+
+def _compare(folder: str) -> str:
+    done = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "validation", "ncu_roofline.py"), "compare", folder],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    with open(os.path.join(folder, "roofline.md")) as f:
+        published = f.read()
+    assert _table(done.stdout) == _table(
+        published
+    )  # the committed table is what the data gives today
+    return done.stdout
+
+
+@pytest.mark.parametrize("call", ["h100_launch_stats", "h100_roofline"])
+def test_the_roofline_tables_are_rebuilt_and_dram_reads_agree_with_ncu(call):
+    header, rows = _table(_compare(os.path.join(DATA, call)))
+    column = {name: i for i, name in enumerate(header)}
+    assert len(rows) >= 20
+    verdicts = [row[column["reads agree"]] for row in rows]
+    # every matched launch agrees, but for the ones whose cause the script names
+    assert all(v in ("yes", "NO (known)") for v in verdicts)
+    assert verdicts.count("yes") >= len(rows) - 1
+    # both bounds the small and the large launches get
+    assert {"latency", "memory"} <= {row[column["bound"]] for row in rows}
+
+
+def test_the_second_call_checks_flops_and_do_bench_on_launches_of_a_wave_and_more():
+    text = _compare(os.path.join(DATA, "h100_roofline"))
+    header, rows = _table(text)
+    column = {name: i for i, name in enumerate(header)}
+    timed = [row for row in rows if row[column["do_bench"]] != "-"]
+    assert len(timed) >= 8 and all(float(row[column["waves"]]) >= 1 for row in timed)
+    # the FMA loop's FLOPs are counted as ncu counts them (two per FMA), exactly or within a thousandth
+    fma = next(row for row in rows if row[column["kernel"]] == "fma_loop")
+    theirs = float(fma[column["FLOP ncu"]].replace(",", ""))
+    ours = float(fma[column["FLOP irscope"]].replace(",", ""))
+    assert abs(ours - theirs) <= theirs / 1000
+    # traffic in sectors, not in the tensor's bytes: the gather reads 8 times what it uses
+    gather = next(row for row in rows if row[column["kernel"]] == "gather_stride")
+    assert gather[column["reads agree"]] == "yes"
+    # a prediction irscope calls a floor is one
+    assert any(" floor" in row[column["irscope (code)"]] for row in rows)
