@@ -33,8 +33,9 @@ from irscope.analysis.coalescing.sectors import analyze_coalescing
 from irscope.analysis.launch_stats import LaunchStats, chip_of
 from irscope.analysis.occupancy import Chip, occupancy
 from irscope.analysis.recording.trace import launch_grid
-from irscope.analysis.recording.work import SECTOR_BYTES, SampledWork
+from irscope.analysis.recording.work import SampledWork
 from irscope.base.compiled import LaunchedKernel
+from irscope.base.target import SECTOR_BYTES
 from irscope.ir.elf import kernel_image_bytes
 
 # A launch's fixed cost: what Nsight Compute's gpu__time_duration gives a launch that does almost nothing

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The unit the memory system moves between L1, L2 and DRAM on every target irscope knows (and the one Nsight
+# Compute counts): a 32-byte sector, four to a 128-byte cache line.
+SECTOR_BYTES = 32
+
 
 @dataclass(frozen=True)
 class Target:

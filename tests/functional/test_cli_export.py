@@ -127,6 +127,44 @@ def test_the_page_carries_the_ranked_findings_and_a_click_selects_the_line(cli, 
 
 
 @needs_chromium
+def test_the_page_draws_each_access_lane_by_lane_and_a_click_selects_its_line(cli, tmp_path, browser):
+    """The strided gather's load and its store, each with one warp drawn as the Coalescing panel draws it: the
+    load's 32 lanes in 32 sectors, one each (lane k alone in sector k), the store's two to a sector; the roofline's
+    traffic and time in the header, said as a model; a click on the load selects line 26."""
+    out = str(tmp_path / "c.html")
+    page = _export(cli, kernel_path("strided.py"), out)
+    assert "a model, not a measurement" in page and "from DRAM" in page
+    session = browser.open_page("file://" + out)
+    drawn = browser.evaluate(
+        session,
+        """Array.from(document.querySelectorAll('#coalescing li.access')).map(e => ({
+            s: e.dataset.s, title: e.querySelector('.t').textContent,
+            rows: e.querySelector('pre.warp').textContent.split('\\n').filter(r => r.includes('█'))
+                .map(r => r.split('│')[1])}))""",
+    )
+    assert [d["s"] for d in drawn] == ["26", "27"]
+    load, store = drawn
+    assert "load x_ptr" in load["title"] and "32.0 sectors per request, ideal 4.0" in load["title"]
+    assert len(load["rows"]) == 32 and [row.index("█") for row in load["rows"]] == list(range(32))
+    assert all(row.count("█") == 1 for row in load["rows"])
+    # the store is 16 bytes per lane: two lanes fill each of 16 sectors
+    assert "store" in store["title"] and len(store["rows"]) == 16
+    assert all(row.count("█") == 2 for row in store["rows"])
+    target = browser.evaluate(
+        session,
+        """(() => {
+        const el = document.querySelector('#coalescing li.access .t');
+        el.scrollIntoView({block: 'center'});
+        const r = el.getBoundingClientRect();
+        return {x: r.left + 20, y: r.top + r.height / 2};
+    })()""",
+    )
+    browser.click(session, target["x"], target["y"])
+    title = browser.evaluate(session, "document.getElementById('selected').textContent")
+    assert title == "source line 26"
+
+
+@needs_chromium
 def test_user_text_is_escaped(cli, tmp_path, browser):
     text = (
         open(kernel_path("add.py"))

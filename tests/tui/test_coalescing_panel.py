@@ -12,7 +12,8 @@ from tui_helpers import open_view, run_async, source_line_of
 
 from irscope.analysis.coalescing.sectors import KernelCoalescing
 from irscope.tui.context import CursorContext
-from irscope.tui.panels.coalescing import CoalescingPanel, warp_picture_lines
+from irscope.analysis.coalescing.picture import warp_picture_lines
+from irscope.tui.panels.coalescing import CoalescingPanel
 
 STRIDED = kernel_path("strided.py")
 LOAD_LINE = source_line_of(STRIDED, "x = tl.load(")
@@ -84,7 +85,7 @@ async def test_panel_draws_one_warp_of_the_strided_load(strided_comp):
 
 def test_warp_picture_one_sector_per_lane_when_strided(strided_comp):
     load = next(a for a in strided_comp.call("coalescing").accesses if a.kind == "load")
-    from irscope.tui.panels.coalescing import LABEL_END
+    from irscope.analysis.coalescing.picture import LABEL_END
 
     lines = [
         line.partition(LABEL_END)[2] for line in warp_picture_lines(load.picture, load.elem_bytes)

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from irscope.analysis.layouts.owners import LinearLayout
+from irscope.base.target import SECTOR_BYTES
 
-SECTOR_BYTES = 32
 LINE_BYTES = 128
 ASYNC_COPY = "ttg.async_copy_global_to_local"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irscope.analysis.coalescing.requests import SECTOR_BYTES
+from irscope.base.target import SECTOR_BYTES
 
 
 def find_siblings(entries: list) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from irscope.analysis.coalescing.requests import SECTOR_BYTES, count_requests
+from irscope.analysis.coalescing.requests import count_requests
 from irscope.analysis.coalescing.width import moved_factor
 from irscope.analysis.layouts.owners import BlockedLayout, linear_layout
+from irscope.base.target import SECTOR_BYTES
 
 if TYPE_CHECKING:
     from irscope.analysis.coalescing.results import AccessCoalescing

@@ -15,8 +15,7 @@ import numpy as np
 
 from irscope.analysis.vectorize.what_if import vectorization
 from irscope.base.compiled import LaunchedKernel
-
-SECTOR_BYTES = 32
+from irscope.base.target import SECTOR_BYTES
 
 
 def explain_narrow(entries: list, comp: LaunchedKernel) -> None:

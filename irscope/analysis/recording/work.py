@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from irscope.analysis.recording.trace import Recording
+from irscope.base.target import SECTOR_BYTES
 
-SECTOR_BYTES = 32
 # Which way each access kind moves an argument's bytes.
 DIRECTIONS = {"load": ("read",), "store": ("write",), "atomic": ("read", "write")}
 

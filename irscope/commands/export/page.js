@@ -23,8 +23,8 @@
   document.addEventListener("click", function (ev) {
     const line = ev.target.closest(".l");
     if (line) { select(line.dataset.s, line); return; }
-    const finding = ev.target.closest(".finding[data-s]");
-    if (finding) { select(finding.dataset.s, finding); }
+    const item = ev.target.closest(".finding[data-s], .access[data-s]");
+    if (item) { select(item.dataset.s, item); }
   });
   document.addEventListener("mouseover", function (ev) {
     const line = ev.target.closest(".l");

@@ -1,5 +1,6 @@
-"""One self-contained HTML page of a compilation: header (launch statistics included), the ranked findings,
-the analysis' notes, and every stage side by side, linked by source line as in the terminal UI (the same
+"""One self-contained HTML page of a compilation: header (launch statistics and the roofline included), the
+ranked findings, the analysis' notes, each global load and store with one warp's lanes against the sectors
+they touch (as the terminal UI's Coalescing panel draws it), and every stage side by side, linked by source line as in the terminal UI (the same
 colours, from the same palette and rule); a click on a finding selects its source line.
 
 Nothing is fetched when the page is viewed: the style and the script are inlined, and a Content Security
@@ -12,6 +13,8 @@ import html
 import os
 from typing import Any
 
+from irscope.analysis.coalescing.picture import LABEL_END, warp_picture_lines
+from irscope.analysis.coalescing.sectors import analyze_coalescing
 from irscope.base.names import IR_STAGES, absent_stage
 from irscope.base.textsafe import safe_text
 from irscope.ir.sourcemap import LineKind
@@ -76,6 +79,10 @@ def _header(entry: dict[str, Any], versions: dict[str, str], device: str) -> str
     ]
     for stats in entry.get("launch_stats") or []:
         cells.append(("launch", f"grid {'×'.join(map(str, stats['grid']))}: {stats['text']}"))
+    roofs = entry.get("rooflines") or []
+    if roofs and roofs[0].get("text"):
+        for label, text in zip(("traffic", "roofline", "time"), roofs[0]["text"]):
+            cells.append((label, text))
     for stage in IR_STAGES:
         absent = absent_stage(stage, entry.get("language", "triton"))
         if absent:  # a Gluon kernel's TTIR
@@ -117,6 +124,53 @@ def _notes(entry: dict[str, Any]) -> str:
     if not items:
         return ""
     return '<div id="notes"><ul>' + "".join(f"<li>{_esc(i)}</li>" for i in items) + "</ul></div>"
+
+
+def _pictures(comp) -> str:
+    """Each analysed load and store: its sectors per request against the ideal, and the costliest request of
+    one warp drawn lane by lane; a click on its title selects its source line."""
+    try:
+        result = analyze_coalescing(comp)
+    except Exception as exc:  # noqa: BLE001 - the page goes without the pictures, and says why
+        return f'<section id="coalescing"><h2>Coalescing not analysed: {_esc(exc)}</h2></section>'
+    items = []
+    for access in result.accesses:
+        counts = access.counts
+        if not access.analysed or access.picture is None or not counts.requests:
+            continue
+        p = access.picture
+        rows = []
+        for line in warp_picture_lines(p, access.elem_bytes):
+            label, _, lanes = line.partition(LABEL_END)
+            cells = _esc(lanes).replace("█", '<b class="on">█</b>')
+            rows.append(f"{_esc(label)}│{cells}")
+        line = access.source_line
+        selects = f' data-s="{line}"' if line is not None else ""
+        efficiency = counts.efficiency or 0.0
+        vector = max(1, (access.width_bytes or access.elem_bytes) // access.elem_bytes)
+        registers = (
+            f"register {p.register}"
+            if vector == 1
+            else f"registers {p.register}-{p.register + vector - 1}"
+        )
+        opened = (
+            " open" if efficiency < 0.9 else ""
+        )  # the wasteful ones drawn, the rest a click away
+        items.append(
+            f'<li class="access"{selects}><details{opened}><summary class="t">line {_esc(line)}: '
+            f"{_esc(access.kind)} {_esc(access.param or '?')} — {counts.sectors_per_request:.1f} sectors per "
+            f"request, ideal {counts.ideal_sectors_per_request:.1f}, efficiency {efficiency:.0%}</summary>"
+            f'<div class="k">warp {p.warp}, {registers}: {sum(1 for lane in p.lanes if lane)} lanes, '
+            f"{p.sectors} sectors (ideal {p.ideal_sectors}) — the costliest request of "
+            f"{len(result.programs)} programs recorded</div>"
+            f'<pre class="warp">{chr(10).join(rows)}</pre></details></li>'
+        )
+    if not items:
+        return ""
+    return (
+        '<section id="coalescing"><h2>Coalescing: one warp of each load and store</h2>'
+        f"<ol>{''.join(items)}</ol></section>"
+    )
 
 
 def _findings(entry: dict[str, Any]) -> str:
@@ -163,6 +217,7 @@ def build_page(comp, entry: dict[str, Any], versions: dict[str, str], device: st
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         f"<title>{_esc(entry['name'])} — irscope</title><style>{_asset('page.css')}</style></head>"
         f'<body class="colours">{_header(entry, versions, device)}{_findings(entry)}{_notes(entry)}'
+        f"{_pictures(comp)}"
         '<div id="bar"><label><input type="checkbox" id="col" checked> colours</label> '
         '<label><input type="checkbox" id="dbg"> debug metadata</label> '
         '· selected: <span id="selected">none (click a line)</span></div>'

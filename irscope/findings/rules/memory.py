@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from irscope.analysis.coalescing.requests import SECTOR_BYTES
 from irscope.analysis.coalescing.sectors import analyze_coalescing
 from irscope.analysis.coalescing.text import lines_text
 from irscope.analysis.vectorize.reasons import VECTOR_BYTES
@@ -20,6 +19,7 @@ from irscope.analysis.vectorize.what_if import vectorization
 from irscope.analysis.vectorize.why_not import Diagnosis
 from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.base.names import frontend_stage
+from irscope.base.target import SECTOR_BYTES
 from irscope.findings.model import Cost, Finding, WhatIf
 
 _WIDTH_CAUSES = {
