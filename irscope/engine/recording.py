@@ -76,7 +76,7 @@ class _Recorder:
         self.kept_bytes = 0  # numbers copied into Values so far
         self.budget_bytes = budget_bytes  # past it, blocks keep only their summary
         self.debugger_steps: list[int] = []  # the steps that called breakpoint() / pdb.set_trace()
-        self.arithmetic: Counter = Counter()  # (dtype, on tensor cores, elements, flops) -> ops run
+        self.arithmetic: Counter = Counter()  # (dtype, kind, elements, flops) -> ops run (FlopHook)
 
     # ---- values
 
@@ -170,7 +170,7 @@ class _Recorder:
             self.debugger_steps.append(step)
 
     def on_flops(self, hook: FlopHook) -> None:
-        self.arithmetic[(hook.dtype, hook.tensor, hook.elements, hook.flops)] += 1
+        self.arithmetic[(hook.dtype, hook.kind, hook.elements, hook.flops)] += 1
 
     def on_access(self, hook: MemoryHook) -> None:
         addresses = np.asarray(hook.addresses)

@@ -52,6 +52,13 @@ def test_a_dot_counts_two_flops_per_multiply_accumulate_on_the_tensor_cores(roof
     assert roof.ridge == pytest.approx(989.4e12 / h100.bandwidth)
 
 
+def test_a_sum_counts_the_threads_adds_and_their_shuffles_and_a_division_one_multiply(rooflines):
+    comp, roof = rooflines["row_share"]
+    assert comp.num_warps == 4
+    per_row = (256 - 128) + 128 * 7 + 256
+    assert roof.flops == {("fp32", False): 4 * per_row}
+
+
 def test_a_small_grid_gets_the_share_of_bandwidth_its_busy_sms_have(rooflines):
     comp, roof = rooflines["tile_dot"]
     h100 = NVIDIA_LIMITS["sm_90"].chip

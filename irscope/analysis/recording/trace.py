@@ -92,8 +92,9 @@ class Recording:
     seconds: float = 0.0
     # the steps that called breakpoint() (in order)
     debugger_steps: list[int] = field(default_factory=list)
-    # floating-point arithmetic run: (dtype, on tensor cores, elements, flops) -> ops (interpreter FlopHook)
-    arithmetic: dict[tuple[str, bool, int, int], int] = field(default_factory=dict)
+    # floating-point arithmetic run: (dtype, kind, elements, flops) -> ops (the interpreter's FlopHook: kind
+    # "elementwise", "tensor" or "reduce", whose flops field holds its outputs)
+    arithmetic: dict[tuple[str, str, int, int], int] = field(default_factory=dict)
 
     @property
     def lines(self) -> list[int]:

@@ -69,10 +69,18 @@ class SampledWork:
     def flops(self, threads: int) -> dict[tuple[str, bool], int]:
         """Floating-point operations per (dtype, on tensor cores), summed over the recorded programs, counted per
         thread as the hardware runs them: an elementwise op on fewer elements than the block has threads (a
-        scalar, a small tile) runs in every thread all the same."""
+        scalar, a small tile) runs in every thread all the same; a sum of a whole block over its threads is each
+        thread's own adds, then log2(threads) steps of shuffles (a warp's, then the warps') in every thread
+        (Triton's lowering; a sum with several outputs: one add per element past the first of each)."""
         totals: Counter = Counter()
-        for (dtype, tensor, elements, flops), ops in self.arithmetic.items():
-            if not tensor and 0 < elements < threads:
+        for (dtype, kind, elements, flops), ops in self.arithmetic.items():
+            if kind == "reduce":
+                outputs = flops
+                if outputs == 1 and elements >= threads > 1:
+                    flops = elements - threads + threads * (threads.bit_length() - 1)
+                else:
+                    flops = elements - outputs
+            elif kind == "elementwise" and 0 < elements < threads:
                 flops = flops // elements * threads
-            totals[(dtype, tensor)] += flops * ops
+            totals[(dtype, kind == "tensor")] += flops * ops
         return dict(totals)

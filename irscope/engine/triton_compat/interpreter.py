@@ -120,15 +120,18 @@ def _memory_hooks(builder, on_access: Callable[[MemoryHook], None]) -> Iterator[
 
 @dataclass
 class FlopHook:
-    """Floating-point work one arithmetic op of the interpreter does, counted as Nsight Compute's roofline
-    counts it: an add, subtract or multiply is one operation per element, a fused multiply-add two, a
-    `tl.dot` two per multiply-accumulate (M x N x K of them, on the tensor cores). Divisions, square roots
-    and transcendental functions (the SFU's) are not counted, as there."""
+    """Floating-point work one arithmetic op of the interpreter does, counted as Nsight Compute's roofline counts
+    the instructions Triton lowers it to: an add, subtract or multiply is one operation per element, a fused
+    multiply-add two, a `tl.dot` two per multiply-accumulate (M x N x K of them, on the tensor cores); an
+    exponential or a logarithm one (the multiply by log2(e) or ln(2) around the SFU's ex2 or lg2), a division one
+    (the multiply by the SFU's reciprocal). A `tl.sum` is `kind` "reduce": `flops` holds its outputs, and the
+    roofline counts its adds from the block's threads (`recording.work`). Square roots and the other SFU
+    functions are not counted, as there."""
 
     dtype: str  # the operands' element type: "fp32", "fp16", "bf16", "fp64", "fp8e4nv", ...
-    elements: int  # the elements of the op's result (1 for a scalar)
+    elements: int  # the elements of the op's result (1 for a scalar); a reduction's input
     flops: int
-    tensor: bool  # a dot (tensor cores) rather than an elementwise op
+    kind: str = "elementwise"  # or "tensor" (a dot), "reduce" (a sum)
 
 
 def _float_name(handle) -> str | None:
@@ -139,10 +142,24 @@ def _float_name(handle) -> str | None:
     return str(scalar)
 
 
+# Builder ops and the FLOPs per element of what Triton lowers them to (FlopHook).
+_ELEMENTWISE_FLOPS = {
+    "create_fadd": 1,
+    "create_fsub": 1,
+    "create_fmul": 1,
+    "create_fma": 2,
+    "create_exp": 1,
+    "create_log": 1,
+    "create_fdiv": 1,
+}
+
+
 @contextlib.contextmanager
 def _flop_hooks(builder, on_flops: Callable[[FlopHook], None]) -> Iterator[None]:
-    """Report the floating-point work of each elementwise add, subtract, multiply, FMA and dot the interpreter's
-    builder runs (patched on the instance, as `_memory_hooks` does)."""
+    """Report the floating-point work of each elementwise op, dot and sum the interpreter runs (builder ops
+    patched on the instance, as `_memory_hooks` does; the interpreter's sum on its class, for the run)."""
+    from triton.runtime import interpreter as interp
+
     cls = type(builder)
 
     def elementwise(name: str, per_element: int):
@@ -152,7 +169,7 @@ def _flop_hooks(builder, on_flops: Callable[[FlopHook], None]) -> Iterator[None]
             dtype = _float_name(operands[0])
             if dtype is not None:
                 elements = int(getattr(operands[0].data, "size", 1))
-                on_flops(FlopHook(dtype, elements, elements * per_element, False))
+                on_flops(FlopHook(dtype, elements, elements * per_element))
             return original(builder, *operands)
 
         return counted
@@ -161,26 +178,30 @@ def _flop_hooks(builder, on_flops: Callable[[FlopHook], None]) -> Iterator[None]
         dtype = _float_name(a)
         if dtype is not None:
             a_shape, b_shape = a.data.shape, b.data.shape
-            products = int(math.prod(a_shape)) * int(
-                b_shape[-1]
-            )  # (.., M, K) x (.., K, N): M x K x N
-            on_flops(
-                FlopHook(dtype, int(math.prod(a_shape[:-1])) * int(b_shape[-1]), 2 * products, True)
-            )
+            products = int(math.prod(a_shape)) * int(b_shape[-1])  # (.., M, K) x (.., K, N): M x K x N
+            elements = int(math.prod(a_shape[:-1])) * int(b_shape[-1])
+            on_flops(FlopHook(dtype, elements, 2 * products, "tensor"))
         return cls.create_dot(builder, a, b, d, *args, **kwargs)
 
-    patches = {
-        "create_fadd": elementwise("create_fadd", 1),
-        "create_fsub": elementwise("create_fsub", 1),
-        "create_fmul": elementwise("create_fmul", 1),
-        "create_fma": elementwise("create_fma", 2),
-        "create_dot": dot,
-    }
+    original_sum = interp.ReduceOps.sum
+
+    def reduce_sum(ops, value):
+        result = original_sum(ops, value)
+        dtype = _float_name(value.handle)
+        if dtype is not None:
+            outputs = int(getattr(result.handle.data, "size", 1))
+            on_flops(FlopHook(dtype, int(value.handle.data.size), outputs, "reduce"))
+        return result
+
+    patches = {name: elementwise(name, n) for name, n in _ELEMENTWISE_FLOPS.items()}
+    patches["create_dot"] = dot
     for name, fn in patches.items():
         setattr(builder, name, fn)
+    interp.ReduceOps.sum = reduce_sum
     try:
         yield
     finally:
+        interp.ReduceOps.sum = original_sum
         for name in patches:
             builder.__dict__.pop(name, None)
 
