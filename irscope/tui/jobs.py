@@ -190,8 +190,13 @@ def prepare_comp(
     """The worker prepares `comp` (stage texts, source map, resources); here it becomes what the panes
     show (highlighting, links, memory marks)."""
     progress = reporter(request, post, path)
-    comp = session.request("prepare", progress, key=comp.key)
-    post(Analysed(request, prepare(comp, progress), note, severity))
+    # first every stage but the SASS (nvdisasm takes ~0.5 s even for a tiny kernel), painted at once; then
+    # the SASS, shown in place (the cursors stay where they are)
+    first = session.request("prepare", progress, key=comp.key, sass=False)
+    post(Analysed(request, prepare(first, progress), note, severity))
+    if first.pending:
+        whole = session.request("prepare", None, key=comp.key)
+        post(Analysed(request, prepare(whole, lambda *a: None), "", severity, completes=True))
 
 
 def recompile(

@@ -105,12 +105,19 @@ class Analysed(Answer):
     """A compilation prepared and analysed (stage texts, links, marks): ready for the panes."""
 
     def __init__(
-        self, request: Request, shown: Shown, note: str = "", severity: str = "information"
+        self,
+        request: Request,
+        shown: Shown,
+        note: str = "",
+        severity: str = "information",
+        completes: bool = False,
     ) -> None:
         super().__init__(request)
         self.shown = shown
         self.note = note  # said once it is shown (a reload says what it kept)
         self.severity = severity
+        # the same compilation again with the stages its first answer left pending (the SASS)
+        self.completes = completes
 
 
 class Failed(Answer):

@@ -107,6 +107,9 @@ class CompilationView:
     resources: Resources | None = None
     # the cubin's instruction encodings, for SASS explanations
     sass_controls: dict | None = field(default=None, repr=False)
+    # stages whose text is still being made (prepare's first answer leaves SASS to nvdisasm): their texts
+    # say so, and a second `prepare` brings them
+    pending: tuple[str, ...] = ()
     analyses: AnalysisCache = field(default_factory=AnalysisCache, repr=False, compare=False)
     _call: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     _source_map: Any = field(default=None, repr=False, compare=False)

@@ -58,3 +58,47 @@ async def test_a_save_reloads_by_itself_marks_the_changed_line_and_says_what_mov
         await pilot.pause(0.2)
         await wait_until_shown(app, pilot)
         assert app.main.shown.comp.key != shown
+
+
+@run_async
+async def test_the_ptx_is_painted_before_nvdisasm_and_the_sass_then_fills_its_pane_alone():
+    """prepare's first answer leaves the SASS to nvdisasm (its pane says so); the second fills the SASS pane,
+    on the source line the others are linked to, and leaves every other pane's cursor and scroll as they were."""
+    from irscope.tui.loader import prepare
+    from irscope.worker.serve import SASS_PENDING
+
+    app = IrscopeApp(kernel_path("add.py"), target="sm_90")
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_until_shown(app, pilot)
+        key = app.main.shown.comp.key
+        first = app.main.session.request("prepare", None, key=key, sass=False)
+        assert first.pending == ("sass",) and first.texts["sass"] == SASS_PENDING
+        assert "ld.global" in first.texts["ptx"] and first.resources.registers > 0
+        whole = app.main.session.request("prepare", None, key=key)
+        assert whole.pending == () and "LDG" in whole.texts["sass"]
+
+        source = pane_showing(app, "source")
+        source.view.move_cursor_to_index(
+            source_line_of(kernel_path("add.py"), LOAD_X) - 1, notify=True
+        )
+        await pilot.pause()
+        # the screen as prepare's first answer leaves it, then the second answer's SASS
+        app.main.linked.complete_compilation(prepare(first, lambda *a: None), ("sass",))
+        await pilot.pause()
+        assert pane_showing(app, "sass").view.text.lines == SASS_PENDING.splitlines()
+        kept = {
+            p.stage: (p.view.cursor_index, p.view.scroll_offset.y)
+            for p in app.main.linked.panes
+            if p.display and p.stage != "sass"
+        }
+        app.main.linked.complete_compilation(prepare(whole, lambda *a: None), ("sass",))
+        await pilot.pause()
+        assert {
+            p.stage: (p.view.cursor_index, p.view.scroll_offset.y)
+            for p in app.main.linked.panes
+            if p.display and p.stage != "sass"
+        } == kept
+        sass = pane_showing(app, "sass").view
+        assert any("LDG" in line for line in sass.text.lines)
+        linked = app.main.shown.links.ir_line_set("sass", app.main.linked.source_line)
+        assert linked and sass.cursor_index in linked

@@ -263,6 +263,26 @@ class LinkedPanes(Container):
         elif view.cursor_index is not None and comp.ok:
             self.link_from(view, view.cursor_index)
 
+    def complete_compilation(self, shown: Shown, stages: tuple[str, ...]) -> None:
+        """The compilation on the panes again, now with `stages` its first answer lacked (the SASS): the panes
+        showing those are filled and put on the linked source line; every other pane stays as it is, its
+        cursor and scroll untouched."""
+        previous = self.shown
+        shown.changed_lines = previous.changed_lines if previous is not None else frozenset()
+        shown.finding_marks = dict(previous.finding_marks) if previous is not None else {}
+        self.shown = shown
+        for pane in self.panes:
+            if pane.stage not in stages:
+                continue
+            self._fill(pane, pane.stage)
+            if not pane.display or self.source_line is None or not shown.comp.ok:
+                continue
+            hits = shown.links.ir_lines(pane.stage, self.source_line)
+            pane.view.set_linked(shown.links.ir_line_set(pane.stage, self.source_line))
+            if hits:
+                pane.view.move_cursor_to_index(hits[0], center=True)
+            self.update_pane_title(pane)
+
     def _start_at_kernel_body(self) -> None:
         """First view of a kernel: the cursor on its first line that produced IR, so the links show."""
         links, start = self.shown.links, self.shown.comp.kernel.line

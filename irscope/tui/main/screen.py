@@ -706,12 +706,27 @@ class MainScreen(Screen):
         if not self._current(message):
             return
         comp = message.shown.comp
+        if message.completes:
+            self._complete_compilation(message)
+            return
         if message.request.kind in NEW_COMPILATIONS:
             self.drop_caches()
         self.comps = [comp if c.key == comp.key else c for c in self.comps]
         self._show_compilation(message.shown)
         if message.note:
             self.notify(message.note, severity=message.severity, timeout=6)
+
+    def _complete_compilation(self, message: Analysed) -> None:
+        """The SASS of the compilation on the panes arrived (prepare's second answer): the panes that show it
+        are filled, the others stay where the user has them."""
+        shown_before, comp = self.shown, message.shown.comp
+        if shown_before is None or shown_before.comp.key != comp.key:
+            return  # the user moved on to another compilation meanwhile
+        self.comps = [comp if c.key == comp.key else c for c in self.comps]
+        self.linked.complete_compilation(message.shown, shown_before.comp.pending)
+        self.update_header()
+        self.query_one(FindingsView).show_compilation(message.shown)  # its marks on the SASS too
+        self.refresh_panels()
 
     def on_worker_state_changed(self, event) -> None:
         if event.worker.group == "load" and event.worker.is_finished and not self.busy:
