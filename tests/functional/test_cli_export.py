@@ -127,7 +127,9 @@ def test_the_page_carries_the_ranked_findings_and_a_click_selects_the_line(cli, 
 
 
 @needs_chromium
-def test_the_page_draws_each_access_lane_by_lane_and_a_click_selects_its_line(cli, tmp_path, browser):
+def test_the_page_draws_each_access_lane_by_lane_and_a_click_selects_its_line(
+    cli, tmp_path, browser
+):
     """The strided gather's load and its store, each with one warp drawn as the Coalescing panel draws it: the
     load's 32 lanes in 32 sectors, one each (lane k alone in sector k), the store's two to a sector; the roofline's
     traffic and time in the header, said as a model; a click on the load selects line 26."""

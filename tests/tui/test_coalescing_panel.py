@@ -10,9 +10,9 @@ from conftest import kernel_path
 from textual.app import App, ComposeResult
 from tui_helpers import open_view, run_async, source_line_of
 
+from irscope.analysis.coalescing.picture import warp_picture_lines
 from irscope.analysis.coalescing.sectors import KernelCoalescing
 from irscope.tui.context import CursorContext
-from irscope.analysis.coalescing.picture import warp_picture_lines
 from irscope.tui.panels.coalescing import CoalescingPanel
 
 STRIDED = kernel_path("strided.py")

@@ -7,8 +7,8 @@ from __future__ import annotations
 from conftest import kernel_path
 from tui_helpers import pane_showing, run_async, source_line_of, wait_until_shown
 
-from irscope.tui.app import IrscopeApp
 from irscope.analysis.coalescing.picture import LABEL_END, warp_picture_lines
+from irscope.tui.app import IrscopeApp
 from irscope.tui.panels.coalescing import CoalescingPanel
 from irscope.tui.panels.info import LineInfoPanel
 

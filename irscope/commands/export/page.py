@@ -1,7 +1,8 @@
 """One self-contained HTML page of a compilation: header (launch statistics and the roofline included), the
 ranked findings, the analysis' notes, each global load and store with one warp's lanes against the sectors
-they touch (as the terminal UI's Coalescing panel draws it), and every stage side by side, linked by source line as in the terminal UI (the same
-colours, from the same palette and rule); a click on a finding selects its source line.
+they touch (as the terminal UI's Coalescing panel draws it), and every stage side by side, linked by source
+line as in the terminal UI (the same colours, from the same palette and rule); a click on a finding or an
+access selects its source line.
 
 Nothing is fetched when the page is viewed: the style and the script are inlined, and a Content Security
 Policy forbids any other source. Every text from the user's file or the compiler is HTML-escaped, and
