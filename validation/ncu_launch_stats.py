@@ -59,10 +59,16 @@ FLOP_METRICS = [
 
 def known_metrics(names: list[str]) -> list[str]:
     """The names this ncu can collect (`ncu --query-metrics` lists their base names): an unknown one would fail
-    the whole run."""
+    the whole run. Every tensor-path counter it lists (`sm__ops_path_tensor_src_*`, sparsity variants left out,
+    which count the same ops again) is added: their names change between chips and releases."""
     listed = subprocess.run(["ncu", "--query-metrics"], capture_output=True, text=True).stdout
     bases = {line.split()[0] for line in listed.splitlines() if line.strip()}
-    return [name for name in names if name.rsplit(".", 1)[0] in bases]
+    tensor = sorted(
+        f"{base}.sum"
+        for base in bases
+        if base.startswith("sm__ops_path_tensor_src_") and "sparsity" not in base
+    )
+    return list(dict.fromkeys([name for name in names if name.rsplit(".", 1)[0] in bases] + tensor))
 LIMITS = ("blocks", "registers", "shared_mem", "warps", "barriers")
 HEADER = re.compile(r"^  (\S.*?) \((\d+), (\d+), (\d+)\)x\((\d+), (\d+), (\d+)\), Context \d+")
 TAIL = re.compile(r"results in (\d+) full waves and a partial wave of (\d+) thread blocks")

@@ -12,7 +12,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CALLS = [
     os.path.join(ROOT, "validation", "data", call)
-    for call in ("h100_launch_stats", "h100_roofline")
+    for call in ("h100_launch_stats", "h100_roofline", "h100_tensor_flops")
 ]
 
 

@@ -1,6 +1,7 @@
 """irscope's roofline (DRAM reads and writes, FLOPs, the time estimate) against Nsight Compute and do_bench on
 the H100, launch by launch, rebuilt from the committed raw data of two calls (validation/data/h100_launch_stats,
-validation/data/h100_roofline): ncu's raw pages, do_bench's medians, and irscope's report of the same files made
+validation/data/h100_roofline, and a third with the tensor path's counters, validation/data/h100_tensor_flops):
+ncu's raw pages, do_bench's medians, and irscope's report of the same files made
 offline with Triton 3.6."""
 
 import os
@@ -35,7 +36,7 @@ def _compare(folder: str) -> str:
     return done.stdout
 
 
-@pytest.mark.parametrize("call", ["h100_launch_stats", "h100_roofline"])
+@pytest.mark.parametrize("call", ["h100_launch_stats", "h100_roofline", "h100_tensor_flops"])
 def test_the_roofline_tables_are_rebuilt_and_dram_reads_agree_with_ncu(call):
     header, rows = _table(_compare(os.path.join(DATA, call)))
     column = {name: i for i, name in enumerate(header)}
@@ -64,3 +65,15 @@ def test_the_second_call_checks_flops_and_do_bench_on_launches_of_a_wave_and_mor
     assert gather[column["reads agree"]] == "yes"
     # a prediction irscope calls a floor is one
     assert any(" floor" in row[column["irscope (code)"]] for row in rows)
+
+
+def test_the_dots_flops_equal_the_tensor_paths_count():
+    """The third call collected the tensor path's counters: every matmul launch's FLOPs as ncu counts them (2 x M
+    x N x K; the accumulator's adds are the dot's own, not counted again)."""
+    header, rows = _table(_compare(os.path.join(DATA, "h100_tensor_flops")))
+    column = {name: i for i, name in enumerate(header)}
+    dots = [row for row in rows if "matmul" in row[column["kernel"]]]
+    assert len(dots) >= 6
+    for row in dots:
+        assert row[column["FLOP ncu"]] == row[column["FLOP irscope"]], row
+    assert "tile_matmul" in {row[column["kernel"]] for row in dots}

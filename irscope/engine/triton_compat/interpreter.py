@@ -122,7 +122,8 @@ def _memory_hooks(builder, on_access: Callable[[MemoryHook], None]) -> Iterator[
 class FlopHook:
     """Floating-point work one arithmetic op of the interpreter does, counted as Nsight Compute's roofline counts
     the instructions Triton lowers it to: an add, subtract or multiply is one operation per element, a fused
-    multiply-add two, a `tl.dot` two per multiply-accumulate (M x N x K of them, on the tensor cores); an
+    multiply-add two, a `tl.dot` two per multiply-accumulate (M x N x K of them, on the tensor cores; adding its
+    result to an accumulator is the dot's own accumulate, not counted again); an
     exponential or a logarithm one (the multiply by log2(e) or ln(2) around the SFU's ex2 or lg2), a division one
     (the multiply by the SFU's reciprocal). A `tl.sum` is `kind` "reduce": `flops` holds its outputs, and the
     roofline counts its adds from the block's threads (`recording.work`). Square roots and the other SFU
@@ -162,14 +163,20 @@ def _flop_hooks(builder, on_flops: Callable[[FlopHook], None]) -> Iterator[None]
 
     cls = type(builder)
 
+    # the last dot's result: `acc += tl.dot(a, b)` adds it to the accumulator, an add Triton folds into the
+    # dot's own accumulate (its combine pass), so not one the hardware runs
+    last_dot: list = [None]
+
     def elementwise(name: str, per_element: int):
         original = getattr(cls, name)
 
         def counted(*operands):
             dtype = _float_name(operands[0])
-            if dtype is not None:
+            folded = name == "create_fadd" and any(o is last_dot[0] for o in operands)
+            if dtype is not None and not folded:
                 elements = int(getattr(operands[0].data, "size", 1))
                 on_flops(FlopHook(dtype, elements, elements * per_element))
+            last_dot[0] = None
             return original(builder, *operands)
 
         return counted
@@ -178,10 +185,13 @@ def _flop_hooks(builder, on_flops: Callable[[FlopHook], None]) -> Iterator[None]
         dtype = _float_name(a)
         if dtype is not None:
             a_shape, b_shape = a.data.shape, b.data.shape
-            products = int(math.prod(a_shape)) * int(b_shape[-1])  # (.., M, K) x (.., K, N): M x K x N
+            products = int(math.prod(a_shape)) * int(
+                b_shape[-1]
+            )  # (.., M, K) x (.., K, N): M x K x N
             elements = int(math.prod(a_shape[:-1])) * int(b_shape[-1])
             on_flops(FlopHook(dtype, elements, 2 * products, "tensor"))
-        return cls.create_dot(builder, a, b, d, *args, **kwargs)
+        last_dot[0] = result = cls.create_dot(builder, a, b, d, *args, **kwargs)
+        return result
 
     original_sum = interp.ReduceOps.sum
 
