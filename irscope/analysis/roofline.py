@@ -319,10 +319,15 @@ def roofline_entries(comp: LaunchedKernel) -> list[dict[str, Any]]:
 
 
 def _roofline(comp: LaunchedKernel, launch: Any) -> Roofline:
+    return roofline_from(comp, analyze_coalescing(comp, launch=launch), launch)
+
+
+def roofline_from(comp: LaunchedKernel, coalescing: Any, launch: Any = None) -> Roofline:
+    """The roofline of a launch from a coalescing analysis already made of it (measured mode records more
+    programs than the default sample); not cached."""
     grid = launch_grid(launch or comp.launch)
     chip = chip_of(comp.target.name)
     result = Roofline(comp.kernel.name, grid, chip, math.prod(grid), 0)
-    coalescing = analyze_coalescing(comp, launch=launch)
     work = coalescing.work
     if not work.programs:
         result.error = coalescing.error or "no program of the launch was recorded"

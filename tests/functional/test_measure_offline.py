@@ -13,12 +13,14 @@ from irscope.analysis.coalescing.sectors import analyze_coalescing
 from irscope.analysis.measured.format import format_measured
 from irscope.analysis.measured.ncu_parse import parse_raw_page, parse_source_page
 from irscope.analysis.measured.per_line import binary_mismatch, listed_offsets, per_source_line
+from irscope.analysis.roofline import LAUNCH_READ_BYTES, roofline
 from irscope.engine.measure import Measurement
 from irscope.engine.measure.peaks import peaks_of
 from irscope.engine.measure.work import launch_work
 from irscope.engine.session import open_file
 from irscope.engine.triton_compat import TRITON_VERSION
 from irscope.findings.agreement import agreements, disagreement_findings
+from irscope.ir.elf import kernel_image_bytes
 
 DEVICE = json.load(open(os.path.join(ROOT, "validation", "data", "h100_device.json")))
 # The binaries ncu profiled were built by Triton 3.6.0. 3.9.0 builds the same strided kernel, instruction for
@@ -156,10 +158,14 @@ def test_predictions_and_measurements_agree_and_a_disagreement_is_a_finding(stri
     )
 
 
-def test_bytes_to_move_are_the_launch_tensors_once(strided):
+def test_bytes_to_move_are_the_sectors_the_programs_touch_with_the_code(strided):
+    """The offline roofline's bytes (checked against ncu's DRAM bytes): every sector of x (the gather reads one
+    float of each 32 bytes, so all of them), out once, and the cubin's code and constants."""
     work = launch_work(strided, analyze_coalescing(strided))
     n = 4096  # strided.py's __main__: x has 8 * n floats, out n
-    assert (work.bytes_read, work.bytes_written) == (8 * n * 4, n * 4)
+    image = kernel_image_bytes(strided.asm["cubin"], strided.kernel.name)
+    assert image > 0
+    assert (work.bytes_read, work.bytes_written) == (8 * n * 4 + image + LAUNCH_READ_BYTES, n * 4)
     assert work.tensors == {"x_ptr": "read", "out_ptr": "written"} and work.flops == 0
 
 
@@ -169,7 +175,9 @@ def test_dot_work_counts_each_tile_the_programs_run():
     # attention.py: causal, 2 heads of 256 queries, BLOCK_M 128, BLOCK_N 64, HEAD_DIM 128. Query block 0 sees
     # 2 key tiles, block 1 sees 4: 6 per head, 12 in all, each q@k (128x128 by 128x64) and p@v (128x64 by 64x128)
     per_tile = 2 * 128 * 64 * 128 + 2 * 128 * 128 * 64
-    assert work.flops == 12 * per_tile and work.flop_kind == "fp16" and work.flop_programs == 4
+    dots = roofline(comp).flops
+    assert dots[("fp16", True)] == 12 * per_tile  # the softmax's elementwise FLOPs come beside them
+    assert work.flops == sum(dots.values()) and work.flop_kind == "fp16" and work.flop_programs == 4
 
 
 def test_the_dram_peak_is_read_from_the_device():
@@ -193,7 +201,7 @@ def test_the_report_block_says_time_bandwidth_and_line_26(strided):
     m.agreements = agreements(strided, analyze_coalescing(strided), lines, m.raw)
     text = "\n".join(format_measured(m.to_json()))
     assert "measured   4.9 µs" in text
-    gbps = (8 * 4096 * 4 + 4096 * 4) / (DEVICE["strided_n4096_ms_q50_q20_q80"][0] * 1e-3) / 1e9
+    gbps = m.work.bytes_moved / (DEVICE["strided_n4096_ms_q50_q20_q80"][0] * 1e-3) / 1e9
     assert f"{gbps:.1f} GB/s = {gbps / 3352.32:.1%} of its 3352 GB/s DRAM peak" in text
     assert "line 26: ld sectors/request: measured 32, predicted 32  agrees" in text
     assert "roofline   memory-bound" in text

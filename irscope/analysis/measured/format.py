@@ -36,7 +36,8 @@ def format_measured(m: dict[str, Any]) -> list[str]:
         )
         out.append(
             f"  bandwidth  {_size(moved)} to move ({_size(work['bytes_read'])} read, "
-            f"{_size(work['bytes_written'])} written, each tensor once): {m['achieved_gbps']:.1f} GB/s{share}"
+            f"{_size(work['bytes_written'])} written, the distinct sectors the programs touch and the code): "
+            f"{m['achieved_gbps']:.1f} GB/s{share}"
         )
     if t and work.get("flops"):
         kind = work.get("flop_precision")
