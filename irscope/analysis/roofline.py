@@ -35,6 +35,7 @@ from irscope.analysis.occupancy import Chip, occupancy
 from irscope.analysis.recording.trace import launch_grid
 from irscope.analysis.recording.work import SampledWork
 from irscope.base.compiled import LaunchedKernel
+from irscope.base.names import unrecordable
 from irscope.base.target import SECTOR_BYTES
 from irscope.ir.elf import kernel_image_bytes
 
@@ -330,7 +331,12 @@ def roofline_from(comp: LaunchedKernel, coalescing: Any, launch: Any = None) -> 
     result = Roofline(comp.kernel.name, grid, chip, math.prod(grid), 0)
     work = coalescing.work
     if not work.programs:
-        result.error = coalescing.error or "no program of the launch was recorded"
+        not_recordable = unrecordable(comp.kernel.language)
+        result.error = (
+            f"{not_recordable}; the roofline counts the sectors of recorded programs"
+            if not_recordable
+            else coalescing.error or "no program of the launch was recorded"
+        )
         return result
     result.sampled = work.programs
     result.arguments = _arguments(work, result.programs)

@@ -39,10 +39,14 @@ def section_sizes(blob: bytes) -> dict[str, int]:
 
 
 def kernel_image_bytes(blob: bytes, kernel: str) -> int:
-    """The bytes a launch of `kernel` reads for its code and constants: its `.text` section and every constant
-    bank of the file (its parameters' bank, `.nv.constant0.KERNEL`, and the shared ones, `.nv.constantN`)."""
-    total = 0
-    for name, size in section_sizes(blob).items():
-        if name == f".text.{kernel}" or name.startswith(".nv.constant"):
-            total += size
-    return total
+    """The bytes a launch of `kernel` reads for its code and constants: a cubin's `.text.KERNEL` section and
+    every constant bank of the file (its parameters' bank, `.nv.constant0.KERNEL`, and the shared ones,
+    `.nv.constantN`); an AMD code object's `.text` and `.rodata` (its kernel descriptor)."""
+    sections = section_sizes(blob)
+    if f".text.{kernel}" in sections:
+        return sum(
+            size
+            for name, size in sections.items()
+            if name == f".text.{kernel}" or name.startswith(".nv.constant")
+        )
+    return sections.get(".text", 0) + sections.get(".rodata", 0)
