@@ -89,3 +89,12 @@ def test_bound_follows_the_larger_of_memory_and_compute_time():
 def test_anything_but_an_elf_file_has_no_sections():
     assert section_sizes(b"") == {} and section_sizes(b"\x7fELF" + b"\0" * 10) == {}
     assert kernel_image_bytes(b"not a cubin", "k") == 0
+
+
+def test_an_amd_code_object_gives_its_text_and_kernel_descriptor():
+    from conftest import kernel_path
+
+    comp = open_file(kernel_path("add.py"), target="gfx942").compile_all()[0]
+    sections = section_sizes(comp.asm["hsaco"])
+    assert sections[".text"] > 0 and sections[".rodata"] > 0
+    assert roofline(comp).image_bytes == sections[".text"] + sections[".rodata"]
