@@ -123,8 +123,10 @@ def collect_files(paths: list[str], exclude: list[str] | None = None) -> list[st
                     f"the folder that holds your kernels, or the files that launch them"
                 )
             out += found
-        elif not path.endswith(".py"):
-            raise IrscopeError(f"{path} is not a Python file; give .py files or directories")
+        elif not path.endswith((".py", ".ipynb")):
+            raise IrscopeError(
+                f"{path} is not a Python file or a notebook; give .py or .ipynb files, or directories"
+            )
         elif not excluded(path, exclude):
             out.append(path)
     return list(dict.fromkeys(os.path.normpath(p) for p in out))

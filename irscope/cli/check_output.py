@@ -33,6 +33,8 @@ def render(fmt: str, findings: list[dict], results: list[dict]) -> str:
 
 def location(f: dict) -> str:
     where = f["file"]
+    if f.get("cell"):  # a notebook's line: its cell and the line in it
+        return f"{where} {f['cell']}"
     if f.get("source_line"):
         where += f":{f['source_line']}"
         if f.get("column"):

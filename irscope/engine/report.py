@@ -58,6 +58,9 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         "language": comp.kernel.language,  # "triton" or "gluon"
         "file": ws.shown_path(comp.kernel.file),
         "def_line": comp.kernel.line,
+        "cell": ws.cell(
+            comp.kernel.file, comp.kernel.line
+        ),  # a notebook's kernel: its cell and line there
         **launch_fields(comp),
         "launch": comp.launch.origin,
         "launch_count": ws.launch_count(comp),  # the captured launches this compilation stands for
@@ -133,6 +136,7 @@ def _findings_json(ws: Workspace, comp: Compilation) -> list[dict[str, Any]]:
     for f in findings(comp):
         item = f.to_json()
         item["file"] = ws.shown_path(f.file) if f.file else None
+        item["cell"] = ws.cell(f.file, f.source_line)
         out.append(item)
     return out
 
@@ -219,7 +223,13 @@ def format_findings(doc: dict[str, Any]) -> list[str]:
         sorted(items, key=lambda t: order[id(t[0])]), start=1
     ):
         which = f"{name}, compilation {launch}" if name in several else name
-        where = f"{f['file']}:{f['source_line']}" if f["source_line"] else (f["file"] or "?")
+        where = (
+            f"{f['file']} {f['cell']}"
+            if f.get("cell")
+            else f"{f['file']}:{f['source_line']}"
+            if f["source_line"]
+            else (f["file"] or "?")
+        )
         out.append(f"  {number}. {f['severity']}[{f['rule']}] {where} ({which}): {f['message']}")
         out.append(f"     cost: {f['cost']['text']}")
         out.append(f"     fix: {f['fix']}")
@@ -300,7 +310,8 @@ def format_report(doc: dict[str, Any]) -> str:
         grid = "×".join(map(str, k["grid"])) if k["grid"] else "unknown"
         gluon = "  Gluon" if k.get("language") == "gluon" else ""
         out.append(
-            f"{k['name']}  ({k['file']}:{k['def_line']}){gluon}  target {k['target']}  grid {grid}"
+            f"{k['name']}  ({k['file']} {k['cell'] if k.get('cell') else ''}"
+            f"{'' if k.get('cell') else ':' + str(k['def_line'])}){gluon}  target {k['target']}  grid {grid}"
         )
         if k.get("interpreter_error"):
             # a Gluon launch: its coalescing comes from the PTX, where the target's code can be run so

@@ -165,6 +165,8 @@ def open_file(
             )
     warning = "; ".join(w for w in (cache_warning, warning) if w) or None
     notes = ([retarget_note] if retarget_note else []) + list(result.notes)
+    if user_file.notebook is not None:
+        notes.extend(user_file.notebook.notes(user_file.shown))
     if result.stopped:
         notes.append(
             f"{user_file.shown}: {result.stopped} (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT "

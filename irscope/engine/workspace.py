@@ -131,6 +131,13 @@ class Workspace:
         relative = os.path.relpath(path)
         return relative if not relative.startswith("../..") else path
 
+    def cell(self, path: str | None, line: int | None) -> str | None:
+        """Where a line of the opened notebook is in it, `cell 3, line 5`; None for any other file."""
+        notebook = self.user_file.notebook
+        if notebook is None or path != self.user_file.path or not line:
+            return None
+        return notebook.position(line)
+
     def source_text(self, kernel: Kernel) -> str:
         """The text of the file that defines the kernel: the source pane and the source map read it."""
         return (

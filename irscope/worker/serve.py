@@ -239,6 +239,7 @@ class Server:
                 (self.ws.shown_path(kernel.file) if self.ws is not None else None) or kernel.file,
                 inductor_view(kernel.inductor_info, comp.target),
                 kernel.language,
+                self.ws.cell(kernel.file, kernel.line) if self.ws is not None else None,
             ),
             LaunchInfo(
                 tuple(launch.grid) if launch.grid else None,

@@ -31,6 +31,7 @@ class KernelInfo:
         None  # an Inductor kernel's kernel_kind, aten_ops, source_nodes, generated_for, ...
     )
     language: str = "triton"  # "gluon" for a @gluon.jit kernel (base/model.Kernel.language)
+    cell: str | None = None  # a notebook's kernel: `cell 3, line 2` (its def line)
 
     @property
     def inductor_ops(self) -> str:

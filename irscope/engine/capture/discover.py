@@ -15,6 +15,7 @@ from types import CodeType
 from irscope.base.errors import IrscopeError
 from irscope.base.model import Kernel
 from irscope.base.paths import check_kernel_path, package_module
+from irscope.engine.capture.notebook import NotebookScript, notebook_script
 from irscope.engine.inductor.kernels import inductor_kernel_in, inductor_kernel_of
 from irscope.engine.inductor.provenance import describe_kernel
 from irscope.engine.triton_compat import unwrap_kernel
@@ -34,6 +35,7 @@ class UserFile:
         None  # what goes first on sys.path for the run: the package's root, or the cwd
     )
     command: tuple[str, ...] | None = None  # `-m MODULE ARGS...`: what the user gave, MODULE first
+    notebook: NotebookScript | None = None  # a Jupyter notebook: the script its code cells make
 
     @property
     def package(self) -> str | None:
@@ -108,19 +110,26 @@ def _read(path: str, shown: str) -> UserFile:
         raise IrscopeError(
             f"{shown} is not a Python file (it holds binary data); give a .py file with kernels"
         )
-    text = _decoded(raw, shown)
     absolute = os.path.abspath(path)
+    notebook = notebook_script(absolute, raw, shown) if path.endswith(".ipynb") else None
+    text = notebook.text if notebook is not None else _decoded(raw, shown)
     try:
         tree = ast.parse(text, filename=absolute)
         code = compile(tree, absolute, "exec")
     except SyntaxError as exc:
-        where = f"{shown}:{exc.lineno}" if exc.lineno else shown
-        kind = "is not valid Python" if not path.endswith(".py") else "has a syntax error"
+        where = shown
+        if exc.lineno:
+            where = (
+                f"{shown} {notebook.position(exc.lineno)}" if notebook else f"{shown}:{exc.lineno}"
+            )
+        kind = (
+            "is not valid Python" if not path.endswith((".py", ".ipynb")) else "has a syntax error"
+        )
         raise IrscopeError(f"{where}: {kind}: {exc.msg}; fix the file and try again") from None
     def_lines = {
         node.name: node.lineno for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
     }
-    return UserFile(absolute, shown, text, code, def_lines)
+    return UserFile(absolute, shown, text, code, def_lines, notebook=notebook)
 
 
 def _decoded(raw: bytes, shown: str) -> str:

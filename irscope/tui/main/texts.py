@@ -27,7 +27,8 @@ def header_text(comp, comps: list, ws) -> Text:
     grid = "×".join(map(str, comp.launch.grid)) if comp.launch.grid else "?"
     head = Text()
     head.append(f" {comp.kernel.name} ", style="bold reverse")
-    head.append(f" {os.path.basename(comp.kernel.file)}:{comp.kernel.line}", style="dim")
+    where = f" {comp.kernel.cell}" if comp.kernel.cell else f":{comp.kernel.line}"
+    head.append(f" {os.path.basename(comp.kernel.file)}{where}", style="dim")
     if comp.kernel.inductor:
         head.append(f"  {comp.kernel.inductor_ops}", style="cyan")
         if comp.kernel.generated_for_cpu:
