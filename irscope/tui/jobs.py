@@ -195,7 +195,11 @@ def prepare_comp(
     first = session.request("prepare", progress, key=comp.key, sass=False)
     post(Analysed(request, prepare(first, progress), note, severity))
     if first.pending:
-        whole = session.request("prepare", None, key=comp.key)
+        try:
+            whole = session.request("prepare", None, key=comp.key)
+        except BaseException as exc:  # the panes stay; the status line says what the SASS could not do
+            post(Failed(request, describe_open_error(exc), fatal=False))
+            return
         post(Analysed(request, prepare(whole, lambda *a: None), "", severity, completes=True))
 
 

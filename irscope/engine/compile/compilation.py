@@ -74,6 +74,8 @@ class Compilation:
     _sass: str | None = None
     _resources: Resources | None = None
     _tools_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # the encodings' own nvdisasm run goes beside the SASS text's, once however many threads ask
+    _encodings_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _source_map: Any = None
     _sass_controls: dict[int, tuple[int, int]] | None = None
     analyses: AnalysisCache = field(default_factory=AnalysisCache, repr=False, compare=False)
@@ -199,15 +201,16 @@ class Compilation:
     def sass_controls(self) -> dict[int, tuple[int, int]]:
         """The cubin's instruction encodings (the SASS control fields explain reads), once per compilation;
         empty where there is no cubin or nvdisasm fails (explain then goes without control fields)."""
-        if self._sass_controls is None:
-            try:
-                self._sass_controls = (
-                    instruction_encodings(self.asm["cubin"])
-                    if self.ok and "cubin" in self.asm
-                    else {}
-                )
-            except Exception:  # noqa: BLE001 - nvdisasm missing or failing
-                self._sass_controls = {}
+        with self._encodings_lock:
+            if self._sass_controls is None:
+                try:
+                    self._sass_controls = (
+                        instruction_encodings(self.asm["cubin"])
+                        if self.ok and "cubin" in self.asm
+                        else {}
+                    )
+                except Exception:  # noqa: BLE001 - nvdisasm missing or failing
+                    self._sass_controls = {}
         return self._sass_controls
 
     @property
