@@ -309,10 +309,8 @@ def format_report(doc: dict[str, Any]) -> str:
     for k in doc["kernels"]:
         grid = "×".join(map(str, k["grid"])) if k["grid"] else "unknown"
         gluon = "  Gluon" if k.get("language") == "gluon" else ""
-        out.append(
-            f"{k['name']}  ({k['file']} {k['cell'] if k.get('cell') else ''}"
-            f"{'' if k.get('cell') else ':' + str(k['def_line'])}){gluon}  target {k['target']}  grid {grid}"
-        )
+        where = f"{k['file']} {k['cell']}" if k.get("cell") else f"{k['file']}:{k['def_line']}"
+        out.append(f"{k['name']}  ({where}){gluon}  target {k['target']}  grid {grid}")
         if k.get("interpreter_error"):
             # a Gluon launch: its coalescing comes from the PTX, where the target's code can be run so
             from_ptx = k.get("language") == "gluon" and not (k.get("coalescing_totals") or {}).get(

@@ -197,7 +197,9 @@ def prepare_comp(
     if first.pending:
         try:
             whole = session.request("prepare", None, key=comp.key)
-        except BaseException as exc:  # the panes stay; the status line says what the SASS could not do
+        except (
+            BaseException
+        ) as exc:  # the panes stay; the status line says what the SASS could not do
             post(Failed(request, describe_open_error(exc), fatal=False))
             return
         post(Analysed(request, prepare(whole, lambda *a: None), "", severity, completes=True))

@@ -27,6 +27,9 @@ def test_report_runs_the_code_cells_and_says_cell_and_line():
     # what was left out, in one line; the cells' place in the script
     assert "4 IPython line(s) left out" in text.stderr and "cell 2, line 1: !pip" in text.stderr
     assert "cell 3 at 7-14" in text.stderr
+    # a plain file keeps its path:line
+    plain = run_irscope("report", "kernels/add.py")
+    assert "add_kernel  (kernels/add.py:21)  target sm_90" in plain.stdout
 
 
 def test_check_names_the_cell():
