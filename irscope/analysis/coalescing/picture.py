@@ -14,6 +14,14 @@ MAX_SECTOR_ROWS = 64  # the panel scrolls: a whole warp, one sector per lane, an
 LABEL_END = "\u2502"  # ends each picture line's label
 
 
+def picture_registers(access) -> str:
+    """The registers the drawn request moves per lane: `register 0`, or `registers 0–3` for a vector access
+    (`access`: an AccessCoalescing with a picture)."""
+    first = access.picture.register
+    vector = max(1, (access.width_bytes or access.elem_bytes) // access.elem_bytes)
+    return f"register {first}" if vector == 1 else f"registers {first}–{first + vector - 1}"
+
+
 def warp_picture_lines(picture: WarpPicture, elem_bytes: int) -> list[str]:
     """One warp-level instruction as text: a column per lane, a row per 32-byte sector touched
     (offsets from the lowest one), `█` where the lane reads or writes in that sector. Each line is

@@ -14,7 +14,7 @@ import html
 import os
 from typing import Any
 
-from irscope.analysis.coalescing.picture import LABEL_END, warp_picture_lines
+from irscope.analysis.coalescing.picture import LABEL_END, picture_registers, warp_picture_lines
 from irscope.analysis.coalescing.sectors import analyze_coalescing
 from irscope.base.names import IR_STAGES, absent_stage
 from irscope.base.textsafe import safe_text
@@ -148,12 +148,6 @@ def _pictures(comp) -> str:
         line = access.source_line
         selects = f' data-s="{line}"' if line is not None else ""
         efficiency = counts.efficiency or 0.0
-        vector = max(1, (access.width_bytes or access.elem_bytes) // access.elem_bytes)
-        registers = (
-            f"register {p.register}"
-            if vector == 1
-            else f"registers {p.register}-{p.register + vector - 1}"
-        )
         opened = (
             " open" if efficiency < 0.9 else ""
         )  # the wasteful ones drawn, the rest a click away
@@ -161,7 +155,8 @@ def _pictures(comp) -> str:
             f'<li class="access"{selects}><details{opened}><summary class="t">line {_esc(line)}: '
             f"{_esc(access.kind)} {_esc(access.param or '?')} — {counts.sectors_per_request:.1f} sectors per "
             f"request, ideal {counts.ideal_sectors_per_request:.1f}, efficiency {efficiency:.0%}</summary>"
-            f'<div class="k">warp {p.warp}, {registers}: {sum(1 for lane in p.lanes if lane)} lanes, '
+            f'<div class="k">warp {p.warp}, {_esc(picture_registers(access))}: '
+            f"{sum(1 for lane in p.lanes if lane)} lanes, "
             f"{p.sectors} sectors (ideal {p.ideal_sectors}) — the costliest request of "
             f"{len(result.programs)} programs recorded</div>"
             f'<pre class="warp">{chr(10).join(rows)}</pre></details></li>'

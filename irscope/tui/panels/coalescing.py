@@ -16,7 +16,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from irscope.analysis.coalescing.picture import LABEL_END, warp_picture_lines
+from irscope.analysis.coalescing.picture import (
+    LABEL_END,
+    picture_registers,
+    warp_picture_lines,
+)
 from irscope.tui.asker import Asker, bounded
 from irscope.tui.context import CursorContext
 from irscope.tui.messages import CoalescingAnalysed, Failed, Request
@@ -220,14 +224,9 @@ class CoalescingPanel(Asker, InfoPanel):
                 parts.append(Text("fix: " + access.fix, style="bold"))
             if access.analysed and access.picture is not None:
                 p = access.picture
-                vector = max(1, (access.width_bytes or access.elem_bytes) // access.elem_bytes)
-                regs = (
-                    f"register {p.register}"
-                    if vector == 1
-                    else f"registers {p.register}–{p.register + vector - 1}"
-                )
                 caption = (
-                    f"warp {p.warp}, {regs}: {sum(1 for lane in p.lanes if lane)} lanes, {p.sectors} sectors "
+                    f"warp {p.warp}, {picture_registers(access)}: "
+                    f"{sum(1 for lane in p.lanes if lane)} lanes, {p.sectors} sectors "
                     f"(ideal {p.ideal_sectors}), {p.lines} lines of 128 B — the costliest request"
                 )
                 parts.append(Text(caption, style="dim"))
