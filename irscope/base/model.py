@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,50 @@ class Kernel:
         return bool(self.autotune_configs)
 
 
+@dataclass(frozen=True)
+class StrayAccess:
+    """The first access of a launch that reached outside the memory the launch may touch."""
+
+    kind: str  # "load", "store" or "atomic"
+    path: str | None  # the kernel's (or its helper's) file and line of the access
+    line: int | None
+    program: tuple[int, ...]
+    lanes: int  # the access's lanes outside, of `of`
+    of: int
+    where: (
+        str  # where the first such address lies, e.g. "4 bytes past the end of `out` (4096 bytes)"
+    )
+    accesses: int  # how many accesses of the launch reached outside, this one included
+    home: str | None = None  # the argument most of the access's lanes lie in
+    outside_home: int = 0  # its lanes outside that argument, those inside another tensor included
+
+    def describe(self) -> str:
+        at = f"line {self.line}" if self.line is not None else "a line irscope could not tell"
+        if self.path and self.line is not None:
+            at = f"line {self.line} of {os.path.basename(self.path)}"
+        program = ", ".join(map(str, self.program))
+        others = self.accesses - 1
+        more = (
+            f"; {others} more access{'es' if others > 1 else ''} of the launch likewise"
+            if others
+            else ""
+        )
+        return (
+            f"{self.kind} at {at}, program ({program}): {self.lanes} of {self.of} lanes outside every "
+            f"tensor the launch was given, the first {self.where}{self.beyond_home()}{more}"
+        )
+
+    def beyond_home(self) -> str:
+        """The lanes past the access's own tensor that landed inside another one (not flagged: by its address
+        alone such a lane cannot be told from a legitimate access to that tensor)."""
+        if self.home is None or self.outside_home <= self.lanes:
+            return ""
+        return (
+            f"; {self.outside_home} lanes in all lie outside `{self.home}`, "
+            f"{self.outside_home - self.lanes} of them inside another tensor"
+        )
+
+
 @dataclass
 class Launch:
     """One launch of a kernel: the arguments the JIT saw, and where they came from."""
@@ -83,6 +128,8 @@ class Launch:
     explored: bool = (
         False  # made only by irscope's exploration of a benchmark sweep: named, compiled on request
     )
+    # the first load/store of the interpreted launch that reached outside its tensors (engine/.../bounds.py)
+    out_of_bounds: StrayAccess | None = None
 
 
 @dataclass

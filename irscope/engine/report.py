@@ -74,6 +74,8 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         if comp.launch.programs
         else None,  # [run, total]: cut
         "guesses": dict(comp.launch.guesses),
+        # the first access of the interpreted launch outside its tensors (lanes switched off), or None
+        "out_of_bounds": _stray_entry(comp.launch.out_of_bounds),
     }
     if not comp.target.is_nvidia:
         entry.update(sgprs=res.sgprs, vgpr_spills=res.vgpr_spills, sgpr_spills=res.sgpr_spills)
@@ -300,6 +302,24 @@ def format_named(doc: dict[str, Any]) -> list[str]:
             f"{f' ({values})' if values else ''}; to see one: {how} ({which})"
         )
     return out
+
+
+def _stray_entry(stray) -> dict[str, Any] | None:
+    if stray is None:
+        return None
+    return {
+        "kind": stray.kind,
+        "file": stray.path,
+        "line": stray.line,
+        "program": list(stray.program),
+        "lanes": stray.lanes,
+        "of_lanes": stray.of,
+        "where": stray.where,
+        "accesses": stray.accesses,
+        "home": stray.home,  # the argument most of its lanes lie in, and its lanes outside that one
+        "outside_home": stray.outside_home,
+        "text": stray.describe(),
+    }
 
 
 def format_report(doc: dict[str, Any]) -> str:

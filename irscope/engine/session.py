@@ -429,6 +429,7 @@ def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> 
         autotune_tried=raw.autotune_tried,
         programs=raw.programs,
         explored=raw.explored,
+        out_of_bounds=raw.out_of_bounds,
     )
 
 

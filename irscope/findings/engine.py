@@ -15,12 +15,14 @@ import re
 from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.findings.model import Cost, Finding, WhatIf, ranked
 from irscope.findings.rules.banks import bank_findings
+from irscope.findings.rules.bounds import bounds_findings
 from irscope.findings.rules.ir import dot_findings, shuffle_findings
 from irscope.findings.rules.launch import launch_findings
 from irscope.findings.rules.memory import access_findings
 from irscope.findings.rules.resources import local_findings, occupancy_findings
 
 RULE_FUNCTIONS = (
+    bounds_findings,
     access_findings,
     local_findings,
     occupancy_findings,

@@ -58,6 +58,10 @@ RULES: dict[str, tuple[str, str]] = {
         "offsets",
         "warning",
     ),
+    "out-of-bounds": (
+        "the launch, run in the interpreter, loaded or stored outside every tensor it was given",
+        "error",
+    ),
     "compile-error": ("the kernel does not compile for this launch and target", "error"),
     "open-failed": (
         "the file could not be opened: it failed before any kernel was compiled",

@@ -249,6 +249,7 @@ class Server:
                 launch.interp_error,
                 dict(launch.guesses),
                 tuple(launch.autotune_tried),
+                launch.out_of_bounds.describe() if launch.out_of_bounds else None,
             ),
             comp.target,
             comp.failure,

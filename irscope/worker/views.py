@@ -65,6 +65,9 @@ class LaunchInfo:
     autotune_tried: tuple[
         int, ...
     ] = ()  # the configs its autotuner would try for this launch, in its order
+    out_of_bounds: str | None = (
+        None  # its interpreted run's first access outside its tensors, in words
+    )
 
 
 @dataclass

@@ -13,6 +13,7 @@ from triton.runtime import driver as triton_driver
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
+from irscope.base.model import StrayAccess
 from irscope.engine.triton_compat.autotune import (
     as_launched,
     config_number,
@@ -21,6 +22,7 @@ from irscope.engine.triton_compat.autotune import (
     left_out_of_key,
     tuning_key,
 )
+from irscope.engine.triton_compat.bounds import bounds_guard
 from irscope.engine.triton_compat.capture_state import capture_state
 from irscope.engine.triton_compat.compiled import (
     CompiledWhenUsed,
@@ -29,7 +31,7 @@ from irscope.engine.triton_compat.compiled import (
 )
 from irscope.engine.triton_compat.driver import interpreter_lock
 from irscope.engine.triton_compat.gluon import GLUON_NOT_INTERPRETED, is_gluon
-from irscope.engine.triton_compat.interpreter import interpreter_failure
+from irscope.engine.triton_compat.interpreter import interpreter_failure, kernel_parameters
 from irscope.engine.triton_compat.jit import config_kwargs, jit_decorator_kept
 from irscope.engine.triton_compat.lang_patch import (
     call_interpreted,
@@ -89,6 +91,16 @@ class RawLaunch:
     reused_choice: tuple[tuple[str, str | None, str], ...] = ()
     # a Gluon launch on the virtual GPU: recorded and compiled, never run (gluon.py); its outputs unwritten
     not_run: bool = False
+    # the first access of its interpreted run that reached outside its tensors, lanes switched off (bounds.py)
+    out_of_bounds: StrayAccess | None = None
+
+
+def _arguments_of(jit: JITFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The launch's arguments by parameter name (positional names where the binding fails)."""
+    try:
+        return kernel_parameters(jit, args, kwargs)
+    except TypeError:
+        return {**{f"argument {i}": a for i, a in enumerate(args)}, **kwargs}
 
 
 _counts = {
@@ -244,13 +256,20 @@ def _capture_patches(
                 this.not_run, this.interp_error = True, GLUON_NOT_INTERPRETED
             return _not_yet_compiled(self, args, kwargs)
         try:
-            with grid_executor_patches_once(), programs_within(interpret_seconds()) as programs:
+            with (
+                grid_executor_patches_once(),
+                programs_within(interpret_seconds()) as programs,
+                bounds_guard(_arguments_of(self, args, kwargs)) as bounds,
+            ):
                 try:
                     interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)
                 # the rest of a long grid skipped (program_budget.py); said with the launch
                 except ProgramsCut:
                     if this is not None:
                         this.programs = (programs.run, programs.total)
+                finally:
+                    if this is not None:
+                        this.out_of_bounds = bounds.result()
             # A real launch returns the compiled kernel, and files print its `.asm["ptx"]`; compiling it
             # on every launch would slow the run down, so it is compiled when first looked at.
             return _not_yet_compiled(self, args, kwargs)
