@@ -199,13 +199,25 @@ class _Guard:
 def _home(
     named: list[tuple[int, int, str]], addresses: np.ndarray, size: int
 ) -> tuple[str | None, int]:
-    """The argument most of the access's active lanes lie in, and how many lanes lie outside it (those in
-    another tensor included, which no check by address can tell from a legitimate access to that tensor)."""
+    """The argument the access is of, and how many of its active lanes lie outside it (those inside another
+    tensor included, which no check by address can tell from a legitimate access to that tensor). The access's
+    first active lane decides (a block that runs past its tensor's end starts inside it; the tensor after it in
+    memory may hold more of the lanes); where no argument holds that lane, the one holding most lanes."""
+    if not addresses.size:
+        return None, 0
+
+    def inside(start: int, end: int) -> np.ndarray:
+        return (addresses >= start) & (addresses + np.uint64(size) <= end)
+
+    first = int(addresses.flat[0])
+    for start, end, name in named:
+        if start <= first and first + size <= end:
+            return name, int(addresses.size - inside(start, end).sum())
     best: tuple[int, str] | None = None
     for start, end, name in named:
-        inside = int(((addresses >= start) & (addresses + np.uint64(size) <= end)).sum())
-        if inside and (best is None or inside > best[0]):
-            best = (inside, name)
+        count = int(inside(start, end).sum())
+        if count and (best is None or count > best[0]):
+            best = (count, name)
     return (best[1], int(addresses.size) - best[0]) if best else (None, 0)
 
 
