@@ -23,19 +23,27 @@ def check_kernel_path(path: str) -> None:
         )
 
 
+def _namespace_portion(folder: str) -> bool:
+    return os.path.isdir(folder) and os.path.isfile(
+        os.path.join(os.path.dirname(folder), "__init__.py")
+    )
+
+
 def package_module(path: str) -> tuple[str, str] | None:
     """(root, dotted name) when `path` is a module inside a package (an `__init__.py` beside it), as
     `python -m dotted.name` run from `root` would import it; None for a file outside any package.
 
     The package is the longest chain of folders with an `__init__.py` above the file, each named as a
-    Python identifier (a folder that could not be imported by that name ends the chain)."""
+    Python identifier (a folder that could not be imported by that name ends the chain); a folder without one
+    inside a folder with one is a namespace portion of that package and keeps the chain going, as Python's
+    import does (FlagGems' `runtime/backend/_enflame/gcu300/`)."""
     path = os.path.abspath(path)
     folder, name = os.path.split(path)
     stem = name[:-3] if name.endswith(".py") else ""
     if not stem.isidentifier() or not os.path.isfile(os.path.join(folder, "__init__.py")):
         return None
     parts = [] if stem == "__init__" else [stem]
-    while os.path.isfile(os.path.join(folder, "__init__.py")):
+    while os.path.isfile(os.path.join(folder, "__init__.py")) or _namespace_portion(folder):
         folder, part = os.path.split(folder)
         if not part.isidentifier():
             return None

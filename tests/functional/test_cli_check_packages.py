@@ -205,3 +205,39 @@ def test_everything_after_the_module_is_its_own():
         parse(parser, ["step", "-m", "pytest"])
     with pytest.raises(SystemExit):
         parse(parser, ["check", "kernels", "-m", "pytest"])
+
+
+def test_a_namespace_portion_and_a_wrapped_kernel_are_found(tmp_path):
+    """FlagGems' layout: `runtime/backend/_vendor/` has no `__init__.py` but its parent has, so Python imports it
+    as a namespace portion of the package (its modules' `..utils` works with `python -m`); and kernels wrapped
+    in a library's own `KernelInterface` (FlagGems' LibEntry) are kernels all the same."""
+    pkg = tmp_path / "lib"
+    ops = pkg / "backend" / "vendor" / "ops"
+    ops.mkdir(parents=True)
+    for folder in (pkg, pkg / "backend", ops):
+        (folder / "__init__.py").write_text("")
+    (pkg / "backend" / "vendor" / "utils.py").write_text("BLOCK = 256\n")
+    (ops / "scale.py").write_text(
+        "import triton\n"
+        "import triton.language as tl\n"
+        "from ..utils import BLOCK\n"
+        "\n"
+        "class Entry(triton.KernelInterface):\n"
+        "    def __init__(self, fn):\n"
+        "        self.fn = fn\n"
+        "\n"
+        "    def run(self, *args, **kwargs):\n"
+        "        return self.fn.run(*args, **kwargs)\n"
+        "\n"
+        "@Entry\n"
+        "@triton.jit\n"
+        "def scale_kernel(x_ptr, n, BLOCK_SIZE: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
+        "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n"
+    )
+    assert package_module(str(ops / "scale.py")) == (str(tmp_path), "lib.backend.vendor.ops.scale")
+    code, out, err = irscope("check", "lib", cwd=tmp_path)
+    assert code == 0, out + err
+    assert (
+        "lib/backend/vendor/ops/scale.py: note: not launched in this run, not checked: scale_kernel (line 14)"
+    ) in out.splitlines()

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import triton
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.interpreter import InterpretedFunction
-from triton.runtime.jit import JITFunction
+from triton.runtime.jit import JITFunction, KernelInterface
 
 from irscope.engine.triton_compat.autotune import known_configs
 
@@ -40,6 +40,9 @@ def unwrap_kernel(obj: Any) -> UnwrappedKernel | None:
             obj = obj.fn
         elif isinstance(obj, Heuristics):
             heuristics.extend(obj.values.keys())
+            obj = obj.fn
+        elif isinstance(obj, KernelInterface) and getattr(obj, "fn", None) is not None:
+            # a library's own wrapper of the kernel interface (FlagGems' LibEntry), around the JIT function
             obj = obj.fn
         else:
             return None
