@@ -23,6 +23,15 @@ class UserCodeError(IrscopeError):
         self.user_traceback = user_traceback
 
 
+class KernelsMadeInFunctions(IrscopeError):
+    """The file defines its kernels only inside functions (kernel factories) and its run called none of them:
+    nothing to show, and for `check` over a package nothing wrong either (`kernels`: (name, line) each)."""
+
+    def __init__(self, message: str, kernels: list[tuple[str, int]]):
+        super().__init__(message)
+        self.kernels = kernels
+
+
 class KernelCompileError(IrscopeError):
     """Triton could not compile the kernel; carries the compiler's message and the source line."""
 

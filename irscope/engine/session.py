@@ -7,8 +7,8 @@ import sys
 import traceback
 from typing import Callable
 
-from irscope.base.errors import IrscopeError, UserCodeError
-from irscope.base.missing import missing_in_modules, missing_kernels
+from irscope.base.errors import IrscopeError, KernelsMadeInFunctions, UserCodeError
+from irscope.base.missing import kernels_inside_functions, missing_in_modules, missing_kernels
 from irscope.base.model import Kernel, Launch
 from irscope.base.names import TARGETS
 from irscope.base.paths import PACKAGE_DIR
@@ -132,6 +132,14 @@ def open_file(
                     if elsewhere
                     else "; give it the tests or script that launch some"
                 )
+            )
+        inside = kernels_inside_functions(user_file.text)
+        if inside:
+            names = ", ".join(f"{name} (line {line})" for name, line in inside)
+            raise KernelsMadeInFunctions(
+                f"{user_file.shown} makes its kernels inside functions ({names}) and its run called none "
+                f"of them; open a file that calls them",
+                inside,
             )
         raise IrscopeError(
             f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"

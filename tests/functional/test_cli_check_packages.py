@@ -241,3 +241,39 @@ def test_a_namespace_portion_and_a_wrapped_kernel_are_found(tmp_path):
     assert (
         "lib/backend/vendor/ops/scale.py: note: not launched in this run, not checked: scale_kernel (line 14)"
     ) in out.splitlines()
+
+
+def test_kernels_made_inside_functions_are_named_not_an_error(tmp_path):
+    """FlagGems' `triton_ops_helper.py` makes its kernel inside a function that returns it: nothing calls it in
+    a check over the package, which is no error (it was "defines no @triton.jit kernel")."""
+    pkg = tmp_path / "lib"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    factory = (
+        "import triton\n"
+        "import triton.language as tl\n"
+        "\n"
+        "def make_exp():\n"
+        "    @triton.jit\n"
+        "    def exp_kernel(x):\n"
+        "        return tl.exp(x)\n"
+        "\n"
+        "    return exp_kernel\n"
+    )
+    (pkg / "helper.py").write_text(factory)
+    (tmp_path / "plain_helper.py").write_text(factory)
+    code, out, err = irscope("check", "lib", "plain_helper.py", cwd=tmp_path)
+    assert code == 0, out + err
+    lines = out.splitlines()
+    assert (
+        "lib/helper.py: note: not launched in this run, not checked: exp_kernel (line 6)" in lines
+    )
+    assert (
+        "plain_helper.py: note: not launched in this run, not checked: exp_kernel (line 6)" in lines
+    )
+    # opened alone, the one line says why there is nothing to show
+    code, out, err = irscope("report", "plain_helper.py", cwd=tmp_path)
+    assert code == 2 and err.strip() == (
+        "irscope: error: plain_helper.py makes its kernels inside functions (exp_kernel (line 6)) and its run "
+        "called none of them; open a file that calls them"
+    )
