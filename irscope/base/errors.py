@@ -24,8 +24,9 @@ class UserCodeError(IrscopeError):
 
 
 class KernelsMadeInFunctions(IrscopeError):
-    """The file defines its kernels only inside functions (kernel factories) and its run called none of them:
-    nothing to show, and for `check` over a package nothing wrong either (`kernels`: (name, line) each)."""
+    """The file's @triton.jit functions are none of them module attributes irscope takes as kernels (made inside
+    functions, or wrapped by a library's own decorator) and its run launched none: nothing to show, and for
+    `check` over a package nothing wrong either (`kernels`: (name, line) each)."""
 
     def __init__(self, message: str, kernels: list[tuple[str, int]]):
         super().__init__(message)

@@ -112,25 +112,10 @@ def _jit_functions(text: str) -> tuple[dict[str, int], set[str]]:
     return {node.name: node.lineno for node in jitted}, called
 
 
-def kernels_inside_functions(text: str) -> list[tuple[str, int]]:
-    """The `jit`-decorated functions `text` defines inside another function or class (a kernel factory, as
-    FlagGems' `get_exp()` builds one per call), each with its `def` line: kernels no module attribute holds."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    found = []
-    for outer in ast.walk(tree):
-        if not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for node in ast.walk(outer):
-            if (
-                node is not outer
-                and isinstance(node, ast.FunctionDef)
-                and any(map(_is_jit, node.decorator_list))
-            ):
-                found.append((node.name, node.lineno))
-    return sorted(set(found), key=lambda k: k[1])
+def jit_definitions(text: str) -> list[tuple[str, int]]:
+    """Every `jit`-decorated function `text` defines, at module level or inside a function, with its `def` line,
+    in source order."""
+    return sorted(_jit_functions(text)[0].items(), key=lambda item: item[1])
 
 
 def _is_jit(decorator: ast.expr) -> bool:

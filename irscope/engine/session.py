@@ -8,7 +8,7 @@ import traceback
 from typing import Callable
 
 from irscope.base.errors import IrscopeError, KernelsMadeInFunctions, UserCodeError
-from irscope.base.missing import kernels_inside_functions, missing_in_modules, missing_kernels
+from irscope.base.missing import jit_definitions, missing_in_modules, missing_kernels
 from irscope.base.model import Kernel, Launch
 from irscope.base.names import TARGETS
 from irscope.base.paths import PACKAGE_DIR
@@ -133,13 +133,16 @@ def open_file(
                     else "; give it the tests or script that launch some"
                 )
             )
-        inside = kernels_inside_functions(user_file.text)
-        if inside:
-            names = ", ".join(f"{name} (line {line})" for name, line in inside)
+        # defined where no module attribute holds them: inside a function (a kernel factory), or wrapped by a
+        # library's own decorator (FlagGems' pointwise_dynamic): named from the source
+        unreached = jit_definitions(user_file.text)
+        if unreached:
+            names = ", ".join(f"{name} (line {line})" for name, line in unreached)
             raise KernelsMadeInFunctions(
-                f"{user_file.shown} makes its kernels inside functions ({names}) and its run called none "
-                f"of them; open a file that calls them",
-                inside,
+                f"{user_file.shown} keeps its @triton.jit functions where irscope cannot take them as kernels "
+                f"(inside functions, or wrapped by a library's decorator: {names}), and its run launched none; "
+                f"open a file that calls them",
+                unreached,
             )
         raise IrscopeError(
             f"{user_file.shown} defines no @triton.jit kernel and launched none while it ran"

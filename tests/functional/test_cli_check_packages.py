@@ -274,6 +274,7 @@ def test_kernels_made_inside_functions_are_named_not_an_error(tmp_path):
     # opened alone, the one line says why there is nothing to show
     code, out, err = irscope("report", "plain_helper.py", cwd=tmp_path)
     assert code == 2 and err.strip() == (
-        "irscope: error: plain_helper.py makes its kernels inside functions (exp_kernel (line 6)) and its run "
-        "called none of them; open a file that calls them"
+        "irscope: error: plain_helper.py keeps its @triton.jit functions where irscope cannot take them as "
+        "kernels (inside functions, or wrapped by a library's decorator: exp_kernel (line 6)), and its run "
+        "launched none; open a file that calls them"
     )
