@@ -10,6 +10,7 @@ finding, not the end of the run. Imports neither torch nor Triton.
 from __future__ import annotations
 
 import argparse
+import ast
 import fnmatch
 import json
 import os
@@ -133,11 +134,39 @@ def collect_files(paths: list[str], exclude: list[str] | None = None) -> list[st
 
 
 def defines_kernel(path: str) -> bool:
+    """Whether the file's code (not its strings: FlagGems' code generators write `@triton.jit` into the
+    sources they generate) decorates a function with a jit, an autotune or heuristics, or calls
+    `triton.jit(...)`. A file Python cannot parse is judged by its text, and opened to say why."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return _KERNEL_DEF.search(f.read()) is not None
+            text = f.read()
     except OSError:
         return False
+    if _KERNEL_DEF.search(text) is None:  # the cheap test first: most files say nothing of it
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            _names_kernel_decorator(d) for d in node.decorator_list
+        ):
+            return True
+        if isinstance(node, ast.Call) and _dotted(node.func) in ("triton.jit", "jit"):
+            return True
+    return False
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _names_kernel_decorator(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return _dotted(target).rsplit(".", 1)[-1] in ("jit", "autotune", "heuristics")
 
 
 # ---------------------------------------------------------------------------------------------- opening
