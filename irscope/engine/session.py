@@ -126,7 +126,11 @@ def open_file(
             elsewhere = children_note(result.children, user_file.shown)
             raise IrscopeError(
                 f"`{user_file.shown}` launched no Triton kernel while it ran"
-                + (f" ({_exit_line(result.exit_status)})" if result.exit_status else "")
+                + (
+                    f" ({_exit_line(result.exit_status, user_file.command)})"
+                    if result.exit_status
+                    else ""
+                )
                 + (
                     f"; {elsewhere}"
                     if elsewhere
@@ -191,7 +195,7 @@ def open_file(
         f"{_exception_line(result.error)}{_raise_site(result, user_file)}" if result.error else None
     )
     if result.exit_status:
-        notes.append(f"`{user_file.shown}` {_exit_line(result.exit_status)}")
+        notes.append(f"`{user_file.shown}` {_exit_line(result.exit_status, user_file.command)}")
     missing = missing_kernels(
         kernels,
         launches,
@@ -243,12 +247,26 @@ def local_sources(path: str) -> list[str]:
     return sorted(found)
 
 
-def _exit_line(status) -> str:
-    return (
-        f"ended with exit status {status} (for pytest: a test failed or errored; in Triton's "
-        f"interpreter a launch cut short writes incomplete results, so a test may fail here that passes on "
-        f"a GPU)"
-    )
+# pytest's exit statuses (pytest.ExitCode), said in words
+_PYTEST_EXITS = {
+    1: "tests failed (in Triton's interpreter a launch cut short writes incomplete results, so a test may fail "
+    "here that passes on a GPU)",
+    2: "the session was interrupted",
+    3: "pytest's own internal error",
+    4: "pytest could not start: an option it does not know, or a conftest.py that failed to import (a package "
+    "the tests need and this environment lacks)",
+    5: "no tests were collected",
+}
+
+
+def _exit_line(status, command: tuple[str, ...] | None) -> str:
+    """How the command (`-m MODULE ...`) ended, in words; pytest's statuses named."""
+    if command and command[0] == "pytest" and status in _PYTEST_EXITS:
+        return (
+            f"ended with pytest's exit status {status}: {_PYTEST_EXITS[status]}; "
+            f"`python -m {' '.join(command)}` shows its output"
+        )
+    return f"ended with exit status {status}"
 
 
 def _no_virtual_compile(user_file: UserFile, result, local: Target | None) -> None:

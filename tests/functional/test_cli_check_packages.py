@@ -283,3 +283,19 @@ def test_kernels_made_inside_functions_are_named_not_an_error(tmp_path):
         "kernels (inside functions, or wrapped by a library's decorator: exp_kernel (line 6)), and its run "
         "launched none; open a file that calls them"
     )
+
+
+def test_a_test_session_that_cannot_start_is_said_as_such(tmp_path):
+    """liger-kernel's own tests in a fresh environment: its conftest imports `transformers`, which is not there,
+    and pytest ends with status 4 before any test; that is no failing test."""
+    (tmp_path / "conftest.py").write_text("import a_package_this_environment_lacks  # noqa: F401\n")
+    (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    code, out, err = irscope("check", "-m", "pytest", "test_nothing.py", cwd=tmp_path)
+    assert code == 2
+    assert (
+        "ended with pytest's exit status 4: pytest could not start: an option it does not know, or a "
+        "conftest.py that failed to import"
+    ) in err
+    assert (
+        "`python -m pytest test_nothing.py` shows its output" in err and "tests failed" not in err
+    )
