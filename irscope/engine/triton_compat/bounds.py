@@ -29,6 +29,7 @@ import triton
 
 from irscope.base.model import StrayAccess
 from irscope.base.paths import PACKAGE_DIR
+from irscope.engine.triton_compat.interpreter import memory_ops_replaced
 
 # the frames of Triton's interpreter and irscope's own code, above the kernel's line
 _TRITON_DIR = os.path.join(os.path.dirname(os.path.abspath(triton.__file__)), "")
@@ -274,18 +275,5 @@ def bounds_guard(arguments: dict[str, Any]) -> Iterator[_Guard]:
             raise MemoryError(guard.first.describe() if guard.first else "atomic out of bounds")
         return cls.create_atomic_cas(builder, ptr, cmp, val, *args, **kwargs)
 
-    patches = {
-        "create_masked_load": masked_load,
-        "create_masked_store": masked_store,
-        "create_atomic_rmw": atomic_rmw,
-        "create_atomic_cas": atomic_cas,
-    }
-    saved = {name: builder.__dict__[name] for name in patches if name in builder.__dict__}
-    for name, fn in patches.items():
-        setattr(builder, name, fn)
-    try:
+    with memory_ops_replaced(builder, masked_load, masked_store, atomic_rmw, atomic_cas):
         yield guard
-    finally:
-        for name in patches:
-            builder.__dict__.pop(name, None)
-        builder.__dict__.update(saved)

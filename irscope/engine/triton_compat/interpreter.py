@@ -70,6 +70,27 @@ def _elem_bytes_of(handle) -> tuple[int, str]:
 
 
 @contextlib.contextmanager
+def memory_ops_replaced(builder, load, store, atomic_rmw, atomic_cas) -> Iterator[None]:
+    """The interpreter builder's memory operations replaced on the instance for the block (instance attributes
+    shadow the class's methods; `create_load` and `create_store` go through the masked ones), then put back as
+    they were (a replacement already there, from an enclosing block, included)."""
+    patches = {
+        "create_masked_load": load,
+        "create_masked_store": store,
+        "create_atomic_rmw": atomic_rmw,
+        "create_atomic_cas": atomic_cas,
+    }
+    saved = {name: builder.__dict__[name] for name in patches if name in builder.__dict__}
+    builder.__dict__.update(patches)
+    try:
+        yield
+    finally:
+        for name in patches:
+            builder.__dict__.pop(name, None)
+        builder.__dict__.update(saved)
+
+
+@contextlib.contextmanager
 def _memory_hooks(builder, on_access: Callable[[MemoryHook], None]) -> Iterator[None]:
     """Report every load/store/atomic the interpreter's builder makes (instance attributes shadow
     the class's methods, so `create_load` → `self.create_masked_load` goes through here too)."""
@@ -103,19 +124,8 @@ def _memory_hooks(builder, on_access: Callable[[MemoryHook], None]) -> Iterator[
         on_access(MemoryHook("atomic", ptr.data, None, size, name))
         return cls.create_atomic_cas(builder, ptr, cmp, val, *args, **kwargs)
 
-    patches = {
-        "create_masked_load": masked_load,
-        "create_masked_store": masked_store,
-        "create_atomic_rmw": atomic_rmw,
-        "create_atomic_cas": atomic_cas,
-    }
-    for name, fn in patches.items():
-        setattr(builder, name, fn)
-    try:
+    with memory_ops_replaced(builder, masked_load, masked_store, atomic_rmw, atomic_cas):
         yield
-    finally:
-        for name in patches:
-            builder.__dict__.pop(name, None)
 
 
 @dataclass
