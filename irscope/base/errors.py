@@ -23,7 +23,7 @@ class UserCodeError(IrscopeError):
         self.user_traceback = user_traceback
 
 
-class KernelsMadeInFunctions(IrscopeError):
+class KernelsOutOfReach(IrscopeError):
     """The file's @triton.jit functions are none of them module attributes irscope takes as kernels (made inside
     functions, or wrapped by a library's own decorator) and its run launched none: nothing to show, and for
     `check` over a package nothing wrong either (`kernels`: (name, line) each)."""

@@ -65,11 +65,10 @@ class StrayAccess:
     program: tuple[int, ...]
     lanes: int  # the access's lanes outside, of `of`
     of: int
-    where: (
-        str  # where the first such address lies, e.g. "4 bytes past the end of `out` (4096 bytes)"
-    )
+    # where the first such address lies: "at byte 4096 of `out`, which holds 4096 bytes"
+    where: str
     accesses: int  # how many accesses of the launch reached outside, this one included
-    home: str | None = None  # the argument most of the access's lanes lie in
+    home: str | None = None  # the argument the access is of (the one its first active lane lies in)
     outside_home: int = 0  # its lanes outside that argument, those inside another tensor included
 
     def describe(self) -> str:
@@ -77,15 +76,18 @@ class StrayAccess:
         if self.path and self.line is not None:
             at = f"line {self.line} of {os.path.basename(self.path)}"
         program = ", ".join(map(str, self.program))
-        others = self.accesses - 1
-        more = (
-            f"; {others} more access{'es' if others > 1 else ''} of the launch likewise"
-            if others
-            else ""
-        )
         return (
             f"{self.kind} at {at}, program ({program}): {self.lanes} of {self.of} lanes outside every "
-            f"tensor the launch was given, the first {self.where}{self.beyond_home()}{more}"
+            f"tensor, the first {self.where}{self.beyond_home()}{self.others()}"
+        )
+
+    def others(self) -> str:
+        """The launch's other accesses that reached outside, in words ("" when this was the only one)."""
+        count = self.accesses - 1
+        return (
+            f"; {count} more access{'es' if count > 1 else ''} of the launch likewise"
+            if count
+            else ""
         )
 
     def beyond_home(self) -> str:

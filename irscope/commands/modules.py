@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 
-from irscope.base.errors import IrscopeError, KernelsMadeInFunctions, UserCodeError
+from irscope.base.errors import IrscopeError, KernelsOutOfReach, UserCodeError
 from irscope.engine.report import build_report
 from irscope.engine.session import open_file
 from irscope.engine.workspace import Workspace
@@ -32,9 +32,8 @@ def _one(path: str, target: str | None) -> dict:
         comps = ws.compile_all() if launched_any(ws) else []
         named = ws.named_all() if comps else []
         doc = build_report(ws, comps, named)
-    except (
-        KernelsMadeInFunctions
-    ) as err:  # kernel factories nothing called: named, as unlaunched kernels are
+    # kernel factories, or kernels behind a library's decorator, nothing launched: named as unlaunched ones are
+    except KernelsOutOfReach as err:
         return {"path": path, "report": unlaunched_report(err)}
     except UserCodeError as err:
         return {"path": path, "error": str(err), "traceback": err.user_traceback, "code": 3}
@@ -43,9 +42,9 @@ def _one(path: str, target: str | None) -> dict:
     return {"path": path, "report": doc}
 
 
-def unlaunched_report(err: KernelsMadeInFunctions) -> dict:
-    """The report of a file whose kernels are made inside functions that its run did not call: no compilation,
-    each kernel named at its line (check's "not launched in this run")."""
+def unlaunched_report(err: KernelsOutOfReach) -> dict:
+    """The report of a file whose @triton.jit functions irscope cannot take as kernels and whose run launched
+    none: no compilation, each named at its line (check's "not launched in this run")."""
     return {
         "kernels": [],
         "not_launched": [{"name": name, "def_line": line} for name, line in err.kernels],

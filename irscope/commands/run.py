@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 
-from irscope.base.errors import IrscopeError, KernelCompileError, KernelsMadeInFunctions, guarded
+from irscope.base.errors import IrscopeError, KernelCompileError, KernelsOutOfReach, guarded
 from irscope.base.names import ALL_STAGES
 from irscope.base.progress import tell
 from irscope.commands import modules as modules_command
@@ -69,8 +69,8 @@ def _run(args: argparse.Namespace) -> int:
             file_args=args.file_args,
             command=args.module_command,
         )
-    except KernelsMadeInFunctions as err:
-        # check over a folder: kernel factories nothing called are named, as unlaunched kernels are
+    except KernelsOutOfReach as err:
+        # check over a folder: kernel factories, or kernels behind a library's decorator, named as unlaunched
         if not (args.command == "report" and args.json and getattr(args, "unlaunched_ok", False)):
             raise
         print(json.dumps(modules_command.unlaunched_report(err), indent=2))

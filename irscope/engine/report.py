@@ -316,7 +316,7 @@ def _stray_entry(stray) -> dict[str, Any] | None:
         "of_lanes": stray.of,
         "where": stray.where,
         "accesses": stray.accesses,
-        "home": stray.home,  # the argument most of its lanes lie in, and its lanes outside that one
+        "home": stray.home,  # the argument the access is of, and its lanes outside that one
         "outside_home": stray.outside_home,
         "text": stray.describe(),
     }

@@ -7,7 +7,7 @@ import sys
 import traceback
 from typing import Callable
 
-from irscope.base.errors import IrscopeError, KernelsMadeInFunctions, UserCodeError
+from irscope.base.errors import IrscopeError, KernelsOutOfReach, UserCodeError
 from irscope.base.missing import jit_definitions, missing_in_modules, missing_kernels
 from irscope.base.model import Kernel, Launch
 from irscope.base.names import TARGETS
@@ -142,7 +142,7 @@ def open_file(
         unreached = jit_definitions(user_file.text)
         if unreached:
             names = ", ".join(f"{name} (line {line})" for name, line in unreached)
-            raise KernelsMadeInFunctions(
+            raise KernelsOutOfReach(
                 f"{user_file.shown} keeps its @triton.jit functions where irscope cannot take them as kernels "
                 f"(inside functions, or wrapped by a library's decorator: {names}), and its run launched none; "
                 f"open a file that calls them",

@@ -59,7 +59,7 @@ RULES: dict[str, tuple[str, str]] = {
         "warning",
     ),
     "out-of-bounds": (
-        "the launch, run in the interpreter, loaded or stored outside every tensor it was given",
+        "the launch, run in the interpreter, loaded or stored outside every tensor",
         "error",
     ),
     "compile-error": ("the kernel does not compile for this launch and target", "error"),

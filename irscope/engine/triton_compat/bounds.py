@@ -2,15 +2,16 @@
 process's own memory, and said.
 
 On the virtual GPU a kernel's pointers are raw addresses of CPU tensors, and the interpreter reads and writes
-them without a check. A kernel that stores a few lanes past its output's end is quiet on a GPU (the caching
-allocator rounds every block up, and nobody else owns the bytes after it) but here writes into the heap of the
-very process that runs the file: glibc aborts later, anywhere ("malloc(): unaligned tcache chunk detected"),
-and the whole run is lost (adasplash's test session, killed by SIGABRT). So every load, store and atomic of a
-whole-launch interpretation is checked against the memory the launch may touch: the storages of the tensors
-it was given, and, for an address outside them (a kernel that loads pointers from a table), every tensor
-storage alive in the process (looked up once per launch, on the first such address). Lanes outside all of
-them are switched off (a load gets its `other`, as a masked lane does) and the first such access is kept:
-kind, the kernel's line, the program, how many lanes, and where the address lies against the nearest argument.
+them without a check. A kernel that stores a few lanes past its output's end is often quiet on a GPU (PyTorch's
+caching allocator rounds blocks up and packs them into larger segments, so the stray lanes land in memory the
+process owns) but here writes into the heap of the very process that runs the file: glibc aborts later,
+anywhere ("malloc(): unaligned tcache chunk detected"), and the whole run is lost (adasplash's test session,
+killed by SIGABRT). So every load, store and atomic of a whole-launch interpretation is checked against the
+memory the launch may touch: the storages of the tensors it was given, and, for an address outside them (a
+kernel that loads pointers from a table), every tensor storage alive in the process (looked up on the first
+such address, and kept for the launches after). Lanes outside all of them are switched off (a load gets its
+`other`, as a masked lane does) and the first such access is kept: kind, the kernel's line, the program, how
+many lanes, and where the address lies against the nearest argument.
 """
 
 from __future__ import annotations

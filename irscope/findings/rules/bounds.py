@@ -1,10 +1,10 @@
-"""`out-of-bounds`: the interpreted launch loaded or stored outside every tensor it was given.
+"""`out-of-bounds`: the interpreted launch loaded or stored outside every tensor.
 
 The capture checks each access of a launch it runs in the interpreter (engine/triton_compat/bounds.py) and
 switches the lanes outside off. On a GPU the same lanes read whatever lies there or write memory the kernel
 does not own: quiet while the caching allocator's rounding hides it, a corrupted neighbour or an illegal
 address error when it does not. It holds for the launch's arguments, so it is an error of this launch, said
-with the line, the program and where the address fell.
+with the line, the program and where the address fell against the nearest argument.
 """
 
 from __future__ import annotations
@@ -25,12 +25,6 @@ def bounds_findings(comp: CompiledKernel, new) -> list[Finding]:
     line = stray.line if here else comp.kernel.line
     at = "" if here else f" (at {os.path.basename(stray.path or '?')}:{stray.line})"
     verb = {"load": "loads", "store": "stores"}.get(stray.kind, "updates atomically")
-    others = stray.accesses - 1
-    more = (
-        f"; {others} more access{'es' if others > 1 else ''} of the launch likewise"
-        if others
-        else ""
-    )
     program = ", ".join(map(str, stray.program))
     what = (
         "read whatever lies there"
@@ -43,7 +37,7 @@ def bounds_findings(comp: CompiledKernel, new) -> list[Finding]:
             "error",
             line,
             f"program ({program}) of this launch {verb} {stray.lanes} of {stray.of} lanes outside every "
-            f"tensor it was given{at}, the first {stray.where}{stray.beyond_home()}{more}. On a GPU those lanes {what} "
+            f"tensor{at}, the first {stray.where}{stray.beyond_home()}{stray.others()}. On a GPU those lanes {what} "
             "(irscope switched them off to keep running)",
             "mask the access with the tensor's size (`mask=offsets < n`), or size the grid and the BLOCK so "
             "that no program reaches past the end; check the strides and the offset the pointer starts at",
