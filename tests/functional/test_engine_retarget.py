@@ -2,7 +2,6 @@
 other NVIDIA targets, newest first (engine/capture/retarget.py). Real files, real Triton, the real virtual GPU."""
 
 import json
-import time
 
 import pytest
 from conftest import fixture_path, run_irscope
@@ -120,7 +119,6 @@ def test_each_run_of_a_budget_is_watched_afresh():
     budget = CaptureBudget(fixture_path("runs_forever.py"), quiet_s=0.5, limit_s=5)
     user_file = read_user_file(fixture_path("runs_forever.py"))
     for _ in range(2):
-        start = time.monotonic()
         result = run_user_file(
             user_file, run_main=True, use_interpreter=True, target=Target("sm_90"), budget=budget
         )
@@ -128,5 +126,4 @@ def test_each_run_of_a_budget_is_watched_afresh():
             result.stopped
             and "nothing launched in the last 1.5 s" in result.stopped
             and len(result.launches) == 1
-        )
-        assert time.monotonic() - start < 4
+        )  # stopped by the quiet time (the 5 s limit would give another reason), not by how fast it ran
