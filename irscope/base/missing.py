@@ -118,10 +118,14 @@ def jit_definitions(text: str) -> list[tuple[str, int]]:
     return sorted(_jit_functions(text)[0].items(), key=lambda item: item[1])
 
 
-def _is_jit(decorator: ast.expr) -> bool:
+def decorator_name(decorator: ast.expr) -> str:
+    """The last name of a decorator, called or not: `jit` for `@triton.jit(...)`, `autotune`, ..."""
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-    return name == "jit"
+    return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+
+
+def _is_jit(decorator: ast.expr) -> bool:
+    return decorator_name(decorator) == "jit"
 
 
 def _file_text(path: str) -> str:

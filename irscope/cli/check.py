@@ -19,6 +19,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from irscope.base.errors import IrscopeError
+from irscope.base.missing import decorator_name
 from irscope.base.paths import package_module
 from irscope.base.textsafe import safe_text, scrub
 from irscope.cli import check_output
@@ -150,7 +151,7 @@ def defines_kernel(path: str) -> bool:
         return True
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-            _names_kernel_decorator(d) for d in node.decorator_list
+            decorator_name(d) in ("jit", "autotune", "heuristics") for d in node.decorator_list
         ):
             return True
         if isinstance(node, ast.Call) and _dotted(node.func) in ("triton.jit", "jit"):
@@ -162,11 +163,6 @@ def _dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute):
         return f"{_dotted(node.value)}.{node.attr}"
     return node.id if isinstance(node, ast.Name) else ""
-
-
-def _names_kernel_decorator(decorator: ast.expr) -> bool:
-    target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    return _dotted(target).rsplit(".", 1)[-1] in ("jit", "autotune", "heuristics")
 
 
 # ---------------------------------------------------------------------------------------------- opening

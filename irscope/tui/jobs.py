@@ -197,9 +197,8 @@ def prepare_comp(
     if first.pending:
         try:
             whole = session.request("prepare", None, key=comp.key)
-        except (
-            BaseException
-        ) as exc:  # the panes stay; the status line says what the SASS could not do
+        # the panes stay; the status line says what the SASS could not do
+        except BaseException as exc:  # noqa: BLE001 - whatever ended the second prepare is said, not raised
             post(Failed(request, describe_open_error(exc), fatal=False))
             return
         post(Analysed(request, prepare(whole, lambda *a: None), "", severity, completes=True))

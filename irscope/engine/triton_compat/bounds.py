@@ -105,6 +105,10 @@ class _Guard:
         )
         self.first: StrayAccess | None = None
         self.count = 0
+        self._index()
+
+    def _index(self) -> None:
+        """The ranges' starts and ends as arrays (a search per lane) and the starts as a list (a bisection)."""
         self._starts = np.array([r[0] for r in self.ranges], dtype=np.uint64)
         self._ends = np.array([r[1] for r in self.ranges], dtype=np.uint64)
         self._start_list = [r[0] for r in self.ranges]
@@ -129,9 +133,7 @@ class _Guard:
             self.widened = 2
         known = {r[0] for r in self.ranges}
         self.ranges = sorted(self.ranges + [r for r in found if r[0] not in known])
-        self._starts = np.array([r[0] for r in self.ranges], dtype=np.uint64)
-        self._ends = np.array([r[1] for r in self.ranges], dtype=np.uint64)
-        self._start_list = [r[0] for r in self.ranges]
+        self._index()
 
     def _within_one(self, ptrs: np.ndarray, active: np.ndarray, size: int) -> bool:
         """The common case, cheaply: every active lane between the lowest and the highest address of one
