@@ -132,6 +132,15 @@ class Launch:
     )
     # the first load/store of the interpreted launch that reached outside its tensors (engine/.../bounds.py)
     out_of_bounds: StrayAccess | None = None
+    # an autotuned launch whose tuning key was settled by an earlier launch with another value of a constexpr
+    # the key leaves out: a GPU compiles the one config its timing chose then, which no run without timing can
+    # know, so each config it may be is named and none compiled until asked for
+    choice_by_timing: bool = False
+
+    def named_only(self, config: int | None = None) -> bool:
+        """Named when the file opens, compiled only on request (workspace.Named); a config only timing
+        picks is compiled when its number is asked for (`config`)."""
+        return self.explored or (self.choice_by_timing and config is None)
 
 
 @dataclass

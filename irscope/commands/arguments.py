@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="only the kernel's N-th distinct specialization; past those the file's run compiled "
-        "come those its benchmarks reach (named, not compiled): N compiles that one",
+        "come those named, not compiled (a benchmark's later sizes, a config only a GPU's timing picks): N "
+        "compiles that one",
     )
     report.add_argument(
         "--measure",

@@ -163,7 +163,9 @@ def named_entry(ws: Workspace, named: Named, config: int | None = None) -> dict[
         "num_stages": named.num_stages,
         "launch": launch.origin,
         "compiled": False,
-        "explored": True,
+        "explored": launch.explored,
+        # why it is named, not compiled: a benchmark sweep's later point, or a config a GPU's timing picks
+        "why": "sweep" if launch.explored else "timing",
         "launch_number": named.number,
         "how": f"irscope report {ws.user_file.shown} --kernel {label}{chosen} --launch {named.number}",
     }
@@ -278,13 +280,13 @@ def shown_file(path: str) -> str:
 
 
 def format_named(doc: dict[str, Any]) -> list[str]:
-    """One line per kernel whose benchmarks reach specializations not compiled (doc["named"]): how many,
+    """One line per kernel and reason with specializations named, not compiled (doc["named"]): how many,
     the constexprs that tell them apart, and the command that compiles one."""
     by_kernel: dict[tuple, list[dict]] = {}
     for n in doc.get("named") or []:
-        by_kernel.setdefault((n["module"], n["name"]), []).append(n)
+        by_kernel.setdefault((n["module"], n["name"], n.get("why")), []).append(n)
     out = []
-    for (module, name), named in by_kernel.items():
+    for (module, name, why), named in by_kernel.items():
         compiled = [k for k in doc["kernels"] if (k.get("module"), k["name"]) == (module, name)]
         names = differing([k.get("constexprs") or {} for k in compiled + named])
         values = "; ".join(filter(None, (shown_values(n["constexprs"], names) for n in named[:6])))
@@ -297,9 +299,15 @@ def format_named(doc: dict[str, Any]) -> list[str]:
             else "N = " + ", ".join(map(str, numbers[:8])) + (", ..." if len(numbers) > 8 else "")
         )
         how = named[0]["how"].rsplit(" ", 1)[0] + " N"
+        reached = (
+            f"its benchmarks reach {len(named)} more specialization(s), not compiled"
+            if why == "sweep"
+            else f"{len(named)} more specialization(s) whose autotune config only a GPU's timing picks, "
+            f"not compiled"
+        )
+        which += "; --config C for config C" if why == "timing" else ""
         out.append(
-            f"{name}: its benchmarks reach {len(named)} more specialization(s), not compiled"
-            f"{f' ({values})' if values else ''}; to see one: {how} ({which})"
+            f"{name}: {reached}{f' ({values})' if values else ''}; to see one: {how} ({which})"
         )
     return out
 

@@ -361,8 +361,9 @@ def _compiler_ahead(
         # not the JIT's specialization: compiled by the parent
         if inductor_kernel_of(raw.jit) is not None:
             return
-        # a benchmark sweep's later point: named when the file opens, compiled only on request
-        if raw.explored:
+        # a benchmark sweep's later point, or a config only a GPU's timing picks: named when the file opens,
+        # compiled only on request
+        if raw.explored or (raw.reused_choice and config is None):
             return
         if not with_config(raw, config) or kernel_name not in (
             None,
@@ -459,6 +460,7 @@ def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> 
         programs=raw.programs,
         explored=raw.explored,
         out_of_bounds=raw.out_of_bounds,
+        choice_by_timing=bool(raw.reused_choice),
     )
 
 

@@ -1,8 +1,9 @@
 """A kernel file, opened (`Workspace`): its kernels, the launches its own code made, and what compiling
 them gives, one compilation per distinct specialization. `session.open_file` makes one.
 
-The specializations only irscope's exploration of a benchmark sweep reached are named (`Named`), not
-compiled until asked for (`named`, `compile_named`, `compilation_at`).
+The specializations only irscope's exploration of a benchmark sweep reached, and the launches whose autotune
+config only a GPU's timing picks, are named (`Named`), not compiled until asked for (`named`,
+`compile_named`, `compilation_at`).
 """
 
 from __future__ import annotations
@@ -39,9 +40,11 @@ _TEST_FUNCTION = re.compile(r"^def test_\w*\(", re.MULTILINE)
 
 @dataclass
 class Named:
-    """A specialization that only irscope's exploration of a benchmark sweep reached (the launches of a
-    `perf_report`'s later x values, triton_compat/benchmark_sweep.py): listed, not compiled when the file
-    opens (each compile costs seconds; tutorial 06's sweeps reach dozens), compiled when asked for.
+    """A specialization listed, not compiled when the file opens, compiled when asked for: one that only
+    irscope's exploration of a benchmark sweep reached (the launches of a `perf_report`'s later x values,
+    triton_compat/benchmark_sweep.py; each compile costs seconds, and tutorial 06's sweeps reach dozens), or
+    an autotuned launch whose config only a GPU's timing picks (Launch.choice_by_timing): showing the first
+    config for it would show a compilation a GPU may never make.
 
     `number` is its `--launch N`: a kernel's specializations are numbered compiled ones first (as the
     file's own run made them), then the named ones."""
@@ -148,8 +151,8 @@ class Workspace:
 
     def compilation_at(self, kernel: Kernel, config: int | None, launch: int):
         """The compilation of the kernel's `launch`-th distinct specialization (`--launch`), or one line
-        naming the choices. Past the ones compiled when the file opened come those a benchmark sweep's
-        exploration reached (named): such a one is compiled now."""
+        naming the choices. Past the ones compiled when the file opened come those named, not compiled
+        (Named): such a one is compiled now."""
         comps = self.compile(kernel, config=config)
         if 0 <= launch < len(comps):
             return comps[launch]
@@ -158,7 +161,7 @@ class Workspace:
             return self.compile_named(named[launch - len(comps)])
         total = len(comps) + len(named)
         more = (
-            f" ({len(comps)} compiled when the file opened, {len(named)} more that its benchmarks reach)"
+            f" ({len(comps)} compiled when the file opened, {len(named)} more named, not compiled)"
             if named
             else ""
         )
@@ -287,9 +290,10 @@ class Workspace:
             return out
         # A warmup's grid is not what the kernel runs with (tutorial 02 warms up with grid=(1,), then launches
         # the compiled kernel on every SM): a real launch of the same binary, compiled first, stands for it.
-        # The launches of a benchmark sweep's exploration are named, not compiled (named()).
+        # The launches of a benchmark sweep's exploration, and those whose config only a GPU's timing picks,
+        # are named, not compiled (named()).
         for launch in sorted(
-            (la for la in self.launches_of(kernel, config) if not la.explored),
+            (la for la in self.launches_of(kernel, config) if not la.named_only(config)),
             key=lambda la: la.warmup,
         ):
             comp = compile_launch(
@@ -362,14 +366,14 @@ class Workspace:
     def named(
         self, kernel: Kernel, target: Target | None = None, config: int | None = None
     ) -> list[Named]:
-        """The kernel's specializations that only a benchmark sweep's exploration reached (Named), each
-        once and none that compile() compiles, in the order the sweep reached them. Each is specialized
+        """The kernel's specializations named, not compiled (Named), each once and none that compile()
+        compiles, in the order the file reached them. Each is specialized
         as the JIT would (a few milliseconds), not compiled; a launch the JIT rejects is left out (its
         error would only be seen on a GPU at that size)."""
         try:
             # as in compile(): a real launch of a specialization stands for a warmup of it (whose grid is not run)
             explored = sorted(
-                (la for la in self.launches_of(kernel, config) if la.explored),
+                (la for la in self.launches_of(kernel, config) if la.named_only(config)),
                 key=lambda la: la.warmup,
             )
         except IrscopeError:  # not launched with that config: nothing explored either
@@ -405,7 +409,9 @@ class Workspace:
             return self.named(self.kernel(kernel_name), config=config)
         out: list[Named] = []
         for kernel in self.kernels:
-            if any(launch.kernel is kernel and launch.explored for launch in self.launches):
+            if any(
+                launch.kernel is kernel and launch.named_only(config) for launch in self.launches
+            ):
                 out.extend(self.named(kernel, config=config))
         return out
 

@@ -279,7 +279,7 @@ def compile_config(request: Request, post: Post, state: Snapshot, index: int) ->
 
 
 def compile_named(request: Request, post: Post, state: Snapshot, row: dict) -> None:
-    """A specialization the file's benchmarks reach, listed by the picker and not compiled yet (`row`, of
+    """A specialization named, listed by the picker and not compiled yet (`row`, of
     WorkspaceInfo.named): compiled in the worker for the target shown, added to the picker's rows after
     its kernel's others, and shown."""
     target = str(state.shown_comp.target) if state.shown_comp is not None else None

@@ -22,8 +22,8 @@ NOT_COMPILED = (
 
 class PickerScreen(ModalScreen[int]):
     """Several kernels or compilations in the file: choose one (name, line, target, registers). Rows with
-    `named` are specializations the file's benchmarks reach that are not compiled yet: choosing one
-    compiles it."""
+    `named` are specializations named, not compiled yet (a benchmark's later sizes, a config only a GPU's
+    timing picks): choosing one compiles it."""
 
     BINDINGS = [Binding("escape", "cancel", "Back"), Binding("q", "app.quit", "Quit")]
 
@@ -44,7 +44,7 @@ class PickerScreen(ModalScreen[int]):
 
     def compose(self) -> ComposeResult:
         named = sum(1 for row in self.rows if row.get("named"))
-        more = f"; its benchmarks reach {named} more, not compiled yet" if named else ""
+        more = f"; {named} more named, not compiled yet" if named else ""
         with Vertical(id="picker"):
             yield Label(
                 f"{len(self.rows) - named} compilation(s) in this file{more} — pick one (Enter)",
@@ -82,7 +82,7 @@ class PickerScreen(ModalScreen[int]):
                     "spec",
                 )
             ]
-            # reached by the file's benchmarks, not compiled yet (showing.picker_rows)
+            # named, not compiled yet (texts.picker_rows)
             if row.get("named"):
                 cells[0].append(f"  {NOT_COMPILED}", style="italic yellow")
             table.add_row(*cells)

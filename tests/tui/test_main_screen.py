@@ -642,3 +642,34 @@ async def test_rows_on_a_256_colour_terminal_take_greys_not_saturated_blocks():
                 colour,
             )
         assert view._make_style("bar:0").color != view._make_style("bar:1").color
+
+
+@run_async
+async def test_a_launch_whose_config_only_timing_picks_is_a_picker_row_compiled_when_chosen():
+    """The STAGE=1 launch of a key tuned at STAGE=3 compiles whichever config a GPU's timing chose: the picker
+    lists it, not compiled, and Enter compiles it (its first config, as `--launch 1` does)."""
+    from textual.widgets import DataTable
+
+    from irscope.tui.screens import NOT_COMPILED, PickerScreen
+
+    app = IrscopeApp(fixture_path("autotune_key_leaves_out.py"), target="sm_90")
+    async with app.run_test(size=(160, 36)) as pilot:
+        await wait_until_shown(app, pilot)
+        assert [c.constexprs["STAGE"] for c in app.main.comps] == [3]
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        title = str(app.screen.query_one("#picker-title").content)
+        assert title.startswith("1 compilation(s) in this file; 1 more named, not compiled yet")
+        assert [bool(row.get("named")) for row in app.screen.rows] == [False, True]
+        assert app.screen.rows[1]["named"]["why"] == "timing"
+        assert [row["constexprs"] for row in app.screen.rows] == ["STAGE=3", "STAGE=1"]
+        assert NOT_COMPILED in str(app.screen.query_one(DataTable).get_row_at(1)[0])
+        await pilot.press("down", "enter")
+        for _ in range(100):
+            await pilot.pause(0.1)
+            if len(app.main.comps) == 2:
+                break
+        await wait_until_shown(app, pilot)
+        assert app.main.shown.comp.constexprs["STAGE"] == 1
+        assert app.main.ws.named[0]["compiled"]

@@ -283,8 +283,8 @@ LEAVES_OUT = fixture_path("autotune_key_leaves_out.py")
 def test_a_constexpr_the_key_leaves_out_names_every_config_for_the_later_launch_and_says_why():
     """STAGE 3, then 1, then 3 with one key: the first launch is tuned (its configs named, the first
     shown); the STAGE=1 launch compiles the config timing chose for the first, which only a GPU knows: every
-    config is named for it too, and the run says so in one line; the second STAGE=3 launch repeats the
-    first's compile."""
+    config is named for it, none compiled unless its number is asked for, and the run says so in one line;
+    the second STAGE=3 launch repeats the first's compile."""
     ws = open_file(LEAVES_OUT, compile_ahead=False)
     assert not ws.run_warning, "the file's own checks passed"
     recorded = [(la.kwargs["STAGE"], la.autotune_index, la.autotune_first) for la in ws.launches]
@@ -298,19 +298,32 @@ def test_a_constexpr_the_key_leaves_out_names_every_config_for_the_later_launch_
         (3, 0, True),
     ]
     assert [la.autotune_tried for la in ws.launches] == [(0, 1, 2)] * 6 + [(0,)]
+    assert [la.choice_by_timing for la in ws.launches] == [False] * 3 + [True] * 3 + [False]
     (note,) = [n for n in ws.notes if "leaves out" in n]
     assert note.startswith(
         "scale: its autotune key leaves out STAGE (STAGE: 3 at the key's first launch"
     )
-    assert "shows config 0 for them and names the other 2" in note
+    assert "the 3 configs that one may be are named, none compiled" in note
+    # shown: only what a GPU compiles whatever its timing picks
     shown = [(c.constexprs["STAGE"], c.constexprs["BLOCK"]) for c in ws.compile_all()]
-    assert shown == [(3, 64), (1, 64)]
+    assert shown == [(3, 64)]
+    (named,) = ws.named_all()
+    assert (named.constexprs["STAGE"], named.constexprs["BLOCK"], named.number) == (1, 64, 1)
+    assert ws.compile_named(named).ok
+    # asked for by number: that config, for both launches
+    asked = [(c.constexprs["STAGE"], c.constexprs["BLOCK"]) for c in ws.compile_all(config=2)]
+    assert asked == [(3, 256), (1, 256)]
+    assert ws.named_all(config=2) == []
 
 
 def test_the_report_names_every_config_for_a_launch_the_key_does_not_tell_apart(cli):
     code, out, err = cli("report", LEAVES_OUT, "--json")
     assert code == 0, err
     doc = json.loads(out)
-    for kernel in doc["kernels"]:
-        assert [t["index"] for t in kernel["autotune"]["tried"]] == [0, 1, 2]
+    (kernel,) = doc["kernels"]
+    assert kernel["constexprs"]["STAGE"] == 3
+    (named,) = doc["named"]
+    assert (named["constexprs"]["STAGE"], named["why"], named["compiled"]) == (1, "timing", False)
+    for entry in (kernel, named):
+        assert [t["index"] for t in entry["autotune"]["tried"]] == [0, 1, 2]
     assert any("leaves out STAGE" in note for note in doc["notes"])

@@ -230,12 +230,12 @@ def reused_choice_notes(launches: list[RawLaunch]) -> list[str]:
         values = "; ".join(
             f"{n}: {a} at the key's first launch, then {b}" for n, (a, b) in differing
         )
-        shown = raws[0]
+        first = raws[0]
         notes.append(
             f"{name}: its autotune key leaves out {names} ({values}), so on a GPU {len(raws)} launch(es) "
             f"compile the config that timing chose for the first launch with their key, which irscope cannot "
-            f"know (nothing is timed here): it shows config {shown.autotune_index} for them and names the "
-            f"other {len(shown.autotune_tried) - 1} that one may be (--config N compiles one)"
+            f"know (nothing is timed here): the {len(first.autotune_tried)} configs that one may be are "
+            f"named, none compiled (--config N compiles one)"
         )
     return notes
 

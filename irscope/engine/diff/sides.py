@@ -65,7 +65,7 @@ def compile_side(ws: Workspace, kernel, spec: SideSpec, flag: str) -> Compilatio
     target = resolve_target(spec.target) if spec.target else ws.target
     comps = ws.compile(kernel, target, spec.config)
     named = ws.named(kernel, target, spec.config) if spec.launch >= len(comps) else []
-    # past the compiled ones, those the file's benchmarks reach (compiled now)
+    # past the compiled ones, those named, not compiled (compiled now)
     total = len(comps) + len(named)
     if not 0 <= spec.launch < total:
         raise IrscopeError(

@@ -225,6 +225,7 @@ def _capture_patches(
                 in_sweep=not capture_state.run_launches,
                 explored=capture_state.explored,
                 autotune_tried=capture_state.tried if index is not None else (),
+                reused_choice=capture_state.reused_choice if index is not None else (),
             )
             if chosen is not None:  # the one config this launch compiles: shown
                 own.adopt(raw)
@@ -314,8 +315,8 @@ def _capture_patches(
                 if first_left_out.get(name) != value
             )
             # a constexpr the key leaves out differs: a new compile of the config timing chose for the first
-            # launch, which irscope cannot know (nothing is timed): every config it tried is named, the
-            # first shown, and the run's notes say so (capture/run.py)
+            # launch, which irscope cannot know (nothing is timed): every config it tried is named, none
+            # compiled until asked for (workspace.Named), and the run's notes say so (capture/run.py)
             tried = list(first_tried) if reused else [chosen]
         else:  # what a GPU would try: new configs the pruning made included, numbered after the declared ones
             tried = configs_tried(self, args, {**kwargs, "grid": grid, "warmup": warmup})
@@ -325,6 +326,7 @@ def _capture_patches(
             if len(self.configs) > 1:
                 flush_as_a_benchmark_does()  # a GPU benchmarks them
         numbers = tuple(config_number(self, config) for config in tried)
+        outer_reused = capture_state.reused_choice
         try:
             # First record every config the autotuner would try, without running it, so that a failure
             # while running one cannot lose the others; then run the first of them, unrecorded.
@@ -333,6 +335,7 @@ def _capture_patches(
                 [],
                 numbers,
             )
+            capture_state.reused_choice = reused
             for number, config in zip(numbers, tried):
                 capture_state.autotune, capture_state.execute, capture_state.record = (
                     (number, len(capture_state.configs)),
@@ -346,8 +349,6 @@ def _capture_patches(
                         {**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs(config)}
                     )
                 self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config_kwargs(config))
-            for raw in capture_state.recorded:
-                raw.reused_choice = reused
             if not outer[1] or not tried or not capture_state.run_launches:
                 return None
             config = tried[0]
@@ -371,6 +372,7 @@ def _capture_patches(
                 capture_state.first,
                 capture_state.tried,
             ) = outer
+            capture_state.reused_choice = outer_reused
 
     original_warmup = Autotuner.warmup
 

@@ -26,6 +26,8 @@ class _CaptureState(threading.local):
     run_launches: bool = True
     # True: a launch is made by irscope's exploration of a sweep (capture.launches_explored)
     explored: bool = False
+    # what differs from the tuning key's first launch in the constexprs the key leaves out (RawLaunch.reused_choice)
+    reused_choice: tuple = ()
     # inside an autotuner's own run (own_tuners.py): the configs it benchmarked, the launches recorded for it
     tuning: OwnTuning | None = None
 

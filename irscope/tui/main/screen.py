@@ -647,7 +647,7 @@ class MainScreen(Screen):
             self._start("recompile", jobs.recompile, self._snapshot(), target, defines)
 
     def compile_named_in_background(self, row: dict) -> None:
-        """Compile a specialization the file's benchmarks reach (a picker row marked not compiled)."""
+        """Compile a specialization named, not compiled yet (a picker row marked so)."""
         if not self.still_working() and self.ws is not None:
             self._start("named", jobs.compile_named, self._snapshot(), row)
 

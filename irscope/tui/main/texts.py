@@ -108,14 +108,15 @@ def missing_lines(missing: list[dict]) -> Text:
 
 
 def named_left(ws) -> list[dict]:
-    """The specializations the file's benchmarks reach that are not compiled yet (WorkspaceInfo.named)."""
+    """The specializations named, not compiled yet (WorkspaceInfo.named): a benchmark's later sizes, configs
+    only a GPU's timing picks."""
     return [n for n in getattr(ws, "named", None) or [] if not n.get("compiled")]
 
 
 def picker_rows(comps: list, named: list[dict] = (), target: str = "") -> list[dict[str, Any]]:
     """The picker's rows: name, line, target, grid, warps, registers, spills, the constexprs that differ
     between a kernel's rows (tutorial 02's softmax: BLOCK_SIZE), specialization; then the specializations
-    in `named` (named_left: reached by the file's benchmarks, not compiled), each with the `named` dict it
+    in `named` (named_left: named, not compiled), each with the `named` dict it
     comes from, for `target` (where it will compile)."""
     groups: dict[tuple, list[dict]] = {}
     for comp in comps:
