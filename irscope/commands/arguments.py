@@ -10,7 +10,18 @@ from irscope import __version__
 from irscope.base.names import ALL_STAGES, TARGETS
 from irscope.findings.model import SEVERITIES
 
-COMMANDS = ("dump", "report", "tui", "step", "check", "diff", "passes", "export", "modules")
+COMMANDS = (
+    "dump",
+    "report",
+    "tui",
+    "step",
+    "check",
+    "diff",
+    "passes",
+    "export",
+    "repro",
+    "modules",
+)
 FILE_ARGS_HELP = (
     "FILE -- ARGS: everything after `--` goes to the file as its sys.argv[1:], e.g. -- --mode x"
 )
@@ -164,6 +175,26 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="N",
         help="when the file launches the kernel with different specializations, which one",
+    )
+    repro = sub.add_parser(
+        "repro",
+        help="write one launch as a standalone script (torch and Triton only) that compiles to the same code",
+    )
+    _common(repro)
+    repro.add_argument(
+        "--output", "-o", required=True, metavar="FILE.py", help="where to write the script"
+    )
+    repro.add_argument(
+        "--launch",
+        type=int,
+        default=0,
+        metavar="N",
+        help="when the file launches the kernel with different specializations, which one",
+    )
+    repro.add_argument(
+        "--check",
+        action="store_true",
+        help="open the written script too and compare every stage with the original's, byte for byte",
     )
     tui = sub.add_parser("tui", help="open the terminal UI (what `irscope FILE` does)")
     _common(tui, module=True)

@@ -14,6 +14,7 @@ from irscope.base.names import ALL_STAGES
 from irscope.base.progress import tell
 from irscope.commands import modules as modules_command
 from irscope.commands import passes as passes_command
+from irscope.commands import repro as repro_command
 from irscope.commands import step as step_command
 from irscope.commands.arguments import build_parser, parse
 from irscope.commands.diff_format import format_diff
@@ -46,6 +47,8 @@ def _run(args: argparse.Namespace) -> int:
         args.sides = (SideSpec.parse(args.left, "--left"), SideSpec.parse(args.right, "--right"))
     if args.command == "export":
         check_output(args.output)
+    if args.command == "repro":
+        repro_command.check_output(args.output)
     if getattr(args, "measure", False):  # refuse before the file runs
         why = why_not_measurable(args.target)
         if why:
@@ -53,7 +56,7 @@ def _run(args: argparse.Namespace) -> int:
                 f"--measure: {why}; leave out --measure for the predictions"
                 + (", or --target" if args.target else "")
             )
-    compiles = args.command in ("report", "diff", "passes", "export") or (
+    compiles = args.command in ("report", "diff", "passes", "export", "repro") or (
         args.command == "dump" and stage != "source"
     )
     try:
@@ -63,7 +66,7 @@ def _run(args: argparse.Namespace) -> int:
             run_main=not args.no_run,
             overrides=overrides,
             compile_ahead=compiles,
-            ahead_sass=args.command in ("report", "export") or stage == "sass",
+            ahead_sass=args.command in ("report", "export", "repro") or stage == "sass",
             kernel_name=args.kernel,
             config=args.config,
             file_args=args.file_args,
@@ -89,6 +92,8 @@ def _run(args: argparse.Namespace) -> int:
         return passes_command.run(ws, args)
     if args.command == "export":
         return export(ws, args)
+    if args.command == "repro":
+        return repro_command.run(ws, args)
     return _report(ws, args)
 
 

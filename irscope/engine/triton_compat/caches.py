@@ -16,12 +16,13 @@ Two things can go wrong with a cache that a plain `triton.compile` leaves to its
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import os
 import shutil
 import tempfile
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import triton
 from triton.compiler import ASTSource
@@ -38,6 +39,20 @@ _state: dict[str, str | None] = {
 
 def triton_cache_dir() -> str:
     return triton.knobs.cache.dir
+
+
+@contextlib.contextmanager
+def fresh_triton_cache() -> Iterator[None]:
+    """Compiles inside go to an empty Triton cache of their own (removed after): a comparison of two
+    compilations that must not get one from the other's cache entry (`irscope repro --check`)."""
+    before = triton.knobs.cache.dir
+    folder = tempfile.mkdtemp(prefix="irscope-fresh-cache-")
+    triton.knobs.cache.dir = folder
+    try:
+        yield
+    finally:
+        triton.knobs.cache.dir = before
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def irscope_cache_dir() -> str:

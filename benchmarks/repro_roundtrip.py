@@ -1,0 +1,193 @@
+"""`irscope repro`, round-tripped (issue 33): for every compilation irscope shows of each file, write its
+reproducer, open the reproducer as irscope opens any file, compile it in an empty Triton cache, and compare
+every stage with the original's, byte for byte.
+
+    python benchmarks/repro_roundtrip.py [FILTER ...] [--examples] [--corpus] [--timeout 300] [--out DIR]
+
+Each file runs in a child process of its own (GPU hidden, fresh Triton cache, a scratch working folder; a
+tutorial from a Triton checkout's layout, as benchmarks/corpus.py runs it); the child opens the file once and
+round-trips each compilation the report compiles by default. Corpus files run only where written for the
+installed Triton (tests/corpus/triton_releases.toml). Writes DIR/repro_roundtrip.json (every row) and
+DIR/repro_roundtrip.md (the table, with the command that made it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import corpus  # noqa: E402  (benchmarks/corpus.py: the corpus's files, releases and checkout layout)
+
+
+def child(path: str, out_dir: str, check: bool = True) -> None:
+    """In the child: open `path`, then round-trip each compilation; one JSON line per compilation. Without
+    `check`, only write each reproducer (validation/repro_gpu.py runs them on a GPU)."""
+    from irscope.commands.repro import render, round_trip
+    from irscope.engine.session import open_file
+
+    ws = open_file(path)
+    launched = []
+    for launch in ws.launches:
+        if launch.kernel not in launched:
+            launched.append(launch.kernel)
+    for kernel in launched:
+        for number, comp in enumerate(ws.compile(kernel)):
+            row = {"kernel": ws.kernel_label(kernel), "launch": number}
+            start = time.perf_counter()
+            try:
+                if comp.failure is not None:
+                    raise RuntimeError(f"the original does not compile: {comp.failure.message}")
+                target = os.path.join(out_dir, f"repro_{len(os.listdir(out_dir))}.py")
+                with open(target, "w", encoding="utf-8") as f:
+                    f.write(render(comp, row["kernel"], ws.user_file.shown))
+                row["repro"] = target
+                if not check:
+                    row["result"] = "written"
+                    print(json.dumps(row), flush=True)
+                    continue
+                row["stages"] = round_trip(comp, target)
+                row["result"] = (
+                    "identical"
+                    if row["stages"] and all("byte-identical" in s for s in row["stages"])
+                    else "differs"
+                )
+            except Exception as exc:  # noqa: BLE001 - a row of the table, whatever went wrong
+                row["result"] = "failed"
+                row["reason"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+            row["seconds"] = round(time.perf_counter() - start, 2)
+            print(json.dumps(row), flush=True)
+
+
+def run_file(rel: str, path: str, timeout: float) -> dict:
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+    with tempfile.TemporaryDirectory(prefix="irscope-repro-") as scratch:
+        if rel.startswith("tutorials/"):
+            path = corpus.checkout_layout(os.path.join(scratch, "triton"), path)
+        env["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton-cache")
+        env["FLAGGEMS_CACHE_DIR"] = os.path.join(scratch, "flaggems-cache")
+        repros = os.path.join(scratch, "repros")
+        os.makedirs(repros)
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", path, repros]
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(
+                cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=timeout
+            )
+            stdout, stderr, rc = proc.stdout, proc.stderr, proc.returncode
+        except subprocess.TimeoutExpired as exc:
+            stdout, stderr, rc = (exc.stdout or b"").decode(), "", None
+    rows = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    said = [line for line in stderr.splitlines() if line.startswith("irscope: error")]
+    return {
+        "file": rel,
+        "rows": rows,
+        "seconds": round(time.perf_counter() - start, 1),
+        "ended": "timed out"
+        if rc is None
+        else ("ok" if rc == 0 else (said[-1] if said else f"exit {rc}")),
+    }
+
+
+def files(args) -> list[tuple[str, str]]:
+    out = []
+    if args.examples or not args.corpus:
+        for path in sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py"))):
+            out.append((os.path.relpath(path, ROOT), path))
+    if args.corpus or not args.examples:
+        version = corpus.installed_triton()
+        for rel in corpus.corpus_files(args.filters or None):
+            if corpus.fits(corpus.written_for(rel), version):
+                out.append((rel, os.path.join(corpus.CORPUS, rel)))
+    if args.filters:
+        out = [(rel, p) for rel, p in out if any(s in rel for s in args.filters)]
+    return out
+
+
+def table(results: list[dict], command: str) -> str:
+    lines = [
+        f"Made by `{command}` (Triton {corpus.installed_triton()}).",
+        "",
+        "| file | compilations | byte-identical | differ | failed | s | what went wrong |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    totals = [0, 0, 0, 0]
+    for res in results:
+        rows = res["rows"]
+        counts = [
+            len(rows),
+            sum(r["result"] == "identical" for r in rows),
+            sum(r["result"] == "differs" for r in rows),
+            sum(r["result"] == "failed" for r in rows),
+        ]
+        totals = [a + b for a, b in zip(totals, counts)]
+        wrong = "; ".join(
+            dict.fromkeys(
+                [
+                    r.get("reason") or ", ".join(s for s in r["stages"] if "DIFFERS" in s)
+                    for r in rows
+                    if r["result"] != "identical"
+                ]
+                + ([] if res["ended"] == "ok" else [res["ended"]])
+            )
+        )
+        lines.append(
+            f"| {res['file']} | {counts[0]} | {counts[1]} | {counts[2]} | {counts[3]} | {res['seconds']} | "
+            f"{wrong.replace('|', '/')} |"
+        )
+    lines.append(
+        f"| **total** | **{totals[0]}** | **{totals[1]}** | **{totals[2]}** | **{totals[3]}** | | |"
+    )
+    lines += [
+        "",
+        f"{totals[1]} of {totals[0]} compilations round-trip byte-identical in every stage "
+        f"({sum(r['ended'] != 'ok' for r in results)} file(s) did not end normally).",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["--child"], ["--write"]):
+        child(argv[1], argv[2], check=argv[0] == "--child")
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("filters", nargs="*", help="keep files whose path contains one of these")
+    parser.add_argument("--examples", action="store_true", help="the examples in kernels/ only")
+    parser.add_argument("--corpus", action="store_true", help="the corpus only")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per file")
+    parser.add_argument(
+        "--out", default="repro_roundtrip", help="folder for the JSON and the table"
+    )
+    args = parser.parse_args(argv)
+    results = []
+    for rel, path in files(args):
+        res = run_file(rel, path, args.timeout)
+        results.append(res)
+        print(
+            f"{rel}: {sum(r['result'] == 'identical' for r in res['rows'])} of {len(res['rows'])} identical, "
+            f"{res['ended']}, {res['seconds']} s",
+            flush=True,
+        )
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "repro_roundtrip.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    command = "python benchmarks/repro_roundtrip.py " + " ".join(argv)
+    with open(os.path.join(args.out, "repro_roundtrip.md"), "w") as f:
+        f.write(table(results, command.strip()) + "\n")
+    print(table(results, command.strip()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

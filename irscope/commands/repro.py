@@ -1,0 +1,260 @@
+"""`irscope repro FILE -o repro.py`: one launch of one kernel as a script that needs torch and Triton alone.
+
+The script defines the kernel and every JIT helper it calls that is not Triton's own again, each from its
+source text as written (decorators included), at its own lines of its own file name (`linecache` holds the
+text, so Triton reads what it read from the file), in a namespace named as its module was; Triton's compile
+then sees what it saw at the launch: the same source, locations and names. Each argument is made again with
+its shape, dtype, strides, storage offset and storage size (so a pointer's alignment, which the JIT
+specializes on, is the same), integer and boolean tensors of up to `_VALUES_KEPT` elements with their values
+(indices must stay inside what they index), others from a seeded generator; scalars, constexprs and the launch
+options (num_warps, num_stages, an autotune config's values) as the JIT got them, with the launch's grid.
+Its `__main__` launches once and prints a checksum of each tensor.
+
+`--check` opens the written script the way irscope opens any file and compares every stage with the
+original's, byte for byte: what the reproducer is for is that it compiles to the same code.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from irscope.base.errors import IrscopeError
+from irscope.engine.triton_compat.kernel_sources import KernelSources, expression, kernel_sources
+
+_VALUES_KEPT = 1 << 16  # integer tensors up to this many elements keep their values
+_STAGES_COMPARED = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
+
+
+def _string_block(text: str) -> str:
+    """`text` as a Python literal that reads well: a triple-quoted raw string where that is exact."""
+    if "'''" not in text and not text.endswith("\\") and "\r" not in text:
+        return "r'''" + text + "'''"
+    return repr(text)
+
+
+def _tensor_expression(value, name: str) -> str:
+    import torch
+
+    dtype = str(value.dtype)
+    storage_elements = value.untyped_storage().nbytes() // max(value.element_size(), 1)
+    layout = f"{list(value.shape)}, {list(value.stride())}, {value.storage_offset()}, {storage_elements}, {dtype}"
+    if (
+        not (value.dtype.is_floating_point or value.dtype.is_complex)
+        and storage_elements <= _VALUES_KEPT
+    ):
+        flat = torch.as_strided(value.detach().cpu(), (storage_elements,), (1,), 0)
+        values = flat.to(torch.int64).tolist() if value.dtype != torch.bool else flat.tolist()
+        return f"_tensor({layout}, values={values!r})"
+    return f"_tensor({layout})"
+
+
+def _argument(value: Any, name: str, imports: set[str]) -> str:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return _tensor_expression(value, name)
+    if isinstance(value, (tuple, list)):  # a tuple of tensors and numbers: each made again
+        items = [_argument(item, f"{name}[{i}]", imports) for i, item in enumerate(value)]
+        text = ", ".join(items) + ("," if len(items) == 1 and isinstance(value, tuple) else "")
+        return f"({text})" if isinstance(value, tuple) else f"[{text}]"
+    try:
+        return expression(name, value, imports)
+    except IrscopeError:
+        raise IrscopeError(
+            f"repro: the argument {name} is a {type(value).__name__}, which irscope cannot write into a "
+            f"reproducer yet (tensors, numbers, None, dtypes and constexprs it can)"
+        ) from None
+
+
+def _function_code(lines: list[str], def_index: int) -> str:
+    """The function's code as the script compiles it: its decorators become one `@_as_written` (the text
+    Triton reads is the original's, from linecache), so its code object starts on the first decorator's line
+    as the original's does, and its lines stay where they were."""
+    import textwrap
+
+    body = textwrap.dedent("".join(lines[def_index:]))
+    if def_index == 0:
+        return body
+    return "@_as_written\n" + "\n" * (def_index - 1) + body
+
+
+def render(comp, label: str, shown_file: str) -> str:
+    """The reproducer of one compilation's launch (comp.launch), as a script's text."""
+    launch = comp.launch
+    jit = launch.kernel.jit
+    sources: KernelSources = kernel_sources(jit)
+    imports = set(sources.imports)
+    names = [*jit.arg_names, *(str(i) for i in range(len(jit.arg_names), len(launch.args)))]
+    positional = [
+        f"        {_argument(value, name, imports)},  # {name}"
+        for name, value in zip(names, launch.args)
+    ]
+    keywords = [f"        {k}={_argument(v, k, imports)}," for k, v in launch.kwargs.items()]
+    grid = tuple(launch.grid or (1,))
+    out: list[str] = [
+        f'"""A reproducer of one launch of {label}, written by irscope from {shown_file}.',
+        "",
+        f"Target {comp.target}, grid {grid}, {comp.num_warps} warps, {comp.num_stages} stages. Run it with Python",
+        "(torch and Triton only), or open it in irscope: it compiles to the same code as the original launch.",
+        'The kernel\'s source lines are kept as written, under their own file names and line numbers."""',
+        "",
+        "import linecache",
+        "",
+        "import torch",
+        "import triton",
+    ]
+    out += [f"import {m}" for m in sorted(imports - {"torch", "triton"})]
+    out += [
+        "",
+        "# file name -> (first line, text) of each piece of source the kernel's compile reads",
+        "_SOURCES = {",
+    ]
+    by_file: dict[str, list] = {}
+    for f in sources.functions:
+        by_file.setdefault(f.file, []).append(f)
+    for file, functions in by_file.items():
+        out.append(f"    {file!r}: [")
+        for f in sorted(functions, key=lambda f: f.first_line):
+            out.append(f"        ({f.first_line}, {_string_block(''.join(f.lines))}),")
+        out.append("    ],")
+    out += [
+        "}",
+        "",
+        "",
+        "def _as_written(fn):",
+        '    """Stands where the decorators were: Triton reads them from the source text, not from here."""',
+        "    return fn",
+        "",
+        "",
+        "def _keep_sources():",
+        '    """Put each file\'s text where `inspect` looks for it, so that the JIT reads it as it did."""',
+        "    for file, pieces in _SOURCES.items():",
+        "        lines = []",
+        "        for first, text in pieces:",
+        "            piece = text.splitlines(keepends=True)",
+        '            lines += ["\\n"] * (first - 1 - len(lines))',
+        "            lines[first - 1 :] = piece",
+        "        linecache.cache[file] = (sum(map(len, lines)), None, lines, file)",
+        "",
+        "",
+        "def _define(module, file, first, code, jit_class, options, names):",
+        '    """Compile one JIT function at its own lines of its own file, in its module\'s namespace."""',
+        "    namespace = _MODULES.setdefault(module, {'__name__': module, '_as_written': _as_written})",
+        '    exec(compile("\\n" * (first - 1) + code, file, "exec"), namespace)',
+        "    jit = jit_class(namespace[names[0]], **options)",
+        "    for name in names:",
+        "        namespace[name] = jit",
+        "    return jit",
+        "",
+        "",
+        "def _tensor(shape, stride, offset, storage, dtype, values=None):",
+        '    """A tensor laid out as the launch\'s was: same storage size and offset, so the same alignment."""',
+        "    if values is not None:",
+        '        flat = torch.tensor(values, device="cpu").to(dtype)',
+        "    elif dtype.is_floating_point:",
+        "        flat = torch.randn(storage, generator=_GENERATOR).to(dtype)",
+        "    else:",
+        "        flat = torch.zeros(storage, dtype=dtype)",
+        '    return flat.to("cuda").as_strided(shape, stride, offset)',
+        "",
+        "",
+        "_MODULES = {}",
+        "_GENERATOR = torch.Generator().manual_seed(0)",
+        "_keep_sources()",
+    ]
+    for module, values in sources.globals.items():
+        if values:
+            out.append(
+                f"_MODULES[{module!r}] = {{'__name__': {module!r}, '_as_written': _as_written}}"
+            )
+            for name, expression in values.items():
+                out.append(f"_MODULES[{module!r}][{name!r}] = {expression}")
+    for f in sources.functions:
+        code = _function_code(f.lines, f.def_index)
+        call = (
+            f"_define({f.module!r}, {f.file!r}, {f.first_line}, {_string_block(code)}, {f.jit_class}, "
+            f"{f.jit_options!r}, {f.bound_as!r})"
+        )
+        # the kernel comes last (kernel_sources)
+        out.append(f"kernel = {call}" if f is sources.functions[-1] else call)
+    out += [
+        "",
+        "",
+        'if __name__ == "__main__":',
+        "    arguments = [",
+        *positional,
+        "    ]",
+        "    options = dict(",
+        *keywords,
+        "    )",
+        f"    kernel[{grid!r}](*arguments, **options)",
+        "    for value in [*arguments, *options.values()]:",
+        "        if isinstance(value, torch.Tensor):",
+        "            print(f'{tuple(value.shape)} {value.dtype}: checksum {value.double().sum().item():.6g}')",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def check_output(path: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise IrscopeError(
+            f"-o {path}: the folder {folder} does not exist; create it or write elsewhere"
+        )
+    if os.path.isdir(path):
+        raise IrscopeError(f"-o {path} is a folder; give a file name, like -o repro.py")
+
+
+def compare(original, reproduced) -> list[str]:
+    """Each stage both compilations have, and where they differ: one line per stage."""
+    out = []
+    for stage in _STAGES_COMPARED:
+        if stage not in original.stage_names or stage not in reproduced.stage_names:
+            continue
+        a, b = original.stage(stage), reproduced.stage(stage)
+        if a == b:
+            out.append(f"{stage}: byte-identical ({len(a.encode())} bytes)")
+            continue
+        a_lines, b_lines = a.splitlines(), b.splitlines()
+        at = next(
+            (i for i, (x, y) in enumerate(zip(a_lines, b_lines)) if x != y),
+            min(len(a_lines), len(b_lines)),
+        )
+        out.append(f"{stage}: DIFFERS from line {at + 1}")
+    return out
+
+
+def round_trip(comp, path: str) -> list[str]:
+    """Open the reproducer at `path` as irscope opens any file, compile its one launch in an empty Triton
+    cache (the cache's key leaves the file name out, so a hit could hide a difference), and compare each stage
+    with `comp`'s: one line per stage."""
+    from irscope.engine.session import open_file
+    from irscope.engine.triton_compat.caches import fresh_triton_cache
+
+    with fresh_triton_cache():
+        again = open_file(path, target=str(comp.target), compile_ahead=False)
+        reproduced = again.compile_all()
+    if len(reproduced) != 1:
+        raise IrscopeError(f"repro --check: {path} compiled {len(reproduced)} kernels, not one")
+    return compare(comp, reproduced[0])
+
+
+def run(ws, args) -> int:
+    kernel = ws.kernel(args.kernel)
+    comp = ws.compilation_at(kernel, args.config, args.launch)
+    text = render(comp, ws.kernel_label(kernel), ws.user_file.shown)
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(
+        f"irscope: wrote {args.output}: {ws.kernel_label(kernel)}, grid {comp.launch.grid}",
+        file=sys.stderr,
+    )
+    if not args.check:
+        return 0
+    lines = round_trip(comp, args.output)
+    for line in lines:
+        print(line)
+    return 0 if lines and all("byte-identical" in line for line in lines) else 1

@@ -1,0 +1,221 @@
+"""Everything a kernel's compile reads besides its arguments, gathered to be written into a reproducer.
+
+Triton builds a kernel from the source text `inspect` gives for its function (decorators included), the file
+name and line numbers of its code object (every `loc` in the IR, the `.file` and `.loc` lines of the PTX), its
+module and qualified name (the names of the functions it calls in the IR), and the globals it reads: other
+`@triton.jit` functions, `tl.constexpr` values, modules. `kernel_sources` collects those, for the kernel and
+for each JIT function it calls that is not Triton's own (the user's, a library's, an Inductor module's), so
+that a script can define them again with the same text at the same lines of the same file name, and the
+compile is the same byte for byte.
+
+What cannot be written down (a global that is neither a constant, a JIT function, a module nor an object of
+Triton's or torch's) is refused with the name and its type.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import inspect
+import textwrap
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import triton.language as tl
+from triton.runtime.jit import JITFunction
+
+from irscope.base.errors import IrscopeError
+
+# modules a reproducer may import: it needs torch and Triton, and nothing else beyond Python's own
+_IMPORTABLE_ROOTS = ("triton", "torch", "math", "numpy")
+
+
+@dataclass
+class Function:
+    """One JIT function as the reproducer defines it again."""
+
+    module: str  # fn.__module__ (the namespace it is defined in)
+    qualname: str
+    file: str  # the code object's file name: every location in the IR names it
+    first_line: int  # co_firstlineno: the first decorator's line when decorated
+    lines: list[str]  # the source lines inspect gives (decorators included), as in the file
+    def_index: int  # which of `lines` holds `def`
+    bound_as: list[str]  # the names its module's globals hold it under
+    # do_not_specialize, debug, noinline, ... as the decorator was given them
+    jit_options: dict[str, Any]
+    jit_class: (
+        str  # the expression of its JIT class (JITFunction; Gluon's for a @gluon.jit function)
+    )
+
+
+@dataclass
+class KernelSources:
+    functions: list[Function] = field(
+        default_factory=list
+    )  # the kernel last: helpers are defined first
+    # module -> global name -> the Python expression that gives its value again
+    globals: dict[str, dict[str, str]] = field(default_factory=dict)
+    imports: set[str] = field(default_factory=set)  # modules the expressions need
+
+
+def _jit_options(jit: JITFunction) -> dict[str, Any]:
+    out = {}
+    for name in ("do_not_specialize", "do_not_specialize_on_alignment", "debug", "noinline"):
+        value = getattr(jit, name, None)
+        if value:
+            out[name] = list(value) if isinstance(value, (tuple, list)) else value
+    return out
+
+
+def _names_read(source: str) -> list[str]:
+    """The free names the function reads: loaded names that are neither its parameters nor assigned in it."""
+    tree = ast.parse(textwrap.dedent(source))
+    func = next(
+        node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+    bound = {a.arg for a in func.args.args + func.args.kwonlyargs + func.args.posonlyargs}
+    bound.update(
+        node.id
+        for node in ast.walk(func)
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+    )
+    # decorators are Triton's to read, not the compile's
+    skip = {id(n) for dec in func.decorator_list for n in ast.walk(dec)}
+    loaded = [
+        node.id
+        for node in ast.walk(func)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in skip
+    ]
+    return list(dict.fromkeys(n for n in loaded if n not in bound))
+
+
+def _is_triton_own(value: Any) -> bool:
+    module = getattr(value, "__module__", None) or ""
+    return module == "triton" or module.startswith("triton.")
+
+
+def expression(name: str, value: Any, imports: set[str]) -> str:
+    """A Python expression that gives `value` again in a script that imports `imports`, or IrscopeError."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        return (
+            repr(value)
+            if value == value and abs(value) != float("inf")
+            else f"float({str(value)!r})"
+        )
+    if isinstance(value, tl.constexpr):
+        inner = expression(name, value.value, imports)
+        imports.add("triton.language")
+        return f"triton.language.constexpr({inner})"
+    if isinstance(value, tl.dtype):
+        imports.add("triton.language")
+        return f"triton.language.dtype({value.name!r})"
+    if isinstance(value, torch.dtype):
+        imports.add("torch")
+        return str(value)
+    if isinstance(value, types.ModuleType):
+        root = value.__name__.split(".")[0]
+        if root not in _IMPORTABLE_ROOTS:
+            raise IrscopeError(
+                f"the kernel reads the module {value.__name__} as `{name}`, which a reproducer of torch "
+                f"and Triton alone cannot import"
+            )
+        imports.add(value.__name__)
+        return value.__name__
+    if isinstance(value, (tuple, list)):
+        items = [expression(name, v, imports) for v in value]
+        text = ", ".join(items)
+        return (
+            f"({text},)"
+            if isinstance(value, tuple) and len(items) == 1
+            else (f"({text})" if isinstance(value, tuple) else f"[{text}]")
+        )
+    if (
+        dataclasses.is_dataclass(value)
+        and not isinstance(value, type)
+        and _is_triton_own(type(value))
+    ):
+        # Gluon's layouts: frozen dataclasses of numbers and lists, made again from their fields
+        fields = ", ".join(
+            f"{f.name}={expression(name, getattr(value, f.name), imports)}"
+            for f in dataclasses.fields(value)
+            if f.init
+        )
+        return f"{expression(name, type(value), imports)}({fields})"
+    owner = getattr(value, "__module__", None) or ""
+    attribute = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if owner.split(".")[0] in _IMPORTABLE_ROOTS and attribute and "<" not in attribute:
+        try:
+            found = importlib.import_module(owner)
+            for part in attribute.split("."):
+                found = getattr(found, part)
+        except (ImportError, AttributeError):
+            found = None
+        if found is value:
+            imports.add(owner)
+            return f"{owner}.{attribute}"
+    raise IrscopeError(
+        f"the kernel reads the global `{name}` ({type(value).__name__}), which irscope cannot write into "
+        f"a reproducer"
+    )
+
+
+def _function(jit: JITFunction, bound_as: str, imports: set[str]) -> Function:
+    fn = jit.fn
+    lines, first = inspect.getsourcelines(fn)
+    def_index = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
+    return Function(
+        fn.__module__,
+        fn.__qualname__,
+        fn.__code__.co_filename,
+        first,
+        list(lines),
+        def_index,
+        [bound_as],
+        _jit_options(jit),
+        expression(type(jit).__name__, type(jit), imports),
+    )
+
+
+def kernel_sources(kernel: JITFunction) -> KernelSources:
+    """The kernel and every JIT function it reaches that is not Triton's own, with the globals they read."""
+    out = KernelSources()
+    order: list[JITFunction] = []
+    found: dict[int, Function] = {}
+    pending = [(kernel, kernel.fn.__name__)]
+    while pending:
+        jit, bound_as = pending.pop()
+        if id(jit) in found:
+            if bound_as not in found[id(jit)].bound_as:
+                found[id(jit)].bound_as.append(bound_as)
+            continue
+        function = _function(jit, bound_as, out.imports)
+        found[id(jit)] = function
+        order.append(jit)
+        fn = jit.fn
+        closure = dict(
+            zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ()))
+        )
+        names = out.globals.setdefault(function.module, {})
+        for name in _names_read("".join(function.lines)):
+            if name in closure:
+                value = closure[name]
+            elif name in fn.__globals__:
+                value = fn.__globals__[name]
+            else:  # a builtin, or a name the kernel's code never reaches
+                continue
+            if isinstance(value, JITFunction) and not _is_triton_own(value.fn):
+                pending.append((value, name))
+                continue
+            if name not in names:
+                names[name] = expression(name, value, out.imports)
+    # helpers first (each is looked up when the kernel compiles, but defined in an order that reads well)
+    out.functions = [found[id(jit)] for jit in reversed(order)]
+    for function in out.functions:
+        for name in function.bound_as:
+            out.globals.get(function.module, {}).pop(name, None)
+    return out

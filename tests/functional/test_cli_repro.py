@@ -1,0 +1,80 @@
+"""`irscope repro`: one launch as a standalone script that compiles to the same code, checked by opening the
+script and comparing every stage byte for byte, in an empty Triton cache (commands/repro.py)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import kernel_path
+
+from irscope.base.errors import IrscopeError
+
+STAGES = ["ttir", "ttgir", "llir", "ptx", "sass"]
+
+
+def _stages(out: str) -> dict[str, str]:
+    return dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+
+
+def test_a_kernel_and_its_helper_round_trip_byte_identical(cli, tmp_path):
+    target = tmp_path / "repro.py"
+    code, out, err = cli("repro", kernel_path("helper.py"), "-o", target, "--check")
+    assert code == 0, err
+    said = _stages(out)
+    assert list(said) == STAGES
+    assert all(result.startswith("byte-identical") for result in said.values()), out
+    text = target.read_text()
+    # the helper is defined again before the kernel, each from its own source text
+    assert text.index("['scaled_relu'])") < text.index("kernel = _define(")
+    assert "import linecache" in text and 'if __name__ == "__main__":' in text
+
+
+def test_a_launch_on_an_offset_view_keeps_its_alignment(cli, tmp_path):
+    """misaligned.py's second launch passes x[1:]: its pointer is not 16-byte aligned, which the JIT
+    specializes on; the reproducer's tensor has the same storage offset, so the same specialization."""
+    target = tmp_path / "repro.py"
+    code, out, err = cli(
+        "repro", kernel_path("misaligned.py"), "--launch", "1", "-o", target, "--check"
+    )
+    assert code == 0, err
+    assert all(r.startswith("byte-identical") for r in _stages(out).values()), out
+    assert "_tensor([4095], [1], 1, 4096, torch.float32)" in target.read_text()
+
+
+def test_the_check_fails_when_the_script_names_another_file(cli, tmp_path):
+    """The same source text under another file name: Triton's cache key is the same (it leaves the name out),
+    but every location differs; the check compiles afresh and says so."""
+    from irscope.commands.repro import render, round_trip
+    from irscope.engine.session import open_file
+
+    ws = open_file(kernel_path("add.py"), compile_ahead=False)
+    (comp,) = ws.compile_all()
+    text = render(comp, "add_kernel", "add.py").replace(kernel_path("add.py"), "/elsewhere/add.py")
+    target = tmp_path / "moved.py"
+    target.write_text(text)
+    said = dict(line.split(": ", 1) for line in round_trip(comp, str(target)))
+    assert said["ttir"].startswith("DIFFERS"), said
+    assert said["ptx"].startswith("DIFFERS"), said
+
+
+def test_a_gluon_kernel_round_trips_with_its_layouts(cli, tmp_path):
+    target = tmp_path / "repro.py"
+    code, out, err = cli("repro", kernel_path("gluon_copy.py"), "-o", target, "--check")
+    assert code == 0, err
+    said = _stages(out)
+    assert "ttgir" in said and all(r.startswith("byte-identical") for r in said.values()), out
+    assert "BlockedLayout(" in target.read_text()
+
+
+def test_an_argument_it_cannot_write_is_one_line():
+    from irscope.commands.repro import _argument
+
+    with pytest.raises(IrscopeError) as err:
+        _argument(object(), "table", set())
+    assert str(err.value).startswith("repro: the argument table is a object")
+    assert "\n" not in str(err.value)
+
+
+def test_bad_output_folder_is_one_line(cli, tmp_path):
+    code, out, err = cli("repro", kernel_path("add.py"), "-o", tmp_path / "no" / "r.py")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "does not exist" in err
