@@ -231,12 +231,20 @@ def round_trip(comp, path: str) -> list[str]:
     """Open the reproducer at `path` as irscope opens any file, compile its one launch in an empty Triton
     cache (the cache's key leaves the file name out, so a hit could hide a difference), and compare each stage
     with `comp`'s: one line per stage."""
+    import linecache
+
     from irscope.engine.session import open_file
     from irscope.engine.triton_compat.caches import fresh_triton_cache
 
-    with fresh_triton_cache():
-        again = open_file(path, target=str(comp.target), compile_ahead=False)
-        reproduced = again.compile_all()
+    # the script puts its pieces of the original files in linecache: this process goes on reading the files
+    saved = dict(linecache.cache)
+    try:
+        with fresh_triton_cache():
+            again = open_file(path, target=str(comp.target), compile_ahead=False)
+            reproduced = again.compile_all()
+    finally:
+        linecache.cache.clear()
+        linecache.cache.update(saved)
     if len(reproduced) != 1:
         raise IrscopeError(f"repro --check: {path} compiled {len(reproduced)} kernels, not one")
     return compare(comp, reproduced[0])
