@@ -16,12 +16,18 @@ original's, byte for byte: what the reproducer is for is that it compiles to the
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from typing import Any
 
 from irscope.base.errors import IrscopeError
-from irscope.engine.triton_compat.kernel_sources import KernelSources, expression, kernel_sources
+from irscope.engine.triton_compat.kernel_sources import (
+    KernelSources,
+    expression,
+    is_triton_own,
+    kernel_sources,
+)
 
 _VALUES_KEPT = 1 << 16  # integer tensors up to this many elements keep their values
 _STAGES_COMPARED = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
@@ -55,6 +61,14 @@ def _argument(value: Any, name: str, imports: set[str]) -> str:
 
     if isinstance(value, torch.Tensor):
         return _tensor_expression(value, name)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and is_triton_own(value):
+        # a host tensor descriptor (Triton's, Gluon's): its tensor, shape, strides, block and layout
+        fields = ", ".join(
+            f"{f.name}={_argument(getattr(value, f.name), f'{name}.{f.name}', imports)}"
+            for f in dataclasses.fields(value)
+            if f.init
+        )
+        return f"{expression(name, type(value), imports)}({fields})"
     if isinstance(value, (tuple, list)):  # a tuple of tensors and numbers: each made again
         items = [_argument(item, f"{name}[{i}]", imports) for i, item in enumerate(value)]
         text = ", ".join(items) + ("," if len(items) == 1 and isinstance(value, tuple) else "")
@@ -86,10 +100,14 @@ def render(comp, label: str, shown_file: str) -> str:
     jit = launch.kernel.jit
     sources: KernelSources = kernel_sources(jit)
     imports = set(sources.imports)
-    names = [*jit.arg_names, *(str(i) for i in range(len(jit.arg_names), len(launch.args)))]
+    arguments = launch.args
+    if launch.kernel.inductor is not None:
+        # Inductor's launcher passes its grid's sizes after the kernel's own arguments
+        arguments = arguments[: len(jit.arg_names)]
+    names = [*jit.arg_names, *(str(i) for i in range(len(jit.arg_names), len(arguments)))]
     positional = [
         f"        {_argument(value, name, imports)},  # {name}"
-        for name, value in zip(names, launch.args)
+        for name, value in zip(names, arguments)
     ]
     keywords = [f"        {k}={_argument(v, k, imports)}," for k, v in launch.kwargs.items()]
     grid = tuple(launch.grid or (1,))
@@ -139,13 +157,22 @@ def render(comp, label: str, shown_file: str) -> str:
         "        linecache.cache[file] = (sum(map(len, lines)), None, lines, file)",
         "",
         "",
-        "def _define(module, file, first, code, jit_class, options, names):",
-        '    """Compile one JIT function at its own lines of its own file, in its module\'s namespace."""',
-        "    namespace = _MODULES.setdefault(module, {'__name__': module, '_as_written': _as_written})",
+        "def _namespace(module):",
+        '    """The globals of a module as its JIT functions read them."""',
+        "    return _MODULES.setdefault(module, {'__name__': module, '_as_written': _as_written})",
+        "",
+        "",
+        "def _define(module, file, first, qualname, code, jit_class, options, found_as):",
+        '    """Compile one JIT function at its own lines of its own file, in its module\'s namespace, named as',
+        "    it was (a kernel made inside a function keeps its qualified name), and put it where its callers",
+        '    look it up: (module, name) pairs."""',
+        "    namespace = _namespace(module)",
         '    exec(compile("\\n" * (first - 1) + code, file, "exec"), namespace)',
-        "    jit = jit_class(namespace[names[0]], **options)",
-        "    for name in names:",
-        "        namespace[name] = jit",
+        '    name = qualname.rsplit(".", 1)[-1]',
+        "    namespace[name].__qualname__ = qualname",
+        "    jit = namespace[name] = jit_class(namespace[name], **options)",
+        "    for caller, alias in found_as:",
+        "        _namespace(caller)[alias] = jit",
         "    return jit",
         "",
         "",
@@ -166,16 +193,13 @@ def render(comp, label: str, shown_file: str) -> str:
     ]
     for module, values in sources.globals.items():
         if values:
-            out.append(
-                f"_MODULES[{module!r}] = {{'__name__': {module!r}, '_as_written': _as_written}}"
-            )
             for name, expression in values.items():
-                out.append(f"_MODULES[{module!r}][{name!r}] = {expression}")
+                out.append(f"_namespace({module!r})[{name!r}] = {expression}")
     for f in sources.functions:
         code = _function_code(f.lines, f.def_index)
         call = (
-            f"_define({f.module!r}, {f.file!r}, {f.first_line}, {_string_block(code)}, {f.jit_class}, "
-            f"{f.jit_options!r}, {f.bound_as!r})"
+            f"_define({f.module!r}, {f.file!r}, {f.first_line}, {f.qualname!r}, "
+            f"{_string_block(code)}, {f.jit_class}, {f.jit_options!r}, {f.bound_as!r})"
         )
         # the kernel comes last (kernel_sources)
         out.append(f"kernel = {call}" if f is sources.functions[-1] else call)

@@ -3,6 +3,8 @@ script and comparing every stage byte for byte, in an empty Triton cache (comman
 
 from __future__ import annotations
 
+import linecache
+
 import pytest
 from conftest import kernel_path
 
@@ -51,9 +53,12 @@ def test_the_check_fails_when_the_script_names_another_file(cli, tmp_path):
     text = render(comp, "add_kernel", "add.py").replace(kernel_path("add.py"), "/elsewhere/add.py")
     target = tmp_path / "moved.py"
     target.write_text(text)
+    before = linecache.getlines(kernel_path("add.py"))
     said = dict(line.split(": ", 1) for line in round_trip(comp, str(target)))
     assert said["ttir"].startswith("DIFFERS"), said
     assert said["ptx"].startswith("DIFFERS"), said
+    # the script's pieces of source are gone again: a second reproducer of this file reads all of it
+    assert linecache.getlines(kernel_path("add.py")) == before
 
 
 def test_a_gluon_kernel_round_trips_with_its_layouts(cli, tmp_path):

@@ -43,7 +43,8 @@ class Function:
     first_line: int  # co_firstlineno: the first decorator's line when decorated
     lines: list[str]  # the source lines inspect gives (decorators included), as in the file
     def_index: int  # which of `lines` holds `def`
-    bound_as: list[str]  # the names its module's globals hold it under
+    # (module, name): where the functions that call it find it (a helper imported under another name too)
+    bound_as: list[tuple[str, str]]
     # do_not_specialize, debug, noinline, ... as the decorator was given them
     jit_options: dict[str, Any]
     jit_class: (
@@ -92,7 +93,8 @@ def _names_read(source: str) -> list[str]:
     return list(dict.fromkeys(n for n in loaded if n not in bound))
 
 
-def _is_triton_own(value: Any) -> bool:
+def is_triton_own(value: Any) -> bool:
+    """Whether `value` (a function, a class, an object of a class) is defined in Triton's own package."""
     module = getattr(value, "__module__", None) or ""
     return module == "triton" or module.startswith("triton.")
 
@@ -137,7 +139,7 @@ def expression(name: str, value: Any, imports: set[str]) -> str:
     if (
         dataclasses.is_dataclass(value)
         and not isinstance(value, type)
-        and _is_triton_own(type(value))
+        and is_triton_own(type(value))
     ):
         # Gluon's layouts: frozen dataclasses of numbers and lists, made again from their fields
         fields = ", ".join(
@@ -164,7 +166,7 @@ def expression(name: str, value: Any, imports: set[str]) -> str:
     )
 
 
-def _function(jit: JITFunction, bound_as: str, imports: set[str]) -> Function:
+def _function(jit: JITFunction, bound_as: tuple[str, str], imports: set[str]) -> Function:
     fn = jit.fn
     lines, first = inspect.getsourcelines(fn)
     def_index = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
@@ -186,7 +188,7 @@ def kernel_sources(kernel: JITFunction) -> KernelSources:
     out = KernelSources()
     order: list[JITFunction] = []
     found: dict[int, Function] = {}
-    pending = [(kernel, kernel.fn.__name__)]
+    pending = [(kernel, (kernel.fn.__module__, kernel.fn.__name__))]
     while pending:
         jit, bound_as = pending.pop()
         if id(jit) in found:
@@ -208,14 +210,14 @@ def kernel_sources(kernel: JITFunction) -> KernelSources:
                 value = fn.__globals__[name]
             else:  # a builtin, or a name the kernel's code never reaches
                 continue
-            if isinstance(value, JITFunction) and not _is_triton_own(value.fn):
-                pending.append((value, name))
+            if isinstance(value, JITFunction) and not is_triton_own(value.fn):
+                pending.append((value, (function.module, name)))
                 continue
             if name not in names:
                 names[name] = expression(name, value, out.imports)
     # helpers first (each is looked up when the kernel compiles, but defined in an order that reads well)
     out.functions = [found[id(jit)] for jit in reversed(order)]
     for function in out.functions:
-        for name in function.bound_as:
-            out.globals.get(function.module, {}).pop(name, None)
+        for module, name in function.bound_as:
+            out.globals.get(module, {}).pop(name, None)
     return out
