@@ -35,7 +35,7 @@ _STAGES_COMPARED = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
 
 def _string_block(text: str) -> str:
     """`text` as a Python literal that reads well: a triple-quoted raw string where that is exact."""
-    if "'''" not in text and not text.endswith("\\") and "\r" not in text:
+    if "'''" not in text and not text.endswith(("\\", "'")) and "\r" not in text:
         return "r'''" + text + "'''"
     return repr(text)
 
@@ -111,8 +111,9 @@ def render(comp, label: str, shown_file: str) -> str:
     ]
     keywords = [f"        {k}={_argument(v, k, imports)}," for k, v in launch.kwargs.items()]
     grid = tuple(launch.grid or (1,))
+    said = f"{label}, written by irscope from {shown_file}".replace('"', "'").replace("\\", "/")
     out: list[str] = [
-        f'"""A reproducer of one launch of {label}, written by irscope from {shown_file}.',
+        f'"""A reproducer of one launch of {said}.',
         "",
         f"Target {comp.target}, grid {grid}, {comp.num_warps} warps, {comp.num_stages} stages. Run it with Python",
         "(torch and Triton only), or open it in irscope: it compiles to the same code as the original launch.",

@@ -141,6 +141,16 @@ class Workspace:
             return None
         return notebook.position(line)
 
+    def cell_labels(self, path: str | None) -> tuple[str, ...]:
+        """Each line of the opened notebook as `cell:line` (`3:5`), "" for a line of no cell's (the
+        `# In[cell N]` line before each); empty for any other file."""
+        notebook = self.user_file.notebook
+        if notebook is None or path != self.user_file.path:
+            return ()
+        lines = len(self.user_file.text.splitlines())
+        found = (notebook.cell_of(line) for line in range(1, lines + 1))
+        return tuple(f"{at[0]}:{at[1]}" if at else "" for at in found)
+
     def source_text(self, kernel: Kernel) -> str:
         """The text of the file that defines the kernel: the source pane and the source map read it."""
         return (

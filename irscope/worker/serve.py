@@ -241,6 +241,7 @@ class Server:
                 inductor_view(kernel.inductor_info, comp.target),
                 kernel.language,
                 self.ws.cell(kernel.file, kernel.line) if self.ws is not None else None,
+                self.ws.cell_labels(kernel.file) if self.ws is not None else (),
             ),
             LaunchInfo(
                 tuple(launch.grid) if launch.grid else None,

@@ -32,6 +32,8 @@ class KernelInfo:
     )
     language: str = "triton"  # "gluon" for a @gluon.jit kernel (base/model.Kernel.language)
     cell: str | None = None  # a notebook's kernel: `cell 3, line 2` (its def line)
+    # a notebook's kernel: each line of its source as `cell:line` (`3:2`), "" for a line of no cell's
+    line_labels: tuple[str, ...] = ()
 
     @property
     def inductor_ops(self) -> str:

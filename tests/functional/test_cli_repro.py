@@ -83,3 +83,13 @@ def test_bad_output_folder_is_one_line(cli, tmp_path):
     code, out, err = cli("repro", kernel_path("add.py"), "-o", tmp_path / "no" / "r.py")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "does not exist" in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["def k(x):\n    return x\n", "s = '''x'''\n", "path = 'C:\\\\'", "end with a quote'", "tab\tand \\n\r\n"],
+)
+def test_each_source_piece_is_written_as_a_literal_that_reads_back_the_same(text):
+    from irscope.commands.repro import _string_block
+
+    assert eval(_string_block(text)) == text  # noqa: S307 - the literal irscope writes, read back

@@ -5,7 +5,7 @@ in the cell; the terminal UI's header too, and its source pane shows the cells."
 import json
 
 from conftest import fixture_path, run_irscope
-from tui_helpers import run_async, wait_until_shown
+from tui_helpers import pane_showing, run_async, wait_until_shown
 
 from irscope.tui.app import IrscopeApp
 
@@ -68,3 +68,11 @@ async def test_the_tui_header_names_the_cell_and_the_source_pane_shows_the_cells
         assert "add_notebook.ipynb cell 3, line 3" in str(header)
         source = app.main.shown.texts["source"].lines
         assert source[0] == "# In[cell 2]" and "# In[cell 3]" in source
+        # the gutter numbers each line as its cell and line: the def is 3:3, a cell's marker line has none
+        labels = app.main.shown.comp.kernel.line_labels
+        assert labels[source.index("# In[cell 3]")] == ""
+        def_index = next(i for i, line in enumerate(source) if line.startswith("def add_kernel"))
+        assert labels[def_index] == "3:3"
+        pane = pane_showing(app, "source")
+        gutter = "".join(s.text for s in pane.view._row_strips(def_index, 0, 80)[0])
+        assert gutter.strip().startswith("3:3")

@@ -47,7 +47,8 @@ class NotebookScript:
             for first, cell, count in self.cells
         )
         out = [
-            f"{shown} is a notebook: its code cells run in order; lines numbered alone are the script's ({ranges})"
+            f"{shown} is a notebook: its code cells run in order; its source is numbered cell:line, and lines "
+            f"numbered alone are the script's ({ranges})"
         ]
         if self.skipped:
             first = "; ".join(self.skipped[:3]) + ("; …" if len(self.skipped) > 3 else "")

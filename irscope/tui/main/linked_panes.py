@@ -299,6 +299,8 @@ class LinkedPanes(Container):
         links = shown.links.stage(stage) if shown.comp.ok or stage == "source" else None
         pane.view.set_options(colouring=self.colouring, show_debug=self.show_debug)
         pane.view.set_memory_marks(shown.marks.get(stage, {}))
+        # a notebook's source: each line numbered as its cell and line within it
+        pane.view.set_line_labels(shown.comp.kernel.line_labels if stage == "source" else ())
         pane.show(
             stage,
             text,

@@ -240,9 +240,8 @@ class RowPainter:
             return cached[0], cached[1]
         background = self._row_background(index, state)
         slot = self._slot(index)
-        number = (
-            f"{index + 1:>{self._gutter_width - 3 - (MARK_COLUMN if self.memory_marks else 0)}} "
-        )
+        label = self.line_labels[index] if index < len(self.line_labels) else str(index + 1)
+        number = f"{label:>{self._gutter_width - 3 - (MARK_COLUMN if self.memory_marks else 0)}} "
         if index in self.marks:
             bar = Segment("✗ ", self._style("base") + Style(color="#D55E00", bold=True))
         elif state == CURSOR:

@@ -85,6 +85,7 @@ class StageView(RowPainter, ScrollView, can_focus=True):
         self.changed_lines: frozenset[int] = frozenset()
         self.colouring = True
         self.show_debug = False
+        self.line_labels: tuple[str, ...] = ()  # set_line_labels
         self.on_cursor_moved = (
             on_cursor_moved  # callable(view, index): the app's linker (else a message)
         )
@@ -124,7 +125,8 @@ class StageView(RowPainter, ScrollView, can_focus=True):
         else:
             debug = self.links.debug
             self.rows = [i for i in range(len(self.text)) if not debug[i]]
-        self._gutter_width = len(str(len(self.text) if self.text else 0)) + 3
+        numbers = len(str(len(self.text) if self.text else 0))
+        self._gutter_width = max([numbers, *map(len, self.line_labels)]) + 3
         if self.memory_marks:
             self._gutter_width += MARK_COLUMN
         width = self._gutter_width + (self.text.width if self.text else 0) + 1
@@ -150,6 +152,11 @@ class StageView(RowPainter, ScrollView, can_focus=True):
                 self.text = self._full_text if show_debug else self._clean_text
             self._layout_rows(keep_index=index)
             self.scroll_to_row(self.cursor_row, center=True)
+
+    def set_line_labels(self, labels: tuple[str, ...]) -> None:
+        """What the gutter numbers the stage shown next's lines with, in place of 1, 2, 3 (a notebook's source:
+        `cell:line`); empty for the plain numbers."""
+        self.line_labels = labels
 
     def set_memory_marks(self, marks: dict[int, set[str]]) -> None:
         """The memory marks of the stage shown next (`show` lays out the gutter for them)."""
