@@ -115,6 +115,8 @@ class Finding:
     # of the compilation's launches, how many it holds for, where a rule describes some and not others (the
     # launch-size rules: one grid is small, another is not); None: all of them
     holds_for_launches: int | None = None
+    # how a front end names the line where its own numbers are not the file's: a notebook's `3:6` (cell:line)
+    line_label: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {

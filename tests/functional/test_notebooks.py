@@ -76,3 +76,9 @@ async def test_the_tui_header_names_the_cell_and_the_source_pane_shows_the_cells
         pane = pane_showing(app, "source")
         gutter = "".join(s.text for s in pane.view._row_strips(def_index, 0, 80)[0])
         assert gutter.strip().startswith("3:3")
+        # the findings name their lines the same way (the strided load: cell 3, line 6)
+        from irscope.tui.findings import FindingsView
+
+        view = app.query_one(FindingsView)
+        uncoalesced = next(f for f in view.findings if f.rule == "uncoalesced")
+        assert uncoalesced.line_label == "3:6" and "line 3:6" in view.plain_text(160)

@@ -68,7 +68,7 @@ def title(
         out.append_text(counts(findings))
         if collapsed and findings:
             top = findings[0]
-            where = f"line {top.source_line}" if top.source_line else top.kernel
+            where = _where(top) if top.source_line else top.kernel
             out.append(f" — {where} {top.rule}")
             if len(findings) > 1:
                 out.append(f", {len(findings) - 1} more")
@@ -94,7 +94,9 @@ def _columns(findings: list[Finding], wide: bool) -> tuple[int, int, int]:
 
 
 def _where(finding: Finding) -> str:
-    return f"line {finding.source_line}" if finding.source_line else "kernel"
+    if not finding.source_line:
+        return "kernel"
+    return f"line {finding.line_label or finding.source_line}"
 
 
 def row(

@@ -13,6 +13,7 @@ choice holds for the next compilations.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
@@ -153,6 +154,19 @@ class FindingsView(Asker, VerticalScroll, can_focus=True):
     def request_failed(self, message: Failed) -> None:  # said in the view; the app goes on
         self._arrived(message.request.about, message.failure.message)
 
+    def _labelled(self, found: list[Finding]) -> list[Finding]:
+        """A notebook's findings, their lines named as the source pane numbers them (cell:line)."""
+        kernel = self.shown.comp.kernel if self.shown is not None else None
+        labels = kernel.line_labels if kernel is not None else ()
+        if not labels:
+            return found
+        return [
+            dataclasses.replace(f, line_label=labels[f.source_line - 1] or None)
+            if f.file == kernel.file and f.source_line and f.source_line <= len(labels)
+            else f
+            for f in found
+        ]
+
     def _arrived(self, key: int, result: list | str) -> None:
         self._cache[key] = result
         if self.shown is not None and self.shown.comp.key == key:
@@ -160,7 +174,7 @@ class FindingsView(Asker, VerticalScroll, can_focus=True):
 
     def _set(self, result: list | str) -> None:
         self.failed = result if isinstance(result, str) else ""
-        self.findings = [] if isinstance(result, str) else result
+        self.findings = [] if isinstance(result, str) else self._labelled(result)
         self.selected = 0
         self._rebuild()
         if self.shown is not None:

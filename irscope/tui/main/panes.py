@@ -131,7 +131,14 @@ def pane_title(linked: LinkedPanes, pane: StagePane) -> Text:
     if index is None or not shown.comp.ok:
         return title
     src = shown.links.source_line(pane.stage, index)
-    title.append(f"  line {index + 1}", style="")
+    labels = shown.comp.kernel.line_labels  # a notebook: its lines as cell:line
+
+    def source_name(line: int) -> str:
+        return (labels[line - 1] if 0 < line <= len(labels) else "") or str(line)
+
+    title.append(
+        f"  line {source_name(index + 1) if pane.stage == 'source' else index + 1}", style=""
+    )
     if pane.stage == "source":
         count = sum(
             len(shown.links.ir_lines(s, src)) for s in shown.stages if s not in ("source", "sass")
@@ -140,8 +147,8 @@ def pane_title(linked: LinkedPanes, pane: StagePane) -> Text:
             title.append(f" → {count} IR lines", style="dim")
         return title
     if src is not None:
-        title.append(f" ← source {src}", style="bold")
+        title.append(f" ← source {source_name(src)}", style="bold")
     wanted = linked.source_line
     if wanted is not None and wanted != src and not shown.links.ir_lines(pane.stage, wanted):
-        title.append(f"  (source {wanted}: no lines here)", style="dim")
+        title.append(f"  (source {source_name(wanted)}: no lines here)", style="dim")
     return title
