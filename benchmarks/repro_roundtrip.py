@@ -32,10 +32,15 @@ import corpus  # noqa: E402  (benchmarks/corpus.py: the corpus's files, releases
 def child(path: str, out_dir: str, check: bool = True) -> None:
     """In the child: open `path`, then round-trip each compilation; one JSON line per compilation. Without
     `check`, only write each reproducer (validation/repro_gpu.py runs them on a GPU)."""
+    from irscope.base.errors import IrscopeError
     from irscope.commands.repro import render, round_trip
     from irscope.engine.session import open_file
 
-    ws = open_file(path)
+    try:
+        ws = open_file(path)
+    except IrscopeError as err:  # the file opens to nothing to reproduce: its one line
+        print(f"irscope: error: {err}", file=sys.stderr)
+        sys.exit(2)
     launched = []
     for launch in ws.launches:
         if launch.kernel not in launched:
