@@ -87,9 +87,27 @@ def test_bad_output_folder_is_one_line(cli, tmp_path):
 
 @pytest.mark.parametrize(
     "text",
-    ["def k(x):\n    return x\n", "s = '''x'''\n", "path = 'C:\\\\'", "end with a quote'", "tab\tand \\n\r\n"],
+    [
+        "def k(x):\n    return x\n",
+        "s = '''x'''\n",
+        "path = 'C:\\\\'",
+        "end with a quote'",
+        "tab\tand \\n\r\n",
+    ],
 )
 def test_each_source_piece_is_written_as_a_literal_that_reads_back_the_same(text):
     from irscope.commands.repro import _string_block
 
     assert eval(_string_block(text)) == text  # noqa: S307 - the literal irscope writes, read back
+
+
+def test_helpers_in_an_indented_block_and_under_another_name_round_trip(cli, tmp_path):
+    """fla's helpers: `scale` is defined inside an else block (its text indented, another def after it) and
+    called as `twice`: each is put back where the kernel looks it up, its block ending where the file's did."""
+    from conftest import fixture_path
+
+    target = tmp_path / "repro.py"
+    code, out, err = cli("repro", fixture_path("repro_helpers.py"), "-o", target, "--check")
+    assert code == 0, err
+    assert all(r.startswith("byte-identical") for r in _stages(out).values()), out
+    assert "('__main__', 'twice')" in target.read_text()
