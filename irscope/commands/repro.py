@@ -100,16 +100,19 @@ def render(comp, label: str, shown_file: str) -> str:
     jit = launch.kernel.jit
     sources: KernelSources = kernel_sources(jit)
     imports = set(sources.imports)
-    arguments = launch.args
-    if launch.kernel.inductor is not None:
-        # Inductor's launcher passes its grid's sizes after the kernel's own arguments
-        arguments = arguments[: len(jit.arg_names)]
+    arguments, given = launch.args, dict(launch.kwargs)
     names = [*jit.arg_names, *(str(i) for i in range(len(jit.arg_names), len(arguments)))]
+    if launch.kernel.inductor is not None:
+        # Inductor's launcher passes the kernel's arguments that are not constexprs, then its grid's sizes;
+        # the constexprs are the compilation's (its config's and triton_meta's)
+        names = [p.name for p in jit.params if not p.is_constexpr]
+        arguments = arguments[: len(names)]
+        given = {**dict(comp.constexprs), **given}
     positional = [
         f"        {_argument(value, name, imports)},  # {name}"
         for name, value in zip(names, arguments)
     ]
-    keywords = [f"        {k}={_argument(v, k, imports)}," for k, v in launch.kwargs.items()]
+    keywords = [f"        {k}={_argument(v, k, imports)}," for k, v in given.items()]
     grid = tuple(launch.grid or (1,))
     said = f"{label}, written by irscope from {shown_file}".replace('"', "'").replace("\\", "/")
     out: list[str] = [
