@@ -116,7 +116,7 @@ def files(args) -> list[tuple[str, str]]:
                 out.append((rel, os.path.join(corpus.CORPUS, rel)))
     if args.filters:
         out = [(rel, p) for rel, p in out if any(s in rel for s in args.filters)]
-    return out
+    return [(rel, p) for rel, p in out if not any(s in rel for s in args.exclude or ())]
 
 
 def table(results: list[dict], command: str) -> str:
@@ -174,19 +174,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", default="repro_roundtrip", help="folder for the JSON and the table"
     )
+    parser.add_argument(
+        "--exclude",
+        nargs="+",
+        metavar="TEXT",
+        help="leave out files whose path contains one of these",
+    )
     args = parser.parse_args(argv)
     results = []
+    os.makedirs(args.out, exist_ok=True)
     for rel, path in files(args):
         res = run_file(rel, path, args.timeout)
         results.append(res)
+        with open(os.path.join(args.out, "repro_roundtrip.json"), "w") as f:
+            json.dump(results, f, indent=1)  # after each file: a run cut short keeps what it did
         print(
             f"{rel}: {sum(r['result'] == 'identical' for r in res['rows'])} of {len(res['rows'])} identical, "
             f"{res['ended']}, {res['seconds']} s",
             flush=True,
         )
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "repro_roundtrip.json"), "w") as f:
-        json.dump(results, f, indent=1)
     command = "python benchmarks/repro_roundtrip.py " + " ".join(argv)
     with open(os.path.join(args.out, "repro_roundtrip.md"), "w") as f:
         f.write(table(results, command.strip()) + "\n")
