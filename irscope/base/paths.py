@@ -23,6 +23,17 @@ def check_kernel_path(path: str) -> None:
         )
 
 
+def check_output_path(path: str, what: str, example: str) -> None:
+    """`-o PATH` of a command that writes `what` (the page, the script): one line where it cannot be written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise IrscopeError(
+            f"-o {path}: the folder {folder} does not exist; create it or write {what} elsewhere"
+        )
+    if os.path.isdir(path):
+        raise IrscopeError(f"-o {path} is a folder; give a file name, like -o {example}")
+
+
 def _namespace_portion(folder: str) -> bool:
     return os.path.isdir(folder) and os.path.isfile(
         os.path.join(os.path.dirname(folder), "__init__.py")

@@ -86,6 +86,16 @@ def _common(parser: argparse.ArgumentParser, module: bool = False) -> None:
     )
 
 
+def _launch_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--launch",
+        type=int,
+        default=0,
+        metavar="N",
+        help="when the file launches the kernel with different specializations, which one",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="irscope",
@@ -106,13 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="STAGE",
         help=f"{', '.join(ALL_STAGES)} (default: ptx, or amdgcn for AMD targets)",
     )
-    dump.add_argument(
-        "--launch",
-        type=int,
-        default=0,
-        metavar="N",
-        help="when the file launches the kernel with different specializations, which one",
-    )
+    _launch_option(dump)
     dump.add_argument(
         "--annotate",
         action="store_true",
@@ -169,13 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--output", "-o", required=True, metavar="FILE.html", help="where to write the page"
     )
-    export.add_argument(
-        "--launch",
-        type=int,
-        default=0,
-        metavar="N",
-        help="when the file launches the kernel with different specializations, which one",
-    )
+    _launch_option(export)
     repro = sub.add_parser(
         "repro",
         help="write one launch as a standalone script (torch and Triton only) that compiles to the same code",
@@ -184,13 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument(
         "--output", "-o", required=True, metavar="FILE.py", help="where to write the script"
     )
-    repro.add_argument(
-        "--launch",
-        type=int,
-        default=0,
-        metavar="N",
-        help="when the file launches the kernel with different specializations, which one",
-    )
+    _launch_option(repro)
     repro.add_argument(
         "--check",
         action="store_true",
@@ -276,13 +268,7 @@ def _passes_parser(sub) -> None:
         "--diff", action="store_true", help="with --pass: what it changed, not the whole IR"
     )
     p.add_argument("--all", action="store_true", help="list the passes that changed nothing too")
-    p.add_argument(
-        "--launch",
-        type=int,
-        default=0,
-        metavar="N",
-        help="when the file launches the kernel with different specializations, which one",
-    )
+    _launch_option(p)
     p.add_argument("--json", action="store_true", help="the list as one JSON document")
 
 

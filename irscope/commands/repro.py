@@ -17,11 +17,17 @@ original's, byte for byte: what the reproducer is for is that it compiles to the
 from __future__ import annotations
 
 import dataclasses
-import os
+import linecache
 import sys
+import textwrap
 from typing import Any
 
+import torch
+
 from irscope.base.errors import IrscopeError
+from irscope.base.paths import check_output_path
+from irscope.engine.session import open_file
+from irscope.engine.triton_compat.caches import fresh_triton_cache
 from irscope.engine.triton_compat.kernel_sources import (
     KernelSources,
     expression,
@@ -41,8 +47,6 @@ def _string_block(text: str) -> str:
 
 
 def _tensor_expression(value, name: str) -> str:
-    import torch
-
     dtype = str(value.dtype)
     storage_elements = value.untyped_storage().nbytes() // max(value.element_size(), 1)
     layout = f"{list(value.shape)}, {list(value.stride())}, {value.storage_offset()}, {storage_elements}, {dtype}"
@@ -57,8 +61,6 @@ def _tensor_expression(value, name: str) -> str:
 
 
 def _argument(value: Any, name: str, imports: set[str]) -> str:
-    import torch
-
     if isinstance(value, torch.Tensor):
         return _tensor_expression(value, name)
     if dataclasses.is_dataclass(value) and not isinstance(value, type) and is_triton_own(value):
@@ -86,8 +88,6 @@ def _function_code(lines: list[str], def_index: int) -> str:
     """The function's code as the script compiles it: its decorators become one `@_as_written` (the text
     Triton reads is the original's, from linecache), so its code object starts on the first decorator's line
     as the original's does, and its lines stay where they were."""
-    import textwrap
-
     body = textwrap.dedent("".join(lines[def_index:]))
     if def_index == 0:
         return body
@@ -230,13 +230,7 @@ def render(comp, label: str, shown_file: str) -> str:
 
 
 def check_output(path: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise IrscopeError(
-            f"-o {path}: the folder {folder} does not exist; create it or write elsewhere"
-        )
-    if os.path.isdir(path):
-        raise IrscopeError(f"-o {path} is a folder; give a file name, like -o repro.py")
+    check_output_path(path, "the script", "repro.py")
 
 
 def compare(original, reproduced) -> list[str]:
@@ -262,11 +256,6 @@ def round_trip(comp, path: str) -> list[str]:
     """Open the reproducer at `path` as irscope opens any file, compile its one launch in an empty Triton
     cache (the cache's key leaves the file name out, so a hit could hide a difference), and compare each stage
     with `comp`'s: one line per stage."""
-    import linecache
-
-    from irscope.engine.session import open_file
-    from irscope.engine.triton_compat.caches import fresh_triton_cache
-
     # the script puts its pieces of the original files in linecache: this process goes on reading the files
     saved = dict(linecache.cache)
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import linecache
 
 import pytest
+import triton
 from conftest import kernel_path
 
 from irscope.base.errors import IrscopeError
@@ -26,7 +27,7 @@ def test_a_kernel_and_its_helper_round_trip_byte_identical(cli, tmp_path):
     assert all(result.startswith("byte-identical") for result in said.values()), out
     text = target.read_text()
     # the helper is defined again before the kernel, each from its own source text
-    assert text.index("['scaled_relu'])") < text.index("kernel = _define(")
+    assert text.index("[('__main__', 'scaled_relu')])") < text.index("kernel = _define(")
     assert "import linecache" in text and 'if __name__ == "__main__":' in text
 
 
@@ -54,7 +55,10 @@ def test_the_check_fails_when_the_script_names_another_file(cli, tmp_path):
     target = tmp_path / "moved.py"
     target.write_text(text)
     before = linecache.getlines(kernel_path("add.py"))
+    knob = vars(triton.knobs.cache).get("dir", "unset")
     said = dict(line.split(": ", 1) for line in round_trip(comp, str(target)))
+    # Triton's cache folder as it was: set by hand it would hide TRITON_CACHE_DIR from every later compile
+    assert vars(triton.knobs.cache).get("dir", "unset") == knob
     assert said["ttir"].startswith("DIFFERS"), said
     assert said["ptx"].startswith("DIFFERS"), said
     # the script's pieces of source are gone again: a second reproducer of this file reads all of it

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import os
-
 from irscope import __version__
 from irscope.base.errors import IrscopeError, KernelCompileError
+from irscope.base.paths import check_output_path
 from irscope.commands.export.page import build_page
 from irscope.engine.report import compilation_entry
 
 
 def check_output(path: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise IrscopeError(
-            f"-o {path}: the folder {folder} does not exist; create it or write the page elsewhere"
-        )
-    if os.path.isdir(path):
-        raise IrscopeError(f"-o {path} is a folder; give a file name, like -o kernel.html")
+    check_output_path(path, "the page", "kernel.html")
 
 
 def run(ws, args) -> int:

@@ -45,13 +45,19 @@ def triton_cache_dir() -> str:
 def fresh_triton_cache() -> Iterator[None]:
     """Compiles inside go to an empty Triton cache of their own (removed after): a comparison of two
     compilations that must not get one from the other's cache entry (`irscope repro --check`)."""
-    before = triton.knobs.cache.dir
+    knobs = triton.knobs.cache
+    # set by hand, or read from TRITON_CACHE_DIR on each use: put back as it was (set, it would hide the
+    # variable from then on)
+    was_set, before = "dir" in vars(knobs), vars(knobs).get("dir")
     folder = tempfile.mkdtemp(prefix="irscope-fresh-cache-")
-    triton.knobs.cache.dir = folder
+    knobs.dir = folder
     try:
         yield
     finally:
-        triton.knobs.cache.dir = before
+        if was_set:
+            knobs.dir = before
+        else:
+            del knobs.dir
         shutil.rmtree(folder, ignore_errors=True)
 
 
