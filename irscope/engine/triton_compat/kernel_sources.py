@@ -128,6 +128,12 @@ def expression(name: str, value: Any, imports: set[str]) -> str:
             )
         imports.add(value.__name__)
         return value.__name__
+    if isinstance(value, dict):  # tutorial 07's extern_libs={"libdevice": path}
+        pairs = (
+            f"{expression(name, k, imports)}: {expression(name, v, imports)}"
+            for k, v in value.items()
+        )
+        return "{" + ", ".join(pairs) + "}"
     if isinstance(value, (tuple, list)):
         items = [expression(name, v, imports) for v in value]
         text = ", ".join(items)
