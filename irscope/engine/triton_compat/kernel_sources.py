@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 import triton.language as tl
-from triton.runtime.jit import JITFunction
+from triton.runtime.jit import JITCallable, JITFunction
 
 from irscope.base.errors import IrscopeError
 
@@ -216,7 +216,8 @@ def kernel_sources(kernel: JITFunction) -> KernelSources:
                 value = fn.__globals__[name]
             else:  # a builtin, or a name the kernel's code never reaches
                 continue
-            if isinstance(value, JITFunction) and not is_triton_own(value.fn):
+            # a JIT function or a constexpr function (Gluon's layout helpers): its source written again
+            if isinstance(value, JITCallable) and not is_triton_own(value.fn):
                 pending.append((value, (function.module, name)))
                 continue
             if name not in names:
