@@ -10,7 +10,7 @@ user's module, binding a launch's arguments), `compiler` (specialization and com
 (recording launches while a file runs), `lang_patch` (triton.language patched for the interpreter, once
 per launch), `interpreter` (one program in Triton's interpreter, with memory hooks), `layouts` (linear
 layouts of TTGIR loads and stores), `gluon` (what sets a `@gluon.jit` kernel apart: its source class);
-`autotune`, `caches`, `compile_errors`, `install_key`, `interp_patches`,
+`autotune`, `caches`, `compile_errors`, `install_key`, `interp_patches`, `kernel_sources` (what a reproducer carries),
 `debugger_calls`, `libdevice_*`, `virtual_device`, `given_spec`, `pass_dumps` for narrower matters. The names
 below are re-exported so that the rest of irscope imports from the package alone.
 """
