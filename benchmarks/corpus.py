@@ -238,6 +238,22 @@ def gluon_release_files(path: str) -> dict[str, str]:
     return files
 
 
+def scratch_run(
+    rel: str, path: str, scratch: str, hide_gpu: bool = True
+) -> tuple[str, dict[str, str]]:
+    """Where and with what environment a corpus file runs as a new user's would, in the folder `scratch`: a
+    tutorial from a checkout's layout there, irscope importable from this checkout, the GPU hidden (unless
+    `hide_gpu` is false), an empty Triton cache and an empty FlagGems cache (a cold one benchmarks every
+    config). Returns the path to run and the environment."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="") if hide_gpu else dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+    if rel.startswith("tutorials/"):
+        path = checkout_layout(os.path.join(scratch, "triton"), path)
+    env["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton-cache")
+    env["FLAGGEMS_CACHE_DIR"] = os.path.join(scratch, "flaggems-cache")
+    return path, env
+
+
 def open_file(
     rel: str, timeout: float = TARGET_SECONDS, warm: bool = False, target: str | None = None
 ) -> Outcome:

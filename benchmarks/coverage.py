@@ -381,14 +381,8 @@ def shown_offline(
 ) -> tuple[dict | None, str | None, float]:
     """Side (b): `irscope report FILE --json --target T`, GPU hidden, as benchmarks/corpus.py opens a file
     (side (b'), with `hide_gpu` false: the same on the GPU, launches run for real)."""
-    path = os.path.join(corpus.CORPUS, rel)
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="") if hide_gpu else dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory(prefix="irscope-coverage-") as scratch:
-        if rel.startswith("tutorials/"):
-            path = corpus.checkout_layout(os.path.join(scratch, "triton"), path)
-        env["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton-cache")
-        env["FLAGGEMS_CACHE_DIR"] = os.path.join(scratch, "flaggems-cache")
+        path, env = corpus.scratch_run(rel, os.path.join(corpus.CORPUS, rel), scratch, hide_gpu)
         cmd = [sys.executable, "-m", "irscope", "report", path, "--json", "--target", target]
         start = time.perf_counter()
         try:

@@ -74,13 +74,8 @@ def child(path: str, out_dir: str, check: bool = True) -> None:
 
 
 def run_file(rel: str, path: str, timeout: float) -> dict:
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory(prefix="irscope-repro-") as scratch:
-        if rel.startswith("tutorials/"):
-            path = corpus.checkout_layout(os.path.join(scratch, "triton"), path)
-        env["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton-cache")
-        env["FLAGGEMS_CACHE_DIR"] = os.path.join(scratch, "flaggems-cache")
+        path, env = corpus.scratch_run(rel, path, scratch)
         repros = os.path.join(scratch, "repros")
         os.makedirs(repros)
         cmd = [sys.executable, os.path.abspath(__file__), "--child", path, repros]
