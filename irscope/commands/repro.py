@@ -16,7 +16,6 @@ original's, byte for byte: what the reproducer is for is that it compiles to the
 
 from __future__ import annotations
 
-import dataclasses
 import linecache
 import sys
 import textwrap
@@ -31,12 +30,67 @@ from irscope.engine.triton_compat.caches import fresh_triton_cache
 from irscope.engine.triton_compat.kernel_sources import (
     KernelSources,
     expression,
-    is_triton_own,
     kernel_sources,
 )
 
 _VALUES_KEPT = 1 << 16  # integer tensors up to this many elements keep their values
 _STAGES_COMPARED = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
+
+
+# What every reproducer defines before its kernel: the stand-in for decorators, the source text put where
+# `inspect` reads it, the namespaces of the modules, one JIT function defined again, a tensor laid out again.
+_SCRIPT_HELPERS = r'''def _as_written(fn):
+    """Stands where the decorators were: Triton reads them from the source text, not from here."""
+    return fn
+
+
+def _keep_sources():
+    """Put each file's text where `inspect` looks for it, so that the JIT reads it as it did."""
+    for file, pieces in _SOURCES.items():
+        lines = []
+        for first, text in pieces:
+            piece = text.splitlines(keepends=True)
+            lines += ["\n"] * (first - 1 - len(lines))
+            # a statement at column 0 after the piece ends its block where the file's next one did
+            if piece and piece[-1].endswith("\n"):
+                piece.append("pass\n")
+            lines[first - 1 :] = piece
+        linecache.cache[file] = (sum(map(len, lines)), None, lines, file)
+
+
+def _namespace(module):
+    """The globals of a module as its JIT functions read them."""
+    return _MODULES.setdefault(module, {'__name__': module, '_as_written': _as_written})
+
+
+def _define(module, file, first, qualname, code, jit_class, options, found_as):
+    """Compile one JIT function at its own lines of its own file, in its module's namespace, named as
+    it was (a kernel made inside a function keeps its qualified name), and put it where its callers
+    look it up: (module, name) pairs."""
+    namespace = _namespace(module)
+    exec(compile("\n" * (first - 1) + code, file, "exec"), namespace)
+    name = qualname.rsplit(".", 1)[-1]
+    namespace[name].__qualname__ = qualname
+    jit = namespace[name] = jit_class(namespace[name], **options)
+    for caller, alias in found_as:
+        _namespace(caller)[alias] = jit
+    return jit
+
+
+def _tensor(shape, stride, offset, storage, dtype, values=None):
+    """A tensor laid out as the launch's was: same storage size and offset, so the same alignment."""
+    if values is not None:
+        flat = torch.tensor(values, device="cpu").to(dtype)
+    elif dtype.is_floating_point:
+        flat = torch.randn(storage, generator=_GENERATOR).to(dtype)
+    else:
+        flat = torch.zeros(storage, dtype=dtype)
+    return flat.to("cuda").as_strided(shape, stride, offset)
+
+
+_MODULES = {}
+_GENERATOR = torch.Generator().manual_seed(0)
+_keep_sources()'''
 
 
 def _string_block(text: str) -> str:
@@ -46,7 +100,7 @@ def _string_block(text: str) -> str:
     return repr(text)
 
 
-def _tensor_expression(value, name: str) -> str:
+def _tensor_expression(value) -> str:
     dtype = str(value.dtype)
     storage_elements = value.untyped_storage().nbytes() // max(value.element_size(), 1)
     layout = f"{list(value.shape)}, {list(value.stride())}, {value.storage_offset()}, {storage_elements}, {dtype}"
@@ -61,23 +115,15 @@ def _tensor_expression(value, name: str) -> str:
 
 
 def _argument(value: Any, name: str, imports: set[str]) -> str:
+    """A launch's argument as an expression: a tensor made again (`_tensor`), anything else as a global is
+    written, with the tensors inside a tuple or a tensor descriptor made again too."""
     if isinstance(value, torch.Tensor):
-        return _tensor_expression(value, name)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type) and is_triton_own(value):
-        # a host tensor descriptor (Triton's, Gluon's): its tensor, shape, strides, block and layout
-        fields = ", ".join(
-            f"{f.name}={_argument(getattr(value, f.name), f'{name}.{f.name}', imports)}"
-            for f in dataclasses.fields(value)
-            if f.init
-        )
-        return f"{expression(name, type(value), imports)}({fields})"
-    if isinstance(value, (tuple, list)):  # a tuple of tensors and numbers: each made again
-        items = [_argument(item, f"{name}[{i}]", imports) for i, item in enumerate(value)]
-        text = ", ".join(items) + ("," if len(items) == 1 and isinstance(value, tuple) else "")
-        return f"({text})" if isinstance(value, tuple) else f"[{text}]"
+        return _tensor_expression(value)
     try:
-        return expression(name, value, imports)
-    except IrscopeError:
+        return expression(name, value, imports, lambda n, v: _argument(v, n, imports))
+    except IrscopeError as err:
+        if str(err).startswith("repro:"):  # said of the item inside that could not be written
+            raise
         raise IrscopeError(
             f"repro: the argument {name} is a {type(value).__name__}, which irscope cannot write into a "
             f"reproducer yet (tensors, numbers, None, dtypes and constexprs it can)"
@@ -145,58 +191,7 @@ def render(comp, label: str, shown_file: str) -> str:
         "}",
         "",
         "",
-        "def _as_written(fn):",
-        '    """Stands where the decorators were: Triton reads them from the source text, not from here."""',
-        "    return fn",
-        "",
-        "",
-        "def _keep_sources():",
-        '    """Put each file\'s text where `inspect` looks for it, so that the JIT reads it as it did."""',
-        "    for file, pieces in _SOURCES.items():",
-        "        lines = []",
-        "        for first, text in pieces:",
-        "            piece = text.splitlines(keepends=True)",
-        '            lines += ["\\n"] * (first - 1 - len(lines))',
-        "            # a statement at column 0 after the piece ends its block where the file's next one did",
-        '            if piece and piece[-1].endswith("\\n"):',
-        '                piece.append("pass\\n")',
-        "            lines[first - 1 :] = piece",
-        "        linecache.cache[file] = (sum(map(len, lines)), None, lines, file)",
-        "",
-        "",
-        "def _namespace(module):",
-        '    """The globals of a module as its JIT functions read them."""',
-        "    return _MODULES.setdefault(module, {'__name__': module, '_as_written': _as_written})",
-        "",
-        "",
-        "def _define(module, file, first, qualname, code, jit_class, options, found_as):",
-        '    """Compile one JIT function at its own lines of its own file, in its module\'s namespace, named as',
-        "    it was (a kernel made inside a function keeps its qualified name), and put it where its callers",
-        '    look it up: (module, name) pairs."""',
-        "    namespace = _namespace(module)",
-        '    exec(compile("\\n" * (first - 1) + code, file, "exec"), namespace)',
-        '    name = qualname.rsplit(".", 1)[-1]',
-        "    namespace[name].__qualname__ = qualname",
-        "    jit = namespace[name] = jit_class(namespace[name], **options)",
-        "    for caller, alias in found_as:",
-        "        _namespace(caller)[alias] = jit",
-        "    return jit",
-        "",
-        "",
-        "def _tensor(shape, stride, offset, storage, dtype, values=None):",
-        '    """A tensor laid out as the launch\'s was: same storage size and offset, so the same alignment."""',
-        "    if values is not None:",
-        '        flat = torch.tensor(values, device="cpu").to(dtype)',
-        "    elif dtype.is_floating_point:",
-        "        flat = torch.randn(storage, generator=_GENERATOR).to(dtype)",
-        "    else:",
-        "        flat = torch.zeros(storage, dtype=dtype)",
-        '    return flat.to("cuda").as_strided(shape, stride, offset)',
-        "",
-        "",
-        "_MODULES = {}",
-        "_GENERATOR = torch.Generator().manual_seed(0)",
-        "_keep_sources()",
+        *_SCRIPT_HELPERS.splitlines(),
     ]
     for module, values in sources.globals.items():
         if values:

@@ -21,7 +21,7 @@ import inspect
 import textwrap
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import triton.language as tl
@@ -99,8 +99,17 @@ def is_triton_own(value: Any) -> bool:
     return module == "triton" or module.startswith("triton.")
 
 
-def expression(name: str, value: Any, imports: set[str]) -> str:
-    """A Python expression that gives `value` again in a script that imports `imports`, or IrscopeError."""
+def expression(
+    name: str, value: Any, imports: set[str], item: Callable[[str, Any], str] | None = None
+) -> str:
+    """A Python expression that gives `value` again in a script that imports `imports`, or IrscopeError.
+    `item(name, value)` writes what a dict, tuple, list or Triton dataclass holds (default: this function; a
+    reproducer's arguments hold tensors too)."""
+    if item is None:
+
+        def item(inner_name: str, inner: Any) -> str:
+            return expression(inner_name, inner, imports)
+
     if value is None or isinstance(value, (bool, int, str)):
         return repr(value)
     if isinstance(value, float):
@@ -110,7 +119,7 @@ def expression(name: str, value: Any, imports: set[str]) -> str:
             else f"float({str(value)!r})"
         )
     if isinstance(value, tl.constexpr):
-        inner = expression(name, value.value, imports)
+        inner = item(name, value.value)
         imports.add("triton.language")
         return f"triton.language.constexpr({inner})"
     if isinstance(value, tl.dtype):
@@ -129,13 +138,10 @@ def expression(name: str, value: Any, imports: set[str]) -> str:
         imports.add(value.__name__)
         return value.__name__
     if isinstance(value, dict):  # tutorial 07's extern_libs={"libdevice": path}
-        pairs = (
-            f"{expression(name, k, imports)}: {expression(name, v, imports)}"
-            for k, v in value.items()
-        )
+        pairs = (f"{item(name, k)}: {item(f'{name}[{k!r}]', v)}" for k, v in value.items())
         return "{" + ", ".join(pairs) + "}"
     if isinstance(value, (tuple, list)):
-        items = [expression(name, v, imports) for v in value]
+        items = [item(f"{name}[{i}]", v) for i, v in enumerate(value)]
         text = ", ".join(items)
         return (
             f"({text},)"
@@ -147,9 +153,9 @@ def expression(name: str, value: Any, imports: set[str]) -> str:
         and not isinstance(value, type)
         and is_triton_own(type(value))
     ):
-        # Gluon's layouts: frozen dataclasses of numbers and lists, made again from their fields
+        # Gluon's layouts, host tensor descriptors (Triton's, Gluon's): made again from their fields
         fields = ", ".join(
-            f"{f.name}={expression(name, getattr(value, f.name), imports)}"
+            f"{f.name}={item(f'{name}.{f.name}', getattr(value, f.name))}"
             for f in dataclasses.fields(value)
             if f.init
         )
