@@ -142,6 +142,11 @@ class Launch:
         picks is compiled when its number is asked for (`config`)."""
         return self.explored or (self.choice_by_timing and config is None)
 
+    @property
+    def named_why(self) -> str:
+        """Why it is named, not compiled: "sweep" (a benchmark sweep's later point) or "timing"."""
+        return "sweep" if self.explored else "timing"
+
 
 @dataclass
 class Resources:

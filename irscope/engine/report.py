@@ -165,7 +165,7 @@ def named_entry(ws: Workspace, named: Named, config: int | None = None) -> dict[
         "compiled": False,
         "explored": launch.explored,
         # why it is named, not compiled: a benchmark sweep's later point, or a config a GPU's timing picks
-        "why": "sweep" if launch.explored else "timing",
+        "why": launch.named_why,
         "launch_number": named.number,
         "how": f"irscope report {ws.user_file.shown} --kernel {label}{chosen} --launch {named.number}",
     }

@@ -127,7 +127,7 @@ class Server:
             "spec": dict(named.specialization),
             "warps": named.num_warps,
             "number": named.number,
-            "why": "sweep" if launch.explored else "timing",
+            "why": launch.named_why,
             "compiled": False,
         }
 
