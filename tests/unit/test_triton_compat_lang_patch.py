@@ -122,3 +122,46 @@ def test_a_kernel_that_calls_jit_functions_in_a_loop_computes_what_torch_does(tm
     (comp,) = ws.compile(ws.kernel("stats"))
     assert comp.ok, comp.failure
     assert "tt.reduce" in comp.stage("ttir")
+
+
+@triton.jit
+def _wrapping_product(x_ptr, out_ptr, FACTOR: tl.constexpr):
+    offsets = tl.arange(0, 4)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) * FACTOR + 7)
+
+
+def test_the_overflow_check_whose_result_is_dropped_is_off_for_a_launch_and_back_after():
+    """Triton's interpreter redoes each 32-bit add and multiply in 64 bits for an overflow check that ends in a
+    device_assert it drops unless `debug` is set: off while a launch runs, the options put back after, and the
+    results wrap as a GPU's do."""
+    options = interp.interpreter_builder.options
+    assert options.sanitize_overflow and not options.debug
+    scope = lang_patch.launch_patch(_wrapping_product.fn)
+    try:
+        assert interp.interpreter_builder.options.sanitize_overflow is False
+    finally:
+        scope.restore()
+    assert interp.interpreter_builder.options is options
+
+    from irscope.engine.triton_compat import run_one_program
+
+    x = torch.tensor([1, 2**20, -(2**21), 2**31 - 1], dtype=torch.int32)
+    out = torch.zeros(4, dtype=torch.int32)
+    arguments = {"x_ptr": x, "out_ptr": out, "FACTOR": 4099}
+    run_one_program(_wrapping_product, arguments, (1, 1, 1), (0, 0, 0))
+    wrapped = ((x.to(torch.int64) * 4099 + 7 + 2**31) % 2**32 - 2**31).to(torch.int32)
+    assert (
+        out.tolist() == wrapped.tolist() and out.tolist() != (x.to(torch.int64) * 4099 + 7).tolist()
+    )
+    assert interp.interpreter_builder.options is options
+
+
+def test_a_debug_interpreter_keeps_its_overflow_check():
+    options = interp.interpreter_builder.options
+    interp.interpreter_builder.options = type(options)(debug=True)
+    try:
+        scope = lang_patch.launch_patch(_wrapping_product.fn)
+        assert interp.interpreter_builder.options.sanitize_overflow is True
+        scope.restore()
+    finally:
+        interp.interpreter_builder.options = options

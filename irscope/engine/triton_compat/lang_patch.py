@@ -20,6 +20,7 @@ it), so one launch at a time changes this module's state.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import Callable, Iterator
 
 import triton
@@ -76,12 +77,27 @@ def _coverage(fn) -> tuple:
     )
 
 
+def _overflow_checks_off():
+    """Turn off the interpreter's integer-overflow check for a launch, when its result would be dropped;
+    returns the options to put back. With `sanitize_overflow` on, every 32-bit add, subtract and multiply is
+    redone in 64 bits and compared against the type's range, and the check ends in `device_assert`, which
+    does nothing unless the interpreter's own `debug` option is set (Triton never sets it; a compiled kernel
+    checks only when compiled with debug). The results are the same without it; the interpreter runs a
+    third faster on integer-heavy kernels (tutorial 09's persistent matmul: 57 s to 38 s for `report`)."""
+    builder = _interpreter_module.interpreter_builder
+    before = getattr(builder, "options", None)
+    if getattr(before, "sanitize_overflow", False) and not getattr(before, "debug", True):
+        builder.options = dataclasses.replace(before, sanitize_overflow=False)
+    return before
+
+
 class _LaunchPatch:
     """The patch of one launch (what GridExecutor and run_one_program hold), under which calls keep theirs."""
 
     def __init__(self, fn) -> None:
         global _kept, _covered
         own = _patch_lang(fn)
+        self._options = _overflow_checks_off()
         # a launch inside a launch (a grid function that launches) nests
         self._outer = (
             _kept,
@@ -97,6 +113,8 @@ class _LaunchPatch:
         while kept:
             kept.pop().restore()
         self._own.restore()
+        if self._options is not None:
+            _interpreter_module.interpreter_builder.options = self._options
 
 
 def launch_patch(fn) -> _LaunchPatch:
