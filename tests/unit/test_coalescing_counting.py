@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from irscope.analysis.coalescing.requests import count_requests, scalar_layout
+from irscope.analysis.coalescing.requests import count_executions, count_requests, scalar_layout
 from irscope.analysis.coalescing.sectors import sample_programs
 from irscope.analysis.layouts.owners import (
     BlockedLayout,
@@ -32,6 +32,35 @@ ROW_1D = blocked([4], [32], [4], [0])  # add.py's layout: 4 fp32 per lane, 16-by
 def count(addresses, layout, shape, vector, kind="load", mask=None, elem=4):
     ll = linear_layout(layout, shape)
     return count_requests(np.asarray(addresses).reshape(shape), mask, elem, ll, vector, kind)
+
+
+def test_executions_counted_together_are_the_sum_of_each_and_draw_the_first_most_wasteful():
+    """count_executions (a loop's trips in one pass) against count_requests once per trip: the same counts and
+    lane strides, and the picture of the first trip that wastes the most sectors (a later trip wasting as
+    much does not replace it, as the per-trip loop kept the first)."""
+    layout = linear_layout(blocked([2, 4], [4, 8], [4, 1], [1, 0]), (32, 32))
+    rng = random.Random(7)
+    trips, masks = [], []
+    for trip in range(6):
+        row_bytes = [128, 4096, 128, 4096, 256, 128][trip]
+        rows = np.arange(32)[:, None] * row_bytes + np.arange(32)[None, :] * 4 + trip * 8192
+        trips.append(rows.reshape(-1))
+        masks.append(np.array([rng.random() > 0.2 for _ in range(1024)]))
+    masks[0] = None
+    one_by_one = [count_requests(a, m, 4, layout, 2, "load") for a, m in zip(trips, masks)]
+    active = np.stack([np.ones(1024, bool) if m is None else m for m in masks])
+    together = count_executions(np.stack(trips), active, 4, layout, 2, "load")
+    summed = one_by_one[0].counts
+    for each in one_by_one[1:]:
+        summed.add(each.counts)
+    assert together.counts == summed and summed.requests > 0
+    strides = sum((each.lane_strides for each in one_by_one), type(together.lane_strides)())
+    assert together.lane_strides == strides and len(strides) > 1
+    waste = [b.worst.sectors - b.worst.ideal_sectors for b in one_by_one]
+    first_worst = waste.index(max(waste))
+    assert waste.count(max(waste)) > 1 and first_worst == 1  # trips 1 and 3 tie: the first is drawn
+    assert together.worst.lanes == one_by_one[first_worst].worst.lanes
+    assert together.worst == one_by_one[first_worst].worst
 
 
 # ---------------------------------------------------------------------------------------------- layouts

@@ -148,25 +148,52 @@ def count_requests(
     lane moves per instruction (the PTX width ÷ the element size). `kind`: "load", "store" or "atomic";
     `op`: the TTGIR op (an async copy is predicated like a store).
     """
-    addresses = np.asarray(byte_addresses, dtype=np.int64).reshape(-1)
-    on = np.ones(addresses.shape, bool) if active is None else np.asarray(active, bool).reshape(-1)
+    addresses = np.asarray(byte_addresses, dtype=np.int64).reshape(1, -1)
+    on = None if active is None else np.asarray(active, bool).reshape(1, -1)
+    return count_executions(addresses, on, elem_bytes, layout, vector, kind, want_picture, op)
+
+
+def count_executions(
+    byte_addresses: np.ndarray,
+    active: np.ndarray | None,
+    elem_bytes: int,
+    layout: LinearLayout,
+    vector: int,
+    kind: str,
+    want_picture: bool = True,
+    op: str = "",
+) -> RequestBatch:
+    """count_requests for several executions of one op at once (a loop's trips): `byte_addresses` and
+    `active` are [execution, element]. The counts and lane strides are the executions' sums; the picture is
+    the one count_requests would give for the first execution that wastes the most sectors (one NumPy pass
+    instead of one per trip: fla's recurrences run their loads 64 times a program)."""
+    addresses = np.asarray(byte_addresses, dtype=np.int64)
+    executions = addresses.shape[0]
+    addresses = addresses.reshape(executions, -1)
+    on = (
+        np.ones(addresses.shape, bool)
+        if active is None
+        else np.asarray(active, bool).reshape(executions, -1)
+    )
     index = layout.element_index()  # [warp, lane, register]
     warps, lanes, registers = index.shape
     vector = max(1, min(int(vector), registers, layout.contiguous_registers()))
     free_regs = layout.free_register_mask
     group_starts = [r for r in range(0, registers, vector) if r & free_regs == 0]
+    groups = len(group_starts)
     regs = np.array([r + v for r in group_starts for v in range(vector)], dtype=np.int64)
-    idx = index[:, :, regs].reshape(warps, lanes, len(group_starts), vector)
-    addr = addresses[idx]
-    act = on[idx].copy()
+    idx = index[:, :, regs].reshape(warps, lanes, groups, vector)
+    addr = addresses[:, idx]  # [execution, warp, lane, group, element]
+    act = on[:, idx]
     # Triton predicates these off in lanes and warps that repeat others
     if kind != "load" or op == ASYNC_COPY:
         lane_ok = (np.arange(lanes) & layout.free_lane_mask) == 0
         warp_ok = (np.arange(warps) & layout.free_warp_mask) == 0
-        act &= (warp_ok[:, None] & lane_ok[None, :])[:, :, None, None]
-    # per request: [warp, group] × (lane, element)
-    addr_r = addr.transpose(0, 2, 1, 3).reshape(warps * len(group_starts), lanes * vector)
-    act_r = act.transpose(0, 2, 1, 3).reshape(warps * len(group_starts), lanes * vector)
+        act &= (warp_ok[:, None] & lane_ok[None, :])[None, :, :, None, None]
+    # per request: [execution, warp, group] × (lane, element)
+    rows = executions * warps * groups
+    addr_r = addr.transpose(0, 1, 3, 2, 4).reshape(rows, lanes * vector)
+    act_r = act.transpose(0, 1, 3, 2, 4).reshape(rows, lanes * vector)
     issued = act_r.any(axis=1)
     addr_r, act_r = addr_r[issued], act_r[issued]
     counts = Counts(instructions=int(issued.size))
@@ -188,11 +215,7 @@ def count_requests(
     lines_ = distinct(addr_r // LINE_BYTES)
     unique = distinct(addr_r) * elem_bytes
     ideal = -(-unique // SECTOR_BYTES)
-    lane_on = (
-        act.transpose(0, 2, 1, 3)
-        .reshape(warps * len(group_starts), lanes, vector)
-        .any(axis=2)[issued]
-    )
+    lane_on = act.transpose(0, 1, 3, 2, 4).reshape(rows, lanes, vector).any(axis=2)[issued]
     counts.requests = int(issued.sum())
     counts.sectors = int(sectors.sum())
     counts.lines = int(lines_.sum())
@@ -202,7 +225,7 @@ def count_requests(
     counts.active_lanes = int(lane_on.sum())
 
     # byte distance between neighbouring active lanes (first element of each lane's vector)
-    first = addr.transpose(0, 2, 1, 3).reshape(-1, lanes, vector)[issued][:, :, 0]
+    first = addr.transpose(0, 1, 3, 2, 4).reshape(rows, lanes, vector)[issued][:, :, 0]
     pair_on = lane_on[:, 1:] & lane_on[:, :-1]
     strides = (
         Counter((first[:, 1:] - first[:, :-1])[pair_on].tolist()) if pair_on.any() else Counter()
@@ -211,16 +234,20 @@ def count_requests(
     picture = None
     if want_picture:
         waste = sectors - ideal
-        pick = int(np.argmax(waste * 1000 + lane_on.sum(axis=1)))
-        positions = np.flatnonzero(issued)[pick]
-        warp, group = divmod(int(positions), len(group_starts))
+        positions = np.flatnonzero(issued)
+        # the first execution with the most waste, and in it what count_requests would draw
+        worst_execution = positions[waste == waste.max()].min() // (warps * groups)
+        mine = positions // (warps * groups) == worst_execution
+        pick = int(np.flatnonzero(mine)[np.argmax((waste * 1000 + lane_on.sum(axis=1))[mine])])
+        execution, rest = divmod(int(positions[pick]), warps * groups)
+        warp, group = divmod(rest, groups)
         lane_list: list[tuple[int, int] | None] = []
         for lane in range(lanes):
-            on_elems = act[warp, lane, group]
+            on_elems = act[execution, warp, lane, group]
             if not on_elems.any():
                 lane_list.append(None)
             else:
-                a = addr[warp, lane, group][on_elems]
+                a = addr[execution, warp, lane, group][on_elems]
                 lane_list.append((int(a.min()), int(a.max() - a.min()) + elem_bytes))
         picture = WarpPicture(
             warp,

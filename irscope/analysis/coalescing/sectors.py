@@ -32,7 +32,7 @@ from irscope.analysis.coalescing.match import (
 from irscope.analysis.coalescing.requests import (
     Counts,
     alignment_offset,
-    count_requests,
+    count_executions,
     dim_strides,
     lane_dim,
     scalar_layout,
@@ -132,6 +132,7 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
             result.error = f"program {pid}: {rec.error}"
         result.work.add(rec)
         recorded = Counter((a.line, a.kind, tuple(a.shape)) for a in rec.accesses)
+        pending = _Executions()
         for access, op in matched_ops(ops, sites, rec.accesses, recorded, split):
             if op is None:
                 unmatched[(access.line, access.kind)] += 1
@@ -177,24 +178,7 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
                 base = (region.base - region.start) % STORAGE_ALIGNMENT
             addresses = np.asarray(access.byte_offsets, dtype=np.int64) + base
             vector = max(1, (entry.width_bytes or access.elem_bytes) // access.elem_bytes)
-            batch = count_requests(
-                addresses,
-                access.mask,
-                access.elem_bytes,
-                layout,
-                vector,
-                op.kind,
-                want_picture=True,
-                op=op.op,
-            )
-            entry.counts.add(batch.counts)
-            entry.lane_strides.update(batch.lane_strides)
-            if batch.worst is not None and (
-                entry.picture is None
-                or batch.worst.sectors - batch.worst.ideal_sectors
-                > entry.picture.sectors - entry.picture.ideal_sectors
-            ):
-                entry.picture = batch.worst
+            pending.add(entry, op, layout, vector, access.elem_bytes, addresses, access.mask)
             if not entry.dim_strides:
                 entry.sample = (addresses, access.mask, op.layout, vector)
                 entry.dim_strides = dim_strides(access.byte_offsets, access.mask)
@@ -202,6 +186,7 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
             offset = alignment_offset(addresses, access.mask)
             if offset is not None:
                 entry.alignment_offsets[offset] += 1
+        pending.count()
     for (line, kind, shape), texts in sorted(
         layouts_by_site.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])
     ):
@@ -231,6 +216,64 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
         result.notes.append("some accesses were not analysed (see their reason)")
     result.seconds = time.perf_counter() - start
     return result
+
+
+class _Executions:
+    """One program's executions of each op, counted together (count_executions: one NumPy pass for a loop's
+    trips); an op's executions are counted in order, in runs of at most MAX_ELEMENTS addresses."""
+
+    MAX_ELEMENTS = 1 << 21
+
+    def __init__(self) -> None:
+        self.runs: dict[
+            tuple, list
+        ] = {}  # (op index, elements, vector) -> [entry, op, layout, addresses, masks]
+
+    def add(self, entry, op, layout, vector: int, elem_bytes: int, addresses, mask) -> None:
+        key = (op.index, addresses.size, vector, elem_bytes)
+        run = self.runs.get(key)
+        if run is not None and (len(run[3]) + 1) * addresses.size > self.MAX_ELEMENTS:
+            self._count(key, self.runs.pop(key))
+            run = None
+        if run is None:
+            run = self.runs[key] = [entry, op, layout, [], []]
+        run[3].append(addresses.reshape(-1))
+        run[4].append(None if mask is None else np.asarray(mask, bool).reshape(-1))
+
+    def count(self) -> None:
+        for key, run in self.runs.items():
+            self._count(key, run)
+        self.runs = {}
+
+    @staticmethod
+    def _count(key: tuple, run: list) -> None:
+        entry, op, layout, addresses, masks = run
+        _, _, vector, elem_bytes = key
+        active = (
+            None
+            if all(m is None for m in masks)
+            else np.stack(
+                [np.ones(a.shape, bool) if m is None else m for a, m in zip(addresses, masks)]
+            )
+        )
+        batch = count_executions(
+            np.stack(addresses),
+            active,
+            elem_bytes,
+            layout,
+            vector,
+            op.kind,
+            want_picture=True,
+            op=op.op,
+        )
+        entry.counts.add(batch.counts)
+        entry.lane_strides.update(batch.lane_strides)
+        if batch.worst is not None and (
+            entry.picture is None
+            or batch.worst.sectors - batch.worst.ideal_sectors
+            > entry.picture.sectors - entry.picture.ideal_sectors
+        ):
+            entry.picture = batch.worst
 
 
 def _named_as_derived(access, param: str | None, regions: dict):
