@@ -750,3 +750,44 @@ def test_a_librarys_tuning_cache_is_the_runs_own_while_the_virtual_gpu_runs(monk
         os.makedirs(os.path.join(during, "config_cache"))  # as the library's tuner does
     assert os.environ["FLAGGEMS_CACHE_DIR"] == str(mine)
     assert not os.path.exists(during) and not mine.exists()
+
+
+def test_a_sweeps_random_float_inputs_are_zeros_and_everything_else_is_real():
+    """A benchmark sweep records its launches and runs none, so the random floats it makes are never read:
+    zeros there (seconds a point on the CPU), real random numbers outside it, integer fills real in both."""
+    seen = []
+
+    def made():
+        return {
+            "randn": torch.randn(64, 64, device="cuda", generator=None),
+            "rand_like": torch.rand_like(torch.ones(8, device="cuda")),
+            "normal_": torch.empty(16, device="cuda").normal_(),
+            "uniform_": torch.empty(16, device="cuda").uniform_(-1, 1),
+            "randint": torch.randint(1, 100, (64,), device="cuda"),
+        }
+
+    @triton.testing.perf_report(
+        triton.testing.Benchmark(
+            x_names=["n"],
+            x_vals=[64],
+            line_arg="provider",
+            line_vals=["torch"],
+            line_names=["torch"],
+            ylabel="ms",
+            plot_name="fills",
+            args={},
+        )
+    )
+    def bench(n, provider):
+        seen.append(made())
+        return triton.testing.do_bench(lambda: None)
+
+    with virtual_gpu(Target("sm_90")):
+        outside = made()
+        bench.run(print_data=False)
+    assert len(seen) == 1
+    for name in ("randn", "rand_like", "normal_", "uniform_"):
+        assert seen[0][name].count_nonzero() == 0, name
+        assert outside[name].count_nonzero() > 0, name
+    assert seen[0]["randint"].min() >= 1 and outside["randint"].min() >= 1
+    assert seen[0]["randn"].shape == (64, 64) and seen[0]["randn"].device.type == "cpu"

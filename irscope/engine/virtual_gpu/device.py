@@ -169,6 +169,23 @@ def describe_virtual_device(target: Target) -> str:
     )
 
 
+def _exploring_unread(
+    exploring: Callable[[], ContextManager] | None, mode: VirtualDeviceMode
+) -> Callable[[], ContextManager]:
+    """A sweep's exploring block (benchmark_sweep.run_sweep: its launches are recorded, none is run), with
+    the file's random fills made zeros in it (VirtualDeviceMode.values_unread)."""
+
+    @contextlib.contextmanager
+    def both() -> Iterator[None]:
+        with (
+            exploring() if exploring is not None else contextlib.nullcontext(),
+            mode.values_unread(),
+        ):
+            yield
+
+    return both
+
+
 # One virtual GPU at a time in this process: torch.cuda is a module, shared by every thread.
 _lock = threading.RLock()
 
@@ -217,6 +234,7 @@ def virtual_gpu(
                 # the ptxas Triton compiles with: what the GPU's Triton would run with
                 # (where Triton has no ptxas to ask, any release: the libraries ask whether there is one)
                 patch(torch.version, "cuda", cuda_release(props.major * 10 + props.minor) or "12.8")
+            mode = VirtualDeviceMode()
             with (
                 virtual_triton(
                     target,
@@ -225,14 +243,13 @@ def virtual_gpu(
                     kernel_loader(target),
                     asked,
                     notes,
-                    exploring,
+                    _exploring_unread(exploring, mode),
                     benchmark_flush=benchmark_flush,
                 ),
                 vendor_tool(props.name, target.is_nvidia),
                 tuning_caches_aside(),
                 cuda_only_standins(),
             ):
-                mode = VirtualDeviceMode()
                 mode.__enter__()
                 # the backward pass sees the GPU too
                 for owner in (

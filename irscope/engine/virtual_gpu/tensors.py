@@ -26,7 +26,8 @@ the whole tensor, a specialization no GPU runs. `engine_in_mode` starts the engi
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -122,6 +123,16 @@ def _fresh(out, inputs: list) -> list:
     ]
 
 
+# Random floating-point fills, and the zero fill each becomes while no launch reads what it makes
+_RANDOM_FILLS = {
+    torch.randn: torch.zeros,
+    torch.rand: torch.zeros,
+    torch.randn_like: torch.zeros_like,
+    torch.rand_like: torch.zeros_like,
+}
+_RANDOM_FILLS_IN_PLACE = (_Tensor.normal_, _Tensor.uniform_)
+
+
 class VirtualDeviceMode(TorchFunctionMode):
     """See the module's docstring. Inside `__torch_function__` the mode is off, so torch calls here are real."""
 
@@ -130,6 +141,7 @@ class VirtualDeviceMode(TorchFunctionMode):
         self.in_compiler = (
             False  # set for the mode irscope runs Inductor's own compile under (core/inductor)
         )
+        self._unread_depth = 0  # values_unread() blocks the call is in
         # pinned host memory needs a GPU; plain memory does here
         self._special = {
             _Tensor.device.__get__: lambda t: virtual_device_of(t),
@@ -157,6 +169,12 @@ class VirtualDeviceMode(TorchFunctionMode):
         special = self._special.get(func)
         if special is not None:
             return special(*args, **kwargs)
+        if self._unread_depth:
+            if func in _RANDOM_FILLS_IN_PLACE:
+                return args[0].zero_()
+            if func in _RANDOM_FILLS:
+                func = _RANDOM_FILLS[func]
+                kwargs = {k: v for k, v in kwargs.items() if k != "generator"}
         host = None  # None: follow the inputs
         device = kwargs.get("device")
         if device is not None:
@@ -193,6 +211,19 @@ class VirtualDeviceMode(TorchFunctionMode):
             for t in _fresh(out, inputs):
                 _mark_host(t)
         return out
+
+    @contextlib.contextmanager
+    def values_unread(self) -> Iterator[None]:
+        """While the block runs, random floating-point fills (`randn`, `rand`, their `_like`, `normal_`,
+        `uniform_`) make zeros. For a benchmark sweep's exploration, which records its launches and runs none:
+        a specialization depends on shapes, dtypes, strides and alignment, never on these values, and on the
+        CPU the fills cost seconds a point (tutorial 06's sweep: 8.7 s of `randn` for 4 x 32 x 16384 x 64
+        inputs). Integer fills (`randint`, `randperm`) can set sizes and indices, and stay real."""
+        self._unread_depth += 1
+        try:
+            yield
+        finally:
+            self._unread_depth -= 1
 
     # Moving between host and device: a copy, as on a GPU; a no-op when already there.
 
