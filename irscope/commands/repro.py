@@ -77,6 +77,11 @@ def _define(module, file, first, qualname, code, jit_class, options, found_as):
     return jit
 
 
+def _scratch(size, alignment, stream):
+    """Global scratch memory for a kernel that asks for it at launch (a tensor descriptor made in the kernel)."""
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
 def _tensor(shape, stride, offset, storage, dtype, values=None):
     """A tensor laid out as the launch's was: same storage size and offset, so the same alignment."""
     if values is not None:
@@ -215,6 +220,7 @@ def render(comp, label: str, shown_file: str) -> str:
         "    options = dict(",
         *keywords,
         "    )",
+        "    triton.set_allocator(_scratch)",
         f"    kernel[{grid!r}](*arguments, **options)",
         "    for value in [*arguments, *options.values()]:",
         "        if isinstance(value, torch.Tensor):",

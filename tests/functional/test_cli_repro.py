@@ -115,3 +115,41 @@ def test_helpers_in_an_indented_block_and_under_another_name_round_trip(cli, tmp
     assert code == 0, err
     assert all(r.startswith("byte-identical") for r in _stages(out).values()), out
     assert "('__main__', 'twice')" in target.read_text()
+
+
+DESCRIPTOR_KERNEL = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_tiles(x_ptr, y_ptr, M, N, BLOCK: tl.constexpr):
+    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK, BLOCK])
+    y_desc = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK, BLOCK])
+    row = tl.program_id(0) * BLOCK
+    y_desc.store([row, 0], x_desc.load([row, 0]))
+
+
+if __name__ == "__main__":
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    x = torch.randn(64, 32, device="cuda")
+    y = torch.empty_like(x)
+    copy_tiles[(2,)](x, y, 64, 32, BLOCK=32)
+"""
+
+
+def test_a_kernel_that_makes_tensor_descriptors_gets_scratch_memory_in_its_reproducer(
+    cli, tmp_path
+):
+    """A descriptor made in the kernel needs global scratch at launch, which Triton asks the allocator the file
+    set for: on an H200, the reproducers of tutorial 09's and 08's such kernels compiled to the original's cubin
+    and then stopped at "no allocator was set". The script sets one before its launch."""
+    source = tmp_path / "descriptors.py"
+    source.write_text(DESCRIPTOR_KERNEL)
+    target = tmp_path / "repro.py"
+    code, out, err = cli("repro", source, "-o", target, "--check", "--target", "sm_90")
+    assert code == 0, err
+    assert all(r.startswith("byte-identical") for r in _stages(out).values()), out
+    text = target.read_text()
+    assert text.index("    triton.set_allocator(_scratch)") < text.index("    kernel[(2, 1, 1)]")
+    assert "def _scratch(size, alignment, stream):" in text
