@@ -153,3 +153,35 @@ def test_a_kernel_that_makes_tensor_descriptors_gets_scratch_memory_in_its_repro
     text = target.read_text()
     assert text.index("    triton.set_allocator(_scratch)") < text.index("    kernel[(2, 1, 1)]")
     assert "def _scratch(size, alignment, stream):" in text
+
+
+DEFAULT_FROM_A_GLOBAL = """import torch
+import triton
+import triton.language as tl
+
+FILL = -1.0e6
+
+
+@triton.jit
+def masked_fill(x_ptr, n, BLOCK: tl.constexpr, FILL: tl.constexpr = FILL):
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets, mask=offsets < n, other=FILL)
+    tl.store(x_ptr + offsets, tl.where(x > 0, x, FILL), mask=offsets < n)
+
+
+if __name__ == "__main__":
+    x = torch.randn(100, device="cuda")
+    masked_fill[(1,)](x, 100, BLOCK=128)
+"""
+
+
+def test_a_parameter_whose_default_reads_a_global_of_its_own_name_round_trips(cli, tmp_path):
+    """`FILL: tl.constexpr = FILL` reads the module's FILL where the function is defined (jvp-flash-attention's
+    MASK_CONST): on an H200 its reproducer stopped at `NameError: name 'MASK_CONST' is not defined`."""
+    source = tmp_path / "defaults.py"
+    source.write_text(DEFAULT_FROM_A_GLOBAL)
+    target = tmp_path / "repro.py"
+    code, out, err = cli("repro", source, "-o", target, "--check")
+    assert code == 0, err
+    assert all(r.startswith("byte-identical") for r in _stages(out).values()), out
+    assert "_namespace('__main__')['FILL'] = -1000000.0" in target.read_text()

@@ -85,12 +85,31 @@ def _names_read(source: str) -> list[str]:
     )
     # decorators are Triton's to read, not the compile's
     skip = {id(n) for dec in func.decorator_list for n in ast.walk(dec)}
+    # defaults and annotations are evaluated where the function is defined, so a parameter's default may read
+    # a global of the parameter's own name (jvp-flash-attention's `MASK_CONST: tl.constexpr = MASK_CONST`)
+    arguments = func.args
+    outer = [
+        *arguments.defaults,
+        *(d for d in arguments.kw_defaults if d is not None),
+        func.returns,
+    ]
+    outer += [a.annotation for a in arguments.args + arguments.kwonlyargs + arguments.posonlyargs]
+    outer_names = {
+        id(n)
+        for expr in outer
+        if expr is not None
+        for n in ast.walk(expr)
+        if isinstance(n, ast.Name)
+    }
     loaded = [
         node.id
         for node in ast.walk(func)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in skip
+        if isinstance(node, ast.Name)
+        and isinstance(node.ctx, ast.Load)
+        and id(node) not in skip
+        and (id(node) in outer_names or node.id not in bound)
     ]
-    return list(dict.fromkeys(n for n in loaded if n not in bound))
+    return list(dict.fromkeys(loaded))
 
 
 def is_triton_own(value: Any) -> bool:
