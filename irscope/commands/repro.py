@@ -113,7 +113,9 @@ def _tensor_expression(value) -> str:
         not (value.dtype.is_floating_point or value.dtype.is_complex)
         and storage_elements <= _VALUES_KEPT
     ):
-        flat = torch.as_strided(value.detach().cpu(), (storage_elements,), (1,), 0)
+        # the whole storage, viewed where it lives: a view's `.cpu()` copies only its own elements (on a GPU,
+        # liger's cross entropy gets a 2-element slice of its 4 targets)
+        flat = torch.as_strided(value.detach(), (storage_elements,), (1,), 0).cpu()
         values = flat.to(torch.int64).tolist() if value.dtype != torch.bool else flat.tolist()
         return f"_tensor({layout}, values={values!r})"
     return f"_tensor({layout})"

@@ -185,3 +185,20 @@ def test_a_parameter_whose_default_reads_a_global_of_its_own_name_round_trips(cl
     assert code == 0, err
     assert all(r.startswith("byte-identical") for r in _stages(out).values()), out
     assert "_namespace('__main__')['FILL'] = -1000000.0" in target.read_text()
+
+
+def test_an_integer_view_keeps_its_whole_storage_where_cpu_copies_only_the_view():
+    """On a GPU `.cpu()` of a slice copies the slice alone; the reproducer needs the values of the whole storage
+    (the same size and offset, so the same alignment). Liger's fused linear cross entropy passes its kernel a
+    slice of its targets, and its reproducer failed to write on an H200. The virtual GPU's `.cpu()` copies as a
+    GPU's does."""
+    import torch
+
+    from irscope.commands.repro import _tensor_expression
+    from irscope.engine.triton_compat import Target
+    from irscope.engine.virtual_gpu.device import virtual_gpu
+
+    with virtual_gpu(Target("sm_90")):
+        targets = torch.tensor([7, 3, 250, 12], device="cuda")
+        written = _tensor_expression(targets[2:])
+    assert written == "_tensor([2], [1], 2, 4, torch.int64, values=[7, 3, 250, 12])"
