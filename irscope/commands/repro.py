@@ -33,6 +33,16 @@ from irscope.engine.triton_compat.kernel_sources import (
     kernel_sources,
 )
 
+# What Inductor's CachingAutotuner gives triton.compile beside the constexprs (_create_compile_options)
+_INDUCTOR_COMPILE_OPTIONS = (
+    "num_warps",
+    "num_stages",
+    "debug",
+    "sanitize_overflow",
+    "enable_fp_fusion",
+    "launch_cooperative_grid",
+    "launch_pdl",
+)
 _VALUES_KEPT = 1 << 16  # integer tensors up to this many elements keep their values
 _STAGES_COMPARED = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
 
@@ -161,6 +171,13 @@ def render(comp, label: str, shown_file: str) -> str:
         names = [p.name for p in jit.params if not p.is_constexpr]
         arguments = arguments[: len(names)]
         given = {**dict(comp.constexprs), **given}
+        # and compiles with options of its own (debug as its asserts need, no overflow check, PDL...), which a
+        # JIT launch takes as keywords: without them an H200 built another cubin from the same code
+        given.update(
+            (key, comp.metadata[key])
+            for key in _INDUCTOR_COMPILE_OPTIONS
+            if key in comp.metadata and key not in given
+        )
     positional = [
         f"        {_argument(value, name, imports)},  # {name}"
         for name, value in zip(names, arguments)

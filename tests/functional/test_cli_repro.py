@@ -202,3 +202,22 @@ def test_an_integer_view_keeps_its_whole_storage_where_cpu_copies_only_the_view(
         targets = torch.tensor([7, 3, 250, 12], device="cuda")
         written = _tensor_expression(targets[2:])
     assert written == "_tensor([2], [1], 2, 4, torch.int64, values=[7, 3, 250, 12])"
+
+
+def test_an_inductor_kernels_reproducer_compiles_with_inductors_own_options(tmp_path):
+    """Inductor compiles with options of its own (no overflow check, debug where its asserts need it); a JIT
+    launch takes the defaults unless given them. Every stage was the same either way, but on an H200 the
+    reproducers of torch.compile's kernels built other cubins: the options now travel with the launch."""
+    from irscope.commands.repro import render
+    from irscope.engine.session import open_file
+
+    options = ("num_warps", "num_stages", "debug", "sanitize_overflow", "enable_fp_fusion")
+    original = open_file(kernel_path("compiled_block.py"), target="sm_90").compile_all()[0]
+    assert (
+        original.launch.kernel.inductor is not None
+        and original.metadata["sanitize_overflow"] is False
+    )
+    script = tmp_path / "repro.py"
+    script.write_text(render(original, "the first kernel", "compiled_block.py"))
+    (again,) = open_file(str(script), target="sm_90").compile_all()
+    assert {k: again.metadata[k] for k in options} == {k: original.metadata[k] for k in options}
