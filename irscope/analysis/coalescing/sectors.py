@@ -225,9 +225,8 @@ class _Executions:
     MAX_ELEMENTS = 1 << 21
 
     def __init__(self) -> None:
-        self.runs: dict[
-            tuple, list
-        ] = {}  # (op index, elements, vector) -> [entry, op, layout, addresses, masks]
+        # (op index, elements, vector, element bytes) -> [entry, op, layout, addresses, masks]
+        self.runs: dict[tuple, list] = {}
 
     def add(self, entry, op, layout, vector: int, elem_bytes: int, addresses, mask) -> None:
         key = (op.index, addresses.size, vector, elem_bytes)
