@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # A fifth H200 call (2026-11-28, issue 33): why the torch.compile tutorial's reproducers build other cubins than
 # the original with Inductor's options passed (repro5/). Both Triton caches kept; the PTX and metadata of each
 # kernel the original compiled and of its reproducer's, diffed. Everything back as $OUT/repro6.tar.gz.
