@@ -87,6 +87,14 @@ def _define(module, file, first, qualname, code, jit_class, options, found_as):
     return jit
 
 
+def _inductors_ptxas():
+    """Compile with the ptxas Inductor uses: torch's own, where the torch wheel ships one and no TRITON_PTXAS_PATH
+    is set (torch/_inductor/runtime/compile_tasks.py). A CUDA 13 torch's writes PTX 9.0, Triton's own 8.7."""
+    ptxas = os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), "bin", "ptxas")
+    if "TRITON_PTXAS_PATH" not in os.environ and os.path.isfile(ptxas) and os.access(ptxas, os.X_OK):
+        os.environ["TRITON_PTXAS_PATH"] = ptxas
+
+
 def _scratch(size, alignment, stream):
     """Global scratch memory for a kernel that asks for it at launch (a tensor descriptor made in the kernel)."""
     return torch.empty(size, dtype=torch.int8, device="cuda")
@@ -193,11 +201,12 @@ def render(comp, label: str, shown_file: str) -> str:
         'The kernel\'s source lines are kept as written, under their own file names and line numbers."""',
         "",
         "import linecache",
+        "import os",
         "",
         "import torch",
         "import triton",
     ]
-    out += [f"import {m}" for m in sorted(imports - {"torch", "triton"})]
+    out += [f"import {m}" for m in sorted(imports - {"torch", "triton", "os", "linecache"})]
     out += [
         "",
         "# file name -> (first line, text) of each piece of source the kernel's compile reads",
@@ -239,6 +248,7 @@ def render(comp, label: str, shown_file: str) -> str:
         "    options = dict(",
         *keywords,
         "    )",
+        *(["    _inductors_ptxas()"] if launch.kernel.inductor is not None else []),
         "    triton.set_allocator(_scratch)",
         f"    kernel[{grid!r}](*arguments, **options)",
         "    for value in [*arguments, *options.values()]:",

@@ -29,6 +29,7 @@ def test_a_kernel_and_its_helper_round_trip_byte_identical(cli, tmp_path):
     # the helper is defined again before the kernel, each from its own source text
     assert text.index("[('__main__', 'scaled_relu')])") < text.index("kernel = _define(")
     assert "import linecache" in text and 'if __name__ == "__main__":' in text
+    assert "    _inductors_ptxas()\n" not in text  # not Inductor's launch: Triton's own ptxas
 
 
 def test_a_launch_on_an_offset_view_keeps_its_alignment(cli, tmp_path):
@@ -221,3 +222,34 @@ def test_an_inductor_kernels_reproducer_compiles_with_inductors_own_options(tmp_
     script.write_text(render(original, "the first kernel", "compiled_block.py"))
     (again,) = open_file(str(script), target="sm_90").compile_all()
     assert {k: again.metadata[k] for k in options} == {k: original.metadata[k] for k in options}
+    # and with Inductor's ptxas: on an H200 the PTX differed in `.version` alone (9.0 against 8.7)
+    text = script.read_text()
+    assert text.index("    _inductors_ptxas()\n") < text.index("    kernel[")
+
+
+def test_the_reproducers_ptxas_rule_is_inductors(tmp_path, monkeypatch):
+    """`_inductors_ptxas` as the script defines it: torch's bin/ptxas when it can be run and nobody named one;
+    a TRITON_PTXAS_PATH already set stays. Only an Inductor launch's script calls it."""
+    import types
+
+    from irscope.commands.repro import _SCRIPT_HELPERS
+
+    start = _SCRIPT_HELPERS.index("def _inductors_ptxas")
+    code = _SCRIPT_HELPERS[start : _SCRIPT_HELPERS.index("def _scratch")]
+    ptxas = tmp_path / "torch" / "bin" / "ptxas"
+    ptxas.parent.mkdir(parents=True)
+    ptxas.write_text("#!/bin/sh\n")
+    fake_torch = types.SimpleNamespace(__file__=str(tmp_path / "torch" / "__init__.py"))
+    namespace = {"os": __import__("os"), "torch": fake_torch}
+    exec(code, namespace)
+    # recorded first, so that what the function sets is undone after the test too
+    monkeypatch.setenv("TRITON_PTXAS_PATH", "unset below")
+    monkeypatch.delenv("TRITON_PTXAS_PATH")
+    namespace["_inductors_ptxas"]()
+    assert "TRITON_PTXAS_PATH" not in __import__("os").environ  # not executable: not used
+    ptxas.chmod(0o755)
+    namespace["_inductors_ptxas"]()
+    assert __import__("os").environ["TRITON_PTXAS_PATH"] == str(ptxas)
+    monkeypatch.setenv("TRITON_PTXAS_PATH", "/opt/cuda/bin/ptxas")
+    namespace["_inductors_ptxas"]()
+    assert __import__("os").environ["TRITON_PTXAS_PATH"] == "/opt/cuda/bin/ptxas"
