@@ -218,53 +218,40 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
     return result
 
 
-class _Executions:
-    """One program's executions of each op, counted together (count_executions: one NumPy pass for a loop's
-    trips); an op's executions are counted in order, in runs of at most MAX_ELEMENTS addresses."""
+@dataclasses.dataclass
+class _Run:
+    """Executions of one op in one program, waiting to be counted together."""
 
-    MAX_ELEMENTS = 1 << 21
-
-    def __init__(self) -> None:
-        # (op index, elements, vector, element bytes) -> [entry, op, layout, addresses, masks]
-        self.runs: dict[tuple, list] = {}
-
-    def add(self, entry, op, layout, vector: int, elem_bytes: int, addresses, mask) -> None:
-        key = (op.index, addresses.size, vector, elem_bytes)
-        run = self.runs.get(key)
-        if run is not None and (len(run[3]) + 1) * addresses.size > self.MAX_ELEMENTS:
-            self._count(key, self.runs.pop(key))
-            run = None
-        if run is None:
-            run = self.runs[key] = [entry, op, layout, [], []]
-        run[3].append(addresses.reshape(-1))
-        run[4].append(None if mask is None else np.asarray(mask, bool).reshape(-1))
+    entry: AccessCoalescing
+    op: Any
+    layout: LinearLayout
+    vector: int
+    elem_bytes: int
+    addresses: list = dataclasses.field(default_factory=list)
+    masks: list = dataclasses.field(default_factory=list)
 
     def count(self) -> None:
-        for key, run in self.runs.items():
-            self._count(key, run)
-        self.runs = {}
-
-    @staticmethod
-    def _count(key: tuple, run: list) -> None:
-        entry, op, layout, addresses, masks = run
-        _, _, vector, elem_bytes = key
         active = (
             None
-            if all(m is None for m in masks)
+            if all(m is None for m in self.masks)
             else np.stack(
-                [np.ones(a.shape, bool) if m is None else m for a, m in zip(addresses, masks)]
+                [
+                    np.ones(a.shape, bool) if m is None else m
+                    for a, m in zip(self.addresses, self.masks)
+                ]
             )
         )
         batch = count_executions(
-            np.stack(addresses),
+            np.stack(self.addresses),
             active,
-            elem_bytes,
-            layout,
-            vector,
-            op.kind,
+            self.elem_bytes,
+            self.layout,
+            self.vector,
+            self.op.kind,
             want_picture=True,
-            op=op.op,
+            op=self.op.op,
         )
+        entry = self.entry
         entry.counts.add(batch.counts)
         entry.lane_strides.update(batch.lane_strides)
         if batch.worst is not None and (
@@ -273,6 +260,32 @@ class _Executions:
             > entry.picture.sectors - entry.picture.ideal_sectors
         ):
             entry.picture = batch.worst
+
+
+class _Executions:
+    """One program's executions of each op, counted together (count_executions: one NumPy pass for a loop's
+    trips); an op's executions are counted in order, in runs of at most MAX_ELEMENTS addresses. An op's
+    shape, element size and vector width are its own, so its executions stack."""
+
+    MAX_ELEMENTS = 1 << 21
+
+    def __init__(self) -> None:
+        self.runs: dict[int, _Run] = {}  # by the op's TTGIR index
+
+    def add(self, entry, op, layout, vector: int, elem_bytes: int, addresses, mask) -> None:
+        run = self.runs.get(op.index)
+        if run is not None and (len(run.addresses) + 1) * addresses.size > self.MAX_ELEMENTS:
+            self.runs.pop(op.index).count()
+            run = None
+        if run is None:
+            run = self.runs[op.index] = _Run(entry, op, layout, vector, elem_bytes)
+        run.addresses.append(addresses.reshape(-1))
+        run.masks.append(None if mask is None else np.asarray(mask, bool).reshape(-1))
+
+    def count(self) -> None:
+        for run in self.runs.values():
+            run.count()
+        self.runs = {}
 
 
 def _named_as_derived(access, param: str | None, regions: dict):
