@@ -224,26 +224,17 @@ def inductor_capture(
 def _record_real_autotuners(patches: Patches, autotuner_class: type) -> None:
     """On a real GPU Inductor compiles and runs its kernels itself; each CachingAutotuner it makes is
     described (configs after its own pruning, triton_meta, inductor_meta) and each launch recorded before
-    it runs. Not yet tried on a GPU (validation/gpu_inductor.py checks the offline side)."""
+    it runs. An autotuner a pool of compile workers made arrives here pickled, without its function and
+    without passing `__init__` in this process: it is described at its first run (`_described`)."""
     original_init, original_run = autotuner_class.__init__, autotuner_class.run
 
     def __init__(self, fn, *args: Any, **kwargs: Any) -> None:
         original_init(self, fn, *args, **kwargs)
         if isinstance(getattr(self, "fn", None), JITFunction):
-            kernel = InductorKernel(
-                self.fn,
-                list(getattr(self, "configs", []) or []),
-                dict(getattr(self, "triton_meta", {}) or {}),
-                dict(getattr(self, "inductor_meta", {}) or {}),
-                _heuristic_name(getattr(self, "heuristic_type", "")),
-                getattr(self, "size_hints", None),
-            )
-            self.__dict__["_irscope"] = kernel
-            with _lock:
-                _by_jit[id(self.fn)] = kernel
+            self.__dict__["_irscope"] = _description(self)
 
     def run(self, *args: Any, **kwargs: Any):
-        kernel = self.__dict__.get("_irscope")
+        kernel = _described(self)
         if kernel is not None:
             kernel.record_launch(args, kwargs)
         # Inductor's own compiles set this in the process that compiles: with a pool of compile workers, not
@@ -254,6 +245,44 @@ def _record_real_autotuners(patches: Patches, autotuner_class: type) -> None:
     patches.patch(autotuner_class, "__init__", __init__)
     patches.patch(autotuner_class, "run", run)
     patches.patch(autotuner_class, "_irscope_records", True)
+
+
+def _description(autotuner: Any) -> InductorKernel:
+    """An InductorKernel for a CachingAutotuner made in this process (its function intact)."""
+    kernel = InductorKernel(
+        autotuner.fn,
+        list(getattr(autotuner, "configs", []) or []),
+        dict(getattr(autotuner, "triton_meta", {}) or {}),
+        dict(getattr(autotuner, "inductor_meta", {}) or {}),
+        _heuristic_name(getattr(autotuner, "heuristic_type", "")),
+        getattr(autotuner, "size_hints", None),
+    )
+    with _lock:
+        _by_jit[id(autotuner.fn)] = kernel
+    return kernel
+
+
+def _described(autotuner: Any) -> InductorKernel | None:
+    """The autotuner's InductorKernel, made now for one a compile worker pickled back to this process.
+
+    Inductor compiles in a pool of worker processes when the machine has cores to spare (a GPU host does;
+    `compile_threads` > 1): the worker makes the CachingAutotuner, compiles it, drops its Python function
+    (`prepare_for_pickle`) and sends it back, so `__init__` never ran here and `fn.fn` is None. Inductor
+    keeps the way back to the function, `_reload_kernel` (it loads the kernel's module again in this
+    process); the autotuner that load makes passes the patched `__init__` and is described as any other."""
+    kernel = autotuner.__dict__.get("_irscope")
+    if kernel is not None:
+        return kernel
+    fn = getattr(autotuner, "fn", None)
+    if isinstance(fn, JITFunction) and getattr(fn, "fn", None) is not None:
+        kernel = _description(autotuner)
+    else:
+        reload = getattr(autotuner, "_reload_kernel", None)
+        reloaded = reload() if callable(reload) else None
+        kernel = getattr(reloaded, "__dict__", {}).get("_irscope")
+    if kernel is not None:
+        autotuner.__dict__["_irscope"] = kernel
+    return kernel
 
 
 def _patch_async_compile(patches: Patches, wrapper_path: str | None) -> None:
