@@ -791,3 +791,35 @@ def test_a_sweeps_random_float_inputs_are_zeros_and_everything_else_is_real():
         assert outside[name].count_nonzero() > 0, name
     assert seen[0]["randint"].min() >= 1 and outside["randint"].min() >= 1
     assert seen[0]["randn"].shape == (64, 64) and seen[0]["randn"].device.type == "cpu"
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_a_gigabyte_random_fill_is_fresh_memory_said_in_one_note_and_a_small_one_is_torchs_own():
+    """Gluon tutorial 02 fills five 8 GB inputs with `torch.randn` for its bandwidth sweep: half a minute and
+    8 GB each on this CPU, where the launches need none of the values. From 1 GiB a fill is fresh memory:
+    zeros, held only where written; smaller fills draw the same numbers as torch does without irscope."""
+    notes: list[str] = []
+    torch.manual_seed(0)
+    expected = torch.randn(4, 5)
+    with virtual_gpu(Target("sm_90"), notes=notes):
+        torch.manual_seed(0)
+        small = torch.randn(4, 5, device="cuda")
+        before = _resident_bytes()
+        big = torch.randn(1 << 28, device="cuda")  # 1 GiB of float32
+        like = torch.rand_like(big[:1000], dtype=torch.float16)  # filled
+        big.normal_()  # in place: left as it is
+        held = _resident_bytes() - before
+        assert big.is_cuda and big.shape == (1 << 28,) and big.dtype == torch.float32
+        assert big[:: 1 << 20].count_nonzero() == 0 and big[-1] == 0
+        assert like.count_nonzero() > 0
+    assert torch.equal(small, expected)
+    assert held < 64 << 20  # a filled gigabyte is held whole
+    assert notes == [
+        "the virtual GPU left 2 random fills of 1 GiB or more unfilled (2.0 GiB in all): on this CPU they "
+        "take longer and more memory than the launches need; their values read as zeros, in the "
+        "interpreter and in the file's own checks"
+    ]

@@ -268,6 +268,9 @@ def virtual_gpu(
                 try:
                     yield props
                 finally:
+                    said = mode.unfilled_note()
+                    if said and notes is not None:
+                        notes.append(said)
                     while torch._C._len_torch_dispatch_stack() > dispatch_depth:
                         _pop_mode()
                     routing_stopped()

@@ -131,6 +131,27 @@ _RANDOM_FILLS = {
     torch.rand_like: torch.zeros_like,
 }
 _RANDOM_FILLS_IN_PLACE = (_Tensor.normal_, _Tensor.uniform_)
+# A random fill of a GPU-sized tensor that the CPU would take seconds and gigabytes to make, and the fresh,
+# untouched memory it is made of instead (pages the kernel gives as zeros, held only once written)
+LARGE_FILL_BYTES = 1 << 30
+_UNFILLED = {
+    torch.randn: torch.empty,
+    torch.rand: torch.empty,
+    torch.randn_like: torch.empty_like,
+    torch.rand_like: torch.empty_like,
+}
+
+
+def _fill_bytes(func, args: tuple, kwargs: dict) -> int:
+    """The bytes a random fill makes, worked out without making them."""
+    if func in _RANDOM_FILLS_IN_PLACE:
+        tensor = args[0]
+    elif func in (torch.randn_like, torch.rand_like):
+        tensor = torch.empty_like(args[0], dtype=kwargs.get("dtype"), device="meta")
+    else:
+        shape_only = {k: v for k, v in kwargs.items() if k in ("dtype", "size", "names")}
+        tensor = func(*args, **shape_only, device="meta")
+    return tensor.numel() * tensor.element_size()
 
 
 class VirtualDeviceMode(TorchFunctionMode):
@@ -142,6 +163,9 @@ class VirtualDeviceMode(TorchFunctionMode):
             False  # set for the mode irscope runs Inductor's own compile under (core/inductor)
         )
         self._unread_depth = 0  # values_unread() blocks the call is in
+        self.unfilled: list[
+            int
+        ] = []  # the bytes of each random fill left unfilled (LARGE_FILL_BYTES)
         # pinned host memory needs a GPU; plain memory does here
         self._special = {
             _Tensor.device.__get__: lambda t: virtual_device_of(t),
@@ -169,12 +193,10 @@ class VirtualDeviceMode(TorchFunctionMode):
         special = self._special.get(func)
         if special is not None:
             return special(*args, **kwargs)
-        if self._unread_depth:
-            if func in _RANDOM_FILLS_IN_PLACE:
-                return args[0].zero_()
-            if func in _RANDOM_FILLS:
-                func = _RANDOM_FILLS[func]
-                kwargs = {k: v for k, v in kwargs.items() if k != "generator"}
+        if func in _RANDOM_FILLS or func in _RANDOM_FILLS_IN_PLACE:
+            func, args, kwargs = self._random_fill(func, args, kwargs)
+            if func is None:
+                return args[0]
         host = None  # None: follow the inputs
         device = kwargs.get("device")
         if device is not None:
@@ -211,6 +233,37 @@ class VirtualDeviceMode(TorchFunctionMode):
             for t in _fresh(out, inputs):
                 _mark_host(t)
         return out
+
+    def _random_fill(self, func, args: tuple, kwargs: dict):
+        """The call a random fill becomes: itself; zeros while no launch reads the values (`values_unread`);
+        fresh memory for a tensor of `LARGE_FILL_BYTES` or more. A GPU fills 8 GB of `randn` in milliseconds,
+        the CPU here in half a minute, and holds the 8 GB (Gluon tutorial 02 makes five such inputs for its
+        bandwidth sweep; irscope ran out of its time before the first launch). Such a tensor's pages read as
+        zeros and take memory only where a kernel in the interpreter writes; the note says so. `func` None:
+        the in-place fill is left out, its tensor returned as it is."""
+        size = _fill_bytes(func, args, kwargs)
+        if size >= LARGE_FILL_BYTES:
+            self.unfilled.append(size)
+            if func in _RANDOM_FILLS_IN_PLACE:
+                return None, args, kwargs
+            return _UNFILLED[func], args, _without_generator(kwargs)
+        if not self._unread_depth:
+            return func, args, kwargs
+        if func in _RANDOM_FILLS_IN_PLACE:
+            return None, (args[0].zero_(),), {}
+        return _RANDOM_FILLS[func], args, _without_generator(kwargs)
+
+    def unfilled_note(self) -> str | None:
+        """One line for the report when random fills were left unfilled (`_random_fill`)."""
+        if not self.unfilled:
+            return None
+        count, total = len(self.unfilled), sum(self.unfilled)
+        return (
+            f"the virtual GPU left {count} random fill{'s' if count > 1 else ''} of "
+            f"{LARGE_FILL_BYTES >> 30} GiB or more unfilled ({total / 2**30:.1f} GiB in all): on this CPU "
+            "they take longer and more memory than the launches need; their values read as zeros, in the "
+            "interpreter and in the file's own checks"
+        )
 
     @contextlib.contextmanager
     def values_unread(self) -> Iterator[None]:
@@ -271,6 +324,10 @@ class VirtualDeviceMode(TorchFunctionMode):
     def _set_data(self, t, value):
         _Tensor.data.__set__(t, value)
         _mark_host(t, is_host(value))  # `module.cuda()` swaps a parameter's data: it moves with it
+
+
+def _without_generator(kwargs: dict) -> dict:
+    return {k: v for k, v in kwargs.items() if k != "generator"}
 
 
 _LOW = (torch.float16, torch.bfloat16)
