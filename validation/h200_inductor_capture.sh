@@ -4,7 +4,9 @@
 # launches (validation/data/h200_repro/repro5): Inductor compiled them in its pool of worker processes and sent
 # the autotuners back pickled. Here, on the GPU: (1) `irscope report --json` with the GPU visible, (2) the same
 # with one compile thread (Inductor compiles in this process), (3) validation/repro_gpu.py, whose reproducers'
-# cubins must be ones the original run compiled. Everything back as $OUT/inductor_capture.tar.gz.
+# cubins must be ones the original run compiled. Run twice on one machine: the second time with Inductor's caches
+# on disk warm (a first fix kept its description on the autotuner, which Inductor pickled into that cache).
+# Everything back as $OUT/inductor_capture.tar.gz.
 set -u
 U=/tmp/irscope-h200/inductor_capture
 mkdir -p "$U"
@@ -13,9 +15,9 @@ python3 -c "import triton, torch, os; print('triton', triton.__version__, 'torch
 git rev-parse HEAD >> "$U/versions.txt" 2>/dev/null
 for f in kernels/compiled_block.py tests/corpus/snippets/pytorch-tutorials/torch_compile_user_defined_triton_kernel_tutorial.py; do
   n=$(basename "$f" .py)
-  TRITON_CACHE_DIR=$U/cache_$n timeout 240 python3 -m irscope report "$f" --json > "$U/$n.report.json" 2> "$U/$n.report.err"
+  IRSCOPE_DEBUG=1 TRITON_CACHE_DIR=$U/cache_$n timeout 240 python3 -m irscope report "$f" --json > "$U/$n.report.json" 2> "$U/$n.report.err"
   echo "$f report rc=$?" >> "$U/rc.txt"
-  TORCHINDUCTOR_COMPILE_THREADS=1 TRITON_CACHE_DIR=$U/cache1_$n timeout 240 python3 -m irscope report "$f" --json > "$U/$n.report1.json" 2> "$U/$n.report1.err"
+  IRSCOPE_DEBUG=1 TORCHINDUCTOR_COMPILE_THREADS=1 TRITON_CACHE_DIR=$U/cache1_$n timeout 240 python3 -m irscope report "$f" --json > "$U/$n.report1.json" 2> "$U/$n.report1.err"
   echo "$f report one-thread rc=$?" >> "$U/rc.txt"
 done
 timeout 400 python3 validation/repro_gpu.py kernels/compiled_block.py tests/corpus/snippets/pytorch-tutorials/torch_compile_user_defined_triton_kernel_tutorial.py --out "$U/repro" --timeout 150 > "$U/repro.log" 2>&1

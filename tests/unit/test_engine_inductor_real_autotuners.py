@@ -67,3 +67,24 @@ def test_an_autotuner_made_in_this_process_is_described_when_made(kernel_source)
         assert kernel.heuristic_type == "persistent_reduction"
         _run_on_no_gpu(autotuner)
     assert [record.jit for record in records] == [kernel.fn]
+
+
+def test_an_autotuner_from_inductors_on_disk_cache_is_described_afresh(kernel_source):
+    """Inductor pickles its autotuners into its caches on disk (the FX graph cache), with their functions
+    dropped. A description irscope kept on the autotuner went into that pickle and came back in the next
+    run with no function: a GPU run with a warm cache ended in an internal error (H200, 2026-11-29)."""
+    first_run = []
+    with inductor_capture(first_run.append, None, virtual=False):
+        autotuner = _load(kernel_source)
+        kept = autotuner.prepare_for_pickle()
+        cached = pickle.dumps(autotuner)  # what the cache on disk holds
+        autotuner.restore_after_unpickle(kept)
+    PyCodeCache.cache_clear()
+    next_run = []
+    with inductor_capture(next_run.append, None, virtual=False):
+        from_cache = pickle.loads(cached)
+        from_cache.restore_after_unpickle(old_values=None)
+        from_cache._reload_kernel = lambda: _load(kernel_source)
+        _run_on_no_gpu(from_cache)
+    (record,) = next_run
+    assert record.jit.fn is not None and record.jit.fn.__name__ == NAME

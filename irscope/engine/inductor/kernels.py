@@ -16,6 +16,7 @@ import contextlib
 import os
 import sys
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -28,6 +29,10 @@ from irscope.engine.triton_compat.capture import exploring_now
 
 # The kernel objects made in this process, by their JITFunction: discovery and compile read them.
 _by_jit: dict[int, "InductorKernel"] = {}
+# A real CachingAutotuner's description, beside it rather than in it: Inductor pickles its autotuners into
+# its on-disk caches, and a description stored on one came back in the next run with a function it no longer
+# had (a GPU run with a warm cache ended in an internal error)
+_descriptions: "weakref.WeakKeyDictionary[Any, InductorKernel]" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 _recorders: list[Callable[[RawLaunch], None]] = []  # the capture in progress, innermost last
 
@@ -114,13 +119,14 @@ def inductor_kernel_of(jit: Any) -> InductorKernel | None:
 
 def inductor_kernel_in(value: Any) -> InductorKernel | None:
     """A module attribute that is an Inductor kernel object: as the decorators make them on the virtual GPU,
-    or a real CachingAutotuner on a GPU (its record in `_irscope`)."""
+    or a real CachingAutotuner on a GPU (its description in `_descriptions`)."""
     if isinstance(value, InductorKernel):
         return value
-    kernel = getattr(type(value), "_irscope_records", False) and getattr(value, "__dict__", {}).get(
-        "_irscope"
-    )
-    return kernel if isinstance(kernel, InductorKernel) else None
+    if not getattr(type(value), "_irscope_records", False):
+        return None
+    with contextlib.suppress(TypeError):  # an object no weak reference can point to
+        return _descriptions.get(value)
+    return None
 
 
 _HEURISTIC_NAMES = {
@@ -231,7 +237,7 @@ def _record_real_autotuners(patches: Patches, autotuner_class: type) -> None:
     def __init__(self, fn, *args: Any, **kwargs: Any) -> None:
         original_init(self, fn, *args, **kwargs)
         if isinstance(getattr(self, "fn", None), JITFunction):
-            self.__dict__["_irscope"] = _description(self)
+            _descriptions[self] = _description(self)
 
     def run(self, *args: Any, **kwargs: Any):
         kernel = _described(self)
@@ -270,8 +276,8 @@ def _described(autotuner: Any) -> InductorKernel | None:
     (`prepare_for_pickle`) and sends it back, so `__init__` never ran here and `fn.fn` is None. Inductor
     keeps the way back to the function, `_reload_kernel` (it loads the kernel's module again in this
     process); the autotuner that load makes passes the patched `__init__` and is described as any other."""
-    kernel = autotuner.__dict__.get("_irscope")
-    if kernel is not None:
+    kernel = _descriptions.get(autotuner)
+    if kernel is not None and kernel.fn.fn is not None:
         return kernel
     fn = getattr(autotuner, "fn", None)
     if isinstance(fn, JITFunction) and getattr(fn, "fn", None) is not None:
@@ -279,9 +285,9 @@ def _described(autotuner: Any) -> InductorKernel | None:
     else:
         reload = getattr(autotuner, "_reload_kernel", None)
         reloaded = reload() if callable(reload) else None
-        kernel = getattr(reloaded, "__dict__", {}).get("_irscope")
+        kernel = _descriptions.get(reloaded) if reloaded is not None else None
     if kernel is not None:
-        autotuner.__dict__["_irscope"] = kernel
+        _descriptions[autotuner] = kernel
     return kernel
 
 
