@@ -3,7 +3,9 @@ launches of the process it runs the file or command in, not theirs, so a run tha
 
 Counted where they are started: `subprocess.Popen` of a Python interpreter (execnet, which pytest-xdist uses,
 starts its workers that way) and `multiprocessing`'s `Process.start` (every start method). Tools the run
-starts that are not Python (ptxas, a compiler) launch no kernel and are not counted.
+starts that are not Python (ptxas, a compiler) launch no kernel and are not counted, nor is the pool of
+compile workers Inductor starts on a machine with cores to spare (they compile Triton kernels and send them
+back; the launches happen here, where irscope records them: engine/inductor/kernels.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,16 @@ def _is_python(args) -> bool:
     return name.startswith("python") or name == "pypy3"
 
 
+_INDUCTOR_COMPILE_WORKER = os.path.join("_inductor", "compile_worker", "__main__.py")
+
+
+def _is_inductor_compile_worker(args) -> bool:
+    """torch's SubprocPool: `python .../torch/_inductor/compile_worker/__main__.py --pickler=... ...`."""
+    if isinstance(args, (str, bytes)):
+        args = [args]
+    return any(os.fsdecode(part).endswith(_INDUCTOR_COMPILE_WORKER) for part in list(args)[:2])
+
+
 @contextlib.contextmanager
 def children_counted(started: list[str]) -> Iterator[None]:
     """Append to `started` one entry per Python process the run starts ("python", "multiprocessing")."""
@@ -28,7 +40,7 @@ def children_counted(started: list[str]) -> Iterator[None]:
     process_start = multiprocessing.process.BaseProcess.start
 
     def counting_init(self, args, *rest, **kwargs):
-        if _is_python(args):
+        if _is_python(args) and not _is_inductor_compile_worker(args):
             started.append("python")
         return popen_init(self, args, *rest, **kwargs)
 
