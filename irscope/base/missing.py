@@ -103,18 +103,27 @@ def _jit_functions(text: str) -> tuple[dict[str, int], set[str]]:
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef) and any(map(_is_jit, node.decorator_list))
     ]
+    # a jit function in a class body is a method of a Gluon aggregate (`WGMMA.initialize`): a kernel calls it
+    # through the class it is given, nobody launches it
+    methods = {
+        id(member)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for member in node.body
+        if isinstance(member, ast.FunctionDef)
+    }
     called = {
         call.func.id
         for node in jitted
         for call in ast.walk(node)
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
     }
-    return {node.name: node.lineno for node in jitted}, called
+    return {node.name: node.lineno for node in jitted if id(node) not in methods}, called
 
 
 def jit_definitions(text: str) -> list[tuple[str, int]]:
-    """Every `jit`-decorated function `text` defines, at module level or inside a function, with its `def` line,
-    in source order."""
+    """Every `jit`-decorated function `text` defines, at module level or inside a function (not in a class
+    body), with its `def` line, in source order."""
     return sorted(_jit_functions(text)[0].items(), key=lambda item: item[1])
 
 

@@ -93,6 +93,26 @@ def test_a_file_that_raises_before_a_kernel_says_so():
     assert missing_kernels(kernels, [], "/f.py", ran=False) == []
 
 
+def test_a_method_of_a_gluon_aggregate_is_never_a_kernel_the_run_did_not_reach(tmp_path):
+    """Gluon tutorial 07, stopped by the quiet time in its last benchmark loop, listed its aggregates' methods
+    (`WGMMA.initialize`, a scheduler's `get_tile`) as kernels "stopped before it reached its def", defs the
+    run had long passed: a kernel calls them through the class it is given; nobody launches them."""
+    from irscope.base.missing import jit_definitions, missing_kernels
+
+    path = tmp_path / "aggregate.py"
+    path.write_text(
+        "from triton.experimental import gluon\n"
+        "from triton.experimental.gluon.language._core import aggregate\n\n"
+        "@aggregate\nclass Scheduler:\n    @gluon.jit\n    def get_tile(self, idx):\n        return idx\n\n"
+        "@gluon.jit\ndef kernel(x):\n    pass\n"
+    )
+    assert jit_definitions(path.read_text()) == [("kernel", 11)]
+    (missing,) = missing_kernels(
+        [], [], str(path), ran=True, stopped_line=12, stopped_cause="nothing new launched"
+    )
+    assert missing.kernel == "kernel"
+
+
 def test_report_says_what_it_did_not_reach_in_text_and_json():
     env = {**os.environ, "IRSCOPE_CAPTURE_QUIET": "0.5"}
     path = fixture_path("stops_before_second_kernel.py")

@@ -823,3 +823,23 @@ def test_a_gigabyte_random_fill_is_fresh_memory_said_in_one_note_and_a_small_one
         "take longer and more memory than the launches need; their values read as zeros, in the "
         "interpreter and in the file's own checks"
     ]
+
+
+def test_a_vendor_blas_product_is_computed_unless_a_benchmark_times_it():
+    """A cuBLAS baseline is computed on the CPU (a file may check its kernel against it), except inside a
+    benchmark, which discards what it writes: Gluon tutorial 07's baselines over K up to 16384 took the CPU
+    long enough for the capture to stop before its later launches."""
+    from triton._C.libtriton import nvidia
+
+    notes: list[str] = []
+    with virtual_gpu(Target("sm_90"), notes=notes):
+        blas = nvidia.cublas.CublasLt(torch.empty(1024, dtype=torch.uint8, device="cuda"))
+        a, b = torch.ones(4, 8, device="cuda"), torch.ones(2, 8, device="cuda")
+        checked, timed = torch.zeros(4, 2, device="cuda"), torch.zeros(4, 2, device="cuda")
+        blas.matmul(a, b, checked)
+        assert math.isnan(triton.testing.do_bench(lambda: blas.matmul(a, b, timed)))
+    assert torch.equal(checked, torch.full((4, 2), 8.0)) and timed.count_nonzero() == 0
+    assert notes == [
+        "1 vendor-BLAS product(s) (cuBLAS / hipBLASLt) timed by a benchmark were not computed on the "
+        "virtual GPU: the benchmark discards what they write, and their outputs were left as they were"
+    ]

@@ -115,7 +115,9 @@ def _read(path: str, shown: str) -> UserFile:
     text = notebook.text if notebook is not None else _decoded(raw, shown)
     try:
         tree = ast.parse(text, filename=absolute)
-        code = compile(tree, absolute, "exec")
+        # dont_inherit: not this module's `from __future__ import annotations`, which would make every annotation
+        # in the file a string (a Gluon aggregate's field types then failed its isinstance checks)
+        code = compile(tree, absolute, "exec", dont_inherit=True)
     except SyntaxError as exc:
         where = shown
         if exc.lineno:

@@ -216,6 +216,23 @@ def _not_measured(quantiles=None, return_mode: str = "mean"):
     return NOT_MEASURED
 
 
+_timed_depth = [0]  # the benchmarks whose timed function runs now (do_bench_once and the like)
+
+
+def inside_a_benchmark() -> bool:
+    """Whether the code running now is a benchmark's timed function, whose results the benchmark discards."""
+    return _timed_depth[0] > 0
+
+
+@contextlib.contextmanager
+def _timed() -> Iterator[None]:
+    _timed_depth[0] += 1
+    try:
+        yield
+    finally:
+        _timed_depth[0] -= 1
+
+
 def do_bench_once(
     fn: Callable,
     warmup=None,
@@ -227,7 +244,8 @@ def do_bench_once(
 ):
     """`triton.testing.do_bench` while a file is captured: run `fn` once and flush L2 as do_bench does
     (capture.flush_as_a_benchmark_does), return NaN: nothing is timed."""
-    fn()
+    with _timed():
+        fn()
     flush_as_a_benchmark_does()
     return _not_measured(quantiles, return_mode)
 
@@ -236,7 +254,8 @@ def do_bench_cudagraph_once(
     fn: Callable, rep=None, grad_to_none=None, quantiles=None, return_mode="mean", **_ignored
 ):
     """`triton.testing.do_bench_cudagraph` (and the Proton variants) while a file is captured: as do_bench_once."""
-    fn()
+    with _timed():
+        fn()
     return _not_measured(quantiles, return_mode)
 
 
