@@ -50,3 +50,41 @@ def test_the_ptx_and_the_interpreter_count_the_same_sectors(example):
             from_ptx.notes
         )
         assert _counts(from_ptx) == _counts(recorded)
+
+
+LONG_LOOP = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def long_sum(x_ptr, out_ptr, n_iter, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    total = tl.zeros((BLOCK,), dtype=tl.float32)
+    for i in range(n_iter):
+        total += tl.load(x_ptr + i * BLOCK + offsets)
+    tl.store(out_ptr + offsets, total)
+
+
+x = torch.ones(3000 * 128, device="cuda")
+out = torch.empty(128, device="cuda")
+long_sum[(1,)](x, out, 3000, BLOCK=128, num_warps=4)
+"""
+
+
+def test_a_long_loop_is_cut_after_a_count_of_executions_with_its_sectors_per_request(tmp_path):
+    """A benchmark-sized launch loops long in each program (Gluon tutorial 03's adds ran for minutes); the PTX
+    run stops after a count of executions, the same on a busy machine as on an idle one, and says so."""
+    path = tmp_path / "long_loop.py"
+    path.write_text(LONG_LOOP)
+    ws = open_file(str(path), target="sm_90", compile_ahead=False)
+    (comp,) = [comp for comp in ws.compile_all() if comp.ok]
+    result = KernelCoalescing(comp.kernel.name, (1, 1, 1), [], [], Counts(), Counts())
+    ptx_coalescing(comp, [(0, 0, 0)], result)
+    assert (
+        "the PTX run stopped early: stopped after 1024 executions of its global accesses"
+        in result.notes
+    )
+    (load,) = [a for a in result.accesses if a.kind == "load"]
+    assert load.counts.requests <= 1024 * 4 and load.counts.sectors == 4 * load.counts.requests

@@ -36,7 +36,7 @@ from irscope.analysis.coalescing.results import AccessCoalescing
 from irscope.analysis.coalescing.text import diagnose
 from irscope.analysis.layouts.owners import describe_layout
 from irscope.analysis.memory.ttgir import ttgir_access_ops
-from irscope.analysis.ptx.machine import Machine
+from irscope.analysis.ptx.machine import Machine, Stop
 from irscope.analysis.ptx.program import Instr, Program, immediate, parse_program
 from irscope.base.compiled import LaunchedKernel
 
@@ -52,6 +52,11 @@ _LANES_PER_BATCH = 4096
 _STEP_LIMIT = (
     400_000  # as the bank model's findings: a long loop is cut short, its executions so far counted
 )
+# Executions of the global accesses counted per batch of programs: a benchmark-sized launch loops long in each
+# program (Gluon tutorial 03's adds at 32K x 32K ran for minutes within the step limit, 0.4 ms a step). A count,
+# not seconds, so that a busy machine gives the counts an idle one does; a loop cut short keeps its counts so
+# far, whose sectors per request are the loop's.
+_EXECUTIONS_PER_BATCH = 1024
 
 
 def ptx_coalescing(
@@ -75,6 +80,7 @@ def ptx_coalescing(
     per_batch = max(1, _LANES_PER_BATCH // inputs.threads)
     stops: list[str] = []
     for first in range(0, len(programs), per_batch):
+        watcher.executions = 0
         machine = Machine(
             program,
             inputs.params,
@@ -170,8 +176,12 @@ class _Watcher:
         self.accesses, self.names = accesses, names
         self.entries: dict[tuple, object] = {}
         self.unknown = 0
+        self.executions = 0  # in the batch of programs running now
 
     def __call__(self, machine: Machine, state, ins: Instr) -> None:
+        self.executions += 1
+        if self.executions > _EXECUTIONS_PER_BATCH:
+            raise Stop(f"stopped after {_EXECUTIONS_PER_BATCH} executions of its global accesses")
         access = self.accesses[state.pc]
         lanes = machine.guard_lanes(state, ins)
         reached = state.active.reshape(-1, 32).any(axis=1)
