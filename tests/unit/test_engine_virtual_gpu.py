@@ -798,10 +798,10 @@ def _resident_bytes() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def test_a_gigabyte_random_fill_is_fresh_memory_said_in_one_note_and_a_small_one_is_torchs_own():
+def test_a_gpu_sized_random_fill_is_fresh_memory_said_in_one_note_and_a_small_one_is_torchs_own():
     """Gluon tutorial 02 fills five 8 GB inputs with `torch.randn` for its bandwidth sweep: half a minute and
-    8 GB each on this CPU, where the launches need none of the values. From 1 GiB a fill is fresh memory:
-    zeros, held only where written; smaller fills draw the same numbers as torch does without irscope."""
+    8 GB each on this CPU, where the launches need none of the values. From 2^26 elements a fill is fresh
+    memory: zeros, held only where written; smaller fills draw the same numbers as torch does without irscope."""
     notes: list[str] = []
     torch.manual_seed(0)
     expected = torch.randn(4, 5)
@@ -811,15 +811,16 @@ def test_a_gigabyte_random_fill_is_fresh_memory_said_in_one_note_and_a_small_one
         before = _resident_bytes()
         big = torch.randn(1 << 28, device="cuda")  # 1 GiB of float32
         like = torch.rand_like(big[:1000], dtype=torch.float16)  # filled
+        half = torch.randn(1 << 26, dtype=torch.float16, device="cuda")  # 128 MiB, 2^26 elements
         big.normal_()  # in place: left as it is
         held = _resident_bytes() - before
         assert big.is_cuda and big.shape == (1 << 28,) and big.dtype == torch.float32
         assert big[:: 1 << 20].count_nonzero() == 0 and big[-1] == 0
-        assert like.count_nonzero() > 0
+        assert like.count_nonzero() > 0 and half[:: 1 << 20].count_nonzero() == 0
     assert torch.equal(small, expected)
     assert held < 64 << 20  # a filled gigabyte is held whole
     assert notes == [
-        "the virtual GPU left 2 random fills of 1 GiB or more unfilled (2.0 GiB in all): on this CPU they "
+        "the virtual GPU left 3 random fills of 2^26 elements or more unfilled (2.1 GiB in all): on this CPU they "
         "take longer and more memory than the launches need; their values read as zeros, in the "
         "interpreter and in the file's own checks"
     ]

@@ -132,8 +132,10 @@ _RANDOM_FILLS = {
 }
 _RANDOM_FILLS_IN_PLACE = (_Tensor.normal_, _Tensor.uniform_)
 # A random fill of a GPU-sized tensor that the CPU would take seconds and gigabytes to make, and the fresh,
-# untouched memory it is made of instead (pages the kernel gives as zeros, held only once written)
-LARGE_FILL_BYTES = 1 << 30
+# untouched memory it is made of instead (pages the kernel gives as zeros, held only once written). Counted in
+# elements, which is what the random numbers cost: on the H200 machine's CPU, `randn` of 8192 x 16384 halves
+# (256 MiB) took over 9 s, and Gluon tutorial 05's run was stopped there before its matmuls.
+LARGE_FILL_ELEMENTS = 1 << 26
 _UNFILLED = {
     torch.randn: torch.empty,
     torch.rand: torch.empty,
@@ -142,8 +144,8 @@ _UNFILLED = {
 }
 
 
-def _fill_bytes(func, args: tuple, kwargs: dict) -> int:
-    """The bytes a random fill makes, worked out without making them."""
+def _fill_size(func, args: tuple, kwargs: dict) -> tuple[int, int]:
+    """The elements and bytes a random fill makes, worked out without making them."""
     if func in _RANDOM_FILLS_IN_PLACE:
         tensor = args[0]
     elif func in (torch.randn_like, torch.rand_like):
@@ -151,7 +153,7 @@ def _fill_bytes(func, args: tuple, kwargs: dict) -> int:
     else:
         shape_only = {k: v for k, v in kwargs.items() if k in ("dtype", "size", "names")}
         tensor = func(*args, **shape_only, device="meta")
-    return tensor.numel() * tensor.element_size()
+    return tensor.numel(), tensor.numel() * tensor.element_size()
 
 
 class VirtualDeviceMode(TorchFunctionMode):
@@ -165,7 +167,7 @@ class VirtualDeviceMode(TorchFunctionMode):
         self._unread_depth = 0  # values_unread() blocks the call is in
         self.unfilled: list[
             int
-        ] = []  # the bytes of each random fill left unfilled (LARGE_FILL_BYTES)
+        ] = []  # the bytes of each random fill left unfilled (LARGE_FILL_ELEMENTS)
         # pinned host memory needs a GPU; plain memory does here
         self._special = {
             _Tensor.device.__get__: lambda t: virtual_device_of(t),
@@ -236,13 +238,13 @@ class VirtualDeviceMode(TorchFunctionMode):
 
     def _random_fill(self, func, args: tuple, kwargs: dict):
         """The call a random fill becomes: itself; zeros while no launch reads the values (`values_unread`);
-        fresh memory for a tensor of `LARGE_FILL_BYTES` or more. A GPU fills 8 GB of `randn` in milliseconds,
+        fresh memory for a tensor of `LARGE_FILL_ELEMENTS` or more. A GPU fills 8 GB of `randn` in milliseconds,
         the CPU here in half a minute, and holds the 8 GB (Gluon tutorial 02 makes five such inputs for its
         bandwidth sweep; irscope ran out of its time before the first launch). Such a tensor's pages read as
         zeros and take memory only where a kernel in the interpreter writes; the note says so. `func` None:
         the in-place fill is left out, its tensor returned as it is."""
-        size = _fill_bytes(func, args, kwargs)
-        if size >= LARGE_FILL_BYTES:
+        elements, size = _fill_size(func, args, kwargs)
+        if elements >= LARGE_FILL_ELEMENTS:
             self.unfilled.append(size)
             if func in _RANDOM_FILLS_IN_PLACE:
                 return None, args, kwargs
@@ -259,8 +261,8 @@ class VirtualDeviceMode(TorchFunctionMode):
             return None
         count, total = len(self.unfilled), sum(self.unfilled)
         return (
-            f"the virtual GPU left {count} random fill{'s' if count > 1 else ''} of "
-            f"{LARGE_FILL_BYTES >> 30} GiB or more unfilled ({total / 2**30:.1f} GiB in all): on this CPU "
+            f"the virtual GPU left {count} random fill{'s' if count > 1 else ''} of 2^26 elements or more "
+            f"unfilled ({total / 2**30:.1f} GiB in all): on this CPU "
             "they take longer and more memory than the launches need; their values read as zeros, in the "
             "interpreter and in the file's own checks"
         )
