@@ -165,9 +165,8 @@ class VirtualDeviceMode(TorchFunctionMode):
             False  # set for the mode irscope runs Inductor's own compile under (core/inductor)
         )
         self._unread_depth = 0  # values_unread() blocks the call is in
-        self.unfilled: list[
-            int
-        ] = []  # the bytes of each random fill left unfilled (LARGE_FILL_ELEMENTS)
+        # the bytes of each random fill left unfilled (LARGE_FILL_ELEMENTS)
+        self.unfilled: list[int] = []
         # pinned host memory needs a GPU; plain memory does here
         self._special = {
             _Tensor.device.__get__: lambda t: virtual_device_of(t),
