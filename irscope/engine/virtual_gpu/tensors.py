@@ -144,6 +144,16 @@ _UNFILLED = {
 }
 
 
+def _on_the_virtual_gpu(func, args: tuple, kwargs: dict) -> bool:
+    """Whether a random fill makes (or fills) a tensor on the virtual GPU rather than in host memory."""
+    device = kwargs.get("device")
+    if device is not None:
+        return is_virtual(device)
+    if func in _RANDOM_FILLS_IN_PLACE or func in (torch.randn_like, torch.rand_like):
+        return not is_host(args[0])
+    return is_virtual(torch.get_default_device())
+
+
 def _fill_size(func, args: tuple, kwargs: dict) -> tuple[int, int]:
     """The elements and bytes a random fill makes, worked out without making them."""
     if func in _RANDOM_FILLS_IN_PLACE:
@@ -241,9 +251,10 @@ class VirtualDeviceMode(TorchFunctionMode):
         the CPU here in half a minute, and holds the 8 GB (Gluon tutorial 02 makes five such inputs for its
         bandwidth sweep; irscope ran out of its time before the first launch). Such a tensor's pages read as
         zeros and take memory only where a kernel in the interpreter writes; the note says so. `func` None:
-        the in-place fill is left out, its tensor returned as it is."""
+        the in-place fill is left out, its tensor returned as it is. A fill the file makes in host memory is
+        the file's own CPU work, as it would be beside a GPU, and stays real."""
         elements, size = _fill_size(func, args, kwargs)
-        if elements >= LARGE_FILL_ELEMENTS:
+        if elements >= LARGE_FILL_ELEMENTS and _on_the_virtual_gpu(func, args, kwargs):
             self.unfilled.append(size)
             if func in _RANDOM_FILLS_IN_PLACE:
                 return None, args, kwargs
