@@ -11,17 +11,30 @@ from conftest import ROOT, kernel_path
 
 # Opens a kernel file in a fresh process and prints every stage, the compile child's progress, and whether
 # the install hash was still unknown when the file's launch forked the child.
+# The hashing process waits for the launch (a file the launch writes): on a busy machine it once finished
+# first, and the compile child then had the key at its start, which is the other path.
 SCRIPT = """
-import json, sys
+import json, os, sys, time
+import triton.runtime.cache as cache_module
 from irscope.engine.compile import ahead
 from irscope.engine.session import open_file
 from irscope.engine.triton_compat import hashing_process, triton_key_known
+from irscope.engine.triton_compat.install_key import remember_triton_key
 import irscope.engine.compile.ahead as ahead_module
+launched = os.path.join(os.environ["IRSCOPE_CACHE_DIR"], "launched")
+remember_triton_key()
+hash_install = cache_module.triton_key._original
+def after_the_launch():
+    while not os.path.exists(launched):
+        time.sleep(0.01)
+    return hash_install()
+cache_module.triton_key._original = after_the_launch
 seen = {}
 original = ahead_module.start
 def start(*args, **kwargs):
     seen["known_at_launch"] = triton_key_known()
     seen["hashing"] = hashing_process() is not None
+    open(launched, "w").close()
     return original(*args, **kwargs)
 ahead_module.start = start
 import irscope.engine.session as session
