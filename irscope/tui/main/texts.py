@@ -128,7 +128,7 @@ def picker_rows(comps: list, named: list[dict] = (), target: str = "") -> list[d
     differ = {key: differing(values) for key, values in groups.items()}
 
     def constexprs(name: str, line: int, values: dict) -> str:
-        return shown_values(values, differ.get((name, line), [])) or "—"
+        return shown_values(values, differ.get((name, line), []), groups[(name, line)]) or "—"
 
     rows = []
     for comp in comps:
