@@ -150,9 +150,8 @@ class VirtualBlas:
     real library.
 
     A product a benchmark times is not computed: the benchmark discards what it writes, and on the CPU an
-    8192 x 8192 x 16384 baseline takes half a minute (Gluon tutorial 07's sweep over K was stopped by the
-    capture's quiet time inside it, its later launches not seen). Its output is left as it was; the count
-    goes into one note (`skipped`)."""
+    8192 x 8192 x 16384 baseline takes half a minute (Gluon tutorial 07's sweep over K ran into the capture's
+    quiet time inside it). Its output is left as it was; the count goes into one note (`skipped`)."""
 
     skipped = [0]  # the products left out in benchmarks while this virtual GPU is on
 
