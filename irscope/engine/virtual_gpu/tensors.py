@@ -253,12 +253,13 @@ class VirtualDeviceMode(TorchFunctionMode):
         zeros and take memory only where a kernel in the interpreter writes; the note says so. `func` None:
         the in-place fill is left out, its tensor returned as it is. A fill the file makes in host memory is
         the file's own CPU work, as it would be beside a GPU, and stays real."""
-        elements, size = _fill_size(func, args, kwargs)
-        if elements >= LARGE_FILL_ELEMENTS and _on_the_virtual_gpu(func, args, kwargs):
-            self.unfilled.append(size)
-            if func in _RANDOM_FILLS_IN_PLACE:
-                return None, args, kwargs
-            return _UNFILLED[func], args, _without_generator(kwargs)
+        if _on_the_virtual_gpu(func, args, kwargs):
+            elements, size = _fill_size(func, args, kwargs)
+            if elements >= LARGE_FILL_ELEMENTS:
+                self.unfilled.append(size)
+                if func in _RANDOM_FILLS_IN_PLACE:
+                    return None, args, kwargs
+                return _UNFILLED[func], args, _without_generator(kwargs)
         if not self._unread_depth:
             return func, args, kwargs
         if func in _RANDOM_FILLS_IN_PLACE:
