@@ -88,3 +88,30 @@ def test_an_autotuner_from_inductors_on_disk_cache_is_described_afresh(kernel_so
         _run_on_no_gpu(from_cache)
     (record,) = next_run
     assert record.jit.fn is not None and record.jit.fn.__name__ == NAME
+
+
+def test_a_config_from_inductors_autotune_cache_is_said(monkeypatch, tmp_path):
+    """With a warm cache Inductor hands its autotuner only the config an earlier run's timing chose, and a GPU
+    run launches that one alone: on an H200 irscope showed 1 of compiled_block's 3 configs per kernel, as
+    Inductor launched, and said nothing of the others (validation/data/h200_held_memory)."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(triton_helpers, "set_driver_to_gpu", lambda: None)
+    source = open(
+        fixture_path("inductor/h100_t211_per_fused_native_layer_norm_0.py"), encoding="utf-8"
+    ).read()
+    name = "triton_per_fused_native_layer_norm_0"
+    notes: list[str] = []
+    with inductor_capture(lambda launch: None, None, virtual=False, notes=notes):
+        first = getattr(PyCodeCache.load(source), name)
+        assert len(inductor_kernel_in(first).configs) == 3
+        first.save_cache_hook(first.configs[2], 1.0)  # what Inductor writes after its timing
+    assert notes == []
+    PyCodeCache.cache_clear()
+    with inductor_capture(lambda launch: None, None, virtual=False, notes=notes):
+        warm = getattr(PyCodeCache.load(source), name)
+        kernel = inductor_kernel_in(warm)
+    PyCodeCache.cache_clear()
+    assert [config.kwargs for config in kernel.configs] == [first.configs[2].kwargs]
+    (said,) = notes
+    assert "autotune cache" in said and name in said and "TORCHINDUCTOR_CACHE_DIR" in said
+

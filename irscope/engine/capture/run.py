@@ -21,6 +21,7 @@ from irscope.base.paths import PACKAGE_DIR
 from irscope.engine.capture.budget import CaptureBudget, CaptureStopped, command_budget
 from irscope.engine.capture.children import children_counted, children_note
 from irscope.engine.capture.discover import UserFile
+from irscope.engine.capture.held_memory import HeldMemory
 from irscope.engine.inductor.scripts import (
     COMPILE_QUIET_S,
     calls_torch_compile,
@@ -93,6 +94,7 @@ def run_user_file(
         )
         namespace["__spec__"].has_location = True
     result = RunResult(namespace)
+    held = HeldMemory()
     budget = budget or CaptureBudget(user_file.path)
     budget.limit_counts_new_launches = use_interpreter
     if user_file.command is not None:
@@ -112,6 +114,8 @@ def run_user_file(
                 # virtual GPU while a benchmark's sweep explores (triton_compat/benchmark_sweep.py).
                 return False
             result.launches.append(launch)
+            if not use_interpreter:
+                held.captured(launch)
             if on_launch is not None:
                 on_launch(launch)
             return new
@@ -185,6 +189,9 @@ def run_user_file(
         result.stopped_line, result.stopped_cause = budget.stopped_line, budget.cause
     result.output = output.getvalue() if isinstance(output, io.StringIO) else _worker_output_tail()
     said = children_note(result.children, user_file.shown)
+    if said:
+        result.notes.append(said)
+    said = held.released.note()
     if said:
         result.notes.append(said)
     result.notes.extend(cut_launch_notes(result.launches))

@@ -49,6 +49,8 @@ class InductorKernel:
     size_hints: Any
     device_str: str = ""  # from async_compile.triton(..., device_str=...), when a wrapper loaded it
     wrapper: str | None = None  # the wrapper file that held this kernel as a string
+    # on a GPU: Inductor's autotune cache gave it the config an earlier run's timing chose, its only config
+    cached_choice: bool = False
 
     @property
     def name(self) -> str:
@@ -164,11 +166,16 @@ def _as_inductor_prunes(
 
 @contextlib.contextmanager
 def inductor_capture(
-    record: Callable[[RawLaunch], None], wrapper_path: str | None, virtual: bool = True
+    record: Callable[[RawLaunch], None],
+    wrapper_path: str | None,
+    virtual: bool = True,
+    notes: list[str] | None = None,
 ) -> Iterator[None]:
     """While the block runs, Inductor's decorators make InductorKernels that report their launches to
     `record`, `async_compile.triton(...)` loads a kernel module without compiling it, and the CUDA-only
-    helpers a GPU-written wrapper imports from torch._C have CPU stand-ins (the virtual GPU's tensors)."""
+    helpers a GPU-written wrapper imports from torch._C have CPU stand-ins (the virtual GPU's tensors).
+    On a GPU (`virtual` false) Inductor's own autotuners are described instead; `notes` hears of kernels
+    whose config came from Inductor's autotune cache."""
     from torch._inductor.runtime import triton_helpers, triton_heuristics
 
     patches = Patches()
@@ -220,11 +227,33 @@ def inductor_capture(
     else:
         _record_real_autotuners(patches, triton_heuristics.CachingAutotuner)
     _recorders.append(record)
+    with _lock:
+        described_before = set(_by_jit)
     try:
         yield
     finally:
         _recorders.pop()
         patches.restore()
+        with _lock:
+            described = [kernel for key, kernel in _by_jit.items() if key not in described_before]
+        said = _cached_choice_note(described)
+        if said and notes is not None:
+            notes.append(said)
+
+
+def _cached_choice_note(kernels: list[InductorKernel]) -> str | None:
+    """One line for the kernels whose config came from Inductor's autotune cache: a GPU run with that cache
+    launches (and compiles) only the config an earlier run's timing chose, so irscope shows that one."""
+    names = sorted({kernel.name for kernel in kernels if kernel.cached_choice})
+    if not names:
+        return None
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (
+        f"torch.compile: Inductor's autotune cache held the config an earlier run's timing chose for "
+        f"{len(names)} kernel{'s' if len(names) > 1 else ''} ({shown}); Inductor launches that config "
+        "alone, and irscope shows it; to see every config Inductor would try, run with a fresh cache "
+        "(TORCHINDUCTOR_CACHE_DIR set to an empty folder)"
+    )
 
 
 def _record_real_autotuners(patches: Patches, autotuner_class: type) -> None:
@@ -255,13 +284,16 @@ def _record_real_autotuners(patches: Patches, autotuner_class: type) -> None:
 
 def _description(autotuner: Any) -> InductorKernel:
     """An InductorKernel for a CachingAutotuner made in this process (its function intact)."""
+    configs = getattr(autotuner, "configs", None) or []
+    cache_info = getattr(autotuner, "autotune_cache_info", None) or {}
     kernel = InductorKernel(
         autotuner.fn,
-        list(getattr(autotuner, "configs", []) or []),
+        list(configs),
         dict(getattr(autotuner, "triton_meta", {}) or {}),
         dict(getattr(autotuner, "inductor_meta", {}) or {}),
         _heuristic_name(getattr(autotuner, "heuristic_type", "")),
         getattr(autotuner, "size_hints", None),
+        cached_choice=cache_info.get("autotune_cache_state") == "hit",
     )
     with _lock:
         _by_jit[id(autotuner.fn)] = kernel

@@ -63,7 +63,7 @@ def inductor_scope(
         )
     try:
         with (
-            inductor_capture(record, user_file.path, virtual=use_interpreter),
+            inductor_capture(record, user_file.path, virtual=use_interpreter, notes=notes),
             gpu_path_compile() if compiling else contextlib.nullcontext() as outcome,
         ):
             try:

@@ -93,6 +93,8 @@ class RawLaunch:
     not_run: bool = False
     # the first access of its interpreted run that reached outside its tensors, lanes switched off (bounds.py)
     out_of_bounds: StrayAccess | None = None
+    # on a GPU: its tensors were let go of, host stand-ins reading zeros in their place (capture/held_memory.py)
+    inputs_released: bool = False
 
 
 def _arguments_of(jit: JITFunction, args: tuple, kwargs: dict) -> dict[str, Any]:

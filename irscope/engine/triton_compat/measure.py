@@ -27,7 +27,9 @@ def gpu_properties() -> dict[str, Any]:
 
 def _copy(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
-        return value.clone()
+        # a host stand-in for a GPU tensor the capture let go of (capture/held_memory.py) goes back
+        released_from = getattr(value, "released_from", None)
+        return value.to(released_from) if released_from else value.clone()
     return value
 
 
