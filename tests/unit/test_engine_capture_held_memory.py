@@ -48,8 +48,12 @@ def test_a_stand_in_specializes_as_its_tensor_and_reads_zeros():
 def test_dropped_tensors_are_let_go_largest_first_until_enough_is_left():
     short, freed_enough = [False], 3 << 20
     held = HeldMemory(lambda: not short[0] or held.released.bytes >= freed_enough)
-    small = _launch(torch.empty(1 << 18, device="meta"), torch.empty(1 << 18, device="meta"))  # 1 MiB each
-    big = _launch(torch.empty(1 << 20, device="meta"), torch.empty(1 << 20, device="meta"))  # 4 MiB each
+    small = _launch(
+        torch.empty(1 << 18, device="meta"), torch.empty(1 << 18, device="meta")
+    )  # 1 MiB each
+    big = _launch(
+        torch.empty(1 << 20, device="meta"), torch.empty(1 << 20, device="meta")
+    )  # 4 MiB each
     for launch in (small, big):
         held.captured(launch)
     kept_by_file = big.args[1]

@@ -114,4 +114,3 @@ def test_a_config_from_inductors_autotune_cache_is_said(monkeypatch, tmp_path):
     assert [config.kwargs for config in kernel.configs] == [first.configs[2].kwargs]
     (said,) = notes
     assert "autotune cache" in said and name in said and "TORCHINDUCTOR_CACHE_DIR" in said
-
