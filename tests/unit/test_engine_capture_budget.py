@@ -329,6 +329,24 @@ def test_no_quiet_time_counts_while_irscope_explores_a_benchmark_sweep():
     assert "nothing launched" in budget._spent(time.monotonic() + 0.7)
 
 
+def test_torch_work_a_gpu_does_in_microseconds_is_left_out_of_the_quiet_time_which_then_goes_on():
+    """The virtual GPU runs torch operations on GPU-sized tensors outside the quiet time (virtual_gpu/tensors.py):
+    a cross-entropy benchmark's torch baseline over 8192 x 65536 logits took this CPU seconds between two of its
+    kernel's sizes, and the run was stopped there. Unlike a sweep's pause, the quiet time then goes on from
+    where it was."""
+    budget = CaptureBudget("file.py", quiet_s=0.4, limit_s=60)
+    kernel = object()
+    budget.launched(kernel, (1,), {}, None)
+    time.sleep(0.25)
+    with budget.quiet_not_counted():
+        time.sleep(0.5)
+    now = time.monotonic()
+    assert (
+        budget._spent(now + 0.8) is None
+    )  # 1.05 s counted of 1.55 s; three times the quiet time is 1.2 s
+    assert "nothing launched in the last 1.2 s" in budget._spent(now + 1.0)
+
+
 def test_on_a_gpu_the_limit_leaves_out_the_compiles_of_new_launches():
     """A library whose kernels compile for 3 to 40 s each was stopped at the 60 s limit inside its first call on
     the H100: on a GPU a new launch's compile is not the file's time. In the interpreter it still counts (each

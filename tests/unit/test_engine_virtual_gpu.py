@@ -846,3 +846,88 @@ def test_a_vendor_blas_product_is_computed_unless_a_benchmark_times_it():
         "1 vendor-BLAS product(s) (cuBLAS / hipBLASLt) timed by a benchmark were not computed on the "
         "virtual GPU: the benchmark discards what they write, and their outputs were left as they were"
     ]
+
+
+def test_a_gpu_sized_matrix_product_is_left_uncomputed_with_its_shape_gradients_and_one_note():
+    """Tutorial 10 computes its reference as an 8192^3 float32 product (25 s here); a cross-entropy
+    benchmark's projections of 8192 x 2048 x 65536, forward and backward, took its whole minute before its first
+    launch. From 2^36 operations a product on the virtual GPU is fresh memory of its result's shape and dtype;
+    a smaller one, or one of host tensors, is computed."""
+    notes: list[str] = []
+    with virtual_gpu(Target("sm_90"), notes=notes):
+        a = torch.ones(4096, 2048, device="cuda")
+        w = torch.ones(
+            4096, 2048, device="cuda", requires_grad=True
+        )  # 2 x 4096 x 4096 x 2048 = 2^36
+        before = _resident_bytes()
+        big = torch.nn.functional.linear(a, w)
+        big.sum().backward()
+        held = _resident_bytes() - before
+        assert big.shape == (4096, 4096) and big.dtype == torch.float32 and big.is_cuda
+        assert big.requires_grad and big[::512, ::512].count_nonzero() == 0
+        assert w.grad.shape == w.shape and w.grad[::512].count_nonzero() == 0
+        halves = torch.ones(2, 4096, 4096, dtype=torch.float16, device="cuda")
+        assert (
+            torch.bmm(halves, halves).dtype == torch.float16
+        )  # 2^38: uncomputed, the file's dtype
+        small = torch.ones(64, 2048, device="cuda") @ torch.ones(2048, 4096, device="cuda")  # 2^30
+        assert torch.equal(small, torch.full((64, 4096), 2048.0))
+        host = torch.ones(4096, 2048) @ torch.ones(
+            2048, 4096
+        )  # 2^36 in host memory: the file's own
+        assert host[0, 0] == 2048.0
+    assert (
+        held < 100 << 20
+    )  # a computed 64 MiB result, its gradient and the product's buffers would be held
+    assert notes == [
+        "the virtual GPU left 2 matrix products of 2^36 floating-point operations or more uncomputed (0.3 TFLOP "
+        "in all; this CPU takes seconds for each, a GPU milliseconds): their results read as zeros, and the "
+        "file's result comparisons after them pass without comparing"
+    ]
+
+
+def test_a_files_check_after_an_uncomputed_product_passes_and_the_run_goes_on(tmp_path):
+    """A reference left uncomputed differs from the kernel's result: the comparison is passed, as after a
+    launch cut short, so that the launches after it are still reached."""
+    path = tmp_path / "reference_first.py"
+    path.write_text(
+        "import torch, triton, triton.language as tl\n"
+        "@triton.jit\n"
+        "def fill(x, v, B: tl.constexpr):\n"
+        "    tl.store(x + tl.arange(0, B), v)\n"
+        "a = torch.ones(8192, 8192, device='cuda')\n"
+        "reference = a @ a\n"
+        "out = torch.empty(16, device='cuda')\n"
+        "fill[(1,)](out, 1.0, B=16)\n"
+        "torch.testing.assert_close(reference[0, :16], out)\n"
+        "fill[(1,)](out, 2.0, B=16)\n"
+    )
+    result = run_user_file(
+        read_user_file(str(path)), run_main=True, use_interpreter=True, target=Target("sm_90")
+    )
+    assert result.error is None and len(result.launches) == 2
+    assert any("1 result comparison(s)" in note for note in result.notes)
+
+
+def test_torch_work_on_gpu_sized_tensors_runs_outside_the_capture_quiet_time():
+    """What the capture budget's `quiet_not_counted` is given: operations on a tensor of 2^24 elements or more
+    on the virtual GPU, not smaller ones, nor host tensors."""
+    import contextlib
+
+    entered: list[int] = []
+
+    @contextlib.contextmanager
+    def untimed():
+        entered.append(1)
+        yield
+
+    with virtual_gpu(Target("sm_90"), untimed=untimed):
+        big = torch.zeros(1 << 24, device="cuda")
+        small = torch.zeros(1 << 10, device="cuda")
+        host = torch.zeros(1 << 24)
+        entered.clear()
+        assert float((big + 1).sum()) == 1 << 24  # the add: the sum's input is big too
+        assert len(entered) == 2
+        small * 2
+        host * 2
+        assert len(entered) == 2

@@ -229,6 +229,20 @@ class CaptureBudget:
                 self._last_any = self._last_new
 
     @contextlib.contextmanager
+    def quiet_not_counted(self) -> Iterator[None]:
+        """The block's time does not count in the quiet time, which goes on afterwards where it was (unlike
+        `quiet_paused`, which starts it again): torch work on the virtual GPU that a GPU does in microseconds
+        and this CPU in seconds (virtual_gpu/tensors.py `_gpu_sized`). The limit counts it."""
+        started, started_clock = time.monotonic(), self._file_clock()
+        try:
+            yield
+        finally:
+            with self._inject_lock:
+                self._last_new += time.monotonic() - started
+                self._last_new_clock += self._file_clock() - started_clock
+                self._last_any += time.monotonic() - started
+
+    @contextlib.contextmanager
     def executing(self) -> Iterator[None]:
         """A captured launch runs (compiled and run on a GPU, or run in the interpreter). If it was new when
         captured, no quiet time counts while it runs, and the quiet time starts again when it returns."""

@@ -39,6 +39,7 @@ from irscope.engine.triton_compat.benchmark_sweep import benchmarks_run_once
 from irscope.engine.triton_compat.program_budget import comparisons_after_cuts
 from irscope.engine.triton_compat.repeats import repeats_skipped
 from irscope.engine.virtual_gpu.device import virtual_gpu
+from irscope.engine.virtual_gpu.tensors import products_left_uncomputed
 
 
 @dataclass
@@ -135,14 +136,19 @@ def run_user_file(
     budget.watch()
     try:
         device = (
-            virtual_gpu(target, result.asked, result.notes, budget.quiet_paused)
+            virtual_gpu(
+                target, result.asked, result.notes, budget.quiet_paused, budget.quiet_not_counted
+            )
             if use_interpreter
             else benchmarks_run_once(result.notes, budget.quiet_paused)
         )
         inductor = inductor_scope(user_file, record, use_interpreter, result.notes)
         checks = (
             comparisons_after_cuts(
-                lambda: any(raw.programs is not None or raw.not_run for raw in result.launches),
+                lambda: (
+                    products_left_uncomputed()
+                    or any(raw.programs is not None or raw.not_run for raw in result.launches)
+                ),
                 result.notes,
             )
             if use_interpreter

@@ -91,7 +91,7 @@ def comparisons_after_cuts(cut: Callable[[], bool], notes: list[str]) -> Iterato
     after the check. From then on the file's result comparisons (`torch.testing.assert_close`,
     `triton.testing.assert_close`, `torch.allclose`, `Tensor.allclose`, `torch.equal`) are not made: they
     pass, and how many were passed so is added to `notes`. `cut()` says whether a launch of this run has
-    been cut short or not run."""
+    been cut short or not run (or, likewise incomplete, a matrix product left uncomputed: virtual_gpu)."""
     passed = [0]
 
     def after_cut(original, answer):
@@ -123,5 +123,6 @@ def comparisons_after_cuts(cut: Callable[[], bool], notes: list[str]) -> Iterato
         if passed[0]:
             notes.append(
                 f"{passed[0]} result comparison(s) the file made after a launch was cut short or "
-                f"not run were passed without comparing (the launch's results are incomplete)"
+                f"not run, or a product left uncomputed, were passed without comparing (the results are "
+                f"incomplete)"
             )

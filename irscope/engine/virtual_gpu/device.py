@@ -38,7 +38,7 @@ from irscope.engine.virtual_gpu.dispatch import (
     routing_stopped,
 )
 from irscope.engine.virtual_gpu.smi import vendor_tool
-from irscope.engine.virtual_gpu.tensors import VirtualDeviceMode, engine_in_mode
+from irscope.engine.virtual_gpu.tensors import RUNNING, VirtualDeviceMode, engine_in_mode
 from irscope.engine.virtual_gpu.tuning_caches import tuning_caches_aside
 
 _STATIC_SHARED_PER_BLOCK = 48 * 1024  # NVIDIA: a block's shared memory without the opt-in attribute
@@ -196,13 +196,15 @@ def virtual_gpu(
     asked: set[str] | None = None,
     notes: list[str] | None = None,
     exploring: Callable[[], ContextManager] | None = None,
+    untimed: Callable[[], ContextManager] | None = None,
 ) -> Iterator[VirtualDeviceProperties]:
     """While the block runs, this process has one GPU of `target` (see the module's docstring).
 
     Each question about what the device is (its capability, properties, name, architectures; through
     torch.cuda or Triton's driver) is added to `asked`: a file that asked and then launched nothing may
     be written for another GPU (retarget.py). What a benchmark's sweep did not run is added to `notes`; the
-    sweeps run inside `exploring()` (the capture budget's quiet_paused).
+    sweeps run inside `exploring()` (the capture budget's quiet_paused), torch work on GPU-sized tensors inside
+    `untimed()` (its quiet_not_counted).
 
     The device mode applies to the calling thread (torch function modes are per thread). On exit, every
     patched attribute is restored, the mode and any mode or default device the file pushed above it are
@@ -234,7 +236,7 @@ def virtual_gpu(
                 # the ptxas Triton compiles with: what the GPU's Triton would run with
                 # (where Triton has no ptxas to ask, any release: the libraries ask whether there is one)
                 patch(torch.version, "cuda", cuda_release(props.major * 10 + props.minor) or "12.8")
-            mode = VirtualDeviceMode()
+            mode = VirtualDeviceMode(untimed)
             with (
                 virtual_triton(
                     target,
@@ -251,6 +253,7 @@ def virtual_gpu(
                 cuda_only_standins(),
             ):
                 mode.__enter__()
+                RUNNING.append(mode)
                 # the backward pass sees the GPU too
                 for owner in (
                     torch.autograd,
@@ -268,9 +271,10 @@ def virtual_gpu(
                 try:
                     yield props
                 finally:
-                    said = mode.unfilled_note()
-                    if said and notes is not None:
-                        notes.append(said)
+                    RUNNING.remove(mode)
+                    for said in (mode.unfilled_note(), mode.uncomputed_note()):
+                        if said and notes is not None:
+                            notes.append(said)
                     while torch._C._len_torch_dispatch_stack() > dispatch_depth:
                         _pop_mode()
                     routing_stopped()

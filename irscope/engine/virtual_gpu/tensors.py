@@ -27,7 +27,7 @@ the whole tensor, a specialization no GPU runs. `engine_in_mode` starts the engi
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import Any, Callable, ContextManager, Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -115,6 +115,22 @@ def _tensors(values, depth: int = 0):
             yield from _tensors(value, depth + 1)
 
 
+# A tensor of this many elements or more is GPU-sized: an operation on it takes this CPU tens of milliseconds
+# to seconds (a cross-entropy over 8192 x 65536 logits: seconds), a GPU microseconds.
+GPU_SIZED_ELEMENTS = 1 << 24
+
+
+def _gpu_sized(args: tuple, kwargs: dict) -> bool:
+    """Whether an operation takes a GPU-sized tensor on the virtual GPU. The
+    capture's quiet time does not count such work: it measures how long the file goes without launching
+    anything new, as it would beside a GPU (a benchmark's torch baseline over large inputs ended the run
+    between two of its kernel's sizes)."""
+    for t in _tensors(list(args) + list(kwargs.values())):
+        if t.numel() >= GPU_SIZED_ELEMENTS and not is_host(t):
+            return True
+    return False
+
+
 def _fresh(out, inputs: list) -> list:
     """The tensors of an op's result that are not one of its inputs (an in-place op returns its input)."""
     ids = {id(t) for t in inputs}
@@ -166,17 +182,31 @@ def _fill_size(func, args: tuple, kwargs: dict) -> tuple[int, int]:
     return tensor.numel(), tensor.numel() * tensor.element_size()
 
 
+# The modes of the runs in progress, innermost last (device.py adds and removes them)
+RUNNING: list["VirtualDeviceMode"] = []
+
+
+def products_left_uncomputed() -> bool:
+    """Whether the run in progress has left a matrix product uncomputed (`VirtualDeviceMode._product`)."""
+    return bool(RUNNING and RUNNING[-1].uncomputed)
+
+
 class VirtualDeviceMode(TorchFunctionMode):
     """See the module's docstring. Inside `__torch_function__` the mode is off, so torch calls here are real."""
 
-    def __init__(self):
+    def __init__(self, untimed: Callable[[], ContextManager] | None = None):
         super().__init__()
+        # the capture budget's quiet time leaves out the block's time: torch work on GPU-sized tensors
+        # (`_gpu_sized`)
+        self.untimed = untimed
         self.in_compiler = (
             False  # set for the mode irscope runs Inductor's own compile under (core/inductor)
         )
         self._unread_depth = 0  # values_unread() blocks the call is in
         # the bytes of each random fill left unfilled (LARGE_FILL_ELEMENTS)
         self.unfilled: list[int] = []
+        # the floating-point operations of each matrix product left uncomputed (LARGE_PRODUCT_FLOPS)
+        self.uncomputed: list[int] = []
         # pinned host memory needs a GPU; plain memory does here
         self._special = {
             _Tensor.device.__get__: lambda t: virtual_device_of(t),
@@ -226,11 +256,16 @@ class VirtualDeviceMode(TorchFunctionMode):
             host = False
         if kwargs.get("pin_memory"):
             kwargs = {**kwargs, "pin_memory": False}
-        # a product the file's library implements for CUDA gets the file's dtype, as on a GPU (FlagGems' mm)
-        if func in _PRODUCTS and not library_implements_any(_PRODUCTS[func]):
-            out = _product_in_float32(func, args, kwargs)
-        else:
-            out = func(*args, **kwargs)
+        with (
+            self.untimed()
+            if self.untimed is not None and _gpu_sized(args, kwargs)
+            else contextlib.nullcontext()
+        ):
+            # a product the file's library implements for CUDA gets the file's dtype, as on a GPU (FlagGems' mm)
+            if func in _PRODUCTS and not library_implements_any(_PRODUCTS[func]):
+                out = self._product(func, args, kwargs)
+            else:
+                out = func(*args, **kwargs)
         if host is False:
             return out
         inputs = list(_tensors(list(args) + list(kwargs.values())))
@@ -276,6 +311,45 @@ class VirtualDeviceMode(TorchFunctionMode):
             f"unfilled ({total / 2**30:.1f} GiB in all): on this CPU "
             "they take longer and more memory than the launches need; their values read as zeros, in the "
             "interpreter and in the file's own checks"
+        )
+
+    def _product(self, func, args: tuple, kwargs: dict):
+        """A matrix product on the virtual GPU: computed (in float32 for half-precision inputs), or, from
+        `LARGE_PRODUCT_FLOPS` on, left uncomputed: its result is fresh memory that reads as zeros, of the shape
+        and dtype the product gives. Tutorial 10 computes its reference as an 8192^3 float32 product before
+        its launch, 25 s of this CPU's time; a cross-entropy benchmark's 8192 x 2048 x 65536 projections,
+        forward and backward, took its whole minute before its first launch. A GPU does either in
+        milliseconds. Host tensors are computed as the file asked; an `out=` of the result's shape keeps what it
+        held (a GPU would have written the product there)."""
+        flops, shaped = _product_flops(func, args, kwargs)
+        tensors = list(_tensors(list(args) + list(kwargs.values())))
+        if flops < LARGE_PRODUCT_FLOPS or not tensors or any(is_host(t) for t in tensors):
+            return _product_in_float32(func, args, kwargs)
+        out = kwargs.get("out")
+        if out is not None:
+            if not isinstance(out, _Tensor) or (out.shape, out.dtype) != (
+                shaped.shape,
+                shaped.dtype,
+            ):
+                return _product_in_float32(func, args, kwargs)
+            self.uncomputed.append(flops)
+            return out
+        self.uncomputed.append(flops)
+        needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+        if needs_grad:
+            return _LeftUncomputed.apply(shaped.shape, shaped.dtype, *tensors)
+        return _zeros_untouched(shaped.shape, shaped.dtype)
+
+    def uncomputed_note(self) -> str | None:
+        """One line for the report when products were left uncomputed (`_product`)."""
+        if not self.uncomputed:
+            return None
+        count = len(self.uncomputed)
+        return (
+            f"the virtual GPU left {count} matrix product{'s' if count > 1 else ''} of 2^36 floating-point "
+            f"operations or more uncomputed ({sum(self.uncomputed) / 1e12:.1f} TFLOP in all; this CPU takes "
+            "seconds for each, a GPU milliseconds): their results read as zeros, and the file's result "
+            "comparisons after them pass without comparing"
         )
 
     @contextlib.contextmanager
@@ -372,6 +446,74 @@ _PRODUCTS = {
         *_MATMUL,
     ),
 }
+
+
+# A matrix product this CPU would take a second or more for (2^36 operations: 2048 x 4096 x 8192), which a GPU
+# does in well under a millisecond; in floating-point operations, two per multiply-add.
+LARGE_PRODUCT_FLOPS = 1 << 36
+# Which operand's last dimension is the one each product sums over (its K)
+_SUMMED_OPERAND = {
+    torch.matmul: 0,
+    torch.mm: 0,
+    torch.bmm: 0,
+    torch.addmm: 1,
+    torch.baddbmm: 1,
+    _Tensor.matmul: 0,
+    _Tensor.__matmul__: 0,
+    _Tensor.__rmatmul__: 1,
+    _Tensor.mm: 0,
+    _Tensor.bmm: 0,
+    torch.nn.functional.linear: 0,
+}
+
+
+def _product_flops(func, args: tuple, kwargs: dict) -> tuple[int, torch.Tensor | None]:
+    """Two operations per multiply-add of the product, and its result on the meta device (its shape and
+    dtype), worked out from the shapes alone; (0, None) for a product this does not size (einsum,
+    attention), which is then computed."""
+    index = _SUMMED_OPERAND.get(func)
+    if index is None or len(args) <= index or not isinstance(args[index], _Tensor):
+        return 0, None
+    try:
+        shaped = func(*_on_meta(args), **_on_meta({k: v for k, v in kwargs.items() if k != "out"}))
+    except Exception:  # noqa: BLE001 - shapes that do not multiply: torch says so when it computes
+        return 0, None
+    if not isinstance(shaped, _Tensor) or args[index].dim() == 0:
+        return 0, None
+    return 2 * shaped.numel() * args[index].shape[-1], shaped
+
+
+def _on_meta(values):
+    """The arguments with each tensor replaced by one of its shape and dtype on the meta device."""
+    if isinstance(values, dict):
+        return {name: _on_meta(value) for name, value in values.items()}
+    if isinstance(values, (list, tuple)):
+        return type(values)(_on_meta(value) for value in values)
+    if isinstance(values, _Tensor):
+        return torch.empty_strided(values.shape, values.stride(), dtype=values.dtype, device="meta")
+    return values
+
+
+def _zeros_untouched(shape, dtype) -> torch.Tensor:
+    """Zeros of a product's result: fresh pages the kernel gives as zeros for a large one (held only once
+    written), zeroed for a small one (its memory may be reused)."""
+    out = torch.empty(shape, dtype=dtype)
+    if out.nbytes < 1 << 25:
+        out.zero_()
+    return out
+
+
+class _LeftUncomputed(torch.autograd.Function):
+    """A product left uncomputed where autograd records it: its gradients are zeros too, made as cheaply."""
+
+    @staticmethod
+    def forward(ctx, shape, dtype, *inputs):
+        ctx.inputs = [(t.shape, t.dtype) for t in inputs]
+        return _zeros_untouched(shape, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None, None, *(_zeros_untouched(shape, dtype) for shape, dtype in ctx.inputs))
 
 
 def _product_in_float32(func, args, kwargs):
