@@ -411,7 +411,8 @@ def shown_offline(
 
 def missing_reason(doc: dict | None, name: str, error: str | None = None) -> str:
     """irscope's own word on a compilation it did not show: its JSON's `missing` list (kernel, reason), or,
-    for a kernel it showed in other specializations, a note on a benchmark sweep it did not run whole, or,
+    for a kernel it showed in other specializations, a note on a benchmark sweep it did not run whole or on
+    the run's stop (the line it was on, its cause, the knobs that give it longer), or,
     where the report ended in an error (no JSON, or an exit status not 0), irscope's error line: a file that
     "launched no kernel: the run was stopped at line 143 (the 60 s limit)" said why. A report this script
     stopped at its own time limit said nothing."""
@@ -426,6 +427,11 @@ def missing_reason(doc: dict | None, name: str, error: str | None = None) -> str
         ]
         if sweeps:
             return "said: " + sweeps[0]
+        # the capture was stopped (its line, its cause, the knobs that give it longer): the kernel's later
+        # specializations are among what the run did not reach
+        stops = [n for n in (doc or {}).get("notes") or [] if ": stopped " in n]
+        if stops:
+            return "said: " + stops[0]
     if error:
         return ("not said: " if error.startswith("timed out after") else "said: ") + error
     return "not said"

@@ -74,6 +74,19 @@ def test_a_compilation_irscope_did_not_show_is_reported_missing(offline_doc):
     ]
 
 
+def test_a_specialization_after_the_runs_stop_is_said_by_the_stop_note():
+    """A kernel shown in some specializations and not in one the GPU compiled later: the report's note on the
+    run's stop (its line and cause, the knobs that give it longer) is what irscope said of it."""
+    stop = (
+        "benchmark.py: stopped after 45.2 s at line 84: nothing new launched in the last 3 s; 10 launch(es) of "
+        "1 kernel(s) captured (IRSCOPE_CAPTURE_QUIET / IRSCOPE_CAPTURE_LIMIT give it longer)"
+    )
+    doc = {"kernels": [{"name": "fused"}], "notes": ["another note"]}
+    assert coverage.missing_reason(doc, "fused") == "not said"
+    assert coverage.missing_reason({**doc, "notes": [stop]}, "fused") == "said: " + stop
+    assert coverage.missing_reason({**doc, "notes": [stop]}, "never_shown") == "not said"
+
+
 def test_a_shown_specialization_the_gpu_never_compiled_is_reported(offline_doc):
     result = coverage.compare(SMALL, [], offline_doc)
     assert coverage.counts(result)["shown, never compiled"] == len(offline_doc["kernels"])
