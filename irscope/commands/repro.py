@@ -30,6 +30,7 @@ from irscope.engine.triton_compat.caches import fresh_triton_cache
 from irscope.engine.triton_compat.kernel_sources import (
     KernelSources,
     expression,
+    is_aggregate_class,
     kernel_sources,
 )
 
@@ -68,9 +69,28 @@ def _keep_sources():
         linecache.cache[file] = (sum(map(len, lines)), None, lines, file)
 
 
+def _module(module):
+    """A module of the kernel's, made again: the globals its JIT functions read, and what a kernel that
+    reads it by name (`t5.pick_wgmma_layout`) finds in it."""
+    if module not in _MODULES:
+        _MODULES[module] = types.ModuleType(module)
+        _MODULES[module]._as_written = _as_written
+    return _MODULES[module]
+
+
 def _namespace(module):
     """The globals of a module as its JIT functions read them."""
-    return _MODULES.setdefault(module, {'__name__': module, '_as_written': _as_written})
+    return vars(_module(module))
+
+
+def _define_class(module, file, first, name, code, found_as):
+    """Run an aggregate class's definition (its decorators and JIT methods with it) at its own lines of its
+    own file, in its module's namespace, and put it where it is looked up."""
+    namespace = _namespace(module)
+    exec(compile("\n" * (first - 1) + code, file, "exec"), namespace)
+    for caller, alias in found_as:
+        _namespace(caller)[alias] = namespace[name]
+    return namespace[name]
 
 
 def _define(module, file, first, qualname, code, jit_class, options, found_as):
@@ -140,10 +160,13 @@ def _tensor_expression(value) -> str:
 
 
 def _argument(value: Any, name: str, imports: set[str]) -> str:
-    """A launch's argument as an expression: a tensor made again (`_tensor`), anything else as a global is
-    written, with the tensors inside a tuple or a tensor descriptor made again too."""
+    """A launch's argument as an expression: a tensor made again (`_tensor`), an aggregate class as the
+    reproducer defines it again (`_define_class`), anything else as a global is written, with the tensors
+    inside a tuple or a tensor descriptor made again too."""
     if isinstance(value, torch.Tensor):
         return _tensor_expression(value)
+    if is_aggregate_class(value):
+        return f"_namespace({value.__module__!r})[{value.__name__!r}]"
     try:
         return expression(name, value, imports, lambda n, v: _argument(v, n, imports))
     except IrscopeError as err:
@@ -169,9 +192,9 @@ def render(comp, label: str, shown_file: str) -> str:
     """The reproducer of one compilation's launch (comp.launch), as a script's text."""
     launch = comp.launch
     jit = launch.kernel.jit
-    sources: KernelSources = kernel_sources(jit)
-    imports = set(sources.imports)
     arguments, given = launch.args, dict(launch.kwargs)
+    sources: KernelSources = kernel_sources(jit, (*arguments, *given.values()))
+    imports = set(sources.imports)
     names = [*jit.arg_names, *(str(i) for i in range(len(jit.arg_names), len(arguments)))]
     if launch.kernel.inductor is not None:
         # Inductor's launcher passes the kernel's arguments that are not constexprs, then its grid's sizes;
@@ -202,18 +225,21 @@ def render(comp, label: str, shown_file: str) -> str:
         "",
         "import linecache",
         "import os",
+        "import types",
         "",
         "import torch",
         "import triton",
     ]
-    out += [f"import {m}" for m in sorted(imports - {"torch", "triton", "os", "linecache"})]
+    out += [
+        f"import {m}" for m in sorted(imports - {"torch", "triton", "os", "linecache", "types"})
+    ]
     out += [
         "",
         "# file name -> (first line, text) of each piece of source the kernel's compile reads",
         "_SOURCES = {",
     ]
     by_file: dict[str, list] = {}
-    for f in sources.functions:
+    for f in [*sources.functions, *sources.classes]:
         by_file.setdefault(f.file, []).append(f)
     for file, functions in by_file.items():
         out.append(f"    {file!r}: [")
@@ -230,6 +256,12 @@ def render(comp, label: str, shown_file: str) -> str:
         if values:
             for name, expression in values.items():
                 out.append(f"_namespace({module!r})[{name!r}] = {expression}")
+    for c in sources.classes:
+        code = textwrap.dedent("".join(c.lines))
+        out.append(
+            f"_define_class({c.module!r}, {c.file!r}, {c.first_line}, {c.qualname!r}, "
+            f"{_string_block(code)}, {c.bound_as!r})"
+        )
     for f in sources.functions:
         code = _function_code(f.lines, f.def_index)
         call = (

@@ -931,3 +931,25 @@ def test_torch_work_on_gpu_sized_tensors_runs_outside_the_capture_quiet_time():
         small * 2
         host * 2
         assert len(entered) == 2
+
+
+def test_code_a_library_generates_in_its_cache_stays_readable_after_the_run():
+    """FlagGems writes its pointwise kernels' code under its cache folder, which the run gets a temporary one
+    of (tuning_caches.py): removed at the end of the run, and irscope's reproducer of such a kernel ended in
+    an internal error ("could not get source code")."""
+    import importlib.util
+    import inspect
+
+    from irscope.engine.virtual_gpu.tuning_caches import tuning_caches_aside
+
+    with tuning_caches_aside():
+        folder = os.path.join(os.environ["FLAGGEMS_CACHE_DIR"], "code_cache")
+        os.makedirs(folder)
+        path = os.path.join(folder, "generated_kernel.py")
+        with open(path, "w") as f:
+            f.write("def generated(x):\n    return x + 1\n")
+        spec = importlib.util.spec_from_file_location("generated_kernel", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    assert not os.path.exists(path)
+    assert inspect.getsource(module.generated) == "def generated(x):\n    return x + 1\n"

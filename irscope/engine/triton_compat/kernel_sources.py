@@ -18,6 +18,7 @@ import ast
 import dataclasses
 import importlib
 import inspect
+import linecache
 import textwrap
 import types
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from triton.runtime.jit import JITCallable, JITFunction
 from irscope.base.errors import IrscopeError
 
 # modules a reproducer may import: it needs torch and Triton, and nothing else beyond Python's own
-_IMPORTABLE_ROOTS = ("triton", "torch", "math", "numpy")
+_IMPORTABLE_ROOTS = ("triton", "torch", "math", "numpy", "typing")
 
 
 @dataclass
@@ -53,10 +54,24 @@ class Function:
 
 
 @dataclass
+class Class:
+    """One aggregate class (`@gluon.aggregate`, `tl.core._aggregate`) as the reproducer defines it again: its
+    whole text, decorators and JIT methods included, run at its own lines of its own file."""
+
+    module: str
+    qualname: str
+    file: str
+    first_line: int  # its first decorator's line
+    lines: list[str]
+    bound_as: list[tuple[str, str]]
+
+
+@dataclass
 class KernelSources:
     functions: list[Function] = field(
         default_factory=list
     )  # the kernel last: helpers are defined first
+    classes: list[Class] = field(default_factory=list)  # in the order their files define them
     # module -> global name -> the Python expression that gives its value again
     globals: dict[str, dict[str, str]] = field(default_factory=dict)
     imports: set[str] = field(default_factory=set)  # modules the expressions need
@@ -199,7 +214,13 @@ def expression(
 
 def _function(jit: JITFunction, bound_as: tuple[str, str], imports: set[str]) -> Function:
     fn = jit.fn
-    lines, first = inspect.getsourcelines(fn)
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        raise IrscopeError(
+            f"the source of {fn.__qualname__} ({fn.__code__.co_filename}) cannot be read back, so a "
+            f"reproducer cannot define it again: code generated in memory or from a file since removed"
+        ) from None
     def_index = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
     return Function(
         fn.__module__,
@@ -214,27 +235,151 @@ def _function(jit: JITFunction, bound_as: tuple[str, str], imports: set[str]) ->
     )
 
 
-def kernel_sources(kernel: JITFunction) -> KernelSources:
-    """The kernel and every JIT function it reaches that is not Triton's own, with the globals they read."""
+def is_aggregate_class(value: Any) -> bool:
+    """A class made by Triton's `aggregate` decorator in the user's code (Gluon's MMA wrappers passed to a
+    kernel as a constexpr)."""
+    return (
+        isinstance(value, type)
+        and getattr(value, "__triton_aggregate__", False)
+        and not is_triton_own(value)
+    )
+
+
+def _jit_methods(cls: type) -> list[JITCallable]:
+    return [member for member in vars(cls).values() if isinstance(member, JITCallable)]
+
+
+def _class(cls: type, bound_as: tuple[str, str]) -> Class:
+    """Where an aggregate class is written, found from its JIT methods' file: `inspect` cannot look up a class
+    of a file run as `__main__` once the run is over."""
+    methods = _jit_methods(cls)
+    if "<locals>" in cls.__qualname__ or not methods:
+        raise IrscopeError(
+            f"the kernel reads the class {cls.__qualname__}, made inside a function or without JIT methods, "
+            f"which irscope cannot write into a reproducer yet"
+        )
+    file = methods[0].fn.__code__.co_filename
+    text = "".join(linecache.getlines(file))
+    node = next(
+        (
+            node
+            for node in ast.parse(text).body
+            if isinstance(node, ast.ClassDef) and node.name == cls.__name__
+        ),
+        None,
+    )
+    if node is None:
+        raise IrscopeError(f"the class {cls.__qualname__} is not where its methods' file says")
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    lines = text.splitlines(keepends=True)[first - 1 : node.end_lineno]
+    return Class(cls.__module__, cls.__qualname__, file, first, lines, [bound_as])
+
+
+def _class_names_read(lines: list[str]) -> list[str]:
+    """The names a class's definition reads as it runs: its decorators, bases, annotations and the decorators of
+    its methods (a method's body is read by the JIT when it compiles, as any function's)."""
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    cls = next(node for node in tree.body if isinstance(node, ast.ClassDef))
+    roots: list[ast.AST] = [*cls.decorator_list, *cls.bases]
+    for statement in cls.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            roots += statement.decorator_list
+        else:
+            roots.append(statement)
+    names = (
+        node.id
+        for root in roots
+        for node in ast.walk(root)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    )
+    return list(dict.fromkeys(names))
+
+
+def _attributes_read(source: str, name: str) -> list[str]:
+    """The attributes the function reads off the global `name` (`t5.pick_wgmma_layout`)."""
+    tree = ast.parse(textwrap.dedent(source))
+    return list(
+        dict.fromkeys(
+            node.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == name
+        )
+    )
+
+
+def _user_module(value: Any) -> bool:
+    """A module of the user's own (another tutorial file imported by name), which a reproducer defines again."""
+    return (
+        isinstance(value, types.ModuleType)
+        and value.__name__.split(".")[0] not in _IMPORTABLE_ROOTS
+        and getattr(value, "__file__", None) is not None
+    )
+
+
+def kernel_sources(kernel: JITFunction, constexprs: tuple[Any, ...] = ()) -> KernelSources:
+    """The kernel and every JIT function it reaches that is not Triton's own, with the globals they read; the
+    aggregate classes it reads or is given among `constexprs` (the launch's values), written whole; the user's
+    modules it reads attributes of, made again with what it reads of them."""
     out = KernelSources()
     order: list[JITFunction] = []
     found: dict[int, Function] = {}
-    pending = [(kernel, (kernel.fn.__module__, kernel.fn.__name__))]
+    classes: dict[int, Class] = {}
+    # (JIT function, where it is bound, whether it is written on its own: not a class's method)
+    pending: list[tuple[JITCallable, tuple[str, str], bool]] = [
+        (kernel, (kernel.fn.__module__, kernel.fn.__name__), True)
+    ]
+
+    def take_class(cls: type, bound_as: tuple[str, str]) -> None:
+        if id(cls) in classes:
+            if bound_as not in classes[id(cls)].bound_as:
+                classes[id(cls)].bound_as.append(bound_as)
+            return
+        written = classes[id(cls)] = _class(cls, bound_as)
+        names = out.globals.setdefault(written.module, {})
+        module_globals = _jit_methods(cls)[0].fn.__globals__
+        for name in _class_names_read(written.lines):
+            if name in module_globals and name not in names and name != cls.__name__:
+                take_global(name, module_globals[name], written.module)
+        for method in _jit_methods(cls):
+            pending.append(
+                (method, (written.module, f"{cls.__name__}.{method.fn.__name__}"), False)
+            )
+
+    def take_global(name: str, value: Any, module: str, source: str = "") -> None:
+        names = out.globals.setdefault(module, {})
+        if isinstance(value, JITCallable) and not is_triton_own(value.fn):
+            pending.append((value, (module, name), True))
+        elif is_aggregate_class(value):
+            take_class(value, (module, name))
+        elif _user_module(value):
+            names[name] = f"_module({value.__name__!r})"
+            for attribute in _attributes_read(source, name):
+                if hasattr(value, attribute):
+                    take_global(attribute, getattr(value, attribute), value.__name__)
+        elif name not in names:
+            names[name] = expression(name, value, out.imports)
+
+    for value in constexprs:
+        if is_aggregate_class(value):
+            take_class(value, (value.__module__, value.__name__))
     while pending:
-        jit, bound_as = pending.pop()
+        jit, bound_as, own = pending.pop()
         if id(jit) in found:
-            if bound_as not in found[id(jit)].bound_as:
+            if own and bound_as not in found[id(jit)].bound_as:
                 found[id(jit)].bound_as.append(bound_as)
             continue
         function = _function(jit, bound_as, out.imports)
         found[id(jit)] = function
-        order.append(jit)
+        if own:
+            order.append(jit)
         fn = jit.fn
         closure = dict(
             zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ()))
         )
-        names = out.globals.setdefault(function.module, {})
-        for name in _names_read("".join(function.lines)):
+        source = "".join(function.lines)
+        for name in _names_read(source):
             if name in closure:
                 value = closure[name]
             elif name in fn.__globals__:
@@ -242,14 +387,12 @@ def kernel_sources(kernel: JITFunction) -> KernelSources:
             else:  # a builtin, or a name the kernel's code never reaches
                 continue
             # a JIT function or a constexpr function (Gluon's layout helpers): its source written again
-            if isinstance(value, JITCallable) and not is_triton_own(value.fn):
-                pending.append((value, (function.module, name)))
-                continue
-            if name not in names:
-                names[name] = expression(name, value, out.imports)
+            take_global(name, value, function.module, source)
     # helpers first (each is looked up when the kernel compiles, but defined in an order that reads well)
-    out.functions = [found[id(jit)] for jit in reversed(order)]
-    for function in out.functions:
-        for module, name in function.bound_as:
+    out.functions = [found[id(jit)] for jit in reversed(order) if jit is not kernel]
+    out.functions.append(found[id(kernel)])  # last, whatever was reached first
+    out.classes = sorted(classes.values(), key=lambda c: (c.file, c.first_line))
+    for written in [*out.functions, *out.classes]:
+        for module, name in written.bound_as:
             out.globals.get(module, {}).pop(name, None)
     return out

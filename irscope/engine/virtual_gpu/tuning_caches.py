@@ -11,6 +11,7 @@ and saves nothing.
 from __future__ import annotations
 
 import contextlib
+import linecache
 import os
 import shutil
 import tempfile
@@ -23,7 +24,9 @@ TUNING_CACHES = {"FLAGGEMS_CACHE_DIR": "flag-gems (LibTuner's chosen configs, it
 @contextlib.contextmanager
 def tuning_caches_aside() -> Iterator[str]:
     """While the block runs, each variable of TUNING_CACHES names a folder of its own under a temporary one,
-    removed afterwards; the variables are then as they were."""
+    removed afterwards; the variables are then as they were. The Python files a library generated there
+    (FlagGems' pointwise kernels) stay readable where `inspect` reads a kernel's source: irscope writes
+    their reproducers, and shows their source, after the run."""
     folder = tempfile.mkdtemp(prefix="irscope-tuning-")
     saved = {name: os.environ.get(name) for name in TUNING_CACHES}
     for name in TUNING_CACHES:
@@ -36,4 +39,20 @@ def tuning_caches_aside() -> Iterator[str]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+        _keep_generated_sources(folder)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _keep_generated_sources(folder: str) -> None:
+    """Each .py file under `folder` into linecache, as a source no longer on disk (linecache keeps an entry
+    whose modification time is None when it checks its cache)."""
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        lines = f.read().splitlines(keepends=True)
+                except (OSError, UnicodeDecodeError):
+                    continue
+                linecache.cache[path] = (sum(map(len, lines)), None, lines, path)
