@@ -115,6 +115,16 @@ def _inductors_ptxas():
         os.environ["TRITON_PTXAS_PATH"] = ptxas
 
 
+class _Pointer:
+    """A typed pointer into a tensor: what a library's buffer object gives the JIT (its data_ptr and dtype)."""
+
+    def __init__(self, tensor, offset, dtype):
+        self.tensor, self.offset, self.dtype = tensor, offset, dtype
+
+    def data_ptr(self):
+        return self.tensor.data_ptr() + self.offset
+
+
 def _scratch(size, alignment, stream):
     """Global scratch memory for a kernel that asks for it at launch (a tensor descriptor made in the kernel)."""
     return torch.empty(size, dtype=torch.int8, device="cuda")
@@ -167,6 +177,9 @@ def _argument(value: Any, name: str, imports: set[str]) -> str:
         return _tensor_expression(value)
     if is_aggregate_class(value):
         return f"_namespace({value.__module__!r})[{value.__name__!r}]"
+    pointer = _typed_pointer(value)
+    if pointer is not None:
+        return pointer
     try:
         return expression(name, value, imports, lambda n, v: _argument(v, n, imports))
     except IrscopeError as err:
@@ -176,6 +189,24 @@ def _argument(value: Any, name: str, imports: set[str]) -> str:
             f"repro: the argument {name} is a {type(value).__name__}, which irscope cannot write into a "
             f"reproducer yet (tensors, numbers, None, dtypes and constexprs it can)"
         ) from None
+
+
+def _typed_pointer(value: Any) -> str | None:
+    """A library's buffer object (FlagGems' StridedBuffer: a tensor read with other strides, or from an
+    offset), which the JIT takes as a pointer for its `data_ptr()` and `dtype`: written as a pointer at the
+    same byte offset into the tensor it points into, made again, so that its alignment is the same."""
+    data_ptr, dtype = getattr(value, "data_ptr", None), getattr(value, "dtype", None)
+    if not callable(data_ptr) or not isinstance(dtype, torch.dtype):
+        return None
+    address = data_ptr()
+    for inner in vars(value).values() if hasattr(value, "__dict__") else ():
+        if not isinstance(inner, torch.Tensor):
+            continue
+        storage = inner.untyped_storage()
+        if storage.data_ptr() <= address < storage.data_ptr() + max(storage.nbytes(), 1):
+            offset = address - inner.data_ptr()
+            return f"_Pointer({_tensor_expression(inner)}, {offset}, {dtype})"
+    return None
 
 
 def _function_code(lines: list[str], def_index: int) -> str:

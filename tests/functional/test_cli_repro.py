@@ -274,3 +274,48 @@ def test_an_aggregate_class_given_as_a_constexpr_and_a_module_read_by_name_round
     assert "_define_class('__main__'" in text
     # Doubler reads the helper module, Tripler does not
     assert ("_module('tile-helpers')" in text) == (launch == "0")
+
+
+TYPED_POINTER_KERNEL = """import torch
+import triton
+import triton.language as tl
+
+
+class Buffer:
+    '''A tensor read from an offset, as FlagGems' StridedBuffer: what the JIT takes is data_ptr() and dtype.'''
+
+    def __init__(self, base, offset):
+        self._base, self.dtype = base, base.dtype
+        self._address = base.data_ptr() + offset * base.element_size()
+
+    def data_ptr(self):
+        return self._address
+
+
+@triton.jit
+def copy(src, dst, n, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(dst + offsets, tl.load(src + offsets, mask=offsets < n), mask=offsets < n)
+
+
+if __name__ == "__main__":
+    x = torch.arange(64, dtype=torch.float32, device="cuda")
+    y = torch.empty(32, device="cuda")
+    copy[(1,)](Buffer(x, 3), y, 32, BLOCK=32)
+"""
+
+
+def test_a_librarys_buffer_object_is_written_as_a_pointer_at_its_offset(cli, tmp_path):
+    """FlagGems' generated kernels take StridedBuffer objects (a tensor read from an offset or with other
+    strides): refused before as "a StridedBuffer"; written now as a pointer at the same byte offset into its
+    tensor, so that its alignment (here 12 bytes past a 16-byte boundary) is the same."""
+    path = tmp_path / "buffer.py"
+    path.write_text(TYPED_POINTER_KERNEL)
+    target = tmp_path / "repro.py"
+    code, out, err = cli("repro", path, "-o", target, "--check")
+    assert code == 0, err
+    assert all(r.startswith("byte-identical") for r in _stages(out).values()), out
+    assert (
+        "_Pointer(_tensor([64], [1], 0, 64, torch.float32), 12, torch.float32)"
+        in target.read_text()
+    )
