@@ -5,6 +5,7 @@
 # imported by file name (now written whole). validation/repro_gpu.py: each reproducer, run with plain Triton,
 # must compile to a cubin the original's run compiled. Needs the corpus wheels:
 #   carry [".whl"]; pip install --no-index --no-deps --target /tmp/site .whl/*.whl; export PYTHONPATH=/tmp/site
+# FILES=... names other files (the second run: FlagGems use_gems alone, after its StridedBuffer arguments).
 # Back as $OUT/repro7.tar.gz.
 set -u
 R=/tmp/irscope-h200/repro7
@@ -12,7 +13,7 @@ mkdir -p "$R"
 python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__, torch.cuda.get_device_name(0))" > "$R/versions.txt"
 C=tests/corpus
 PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:${PYTHONPATH:-} timeout 540 python3 validation/repro_gpu.py \
-  $C/tutorials/gluon/triton-3.6/07-persistence.py $C/drivers/flag_gems_use_gems.py $C/drivers/flag_gems_only_enable.py \
+  ${FILES:-$C/tutorials/gluon/triton-3.6/07-persistence.py $C/drivers/flag_gems_use_gems.py $C/drivers/flag_gems_only_enable.py} \
   --out "$R" --timeout 250 > "$R/repro_gpu.log" 2>&1
 echo "repro_gpu rc=$?" >> "$R/rc.txt"
 tar czf "${OUT:-/tmp}/repro7.tar.gz" -C /tmp/irscope-h200 repro7
