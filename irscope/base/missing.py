@@ -93,7 +93,8 @@ def missing_kernels(
 def _jit_functions(text: str) -> tuple[dict[str, int], set[str]]:
     """The functions `text` decorates with a `jit` (`@triton.jit`, `@gluon.jit`, `@jit`, called or not; under an
     autotune or heuristics too), each with its `def` line: the kernels a file defines, found without running it;
-    and the names those functions call (helpers, not launched alone)."""
+    and the names those functions call or pass on (helpers, and the partitions a kernel hands to
+    `gl.warp_specialize`: not launched alone)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -113,10 +114,10 @@ def _jit_functions(text: str) -> tuple[dict[str, int], set[str]]:
         if isinstance(member, ast.FunctionDef)
     }
     called = {
-        call.func.id
+        name.id
         for node in jitted
-        for call in ast.walk(node)
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+        for name in ast.walk(ast.Module(body=node.body, type_ignores=[]))
+        if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load)
     }
     return {node.name: node.lineno for node in jitted if id(node) not in methods}, called
 
@@ -181,12 +182,13 @@ def missing_in_modules(
 
 
 def _called_by_others(kernels: list[Kernel]) -> set[str]:
-    """Names of the kernels that another kernel's source calls: @triton.jit helpers, not launched alone."""
+    """Names of the kernels that another kernel's source calls or passes on (@triton.jit helpers, a Gluon
+    kernel's `warp_specialize` partitions): not launched alone."""
     called = set()
     for kernel in kernels:
         for other in kernels:
             if other is not kernel and re.search(
-                rf"(?<![\w.]){re.escape(kernel.name)}\s*\(", _source(other)
+                rf"(?<![\w.]){re.escape(kernel.name)}(?!\w)", _source(other)
             ):
                 called.add(kernel.name)
                 break

@@ -113,6 +113,26 @@ def test_a_method_of_a_gluon_aggregate_is_never_a_kernel_the_run_did_not_reach(t
     assert missing.kernel == "kernel"
 
 
+def test_a_warp_specialize_partition_is_never_a_kernel_the_run_did_not_reach(tmp_path):
+    """Gluon tutorial 08 hands its partitions to `gl.warp_specialize` by name, never calling them: a stopped run
+    listed them as kernels it had not reached."""
+    from irscope.base.missing import missing_kernels
+
+    path = tmp_path / "partitions.py"
+    path.write_text(
+        "from triton.experimental import gluon\n\n"
+        "@gluon.jit\ndef load_partition(x):\n    pass\n\n"
+        "@gluon.jit\ndef mma_partition(x):\n    pass\n\n"
+        "@gluon.jit\ndef kernel(x):\n"
+        "    gluon.language.warp_specialize((x,), load_partition, (x,), [mma_partition], [1], [24])\n\n"
+        "@gluon.jit\ndef other_kernel(x):\n    pass\n"
+    )
+    missing = missing_kernels(
+        [], [], str(path), ran=True, stopped_line=14, stopped_cause="nothing new launched"
+    )
+    assert sorted(m.kernel for m in missing) == ["kernel", "other_kernel"]
+
+
 def test_report_says_what_it_did_not_reach_in_text_and_json():
     env = {**os.environ, "IRSCOPE_CAPTURE_QUIET": "0.5"}
     path = fixture_path("stops_before_second_kernel.py")
