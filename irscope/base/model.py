@@ -132,6 +132,9 @@ class Launch:
     )
     # the first load/store of the interpreted launch that reached outside its tensors (engine/.../bounds.py)
     out_of_bounds: StrayAccess | None = None
+    # on a GPU: the file had dropped its tensors and irscope let go of them for the file's memory; host stand-ins
+    # reading zeros stand in their place (engine/capture/held_memory.py)
+    inputs_released: bool = False
     # an autotuned launch whose tuning key was settled by an earlier launch with another value of a constexpr
     # the key leaves out: a GPU compiles the one config its timing chose then, which no run without timing can
     # know, so each config it may be is named and none compiled until asked for

@@ -76,6 +76,8 @@ def compilation_entry(ws: Workspace, comp: Compilation) -> dict[str, Any]:
         "guesses": dict(comp.launch.guesses),
         # the first access of the interpreted launch outside its tensors (lanes switched off), or None
         "out_of_bounds": _stray_entry(comp.launch.out_of_bounds),
+        # on a GPU, its tensors were let go of for the file's memory: stepping or measuring it reads zeros
+        "inputs_released": comp.launch.inputs_released,
     }
     if not comp.target.is_nvidia:
         entry.update(sgprs=res.sgprs, vgpr_spills=res.vgpr_spills, sgpr_spills=res.sgpr_spills)
@@ -351,6 +353,11 @@ def format_report(doc: dict[str, Any]) -> str:
                     if from_ptx
                     else "no coalescing or stepping for it)"
                 )
+            )
+        if k.get("inputs_released"):
+            out.append(
+                "  inputs let go: the file had dropped this launch's GPU tensors and its memory ran short, so "
+                "irscope holds zeros of the same shapes in their place (stepping and measuring read them)"
             )
         if k.get("programs_interpreted"):
             run, total = k["programs_interpreted"]

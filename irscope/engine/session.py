@@ -461,6 +461,7 @@ def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> 
         explored=raw.explored,
         out_of_bounds=raw.out_of_bounds,
         choice_by_timing=bool(raw.reused_choice),
+        inputs_released=raw.inputs_released,
     )
 
 

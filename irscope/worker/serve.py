@@ -252,6 +252,7 @@ class Server:
                 dict(launch.guesses),
                 tuple(launch.autotune_tried),
                 launch.out_of_bounds.describe() if launch.out_of_bounds else None,
+                launch.inputs_released,
             ),
             comp.target,
             comp.failure,

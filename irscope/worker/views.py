@@ -70,6 +70,8 @@ class LaunchInfo:
     out_of_bounds: str | None = (
         None  # its interpreted run's first access outside its tensors, in words
     )
+    # on a GPU, its tensors were let go of for the file's memory: stepping it reads zeros
+    inputs_released: bool = False
 
 
 @dataclass

@@ -111,3 +111,32 @@ def test_a_tensor_the_file_still_holds_is_never_let_go():
     held.captured(_launch(torch.empty(8, device="meta"), torch.empty(8, device="meta")))
     assert first.args[0] is kept[0] and first.args[1] is kept[1]
     assert not first.inputs_released and held.released.note() is None
+
+
+def test_a_launch_whose_inputs_were_let_go_says_so_in_the_report():
+    """The run's note names the kernels; each compilation of such a launch says it too (the JSON's
+    `inputs_released`, the report's line, the TUI's header), since stepping it reads zeros. The flag goes
+    from the capture's launch to the workspace's, then to the report."""
+    from conftest import kernel_path
+
+    from irscope.base.model import Kernel
+    from irscope.engine.overrides import Overrides
+    from irscope.engine.report import compilation_entry, format_report
+    from irscope.engine.session import _launch as workspace_launch
+    from irscope.engine.session import open_file
+
+    raw = _launch(torch.empty(8, device="meta"), torch.empty(8, device="meta"))
+    kernel = Kernel("copy", __file__, 17, copy)
+    assert not workspace_launch(raw, {id(copy): kernel}, Overrides()).inputs_released
+    raw.inputs_released = True
+    assert workspace_launch(raw, {id(copy): kernel}, Overrides()).inputs_released
+
+    ws = open_file(kernel_path("add.py"), target="sm_90", compile_ahead=False)
+    (comp,) = ws.compile(ws.kernels[0])
+    quiet = compilation_entry(ws, comp)
+    comp.launch.inputs_released = True  # as the capture on a GPU leaves a launch it let go of
+    said = compilation_entry(ws, comp)
+    assert (quiet["inputs_released"], said["inputs_released"]) == (False, True)
+    text = format_report({"kernels": [said]})
+    assert "inputs let go: the file had dropped this launch's GPU tensors" in text
+    assert "inputs let go" not in format_report({"kernels": [quiet]})

@@ -75,6 +75,8 @@ def header_text(comp, comps: list, ws) -> Text:
         # a Gluon launch is not interpreted at all (Triton's interpreter does not run Gluon): nothing failed
         said = "not run (Gluon)" if comp.kernel.language == "gluon" else "interpreter failed"
         head.append(f"  {said}", style="bold yellow")
+    if comp.launch.inputs_released:  # the run's note says why: the file's GPU memory
+        head.append("  inputs let go: stepping reads zeros", style="bold yellow")
     if comp.launch.out_of_bounds:  # the finding says where and how far
         head.append("  out-of-bounds access", style="bold red")
     if ws is not None and ws.missing:  # said whole in the picker (p) and the notes
