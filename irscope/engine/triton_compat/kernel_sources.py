@@ -6,10 +6,12 @@ module and qualified name (the names of the functions it calls in the IR), and t
 `@triton.jit` functions, `tl.constexpr` values, modules. `kernel_sources` collects those, for the kernel and
 for each JIT function it calls that is not Triton's own (the user's, a library's, an Inductor module's), so
 that a script can define them again with the same text at the same lines of the same file name, and the
-compile is the same byte for byte.
+compile is the same byte for byte. Aggregate classes (Gluon's `MMAImpl`, given to a kernel as a constexpr or
+read as a global) are written whole, at their own lines; a module of the user's that a kernel reads by name
+(another tutorial imported by file name) is made again with what the kernel reads of it.
 
-What cannot be written down (a global that is neither a constant, a JIT function, a module nor an object of
-Triton's or torch's) is refused with the name and its type.
+What cannot be written down (a global that is neither a constant, a JIT function, an aggregate class, a module
+nor an object of Triton's or torch's) is refused with the name and its type.
 """
 
 from __future__ import annotations
