@@ -27,6 +27,7 @@ the whole tensor, a specialization no GPU runs. `engine_in_mode` starts the engi
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import Any, Callable, ContextManager, Iterator
 
 import torch
@@ -120,15 +121,12 @@ def _tensors(values, depth: int = 0):
 GPU_SIZED_ELEMENTS = 1 << 24
 
 
-def _gpu_sized(args: tuple, kwargs: dict) -> bool:
-    """Whether an operation takes a GPU-sized tensor on the virtual GPU. The
+def _gpu_sized(inputs: list[torch.Tensor]) -> bool:
+    """Whether an operation takes a GPU-sized tensor on the virtual GPU (`inputs`: its tensor arguments). The
     capture's quiet time does not count such work: it measures how long the file goes without launching
     anything new, as it would beside a GPU (a benchmark's torch baseline over large inputs ended the run
     between two of its kernel's sizes)."""
-    for t in _tensors(list(args) + list(kwargs.values())):
-        if t.numel() >= GPU_SIZED_ELEMENTS and not is_host(t):
-            return True
-    return False
+    return any(t.numel() >= GPU_SIZED_ELEMENTS and not is_host(t) for t in inputs)
 
 
 def _fresh(out, inputs: list) -> list:
@@ -256,19 +254,19 @@ class VirtualDeviceMode(TorchFunctionMode):
             host = False
         if kwargs.get("pin_memory"):
             kwargs = {**kwargs, "pin_memory": False}
+        inputs = list(_tensors(list(args) + list(kwargs.values())))
         with (
             self.untimed()
-            if self.untimed is not None and _gpu_sized(args, kwargs)
+            if self.untimed is not None and _gpu_sized(inputs)
             else contextlib.nullcontext()
         ):
             # a product the file's library implements for CUDA gets the file's dtype, as on a GPU (FlagGems' mm)
             if func in _PRODUCTS and not library_implements_any(_PRODUCTS[func]):
-                out = self._product(func, args, kwargs)
+                out = self._product(func, args, kwargs, inputs)
             else:
                 out = func(*args, **kwargs)
         if host is False:
             return out
-        inputs = list(_tensors(list(args) + list(kwargs.values())))
         if host is None:
             host = (
                 all(is_host(t) for t in inputs)
@@ -313,16 +311,15 @@ class VirtualDeviceMode(TorchFunctionMode):
             "interpreter and in the file's own checks"
         )
 
-    def _product(self, func, args: tuple, kwargs: dict):
+    def _product(self, func, args: tuple, kwargs: dict, tensors: list[torch.Tensor]):
         """A matrix product on the virtual GPU: computed (in float32 for half-precision inputs), or, from
         `LARGE_PRODUCT_FLOPS` on, left uncomputed: its result is fresh memory that reads as zeros, of the shape
         and dtype the product gives. Tutorial 10 computes its reference as an 8192^3 float32 product before
         its launch, 25 s of this CPU's time; a cross-entropy benchmark's 8192 x 2048 x 65536 projections,
         forward and backward, took its whole minute before its first launch. A GPU does either in
         milliseconds. Host tensors are computed as the file asked; an `out=` of the result's shape keeps what it
-        held (a GPU would have written the product there)."""
-        flops, shaped = _product_flops(func, args, kwargs)
-        tensors = list(_tensors(list(args) + list(kwargs.values())))
+        held (a GPU would have written the product there). `tensors`: its tensor arguments."""
+        flops, shaped = _product_flops(func, args, kwargs, tensors)
         if flops < LARGE_PRODUCT_FLOPS or not tensors or any(is_host(t) for t in tensors):
             return _product_in_float32(func, args, kwargs)
         out = kwargs.get("out")
@@ -467,12 +464,18 @@ _SUMMED_OPERAND = {
 }
 
 
-def _product_flops(func, args: tuple, kwargs: dict) -> tuple[int, torch.Tensor | None]:
+def _product_flops(
+    func, args: tuple, kwargs: dict, tensors: list[torch.Tensor]
+) -> tuple[int, torch.Tensor | None]:
     """Two operations per multiply-add of the product, and its result on the meta device (its shape and
     dtype), worked out from the shapes alone; (0, None) for a product this does not size (einsum,
-    attention), which is then computed."""
+    attention), which is then computed, and for one too small to leave out. The two operands of M x N x K
+    hold M K and K N elements, whose product bounds half the operations from above: a small product is
+    told without the meta device's work, on every product a file makes."""
     index = _SUMMED_OPERAND.get(func)
     if index is None or len(args) <= index or not isinstance(args[index], _Tensor):
+        return 0, None
+    if math.prod(t.numel() for t in tensors) < LARGE_PRODUCT_FLOPS // 2:
         return 0, None
     try:
         shaped = func(*_on_meta(args), **_on_meta({k: v for k, v in kwargs.items() if k != "out"}))
