@@ -93,6 +93,22 @@ def _define_class(module, file, first, name, code, found_as):
     return namespace[name]
 
 
+def _define_local_class(module, file, first, factory, code, closure, name, found_as):
+    """Run an aggregate class made inside a function in a function of that function's name (its methods keep
+    their qualified names), its lines where they were, given the values its methods read from it; then name
+    it as the original was named, and put it where it is looked up."""
+    namespace = _namespace(module)
+    kept = namespace.pop(factory, None)
+    exec(compile("\n" * (first - 2) + code, file, "exec"), namespace)
+    made = namespace.pop(factory)(**closure)
+    if kept is not None:
+        namespace[factory] = kept
+    made.__name__ = name
+    for caller, alias in found_as:
+        _namespace(caller)[alias] = made
+    return made
+
+
 def _define(module, file, first, qualname, code, jit_class, options, found_as):
     """Compile one JIT function at its own lines of its own file, in its module's namespace, named as
     it was (a kernel made inside a function keeps its qualified name), and put it where its callers
@@ -288,11 +304,14 @@ def render(comp, label: str, shown_file: str) -> str:
             for name, expression in values.items():
                 out.append(f"_namespace({module!r})[{name!r}] = {expression}")
     for c in sources.classes:
+        if c.factory:  # after the functions: its methods may hold one of them
+            continue
         code = textwrap.dedent("".join(c.lines))
         out.append(
             f"_define_class({c.module!r}, {c.file!r}, {c.first_line}, {c.qualname!r}, "
             f"{_string_block(code)}, {c.bound_as!r})"
         )
+    local_classes = [c for c in sources.classes if c.factory]
     for f in sources.functions:
         code = _function_code(f.lines, f.def_index)
         call = (
@@ -301,6 +320,18 @@ def render(comp, label: str, shown_file: str) -> str:
         )
         # the kernel comes last (kernel_sources)
         out.append(f"kernel = {call}" if f is sources.functions[-1] else call)
+    for c in local_classes:
+        statement = c.qualname.rsplit(".", 1)[-1]
+        code = (
+            f"def {c.factory}({', '.join(c.closure)}):\n"
+            + textwrap.indent(textwrap.dedent("".join(c.lines)), "    ")
+            + f"    return {statement}\n"
+        )
+        closure = "{" + ", ".join(f"{k!r}: {v}" for k, v in c.closure.items()) + "}"
+        out.append(
+            f"_define_local_class({c.module!r}, {c.file!r}, {c.first_line}, {c.factory!r}, "
+            f"{_string_block(code)}, {closure}, {c.name!r}, {c.bound_as!r})"
+        )
     out += [
         "",
         "",

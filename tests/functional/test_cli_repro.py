@@ -255,13 +255,15 @@ def test_the_reproducers_ptxas_rule_is_inductors(tmp_path, monkeypatch):
     assert __import__("os").environ["TRITON_PTXAS_PATH"] == "/opt/cuda/bin/ptxas"
 
 
-@pytest.mark.parametrize("launch", ["0", "1"])
+@pytest.mark.parametrize("launch", ["0", "1", "2"])
 def test_an_aggregate_class_given_as_a_constexpr_and_a_module_read_by_name_round_trip(
     cli, tmp_path, launch
 ):
     """Gluon tutorials 07 and 13 give their matmuls an aggregate class (`MMAImpl`), whose methods read a
     tutorial imported by file name (`t5.pick_wgmma_layout`): refused before, "the argument MMAImpl is a type";
-    the class is now written whole and the module made again with what the kernel reads of it."""
+    the class is now written whole and the module made again with what the kernel reads of it. A class made
+    inside a function (tutorial 07's grouped scheduler) is made again inside a function of that name, given
+    the constexpr its method holds from it (refused before: "made inside a function")."""
     from conftest import fixture_path
 
     target = tmp_path / "repro.py"
@@ -271,7 +273,8 @@ def test_an_aggregate_class_given_as_a_constexpr_and_a_module_read_by_name_round
     said = _stages(out)
     assert "ttgir" in said and all(r.startswith("byte-identical") for r in said.values()), out
     text = target.read_text()
-    assert "_define_class('__main__'" in text
+    assert ("_define_class('__main__'" in text) == (launch != "2")
+    assert ("_define_local_class('__main__'" in text) == (launch == "2")
     # Doubler reads the helper module, Tripler does not
     assert ("_module('tile-helpers')" in text) == (launch == "0")
 

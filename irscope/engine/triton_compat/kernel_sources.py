@@ -58,7 +58,9 @@ class Function:
 @dataclass
 class Class:
     """One aggregate class (`@gluon.aggregate`, `tl.core._aggregate`) as the reproducer defines it again: its
-    whole text, decorators and JIT methods included, run at its own lines of its own file."""
+    whole text, decorators and JIT methods included, run at its own lines of its own file. A class made inside
+    a function (a factory binding constexprs, as Gluon tutorial 07's grouped tile scheduler) is run inside a
+    function of the factory's name, given the values its methods hold from it."""
 
     module: str
     qualname: str
@@ -66,6 +68,10 @@ class Class:
     first_line: int  # its first decorator's line
     lines: list[str]
     bound_as: list[tuple[str, str]]
+    name: str = ""  # its `__name__`, which a factory may have changed (the constexpr's name in the cache key)
+    # made inside a function: that function's name, and the expressions of the values its methods read from it
+    factory: str = ""
+    closure: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -251,30 +257,58 @@ def _jit_methods(cls: type) -> list[JITCallable]:
     return [member for member in vars(cls).values() if isinstance(member, JITCallable)]
 
 
-def _class(cls: type, bound_as: tuple[str, str]) -> Class:
+def _class(cls: type, bound_as: tuple[str, str], imports: set[str]) -> Class:
     """Where an aggregate class is written, found from its JIT methods' file: `inspect` cannot look up a class
-    of a file run as `__main__` once the run is over."""
+    of a file run as `__main__` once the run is over. A class made inside a function takes the values its
+    methods read from that function with it."""
     methods = _jit_methods(cls)
-    if "<locals>" in cls.__qualname__ or not methods:
+    statement = cls.__qualname__.rsplit(".", 1)[-1]
+    factory = cls.__qualname__[: -len(statement)].removesuffix(".").removesuffix(".<locals>")
+    if not methods or not (factory == "" or factory.isidentifier()) or "." in statement:
         raise IrscopeError(
-            f"the kernel reads the class {cls.__qualname__}, made inside a function or without JIT methods, "
-            f"which irscope cannot write into a reproducer yet"
+            f"the kernel reads the class {cls.__qualname__}, made inside a class or a nested function or "
+            f"without JIT methods, which irscope cannot write into a reproducer yet"
         )
     file = methods[0].fn.__code__.co_filename
+    line = methods[0].fn.__code__.co_firstlineno
     text = "".join(linecache.getlines(file))
     node = next(
         (
             node
-            for node in ast.parse(text).body
-            if isinstance(node, ast.ClassDef) and node.name == cls.__name__
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.ClassDef)
+            and node.name == statement
+            and node.lineno <= line <= (node.end_lineno or 0)
         ),
         None,
     )
-    if node is None:
+    if node is None or (factory == "") != (node.col_offset == 0):
         raise IrscopeError(f"the class {cls.__qualname__} is not where its methods' file says")
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     lines = text.splitlines(keepends=True)[first - 1 : node.end_lineno]
-    return Class(cls.__module__, cls.__qualname__, file, first, lines, [bound_as])
+    closure: dict[str, str] = {}
+    for method in methods:
+        fn = method.fn
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            if name == statement or name in closure:
+                continue
+            value = cell.cell_contents
+            closure[name] = (
+                f"_namespace({cls.__module__!r})[{name!r}]"  # defined again by the reproducer
+                if isinstance(value, JITCallable) or is_aggregate_class(value)
+                else expression(name, value, imports)
+            )
+    return Class(
+        cls.__module__,
+        cls.__qualname__,
+        file,
+        first,
+        lines,
+        [bound_as],
+        cls.__name__,
+        factory,
+        closure,
+    )
 
 
 def _class_names_read(lines: list[str]) -> list[str]:
@@ -338,11 +372,15 @@ def kernel_sources(kernel: JITFunction, constexprs: tuple[Any, ...] = ()) -> Ker
             if bound_as not in classes[id(cls)].bound_as:
                 classes[id(cls)].bound_as.append(bound_as)
             return
-        written = classes[id(cls)] = _class(cls, bound_as)
+        written = classes[id(cls)] = _class(cls, bound_as, out.imports)
         names = out.globals.setdefault(written.module, {})
         module_globals = _jit_methods(cls)[0].fn.__globals__
         for name in _class_names_read(written.lines):
-            if name in module_globals and name not in names and name != cls.__name__:
+            if (
+                name in module_globals
+                and name not in names
+                and name != written.qualname.rsplit(".", 1)[-1]
+            ):
                 take_global(name, module_globals[name], written.module)
         for method in _jit_methods(cls):
             pending.append(
