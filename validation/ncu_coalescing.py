@@ -149,10 +149,15 @@ def main() -> int:
     parser.add_argument("--measured", help="a CSV from validation/ncu_sectors.py instead of running ncu")
     parser.add_argument("--target", help="irscope's target (default: this machine's GPU, else sm_90)")
     parser.add_argument("--predict", help=argparse.SUPPRESS)
+    parser.add_argument("--one-process", action="store_true",
+                        help="predict every file in this process, one after another (the tests' rebuild: one "
+                             "import of torch and Triton), not each in a child of its own")
     args = parser.parse_args()
     if args.predict:
         print("PREDICTION " + json.dumps(predict(args.predict, args.target or "sm_90")))
         return 0
+    if args.one_process:  # the GPU hidden, as from each child
+        os.environ.update(CUDA_VISIBLE_DEVICES="", HIP_VISIBLE_DEVICES="")
     target = args.target or gpu_target()
     files = args.files or sorted(glob.glob(os.path.join(ROOT, "kernels", "*.py")))
     recorded = measured_from_csv(args.measured) if args.measured else None
@@ -162,7 +167,8 @@ def main() -> int:
     for path in files:
         rel = os.path.relpath(os.path.abspath(path), ROOT)
         measured = recorded.get(rel, []) if recorded is not None else measured_from_ncu(os.path.abspath(path))
-        prediction = predict_offline(os.path.abspath(path), target)
+        prediction = (predict(os.path.abspath(path), target) if args.one_process
+                      else predict_offline(os.path.abspath(path), target))
         for m, p in pair(measured, prediction["rows"], prediction["kernels"]):
             if p is None:
                 table.append(f"| {rel} | {m['kernel']} | {m['launch']} | "

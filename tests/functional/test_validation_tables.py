@@ -61,6 +61,7 @@ def _coalescing(files: list[str]) -> subprocess.CompletedProcess:
         NCU_CSV,
         "--target",
         "sm_90",
+        "--one-process",
         *[os.path.join(ROOT, f) for f in files],
     )
 
@@ -161,6 +162,7 @@ def test_the_gluon_coalescing_table_is_rebuilt_from_the_committed_ncu_csv():
         os.path.join(GLUON_DATA, "ncu_gluon.csv"),
         "--target",
         "sm_90",
+        "--one-process",
         *[os.path.join(ROOT, f) for f in files],
     )
     assert done.returncode == 0, done.stderr[-2000:]
