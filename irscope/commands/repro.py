@@ -346,6 +346,7 @@ def render(comp, label: str, shown_file: str) -> str:
         "    triton.set_allocator(_scratch)",
         f"    kernel[{grid!r}](*arguments, **options)",
         "    for value in [*arguments, *options.values()]:",
+        "        value = value.tensor if isinstance(value, _Pointer) else value",
         "        if isinstance(value, torch.Tensor):",
         "            print(f'{tuple(value.shape)} {value.dtype}: checksum {value.double().sum().item():.6g}')",
         "",

@@ -318,7 +318,7 @@ def test_a_librarys_buffer_object_is_written_as_a_pointer_at_its_offset(cli, tmp
     code, out, err = cli("repro", path, "-o", target, "--check")
     assert code == 0, err
     assert all(r.startswith("byte-identical") for r in _stages(out).values()), out
-    assert (
-        "_Pointer(_tensor([64], [1], 0, 64, torch.float32), 12, torch.float32)"
-        in target.read_text()
-    )
+    text = target.read_text()
+    assert "_Pointer(_tensor([64], [1], 0, 64, torch.float32), 12, torch.float32)" in text
+    # its __main__ prints the checksum of the tensor a pointer points into, as of any tensor argument
+    assert "value = value.tensor if isinstance(value, _Pointer) else value" in text
