@@ -1,9 +1,11 @@
 """Shared test setup. Tests run the real Triton compiler on real kernels; nothing is mocked."""
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -69,6 +71,38 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "snap_compare" in getattr(item, "fixturenames", ()):
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_warm_process_for_the_commands_tests_start():
+    """Every `irscope` command a test starts as a child process forks its worker from one warm process of this
+    pytest process's (IRSCOPE_WARM_SOCKET, worker/client.py), which has loaded torch and Triton once, as the TUI's
+    workers do: a new process's `import torch, triton` cost 1.9 s of CPU in each of about 100 commands a run.
+    The worker a command gets is the same as a new process's, started in the same folder with the same
+    environment (tests/functional/test_worker_process.py compares both). IRSCOPE_TEST_WARM=0: new processes."""
+    if os.environ.get("IRSCOPE_TEST_WARM") == "0" or os.environ.get("IRSCOPE_WARM_SOCKET"):
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="irscope-test-warm-")
+    path = os.path.join(folder, "warm.sock")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "irscope.worker", "--warm-listen", path],
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        env=dict(os.environ, IRSCOPE_FRONT_END_PID=str(os.getpid())),
+    )
+    deadline = time.monotonic() + 60
+    while not os.path.exists(path) and server.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if os.path.exists(path):
+        os.environ["IRSCOPE_WARM_SOCKET"] = path
+    try:
+        yield
+    finally:
+        os.environ.pop("IRSCOPE_WARM_SOCKET", None)
+        server.kill()
+        server.wait()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # The compiler writes the kernel file's path into PTX's debug sections, so the PTX line count on screen

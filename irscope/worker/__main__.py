@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 import os
+import select
 import shutil
 import signal
 import sys
+import threading
 import traceback
 
 from irscope.base import progress
@@ -37,6 +39,7 @@ def main(argv: list[str]) -> None:
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, _shutdown)
     die_with_parent(front_end)
+    _end_with_the_front_end(result_fd)
     if argv[:1] == ["--serve"]:  # `--serve FILE`: the TUI's worker (the file named for `ps`)
         _yield_to_the_screen()
         serve_forever(int(os.environ.pop("IRSCOPE_WORKER_REQUEST_FD")), result_fd)
@@ -64,6 +67,21 @@ def main(argv: list[str]) -> None:
         os._exit(code if os.getpid() == me else 0)
 
 
+def _end_with_the_front_end(result_fd: int) -> None:
+    """End when the front end is gone, however it went: the pipe it reads answers from closes, and the pipe's
+    writing end here reports an error. A fresh worker has PR_SET_PDEATHSIG for that too; a fork of a shared
+    warm process (IRSCOPE_WARM_SOCKET) is that process's child, not the front end's, and has only this."""
+
+    def watch() -> None:
+        poller = select.poll()
+        poller.register(result_fd, 0)  # an error or a hang-up is reported whatever is asked for
+        while True:
+            if any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll()):
+                _shutdown(signal.SIGTERM, None)
+
+    threading.Thread(target=watch, daemon=True, name="irscope-front-end-watch").start()
+
+
 def _yield_to_the_screen() -> None:
     """The TUI's worker runs at a lower priority than the TUI: on a machine with few cores a compile or
     the user's file took the CPU from the screen, and cursor moves made during a compile waited. The
@@ -77,7 +95,6 @@ def _yield_to_the_screen() -> None:
 def serve_forever(request_fd: int, result_fd: int) -> None:
     """The TUI's worker: answer requests until the front end closes its pipe (or dies), then end."""
     import queue
-    import threading
 
     # deferred: the engine (torch, Triton) loads once the worker has yielded to the screen's first paint
     from irscope.worker.serve import Server, error_reply
@@ -127,4 +144,8 @@ def serve_forever(request_fd: int, result_fd: int) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--warm"]:  # the warm process: it forks workers that each run `main`
         serve(int(sys.argv[2]), "--nice" in sys.argv[3:], main)
+    if sys.argv[1:2] == [
+        "--warm-listen"
+    ]:  # one shared by every front end given IRSCOPE_WARM_SOCKET
+        serve(None, False, main, listen_path=sys.argv[2])
     main(sys.argv[1:])

@@ -47,7 +47,7 @@ def start(
     if request_fd is not None:
         env["IRSCOPE_WORKER_REQUEST_FD"] = str(request_fd)
         fds += (request_fd,)
-    warm = _warm
+    warm = _warm if _warm is not None and not _warm.ended else _shared_warm()
     if warm is not None and not warm.ended and os.environ.get("IRSCOPE_WARM") != "0":
         passed = {name: int(env.pop(name)) for name in _PASSED_FDS if name in env}
         try:
@@ -69,6 +69,26 @@ def start(
 _warm: WarmStarter | None = None
 # the worker's pipes, named by these variables: a fork of the warm process gets them as descriptors
 _PASSED_FDS = ("IRSCOPE_WORKER_RESULT_FD", "IRSCOPE_WORKER_REQUEST_FD")
+
+
+_shared: WarmStarter | None = None
+
+
+def _shared_warm() -> WarmStarter | None:
+    """The warm process IRSCOPE_WARM_SOCKET names (`python -m irscope.worker --warm-listen PATH`), shared by
+    every front end started with it: a test suite's or a CI job's many commands fork their workers from one
+    process that loaded torch and Triton once. None where it is not set or cannot be reached (a new process
+    then)."""
+    global _shared
+    path = os.environ.get("IRSCOPE_WARM_SOCKET")
+    if not path or os.environ.get("IRSCOPE_WARM") == "0":
+        return None
+    if _shared is None or _shared.ended:
+        try:
+            _shared = WarmStarter(False, shared=path)
+        except OSError:
+            _shared = None
+    return _shared
 
 
 def keep_warm(yield_to_screen: bool = True) -> None:

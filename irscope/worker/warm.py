@@ -58,21 +58,34 @@ class WarmStarter:
     """One warm process and the workers it forked. `start` blocks until the warm process has finished its
     imports (the first time) and forked the worker."""
 
-    def __init__(self, yield_to_screen: bool) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = ["--warm", str(theirs.fileno())] + (["--nice"] if yield_to_screen else [])
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "irscope.worker", *argv],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-                env=dict(os.environ, PYTHONUNBUFFERED="1", IRSCOPE_FRONT_END_PID=str(os.getpid())),
-            )
-        finally:
-            theirs.close()
+    def __init__(self, yield_to_screen: bool, shared: str | None = None) -> None:
+        """A warm process of this process's own, or, with `shared`, the one listening at that path
+        (`python -m irscope.worker --warm-listen PATH`, named by IRSCOPE_WARM_SOCKET)."""
+        self.process: subprocess.Popen | None = None
+        if shared is not None:
+            ours = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                ours.connect(shared)
+            except OSError:
+                ours.close()
+                raise
+        else:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            argv = ["--warm", str(theirs.fileno())] + (["--nice"] if yield_to_screen else [])
+            try:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "irscope.worker", *argv],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    pass_fds=(theirs.fileno(),),
+                    start_new_session=True,
+                    env=dict(
+                        os.environ, PYTHONUNBUFFERED="1", IRSCOPE_FRONT_END_PID=str(os.getpid())
+                    ),
+                )
+            finally:
+                theirs.close()
         self._socket = ours
         self._ids = itertools.count()
         self._lock = threading.Lock()

@@ -25,9 +25,25 @@ _MAX_FDS = 8
 NICENESS = 10  # a worker's priority below the screen's (worker/__main__.py keeps it there)
 
 
-def serve(socket_fd: int, nice: bool, worker_main: Callable[[list[str]], None]) -> None:
+def serve(
+    socket_fd: int | None,
+    nice: bool,
+    worker_main: Callable[[list[str]], None],
+    listen_path: str | None = None,
+) -> None:
+    """Fork a worker for each request on the front end's socket (`socket_fd`), or, with `listen_path`, on
+    every connection made to a Unix socket there: one warm process shared by every front end started with
+    IRSCOPE_WARM_SOCKET naming it (a test suite's, a CI job's many commands). Each worker's exit is reported
+    on the connection that asked for it."""
     die_with_parent(int(os.environ.pop("IRSCOPE_FRONT_END_PID")))
-    channel = socket.socket(fileno=socket_fd)
+    listener: socket.socket | None = None
+    channels: list[socket.socket] = []
+    if listen_path is not None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener.bind(listen_path)
+        listener.listen(64)
+    else:
+        channels.append(socket.socket(fileno=socket_fd))
     try:
         if nice:  # the TUI's: its imports yield to the screen, and its forks stay below it
             os.nice(NICENESS)
@@ -43,28 +59,38 @@ def serve(socket_fd: int, nice: bool, worker_main: Callable[[list[str]], None]) 
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # only to wake select through the pipe
+    owners: dict[int, socket.socket] = {}  # a worker's pid -> the connection that asked for it
     while True:
-        ready, _, _ = select.select([channel, wake_read], [], [])
+        waited = [*channels, wake_read, *([listener] if listener is not None else [])]
+        ready, _, _ = select.select(waited, [], [])
         if wake_read in ready:
             while _drained(wake_read):
                 pass
-        _report_exits(channel)
-        if channel not in ready:
-            continue
-        try:
-            data, fds, _flags, _address = socket.recv_fds(channel, _MESSAGE_BYTES, _MAX_FDS)
-        except OSError:
-            data, fds = b"", []
-        if not data:
-            break  # the front end closed its side
-        request = json.loads(data)
-        pid = os.fork()
-        if pid == 0:
-            _become_worker(request, fds, (channel.fileno(), wake_read, wake_write), worker_main)
-        for fd in fds:
-            os.close(fd)
-        _send(channel, {"id": request["id"], "pid": pid})
-    os._exit(0)
+        _report_exits(owners)
+        if listener is not None and listener in ready:
+            channels.append(listener.accept()[0])
+        for channel in [c for c in channels if c in ready]:
+            try:
+                data, fds, _flags, _address = socket.recv_fds(channel, _MESSAGE_BYTES, _MAX_FDS)
+            except OSError:
+                data, fds = b"", []
+            if not data:  # that front end closed its side
+                channels.remove(channel)
+                channel.close()
+                if listener is None:
+                    os._exit(0)
+                continue
+            request = json.loads(data)
+            pid = os.fork()
+            if pid == 0:
+                servers = [wake_read, wake_write, *(c.fileno() for c in channels)]
+                if listener is not None:
+                    servers.append(listener.fileno())
+                _become_worker(request, fds, tuple(servers), worker_main)
+            owners[pid] = channel
+            for fd in fds:
+                os.close(fd)
+            _send(channel, {"id": request["id"], "pid": pid})
 
 
 def _drained(fd: int) -> bool:
@@ -74,7 +100,7 @@ def _drained(fd: int) -> bool:
         return False
 
 
-def _report_exits(channel: socket.socket) -> None:
+def _report_exits(owners: dict[int, socket.socket]) -> None:
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -82,7 +108,9 @@ def _report_exits(channel: socket.socket) -> None:
             return
         if pid == 0:
             return
-        _send(channel, {"exited": pid, "code": os.waitstatus_to_exitcode(status)})
+        channel = owners.pop(pid, None)
+        if channel is not None and channel.fileno() >= 0:  # not closed since
+            _send(channel, {"exited": pid, "code": os.waitstatus_to_exitcode(status)})
 
 
 def _send(channel: socket.socket, message: dict) -> None:
@@ -122,6 +150,9 @@ def _become_worker(
         os.environ.update(env)
         os.chdir(request["cwd"])
         sys.path[0] = request["cwd"]  # as `python -m` puts the working folder first
+        # then PYTHONPATH's folders, which a front end started elsewhere (a shared warm process) may set
+        extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p not in sys.path]
+        sys.path[1:1] = extra
         tempfile.tempdir = (
             None  # the worker's own TMPDIR, not the one the warm process's imports saw
         )

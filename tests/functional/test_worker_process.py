@@ -97,44 +97,105 @@ def test_the_front_end_imports_neither_torch_nor_triton():
     assert done.stdout.strip() == "[]", done.stderr
 
 
-def _irscope_processes(marker: str) -> list[str]:
-    out = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
+def _processes_in(folder: str) -> list[int]:
+    """The processes working in `folder`: the front end started there, its worker (a new process, or a fork of
+    the shared warm process, which moves to the front end's folder) and the worker's compile children."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd") == folder:
+                found.append(int(pid))
+        except OSError:  # gone, or not ours to read
+            pass
+    return found
 
 
+@pytest.mark.parametrize("warm", ["new process", "shared warm process"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT, signal.SIGHUP])
-def test_stopping_the_front_end_leaves_no_process_and_no_temporary_file(tmp_path, signum):
+def test_stopping_the_front_end_leaves_no_process_and_no_temporary_file(tmp_path, signum, warm):
+    """However the front end is stopped (SIGKILL too), its worker and the worker's compile children end and the
+    worker's temporary folder is removed: a new worker dies with its parent; a fork of the warm process that
+    IRSCOPE_WARM_SOCKET names (conftest.py) sees the pipe to its front end close."""
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
-    kernel_file = tmp_path / "runs_forever.py"  # a path of its own, to find its processes by
+    where = tmp_path / "here"  # a folder of its own, to find its processes by
+    where.mkdir()
+    kernel_file = where / "runs_forever.py"
     kernel_file.write_text(open(fixture_path("runs_forever.py")).read())
     env = {
         **os.environ,
         "TMPDIR": str(private_tmp),
         "IRSCOPE_CAPTURE_QUIET": "600",
         "TRITON_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": ROOT,
     }  # a cold cache: a compile child is at work
+    if warm == "new process":
+        env["IRSCOPE_WARM"] = "0"
+    else:
+        assert env.get("IRSCOPE_WARM_SOCKET"), "no shared warm process in this test run"
     front = subprocess.Popen(
         [sys.executable, "-m", "irscope", "report", str(kernel_file)],
-        cwd=ROOT,
+        cwd=where,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while len(_irscope_processes(str(kernel_file))) < 2 and time.monotonic() < deadline:
+    while len(_processes_in(str(where))) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1.0)  # the file is in its endless loop; its launch is compiling in a child
-    assert _irscope_processes(str(kernel_file)), "the worker never started"
+    assert len(_processes_in(str(where))) >= 2, "the worker never started"
     front.send_signal(signum)
     front.wait(timeout=30)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and (
-        _irscope_processes(str(kernel_file)) or os.listdir(private_tmp)
-    ):
+    while time.monotonic() < deadline and (_processes_in(str(where)) or os.listdir(private_tmp)):
         time.sleep(0.1)
-    assert _irscope_processes(str(kernel_file)) == []
+    assert _processes_in(str(where)) == []
     assert os.listdir(private_tmp) == []
+
+
+def _timeless(doc):
+    """A report's JSON without the seconds its analyses took."""
+    if isinstance(doc, dict):
+        return {k: _timeless(v) for k, v in doc.items() if k != "seconds"}
+    if isinstance(doc, list):
+        return [_timeless(v) for v in doc]
+    return doc
+
+
+def test_a_command_gets_the_same_answer_from_a_new_process_and_from_the_shared_warm_process(
+    tmp_path,
+):
+    """The shared warm process (IRSCOPE_WARM_SOCKET) forks a worker that runs the file where the front end was
+    started, with its environment and arguments: the report is the same as a new process's, byte for byte,
+    and a second front end gets its own worker's exit."""
+    (tmp_path / "needs_mode.py").write_text(open(fixture_path("needs_mode.py")).read())
+    answers = {}
+    for warm in ("0", "1"):
+        env = {**os.environ, "IRSCOPE_WARM": warm, "PYTHONPATH": ROOT}
+        assert warm == "0" or env.get("IRSCOPE_WARM_SOCKET")
+        answers[warm] = [
+            subprocess.run(
+                [sys.executable, "-m", "irscope", "report", "needs_mode.py", *argv],
+                capture_output=True,
+                text=True,
+                cwd=tmp_path,
+                env=env,
+                timeout=300,
+            )
+            for argv in (["--json", "--", "--mode", "y", "--size", "600"], [])
+        ]
+    (new_json, new_error), (forked_json, forked_error) = answers["0"], answers["1"]
+    # the same document but for how long the analyses took
+    assert _timeless(json.loads(new_json.stdout)) == _timeless(json.loads(forked_json.stdout))
+    assert (new_error.returncode, new_error.stdout, new_error.stderr) == (
+        forked_error.returncode,
+        forked_error.stdout,
+        forked_error.stderr,
+    )
+    with_args, without = answers["1"]
+    assert with_args.returncode == 0 and json.loads(with_args.stdout)["kernels"]
+    assert without.returncode != 0 and "--mode" in without.stderr
 
 
 def test_a_launch_from_a_thread_is_captured_and_a_thread_left_running_does_not_hold_irscope():
