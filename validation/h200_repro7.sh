@@ -6,9 +6,11 @@
 # must compile to a cubin the original's run compiled. Needs the corpus wheels:
 #   carry [".whl"]; pip install --no-index --no-deps --target /tmp/site .whl/*.whl; export PYTHONPATH=/tmp/site
 # FILES=... names other files (the second run: FlagGems use_gems alone, after its StridedBuffer arguments).
-# Back as $OUT/repro7.tar.gz.
+# NAME=... names the run's folder (default repro7; stop 46's run of 07 alone: NAME=repro9).
+# Back as $OUT/NAME.tar.gz.
 set -u
-R=/tmp/irscope-h200/repro7
+NAME=${NAME:-repro7}
+R=/tmp/irscope-h200/$NAME
 mkdir -p "$R"
 python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__, torch.cuda.get_device_name(0))" > "$R/versions.txt"
 C=tests/corpus
@@ -16,4 +18,4 @@ PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:${PYTHONPATH:-} timeout 540 python3 validatio
   ${FILES:-$C/tutorials/gluon/triton-3.6/07-persistence.py $C/drivers/flag_gems_use_gems.py $C/drivers/flag_gems_only_enable.py} \
   --out "$R" --timeout 250 > "$R/repro_gpu.log" 2>&1
 echo "repro_gpu rc=$?" >> "$R/rc.txt"
-tar czf "${OUT:-/tmp}/repro7.tar.gz" -C /tmp/irscope-h200 repro7
+tar czf "${OUT:-/tmp}/$NAME.tar.gz" -C /tmp/irscope-h200 "$NAME"
