@@ -454,4 +454,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # each file's time is a new worker's, as a user gets it: never a fork of a shared warm process
+    os.environ.pop("IRSCOPE_WARM_SOCKET", None)
     sys.exit(main())

@@ -916,5 +916,7 @@ def write(
 
 
 if __name__ == "__main__":
+    # each file's time is a new worker's, as a user gets it: never a fork of a shared warm process
+    os.environ.pop("IRSCOPE_WARM_SOCKET", None)
     with contextlib.suppress(BrokenPipeError):
         sys.exit(main())

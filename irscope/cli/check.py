@@ -210,7 +210,8 @@ def _tasks(files: list[str], jobs: int) -> list[list[str]]:
 
 
 def _open_all(files: list[str], target: str | None, jobs: int, file_args: list[str]) -> list[dict]:
-    if len(files) > 1:  # each worker a fork of one warm process: torch and Triton loaded once
+    # each worker a fork of one warm process: torch and Triton loaded once (a shared one serves as well)
+    if len(files) > 1 and client.shared_warm() is None:
         client.keep_warm(yield_to_screen=False)
     pool = ThreadPoolExecutor(max_workers=jobs)
 

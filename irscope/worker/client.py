@@ -47,7 +47,7 @@ def start(
     if request_fd is not None:
         env["IRSCOPE_WORKER_REQUEST_FD"] = str(request_fd)
         fds += (request_fd,)
-    warm = _warm if _warm is not None and not _warm.ended else _shared_warm()
+    warm = _warm if _warm is not None and not _warm.ended else shared_warm()
     if warm is not None and not warm.ended and os.environ.get("IRSCOPE_WARM") != "0":
         passed = {name: int(env.pop(name)) for name in _PASSED_FDS if name in env}
         try:
@@ -74,7 +74,7 @@ _PASSED_FDS = ("IRSCOPE_WORKER_RESULT_FD", "IRSCOPE_WORKER_REQUEST_FD")
 _shared: WarmStarter | None = None
 
 
-def _shared_warm() -> WarmStarter | None:
+def shared_warm() -> WarmStarter | None:
     """The warm process IRSCOPE_WARM_SOCKET names (`python -m irscope.worker --warm-listen PATH`), shared by
     every front end started with it: a test suite's or a CI job's many commands fork their workers from one
     process that loaded torch and Triton once. None where it is not set or cannot be reached (a new process

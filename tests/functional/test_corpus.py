@@ -260,7 +260,9 @@ def test_harness_gives_one_line_naming_the_cause(name, cause):
 
 
 def test_harness_stops_a_file_at_its_time_limit():
-    outcome = corpus.open_file(os.path.join(KERNELS, "add.py"), timeout=0.5)
-    assert not outcome.ok and outcome.cause == "timed out after 0.5 s"
-    outcome = corpus.open_file("tutorials/triton-3.6/08-grouped-gemm.py", timeout=0.5)
-    assert outcome.cause == "timed out after 0.5 s" and outcome.written_for == "3.6-3.7"
+    # shorter than a command's own start: a worker forked from the shared warm process (conftest.py) answers
+    # 08's error on a Triton it was not written for within half a second
+    outcome = corpus.open_file(os.path.join(KERNELS, "add.py"), timeout=0.05)
+    assert not outcome.ok and outcome.cause == "timed out after 0.05 s"
+    outcome = corpus.open_file("tutorials/triton-3.6/08-grouped-gemm.py", timeout=0.05)
+    assert outcome.cause == "timed out after 0.05 s" and outcome.written_for == "3.6-3.7"

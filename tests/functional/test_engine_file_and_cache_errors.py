@@ -61,7 +61,9 @@ def test_a_copy_maps_to_its_own_lines_after_the_original_was_compiled(tmp_path, 
 
 
 def _report(env_changes, *prefix):
-    env = {**os.environ, "PYTHONPATH": ROOT, **env_changes}
+    # a new worker process: the limits and mounts `prefix` puts the command under are the worker's too (a fork
+    # of the shared warm process, conftest.py, has that process's)
+    env = {**os.environ, "PYTHONPATH": ROOT, "IRSCOPE_WARM": "0", **env_changes}
     command = [*prefix, sys.executable, "-m", "irscope", "report", kernel_path("add.py")]
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
 
