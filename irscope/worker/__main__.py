@@ -76,7 +76,12 @@ def _end_with_the_front_end(result_fd: int) -> None:
         poller = select.poll()
         poller.register(result_fd, 0)  # an error or a hang-up is reported whatever is asked for
         while True:
-            if any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll()):
+            events = 0
+            for _, reported in poller.poll():
+                events |= reported
+            if events & select.POLLNVAL:  # the file closed the descriptor: nothing left to watch
+                return
+            if events & (select.POLLERR | select.POLLHUP):
                 _shutdown(signal.SIGTERM, None)
 
     threading.Thread(target=watch, daemon=True, name="irscope-front-end-watch").start()
@@ -144,8 +149,7 @@ def serve_forever(request_fd: int, result_fd: int) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--warm"]:  # the warm process: it forks workers that each run `main`
         serve(int(sys.argv[2]), "--nice" in sys.argv[3:], main)
-    if sys.argv[1:2] == [
-        "--warm-listen"
-    ]:  # one shared by every front end given IRSCOPE_WARM_SOCKET
+    # one shared by every front end given IRSCOPE_WARM_SOCKET
+    if sys.argv[1:2] == ["--warm-listen"]:
         serve(None, False, main, listen_path=sys.argv[2])
     main(sys.argv[1:])
