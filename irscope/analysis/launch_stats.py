@@ -27,6 +27,7 @@ from typing import Any
 
 from irscope.analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS, Chip, Occupancy, occupancy
 from irscope.base.compiled import CompiledKernel
+from irscope.base.target import Target
 
 # Nsight Compute shows its tail-effect message from this estimated share of the run on (percent).
 TAIL_SHARE_SHOWN = 0.20
@@ -138,8 +139,12 @@ def waves_text(waves: float) -> str:
     return f"{waves:.2f}" if waves >= 0.01 or waves == 0 else f"{waves:.1g}"
 
 
-def chip_of(target: str) -> Chip | None:
-    limits = NVIDIA_LIMITS.get(target) or AMD_LIMITS.get(target)
+def chip_of(target: Target) -> Chip | None:
+    """The GPU this machine has when the target is its own (`Target.chip`), else the target's representative
+    chip (occupancy.py's tables)."""
+    if target.chip is not None:
+        return target.chip
+    limits = NVIDIA_LIMITS.get(target.name) or AMD_LIMITS.get(target.name)
     return limits.chip if limits is not None else None
 
 
@@ -160,7 +165,7 @@ def launch_stats(comp: CompiledKernel, occ: Occupancy | None = None) -> list[Lau
     """One LaunchStats per grid the compilation was launched with ([] when it did not compile, has no
     grid, or its target's chip is unknown)."""
     occ = occ or occupancy(comp)
-    chip = chip_of(comp.target.name)
+    chip = chip_of(comp.target)
     if occ is None or chip is None:
         return []
     return [

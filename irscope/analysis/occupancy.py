@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from irscope.base.chip import Chip
 from irscope.base.compiled import CompiledKernel
 
 
@@ -27,33 +28,6 @@ def _round_up(value: int, unit: int) -> int:
 
 
 KB, MB, GB = 1024, 1024**2, 1024**3
-
-
-@dataclass(frozen=True)
-class Chip:
-    """One representative GPU of a target: what the virtual GPU (engine/virtual_gpu/device.py) reports when there is
-    no GPU here. The per-SM limits beside it are the target's; these are the chip's.
-
-    `memory_clock_khz` follows CUDA's `memoryClockRate` convention (double data rate): the datasheet's
-    bandwidth = clock x 2 x bus width / 8, which is what Triton's `get_dram_gbps` computes from it.
-    `memory_bytes` is the nominal capacity (a real device reports a little less)."""
-
-    name: str
-    units: int  # SMs (NVIDIA) or CUs (AMD)
-    memory_bytes: int
-    l2_bytes: int
-    clock_khz: int  # peak (boost) shader clock
-    memory_clock_khz: int
-    memory_bus_bits: int
-    # peak arithmetic, from the same datasheets (an FMA counts two): FP32 on the CUDA cores (AMD: vector
-    # FP32), and dense FP16/BF16 with FP32 accumulation on the tensor cores (AMD: matrix cores)
-    fp32_tflops: float = 0.0
-    tensor_tflops: float = 0.0
-
-    @property
-    def bandwidth(self) -> float:
-        """Peak DRAM bandwidth in bytes per second (clock x 2 x bus width / 8)."""
-        return self.memory_clock_khz * 1e3 * 2 * self.memory_bus_bits / 8
 
 
 @dataclass(frozen=True)

@@ -327,7 +327,7 @@ def roofline_from(comp: LaunchedKernel, coalescing: Any, launch: Any = None) -> 
     """The roofline of a launch from a coalescing analysis already made of it (measured mode records more
     programs than the default sample); not cached."""
     grid = launch_grid(launch or comp.launch)
-    chip = chip_of(comp.target.name)
+    chip = chip_of(comp.target)
     result = Roofline(comp.kernel.name, grid, chip, math.prod(grid), 0)
     work = coalescing.work
     if not work.programs:

@@ -135,6 +135,9 @@ class Launch:
     # on a GPU: the file had dropped its tensors and irscope let go of them for the file's memory; host stand-ins
     # reading zeros stand in their place (engine/capture/held_memory.py)
     inputs_released: bool = False
+    # on a GPU: the grids later launches of its specialization ran with, which the capture did not keep, and how
+    # many ran with each (engine/capture/run.py)
+    repeat_grids: dict[tuple[int, ...], int] = field(default_factory=dict)
     # an autotuned launch whose tuning key was settled by an earlier launch with another value of a constexpr
     # the key leaves out: a GPU compiles the one config its timing chose then, which no run without timing can
     # know, so each config it may be is named and none compiled until asked for

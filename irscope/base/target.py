@@ -4,7 +4,9 @@ never import Triton, can hold and compare targets; Triton's own `GPUTarget` for 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from irscope.base.chip import Chip
 
 # The unit the memory system moves between L1, L2 and DRAM on every target irscope knows (and the one Nsight
 # Compute counts): a 32-byte sector, four to a 128-byte cache line.
@@ -13,9 +15,12 @@ SECTOR_BYTES = 32
 
 @dataclass(frozen=True)
 class Target:
-    """A compilation target as the user names it (``sm_90``, ``gfx942``)."""
+    """A compilation target as the user names it (``sm_90``, ``gfx942``). `chip`: the GPU this machine has, as
+    its driver describes it, when the target is that GPU's (launch statistics and the roofline then describe
+    it, not the target's representative chip); None offline. Two targets of one name are equal."""
 
     name: str
+    chip: Chip | None = field(default=None, compare=False)
 
     @property
     def backend(self) -> str:

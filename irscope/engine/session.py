@@ -32,7 +32,6 @@ from irscope.engine.overrides import Overrides, check_arg_names, launch_argument
 from irscope.engine.triton_compat import (
     RawLaunch,
     Target,
-    bind_arguments,
     check_caches,
     config_kwargs,
     debugger_calls,
@@ -73,6 +72,10 @@ def open_file(
     user_file = read_module(command[0], command[1:]) if command else read_user_file(path)
     resolved = resolve_target(target)
     local = local_gpu_target()
+    if (
+        local is not None and resolved == local
+    ):  # --target naming this machine's GPU: described as it is
+        resolved = local
     overrides = overrides or Overrides()
     cache_warning = check_caches()  # a read-only or full cache: compile without one, and say so
     if compile_ahead and not cache_warning:
@@ -449,7 +452,7 @@ def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> 
         kernel,
         args,
         kwargs,
-        _grid_of(raw),
+        raw.resolved_grid(),
         "captured",
         raw.autotune_index,
         count,
@@ -462,15 +465,5 @@ def _launch(raw: RawLaunch, by_jit: dict[int, Kernel], overrides: Overrides) -> 
         out_of_bounds=raw.out_of_bounds,
         choice_by_timing=bool(raw.reused_choice),
         inputs_released=raw.inputs_released,
+        repeat_grids=dict(raw.repeat_grids),
     )
-
-
-def _grid_of(raw: RawLaunch) -> tuple[int, ...] | None:
-    grid = raw.grid
-    try:
-        if callable(grid):
-            grid = grid(bind_arguments(raw.jit, raw.args, raw.kwargs))
-        grid = tuple(int(g) for g in grid)
-    except Exception:  # a grid irscope cannot evaluate is shown as unknown, not an error
-        return None
-    return grid + (1,) * (3 - len(grid))

@@ -316,6 +316,11 @@ class Workspace:
                 of_key = grids.setdefault(key, {})
                 of_key[tuple(launch.grid)] = of_key.get(tuple(launch.grid), 0) + 1
                 firsts.setdefault(key, {}).setdefault(tuple(launch.grid), launch)
+            # on a GPU, the later launches of its specialization, not kept: their grids and counts (their
+            # arguments are gone, so no roofline of their own)
+            for grid, times in launch.repeat_grids.items():
+                of_key = grids.setdefault(key, {})
+                of_key[grid] = of_key.get(grid, 0) + times
         for key, count in counts.items():
             self._launch_counts[(id(kernel), target.name, key)] = count
         for key, comp in seen.items():

@@ -55,3 +55,20 @@ def test_check_counts_the_launches_a_grid_finding_holds_for():
     assert len(said) == 2 and all(
         "in add_kernel: in 1 of 2 launches: grid " in line for line in said
     )
+
+
+def test_the_grids_of_launches_a_gpu_run_did_not_keep_are_counted():
+    """On a GPU a later launch of a specialization already captured is not kept (its tensors would stay in GPU
+    memory): its grid is counted on the first launch (`repeat_grids`), so the launch statistics have its row. On
+    the H200 the 2,400-program launch of grid_of_66.py had no row before
+    (validation/data/h200_device_chip/first_call/report_gpu.txt; second_call/: both rows)."""
+    from irscope.analysis.launch_stats import launch_stats
+    from irscope.engine.session import open_file
+
+    ws = open_file(fixture_path("grid_of_66.py"), target="sm_90", compile_ahead=False)
+    first = ws.launches[0]
+    ws.launches[:] = [first]  # as a GPU run keeps it: the second launch's grid on the first
+    first.repeat_grids = {(2400, 1, 1): 3}
+    (comp,) = ws.compile(first.kernel)
+    assert comp.grid_launches == {(66, 1, 1): 1, (2400, 1, 1): 3}
+    assert [row.blocks for row in launch_stats(comp)] == [66, 2400]

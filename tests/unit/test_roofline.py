@@ -98,3 +98,40 @@ def test_an_amd_code_object_gives_its_text_and_kernel_descriptor():
     sections = section_sizes(comp.asm["hsaco"])
     assert sections[".text"] > 0 and sections[".rodata"] > 0
     assert roofline(comp).image_bytes == sections[".text"] + sections[".rodata"]
+
+
+# An H200's properties as Triton's driver and torch reported them on the device machine
+# (validation/data/h200_device_chip/first_call/properties.json, validation/h200_device_chip.sh): the GPU that
+# `Target.chip` carries when irscope runs on it
+H200_PROPERTIES = {
+    "name": "NVIDIA H200",
+    "multiprocessor_count": 132,
+    "sm_clock_rate": 1980000,
+    "mem_clock_rate": 3201000,
+    "mem_bus_width": 6016,
+    "total_memory": 150_109_880_320,
+    "l2_cache_size": 62_914_560,
+}
+
+
+def test_a_target_carrying_this_machines_gpu_is_described_and_timed_as_that_gpu():
+    """On an H200 the launch statistics named an H100 (the target's representative chip) and timed its
+    memory at an H100's 3.35 TB/s: the target now carries the GPU it runs on, as its driver describes it."""
+    import dataclasses
+
+    from irscope.analysis.launch_stats import launch_stats
+    from irscope.base.chip import Chip
+    from irscope.base.compiled import AnalysisCache
+    from irscope.base.target import Target
+
+    comp = open_file(fixture_path("grid_of_66.py"), target="sm_90").compile_all()[0]
+    h200 = Chip.of_device(H200_PROPERTIES, NVIDIA_LIMITS["sm_90"].chip)
+    assert h200.bandwidth == pytest.approx(
+        4_814.304e9
+    )  # what the report on the H200 used, not 3.35 TB/s
+    # the same compilation on that machine (its own analyses: they are cached per compilation)
+    on_h200 = dataclasses.replace(comp, target=Target("sm_90", chip=h200), analyses=AnalysisCache())
+    assert on_h200.target == comp.target  # the same target: the same compilation
+    mine, table = launch_stats(on_h200)[0], launch_stats(comp)[0]  # the grid of 66 (2,400 follows)
+    assert "of an NVIDIA H200)" in mine.describe() and "of an NVIDIA H100" in table.describe()
+    assert roofline(on_h200).chip.bandwidth == h200.bandwidth != roofline(comp).chip.bandwidth

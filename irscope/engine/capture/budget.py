@@ -188,7 +188,14 @@ class CaptureBudget:
             self._recording -= 1
 
     def launched(self, jit: Any, args: tuple, kwargs: dict, autotune_index: int | None) -> bool:
-        """Count a launch; True if it is of a specialization not launched before in this run.
+        """Count a launch; True if it is of a specialization not launched before in this run."""
+        return self.launched_as(jit, args, kwargs, autotune_index)[0]
+
+    def launched_as(
+        self, jit: Any, args: tuple, kwargs: dict, autotune_index: int | None
+    ) -> tuple[bool, Any]:
+        """Count a launch: whether it is of a specialization not launched before in this run, and the key of
+        its specialization.
 
         The key is worked out before anything is counted: the watching thread must never see a launch
         counted while the quiet time still runs from before it (it stopped tutorial 10's one launch, the
@@ -205,7 +212,7 @@ class CaptureBudget:
             self._last_any = time.monotonic()
             self._launches += 1
             self._kernels.add(id(jit))
-        return new
+        return new, key
 
     def repeated(self) -> None:
         """A launch the same as the kernel's last one, which the capture skips without recording (a benchmark

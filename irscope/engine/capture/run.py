@@ -15,7 +15,7 @@ import sys
 import traceback
 import types
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from irscope.base.paths import PACKAGE_DIR
 from irscope.engine.capture.budget import CaptureBudget, CaptureStopped, command_budget
@@ -104,16 +104,27 @@ def run_user_file(
         # Inductor compiles each graph (forward, backward) before its first launch: seconds of no launch
         budget.quiet_s = max(budget.quiet_s, COMPILE_QUIET_S)
 
+    first_of: dict[Any, RawLaunch] = {}  # each specialization's first launch kept
+
     def record(launch: RawLaunch) -> bool:
         """Keep a launch; True if it is of a specialization not launched before in this run."""
         with budget.recording():
-            new = budget.launched(launch.jit, launch.args, launch.kwargs, launch.autotune_index)
+            new, key = budget.launched_as(
+                launch.jit, launch.args, launch.kwargs, launch.autotune_index
+            )
             if not new and (not use_interpreter or launch.in_sweep):
                 # On a GPU benchmark loops and sweeps run for real: a repeat of a specialization already
                 # captured adds nothing to show, and keeping it would keep its tensors in GPU memory (tutorial
                 # 02's sweep held 36 GB that way, and Nsight Compute's child then ran out of memory). So on the
-                # virtual GPU while a benchmark's sweep explores (triton_compat/benchmark_sweep.py).
+                # virtual GPU while a benchmark's sweep explores (triton_compat/benchmark_sweep.py). On a GPU its
+                # grid is counted on the first launch kept: the launch statistics have a row per grid.
+                first = first_of.get(key)
+                if not use_interpreter and first is not None and not launch.warmup:
+                    grid = launch.resolved_grid()
+                    if grid is not None:
+                        first.repeat_grids[grid] = first.repeat_grids.get(grid, 0) + 1
                 return False
+            first_of.setdefault(key, launch)
             result.launches.append(launch)
             if not use_interpreter:
                 held.captured(launch)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, ContextManager, Iterator
 
 from triton.compiler.compiler import CompiledKernel
@@ -32,7 +32,7 @@ from irscope.engine.triton_compat.compiled import (
 from irscope.engine.triton_compat.driver import interpreter_lock
 from irscope.engine.triton_compat.gluon import GLUON_NOT_INTERPRETED, is_gluon
 from irscope.engine.triton_compat.interpreter import interpreter_failure, kernel_parameters
-from irscope.engine.triton_compat.jit import config_kwargs, jit_decorator_kept
+from irscope.engine.triton_compat.jit import bind_arguments, config_kwargs, jit_decorator_kept
 from irscope.engine.triton_compat.lang_patch import (
     call_interpreted,
     grid_executor_patches_once,
@@ -95,6 +95,21 @@ class RawLaunch:
     out_of_bounds: StrayAccess | None = None
     # on a GPU: its tensors were let go of, host stand-ins reading zeros in their place (capture/held_memory.py)
     inputs_released: bool = False
+    # on a GPU: the grids of the later launches of its specialization, which are not kept (their tensors would
+    # stay in GPU memory), with how many ran with each: the launch statistics count them
+    repeat_grids: dict[tuple[int, ...], int] = field(default_factory=dict)
+
+    def resolved_grid(self) -> tuple[int, ...] | None:
+        """The grid as three numbers (a callable grid evaluated on the launch's arguments, as the JIT does);
+        None where irscope cannot evaluate it."""
+        grid = self.grid
+        try:
+            if callable(grid):
+                grid = grid(bind_arguments(self.jit, self.args, self.kwargs))
+            grid = tuple(int(g) for g in grid)
+        except Exception:  # a grid irscope cannot evaluate is shown as unknown, not an error
+            return None
+        return grid + (1,) * (3 - len(grid))
 
 
 def _arguments_of(jit: JITFunction, args: tuple, kwargs: dict) -> dict[str, Any]:

@@ -10,9 +10,12 @@ import torch
 from triton.backends.compiler import GPUTarget
 from triton.runtime.driver import driver as _driver_registry
 
+from irscope.analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
+from irscope.base.chip import Chip
 from irscope.base.errors import IrscopeError
 from irscope.base.names import DEFAULT_TARGET, target_name
 from irscope.base.target import Target  # defined apart so that front ends can hold one
+from irscope.engine.triton_compat.measure import gpu_properties
 from irscope.engine.triton_compat.originals import TORCH_HAS_GPU
 
 
@@ -30,13 +33,20 @@ def target_from_gpu_target(gpu_target: GPUTarget) -> Target:
 
 
 def local_gpu_target() -> Target | None:
-    """The target of the GPU in this machine, or None when there is none (or it is hidden)."""
+    """The target of the GPU in this machine, carrying that GPU (`Target.chip`: its name, SMs, L2 and DRAM as
+    its driver reports them), or None when there is none (or it is hidden)."""
     try:
         if not TORCH_HAS_GPU():
             return None
-        return target_from_gpu_target(_driver_registry.default.get_current_target())
+        target = target_from_gpu_target(_driver_registry.default.get_current_target())
     except Exception:  # no driver, no device, a broken install: all mean "no local GPU"
         return None
+    limits = NVIDIA_LIMITS.get(target.name) or AMD_LIMITS.get(target.name)
+    reference = limits.chip if limits is not None else None
+    try:
+        return Target(target.name, chip=Chip.of_device(gpu_properties(), reference))
+    except Exception:  # properties the driver would not give: the target's representative chip then
+        return target
 
 
 # --------------------------------------------------------------------------------------------

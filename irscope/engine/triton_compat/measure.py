@@ -17,11 +17,15 @@ import triton.testing
 
 def gpu_properties() -> dict[str, Any]:
     """The GPU's properties as Triton's driver reads them (clock rates in kHz, bus width in bits), with
-    torch's device name."""
+    torch's device name, memory and L2 size."""
     props = dict(
         triton.runtime.driver.active.utils.get_device_properties(torch.cuda.current_device())
     )
     props["name"] = torch.cuda.get_device_name()
+    # what Triton's driver does not report, from torch's
+    device = torch.cuda.get_device_properties(torch.cuda.current_device())
+    props["total_memory"] = getattr(device, "total_memory", 0)
+    props["l2_cache_size"] = getattr(device, "L2_cache_size", 0)
     return props
 
 
