@@ -263,3 +263,16 @@ def test_a_launch_with_other_tensors_or_sizes_is_not_a_repeat():
 
     assert launch_identity((x,), {}, grid_for(64)) == launch_identity((x,), {}, grid_for(64))
     assert launch_identity((x,), {}, grid_for(64)) != launch_identity((x,), {}, grid_for(128))
+
+
+def test_two_classes_a_factory_made_that_triton_keys_alike_are_said():
+    """Triton's JIT keys a kernel by the text of its specialization; two classes one factory made print alike,
+    so on a GPU the second launch silently runs the first's kernel (checked on an H200). irscope shows the one
+    compilation Triton makes and says why, naming both classes and the fix."""
+    ws = open_file(fixture_path("factory_classes.py"), target="sm_90", compile_ahead=False)
+    assert len(ws.compile_all()) == 1  # as Triton compiles: one kernel for both
+    (said,) = [n for n in ws.notes if "print alike" in n]
+    assert said.startswith(
+        "scale_kernel: the classes Scaler(5.0) and Scaler(4.0), given as a constexpr"
+    )
+    assert "runs the kernel compiled for Scaler(4.0)" in said and "__qualname__" in said

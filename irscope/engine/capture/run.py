@@ -105,6 +105,9 @@ def run_user_file(
         budget.quiet_s = max(budget.quiet_s, COMPILE_QUIET_S)
 
     first_of: dict[Any, RawLaunch] = {}  # each specialization's first launch kept
+    told_alike: set[int] = (
+        set()
+    )  # kernels whose classes given alike were said (classes_keyed_alike)
 
     def record(launch: RawLaunch) -> bool:
         """Keep a launch; True if it is of a specialization not launched before in this run."""
@@ -112,6 +115,11 @@ def run_user_file(
             new, key = budget.launched_as(
                 launch.jit, launch.args, launch.kwargs, launch.autotune_index
             )
+            if not new and key in first_of and id(launch.jit) not in told_alike:
+                said = classes_keyed_alike(first_of[key], launch)
+                if said:
+                    told_alike.add(id(launch.jit))
+                    result.notes.append(said)
             if not new and (not use_interpreter or launch.in_sweep):
                 # On a GPU benchmark loops and sweeps run for real: a repeat of a specialization already
                 # captured adds nothing to show, and keeping it would keep its tensors in GPU memory (tutorial
@@ -358,3 +366,26 @@ def _is_library(filename: str) -> bool:
     return (
         "site-packages" in parts or "dist-packages" in parts or filename.startswith(sys.base_prefix)
     )
+
+
+def classes_keyed_alike(first: RawLaunch, later: RawLaunch) -> str | None:
+    """Two classes given as one constexpr whose text is the same (module and qualified name: two made by one
+    factory, as Gluon tutorial 07's grouped scheduler), in two launches Triton's JIT keys alike: its cache key
+    is that text, so on a GPU the later launch runs the kernel compiled for the first (an H200 ran it so:
+    validation/probes/factory_classes_key.py). The note that says so, or None."""
+    pairs = list(zip(first.args, later.args))
+    pairs += [
+        (first.kwargs[name], value) for name, value in later.kwargs.items() if name in first.kwargs
+    ]
+    for one, other in pairs:
+        if isinstance(one, type) and isinstance(other, type) and one is not other:
+            if str(one) == str(other):
+                name = getattr(later.jit, "__name__", "the kernel")
+                return (
+                    f"{name}: the classes {other.__name__} and {one.__name__}, given as a constexpr, print "
+                    f"alike ({one}), and Triton's JIT keys its kernels by that text: on a GPU the launch with "
+                    f"{other.__name__} runs the kernel compiled for {one.__name__}, silently; irscope shows the "
+                    f"one compilation Triton makes. Give each class a qualified name of its own "
+                    f"(`cls.__qualname__ = ...`: `str` reads it, not `__name__`)"
+                )
+    return None
