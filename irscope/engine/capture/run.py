@@ -105,9 +105,8 @@ def run_user_file(
         budget.quiet_s = max(budget.quiet_s, COMPILE_QUIET_S)
 
     first_of: dict[Any, RawLaunch] = {}  # each specialization's first launch kept
-    told_alike: set[int] = (
-        set()
-    )  # kernels whose classes given alike were said (classes_keyed_alike)
+    # kernels whose classes given alike were said (classes_keyed_alike)
+    told_alike: set[int] = set()
 
     def record(launch: RawLaunch) -> bool:
         """Keep a launch; True if it is of a specialization not launched before in this run."""
