@@ -72,10 +72,6 @@ def open_file(
     user_file = read_module(command[0], command[1:]) if command else read_user_file(path)
     resolved = resolve_target(target)
     local = local_gpu_target()
-    if (
-        local is not None and resolved == local
-    ):  # --target naming this machine's GPU: described as it is
-        resolved = local
     overrides = overrides or Overrides()
     cache_warning = check_caches()  # a read-only or full cache: compile without one, and say so
     if compile_ahead and not cache_warning:

@@ -122,10 +122,13 @@ def install_cpu_driver(target: Target) -> None:
 
 
 def resolve_target(name: str | None) -> Target:
-    """`--target`, or the local GPU, or sm_90."""
+    """`--target`, or the local GPU, or sm_90. A target naming the local GPU's is that GPU's (it carries the
+    GPU's own figures, `Target.chip`)."""
+    local = local_gpu_target()
     if name is None:
-        return local_gpu_target() or Target(DEFAULT_TARGET)
+        return local or Target(DEFAULT_TARGET)
     try:
-        return Target(target_name(name))
+        wanted = Target(target_name(name))
     except ValueError as err:
         raise IrscopeError(str(err)) from None
+    return local if local == wanted else wanted
