@@ -38,6 +38,7 @@ from irscope.analysis.recording.values import (
 from irscope.base.errors import IrscopeError
 from irscope.base.model import Launch
 from irscope.base.names import unrecordable
+from irscope.engine.forked_map import throwaway
 from irscope.engine.triton_compat import (
     FlopHook,
     MemoryHook,
@@ -240,7 +241,10 @@ def _out_of_bounds_text(access: MemoryAccess, bad: np.ndarray, region: Region | 
 
 
 def _copy_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """Copies of the tensors (storage by storage, so views that share memory still share it)."""
+    """Copies of the tensors (storage by storage, so views that share memory still share it). In a copy of
+    the process that forked_map throws away after this, the tensors in host memory are used as they are:
+    the fork already keeps the parent's apart, page by page as the program writes."""
+    in_place = throwaway()
     storages: dict[tuple, Any] = {}
     copied: dict[str, Any] = {}
     tensors: dict[str, torch.Tensor] = {}
@@ -254,7 +258,10 @@ def _copy_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str
             storage = value.untyped_storage()
             key = (storage.data_ptr(), str(value.device))
             if key not in storages:
-                storages[key] = storage.cpu() if value.device.type != "cpu" else storage.clone()
+                if value.device.type != "cpu":
+                    storages[key] = storage.cpu()
+                else:
+                    storages[key] = storage if in_place else storage.clone()
             copy = torch.empty(0, dtype=value.dtype).set_(
                 storages[key], value.storage_offset(), value.size(), value.stride()
             )
@@ -336,7 +343,8 @@ def record_program(
     error = error_line = None
     start = time.perf_counter()
     try:
-        with _debugger_calls_noted(recorder):
+        # a GPU computes NaN and infinity without a word: NumPy's warnings would reach the user's terminal
+        with _debugger_calls_noted(recorder), np.errstate(all="ignore"):
             run_one_program(
                 kernel.jit,
                 arguments,

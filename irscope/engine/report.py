@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -13,6 +14,7 @@ from irscope.analysis.summary import analysis_entry, format_analysis
 from irscope.base.named_text import differing, shown_values
 from irscope.base.names import IR_STAGES, absent_stage
 from irscope.engine.compile.compilation import Compilation
+from irscope.engine.forked_map import copies_for, forked_map
 from irscope.engine.inductor.report import format_inductor, inductor_entry
 from irscope.engine.triton_compat import describe_config
 from irscope.engine.workspace import Named, Workspace
@@ -194,9 +196,15 @@ def build_report(
 ) -> dict[str, Any]:
     """The report's document: `comps` compiled, and `named` (workspace.Named) listed with `compiled`
     false, leaving out any that is among `comps` (asked for with --launch)."""
-    for comp in comps:
-        comp.prefetch_sass()  # one nvdisasm per compilation, side by side
-    doc: dict[str, Any] = {"kernels": [compilation_entry(ws, c) for c in comps]}
+    if copies_for(
+        len(comps)
+    ):  # each compilation's analyses in whichever process takes it (forked_map.py)
+        entries = forked_map(functools.partial(compilation_entry, ws), comps)
+    else:
+        for comp in comps:
+            comp.prefetch_sass()  # one nvdisasm per compilation, side by side
+        entries = [compilation_entry(ws, c) for c in comps]
+    doc: dict[str, Any] = {"kernels": entries}
     compiled = {(id(c.kernel), c.spec.cache_key()) for c in comps}
     doc["named"] = [
         named_entry(ws, n, config)

@@ -35,8 +35,9 @@ import threading
 import time
 import warnings
 
+from irscope.base.cpu_progress import Progress
 from irscope.base.lifetime import die_with_parent
-from irscope.engine.compile.ahead_process import Child, Progress, drain, finish, stop
+from irscope.engine.compile.ahead_process import Child, drain, finish, stop
 from irscope.engine.toolchain import disassemble
 from irscope.engine.triton_compat import (
     JITFunction,

@@ -26,44 +26,6 @@ class Child:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class Progress:
-    """Whether a child's process group still uses CPU, from /proc (Linux); unknown elsewhere."""
-
-    def __init__(self, group: int):
-        self.group = group
-        self.known = os.path.isdir("/proc/self")
-        self.last = self._cpu_ticks()
-        self.since = time.monotonic()
-
-    def stalled(self, limit: float) -> bool:
-        if not self.known:
-            return False
-        now = self._cpu_ticks()
-        if now != self.last:
-            self.last, self.since = now, time.monotonic()
-            return False
-        return time.monotonic() - self.since > limit
-
-    def _cpu_ticks(self) -> int:
-        if not self.known:
-            return 0
-        total = 0
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            # after the command: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
-            # utime stime cutime cstime
-            # its own CPU and that of the children it has collected
-            if int(fields[2]) == self.group:
-                total += sum(int(value) for value in fields[11:15])
-        return total
-
-
 def finish(child: Child) -> None:
     """Close the pipe and collect the exit of a child that has exited or is about to."""
     if child.finished:
