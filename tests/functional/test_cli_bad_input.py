@@ -260,3 +260,12 @@ def test_irscope_debug_prints_an_internal_errors_traceback_through_the_worker(tm
     assert ", in _report\n" in debug.stderr and debug.stderr.rstrip().endswith(
         "RuntimeError: a fault this test put into irscope"
     )
+
+
+def test_nan_and_infinity_in_a_kernel_bring_no_numpy_warning():
+    """The interpreter computes with NumPy, which warns of an invalid value or a division by zero on stderr;
+    a GPU does not, and the warning's source line would be mixed into irscope's own output."""
+    done = run_irscope("report", fixture_path("nan_results.py"), env={"IRSCOPE_WARM": "0"})
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr and "encountered" not in done.stderr, done.stderr
+    assert "ratio_kernel" in done.stdout

@@ -276,3 +276,26 @@ def test_two_classes_a_factory_made_that_triton_keys_alike_are_said():
         "scale_kernel: the classes Scaler(5.0) and Scaler(4.0), given as a constexpr"
     )
     assert "runs the kernel compiled for Scaler(4.0)" in said and "__qualname__" in said
+
+
+def test_later_launches_of_a_specialization_already_cut_short_get_less_time(monkeypatch):
+    """Each chunk's launch would be cut short as the first was, and adds nothing to show: they get
+    REPEAT_S, not the whole budget again (program_budget.py), and the note says so."""
+    from irscope.engine.triton_compat import program_budget
+
+    monkeypatch.delenv("IRSCOPE_INTERPRET_S", raising=False)
+    monkeypatch.setattr(program_budget, "INTERPRET_S", 0.6)
+    monkeypatch.setattr(program_budget, "REPEAT_S", 0.06)
+    path = fixture_path("chunked_long_launches.py")
+    ws = open_file(
+        path, target="sm_90", compile_ahead=False, budget=CaptureBudget(path, quiet_s=30)
+    )
+    first, *later = ws.launches
+    assert len(later) == 3 and first.programs is not None
+    assert all(launch.programs is not None for launch in later)
+    assert all(launch.programs[0] * 3 < first.programs[0] for launch in later), [
+        launch.programs for launch in ws.launches
+    ]
+    assert any(
+        "4 launch(es) cut short" in n and "already cut short, 0.06 s each" in n for n in ws.notes
+    ), ws.notes

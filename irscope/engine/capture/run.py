@@ -114,6 +114,10 @@ def run_user_file(
             new, key = budget.launched_as(
                 launch.jit, launch.args, launch.kwargs, launch.autotune_index
             )
+            first = first_of.get(key)
+            if first is not None and first.programs is not None:
+                # it gets less of the interpreter's time (program_budget.py)
+                launch.after_cut = True
             if not new and key in first_of and id(launch.jit) not in told_alike:
                 said = classes_keyed_alike(first_of[key], launch)
                 if said:
@@ -238,10 +242,17 @@ def cut_launch_notes(launches: list[RawLaunch]) -> list[str]:
     notes = []
     for name, raws in cut.items():
         run, total = raws[0].programs
+        shorter = (
+            f"; later launches of a specialization already cut short, "
+            f"{interpret_seconds(after_cut=True):g} s each"
+            if any(raw.after_cut for raw in raws)
+            and interpret_seconds(after_cut=True) < interpret_seconds()
+            else ""
+        )
         notes.append(
             f"{name}: {len(raws)} launch(es) cut short in the interpreter (the first ran {run} of its "
-            f"{total} programs in {interpret_seconds():g} s), so what they wrote is incomplete; the "
-            f"compile does not depend on it (IRSCOPE_INTERPRET_S gives them longer)"
+            f"{total} programs in {interpret_seconds():g} s{shorter}), so what they wrote is incomplete; "
+            f"the compile does not depend on it (IRSCOPE_INTERPRET_S gives them longer)"
         )
     return notes
 

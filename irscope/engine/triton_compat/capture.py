@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, ContextManager, Iterator
 
+import numpy as np
 from triton.compiler.compiler import CompiledKernel
 from triton.runtime import driver as triton_driver
 from triton.runtime.autotuner import Autotuner
@@ -79,6 +80,8 @@ class RawLaunch:
     programs: tuple[int, int] | None = (
         None  # (run, in the grid) when the interpreter cut the launch short
     )
+    # an earlier launch of its specialization was cut short: this one gets less time (program_budget.py)
+    after_cut: bool = False
     in_sweep: bool = False  # made while a benchmark's sweep explores, where a repeat is not kept
     explored: bool = (
         False  # made at a sweep's later points (run_sweep's exploration), not at its first ones
@@ -276,8 +279,12 @@ def _capture_patches(
         try:
             with (
                 grid_executor_patches_once(),
-                programs_within(interpret_seconds()) as programs,
+                programs_within(
+                    interpret_seconds(after_cut=this is not None and this.after_cut)
+                ) as programs,
                 bounds_guard(_arguments_of(self, args, kwargs)) as bounds,
+                # a GPU computes NaN and infinity without a word: NumPy's warnings would reach the terminal
+                np.errstate(all="ignore"),
             ):
                 try:
                     interpreter_for(self).run(*args, grid=grid, warmup=warmup, **kwargs)

@@ -8,7 +8,13 @@ programs of their own, on copies), so past `seconds` of a launch its remaining p
 file goes on. The launch is said to be cut short: what it wrote is incomplete, and the file may see
 results no GPU would give (comparisons_after_cuts keeps the file's result comparisons from failing on them).
 
-The program that runs first always runs whole. `IRSCOPE_INTERPRET_S` changes the default (seconds).
+A later launch of a specialization whose earlier launch was cut short gets REPEAT_S: it would be cut short
+too, what it wrote would be as incomplete, and irscope learns nothing new from it (the compile and the
+analyses are the specialization's). A file that launches one kernel in a loop over chunks of a large input
+(efficient-cross-entropy: 10 launches of 8192 programs) otherwise spends the budget on every chunk.
+
+The program that runs first always runs whole. `IRSCOPE_INTERPRET_S` changes the default (seconds), for
+every launch alike.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import triton.runtime.interpreter as _interpreter_module
 import triton.testing
 
 INTERPRET_S = 2.0
+REPEAT_S = 0.25
 
 
 class ProgramsCut(BaseException):
@@ -37,11 +44,15 @@ class ProgramCount:
     total: int = 0  # programs in the grid
 
 
-def interpret_seconds() -> float:
-    try:
-        return max(0.1, float(os.environ.get("IRSCOPE_INTERPRET_S", INTERPRET_S)))
-    except ValueError:
-        return INTERPRET_S
+def interpret_seconds(after_cut: bool = False) -> float:
+    """A launch's time in the interpreter; `after_cut`: an earlier launch of its specialization was cut."""
+    asked = os.environ.get("IRSCOPE_INTERPRET_S")
+    if asked is not None:
+        try:
+            return max(0.1, float(asked))
+        except ValueError:
+            pass
+    return REPEAT_S if after_cut else INTERPRET_S
 
 
 @contextlib.contextmanager
