@@ -318,20 +318,32 @@ def child(path: str, out_json: str) -> None:
     save(error)
 
 
-def compiled_on_gpu(rel: str, timeout: float) -> tuple[list[dict], str | None]:
+def compiled_on_gpu(
+    rel: str, timeout: float, kept_caches: str | None = None
+) -> tuple[list[dict], str | None]:
     """Side (a): run the file on the GPU in a child, fresh Triton and Inductor caches, a tutorial from a
-    checkout's layout as on side (b); its compilations keyed."""
+    checkout's layout as on side (b); its compilations keyed.
+
+    `kept_caches` (--gpu-caches): the caches in a folder of the file's own there, kept from one run to the
+    next. A file whose run outlasts one device call (adasplash: its autotuners compile for minutes, one
+    config after the other) is run again by a later call, which finds the compiles of the first one on disk
+    and goes further. Every compilation is still recorded: the hook is on Triton's compile entry, which runs
+    before Triton looks in its cache."""
     with tempfile.TemporaryDirectory(prefix="irscope-coverage-gpu-") as scratch:
+        caches = scratch
+        if kept_caches:
+            caches = os.path.join(os.path.abspath(kept_caches), rel.replace("/", "__"))
+            os.makedirs(caches, exist_ok=True)
         path = os.path.join(corpus.CORPUS, rel)
         if rel.startswith("tutorials/"):
             path = corpus.checkout_layout(os.path.join(scratch, "triton"), path)
         out_json = os.path.join(scratch, "compiles.json")
         env = dict(
             os.environ,
-            TRITON_CACHE_DIR=os.path.join(scratch, "triton-cache"),
-            TORCHINDUCTOR_CACHE_DIR=os.path.join(scratch, "inductor"),
+            TRITON_CACHE_DIR=os.path.join(caches, "triton-cache"),
+            TORCHINDUCTOR_CACHE_DIR=os.path.join(caches, "inductor"),
             TORCHINDUCTOR_COMPILE_THREADS="1",
-            FLAGGEMS_CACHE_DIR=os.path.join(scratch, "flaggems-cache"),
+            FLAGGEMS_CACHE_DIR=os.path.join(caches, "flaggems-cache"),
             PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p),
         )
         try:
@@ -741,6 +753,12 @@ def main(argv: list[str] | None = None) -> int:
         "the GPU); side (b) is left to a later --gpu-from replay of this run's coverage.json",
     )
     parser.add_argument(
+        "--gpu-caches",
+        metavar="DIR",
+        help="side (a): keep each file's Triton, Inductor and FlagGems caches under DIR from one run to the "
+        "next (a file whose run outlasts a device call goes further in the next; default: fresh caches)",
+    )
+    parser.add_argument(
         "--append",
         action="store_true",
         help="keep the other files' results already in --out (a corpus run split over several calls)",
@@ -806,7 +824,7 @@ def main(argv: list[str] | None = None) -> int:
             return out, round(time.perf_counter() - start, 2)
 
         with ThreadPoolExecutor(2) as two:
-            a = two.submit(timed, compiled_on_gpu, rel, args.timeout)
+            a = two.submit(timed, compiled_on_gpu, rel, args.timeout, args.gpu_caches)
             b = two.submit(timed, shown_offline, rel, args.target, args.timeout, hide_gpu=False)
             (gpu, gpu_err), gpu_s = a.result()
             (live, live_err, _), live_s = b.result()
@@ -834,7 +852,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.gpu_only:
             gpu, gpu_err, gpu_s, live, live_err, live_s = gpu_sides(rel)
         else:
-            gpu, gpu_err = compiled_on_gpu(rel, args.timeout)
+            gpu, gpu_err = compiled_on_gpu(rel, args.timeout, args.gpu_caches)
             live, live_err = shown_offline(rel, args.target, args.timeout, hide_gpu=False)[:2]
         res = gpu_only_result(rel, gpu) if gpu_sides_only else compare(rel, gpu, doc, off_err)
         # recorded before side (b') was kept whole
