@@ -20,6 +20,10 @@ os.environ.setdefault("IRSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="irscope-test
 # in this process and in every worker and child it starts: `findings(comp) == []` cannot pass because the
 # rules crashed (core/findings/engine.py; test_findings checks both ways).
 os.environ["IRSCOPE_STRICT_RULES"] = "1"
+# pytest-xdist already runs a test per core: a report's analyses are computed in this process, not in forked
+# copies of it (engine/forked_map.py), which would only contend for the same cores. test_engine_forked_map
+# runs them forked, and checks that the report is the same either way.
+os.environ.setdefault("IRSCOPE_JOBS", "1")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNELS = os.path.join(ROOT, "kernels")

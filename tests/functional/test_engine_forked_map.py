@@ -11,9 +11,13 @@ from irscope.engine import forked_map as fm
 from irscope.engine import report as report_module
 from irscope.engine.session import open_file
 
-pytestmark = pytest.mark.skipif(
-    fm.available_jobs() < 2 or not hasattr(os, "fork"), reason="needs two cores and fork()"
-)
+
+@pytest.fixture(autouse=True)
+def _every_core(monkeypatch):
+    """conftest.py keeps the suite's reports in one process (IRSCOPE_JOBS=1); here copies are the point."""
+    monkeypatch.delenv("IRSCOPE_JOBS", raising=False)
+    if fm.available_jobs() < 2 or not hasattr(os, "fork"):
+        pytest.skip("needs two cores and fork()")
 
 
 def _square_with_pid(n):
