@@ -29,6 +29,7 @@ import os
 import pickle
 import select
 import signal
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -64,11 +65,20 @@ def available_jobs() -> int:
 
 
 def copies_for(count: int) -> int:
-    """How many copies forked_map runs at once for `count` items (0: it computes them here, in order)."""
-    if not hasattr(os, "fork") or _throwaway or count < 2:
+    """How many copies forked_map runs at once for `count` items (0: it computes them here, in order).
+    None in a process that has used a real GPU: CUDA does not work in a forked copy (on a GPU the analyses
+    read the launch's tensors back from the device)."""
+    if not hasattr(os, "fork") or _throwaway or count < 2 or _cuda_in_use():
         return 0
     jobs = min(available_jobs(), count)
     return jobs if jobs >= 2 else 0
+
+
+def _cuda_in_use() -> bool:
+    """Whether this process has initialised CUDA (torch's own flag, not the virtual GPU's stand-in)."""
+    torch = sys.modules.get("torch")
+    initialized = getattr(getattr(torch, "_C", None), "_cuda_isInitialized", None)
+    return bool(initialized and initialized())
 
 
 @dataclass

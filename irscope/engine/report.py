@@ -196,9 +196,8 @@ def build_report(
 ) -> dict[str, Any]:
     """The report's document: `comps` compiled, and `named` (workspace.Named) listed with `compiled`
     false, leaving out any that is among `comps` (asked for with --launch)."""
-    if copies_for(
-        len(comps)
-    ):  # each compilation's analyses in whichever process takes it (forked_map.py)
+    # each compilation's analyses in a copy of this process (forked_map.py), where copies can help
+    if copies_for(len(comps)):
         entries = forked_map(functools.partial(compilation_entry, ws), comps)
     else:
         for comp in comps:
