@@ -10,13 +10,13 @@ python3 -c "import triton, torch, sys; print('triton', triton.__version__, 'torc
 for f in kernels/bank_conflict.py tests/fixtures/grid_of_66.py; do
   n=$(basename "$f" .py)
   for jobs in default 1; do
-    s=$(date +%s.%N)
+    s=$(date +%s%N)
     if [ "$jobs" = default ]; then
       timeout 200 python3 -m irscope report --json "$f" > "$R/$n.$jobs.json" 2> "$R/$n.$jobs.err"
     else
       IRSCOPE_JOBS=1 timeout 200 python3 -m irscope report --json "$f" > "$R/$n.$jobs.json" 2> "$R/$n.$jobs.err"
     fi
-    echo "$n jobs=$jobs rc=$? seconds=$(echo "$(date +%s.%N) - $s" | bc)" >> "$R/rc.txt"
+    rc=$?; echo "$n jobs=$jobs rc=$rc ms=$(( ($(date +%s%N) - s) / 1000000 ))" >> "$R/rc.txt"
   done
   python3 - "$R/$n.default.json" "$R/$n.1.json" >> "$R/rc.txt" <<'PY'
 import json, sys
