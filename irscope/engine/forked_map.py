@@ -75,10 +75,10 @@ def copies_for(count: int) -> int:
 
 
 def _cuda_in_use() -> bool:
-    """Whether this process has initialised CUDA (torch's own flag, not the virtual GPU's stand-in)."""
-    torch = sys.modules.get("torch")
-    initialized = getattr(getattr(torch, "_C", None), "_cuda_isInitialized", None)
-    return bool(initialized and initialized())
+    """Whether this process has initialised CUDA: torch.cuda's own flag, which the virtual GPU leaves alone
+    (it answers `torch.cuda.is_initialized()` itself, with True)."""
+    cuda = getattr(sys.modules.get("torch"), "cuda", None)
+    return bool(getattr(cuda, "_initialized", False))
 
 
 @dataclass
