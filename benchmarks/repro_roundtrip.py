@@ -31,9 +31,15 @@ import corpus  # noqa: E402  (benchmarks/corpus.py: the corpus's files, releases
 
 def child(path: str, out_dir: str, check: bool = True) -> None:
     """In the child: open `path`, then round-trip each compilation; one JSON line per compilation. Without
-    `check`, only write each reproducer (validation/repro_gpu.py runs them on a GPU)."""
+    `check`, only write each reproducer (validation/repro_gpu.py runs them on a GPU).
+
+    Each round trip runs in a forked copy of this process (engine/forked_map.py), as many at once as there
+    are cores (IRSCOPE_JOBS caps them), a batch at a time so that the rows come out as they are done: a
+    reproducer's GPU-sized inputs stay alive in the process that opened it (Gluon tutorial 02's round trips,
+    one after the other in one process, ran a 128 GB machine out of memory), and a copy gives its memory
+    back when it exits."""
     from irscope.base.errors import IrscopeError
-    from irscope.commands.repro import render, round_trip
+    from irscope.engine.forked_map import copies_for, forked_map
     from irscope.engine.session import open_file
 
     try:
@@ -45,32 +51,47 @@ def child(path: str, out_dir: str, check: bool = True) -> None:
     for launch in ws.launches:
         if launch.kernel not in launched:
             launched.append(launch.kernel)
-    for kernel in launched:
-        for number, comp in enumerate(ws.compile(kernel)):
-            row = {"kernel": ws.kernel_label(kernel), "launch": number}
-            start = time.perf_counter()
-            try:
-                if comp.failure is not None:
-                    raise RuntimeError(f"the original does not compile: {comp.failure.message}")
-                target = os.path.join(out_dir, f"repro_{len(os.listdir(out_dir))}.py")
-                with open(target, "w", encoding="utf-8") as f:
-                    f.write(render(comp, row["kernel"], ws.user_file.shown))
-                row["repro"] = target
-                if not check:
-                    row["result"] = "written"
-                    print(json.dumps(row), flush=True)
-                    continue
-                row["stages"] = round_trip(comp, target)
-                row["result"] = (
-                    "identical"
-                    if row["stages"] and all("byte-identical" in s for s in row["stages"])
-                    else "differs"
-                )
-            except Exception as exc:  # noqa: BLE001 - a row of the table, whatever went wrong
-                row["result"] = "failed"
-                row["reason"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-            row["seconds"] = round(time.perf_counter() - start, 2)
+    work = [
+        (ws, kernel, number, comp, os.path.join(out_dir, f"repro_{index}.py"), check)
+        for index, (kernel, number, comp) in enumerate(
+            (kernel, number, comp)
+            for kernel in launched
+            for number, comp in enumerate(ws.compile(kernel))
+        )
+    ]
+    batch = max(1, copies_for(len(work)))
+    for at in range(0, len(work), batch):
+        for row in forked_map(_one_round_trip, work[at : at + batch]):
             print(json.dumps(row), flush=True)
+
+
+def _one_round_trip(item) -> dict:
+    """Write one compilation's reproducer and, with `check`, round-trip it: its row of the table."""
+    from irscope.commands.repro import render, round_trip
+
+    ws, kernel, number, comp, target, check = item
+    row = {"kernel": ws.kernel_label(kernel), "launch": number}
+    start = time.perf_counter()
+    try:
+        if comp.failure is not None:
+            raise RuntimeError(f"the original does not compile: {comp.failure.message}")
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(render(comp, row["kernel"], ws.user_file.shown))
+        row["repro"] = target
+        if not check:
+            row["result"] = "written"
+            return row
+        row["stages"] = round_trip(comp, target)
+        row["result"] = (
+            "identical"
+            if row["stages"] and all("byte-identical" in s for s in row["stages"])
+            else "differs"
+        )
+    except Exception as exc:  # noqa: BLE001 - a row of the table, whatever went wrong
+        row["result"] = "failed"
+        row["reason"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    row["seconds"] = round(time.perf_counter() - start, 2)
+    return row
 
 
 def run_file(rel: str, path: str, timeout: float) -> dict:
