@@ -34,12 +34,13 @@ def child(path: str, out_dir: str, check: bool = True) -> None:
     `check`, only write each reproducer (validation/repro_gpu.py runs them on a GPU).
 
     Each round trip runs in a forked copy of this process (engine/forked_map.py), as many at once as there
-    are cores (IRSCOPE_JOBS caps them), a batch at a time so that the rows come out as they are done: a
+    are cores (IRSCOPE_JOBS caps them; 1: one copy at a time, for files whose reproducers hold more memory
+    than two at once fit in), a batch at a time so that the rows come out as they are done: a
     reproducer's GPU-sized inputs stay alive in the process that opened it (Gluon tutorial 02's round trips,
     one after the other in one process, ran a 128 GB machine out of memory), and a copy gives its memory
     back when it exits."""
     from irscope.base.errors import IrscopeError
-    from irscope.engine.forked_map import copies_for, forked_map
+    from irscope.engine.forked_map import available_jobs, forked_map
     from irscope.engine.session import open_file
 
     try:
@@ -59,9 +60,9 @@ def child(path: str, out_dir: str, check: bool = True) -> None:
             for number, comp in enumerate(ws.compile(kernel))
         )
     ]
-    batch = max(1, copies_for(len(work)))
+    batch = available_jobs()
     for at in range(0, len(work), batch):
-        for row in forked_map(_one_round_trip, work[at : at + batch]):
+        for row in forked_map(_one_round_trip, work[at : at + batch], at_once=batch):
             print(json.dumps(row), flush=True)
 
 

@@ -89,10 +89,17 @@ class _Copy:
     received: bytearray = field(default_factory=bytearray)
 
 
-def forked_map(work: Callable[[Item], Any], items: Sequence[Item]) -> list[Any]:
+def forked_map(
+    work: Callable[[Item], Any], items: Sequence[Item], at_once: int | None = None
+) -> list[Any]:
     """`[work(item) for item in items]`, each item in a copy of its own. An exception `work` raises is
-    raised by the parent computing that item itself, as from the list comprehension."""
-    at_once = copies_for(len(items))
+    raised by the parent computing that item itself, as from the list comprehension. `at_once`: the copies
+    running at a time (default copies_for); 1 still forks, for work whose memory the parent must not keep
+    (a round trip's reproducer holds its inputs in the process that opened it)."""
+    if at_once is None:
+        at_once = copies_for(len(items))
+    elif not hasattr(os, "fork") or _throwaway or _cuda_in_use():
+        at_once = 0
     if not at_once:
         return [work(item) for item in items]
     results: dict[int, Any] = {}

@@ -110,3 +110,10 @@ def test_the_report_is_the_same_whether_copies_compute_its_entries_or_not(monkey
     assert all(k["pid"] == os.getpid() for k in alone["kernels"])
     assert _without_seconds(forked) == _without_seconds(alone)
     assert all(k["findings"] and k["coalescing"] for k in forked["kernels"])  # something to compare
+
+
+def test_one_copy_at_a_time_still_forks_each_item():
+    """at_once=1: nothing side by side, but the parent keeps none of the items' memory."""
+    out = fm.forked_map(_square_with_pid, [1, 2, 3], at_once=1)
+    assert [value for value, _, _ in out] == [1, 4, 9]
+    assert len({pid for _, pid, _ in out} | {os.getpid()}) == 4
