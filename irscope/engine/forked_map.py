@@ -19,7 +19,10 @@ thread held at the fork) only means the parent computes that item itself afterwa
 list, in order, whether or not a copy helped. The copies' standard output and error go to /dev/null, so
 nothing they print reaches irscope's own output.
 
-`IRSCOPE_JOBS=1` turns it off (and any other number caps the copies running at once).
+Nothing is forked in a process that has used a real GPU: CUDA does not work in a forked copy (on an H200 the
+copies' analyses, which read the launch's tensors back from the device, came back as CUDA errors).
+`IRSCOPE_JOBS=1` turns it off (any other number caps the copies running at once); a caller that asks for
+`at_once=1` still gets a copy per item, one at a time, for the memory's sake.
 """
 
 from __future__ import annotations
