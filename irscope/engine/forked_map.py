@@ -8,11 +8,8 @@ and the launches, so nothing is pickled on the way in, and only each result come
 the very value the parent would have computed: tuples stay tuples).
 
 Each item gets a copy of its own, forked from the parent as it stands: no item sees what another one's work
-left behind, as in the parent, where each recording runs on copies of the launch's tensors. A copy is
-thrown away when its item is done, so its recording may run on the tensors themselves (`throwaway()`): the
-memory a program writes is copied page by page by the kernel, not cloned whole beforehand
-(efficient-cross-entropy's launches hold 2 GB each; cloning them in two processes at once ran this
-24 GB machine short of memory).
+left behind. Within a copy, each recorded program still runs on clones of the launch's tensors, as in the
+parent: a second program recorded on memory the first one wrote could take another path (a lock, a count).
 
 Anything that goes wrong in a copy (an exception, a crash, a kill, no CPU used for a while: a lock another
 thread held at the fork) only means the parent computes that item itself afterwards: the result is the same
@@ -189,6 +186,7 @@ def _copy(work, item, pipe: int, parent: int) -> None:
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
+        _one_thread_for_torch()
         payload = pickle.dumps(work(item), pickle.HIGHEST_PROTOCOL)
         view = memoryview(payload)
         while view:
@@ -196,6 +194,15 @@ def _copy(work, item, pipe: int, parent: int) -> None:
         code = 0
     finally:
         os._exit(code)  # no atexit, no clean-up of the parent's resources
+
+
+def _one_thread_for_torch() -> None:
+    """torch's CPU operations in a forked copy on one thread, as torch's own DataLoader workers run: its
+    thread pool does not survive a fork, and a parallel operation (a large tensor's clone, which each
+    recorded program makes) waited for ever for threads the copy does not have."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def _end(pid: int, fd: int, exited: bool = False) -> None:

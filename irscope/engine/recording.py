@@ -38,7 +38,6 @@ from irscope.analysis.recording.values import (
 from irscope.base.errors import IrscopeError
 from irscope.base.model import Launch
 from irscope.base.names import unrecordable
-from irscope.engine.forked_map import throwaway
 from irscope.engine.triton_compat import (
     FlopHook,
     MemoryHook,
@@ -241,10 +240,10 @@ def _out_of_bounds_text(access: MemoryAccess, bad: np.ndarray, region: Region | 
 
 
 def _copy_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """Copies of the tensors (storage by storage, so views that share memory still share it). In a copy of
-    the process that forked_map throws away after this, the tensors in host memory are used as they are:
-    the fork already keeps the parent's apart, page by page as the program writes."""
-    in_place = throwaway()
+    """Copies of the tensors (storage by storage, so views that share memory still share it). Each recording
+    gets its own, in a forked copy of the worker too (forked_map.py): a program of a kernel that reads what
+    another program writes (a lock, a count) must see the memory as the run left it, not as an earlier
+    recording of the same analysis did."""
     storages: dict[tuple, Any] = {}
     copied: dict[str, Any] = {}
     tensors: dict[str, torch.Tensor] = {}
@@ -258,10 +257,7 @@ def _copy_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str
             storage = value.untyped_storage()
             key = (storage.data_ptr(), str(value.device))
             if key not in storages:
-                if value.device.type != "cpu":
-                    storages[key] = storage.cpu()
-                else:
-                    storages[key] = storage if in_place else storage.clone()
+                storages[key] = storage.cpu() if value.device.type != "cpu" else storage.clone()
             copy = torch.empty(0, dtype=value.dtype).set_(
                 storages[key], value.storage_offset(), value.size(), value.stride()
             )
