@@ -68,10 +68,15 @@ def copies_for(count: int) -> int:
     """How many copies forked_map runs at once for `count` items (0: it computes them here, in order).
     None in a process that has used a real GPU: CUDA does not work in a forked copy (on a GPU the analyses
     read the launch's tensors back from the device)."""
-    if not hasattr(os, "fork") or _throwaway or count < 2 or _cuda_in_use():
+    if count < 2 or not _can_fork():
         return 0
     jobs = min(available_jobs(), count)
     return jobs if jobs >= 2 else 0
+
+
+def _can_fork() -> bool:
+    """Whether this process may fork copies: the OS has fork(), this is not a copy itself, and no CUDA."""
+    return hasattr(os, "fork") and not _throwaway and not _cuda_in_use()
 
 
 def _cuda_in_use() -> bool:
@@ -98,7 +103,7 @@ def forked_map(
     (a round trip's reproducer holds its inputs in the process that opened it)."""
     if at_once is None:
         at_once = copies_for(len(items))
-    elif not hasattr(os, "fork") or _throwaway or _cuda_in_use():
+    elif not _can_fork():
         at_once = 0
     if not at_once:
         return [work(item) for item in items]

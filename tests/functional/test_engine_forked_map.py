@@ -93,35 +93,28 @@ def _without_seconds(value):
 def test_the_report_is_the_same_whether_copies_compute_its_entries_or_not(monkeypatch):
     """bank_conflict.py's two compilations: each entry computed in a copy (they carry the copy's process id
     here), then both in this process; the documents are equal."""
-    entry = report_module.compilation_entry
-
-    def with_pid(ws, comp):
-        return {**entry(ws, comp), "pid": os.getpid()}
-
-    monkeypatch.setattr(report_module, "compilation_entry", with_pid)
-    ws = open_file(kernel_path("bank_conflict.py"), target="sm_90")
-    comps = ws.compile_all()
-    assert len(comps) == 2
-    _same_either_way(monkeypatch, ws, comps)
+    _same_either_way(monkeypatch, kernel_path("bank_conflict.py"))
 
 
 def test_each_recorded_program_in_a_copy_sees_the_memory_the_run_left(monkeypatch):
     """A program that reads a count every program increments, and picks its stride by the count's parity:
     each program recorded in a copy must see the count as the run left it, as in this process (a copy that
     recorded on the tensors themselves saw the count its own first recording wrote, and another stride)."""
+    _same_either_way(monkeypatch, fixture_path("reads_what_others_write.py"))
+
+
+def _same_either_way(monkeypatch, path: str) -> None:
+    """The file's two compilations reported with each entry in a copy, then in this process: the same
+    document (less its seconds), each entry computed where it should have been (its process id, added here)."""
     entry = report_module.compilation_entry
-
-    def with_pid(ws, comp):
-        return {**entry(ws, comp), "pid": os.getpid()}
-
-    monkeypatch.setattr(report_module, "compilation_entry", with_pid)
-    ws = open_file(fixture_path("reads_what_others_write.py"), target="sm_90")
+    monkeypatch.setattr(
+        report_module,
+        "compilation_entry",
+        lambda ws, comp: {**entry(ws, comp), "pid": os.getpid()},
+    )
+    ws = open_file(path, target="sm_90")
     comps = ws.compile_all()
     assert len(comps) == 2
-    _same_either_way(monkeypatch, ws, comps)
-
-
-def _same_either_way(monkeypatch, ws, comps):
     forked = report_module.build_report(ws, comps)
     assert all(k["pid"] != os.getpid() for k in forked["kernels"])
 

@@ -114,12 +114,12 @@ def run_user_file(
             new, key = budget.launched_as(
                 launch.jit, launch.args, launch.kwargs, launch.autotune_index
             )
-            first = first_of.get(key)
+            first = first_of.get(key)  # this specialization's first launch kept, if any
             if first is not None and first.programs is not None:
                 # it gets less of the interpreter's time (program_budget.py)
                 launch.after_cut = True
-            if not new and key in first_of and id(launch.jit) not in told_alike:
-                said = classes_keyed_alike(first_of[key], launch)
+            if not new and first is not None and id(launch.jit) not in told_alike:
+                said = classes_keyed_alike(first, launch)
                 if said:
                     told_alike.add(id(launch.jit))
                     result.notes.append(said)
@@ -129,7 +129,6 @@ def run_user_file(
                 # 02's sweep held 36 GB that way, and Nsight Compute's child then ran out of memory). So on the
                 # virtual GPU while a benchmark's sweep explores (triton_compat/benchmark_sweep.py). On a GPU its
                 # grid is counted on the first launch kept: the launch statistics have a row per grid.
-                first = first_of.get(key)
                 if not use_interpreter and first is not None and not launch.warmup:
                     grid = launch.resolved_grid()
                     if grid is not None:

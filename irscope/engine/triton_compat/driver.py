@@ -10,7 +10,7 @@ import torch
 from triton.backends.compiler import GPUTarget
 from triton.runtime.driver import driver as _driver_registry
 
-from irscope.analysis.occupancy import AMD_LIMITS, NVIDIA_LIMITS
+from irscope.analysis.launch_stats import chip_of
 from irscope.base.chip import Chip
 from irscope.base.errors import IrscopeError
 from irscope.base.names import DEFAULT_TARGET, target_name
@@ -41,10 +41,8 @@ def local_gpu_target() -> Target | None:
         target = target_from_gpu_target(_driver_registry.default.get_current_target())
     except Exception:  # no driver, no device, a broken install: all mean "no local GPU"
         return None
-    limits = NVIDIA_LIMITS.get(target.name) or AMD_LIMITS.get(target.name)
-    reference = limits.chip if limits is not None else None
     try:
-        return Target(target.name, chip=Chip.of_device(gpu_properties(), reference))
+        return Target(target.name, chip=Chip.of_device(gpu_properties(), chip_of(target)))
     except Exception:  # properties the driver would not give: the target's representative chip then
         return target
 
