@@ -8,8 +8,9 @@ and the launches, so nothing is pickled on the way in, and only each result come
 the very value the parent would have computed: tuples stay tuples).
 
 Each item gets a copy of its own, forked from the parent as it stands: no item sees what another one's work
-left behind. Within a copy, each recorded program still runs on clones of the launch's tensors, as in the
-parent: a second program recorded on memory the first one wrote could take another path (a lock, a count).
+left behind. Within a copy, a recorded program runs on the launch's own tensors, and what it overwrote is
+put back when it ends (engine/recording.py): a second program recorded on memory the first one wrote could
+take another path (a lock, a count).
 
 Anything that goes wrong in a copy (an exception, a crash, a kill, no CPU used for a while: a lock another
 thread held at the fork) only means the parent computes that item itself afterwards: the result is the same

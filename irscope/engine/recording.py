@@ -2,8 +2,12 @@
 and @triton.jit helpers, loop iterations included) with its locals, and every load and store with the
 element offsets it touches.
 
-Recording runs on copies of the launch's tensors, so the user's results stay as the file left them;
-`Recording.tensors` holds the copies afterwards (what this program wrote, on top of the inputs).
+Recording leaves the user's results as the file left them. It runs on copies of the launch's tensors
+(`Recording.tensors` holds them afterwards: what this program wrote, on top of the inputs), except in a
+forked copy of the worker (forked_map.py), where nothing else reads them: there the program runs on the
+launch's own memory, and every byte its stores and atomics overwrote is put back when it ends. Copying a
+library's tensors for each program recorded took most of a report's time (efficient-cross-entropy's
+projection weights); putting back what one program wrote costs what it wrote.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from irscope.analysis.recording.values import (
 from irscope.base.errors import IrscopeError
 from irscope.base.model import Launch
 from irscope.base.names import unrecordable
+from irscope.engine.forked_map import throwaway
 from irscope.engine.triton_compat import (
     FlopHook,
     MemoryHook,
@@ -77,6 +82,9 @@ class _Recorder:
         self.budget_bytes = budget_bytes  # past it, blocks keep only their summary
         self.debugger_steps: list[int] = []  # the steps that called breakpoint() / pdb.set_trace()
         self.arithmetic: Counter = Counter()  # (dtype, kind, elements, flops) -> ops run (FlopHook)
+        self.overwritten: _Overwritten | None = (
+            None  # set when the program runs on the launch's memory
+        )
 
     # ---- values
 
@@ -203,6 +211,8 @@ class _Recorder:
         bad = self.addresses.outside(addresses, hook.elem_bytes, mask)
         if bad.any():
             raise OutOfBoundsAccess(_out_of_bounds_text(access, bad, region))
+        if self.overwritten is not None and hook.kind != "load":
+            self.overwritten.save(addresses, hook.elem_bytes, mask)
 
 
 def _last_line(frame, line: int) -> int:
@@ -239,22 +249,27 @@ def _out_of_bounds_text(access: MemoryAccess, bad: np.ndarray, region: Region | 
     )
 
 
-def _copy_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """Copies of the tensors (storage by storage, so views that share memory still share it). Each recording
-    gets its own, in a forked copy of the worker too (forked_map.py): a program of a kernel that reads what
-    another program writes (a lock, a count) must see the memory as the run left it, not as an earlier
-    recording of the same analysis did."""
+def _copy_arguments(
+    arguments: dict[str, Any], in_place: bool = False
+) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """Copies of the tensors (storage by storage, so views that share memory still share it): a program of a
+    kernel that reads what another program writes (a lock, a count) must see the memory as the run left it,
+    not as an earlier recording did. `in_place`: tensors whose memory is the host's are used as they are
+    (the caller puts back what the program overwrites: _Overwritten); memory on a real GPU is still copied."""
     storages: dict[tuple, Any] = {}
     copied: dict[str, Any] = {}
     tensors: dict[str, torch.Tensor] = {}
     for name, value in arguments.items():
         wrapped = reinterpreted_tensor(value)
         if wrapped is not None:  # triton.reinterpret(t, dtype): copy t, wrap the copy the same way
-            inner_copied, inner_tensors = _copy_arguments({name: wrapped[0]})
+            inner_copied, inner_tensors = _copy_arguments({name: wrapped[0]}, in_place)
             copied[name], tensors[name] = wrapped[1](inner_copied[name]), inner_tensors[name]
             continue
         if isinstance(value, torch.Tensor):
             storage = value.untyped_storage()
+            if in_place and storage.device.type == "cpu":
+                copied[name] = tensors[name] = value
+                continue
             key = (storage.data_ptr(), str(value.device))
             if key not in storages:
                 storages[key] = storage.cpu() if value.device.type != "cpu" else storage.clone()
@@ -265,6 +280,42 @@ def _copy_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str
         else:
             copied[name] = value
     return copied, tensors
+
+
+class _Overwritten:
+    """What the stores and atomics of a program run on the launch's own memory overwrote, put back by
+    `restore` in the reverse order (the oldest bytes last, so an element written twice gets its first)."""
+
+    def __init__(self, regions: list[Region]):
+        spans = sorted({(r.start, r.end) for r in regions if r.end > r.start})
+        self._memory = [(start, end, _host_bytes(start, end - start)) for start, end in spans]
+        self._saved: list[
+            tuple[np.ndarray, np.ndarray, np.ndarray]
+        ] = []  # memory, byte index, bytes
+
+    def save(self, addresses: np.ndarray, elem_bytes: int, mask: np.ndarray | None) -> None:
+        written = np.asarray(addresses).astype(np.uint64).reshape(-1)
+        if mask is not None:
+            written = written[np.asarray(mask, dtype=bool).reshape(-1)]
+        for start, end, memory in self._memory:
+            inside = written[(written >= start) & (written + np.uint64(elem_bytes) <= end)]
+            if inside.size:
+                index = (inside - np.uint64(start)).astype(np.int64)[:, None] + np.arange(
+                    elem_bytes
+                )
+                self._saved.append((memory, index, memory[index]))
+
+    def restore(self) -> None:
+        for memory, index, old in reversed(self._saved):
+            memory[index] = old
+        self._saved.clear()
+
+
+def _host_bytes(address: int, size: int) -> np.ndarray:
+    """The `size` bytes of host memory at `address` as a writable uint8 array (no copy)."""
+    import ctypes
+
+    return np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(address))
 
 
 def _regions(tensors: dict[str, torch.Tensor]) -> dict[str, Region]:
@@ -325,7 +376,11 @@ def record_program(
         raise IrscopeError(f"{kernel.name}: {not_recordable}")
     grid = launch_grid(launch)
     pid = normalize_program_id(program_id, grid)
-    arguments, tensors = _copy_arguments(kernel_parameters(kernel.jit, launch.args, launch.kwargs))
+    # in a forked copy nothing else reads the launch's tensors: the program runs on them, then they are put back
+    in_place = throwaway()
+    arguments, tensors = _copy_arguments(
+        kernel_parameters(kernel.jit, launch.args, launch.kwargs), in_place
+    )
     regions = _regions(tensors)
     addresses = AddressMap(list(regions.values()))
     recorder = _Recorder(
@@ -336,6 +391,8 @@ def record_program(
         set(constexpr_param_names(kernel.jit)),
         budget_bytes,
     )
+    if in_place:
+        recorder.overwritten = _Overwritten(list(regions.values()))
     error = error_line = None
     start = time.perf_counter()
     try:
@@ -354,6 +411,11 @@ def record_program(
         raise
     except BaseException as exc:  # the kernel's own failure becomes the last step
         error, error_line = _record_exception(recorder, exc)
+    finally:
+        if recorder.overwritten is not None:
+            recorder.overwritten.restore()
+    if in_place:
+        tensors = {}  # the launch's own, as they were: not what the program wrote
     seconds = time.perf_counter() - start
     return Recording(
         kernel.name,

@@ -173,3 +173,32 @@ def test_reinterpreted_arguments_are_copied_too():
     assert torch.equal(rec.tensors["out_ptr"].cpu(), torch.ones(16, dtype=torch.int32))
     assert out.abs().sum() == 0  # the file's own tensor is untouched
     assert rec.tensors["x_ptr"].data_ptr() != x_wrapper.base.data_ptr()
+
+
+def test_in_a_forked_copy_a_program_runs_on_the_launchs_memory_and_puts_it_back(monkeypatch):
+    from irscope.engine import forked_map
+
+    launch = launch_of(None, fixture_path("writes_twice.py"))
+    count, out = launch.args[:2]
+    before = count.clone(), out.clone()
+    assert count.item() == 12  # the file's own run
+
+    def seen(rec):  # the count each atomic returned, in order
+        return [
+            int(np.asarray(s.locals["seen"].data).reshape(-1)[0])
+            for s in rec.steps
+            if "seen" in s.locals
+        ]
+
+    on_copies = record_program(launch, 1)
+    monkeypatch.setattr(forked_map, "_throwaway", True)  # as in a copy forked_map made
+    in_place = [record_program(launch, 1), record_program(launch, 1)]
+    assert on_copies.regions["count_ptr"].base != count.data_ptr()
+    for rec in in_place:
+        assert rec.error is None
+        assert rec.regions["count_ptr"].base == count.data_ptr()  # no copy was made
+        assert rec.tensors == {}
+        assert seen(rec) == seen(on_copies)
+    assert sorted(set(seen(on_copies))) == [12, 13, 14]
+    # written three times each, put back to what the file's run left
+    assert torch.equal(count, before[0]) and torch.equal(out, before[1])

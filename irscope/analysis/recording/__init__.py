@@ -12,7 +12,7 @@
     rec.steps                       # with_locals=True: every executed line with its locals (Value)
     rec.error, rec.tensors          # one-line kernel error or None; the copies the program wrote
 
-Recording never touches the launch's own tensors. with_locals=False does no line tracing.
+Recording leaves the launch's tensors as they were. with_locals=False does no line tracing.
 """
 
 from irscope.analysis.recording.trace import (

@@ -86,7 +86,8 @@ class Recording:
     steps: list[Step]
     accesses: list[MemoryAccess]
     regions: dict[str, Region]
-    tensors: dict[str, Any]  # the copies the program ran on, as it left them (worker side)
+    tensors: dict[str, Any]  # the copies the program ran on, as it left them (worker side); empty
+    # where it ran on the launch's own memory and what it wrote was put back (a forked copy of the worker)
     error: str | None = None  # one line, when the kernel raised
     error_line: int | None = None
     seconds: float = 0.0
