@@ -17,7 +17,9 @@ from irscope.engine.session import open_file
 @pytest.fixture(autouse=True)
 def _no_child_still_running():
     """Children get the cores the file's run leaves free (one here); one left over from an earlier test
-    would hold that slot and keep this test's launch from getting a child."""
+    would hold that slot and keep this test's launch from getting a child; nor may a launch an earlier
+    test's file queued start a child in this one (a wait starts queued launches)."""
+    ahead.forget_waiting()
     for key in list(ahead._children):
         ahead.wait(key, ahead.DISASSEMBLED)
 
@@ -262,3 +264,30 @@ def test_a_reopen_of_the_same_file_starts_no_child(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cold"))  # another cache: a child again
     cold = open_file(kernel_path("layernorm.py"), target="sm_90").compile_all()[0]
     assert ahead.progress(_key(cold)) is not None
+
+
+def test_queued_launches_take_the_cores_the_parent_leaves_free(monkeypatch):
+    """Launches queued while the file ran are not forgotten once the first children have the free cores:
+    when the parent compiles one itself, the next one takes the core it leaves (tutorial 06's parent compiled
+    the rest one after the other on one core, the other idle)."""
+    forked, busy = [], []
+
+    def fork(key, jit, spec, target, disassemble_too, last_step, slots):
+        if len(busy) >= slots:
+            return False
+        busy.append(key)
+        forked.append(key)
+        return True
+
+    monkeypatch.setattr(ahead, "_fork", fork)
+    monkeypatch.setattr(ahead, "_slots", lambda file_running=True: 1 if file_running else 2)
+    monkeypatch.setattr(ahead, "_waiting", {})
+    for key in ("a", "b", "c", "d"):
+        ahead._waiting[key] = (None, None, None, True, ahead.DISASSEMBLED)
+    ahead.start_waiting()  # the file's core is free: two cores, two children
+    assert forked == ["a", "b"] and list(ahead._waiting) == ["c", "d"]
+    busy.clear()  # both done
+    ahead.wait(
+        "c", ahead.COMPILED
+    )  # none started for c: the parent compiles it, d takes the other core
+    assert forked == ["a", "b", "d"] and ahead._waiting == {}

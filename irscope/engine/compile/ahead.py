@@ -17,8 +17,9 @@ error, a crash, a kill, no progress) only means the parent does the work itself.
 Two things kept the first child from starting at once, and no longer do. On a first run Triton's install
 hash is still being worked out (triton_compat/install_key.py): the child compiles without it and files the
 result under the real key once it is in (triton_compat/key_deferred.py). And a launch that finds no core
-free while the file runs (one is the file's) waits for the end of the run, when the file's core is free
-(start_waiting), rather than for the parent to compile it after the others.
+free while the file runs (one is the file's) is queued: at the end of the run, when the file's core is free
+(start_waiting), and whenever the parent waits for a child or compiles one itself, the queued launches take
+the cores left free, rather than wait for the parent to compile them one after the other.
 
 `IRSCOPE_COMPILE_AHEAD=0` turns it off.
 """
@@ -78,7 +79,7 @@ _considered: dict[
 _waiting: dict[
     tuple, tuple
 ] = {}  # launches that found no free core while the file ran: start_waiting's
-_registry_lock = threading.Lock()
+_registry_lock = threading.RLock()  # re-entrant: _start_queued holds it around _fork
 
 
 def enabled() -> bool:
@@ -137,18 +138,23 @@ def _start(
 
 def start_waiting() -> None:
     """The file has run: its core is free. Start children for the launches that found none free while it
-    ran (a second specialization, compiled by the parent one after the other otherwise), as far as cores
-    are free now; the rest the parent compiles when asked, as before."""
-    for key, (jit, spec, target, disassemble_too, last_step) in list(_waiting.items()):
-        del _waiting[key]
-        try:
-            if not _fork(
-                key, jit, spec, target, disassemble_too, last_step, _slots(file_running=False)
-            ):
-                break
-        except Exception:  # noqa: BLE001 - as in start(): the parent compiles
-            break
-    forget_waiting()
+    ran, as far as cores are free now. The rest stay queued: each time the parent waits for a child or is
+    about to compile one itself (wait), the next ones get the cores left free, so that the parent does not
+    compile one after the other on one core while the others sit idle (tutorial 06: 9 s so)."""
+    _start_queued(_slots(file_running=False))
+
+
+def _start_queued(slots: int) -> None:
+    """Start children for queued launches, in the order they were captured, while fewer than `slots` are busy."""
+    with _registry_lock:
+        for key, (jit, spec, target, disassemble_too, last_step) in list(_waiting.items()):
+            try:
+                if not _fork(key, jit, spec, target, disassemble_too, last_step, slots):
+                    return
+            except Exception:  # noqa: BLE001 - as in start(): the parent compiles
+                _waiting.clear()
+                return
+            del _waiting[key]
 
 
 def forget_waiting() -> None:
@@ -291,13 +297,19 @@ def wait(key: tuple, step: str) -> None:
     A child that makes no progress is stopped (the caller then does the work itself)."""
     child = _children.get(key)
     if child is None:
+        with _registry_lock:
+            queued = _waiting.pop(key, None)
+        if queued is not None:  # the parent compiles it: the other cores take the next ones
+            _start_queued(_slots(file_running=True))
         return
     with child.lock:
         started = time.monotonic()
         progress: Progress | None = None  # read /proc only once the child keeps the parent waiting
         while step not in child.reached and not child.finished:
+            if _waiting:  # the parent is idle while it waits: every core can take a queued launch
+                _start_queued(_slots(file_running=False))
             try:
-                ready, _, _ = select.select([child.fd], [], [], 1.0)
+                ready, _, _ = select.select([child.fd], [], [], 0.2 if _waiting else 1.0)
                 data = os.read(child.fd, 16) if ready else None
             except (OSError, ValueError):  # closed under us: the process is exiting (stop_all)
                 return
