@@ -42,7 +42,7 @@ from irscope.analysis.coalescing.siblings import find_siblings
 from irscope.analysis.coalescing.text import diagnose
 from irscope.analysis.coalescing.width import explain_narrow
 from irscope.analysis.layouts.owners import LinearLayout, describe_layout, linear_layout
-from irscope.analysis.memory.ttgir import module_threads, ttgir_access_ops
+from irscope.analysis.memory.ttgir import descriptor_ops_by_line, module_threads, ttgir_access_ops
 from irscope.analysis.memory.widths import width_for, widths_by_line
 from irscope.analysis.recording.trace import launch_grid
 from irscope.base.compiled import LaunchedKernel
@@ -210,8 +210,21 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
             result.stores.add(entry.counts)
         diagnose(entry)
     explain_narrow(result.accesses, comp)  # narrow accesses: the argument that kept them narrow
+    through_descriptor = (
+        descriptor_ops_by_line(ttgir, source_line_lookup(comp, "ttgir"), comp.kernel.file)
+        if unmatched
+        else {}
+    )
     for (line, kind), n in sorted(unmatched.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
-        result.notes.append(f"line {line}: {n} {kind}(s) found no matching TTGIR op (not counted)")
+        if (line, kind) in through_descriptor:
+            result.notes.append(
+                f"line {line}: {n} {kind}(s) through a tensor descriptor ({through_descriptor[line, kind]}: "
+                f"the whole tile is copied, no thread issues these addresses): not counted in coalescing"
+            )
+        else:
+            result.notes.append(
+                f"line {line}: {n} {kind}(s) found no matching TTGIR op (not counted)"
+            )
     if any(not e.analysed for e in result.accesses):
         result.notes.append("some accesses were not analysed (see their reason)")
     result.seconds = time.perf_counter() - start

@@ -146,3 +146,46 @@ def module_threads(ttgir: str) -> tuple[int, int]:
     warps = re.search(r'"ttg\.num-warps"\s*=\s*(\d+)', ttgir)
     threads = re.search(r'"ttg\.threads-per-warp"\s*=\s*(\d+)', ttgir)
     return int(warps.group(1)) if warps else 4, int(threads.group(1)) if threads else 32
+
+
+# Loads and stores through a tensor descriptor: on Hopper and later a TMA copy of a whole tile, whose
+# addresses no thread issues (the interpreter still walks them element by element).
+_DESCRIPTOR_OPS = {
+    "tt.descriptor_load": "load",
+    "tt.descriptor_store": "store",
+    "tt.descriptor_gather": "load",
+    "tt.descriptor_scatter": "store",
+    "tt.descriptor_reduce": "atomic",
+    "ttng.async_tma_copy_global_to_local": "load",
+    "ttng.async_tma_copy_local_to_global": "store",
+    "ttng.async_tma_gather": "load",
+    "ttng.async_tma_scatter": "store",
+    "ttng.async_tma_reduce": "atomic",
+}
+_DESCRIPTOR_OP_RE = re.compile(
+    r"^\s*(?:%[\w#:]+(?:,\s*%[\w#:]+)*\s*=\s*)?\"?("
+    + "|".join(map(re.escape, _DESCRIPTOR_OPS))
+    + r")\"?[\s(]"
+)
+
+
+def descriptor_ops_by_line(
+    ttgir: str, source_line_of=None, user_file: str | None = None
+) -> dict[tuple[int, str], str]:
+    """(user's line, "load" | "store" | "atomic") -> the TTGIR op that moves that line's memory through a
+    tensor descriptor (the first such op), lines found as ttgir_access_ops finds them."""
+    lines = ttgir.splitlines()
+    locs = None if source_line_of is not None else _mlir_loc_lines(lines, user_file)
+    out: dict[tuple[int, str], str] = {}
+    for index, line in enumerate(lines):
+        m = _DESCRIPTOR_OP_RE.match(line)
+        if not m:
+            continue
+        if source_line_of is not None:
+            src = source_line_of(index)
+        else:
+            ref = ir_mlir.trailing_alias(line)
+            src = locs.get(ref) if ref and locs else None
+        if src is not None:
+            out.setdefault((src, _DESCRIPTOR_OPS[m.group(1)]), m.group(1))
+    return out

@@ -290,11 +290,22 @@ def run_one_program(
 
 
 def reinterpreted_tensor(value) -> tuple[Any, Callable[[Any], Any]] | None:
-    """A `triton.reinterpret(t, dtype)` argument as (t, a function that wraps a copy of t the same way)."""
+    """A tensor argument the kernel gets wrapped, as (the tensor, a function that wraps a copy of it the same
+    way): `triton.reinterpret(t, dtype)`, or a host tensor descriptor (Triton's `TensorDescriptor`, Gluon's:
+    a dataclass whose `base` is the tensor), whose loads and stores reach the base's memory."""
+    import dataclasses
+
+    import torch
     from triton.runtime.jit import TensorWrapper
 
     if isinstance(value, TensorWrapper):
         return value.base, lambda copy: TensorWrapper(copy, value.dtype)
+    if (
+        dataclasses.is_dataclass(value)
+        and not isinstance(value, type)
+        and isinstance(getattr(value, "base", None), torch.Tensor)
+    ):
+        return value.base, lambda copy: dataclasses.replace(value, base=copy)
     return None
 
 
