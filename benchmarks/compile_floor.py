@@ -6,9 +6,14 @@ one run, each side in a fresh process with fresh Triton and irscope caches:
   compile  the same file's launches captured with nothing compiled (compile-ahead off), then every
            compilation the report shows compiled one after the other (Triton's compiler, ptxas included) and
            disassembled (nvdisasm: showing SASS needs it): the CPU seconds of those compiles alone
-  floor    compile / this machine's cores: the wall time of those compiles with every core busy on them and
-           nothing else to do, which no tool that shows these compilations' stages goes under
-and irscope's wall time over the floor, and irscope - floor: what the run, the waiting and the analyses add.
+  run      the wall seconds of that capture, each launch's kernel cut to the one program the interpreter
+           always runs (IRSCOPE_INTERPRET_S=0): about the file's own work (its torch code on this CPU),
+           which any tool that captures the file's real launches runs, on one core
+  floor    the larger of compile / this machine's cores (every core busy compiling and nothing else to
+           do) and (run + compile) / cores with run on one core at least: what no tool that runs the file
+           and shows these compilations' stages goes under
+and irscope's wall time over the floor, and irscope - floor: what the interpreter, the waiting and the
+analyses add.
 
     python benchmarks/compile_floor.py tests/corpus/drivers/adasplash_attention.py [...]
 """
@@ -31,7 +36,10 @@ def child_compile(path: str) -> dict:
     sys.path.insert(0, ROOT)
     from irscope.engine.session import open_file
 
+    os.environ["IRSCOPE_INTERPRET_S"] = "0"
+    start = time.perf_counter()
     ws = open_file(path, compile_ahead=False)
+    run = time.perf_counter() - start
     before = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     comps = ws.compile_all()
@@ -41,7 +49,7 @@ def child_compile(path: str) -> dict:
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = sum(a.ru_utime + a.ru_stime - (b.ru_utime + b.ru_stime) for a, b in zip(after, before))
-    return {"compilations": len(comps), "compile_cpu": cpu, "compile_wall": wall}
+    return {"compilations": len(comps), "compile_cpu": cpu, "compile_wall": wall, "run": run}
 
 
 def _environment(scratch: str) -> dict:
@@ -81,7 +89,7 @@ def measure(path: str) -> dict:
             raise RuntimeError(f"{path}: {done.stderr.strip()[-500:]}")
         compiled = json.loads(done.stdout.strip().splitlines()[-1])
     cores = len(os.sched_getaffinity(0))
-    floor = compiled["compile_cpu"] / cores
+    floor = max(compiled["run"], (compiled["run"] + compiled["compile_cpu"]) / cores)
     return {
         "file": os.path.relpath(path, ROOT),
         "shown": shown,
@@ -102,14 +110,14 @@ def main() -> int:
         return 2
     os.environ.pop("IRSCOPE_WARM_SOCKET", None)  # a new process, as a user's first command
     print(
-        "file | compilations (report / compiled here) | irscope s | Triton compile CPU s | floor s "
-        "(/ cores) | irscope / floor | irscope - floor s"
+        "file | compilations (report / compiled here) | irscope s | Triton compile CPU s | run s "
+        "(one program per launch) | floor s (cores) | irscope / floor | irscope - floor s"
     )
     for path in files:
         r = measure(path)
         print(
             f"{r['file']} | {r['shown']} / {r['compilations']} | {r['irscope_s']:.1f} | "
-            f"{r['compile_cpu']:.1f} | {r['floor_s']:.1f} ({r['cores']}) | "
+            f"{r['compile_cpu']:.1f} | {r['run']:.1f} | {r['floor_s']:.1f} ({r['cores']}) | "
             f"{r['irscope_s'] / r['floor_s']:.2f} | {r['irscope_s'] - r['floor_s']:.1f}"
         )
     return 0
