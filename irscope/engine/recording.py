@@ -82,9 +82,8 @@ class _Recorder:
         self.budget_bytes = budget_bytes  # past it, blocks keep only their summary
         self.debugger_steps: list[int] = []  # the steps that called breakpoint() / pdb.set_trace()
         self.arithmetic: Counter = Counter()  # (dtype, kind, elements, flops) -> ops run (FlopHook)
-        self.overwritten: _Overwritten | None = (
-            None  # set when the program runs on the launch's memory
-        )
+        # set when the program runs on the launch's own memory (in a forked copy)
+        self.overwritten: _Overwritten | None = None
 
     # ---- values
 
@@ -261,7 +260,9 @@ def _copy_arguments(
     tensors: dict[str, torch.Tensor] = {}
     for name, value in arguments.items():
         wrapped = reinterpreted_tensor(value)
-        if wrapped is not None:  # triton.reinterpret(t, dtype): copy t, wrap the copy the same way
+        if (
+            wrapped is not None
+        ):  # reinterpret(t, dtype), a tensor descriptor: copy t, wrap the copy alike
             inner_copied, inner_tensors = _copy_arguments({name: wrapped[0]}, in_place)
             copied[name], tensors[name] = wrapped[1](inner_copied[name]), inner_tensors[name]
             continue
@@ -289,9 +290,8 @@ class _Overwritten:
     def __init__(self, regions: list[Region]):
         spans = sorted({(r.start, r.end) for r in regions if r.end > r.start})
         self._memory = [(start, end, _host_bytes(start, end - start)) for start, end in spans]
-        self._saved: list[
-            tuple[np.ndarray, np.ndarray, np.ndarray]
-        ] = []  # memory, byte index, bytes
+        # (the memory written, the byte indexes in it, the bytes they held), in the order written
+        self._saved: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def save(self, addresses: np.ndarray, elem_bytes: int, mask: np.ndarray | None) -> None:
         written = np.asarray(addresses).astype(np.uint64).reshape(-1)

@@ -111,11 +111,7 @@ def ttgir_access_ops(
                 layout = (
                     parse_layout(layout_text, aliases) if layout_text else OpaqueLayout("none", "")
                 )
-        if source_line_of is not None:
-            src = source_line_of(index)
-        else:
-            ref = ir_mlir.trailing_alias(line)
-            src = locs.get(ref) if ref and locs else None
+        src = _source_line(index, line, source_line_of, locs)
         out.append(
             TensorAccessOp(index, op, _OPS[op], shape, elem, layout, layout_text, src, line.strip())
         )
@@ -146,6 +142,14 @@ def module_threads(ttgir: str) -> tuple[int, int]:
     warps = re.search(r'"ttg\.num-warps"\s*=\s*(\d+)', ttgir)
     threads = re.search(r'"ttg\.threads-per-warp"\s*=\s*(\d+)', ttgir)
     return int(warps.group(1)) if warps else 4, int(threads.group(1)) if threads else 32
+
+
+def _source_line(index: int, line: str, source_line_of, locs: dict | None) -> int | None:
+    """The user's line of TTGIR line `index`: from the source map when given, else the module's `#loc` table."""
+    if source_line_of is not None:
+        return source_line_of(index)
+    ref = ir_mlir.trailing_alias(line)
+    return locs.get(ref) if ref and locs else None
 
 
 # Loads and stores through a tensor descriptor: on Hopper and later a TMA copy of a whole tile, whose
@@ -181,11 +185,7 @@ def descriptor_ops_by_line(
         m = _DESCRIPTOR_OP_RE.match(line)
         if not m:
             continue
-        if source_line_of is not None:
-            src = source_line_of(index)
-        else:
-            ref = ir_mlir.trailing_alias(line)
-            src = locs.get(ref) if ref and locs else None
+        src = _source_line(index, line, source_line_of, locs)
         if src is not None:
             out.setdefault((src, _DESCRIPTOR_OPS[m.group(1)]), m.group(1))
     return out
