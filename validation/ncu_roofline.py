@@ -38,6 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from irscope.analysis.measured.ncu_parse import number, parse_raw_page  # noqa: E402
+from validation.ncu_launch_stats import held_registers  # noqa: E402
 
 # Reads agree within the larger of these: a share of ncu's count, and a few KB (on the launches of
 # validation/data/h100_launch_stats a launch read 1 to 2 KB beyond its data, code and constants).
@@ -156,7 +157,8 @@ def compare(data: str) -> tuple[list[str], bool]:
                     for i, row in enumerate(measured)
                     if i not in used
                     and row.get("Kernel Name") == entry["name"]
-                    and int(number(row["launch__registers_per_thread"]) or 0) == entry["registers"]
+                    and int(number(row["launch__registers_per_thread"]) or 0)
+                    == held_registers(entry["registers"])
                     and int(number(row["launch__block_size"]) or 0) == entry["block_warps"] * 32
                     and int(number(row["launch__grid_size"]) or 0) == blocks
                 ),
