@@ -129,6 +129,13 @@ def run_as_written(path: str) -> dict:
             if exc.code not in (None, 0):
                 raise
             namespace = {}
+        except Exception as exc:
+            # FIDELITY_AFTER_ERROR=1: a file that fails after its launches (tutorial 09 reads its profile with
+            # hatchet at its last line) is compared on what it compiled until then, as irscope shows it
+            if not os.environ.get("FIDELITY_AFTER_ERROR"):
+                raise
+            print(f"the file raised {type(exc).__name__}: {exc}; comparing what it compiled before", file=sys.stderr)
+            namespace = {}
     torch.cuda.synchronize()
     return namespace
 
