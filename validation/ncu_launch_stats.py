@@ -57,11 +57,14 @@ FLOP_METRICS = [
 ]
 
 
-
 def held_registers(in_cubin: int) -> int:
-    """What ncu's `launch__registers_per_thread` reads for a kernel whose cubin says `in_cubin`: at least 16
-    (Inductor's 6-register kernel and a TMA tile copy's 10 read 16 there; docs/validation.md, issue 17)."""
-    return max(16, in_cubin)
+    """What ncu's `launch__registers_per_thread` reads for a kernel whose cubin says `in_cubin`: at least
+    measured mode's MIN_ALLOCATED_REGISTERS (a TMA tile copy's 10 read 16 too). Imported here: `measure`
+    runs on the GPU machine without irscope."""
+    from irscope.findings.agreement import MIN_ALLOCATED_REGISTERS
+
+    return max(MIN_ALLOCATED_REGISTERS, in_cubin)
+
 
 def known_metrics(names: list[str]) -> list[str]:
     """The names this ncu can collect (`ncu --query-metrics` lists their base names): an unknown one would fail

@@ -67,7 +67,7 @@ def available_jobs() -> int:
 
 def copies_for(count: int) -> int:
     """How many copies forked_map runs at once for `count` items (0: it computes them here, in order).
-    None in a process that has used a real GPU: CUDA does not work in a forked copy (on a GPU the analyses
+    0 in a process that has used a real GPU: CUDA does not work in a forked copy (on a GPU the analyses
     read the launch's tensors back from the device)."""
     if count < 2 or not _can_fork():
         return 0
@@ -204,8 +204,8 @@ def _copy(work, item, pipe: int, parent: int) -> None:
 
 def _one_thread_for_torch() -> None:
     """torch's CPU operations in a forked copy on one thread, as torch's own DataLoader workers run: its
-    thread pool does not survive a fork, and a parallel operation (a large tensor's clone, which each
-    recorded program makes) waited for ever for threads the copy does not have."""
+    thread pool does not survive a fork, and a parallel operation (a large tensor's clone, as recordings
+    made in copies then) waited for ever for threads the copy does not have."""
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)

@@ -113,7 +113,8 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
         ptx_coalescing(comp, programs or sample_programs(grid, max_programs), result, launch)
         return result
     ttgir = comp.stage("ttgir")
-    ops = ttgir_access_ops(ttgir, source_line_lookup(comp, "ttgir"), comp.kernel.file)
+    line_of = source_line_lookup(comp, "ttgir")
+    ops = ttgir_access_ops(ttgir, line_of, comp.kernel.file)
     num_warps, threads = module_threads(ttgir)
     widths = widths_by_line(comp)
     entries: dict[int, AccessCoalescing] = {}
@@ -211,9 +212,7 @@ def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> Kerne
         diagnose(entry)
     explain_narrow(result.accesses, comp)  # narrow accesses: the argument that kept them narrow
     through_descriptor = (
-        descriptor_ops_by_line(ttgir, source_line_lookup(comp, "ttgir"), comp.kernel.file)
-        if unmatched
-        else {}
+        descriptor_ops_by_line(ttgir, line_of, comp.kernel.file) if unmatched else {}
     )
     for (line, kind), n in sorted(unmatched.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
         if (line, kind) in through_descriptor:
