@@ -16,11 +16,28 @@ from irscope.base.lifetime import die_with_parent
 from irscope.worker import protocol
 from irscope.worker.warm_server import NICENESS, serve
 
+_SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+_before: dict[int, object] = {}  # each of those signals' handler before main() set _shutdown
+_worker_pid = 0
 
-def _shutdown(signum, _frame) -> None:
+
+def _shutdown(signum, frame) -> None:
     """Asked to stop, or the front end died: tell the compile children to stop (they clean up and end by
     themselves; waiting for them kept the front end waiting), remove the temporary folder, and end the
-    whole process group (ptxas, nvdisasm, this process)."""
+    whole process group (ptxas, nvdisasm, this process).
+
+    A process forked from the worker inherits this handler: the file's own (a `multiprocessing.Pool`, whose
+    `with` block ends with SIGTERM to each of its processes), or one of irscope's before it sets its own. It
+    must not remove the worker's folder nor end the worker's group (a pool's end killed the whole worker):
+    the signal does there what it would do without irscope."""
+    if os.getpid() != _worker_pid:
+        handler = _before.get(signum, signal.SIG_DFL)
+        signal.signal(signum, handler)
+        if callable(handler):
+            handler(signum, frame)
+        elif handler == signal.SIG_DFL:
+            os.kill(os.getpid(), signum)
+        return
     ahead = sys.modules.get("irscope.engine.compile.ahead")
     if ahead is not None:
         try:
@@ -36,8 +53,10 @@ def _shutdown(signum, _frame) -> None:
 def main(argv: list[str]) -> None:
     result_fd = int(os.environ.pop("IRSCOPE_WORKER_RESULT_FD"))
     front_end = int(os.environ.pop("IRSCOPE_FRONT_END_PID"))
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(signum, _shutdown)
+    global _worker_pid
+    _worker_pid = os.getpid()
+    for signum in _SHUTDOWN_SIGNALS:
+        _before[signum] = signal.signal(signum, _shutdown)
     die_with_parent(front_end)
     _end_with_the_front_end(result_fd)
     if argv[:1] == ["--serve"]:  # `--serve FILE`: the TUI's worker (the file named for `ps`)

@@ -252,6 +252,22 @@ def test_a_child_forked_from_a_worker_thread_works(monkeypatch, tmp_path):
     assert found["progress"] == "cs"
 
 
+def test_a_child_outlives_the_thread_of_the_file_that_made_the_launch(monkeypatch, tmp_path):
+    """Linux sends a child its parent-death signal when the thread that forked it ends, not the process: a
+    launch made on a thread of the file's own forked a child that was stopped when that thread ended, and the
+    worker compiled the kernel again itself. The child finishes now."""
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    source = open(fixture_path("threads.py")).read()
+    # threads.py without the thread it leaves sleeping: the launch's thread has ended when the file has
+    launched_on_a_thread = tmp_path / "launched_on_a_thread.py"
+    sleeper = "threading.Thread(target=lambda: time.sleep(3600)).start()"
+    assert sleeper in source
+    launched_on_a_thread.write_text(source.replace(sleeper, "pass"))
+    comp = open_file(str(launched_on_a_thread), target="sm_90").compile_all()[0]
+    comp.stage("sass")
+    assert ahead.progress(_key(comp)) == "cs"
+
+
 def test_a_reopen_of_the_same_file_starts_no_child(monkeypatch, tmp_path):
     """A fork costs the parent page faults for the rest of its life; on a warm cache it would buy nothing."""
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "warm"))

@@ -206,6 +206,15 @@ def test_a_launch_from_a_thread_is_captured_and_a_thread_left_running_does_not_h
     assert time.monotonic() - started < 120  # the file's last thread sleeps for an hour
 
 
+def test_a_multiprocessing_pool_the_file_terminates_leaves_the_worker_alone():
+    """The pool's processes are forks of the worker: the SIGTERM that ends each of them ran the worker's
+    shutdown there, which removed the worker's temporary folder and killed its whole process group."""
+    done = run_irscope("report", fixture_path("multiprocessing_pool.py"), "--json")
+    assert done.returncode == 0, done.stderr
+    assert [k["name"] for k in json.loads(done.stdout)["kernels"]] == ["neg_kernel"]
+    assert "started 2 Python process(es) of its own" in done.stderr
+
+
 def test_a_breakpoint_in_a_kernel_is_skipped_in_the_interpreter_and_left_out_of_the_compile():
     done = run_irscope("report", fixture_path("kernel_breakpoint.py"), "--json")
     # compiled as the kernel without the call (test_engine_kernel_breakpoint.py)

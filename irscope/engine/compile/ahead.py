@@ -37,7 +37,7 @@ import time
 import warnings
 
 from irscope.base.cpu_progress import Progress
-from irscope.base.lifetime import die_with_parent
+from irscope.base.lifetime import die_with_parent_process
 from irscope.engine.compile.ahead_process import Child, drain, finish, stop
 from irscope.engine.toolchain import disassemble
 from irscope.engine.triton_compat import (
@@ -223,17 +223,21 @@ def _child(
     code = 1
     gc.disable()  # a collection would touch every object, copying the parent's whole heap page by page
     try:
+        # first, before a signal finds the worker's handlers (which remove the worker's temporary folder)
+        signal.signal(
+            signal.SIGTERM, _exit_cleanly
+        )  # ends temporary folders and ptxas/nvdisasm too
+        for number in ("SIGINT", "SIGHUP", "SIGWINCH", "SIGCONT", "SIGTSTP", "SIGTTIN", "SIGTTOU"):
+            if hasattr(signal, number):
+                signal.signal(getattr(signal, number), signal.SIG_DFL)
         os.setpgid(0, 0)
-        die_with_parent(parent)  # a worker killed outright takes its compile children with it
+        # a worker killed outright takes its compile children with it; the end of the file's thread that
+        # made the launch does not
+        die_with_parent_process(parent)
         try:
             signal.set_wakeup_fd(-1)
         except ValueError:
             pass
-        for number in ("SIGINT", "SIGWINCH", "SIGCONT", "SIGTSTP", "SIGTTIN", "SIGTTOU"):
-            if hasattr(signal, number):
-                signal.signal(getattr(signal, number), signal.SIG_DFL)
-        # ends temporary folders and ptxas/nvdisasm too
-        signal.signal(signal.SIGTERM, _exit_cleanly)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
@@ -355,7 +359,7 @@ def stop_all() -> None:
 
 def ask_all_to_stop() -> None:
     """SIGTERM every child's group and wait for none: for a worker on its way out, whose children end
-    anyway when it does (die_with_parent) and clean up after themselves on SIGTERM (_exit_cleanly). A
+    anyway when it does (die_with_parent_process) and clean up after themselves on SIGTERM (_exit_cleanly). A
     child inside a compile only sees the signal when it is back in Python, which can take a second:
     waiting for it here made `q` in the TUI wait as long."""
     for child in list(_children.values()):

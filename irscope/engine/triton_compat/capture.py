@@ -30,7 +30,7 @@ from irscope.engine.triton_compat.compiled import (
     by_hand_call,
     compile_for_active_target,
 )
-from irscope.engine.triton_compat.driver import interpreter_lock
+from irscope.engine.triton_compat.driver import free_locks_after_fork, interpreter_lock
 from irscope.engine.triton_compat.gluon import GLUON_NOT_INTERPRETED, is_gluon
 from irscope.engine.triton_compat.interpreter import interpreter_failure, kernel_parameters
 from irscope.engine.triton_compat.jit import bind_arguments, config_kwargs, jit_decorator_kept
@@ -561,7 +561,8 @@ def _not_yet_compiled(jit: JITFunction, args: tuple, kwargs: dict) -> CompiledWh
 
 def restore_unpatched_triton() -> None:
     """Put back what a capture patched, for a process forked in the middle of one (engine/compile/ahead.py), whose
-    capture will never get to undo its patches."""
+    capture will never get to undo its patches, nor to release its locks."""
+    free_locks_after_fork()
     JITFunction.run = JIT_RUN
     JITFunction.__call__ = JIT_CALL
     Autotuner.run = AUTOTUNER_RUN

@@ -103,6 +103,15 @@ _driver_lock = threading.RLock()
 interpreter_lock = threading.RLock()
 
 
+def free_locks_after_fork() -> None:
+    """In a process forked in the middle of a capture, which never returns to the frames that took these
+    locks: unlock them. A launch the file made on a thread of its own forks its compile child while the
+    capture holds interpreter_lock on the file's main thread, a thread the child does not have: the child
+    waited for it until irscope took it to be stuck, and the worker compiled the kernel itself."""
+    for lock in (interpreter_lock, _driver_lock):
+        lock._at_fork_reinit()
+
+
 @contextlib.contextmanager
 def active_driver(driver) -> Iterator[None]:
     with _driver_lock:
