@@ -15,6 +15,13 @@ Writes a Markdown table (stdout, and --out FILE). Run from the repository root:
     python3 validation/gpu_fidelity.py --out $OUT/fidelity.md
     FIDELITY_FIRST_POINT=1 python3 validation/gpu_fidelity.py tests/corpus/*/*.py tests/corpus/*/*/*.py --jobs 6
 (FIDELITY_FIRST_POINT: the real run's benchmark sweeps stop at their first point, as on the virtual GPU.)
+
+A file whose real run takes most of a device call (tutorial 09) is compared in two steps, one file at a time:
+    FIDELITY_REAL_RECORD=real.json.xz FIDELITY_REAL_ONLY=1 python3 validation/gpu_fidelity.py FILE   # on the GPU
+    FIDELITY_REAL_RECORD=real.json.xz python3 validation/gpu_fidelity.py FILE     # anywhere, no GPU needed
+The first writes what the real run compiled (its device and versions with it) and stops; the second reads it
+instead of running the file on a GPU. Both sides must see the file, and Triton's own files, at the same paths
+(the IR's debug locations hold them): validation/h200_tutorial09_fidelity.sh says how.
 """
 
 from __future__ import annotations
@@ -103,6 +110,33 @@ def collect_real(path: str, out_json: str) -> None:
                                     "outside the JIT (torch.compile, or triton.compile called directly)"))
     with open(out_json, "w") as f:
         json.dump(kernels, f)
+
+
+def _write_record(real_json: str, record: str) -> int:
+    """The real side's kernels, with the GPU and versions that compiled them, xz-compressed at `record`; each
+    cubin by its hash alone (its SASS, both disassemblies, is kept), so that a device call's file brings back
+    a tutorial's hundred autotune compilations."""
+    import lzma
+
+    import torch
+    import triton
+
+    kernels = [{k: v for k, v in kernel.items() if k != "cubin_b64"} for kernel in json.load(open(real_json))]
+    with lzma.open(record, "wt", encoding="utf-8") as f:
+        json.dump({"device": torch.cuda.get_device_name(0), "triton": triton.__version__,
+                   "triton_file": triton.__file__, "torch": torch.__version__, "kernels": kernels}, f)
+    return len(kernels)
+
+
+def _read_record(record: str, real_json: str) -> dict:
+    """A record _write_record made (in an earlier device call), written out as the real side's JSON."""
+    import lzma
+
+    with lzma.open(record, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    with open(real_json, "w") as f:
+        json.dump(doc["kernels"], f)
+    return {k: v for k, v in doc.items() if k != "kernels"}
 
 
 def run_as_written(path: str) -> dict:
@@ -269,19 +303,30 @@ def compare(path: str, target: str) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         real_json, off_json = os.path.join(tmp, "real.json"), os.path.join(tmp, "offline.json")
         inductor = os.path.join(tmp, "inductor")
-        err = _child("real", path, target, os.path.join(tmp, "cache-real"), real_json, hide_gpu=False,
-                     inductor_cache=inductor)
-        if err:
-            return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"real run failed: {err}"}]
-        _set_aside(inductor, "real")  # each side generates its own kernels, at the same path
+        record = os.environ.get("FIDELITY_REAL_RECORD")
+        recorded = None
+        if record and os.path.exists(record):  # the real side, recorded on a GPU in an earlier call
+            recorded = _read_record(record, real_json)
+        else:
+            err = _child("real", path, target, os.path.join(tmp, "cache-real"), real_json, hide_gpu=False,
+                         inductor_cache=inductor)
+            if err:
+                return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"real run failed: {err}"}]
+            _set_aside(inductor, "real")  # each side generates its own kernels, at the same path
+            if record:
+                count = _write_record(real_json, record)
+                if os.environ.get("FIDELITY_REAL_ONLY"):
+                    return [{"file": os.path.relpath(path, ROOT), "kernel": "-",
+                             "result": f"real side recorded: {count} compilations in {record}"}]
         err = _child("offline", path, target, os.path.join(tmp, "cache-offline"), off_json, hide_gpu=True,
                      inductor_cache=inductor)
         if err:
             return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"offline failed: {err}"}]
         _set_aside(inductor, "offline")
         on_gpu_json = os.path.join(tmp, "on_gpu.json")
-        if os.environ.get("FIDELITY_SKIP_ON_GPU"):  # a file whose real run takes most of a device call
-            on_gpu_err = "not run (FIDELITY_SKIP_ON_GPU)"
+        skip_on_gpu = bool(os.environ.get("FIDELITY_SKIP_ON_GPU") or recorded)
+        if skip_on_gpu:  # a file whose real run takes most of a device call, or no GPU here
+            on_gpu_err = "not run (FIDELITY_SKIP_ON_GPU)" if not recorded else "not run (the real side was recorded)"
         else:
             on_gpu_err = _child("offline", path, target, os.path.join(tmp, "cache-on-gpu"), on_gpu_json,
                                 hide_gpu=False, inductor_cache=inductor)
@@ -295,7 +340,8 @@ def compare(path: str, target: str) -> list[dict]:
     offline = offline_doc["compilations"]
     uses_torch_compile = "torch.compile" in open(path, encoding="utf-8", errors="replace").read()
     said = {"offline notes": offline_doc.get("notes"), "offline device": offline_doc.get("device"),
-            "on-GPU notes": on_gpu_doc.get("notes"), "on-GPU error": on_gpu_err or None}
+            "on-GPU notes": on_gpu_doc.get("notes"), "on-GPU error": on_gpu_err or None,
+            "real side recorded": recorded}
     if not offline:
         why = ""
         if not real and uses_torch_compile:
@@ -311,7 +357,7 @@ def compare(path: str, target: str) -> list[dict]:
         if "error" in comp:
             rows.append({**row, "result": f"offline compile error: {comp['error']}"})
             continue
-        match = next((r for r in real if r["name"] == comp["name"] and r["hash"] == comp["hash"]), None)
+        match = next((r for r in real if r["name"] == comp["name"] and _same_compilation(r, comp, recorded)), None)
         if match is None:
             candidates = [r for r in real if r["name"] == comp["name"]]
             why = "; ".join(
@@ -357,14 +403,15 @@ def compare(path: str, target: str) -> list[dict]:
         row["registers"] = f"{comp['registers']} / {match['n_regs'] if loaded else 'not loaded'}"
         row["spills"] = f"{comp['spills']} / {match['n_spills'] if loaded else 'not loaded'}"
         twin = next((c for c in on_gpu if c.get("hash") == comp["hash"]), None)
-        row["irscope on GPU"] = "identical" if twin and twin["stages"] == comp["stages"] else "DIFFERENT"
-        if twin is None:  # why irscope with the GPU visible has no such compilation, in its own words
+        row["irscope on GPU"] = ("not run" if skip_on_gpu else
+                                 "identical" if twin and twin["stages"] == comp["stages"] else "DIFFERENT")
+        if twin is None and not skip_on_gpu:  # why irscope with the GPU visible has no such compilation, in its own words
             row["note"] = (f"irscope on GPU failed: {on_gpu_err}" if on_gpu_err else
                            "irscope on GPU did not capture this specialization; its notes: "
                            + ("; ".join(on_gpu_doc.get("notes") or []) or "none"))
         row["raw"]["said"] = said
         row["compiled by"] = {"cs": "child", "c": "child (SASS: irscope)"}.get(comp.get("ahead") or "", "irscope")
-        same = all(identical.values()) and row["cubin"] == "identical" and twin is not None
+        same = all(identical.values()) and row["cubin"] == "identical" and (skip_on_gpu or row["irscope on GPU"] == "identical")
         if not loaded:  # the driver refused the binary (too much shared memory): no registers to compare
             row["result"] = "identical, not loadable" if same else "FAIL"
             row["note"] = f"the real run's driver refused to load it: {match['load_error']}"
@@ -372,14 +419,24 @@ def compare(path: str, target: str) -> list[dict]:
             row["result"] = "PASS" if same and comp["registers"] == match["n_regs"] else "FAIL"
         rows.append(row)
     # and the other way round: what the real run compiled that irscope offline did not
-    offline_hashes = {c.get("hash") for c in offline}
     for r in real:
-        if r["hash"] not in offline_hashes:
+        if not any(c.get("name") == r["name"] and _same_compilation(r, c, recorded) for c in offline if "stages" in c):
             rows.append({"file": os.path.relpath(path, ROOT), "kernel": r["name"], "raw": {**said, "via": r.get("via")},
                          "result": "the real run compiled this specialization; irscope offline did not",
                          "note": f"compiled {r.get('via') or 'by the JIT'}; offline notes: "
                                  + ("; ".join(said["offline notes"] or []) or "none")})
     return rows
+
+
+def _same_compilation(real: dict, offline: dict, recorded: dict | None) -> bool:
+    """Whether a real compilation and an offline one are the same specialization: the same Triton hash, or,
+    against a record made on another machine, the same first IR (TTIR; TTGIR for Gluon). A record's hashes
+    cannot match: Triton's hash covers its install (libtriton.so), which differs between Python versions'
+    wheels of one release. A first IR that differs leaves both unmatched, each in a row of its own."""
+    if recorded is None:
+        return real["hash"] == offline.get("hash")
+    stage = "ttir" if "ttir" in real["stages"] else "ttgir"
+    return real["stages"].get(stage) == offline.get("stages", {}).get(stage)
 
 
 def compare_safely(path: str, target: str) -> list[dict]:
@@ -395,6 +452,12 @@ def markdown(rows: list[dict], target: str) -> str:
     import torch
     import triton
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    record = os.environ.get("FIDELITY_REAL_RECORD")
+    if record and os.path.exists(record) and not os.environ.get("FIDELITY_REAL_ONLY"):
+        with tempfile.TemporaryDirectory() as tmp:
+            real = _read_record(record, os.path.join(tmp, "real.json"))
+        gpu += (f" (the real side read from {os.path.basename(record)}: recorded on {real['device']}, Triton "
+                f"{real['triton']}, PyTorch {real['torch']})")
     head = (f"Run {datetime.date.today().isoformat()} on {gpu}, Triton {triton.__version__}, "
             f"PyTorch {torch.__version__}, target {target}. Registers and spills: irscope (offline) / "
             f"driver (real launch). Stages: irscope's offline compile (no GPU visible, launch captured in the "
