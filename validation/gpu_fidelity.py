@@ -47,7 +47,7 @@ def collect_real(path: str, out_json: str) -> None:
 
     sys.path.insert(0, ROOT)
     sys.path.insert(0, os.path.join(ROOT, "validation"))
-    from sass_listing import cuobjdump_instructions
+    from sass_listing import cuobjdump_instructions, without_file_times
 
     from irscope.engine.toolchain import disassemble
     from irscope.engine.triton_compat import find_tool
@@ -88,6 +88,7 @@ def collect_real(path: str, out_json: str) -> None:
                 "n_regs": None if load_error else compiled.n_regs,
                 "n_spills": None if load_error else compiled.n_spills, "load_error": load_error,
                 "cubin_sha": hashlib.sha256(compiled.asm["cubin"]).hexdigest(),
+                "cubin_sha_without_times": hashlib.sha256(without_file_times(compiled.asm["cubin"])).hexdigest(),
                 "cubin_b64": base64.b64encode(compiled.asm["cubin"]).decode()}
 
     collected = set()
@@ -211,6 +212,9 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
         from irscope.engine.triton_compat.benchmark_sweep import run_first_point
         triton.testing.Mark.run = run_first_point
 
+    sys.path.insert(0, os.path.join(ROOT, "validation"))
+    from sass_listing import without_file_times
+
     ws = open_file(path, target=target)
     comps, failed = [], []
     launched = [k for k in ws.kernels if any(launch.kernel is k for launch in ws.launches)]
@@ -230,6 +234,7 @@ def collect_offline(path: str, target: str, out_json: str) -> None:
                     "stages": {s: comp.stage(s) for s in (*IR_STAGES, "sass") if _has_stage(comp, s)},
                     "registers": comp.resources.registers, "spills": comp.resources.spills,
                     "cubin_sha": hashlib.sha256(comp.asm["cubin"]).hexdigest(),
+                    "cubin_sha_without_times": hashlib.sha256(without_file_times(comp.asm["cubin"])).hexdigest(),
                     "cubin_b64": __import__("base64").b64encode(comp.asm["cubin"]).decode(),
                     "config": comp.launch.autotune_index,
                     # which steps a compile-ahead child did (engine/compile/ahead.py): "cs" compiled and disassembled
@@ -323,6 +328,10 @@ def compare(path: str, target: str) -> list[dict]:
         if err:
             return [{"file": os.path.relpath(path, ROOT), "kernel": "-", "result": f"offline failed: {err}"}]
         _set_aside(inductor, "offline")
+        if os.environ.get("FIDELITY_OFFLINE_SAVE"):  # irscope's side kept, to compare again without compiling
+            import shutil
+
+            shutil.copy(off_json, os.environ["FIDELITY_OFFLINE_SAVE"])
         on_gpu_json = os.path.join(tmp, "on_gpu.json")
         skip_on_gpu = bool(os.environ.get("FIDELITY_SKIP_ON_GPU") or recorded)
         if skip_on_gpu:  # a file whose real run takes most of a device call, or no GPU here
@@ -390,13 +399,20 @@ def compare(path: str, target: str) -> list[dict]:
         identical["sass (cuobjdump)"] = ({str(a): t for a, t in instructions(comp["stages"]["sass"]).items()}
                                          == match.get("sass_cuobjdump"))
         row.update({s: "identical" if ok else "DIFFERENT" for s, ok in identical.items()})
-        row["cubin"] = "identical" if comp["cubin_sha"] == match["cubin_sha"] else "DIFFERENT"
+        if recorded is None:
+            row["cubin"] = "identical" if comp["cubin_sha"] == match["cubin_sha"] else "DIFFERENT"
+        elif "cubin_sha_without_times" in match:  # another machine's files: their times in the line tables differ
+            row["cubin"] = ("identical but for file times" if comp["cubin_sha_without_times"]
+                            == match["cubin_sha_without_times"] else "DIFFERENT")
+        else:
+            row["cubin"] = "not compared (the record holds the cubin's hash with the file times of its machine)"
         row["raw"] = {"offline": {"hash": comp["hash"], "cubin_sha256": comp["cubin_sha"], "registers": comp["registers"],
                                   "spills": comp["spills"]},
                       "real": {"hash": match["hash"], "cubin_sha256": match["cubin_sha"], "n_regs": match["n_regs"],
                                "n_spills": match["n_spills"], "via": match.get("via"),
                                "load_error": match.get("load_error")}}
-        if row["cubin"] != "identical":  # both binaries, to see which ELF sections differ
+        cubin_ok = row["cubin"] != "DIFFERENT"
+        if row["cubin"] == "DIFFERENT":  # both binaries, to see which ELF sections differ
             row["raw"]["offline"]["cubin_b64"] = comp.get("cubin_b64")
             row["raw"]["real"]["cubin_b64"] = match.get("cubin_b64")
         loaded = match.get("load_error") is None
@@ -411,7 +427,7 @@ def compare(path: str, target: str) -> list[dict]:
                            + ("; ".join(on_gpu_doc.get("notes") or []) or "none"))
         row["raw"]["said"] = said
         row["compiled by"] = {"cs": "child", "c": "child (SASS: irscope)"}.get(comp.get("ahead") or "", "irscope")
-        same = all(identical.values()) and row["cubin"] == "identical" and (skip_on_gpu or row["irscope on GPU"] == "identical")
+        same = all(identical.values()) and cubin_ok and (skip_on_gpu or row["irscope on GPU"] == "identical")
         if not loaded:  # the driver refused the binary (too much shared memory): no registers to compare
             row["result"] = "identical, not loadable" if same else "FAIL"
             row["note"] = f"the real run's driver refused to load it: {match['load_error']}"
@@ -428,15 +444,24 @@ def compare(path: str, target: str) -> list[dict]:
     return rows
 
 
+# metadata written alike on both sides (integers; a record's lists are tuples offline)
+_CONFIG_METADATA = ("num_warps", "num_stages", "num_ctas", "maxnreg", "shared", "tmem_size", "global_scratch_size")
+
+
 def _same_compilation(real: dict, offline: dict, recorded: dict | None) -> bool:
     """Whether a real compilation and an offline one are the same specialization: the same Triton hash, or,
-    against a record made on another machine, the same first IR (TTIR; TTGIR for Gluon). A record's hashes
+    against a record made on another machine, the same first IR (TTIR; TTGIR for Gluon) and the same options
+    an autotune config sets outside the IR, and what the compile found (_CONFIG_METADATA). A record's hashes
     cannot match: Triton's hash covers its install (libtriton.so), which differs between Python versions'
     wheels of one release. A first IR that differs leaves both unmatched, each in a row of its own."""
     if recorded is None:
         return real["hash"] == offline.get("hash")
     stage = "ttir" if "ttir" in real["stages"] else "ttgir"
-    return real["stages"].get(stage) == offline.get("stages", {}).get(stage)
+
+    def options(compilation: dict) -> list:  # autotune configs that differ in these alone share a TTIR
+        return [compilation.get("metadata", {}).get(k) for k in _CONFIG_METADATA]
+
+    return real["stages"].get(stage) == offline.get("stages", {}).get(stage) and options(real) == options(offline)
 
 
 def compare_safely(path: str, target: str) -> list[dict]:
