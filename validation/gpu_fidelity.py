@@ -21,7 +21,7 @@ A file whose real run takes most of a device call (tutorial 09) is compared in t
     FIDELITY_REAL_RECORD=real.json.xz python3 validation/gpu_fidelity.py FILE     # anywhere, no GPU needed
 The first writes what the real run compiled (its device and versions with it) and stops; the second reads it
 instead of running the file on a GPU. Both sides must see the file, and Triton's own files, at the same paths
-(the IR's debug locations hold them): validation/h200_tutorial09_fidelity.sh says how.
+(the IR's debug locations hold them): validation/data/h200_tutorial09_fidelity/call3/README.md says how.
 """
 
 from __future__ import annotations

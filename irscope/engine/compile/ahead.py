@@ -223,10 +223,9 @@ def _child(
     code = 1
     gc.disable()  # a collection would touch every object, copying the parent's whole heap page by page
     try:
-        # first, before a signal finds the worker's handlers (which remove the worker's temporary folder)
-        signal.signal(
-            signal.SIGTERM, _exit_cleanly
-        )  # ends temporary folders and ptxas/nvdisasm too
+        # first, before a signal finds the worker's handlers; SIGTERM ends this child's temporary folders
+        # and its ptxas/nvdisasm too
+        signal.signal(signal.SIGTERM, _exit_cleanly)
         for number in ("SIGINT", "SIGHUP", "SIGWINCH", "SIGCONT", "SIGTSTP", "SIGTTIN", "SIGTTOU"):
             if hasattr(signal, number):
                 signal.signal(getattr(signal, number), signal.SIG_DFL)
@@ -359,8 +358,8 @@ def stop_all() -> None:
 
 def ask_all_to_stop() -> None:
     """SIGTERM every child's group and wait for none: for a worker on its way out, whose children end
-    anyway when it does (die_with_parent_process) and clean up after themselves on SIGTERM (_exit_cleanly). A
-    child inside a compile only sees the signal when it is back in Python, which can take a second:
+    anyway when it does (die_with_parent_process) and clean up after themselves on SIGTERM (_exit_cleanly).
+    A child inside a compile only sees the signal when it is back in Python, which can take a second:
     waiting for it here made `q` in the TUI wait as long."""
     for child in list(_children.values()):
         if not child.finished:
