@@ -63,6 +63,7 @@ def children_note(started: list[str], shown: str) -> str | None:
     if not started:
         return None
     return (
-        f"{shown} started {len(started)} Python process(es) of its own (e.g. pytest-xdist's workers); "
-        f"launches in those are not captured: run it in one process (pytest: -p no:xdist, or -n 0)"
+        f"{shown} started {len(started)} Python process(es) of its own (a multiprocessing pool, "
+        f"pytest-xdist's workers); launches in those are not captured: make them in the file's own process "
+        f"(pytest: -p no:xdist, or -n 0)"
     )
