@@ -56,15 +56,17 @@ class PickerScreen(ModalScreen[int]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
+        # the constexprs that tell a kernel's rows apart come right after its name: at 80 columns the
+        # columns after the grid are off screen, and two compilations of one kernel looked the same
         table.add_columns(
             "kernel",
+            "constexprs",
             "line",
             "target",
             "grid",
             "warps",
             "regs",
             "spills",
-            "constexprs",
             "specialization",
         )
         for row in self.rows:
@@ -72,13 +74,13 @@ class PickerScreen(ModalScreen[int]):
                 Text(str(row[k]))
                 for k in (
                     "name",
+                    "constexprs",
                     "line",
                     "target",
                     "grid",
                     "warps",
                     "regs",
                     "spills",
-                    "constexprs",
                     "spec",
                 )
             ]

@@ -645,6 +645,22 @@ async def test_rows_on_a_256_colour_terminal_take_greys_not_saturated_blocks():
 
 
 @run_async
+async def test_the_picker_at_80_columns_shows_what_tells_a_kernels_rows_apart():
+    """Two compilations of one kernel differ in a constexpr: at 80 columns, where the columns after the grid
+    are off screen, the picker still shows it (it comes right after the kernel's name)."""
+    from irscope.tui.screens import PickerScreen
+
+    app = IrscopeApp(fixture_path("autotune_key_leaves_out.py"), target="sm_90")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until_shown(app, pilot)
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        screen = app.export_screenshot()
+        assert "STAGE=3" in screen and "STAGE=1" in screen
+
+
+@run_async
 async def test_a_launch_whose_config_only_timing_picks_is_a_picker_row_compiled_when_chosen():
     """The STAGE=1 launch of a key tuned at STAGE=3 compiles whichever config a GPU's timing chose: the picker
     lists it, not compiled, and Enter compiles it (its first config, as `--launch 1` does)."""
