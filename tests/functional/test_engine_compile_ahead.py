@@ -258,7 +258,7 @@ def test_a_child_outlives_the_thread_of_the_file_that_made_the_launch(monkeypatc
     worker compiled the kernel again itself. The child finishes now."""
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
     source = open(fixture_path("threads.py")).read()
-    # threads.py without the thread it leaves sleeping: the launch's thread has ended when the file has
+    # threads.py without the thread it leaves sleeping: the launch's thread has ended by the time the file does
     launched_on_a_thread = tmp_path / "launched_on_a_thread.py"
     sleeper = "threading.Thread(target=lambda: time.sleep(3600)).start()"
     assert sleeper in source
