@@ -38,3 +38,18 @@ def test_a_kernel_file_written_at_another_time_differs_in_the_cubins_file_times_
     assert (
         0 < len(changed) <= 2 * 5
     )  # a time's few bytes in each file entry (the kernel's file, Triton's)
+
+
+def test_flaggems_reproducer_cubin_on_the_h200_is_the_originals_but_for_a_file_time():
+    """The H200's cubins of FlagGems' `add_func_kernel_rank_1` (validation/data/h200_repro/repro8/): the
+    original run's (A) and its reproducer's (B) differ in the time of the kernel file FlagGems writes again on
+    every run, and in nothing else."""
+    folder = os.path.join(ROOT, "validation", "data", "h200_repro", "repro8", "kernel_files")
+
+    def cubin(side: str) -> bytes:
+        with open(os.path.join(folder, side, "add_func_kernel_rank_1.cubin"), "rb") as f:
+            return f.read()
+
+    original, reproducer = cubin("A"), cubin("B")
+    assert original != reproducer
+    assert without_file_times(original) == without_file_times(reproducer)
