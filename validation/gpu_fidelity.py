@@ -477,12 +477,12 @@ def markdown(rows: list[dict], target: str) -> str:
     import torch
     import triton
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
-    record = os.environ.get("FIDELITY_REAL_RECORD")
-    if record and os.path.exists(record) and not os.environ.get("FIDELITY_REAL_ONLY"):
-        with tempfile.TemporaryDirectory() as tmp:
-            real = _read_record(record, os.path.join(tmp, "real.json"))
-        gpu += (f" (the real side read from {os.path.basename(record)}: recorded on {real['device']}, Triton "
-                f"{real['triton']}, PyTorch {real['torch']})")
+    # a record compare() read (each row keeps what it says of itself): the table names where the real side ran
+    real = next((r["raw"]["said"]["real side recorded"] for r in rows
+                 if (r.get("raw") or {}).get("said", {}).get("real side recorded")), None)
+    if real is not None:
+        gpu += (f" (the real side read from {os.path.basename(os.environ['FIDELITY_REAL_RECORD'])}: recorded on "
+                f"{real['device']}, Triton {real['triton']}, PyTorch {real['torch']})")
     head = (f"Run {datetime.date.today().isoformat()} on {gpu}, Triton {triton.__version__}, "
             f"PyTorch {torch.__version__}, target {target}. Registers and spills: irscope (offline) / "
             f"driver (real launch). Stages: irscope's offline compile (no GPU visible, launch captured in the "

@@ -7,6 +7,7 @@ tests/functional/test_validation_sass_cuobjdump.py."""
 from __future__ import annotations
 
 import re
+import struct
 import subprocess
 import tempfile
 
@@ -54,8 +55,6 @@ def without_file_times(cubin: bytes) -> bytes:
     written at another time (a copy of a tutorial, Triton's own `standard.py` installed elsewhere). With
     the times zeroed (each number's encoded length kept), two such cubins compare equal if nothing else
     differs. A cubin with no such section, or one this cannot read, comes back as it was."""
-    import struct
-
     data = bytearray(cubin)
     try:
         if data[:4] != b"\x7fELF" or data[4] != 2:  # 64-bit ELF only, as ptxas writes for sm_50 on
@@ -82,7 +81,6 @@ def without_file_times(cubin: bytes) -> bytes:
 
 def _zero_line_table_times(data: bytearray, at: int, end: int) -> None:
     """Each unit of a DWARF 2-4 `.debug_line` section: its file table's times, zeroed in place."""
-    import struct
 
     def uleb(pos: int) -> int:  # the position after the number
         while data[pos] & 0x80:

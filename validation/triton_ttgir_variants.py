@@ -40,6 +40,16 @@ def _compile(ttir_path: str, warps: int, stages: int) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def _config_warps(ttir_path: str, stages: int, meta: dict) -> int:
+    """The config's num_warps, which the metadata does not hold (warp-specialized partitions add theirs to
+    it): the one whose compile gives the metadata's total warps and shared memory."""
+    for warps in (1, 2, 4, 8, 16):
+        compiled = _compile(ttir_path, warps, stages)
+        if (str(compiled["num_warps"]), str(compiled["shared"])) == (meta["num_warps"], meta["shared"]):
+            return warps
+    raise RuntimeError(f"no num_warps gives {meta['num_warps']} warps and {meta['shared']} bytes of shared memory")
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -65,11 +75,8 @@ def main() -> int:
         meta = mine["metadata"]
         with tempfile.NamedTemporaryFile("w", suffix=".ttir", delete=False) as f:
             f.write(mine["stages"]["ttir"])
-        # the config's num_warps is not in the metadata (warp-specialized partitions add theirs): the one that
-        # gives the compile's total warps and shared memory
         stages = int(meta["num_stages"])
-        warps = next(w for w in (1, 2, 4, 8, 16) if (lambda k: (str(k["num_warps"]), str(k["shared"])) == (
-            meta["num_warps"], meta["shared"]))(_compile(f.name, w, stages)))
+        warps = _config_warps(f.name, stages, meta)
         variants: dict[str, int] = {}
         for _ in range(args.runs):
             text = _compile(f.name, warps, stages)["ttgir"]

@@ -260,9 +260,8 @@ def _copy_arguments(
     tensors: dict[str, torch.Tensor] = {}
     for name, value in arguments.items():
         wrapped = reinterpreted_tensor(value)
-        if (
-            wrapped is not None
-        ):  # reinterpret(t, dtype), a tensor descriptor: copy t, wrap the copy alike
+        # reinterpret(t, dtype), a tensor descriptor: copy t, wrap the copy alike
+        if wrapped is not None:
             inner_copied, inner_tensors = _copy_arguments({name: wrapped[0]}, in_place)
             copied[name], tensors[name] = wrapped[1](inner_copied[name]), inner_tensors[name]
             continue
