@@ -53,7 +53,14 @@ FLOP_METRICS = [
     for op in ("fadd", "fmul", "ffma", "hadd", "hmul", "hfma", "dadd", "dmul", "dfma")
 ] + [
     f"sm__ops_path_tensor_src_{src}.sum"
-    for src in ("fp16_dst_fp32", "fp16_dst_fp16", "bf16_dst_fp32", "tf32_dst_fp32", "fp8_dst_fp32", "fp64")
+    for src in (
+        "fp16_dst_fp32",
+        "fp16_dst_fp16",
+        "bf16_dst_fp32",
+        "tf32_dst_fp32",
+        "fp8_dst_fp32",
+        "fp64",
+    )
 ]
 
 
@@ -78,6 +85,8 @@ def known_metrics(names: list[str]) -> list[str]:
         if base.startswith("sm__ops_path_tensor_src_") and "sparsity" not in base
     )
     return list(dict.fromkeys([name for name in names if name.rsplit(".", 1)[0] in bases] + tensor))
+
+
 LIMITS = ("blocks", "registers", "shared_mem", "warps", "barriers")
 HEADER = re.compile(r"^  (\S.*?) \((\d+), (\d+), (\d+)\)x\((\d+), (\d+), (\d+)\), Context \d+")
 TAIL = re.compile(r"results in (\d+) full waves and a partial wave of (\d+) thread blocks")
@@ -138,15 +147,18 @@ def measure(files: list[str], out: str, launch_count: int, flops: bool = False) 
         print(f"{name}: rc {done.returncode}", flush=True)
 
 
-def predict(files: list[str], out: str) -> None:
+def predict(files: list[str], out: str, on_gpu: bool = False) -> None:
+    """irscope's report of each file: offline, for the virtual sm_90 (an H100); or, with on_gpu, on this
+    machine's GPU, which the report then describes (its SMs, L2 and bandwidth as the driver gives them)."""
     os.makedirs(out, exist_ok=True)
     env = dict(
         os.environ,
-        CUDA_VISIBLE_DEVICES="",
         IRSCOPE_CAPTURE_QUIET="120",
         IRSCOPE_CAPTURE_LIMIT="600",
         PYTHONPATH=ROOT,
     )
+    if not on_gpu:
+        env["CUDA_VISIBLE_DEVICES"] = ""
     for path in files:
         done = subprocess.run(
             [
@@ -156,8 +168,7 @@ def predict(files: list[str], out: str) -> None:
                 "report",
                 os.path.abspath(path),
                 "--json",
-                "--target",
-                "sm_90",
+                *([] if on_gpu else ["--target", "sm_90"]),
             ],
             capture_output=True,
             text=True,
@@ -288,7 +299,11 @@ def compare(data: str) -> tuple[list[str], bool]:
             ours_low = any(f.get("rule") == "low-occupancy" for f in match[0].get("findings") or [])
             ours_limit = (match[0].get("occupancy") or {}).get("limited_by")
             occ_agrees = not ours_low or (occ_rule is not None and ours_limit in occ_rule[1])
-            if occ_rule is not None and occ_rule[0] < 50 and occ_rule[1] & {"registers", "shared_memory"}:
+            if (
+                occ_rule is not None
+                and occ_rule[0] < 50
+                and occ_rule[1] & {"registers", "shared_memory"}
+            ):
                 under_half[0] += 1
                 under_half[1] += ours_low
             if ours_low and occ_rule is not None:
@@ -349,10 +364,15 @@ def main() -> int:
     m.add_argument("files", nargs="+")
     m.add_argument("--out", required=True)
     m.add_argument("--launch-count", type=int, default=200)
-    m.add_argument("--flops", action="store_true", help="also the FP instruction and tensor-op counts")
+    m.add_argument(
+        "--flops", action="store_true", help="also the FP instruction and tensor-op counts"
+    )
     p = sub.add_parser("predict")
     p.add_argument("files", nargs="+")
     p.add_argument("--out", required=True)
+    p.add_argument(
+        "--on-gpu", action="store_true", help="report on this machine's GPU, not the virtual sm_90"
+    )
     c = sub.add_parser("compare")
     c.add_argument("data")
     args = parser.parse_args()
@@ -360,7 +380,7 @@ def main() -> int:
         measure(args.files, args.out, args.launch_count, args.flops)
         return 0
     if args.mode == "predict":
-        predict(args.files, args.out)
+        predict(args.files, args.out, args.on_gpu)
         return 0
     rows, ok = compare(args.data)
     print("\n".join(rows))

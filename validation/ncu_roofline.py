@@ -17,8 +17,9 @@ the order irscope captures in). One row per match:
   ncu's count; the reads and these together against ncu's reads and writes, within TOTAL_TOLERANCE (the issue's
   measure, summed up under the table).
 - FLOPs against ncu's instruction counts, where the call collected them.
-- time: ncu's duration (and do_bench's median, for the timing probe) over irscope's estimate; summaries by bound
-  and for the memory-bound launches of one wave or more.
+- time: ncu's duration over irscope's estimate on clean caches (ncu flushes and invalidates L2 before each
+  launch), and do_bench's median (the timed probes) over its estimate after earlier work (do_bench's flush
+  leaves L2 full of dirty lines); summaries by bound and for the memory-bound launches of one wave or more.
 
 Exits 1 when a matched launch's reads disagree (a prediction irscope calls a floor agrees when it is one), unless the launch is one of KNOWN, whose cause is
 printed with it (a new disagreement, or a known one that went away, fails). tests/functional/test_validation_roofline.py
@@ -56,6 +57,13 @@ KNOWN = {
     ): "the partial sums DW and DB are written first by one program of each group and then read by the others "
     "under a lock: those reads come from L2, and the model counts every sector the programs read from DRAM "
     "(3.1 MB, the two buffers)",
+    (
+        "validation/probes/roofline_holdout",
+        "fill_f32",
+        32768,
+    ): "a write-only fill of 134 MB on the H200 read 7.7 and 8.2 KB in two calls, 5 KB more than its code, "
+    "constants and the 1.7 KB every launch reads (the H100's launches read 1.4 to 2.1 KB beyond them); what it "
+    "reads is not known (its 107 MB of writes agree within 0.1%)",
 }
 
 
@@ -101,8 +109,13 @@ def _ncu_flops(row: dict) -> float | None:
     return total
 
 
-# The probe whose launches `timing_*.txt` times with do_bench (validation/h100_roofline.sh).
-TIMED_FILE = "validation__probes__roofline_timing"
+# The probes whose launches `timing_*.txt` times with do_bench (validation/h100_roofline.sh,
+# validation/h200_roofline_holdout.sh); their kernels' names differ, so (kernel, grid) names a launch.
+TIMED_FILES = {
+    "validation__probes__roofline_timing",
+    "validation__probes__roofline_holdout",
+    "validation__probes__roofline_holdout2",
+}
 FLOP_WEIGHTS = {
     "fadd": 1,
     "fmul": 1,
@@ -119,10 +132,10 @@ FLOP_WEIGHTS = {
 def compare(data: str) -> tuple[list[str], bool]:
     rows = [
         "| file | kernel | grid | waves | reads ncu | irscope (code) | diff | writes ncu | irscope, during (all) | "
-        "total within 10% | FLOP ncu | FLOP irscope | time ncu | do_bench | time irscope | ncu / irscope | "
-        "do_bench / irscope | "
+        "total within 10% | FLOP ncu | FLOP irscope | time ncu | irscope, clean caches | ncu / irscope | "
+        "do_bench | irscope, after earlier work | do_bench / irscope | "
         "bound | reads agree |",
-        "|" + "---|" * 19,
+        "|" + "---|" * 20,
     ]
     ok = True
     ratios: dict[str, list[float]] = {}
@@ -175,7 +188,10 @@ def compare(data: str) -> tuple[list[str], bool]:
             waves = number(row["launch__waves_per_multiprocessor"]) or 0.0
             ours_reads, ours_writes = roof["dram_read_bytes"], roof["dram_write_bytes"]
             ours_during = roof["dram_write_bytes_during_launch"]
+            # ncu flushes and invalidates the caches before each launch: the clean-cache estimate is its
+            # counterpart; do_bench's flush leaves L2 dirty, as earlier work does: the estimate's
             estimate = roof["seconds"]["estimate"]
+            clean = roof["seconds"].get("clean_caches", estimate)
             within = abs(ours_reads - reads) <= max(
                 READ_TOLERANCE_BYTES, READ_TOLERANCE_SHARE * reads
             )
@@ -196,9 +212,9 @@ def compare(data: str) -> tuple[list[str], bool]:
             read_errors.append((ours_reads - reads) / reads if reads else 0.0)
             read_diffs.append(ours_reads - reads)
             reads_within += within
-            ratio = seconds / estimate if estimate else float("nan")
+            ratio = seconds / clean if clean else float("nan")
             ratios.setdefault(roof["bound"], []).append(ratio)
-            bench = timings.get((entry["name"], blocks)) if name == TIMED_FILE else None
+            bench = timings.get((entry["name"], blocks)) if name in TIMED_FILES else None
             bench_ratio = bench / estimate if bench and estimate else None
             if roof["bound"] == "memory" and waves >= 1:
                 ncu_wave_ratios.append(ratio)
@@ -220,8 +236,9 @@ def compare(data: str) -> tuple[list[str], bool]:
                 f"{_signed_kb(ours_reads - reads)} | {_kb(writes)} | {_kb(ours_during)} ({_kb(ours_writes)}) | "
                 f"{'yes' if total_within else 'no'} | "
                 f"{'-' if theirs_flops is None else f'{theirs_flops:,.0f}'} | {ours_flops:,} | "
-                f"{seconds * 1e6:.2f} us | {'-' if bench is None else f'{bench * 1e6:.2f} us'} | "
-                f"{estimate * 1e6:.2f} us | {ratio:.2f} | {'-' if bench_ratio is None else f'{bench_ratio:.2f}'} | "
+                f"{seconds * 1e6:.2f} us | {clean * 1e6:.2f} us | {ratio:.2f} | "
+                f"{'-' if bench is None else f'{bench * 1e6:.2f} us'} | {estimate * 1e6:.2f} us | "
+                f"{'-' if bench_ratio is None else f'{bench_ratio:.2f}'} | "
                 f"{roof['bound']} | {'yes' if reads_agree else 'NO (known)' if known else 'NO'} |"
             )
     matched = len(read_errors)
@@ -250,7 +267,10 @@ def compare(data: str) -> tuple[list[str], bool]:
             "FLOPs, ncu's (fadd + fmul + 2 ffma, half and double alike, tensor-path ops) against irscope's:"
         )
         rows.extend(flop_rows)
-    rows.append("Time, ncu's duration over irscope's estimate, by the bound irscope names:")
+    rows.append(
+        "Time, ncu's duration over irscope's estimate on clean caches (ncu flushes and invalidates L2 before each "
+        "launch), by the bound irscope names:"
+    )
     for bound, values in sorted(ratios.items()):
         within = sum(1 for v in values if 0.8 <= v <= 1.25)
         rows.append(
@@ -260,14 +280,16 @@ def compare(data: str) -> tuple[list[str], bool]:
     if ncu_wave_ratios:
         within = sum(1 for v in ncu_wave_ratios if 0.75 <= v <= 1.25)
         rows.append(
-            f"Memory-bound launches of one wave or more, ncu's duration within 25% of the estimate: {within} of "
+            f"Memory-bound launches of one wave or more, ncu's duration within 25% of the clean-cache estimate: "
+            f"{within} of "
             f"{len(ncu_wave_ratios)}."
         )
     if bench_ratios:
         within = sum(1 for _, v in bench_ratios if 0.75 <= v <= 1.25)
         rows.append(
             f"The same launches timed by do_bench (median of its medians over the runs), within 25% of the "
-            f"estimate: {within} of {len(bench_ratios)} ("
+            f"estimate after earlier work (do_bench leaves L2 full of its flush's dirty lines): {within} of "
+            f"{len(bench_ratios)} ("
             + ", ".join(f"{what} {v:.2f}" for what, v in bench_ratios)
             + ")."
         )

@@ -9,9 +9,11 @@ and wrote and the floating-point work it ran (`recording.work`). Scaled up to th
   storage. A launch on cold caches also reads its code and constant banks (`ir.elf`): on the H100, Nsight
   Compute's `dram__bytes_read.sum` (it flushes the caches before each launch it measures) was the data
   sectors plus these plus 1.4 to 2.1 KB (LAUNCH_READ_BYTES; docs/validation.md). Written sectors reach DRAM
-  when L2 evicts them: during the launch only where its footprint is larger than L2 (then, of what it evicts
-  past L2's size, the written share), else after it. Where programs share data larger than L2 (a matmul's
-  operands), the re-reads are not counted and the reads are said to be a floor.
+  when L2 evicts them. L2 keeps the last part of a streaming launch's footprint (L2_RESIDENT_SHARE of its
+  size), and of it at most L2_DIRTY_SHARE of its size dirty (its write-back keeps the rest clean): the
+  written share of what it keeps, up to that, reaches DRAM after the launch, the rest during it. Where programs
+  share data larger than L2 (a matmul's operands), the re-reads are not counted and the reads are said to be
+  a floor.
 - FLOPs counted as Nsight Compute's roofline counts them (recording.work): adds, multiplies, two per FMA,
   two per multiply-accumulate of a dot; divisions, square roots, transcendental functions and the adds of
   reductions (`tl.sum`, which the interpreter runs in NumPy) are not counted.
@@ -19,7 +21,11 @@ and wrote and the floating-point work it ran (`recording.work`). Scaled up to th
   the dots or the elementwise math run on, over peak DRAM bandwidth: `occupancy.Chip`).
 - Time: the launch's fixed cost (LAUNCH_SECONDS) plus the larger of the memory time (bytes over the
   bandwidth of the SMs the grid keeps busy) and the compute time (FLOPs over the peak of those SMs, each
-  wave as long as a full one). A prediction from this model, never a measurement; what it leaves out (a
+  wave as long as a full one). Two states of the caches: cold and clean (what Nsight Compute measures: it
+  flushes and invalidates L2 before each launch), and after earlier work (in a program, and under
+  `triton.testing.do_bench`, which zeroes a 256 MB buffer before each run): L2 then holds as much of that
+  work's dirty lines as it keeps dirty, and the dirty share of what the launch displaces is written back
+  during it. The second is the estimate; both are predictions from this model, never measurements; what it leaves out (a
   program's chain of dependent loads, pipelining, clocks) is said with it.
 """
 
@@ -46,6 +52,16 @@ LAUNCH_SECONDS = 2.7e-6
 # banks, as far as Nsight Compute shows): the median over the 26 launches of the first H100 call
 # (validation/data/h100_launch_stats/roofline.md, 1.4 to 2.1 KB); checked on the 29 of the second.
 LAUNCH_READ_BYTES = 1700
+# The two constants measured rather than taken from a datasheet, as shares of the chip's L2 size; both fitted on
+# the H100's data by `python validation/roofline_calibration.py`, and checked on launches they were not fitted on,
+# there and on the H200 (60 MiB of L2; docs/validation.md).
+# What L2 keeps of a streaming launch's footprint at its end: 39 to 47 MB of the H100's 50 MiB, median 41.7 MB,
+# over the grid probe's 12 launches past L2 in three calls.
+L2_RESIDENT_SHARE = 0.80
+# The most dirty bytes L2 holds at once: do_bench's flush (a 256 MB zero fill) leaves this much, and the seven
+# launches the H100's second call timed with it waited on writing back this share of what they displaced (the
+# median over them, 22.4 MB: 0.43 of 50 MiB).
+L2_DIRTY_SHARE = 0.43
 # Grids of one compilation given a roofline each (each records programs in the interpreter).
 MAX_GRIDS = 16
 
@@ -81,6 +97,9 @@ class Roofline:
     requested_read_bytes: int = (
         0  # the sectors the programs' loads ask L2 for, over the grid (reuse counted)
     )
+    # the distinct bytes of the arguments programs read the same sectors of (each program's own reads, summed
+    # over the grid, at least 1.5 times the distinct ones)
+    shared_read_bytes: int = 0
     busy_share: float = 1.0  # the share of the chip's SMs the grid keeps busy
     waves_factor: float = 1.0  # the waves run, each as long as a full one, over the waves
     error: str | None = None
@@ -103,30 +122,42 @@ class Roofline:
         return self.read_bytes + self.write_bytes
 
     @property
-    def fits_l2(self) -> bool:
-        """Its footprint fits in L2: its writes reach DRAM after the launch, not during it."""
-        return self.chip is not None and self.dram_bytes <= self.chip.l2_bytes
+    def l2_resident_bytes(self) -> int:
+        """What L2 keeps of a streaming launch's footprint (L2_RESIDENT_SHARE of its size)."""
+        return round(self.chip.l2_bytes * L2_RESIDENT_SHARE) if self.chip is not None else 0
 
     @property
-    def reads_are_a_floor(self) -> bool:
-        """Programs read sectors other programs read too, and the launch reads more than L2 holds: the reuse may
-        miss L2 and come from DRAM again (a matmul whose operands are larger than L2), which the model does not
-        count."""
+    def l2_dirty_bytes(self) -> int:
+        """The most dirty bytes L2 holds at once (L2_DIRTY_SHARE of its size)."""
+        return round(self.chip.l2_bytes * L2_DIRTY_SHARE) if self.chip is not None else 0
+
+    @property
+    def fits_l2(self) -> bool:
+        """Its footprint fits in what L2 keeps, and its writes in what it keeps dirty: its writes reach DRAM
+        after the launch, not during it."""
         return (
             self.chip is not None
-            and self.read_bytes > self.chip.l2_bytes
-            and self.requested_read_bytes > self.data_read_bytes * 1.5
+            and self.dram_bytes <= self.l2_resident_bytes
+            and self.write_bytes <= self.l2_dirty_bytes
         )
 
     @property
+    def reads_are_a_floor(self) -> bool:
+        """Programs read sectors other programs read too, of more data than L2 keeps: the reuse may miss L2 and
+        come from DRAM again (a matmul whose operands are larger than L2), which the model does not count. A
+        norm's weights, which every program reads, fit in L2 and are read from DRAM once."""
+        return self.chip is not None and self.shared_read_bytes > self.l2_resident_bytes
+
+    @property
     def write_bytes_during(self) -> int:
-        """Written bytes that reach DRAM before the launch ends: none where its footprint fits in L2; else, of
-        the bytes past L2's size that it evicts, the written share (clean lines are dropped, dirty ones
-        written back), an estimate."""
+        """Written bytes that reach DRAM before the launch ends, an estimate: at its end L2 holds the written
+        share of the footprint it keeps (reads and writes interleave), at most what it keeps dirty; the rest
+        of the writes were written back during the launch."""
         if self.chip is None or self.fits_l2 or not self.dram_bytes:
             return 0
-        overflow = self.dram_bytes - self.chip.l2_bytes
-        return round(overflow * self.write_bytes / self.dram_bytes)
+        kept = min(self.dram_bytes, self.l2_resident_bytes)
+        dirty_at_end = min(self.write_bytes * kept / self.dram_bytes, self.l2_dirty_bytes)
+        return round(self.write_bytes - dirty_at_end)
 
     @property
     def total_flops(self) -> int:
@@ -166,6 +197,22 @@ class Roofline:
         return self.dram_bytes / (self.chip.bandwidth * self.busy_share)
 
     @property
+    def writeback_bytes(self) -> int:
+        """Earlier work's dirty lines the launch displaces from L2 and writes back during it: of what L2 keeps,
+        the part its footprint displaces, times the share of it that is dirty. L2 writes them, not the SMs:
+        at the chip's whole bandwidth, however few SMs the grid keeps busy."""
+        kept = self.l2_resident_bytes
+        if not kept:
+            return 0
+        return round(self.l2_dirty_bytes * min(self.dram_bytes, kept) / kept)
+
+    @property
+    def writeback_seconds(self) -> float:
+        if self.chip is None or not self.chip.bandwidth:
+            return 0.0
+        return self.writeback_bytes / self.chip.bandwidth
+
+    @property
     def compute_seconds(self) -> float:
         seconds = 0.0
         for (dtype, tensor), flops in self.flops.items():
@@ -187,12 +234,21 @@ class Roofline:
         return max(self.dram_bytes / self.chip.bandwidth, compute)
 
     @property
-    def estimate_seconds(self) -> float:
+    def clean_caches_seconds(self) -> float:
+        """On cold, clean caches (as Nsight Compute measures a launch)."""
         return LAUNCH_SECONDS + max(self.memory_seconds, self.compute_seconds)
 
     @property
+    def estimate_seconds(self) -> float:
+        """After earlier work left L2 full of its dirty lines (in a program, and under do_bench)."""
+        return LAUNCH_SECONDS + max(
+            self.memory_seconds + self.writeback_seconds, self.compute_seconds
+        )
+
+    @property
     def bound(self) -> str:
-        """'memory', 'compute', or 'latency' where the launch's fixed cost outweighs both."""
+        """'memory', 'compute', or 'latency' where the launch's fixed cost outweighs both (on clean caches: the
+        launch's own bytes and FLOPs)."""
         memory, compute = self.memory_seconds, self.compute_seconds
         if max(memory, compute) < LAUNCH_SECONDS:
             return "latency"
@@ -200,7 +256,7 @@ class Roofline:
 
     def traffic_text(self) -> str:
         writes = (
-            "written back after the launch (its footprint fits in L2)"
+            "written back after the launch (it fits in what L2 keeps)"
             if self.fits_l2
             else f"about {human_bytes(self.write_bytes_during)} of them during it, as L2 evicts them"
         )
@@ -240,11 +296,13 @@ class Roofline:
         parts = [f"launch {_us(LAUNCH_SECONDS)}"]
         share = f" at {self.busy_share:.0%} of the SMs" if self.busy_share < 1 else ""
         parts.append(f"memory {_us(self.memory_seconds)}{share}")
+        parts.append(f"earlier work's dirty lines {_us(self.writeback_seconds)}")
         if self.flops:
             parts.append(f"compute {_us(self.compute_seconds)}")
         return (
-            f"predicted {_us(self.estimate_seconds)} ({', '.join(parts)}; roofline floor "
-            f"{_us(self.floor_seconds)}): a model, not a measurement"
+            f"predicted {_us(self.estimate_seconds)} after earlier work, as in a program or do_bench; "
+            f"{_us(self.clean_caches_seconds)} on cold, clean caches, as Nsight Compute measures "
+            f"({', '.join(parts)}; roofline floor {_us(self.floor_seconds)}): a model, not a measurement"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -268,7 +326,11 @@ class Roofline:
             "code_bytes": self.image_bytes,
             "dram_write_bytes": self.write_bytes,
             "dram_write_bytes_during_launch": self.write_bytes_during,
+            "l2_resident_bytes": self.l2_resident_bytes,
+            "l2_dirty_bytes": self.l2_dirty_bytes,
+            "dirty_writeback_bytes": self.writeback_bytes,
             "requested_read_bytes": self.requested_read_bytes,
+            "shared_read_bytes": self.shared_read_bytes,
             "reads_are_a_floor": self.reads_are_a_floor,
             "fits_l2": self.fits_l2,
             "flops": [
@@ -280,9 +342,11 @@ class Roofline:
             "bound": self.bound,
             "seconds": {
                 "estimate": self.estimate_seconds,
+                "clean_caches": self.clean_caches_seconds,
                 "floor": self.floor_seconds,
                 "launch": LAUNCH_SECONDS,
                 "memory": self.memory_seconds,
+                "dirty_writeback": self.writeback_seconds,
                 "compute": self.compute_seconds,
             },
             "text": [self.traffic_text(), self.roofline_text(), self.time_text()],
@@ -330,7 +394,7 @@ def roofline_from(comp: LaunchedKernel, coalescing: Any, launch: Any = None) -> 
     chip = chip_of(comp.target)
     result = Roofline(comp.kernel.name, grid, chip, math.prod(grid), 0)
     work = coalescing.work
-    if not work.programs:
+    if not work.programs or coalescing.error:  # a program that failed leaves its bytes uncounted
         not_recordable = unrecordable(comp.kernel.language)
         result.error = (
             f"{not_recordable}; the roofline counts the sectors of recorded programs"
@@ -344,6 +408,15 @@ def roofline_from(comp: LaunchedKernel, coalescing: Any, launch: Any = None) -> 
     result.image_bytes = kernel_image_bytes(binary, comp.kernel.name) if binary else 0
     scale = result.programs / work.programs
     result.requested_read_bytes = round(coalescing.loads.sectors * SECTOR_BYTES * scale)
+    # programs' own reads of an argument, scaled to the grid, against its distinct sectors over the grid: a
+    # sample of programs that each read other parts of shared operands shows the sharing this way too
+    result.shared_read_bytes = sum(
+        argument.read_bytes
+        for argument in result.arguments
+        if work.program_read_sectors.get(argument.name, 0) * SECTOR_BYTES * scale
+        >= 1.5 * argument.read_bytes
+        > 0
+    )
     threads = comp.num_warps * (64 if comp.target.name.startswith("gfx") else 32)
     result.flops = {key: round(flops * scale) for key, flops in work.flops(threads).items()}
     occ = occupancy(comp)

@@ -3,14 +3,25 @@ reading of the cubin's section table (ir/elf.py). Against Nsight Compute:
 tests/functional/test_validation_roofline.py."""
 
 import math
+import os
 
 import pytest
 from conftest import fixture_path
 
 from irscope.analysis.occupancy import NVIDIA_LIMITS
-from irscope.analysis.roofline import LAUNCH_READ_BYTES, LAUNCH_SECONDS, Roofline, roofline
+from irscope.analysis.roofline import (
+    L2_DIRTY_SHARE,
+    L2_RESIDENT_SHARE,
+    LAUNCH_READ_BYTES,
+    LAUNCH_SECONDS,
+    ArgumentTraffic,
+    Roofline,
+    roofline,
+)
 from irscope.engine.session import open_file
 from irscope.ir.elf import kernel_image_bytes, section_sizes
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +84,13 @@ def test_bound_follows_the_larger_of_memory_and_compute_time():
     streaming = Roofline("k", (100_000, 1, 1), h100, 100_000, 8, image_bytes=10**9)
     assert streaming.bound == "memory"
     moved = 10**9 + LAUNCH_READ_BYTES
-    assert streaming.estimate_seconds == pytest.approx(LAUNCH_SECONDS + moved / h100.bandwidth)
+    assert streaming.clean_caches_seconds == pytest.approx(LAUNCH_SECONDS + moved / h100.bandwidth)
+    # after earlier work, L2's dirty lines it displaces (all it keeps dirty: the footprint is past it) too
+    dirty = round(h100.l2_bytes * L2_DIRTY_SHARE)
+    assert streaming.writeback_bytes == dirty
+    assert streaming.estimate_seconds == pytest.approx(
+        LAUNCH_SECONDS + (moved + dirty) / h100.bandwidth
+    )
     dense = Roofline(
         "k", (100_000, 1, 1), h100, 100_000, 8, image_bytes=10**6, flops={("fp16", True): 10**15}
     )
@@ -84,6 +101,40 @@ def test_bound_follows_the_larger_of_memory_and_compute_time():
     tail = Roofline("k", (1, 1, 1), h100, 1, 1, flops={("fp32", False): 10**12}, waves_factor=2.0)
     assert tail.compute_seconds == pytest.approx(2 * 10**12 / 67e12)
     assert math.isclose(tail.floor_seconds, 10**12 / 67e12)
+
+
+def test_writes_reach_dram_during_the_launch_past_what_l2_keeps_and_keeps_dirty():
+    """L2 keeps the last L2_RESIDENT_SHARE of a streaming launch's footprint, at most L2_DIRTY_SHARE of its size
+    dirty: a copy past the first writes its share of the rest during the launch, a write-only fill past the
+    second all but what L2 keeps dirty, and either within both nothing (numbers on the H100's 50 MiB)."""
+    h100 = NVIDIA_LIMITS["sm_90"].chip
+    kept, dirty = h100.l2_bytes * L2_RESIDENT_SHARE, h100.l2_bytes * L2_DIRTY_SHARE
+
+    def launch(read: int, written: int) -> Roofline:
+        traffic = ArgumentTraffic("x", read, written, read + written)
+        return Roofline("k", (8448, 1, 1), h100, 8448, 8, arguments=[traffic])
+
+    copy = launch(34_603_008, 34_603_008)  # the grid probe's copy of 8,448 blocks
+    footprint = copy.dram_bytes
+    assert copy.write_bytes_during == pytest.approx(34_603_008 * (1 - kept / footprint), abs=1)
+    fill = launch(0, 134_217_728)
+    assert fill.write_bytes_during == pytest.approx(134_217_728 - dirty, abs=1)
+    small = launch(0, int(dirty) - 4096)
+    assert small.fits_l2 and small.write_bytes_during == 0
+    past_dirty = launch(0, int(dirty) + 10**6)  # fits what L2 keeps, not what it keeps dirty
+    assert not past_dirty.fits_l2 and past_dirty.write_bytes_during == pytest.approx(10**6, abs=1)
+
+
+def test_the_model_constants_are_what_the_h100_calibration_gives():
+    """L2_RESIDENT_SHARE and L2_DIRTY_SHARE come from the committed H100 data
+    (validation/roofline_calibration.py), not from a hand: a change to the data or to the fit shows here."""
+    import sys
+
+    sys.path.insert(0, ROOT)
+    from validation.roofline_calibration import calibrate
+
+    resident, dirty, _lines = calibrate()
+    assert (resident, dirty) == (L2_RESIDENT_SHARE, L2_DIRTY_SHARE)
 
 
 def test_anything_but_an_elf_file_has_no_sections():
@@ -135,3 +186,34 @@ def test_a_target_carrying_this_machines_gpu_is_described_and_timed_as_that_gpu(
     mine, table = launch_stats(on_h200)[0], launch_stats(comp)[0]  # the grid of 66 (2,400 follows)
     assert "of an NVIDIA H200)" in mine.describe() and "of an NVIDIA H100" in table.describe()
     assert roofline(on_h200).chip.bandwidth == h200.bandwidth != roofline(comp).chip.bandwidth
+
+
+def test_a_bf16_constant_is_stored_and_its_bytes_counted():
+    """Triton 3.6's interpreter has no bf16 constant: every program of this fill failed, and the roofline said
+    it wrote 0 B (on an H200, against Nsight Compute's 14.9 MB during the launch of a 40 MB fill)."""
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
+
+    comp = open_file(fixture_path("bf16_fill.py"), target="sm_90").compile_all()[0]
+    assert analyze_coalescing(comp).error is None
+    roof = roofline(comp)
+    assert roof.error is None
+    assert (
+        roof.write_bytes == 63 * 32
+    )  # 1000 bf16 in 32-byte sectors (the last program masked past 1000)
+
+
+def test_a_recording_that_failed_is_an_error_not_zero_bytes():
+    """A program whose recording fails leaves its bytes uncounted: the roofline says so rather than a total
+    (the coalescing result is the real one, given the error Triton 3.6's interpreter raised on this fill)."""
+    import copy
+
+    from irscope.analysis.coalescing.sectors import analyze_coalescing
+    from irscope.analysis.roofline import roofline_from
+
+    comp = open_file(fixture_path("bf16_fill.py"), target="sm_90").compile_all()[0]
+    failed = copy.copy(analyze_coalescing(comp))
+    failed.error = (
+        "program (0, 0, 0): AttributeError: 'InterpreterBuilder' object has no attribute 'get_bf16'"
+    )
+    roof = roofline_from(comp, failed)
+    assert roof.error == failed.error and roof.to_json() == {"error": failed.error}

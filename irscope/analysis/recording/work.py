@@ -36,6 +36,10 @@ class SampledWork:
     # (dtype, on tensor cores, elements, flops) -> ops run, over every program recorded
     arithmetic: Counter = field(default_factory=Counter)
     unattributed: int = 0  # accesses whose addresses fall in no argument (not counted)
+    # argument -> each program's own distinct read sectors of it, summed over the programs: more than its
+    # `distinct` reads where programs read the same data (a matmul's operand tiles, a norm's weights), equal
+    # where each reads its own
+    program_read_sectors: Counter = field(default_factory=Counter)
     # the sectors themselves, while recordings are added (left behind when the result is sent to a front end)
     _touched: dict[tuple[str, str], set[int]] = field(default_factory=dict, repr=False)
 
@@ -46,6 +50,7 @@ class SampledWork:
         self.programs += 1
         self.before_last = dict(self.distinct)
         self.arithmetic.update(recording.arithmetic)
+        own_reads: dict[str, set[int]] = {}
         for access in recording.accesses:
             region = recording.regions.get(access.param) if access.param else None
             if region is None:
@@ -65,6 +70,10 @@ class SampledWork:
                 sectors = self._touched.setdefault(key, set())
                 sectors.update(touched.tolist())
                 self.distinct[key] = len(sectors)
+                if direction == "read":
+                    own_reads.setdefault(access.param, set()).update(touched.tolist())
+        for name, sectors in own_reads.items():
+            self.program_read_sectors[name] += len(sectors)
 
     def flops(self, threads: int) -> dict[tuple[str, bool], int]:
         """Floating-point operations per (dtype, on tensor cores), summed over the recorded programs, counted per

@@ -12,6 +12,8 @@
   and arithmetic follows Python's rules. Here it becomes the fp32 scalar the GPU gets.
 - Builtins of triton.language imported by name (`from triton.language.math import rsqrt`) get the
   interpreter's semantic too (Triton patches only the attributes of the modules the kernel names).
+- A bf16 constant (`tl.full(shape, 2.0, tl.bfloat16)`): Triton 3.6's interpreter builder has no `get_bf16`
+  and fails the program; here it is the fp32 constant rounded to bf16, as later releases make it.
 
 `patch(fn, scope)` makes every change on the scope of Triton's own `_patch_lang`, so that its `restore()`
 undoes them all, in order.
@@ -192,11 +194,17 @@ def _implicit_cvt(arg):
     return _TRITON_IMPLICIT_CVT(arg)
 
 
+def _get_bf16(builder, value):
+    """A bf16 constant: the fp32 one rounded to bf16 (Triton 3.6's builder lacks it)."""
+    return builder.create_fp_trunc(builder.get_fp32(value), tl.bfloat16)
+
+
 def patch(fn, scope) -> None:
     """Complete the interpreter for running `fn`, on Triton's patch scope (call after Triton's own patch)."""
-    scope.set_attr(
-        type(_interp.interpreter_builder), "create_extern_elementwise", _extern_elementwise
-    )
+    builder_type = type(_interp.interpreter_builder)
+    scope.set_attr(builder_type, "create_extern_elementwise", _extern_elementwise)
+    if not hasattr(builder_type, "get_bf16"):
+        scope.set_attr(builder_type, "get_bf16", _get_bf16)
     scope.set_attr(_interp, "_implicit_cvt", _implicit_cvt)
     first = _index.module_patches[0] if _index.module_patches else None
     # else a caller's scope has them

@@ -1,0 +1,130 @@
+"""The two constants of irscope's roofline model that come from measurements rather than datasheets, derived
+again from the committed H100 data (`analysis/roofline.py` holds them; a test checks they are what this gives).
+
+- L2_RESIDENT_SHARE: what L2 keeps of a streaming launch's footprint at its end. For a launch of footprint F
+  (reads and writes) whose W written bytes are interleaved with its reads, L2 keeps its last C bytes and
+  evicts the written share of the rest during the launch, so Nsight Compute's `dram__bytes_write.sum` during it
+  is Wd = W (F - C) / F, and C = F - Wd F / W. Fitted on the grid probe's copies whose footprint is past L2's
+  size (`validation/probes/grid_waves.py`, three calls), as a share of the H100's 50 MiB.
+- L2_DIRTY_SHARE: the most dirty bytes L2 holds at once. do_bench zeroes a 256 MB buffer before each run,
+  which leaves L2 holding that many dirty bytes D among the C it keeps; a launch of footprint F displaces
+  min(F, C) of them and waits on writing back the dirty share: D min(F, C) / C. Per launch timed by do_bench
+  in the second call, D = (do_bench's time - the clean-cache estimate) x bandwidth x C / min(F, C).
+
+Each constant is the median over its launches (printed one by one). The other launches of these calls, and the
+H200's calls (`validation/data/h200_roofline_holdout`, a probe written after the fit), check them.
+
+    python validation/roofline_calibration.py
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from irscope.analysis.measured.ncu_parse import number, parse_raw_page  # noqa: E402
+from irscope.analysis.occupancy import NVIDIA_LIMITS  # noqa: E402
+from validation.ncu_launch_stats import held_registers  # noqa: E402
+from validation.ncu_roofline import _rooflines, _timings  # noqa: E402
+
+DATA = os.path.join(ROOT, "validation", "data")
+RESIDENT_CALLS = ("h100_launch_stats", "h100_roofline", "h100_tensor_flops")
+RESIDENT_FILE = "validation__probes__grid_waves"
+BENCH_CALL = "h100_roofline"
+BENCH_FILE = "validation__probes__roofline_timing"
+
+
+def matched_launches(data: str, name: str) -> list[tuple[dict, dict, dict]]:
+    """(compilation, its roofline for one grid, ncu's row of the same launch) for one file of a call: matched as
+    `ncu_roofline.compare` matches them (kernel, registers, block size, grid; first unused in order)."""
+    with gzip.open(os.path.join(data, name + ".raw.csv.gz"), "rt") as f:
+        measured = parse_raw_page(f.read())
+    with gzip.open(os.path.join(data, name + ".report.json.gz"), "rt") as f:
+        entries = _rooflines(json.loads(f.read() or "{}"))
+    used: set[int] = set()
+    out = []
+    for entry, roof in entries:
+        blocks = roof["grid"][0] * roof["grid"][1] * roof["grid"][2]
+        for i, row in enumerate(measured):
+            if (
+                i not in used
+                and row.get("Kernel Name") == entry["name"]
+                and int(number(row["launch__registers_per_thread"]) or 0)
+                == held_registers(entry["registers"])
+                and int(number(row["launch__block_size"]) or 0) == entry["block_warps"] * 32
+                and int(number(row["launch__grid_size"]) or 0) == blocks
+            ):
+                used.add(i)
+                out.append((entry, roof, row))
+                break
+    return out
+
+
+def resident_share(lines: list[str]) -> float:
+    l2 = NVIDIA_LIMITS["sm_90"].chip.l2_bytes
+    kept = []
+    for call in RESIDENT_CALLS:
+        for entry, roof, row in matched_launches(os.path.join(DATA, call), RESIDENT_FILE):
+            reads, writes = roof["dram_read_bytes"], roof["dram_write_bytes"]
+            footprint = reads + writes
+            if footprint <= l2 or not writes:
+                continue
+            during = number(row["dram__bytes_write.sum"]) or 0.0
+            resident = footprint - during * footprint / writes
+            kept.append(resident)
+            lines.append(
+                f"- {call} {entry['name']} grid {roof['grid'][0]}: footprint {footprint / 1e6:.1f} MB, written "
+                f"{writes / 1e6:.1f} MB, ncu's writes during {during / 1e6:.2f} MB: L2 kept {resident / 1e6:.1f} MB"
+            )
+    share = round(statistics.median(kept) / l2, 2)
+    lines.append(
+        f"L2_RESIDENT_SHARE: median {statistics.median(kept) / 1e6:.1f} MB of {l2 / 2**20:.0f} MiB over "
+        f"{len(kept)} launches = {statistics.median(kept) / l2:.3f}, {share:.2f} to two places"
+    )
+    return share
+
+
+def dirty_share(resident: float, lines: list[str]) -> float:
+    chip = NVIDIA_LIMITS["sm_90"].chip
+    kept_bytes = resident * chip.l2_bytes
+    data = os.path.join(DATA, BENCH_CALL)
+    timings = _timings(data)
+    dirty = []
+    for entry, roof, _row in matched_launches(data, BENCH_FILE):
+        blocks = roof["grid"][0] * roof["grid"][1] * roof["grid"][2]
+        bench = timings.get((entry["name"], blocks))
+        if bench is None or roof["bound"] != "memory":
+            continue
+        clean = roof["seconds"].get("clean_caches", roof["seconds"]["estimate"])
+        displaced = min(roof["dram_read_bytes"] + roof["dram_write_bytes"], kept_bytes)
+        left_dirty = (bench - clean) * chip.bandwidth * kept_bytes / displaced
+        dirty.append(left_dirty)
+        lines.append(
+            f"- {entry['name']} grid {blocks}: do_bench {bench * 1e6:.2f} us, clean-cache estimate "
+            f"{clean * 1e6:.2f} us, displaces {displaced / 1e6:.1f} MB of the {kept_bytes / 1e6:.1f} MB L2 keeps: "
+            f"{left_dirty / 1e6:.1f} MB of them dirty"
+        )
+    share = round(statistics.median(dirty) / chip.l2_bytes, 2)
+    lines.append(
+        f"L2_DIRTY_SHARE: median {statistics.median(dirty) / 1e6:.1f} MB over {len(dirty)} launches = "
+        f"{statistics.median(dirty) / chip.l2_bytes:.3f} of L2, {share:.2f} to two places"
+    )
+    return share
+
+
+def calibrate() -> tuple[float, float, list[str]]:
+    lines: list[str] = []
+    resident = resident_share(lines)
+    dirty = dirty_share(resident, lines)
+    return resident, dirty, lines
+
+
+if __name__ == "__main__":
+    _, _, printed = calibrate()
+    print("\n".join(printed))
