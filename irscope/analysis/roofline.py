@@ -25,8 +25,8 @@ and wrote and the floating-point work it ran (`recording.work`). Scaled up to th
   flushes and invalidates L2 before each launch), and after earlier work (in a program, and under
   `triton.testing.do_bench`, which zeroes a 256 MB buffer before each run): L2 then holds as much of that
   work's dirty lines as it keeps dirty, and the dirty share of what the launch displaces is written back
-  during it. The second is the estimate; both are predictions from this model, never measurements; what it leaves out (a
-  program's chain of dependent loads, pipelining, clocks) is said with it.
+  during it. The second is the estimate. Both are predictions from this model, never measurements; what it
+  leaves out (a program's chain of dependent loads, pipelining, clocks) is said with it.
 """
 
 from __future__ import annotations
@@ -55,12 +55,12 @@ LAUNCH_READ_BYTES = 1700
 # The two constants measured rather than taken from a datasheet, as shares of the chip's L2 size; both fitted on
 # the H100's data by `python validation/roofline_calibration.py`, and checked on launches they were not fitted on,
 # there and on the H200 (60 MiB of L2; docs/validation.md).
-# What L2 keeps of a streaming launch's footprint at its end: 39 to 47 MB of the H100's 50 MiB, median 41.7 MB,
+# What L2 keeps of a streaming launch's footprint at its end: 40 to 47 MB of the H100's 50 MiB, median 41.7 MB,
 # over the grid probe's 12 launches past L2 in three calls.
 L2_RESIDENT_SHARE = 0.80
 # The most dirty bytes L2 holds at once: do_bench's flush (a 256 MB zero fill) leaves this much, and the seven
 # launches the H100's second call timed with it waited on writing back this share of what they displaced (the
-# median over them, 22.4 MB: 0.43 of 50 MiB).
+# median over them, 22.5 MB: 0.43 of 50 MiB).
 L2_DIRTY_SHARE = 0.43
 # Grids of one compilation given a roofline each (each records programs in the interpreter).
 MAX_GRIDS = 16
