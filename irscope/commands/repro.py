@@ -373,8 +373,20 @@ def compare(original, reproduced) -> list[str]:
             (i for i, (x, y) in enumerate(zip(a_lines, b_lines)) if x != y),
             min(len(a_lines), len(b_lines)),
         )
-        out.append(f"{stage}: DIFFERS from line {at + 1}")
+        out.append(
+            f"{stage}: DIFFERS from line {at + 1}: original {_line_at(a_lines, at)}, "
+            f"reproducer {_line_at(b_lines, at)}"
+        )
     return out
+
+
+def _line_at(lines: list[str], index: int, width: int = 120) -> str:
+    """One stage's line, cut to `width` and quoted as Python quotes it (its control characters written out, not
+    sent to the terminal); '(end of text)' past its last line."""
+    if index >= len(lines):
+        return "(end of text)"
+    text = lines[index].strip()
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
 def round_trip(comp, path: str) -> list[str]:

@@ -62,6 +62,10 @@ def test_the_check_fails_when_the_script_names_another_file(cli, tmp_path):
     assert vars(triton.knobs.cache).get("dir", "unset") == knob
     assert said["ttir"].startswith("DIFFERS"), said
     assert said["ptx"].startswith("DIFFERS"), said
+    # the first line that differs, from both sides: here the file each location names
+    assert (
+        "add.py" in said["ttir"] and "/elsewhere/add.py" in said["ttir"].split("reproducer", 1)[1]
+    ), said
     # the script's pieces of source are gone again: a second reproducer of this file reads all of it
     assert linecache.getlines(kernel_path("add.py")) == before
 
