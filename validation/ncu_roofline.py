@@ -129,6 +129,40 @@ FLOP_WEIGHTS = {
 }
 
 
+def matched_launches(data: str, name: str) -> list[tuple[dict, dict, dict | None]]:
+    """(compilation, its roofline for one grid, ncu's row of that launch or None) for each grid irscope gives a
+    roofline, in the file's order: each matched to the first launch ncu profiled, not matched before, of the same
+    kernel, registers, block size and grid."""
+    with gzip.open(os.path.join(data, name + ".raw.csv.gz"), "rt") as f:
+        measured = parse_raw_page(f.read())  # sizes in bytes, times in microseconds
+    try:
+        with gzip.open(os.path.join(data, name + ".report.json.gz"), "rt") as f:
+            entries = _rooflines(json.loads(f.read() or "{}"))
+    except FileNotFoundError:
+        entries = []
+    used: set[int] = set()
+    out = []
+    for entry, roof in entries:
+        blocks = roof["grid"][0] * roof["grid"][1] * roof["grid"][2]
+        index = next(
+            (
+                i
+                for i, row in enumerate(measured)
+                if i not in used
+                and row.get("Kernel Name") == entry["name"]
+                and int(number(row["launch__registers_per_thread"]) or 0)
+                == held_registers(entry["registers"])
+                and int(number(row["launch__block_size"]) or 0) == entry["block_warps"] * 32
+                and int(number(row["launch__grid_size"]) or 0) == blocks
+            ),
+            None,
+        )
+        if index is not None:
+            used.add(index)
+        out.append((entry, roof, None if index is None else measured[index]))
+    return out
+
+
 def compare(data: str) -> tuple[list[str], bool]:
     rows = [
         "| file | kernel | grid | waves | reads ncu | irscope (code) | diff | writes ncu | irscope, during (all) | "
@@ -151,37 +185,11 @@ def compare(data: str) -> tuple[list[str], bool]:
     timings = _timings(data)  # the timing probe's own launches
     for raw_file in sorted(f for f in os.listdir(data) if f.endswith(".raw.csv.gz")):
         name = raw_file[: -len(".raw.csv.gz")]
-        with gzip.open(os.path.join(data, raw_file), "rt") as f:
-            page = f.read()
-        measured = parse_raw_page(page)  # sizes in bytes, times in microseconds
-        try:
-            with gzip.open(os.path.join(data, name + ".report.json.gz"), "rt") as f:
-                entries = _rooflines(json.loads(f.read() or "{}"))
-        except FileNotFoundError:
-            entries = []
-        used: set[int] = set()
-        for entry, roof in entries:
-            blocks = 1
-            for g in roof["grid"]:
-                blocks *= g
-            index = next(
-                (
-                    i
-                    for i, row in enumerate(measured)
-                    if i not in used
-                    and row.get("Kernel Name") == entry["name"]
-                    and int(number(row["launch__registers_per_thread"]) or 0)
-                    == held_registers(entry["registers"])
-                    and int(number(row["launch__block_size"]) or 0) == entry["block_warps"] * 32
-                    and int(number(row["launch__grid_size"]) or 0) == blocks
-                ),
-                None,
-            )
-            if index is None:
+        for entry, roof, row in matched_launches(data, name):
+            blocks = roof["grid"][0] * roof["grid"][1] * roof["grid"][2]
+            if row is None:
                 unmatched.append(f"{name} {entry['name']} grid {blocks}")
                 continue
-            used.add(index)
-            row = measured[index]
             reads = number(row["dram__bytes_read.sum"]) or 0.0
             writes = number(row["dram__bytes_write.sum"]) or 0.0
             seconds = (number(row["gpu__time_duration.sum"]) or 0.0) * 1e-6

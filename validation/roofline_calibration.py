@@ -19,8 +19,6 @@ H200's calls (`validation/data/h200_roofline_holdout`, a probe written after the
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import statistics
 import sys
@@ -28,10 +26,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from irscope.analysis.measured.ncu_parse import number, parse_raw_page  # noqa: E402
+from irscope.analysis.measured.ncu_parse import number  # noqa: E402
 from irscope.analysis.occupancy import NVIDIA_LIMITS  # noqa: E402
-from validation.ncu_launch_stats import held_registers  # noqa: E402
-from validation.ncu_roofline import _rooflines, _timings  # noqa: E402
+from validation.ncu_roofline import _timings, matched_launches  # noqa: E402
 
 DATA = os.path.join(ROOT, "validation", "data")
 RESIDENT_CALLS = ("h100_launch_stats", "h100_roofline", "h100_tensor_flops")
@@ -40,37 +37,13 @@ BENCH_CALL = "h100_roofline"
 BENCH_FILE = "validation__probes__roofline_timing"
 
 
-def matched_launches(data: str, name: str) -> list[tuple[dict, dict, dict]]:
-    """(compilation, its roofline for one grid, ncu's row of the same launch) for one file of a call: matched as
-    `ncu_roofline.compare` matches them (kernel, registers, block size, grid; first unused in order)."""
-    with gzip.open(os.path.join(data, name + ".raw.csv.gz"), "rt") as f:
-        measured = parse_raw_page(f.read())
-    with gzip.open(os.path.join(data, name + ".report.json.gz"), "rt") as f:
-        entries = _rooflines(json.loads(f.read() or "{}"))
-    used: set[int] = set()
-    out = []
-    for entry, roof in entries:
-        blocks = roof["grid"][0] * roof["grid"][1] * roof["grid"][2]
-        for i, row in enumerate(measured):
-            if (
-                i not in used
-                and row.get("Kernel Name") == entry["name"]
-                and int(number(row["launch__registers_per_thread"]) or 0)
-                == held_registers(entry["registers"])
-                and int(number(row["launch__block_size"]) or 0) == entry["block_warps"] * 32
-                and int(number(row["launch__grid_size"]) or 0) == blocks
-            ):
-                used.add(i)
-                out.append((entry, roof, row))
-                break
-    return out
-
-
 def resident_share(lines: list[str]) -> float:
     l2 = NVIDIA_LIMITS["sm_90"].chip.l2_bytes
     kept = []
     for call in RESIDENT_CALLS:
         for entry, roof, row in matched_launches(os.path.join(DATA, call), RESIDENT_FILE):
+            if row is None:
+                continue
             reads, writes = roof["dram_read_bytes"], roof["dram_write_bytes"]
             footprint = reads + writes
             if footprint <= l2 or not writes:
@@ -96,7 +69,9 @@ def dirty_share(resident: float, lines: list[str]) -> float:
     data = os.path.join(DATA, BENCH_CALL)
     timings = _timings(data)
     dirty = []
-    for entry, roof, _row in matched_launches(data, BENCH_FILE):
+    for entry, roof, row in matched_launches(data, BENCH_FILE):
+        if row is None:
+            continue
         blocks = roof["grid"][0] * roof["grid"][1] * roof["grid"][2]
         bench = timings.get((entry["name"], blocks))
         if bench is None or roof["bound"] != "memory":
