@@ -9,6 +9,10 @@ tutorial from a Triton checkout's layout, as benchmarks/corpus.py runs it); the 
 round-trips each compilation the report compiles by default. Corpus files run only where written for the
 installed Triton (tests/corpus/triton_releases.toml). Writes DIR/repro_roundtrip.json (every row) and
 DIR/repro_roundtrip.md (the table, with the command that made it).
+
+With --apart, for files whose original and a reproducer do not fit in memory together (the newest Gluon
+tutorial 14's GPU-sized tensors on a 24 GB machine): the child writes every reproducer and the original's
+stages, and exits; then each reproducer is opened and compared in a fresh process of its own, one at a time.
 """
 
 from __future__ import annotations
@@ -66,6 +70,36 @@ def child(path: str, out_dir: str, check: bool = True) -> None:
             print(json.dumps(row), flush=True)
 
 
+class SavedStages:
+    """An original compilation's stages as the child saved them (--apart): what `repro.round_trip` compares."""
+
+    def __init__(self, path: str) -> None:
+        with open(path, encoding="utf-8") as f:
+            saved = json.load(f)
+        self.target = saved["target"]
+        self.stages = saved["stages"]
+        self.stage_names = list(self.stages)
+
+    def stage(self, name: str) -> str:
+        return self.stages[name]
+
+
+def save_stages(comp, path: str) -> None:
+    from irscope.commands.repro import _STAGES_COMPARED
+
+    stages = {name: comp.stage(name) for name in _STAGES_COMPARED if name in comp.stage_names}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"target": str(comp.target), "stages": stages}, f)
+
+
+def check_one(repro: str, stages: str) -> None:
+    """In a fresh process (--apart): round-trip one written reproducer against the original's saved stages;
+    prints its stage lines as one JSON list."""
+    from irscope.commands.repro import round_trip
+
+    print(json.dumps(round_trip(SavedStages(stages), repro)), flush=True)
+
+
 def _one_round_trip(item) -> dict:
     """Write one compilation's reproducer and, with `check`, round-trip it: its row of the table."""
     from irscope.commands.repro import render, round_trip
@@ -80,6 +114,7 @@ def _one_round_trip(item) -> dict:
             f.write(render(comp, row["kernel"], ws.user_file.shown))
         row["repro"] = target
         if not check:
+            save_stages(comp, target + ".stages.json")
             row["result"] = "written"
             return row
         row["stages"] = round_trip(comp, target)
@@ -95,12 +130,13 @@ def _one_round_trip(item) -> dict:
     return row
 
 
-def run_file(rel: str, path: str, timeout: float) -> dict:
+def run_file(rel: str, path: str, timeout: float, apart: bool = False) -> dict:
     with tempfile.TemporaryDirectory(prefix="irscope-repro-") as scratch:
         path, env = corpus.scratch_run(rel, path, scratch)
         repros = os.path.join(scratch, "repros")
         os.makedirs(repros)
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", path, repros]
+        mode = "--write" if apart else "--child"
+        cmd = [sys.executable, os.path.abspath(__file__), mode, path, repros]
         start = time.perf_counter()
         try:
             proc = subprocess.run(
@@ -109,7 +145,12 @@ def run_file(rel: str, path: str, timeout: float) -> dict:
             stdout, stderr, rc = proc.stdout, proc.stderr, proc.returncode
         except subprocess.TimeoutExpired as exc:
             stdout, stderr, rc = (exc.stdout or b"").decode(), "", None
-    rows = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+        rows = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+        if apart:
+            for row in rows:
+                left = timeout - (time.perf_counter() - start)
+                if row.get("result") == "written" and left > 0:
+                    _check_apart(row, scratch, env, left)
     said = [line for line in stderr.splitlines() if line.startswith("irscope: error")]
     return {
         "file": rel,
@@ -119,6 +160,26 @@ def run_file(rel: str, path: str, timeout: float) -> dict:
         if rc is None
         else ("ok" if rc == 0 else (said[-1] if said else f"exit {rc}")),
     }
+
+
+def _check_apart(row: dict, scratch: str, env: dict, timeout: float) -> None:
+    """Round-trip a written reproducer in a fresh process, after the original's has exited (--apart)."""
+    start = time.perf_counter()
+    cmd = [sys.executable, os.path.abspath(__file__), "--check-one", row["repro"]]
+    try:
+        done = subprocess.run(
+            cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=timeout
+        )
+        lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
+        if done.returncode != 0 or not lines:
+            raise RuntimeError(f"exit {done.returncode}: {done.stderr.strip()[-200:]}")
+        row["stages"] = json.loads(lines[-1])
+        identical = row["stages"] and all("byte-identical" in s for s in row["stages"])
+        row["result"] = "identical" if identical else "differs"
+    except (subprocess.TimeoutExpired, RuntimeError) as exc:
+        row["result"] = "failed"
+        row["reason"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    row["seconds"] = round(row.get("seconds", 0) + time.perf_counter() - start, 2)
 
 
 def files(args) -> list[tuple[str, str]]:
@@ -183,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] in (["--child"], ["--write"]):
         child(argv[1], argv[2], check=argv[0] == "--child")
         return 0
+    if argv[:1] == ["--check-one"]:
+        check_one(argv[1], argv[1] + ".stages.json")
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("filters", nargs="*", help="keep files whose path contains one of these")
     parser.add_argument("--examples", action="store_true", help="the examples in kernels/ only")
@@ -190,6 +254,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per file")
     parser.add_argument(
         "--out", default="repro_roundtrip", help="folder for the JSON and the table"
+    )
+    parser.add_argument(
+        "--apart",
+        action="store_true",
+        help="round-trip each reproducer in a fresh process once the original's has exited (memory)",
     )
     parser.add_argument(
         "--exclude",
@@ -201,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     os.makedirs(args.out, exist_ok=True)
     for rel, path in files(args):
-        res = run_file(rel, path, args.timeout)
+        res = run_file(rel, path, args.timeout, args.apart)
         results.append(res)
         with open(os.path.join(args.out, "repro_roundtrip.json"), "w") as f:
             json.dump(results, f, indent=1)  # after each file: a run cut short keeps what it did

@@ -299,10 +299,16 @@ class Roofline:
         parts.append(f"earlier work's dirty lines {_us(self.writeback_seconds)}")
         if self.flops:
             parts.append(f"compute {_us(self.compute_seconds)}")
+        after, clean = _us(self.estimate_seconds), _us(self.clean_caches_seconds)
+        states = (
+            f"{after} after earlier work, as in a program or do_bench, and on cold, clean caches alike"
+            if after == clean
+            else f"{after} after earlier work, as in a program or do_bench; {clean} on cold, clean "
+            "caches, as Nsight Compute measures"
+        )
         return (
-            f"predicted {_us(self.estimate_seconds)} after earlier work, as in a program or do_bench; "
-            f"{_us(self.clean_caches_seconds)} on cold, clean caches, as Nsight Compute measures "
-            f"({', '.join(parts)}; roofline floor {_us(self.floor_seconds)}): a model, not a measurement"
+            f"predicted {states} ({', '.join(parts)}; roofline floor {_us(self.floor_seconds)}): a model, "
+            "not a measurement"
         )
 
     def to_json(self) -> dict[str, Any]:

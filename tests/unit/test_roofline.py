@@ -125,6 +125,18 @@ def test_writes_reach_dram_during_the_launch_past_what_l2_keeps_and_keeps_dirty(
     assert not past_dirty.fits_l2 and past_dirty.write_bytes_during == pytest.approx(10**6, abs=1)
 
 
+def test_the_time_line_gives_both_states_of_the_caches_or_one_where_they_agree():
+    h100 = NVIDIA_LIMITS["sm_90"].chip
+    streaming = Roofline("k", (100_000, 1, 1), h100, 100_000, 8, image_bytes=10**9)
+    text = streaming.time_text()
+    assert f"predicted {streaming.estimate_seconds * 1e6:.3g} us after earlier work" in text
+    assert f"; {streaming.clean_caches_seconds * 1e6:.3g} us on cold, clean caches" in text
+    assert text.endswith("a model, not a measurement")
+    small = Roofline("k", (1, 1, 1), h100, 1, 1, image_bytes=1000)  # a few KB: the same to three figures
+    assert "predicted 2.7 us after earlier work" in small.time_text()
+    assert "and on cold, clean caches alike" in small.time_text()
+
+
 def test_the_model_constants_are_what_the_h100_calibration_gives():
     """L2_RESIDENT_SHARE and L2_DIRTY_SHARE come from the committed H100 data
     (validation/roofline_calibration.py), not from a hand: a change to the data or to the fit shows here."""
