@@ -132,7 +132,9 @@ def test_the_time_line_gives_both_states_of_the_caches_or_one_where_they_agree()
     assert f"predicted {streaming.estimate_seconds * 1e6:.3g} us after earlier work" in text
     assert f"; {streaming.clean_caches_seconds * 1e6:.3g} us on cold, clean caches" in text
     assert text.endswith("a model, not a measurement")
-    small = Roofline("k", (1, 1, 1), h100, 1, 1, image_bytes=1000)  # a few KB: the same to three figures
+    small = Roofline(
+        "k", (1, 1, 1), h100, 1, 1, image_bytes=1000
+    )  # a few KB: the same to three figures
     assert "predicted 2.7 us after earlier work" in small.time_text()
     assert "and on cold, clean caches alike" in small.time_text()
 
