@@ -6,7 +6,7 @@ text, so Triton reads what it read from the file), in a namespace named as its m
 then sees what it saw at the launch: the same source, locations and names. Each argument is made again with
 its shape, dtype, strides, storage offset and storage size (so a pointer's alignment, which the JIT
 specializes on, is the same), integer and boolean tensors of up to `_VALUES_KEPT` elements with their values
-(indices must stay inside what they index), others from a seeded generator; scalars, constexprs and the launch
+(indices must stay inside what they index), others drawn on the device after `torch.manual_seed(0)`; scalars, constexprs and the launch
 options (num_warps, num_stages, an autotune config's values) as the JIT got them, with the launch's grid.
 Its `__main__` launches once and prints a checksum of each tensor.
 
@@ -147,18 +147,22 @@ def _scratch(size, alignment, stream):
 
 
 def _tensor(shape, stride, offset, storage, dtype, values=None):
-    """A tensor laid out as the launch's was: same storage size and offset, so the same alignment."""
+    """A tensor laid out as the launch's was: same storage size and offset, so the same alignment. Floats are
+    drawn on the device from torch's seed, in their own type: no copy of a GPU-sized input in host memory."""
     if values is not None:
-        flat = torch.tensor(values, device="cpu").to(dtype)
+        flat = torch.tensor(values, device="cpu").to(dtype).to("cuda")
     elif dtype.is_floating_point:
-        flat = torch.randn(storage, generator=_GENERATOR).to(dtype)
+        try:
+            flat = torch.randn(storage, dtype=dtype, device="cuda")
+        except (RuntimeError, TypeError):  # a type randn does not draw (the 8-bit floats): through fp32
+            flat = torch.randn(storage, device="cuda").to(dtype)
     else:
-        flat = torch.zeros(storage, dtype=dtype)
-    return flat.to("cuda").as_strided(shape, stride, offset)
+        flat = torch.zeros(storage, dtype=dtype, device="cuda")
+    return flat.as_strided(shape, stride, offset)
 
 
 _MODULES = {}
-_GENERATOR = torch.Generator().manual_seed(0)
+torch.manual_seed(0)
 _keep_sources()'''
 
 
