@@ -6,8 +6,9 @@ text, so Triton reads what it read from the file), in a namespace named as its m
 then sees what it saw at the launch: the same source, locations and names. Each argument is made again with
 its shape, dtype, strides, storage offset and storage size (so a pointer's alignment, which the JIT
 specializes on, is the same), integer and boolean tensors of up to `_VALUES_KEPT` elements with their values
-(indices must stay inside what they index), others drawn on the device after `torch.manual_seed(0)`; scalars, constexprs and the launch
-options (num_warps, num_stages, an autotune config's values) as the JIT got them, with the launch's grid.
+(indices must stay inside what they index), others drawn on the device after `torch.manual_seed(0)`;
+scalars, constexprs and the launch options (num_warps, num_stages, an autotune config's values) as the JIT got
+them, with the launch's grid.
 Its `__main__` launches once and prints a checksum of each tensor.
 
 `--check` opens the written script the way irscope opens any file and compares every stage with the
