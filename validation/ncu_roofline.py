@@ -61,7 +61,7 @@ KNOWN = {
         "validation/probes/roofline_holdout",
         "fill_f32",
         32768,
-    ): "a write-only fill of 134 MB on the H200 read 7.7 and 8.2 KB in two calls, 5 KB more than its code, "
+    ): "a write-only fill of 134 MB on the H200 read 7.7 to 8.2 KB in three calls, 5 KB more than its code, "
     "constants and the 1.7 KB every launch reads (the H100's launches read 1.4 to 2.1 KB beyond them); what it "
     "reads is not known (its 107 MB of writes agree within 0.1%)",
 }
