@@ -85,9 +85,9 @@ class SavedStages:
 
 
 def save_stages(comp, path: str) -> None:
-    from irscope.commands.repro import _STAGES_COMPARED
+    from irscope.commands.repro import STAGES_COMPARED
 
-    stages = {name: comp.stage(name) for name in _STAGES_COMPARED if name in comp.stage_names}
+    stages = {name: comp.stage(name) for name in STAGES_COMPARED if name in comp.stage_names}
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"target": str(comp.target), "stages": stages}, f)
 

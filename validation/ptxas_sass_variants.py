@@ -1,7 +1,7 @@
 """Does ptxas give one SASS for one PTX? For a compilation irscope shows of FILE, its PTX is assembled again by the
 ptxas Triton uses for its target, RUNS times under one file name and RUNS times under fresh temporary names (as
 Triton's `make_cubin` names it), with Triton's options (`-lineinfo -v --gpu-name=...`); each cubin is
-disassembled with cuobjdump and its SASS hashed. More than one hash means ptxas itself gives either text, and no
+disassembled with cuobjdump (`sass_listing.cuobjdump_instructions`) and its instructions hashed. More than one hash means ptxas itself gives either text, and no
 tool can promise one run's SASS (Gluon tutorial 06 of Triton 3.6, for sm_100a: issue 33).
 
     python validation/ptxas_sass_variants.py FILE [--compilation N] [--runs R]
@@ -21,16 +21,20 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from validation.sass_listing import cuobjdump_instructions  # noqa: E402
+
 
 def sass_hash(ptxas: str, cuobjdump: str, ptx_path: str, arch: str) -> str:
+    """The hash of the SASS that ptxas makes of the PTX at `ptx_path`, as `cuobjdump -sass` lists it."""
     cubin = ptx_path + ".o"
     subprocess.run(
         [ptxas, "-lineinfo", "-v", f"--gpu-name={arch}", ptx_path, "-o", cubin],
         check=True,
         capture_output=True,
     )
-    listing = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True).stdout
-    return hashlib.sha1(listing.encode()).hexdigest()[:12]
+    with open(cubin, "rb") as f:
+        listing = cuobjdump_instructions(f.read(), cuobjdump)
+    return hashlib.sha1(repr(sorted(listing.items())).encode()).hexdigest()[:12]
 
 
 def main() -> int:

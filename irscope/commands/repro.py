@@ -46,7 +46,7 @@ _INDUCTOR_COMPILE_OPTIONS = (
     "launch_pdl",
 )
 _VALUES_KEPT = 1 << 16  # integer tensors up to this many elements keep their values
-_STAGES_COMPARED = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
+STAGES_COMPARED = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
 
 
 # What every reproducer defines before its kernel: the stand-in for decorators, the source text put where
@@ -366,7 +366,7 @@ def check_output(path: str) -> None:
 def compare(original, reproduced) -> list[str]:
     """Each stage both compilations have, and where they differ: one line per stage."""
     out = []
-    for stage in _STAGES_COMPARED:
+    for stage in STAGES_COMPARED:
         if stage not in original.stage_names or stage not in reproduced.stage_names:
             continue
         a, b = original.stage(stage), reproduced.stage(stage)

@@ -64,14 +64,14 @@ class SampledWork:
                 continue
             first = offsets + (region.base - region.start)
             last = first + access.elem_bytes - 1  # an element may straddle two sectors
-            touched = np.union1d(first // SECTOR_BYTES, last // SECTOR_BYTES)
+            touched = np.union1d(first // SECTOR_BYTES, last // SECTOR_BYTES).tolist()
             for direction in DIRECTIONS.get(access.kind, ()):
                 key = (access.param, direction)
                 sectors = self._touched.setdefault(key, set())
-                sectors.update(touched.tolist())
+                sectors.update(touched)
                 self.distinct[key] = len(sectors)
                 if direction == "read":
-                    own_reads.setdefault(access.param, set()).update(touched.tolist())
+                    own_reads.setdefault(access.param, set()).update(touched)
         for name, sectors in own_reads.items():
             self.program_read_sectors[name] += len(sectors)
 
