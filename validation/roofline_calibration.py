@@ -1,5 +1,5 @@
-"""The two constants of irscope's roofline model that come from measurements rather than datasheets, derived
-again from the committed H100 data (`analysis/roofline.py` holds them; a test checks they are what this gives).
+"""The three constants of irscope's roofline model that come from measurements rather than datasheets, derived
+again from the committed data (`analysis/roofline.py` holds them; a test checks they are what this gives).
 
 - L2_RESIDENT_SHARE: what L2 keeps of a streaming launch's footprint at its end. For a launch of footprint F
   (reads and writes) whose W written bytes are interleaved with its reads, L2 keeps its last C bytes and
@@ -11,8 +11,15 @@ again from the committed H100 data (`analysis/roofline.py` holds them; a test ch
   min(F, C) of them and waits on writing back the dirty share: D min(F, C) / C. Per launch timed by do_bench
   in the second call, D = (do_bench's time - the clean-cache estimate) x bandwidth x C / min(F, C).
 
+- BLOCK_START_SECONDS: how often an SM starts a block, at most. Fitted on the H200 (its `latency` call: copies
+  and row sums whose programs move 0.5 to 32 KB each, `validation/probes/roofline_latency.py`): the launches
+  of at least MANY_BLOCKS blocks per SM (at one every 80 ns, 20 us of starting blocks), of at most 4 warps a
+  block; per launch, (Nsight Compute's duration - LAUNCH_SECONDS) / blocks per SM. A launch of 8-warp blocks
+  is printed and left out: it took longer still (each SM holds 8 such blocks, and a block's own latency then
+  bounds it; the model has no term for that).
+
 Each constant is the median over its launches (printed one by one). The other launches of these calls, and the
-H200's calls (`validation/data/h200_roofline_holdout`, a probe written after the fit), check them.
+H200's calls (`validation/data/h200_roofline_holdout`, probes written after each fit), check them.
 
     python validation/roofline_calibration.py
 """
@@ -28,6 +35,7 @@ sys.path.insert(0, ROOT)
 
 from irscope.analysis.measured.ncu_parse import number  # noqa: E402
 from irscope.analysis.occupancy import NVIDIA_LIMITS  # noqa: E402
+from irscope.analysis.roofline import LAUNCH_SECONDS  # noqa: E402
 from validation.ncu_roofline import _timings, matched_launches  # noqa: E402
 
 DATA = os.path.join(ROOT, "validation", "data")
@@ -35,6 +43,9 @@ RESIDENT_CALLS = ("h100_launch_stats", "h100_roofline", "h100_tensor_flops")
 RESIDENT_FILE = "validation__probes__grid_waves"
 BENCH_CALL = "h100_roofline"
 BENCH_FILE = "validation__probes__roofline_timing"
+BLOCK_CALL = os.path.join("h200_roofline_holdout", "latency")
+BLOCK_FILE = "validation__probes__roofline_latency"
+MANY_BLOCKS = 256
 
 
 def resident_share(lines: list[str]) -> float:
@@ -93,13 +104,43 @@ def dirty_share(resident: float, lines: list[str]) -> float:
     return share
 
 
-def calibrate() -> tuple[float, float, list[str]]:
+def block_start(lines: list[str]) -> float:
+    per_block = []
+    for entry, roof, row in matched_launches(os.path.join(DATA, BLOCK_CALL), BLOCK_FILE):
+        if row is None:
+            continue
+        seconds = (number(row["gpu__time_duration.sum"]) or 0.0) * 1e-6
+        explained = LAUNCH_SECONDS + max(roof["seconds"]["memory"], roof["seconds"]["compute"])
+        threads = int(number(row["launch__block_size"]) or 0)
+        blocks = roof["grid"][0] * roof["grid"][1] * roof["grid"][2]
+        per_sm = -(-blocks // int(number(row["launch__sm_count"]) or 1))
+        if per_sm < MANY_BLOCKS:
+            continue
+        each = (seconds - LAUNCH_SECONDS) / per_sm
+        left_out = threads > 128
+        if not left_out:
+            per_block.append(each)
+        lines.append(
+            f"- {entry['name']} grid {blocks}, {threads} threads a block{' (left out)' if left_out else ''}: "
+            f"ncu {seconds * 1e6:.2f} us, its bytes and FLOPs {explained * 1e6:.2f} us, {per_sm} blocks per SM: "
+            f"{each * 1e9:.1f} ns each"
+        )
+    median = statistics.median(per_block)
+    lines.append(
+        f"BLOCK_START_SECONDS: median {median * 1e9:.2f} ns over {len(per_block)} launches, "
+        f"{round(median * 1e9)} ns to the nanosecond"
+    )
+    return round(median * 1e9) / 1e9
+
+
+def calibrate() -> tuple[float, float, float, list[str]]:
     lines: list[str] = []
     resident = resident_share(lines)
     dirty = dirty_share(resident, lines)
-    return resident, dirty, lines
+    start = block_start(lines)
+    return resident, dirty, start, lines
 
 
 if __name__ == "__main__":
-    _, _, printed = calibrate()
+    *_, printed = calibrate()
     print("\n".join(printed))

@@ -4,29 +4,31 @@ Predicted with no GPU from the launch's own addresses: the coalescing analysis r
 (`coalescing.sectors`), and each recording counts the distinct 32-byte sectors of every argument it read
 and wrote and the floating-point work it ran (`recording.work`). Scaled up to the whole grid:
 
-- DRAM traffic: every distinct sector is read from DRAM once, and every written one written once (L2 keeps
-  what programs share); a sample smaller than the grid is scaled by programs, never past the argument's
-  storage. A launch on cold caches also reads its code and constant banks (`ir.elf`): on the H100, Nsight
-  Compute's `dram__bytes_read.sum` (it flushes the caches before each launch it measures) was the data
-  sectors plus these plus 1.4 to 2.1 KB (LAUNCH_READ_BYTES; docs/validation.md). Written sectors reach DRAM
-  when L2 evicts them. L2 keeps the last part of a streaming launch's footprint (L2_RESIDENT_SHARE of its
-  size), and of it at most L2_DIRTY_SHARE of its size dirty (its write-back keeps the rest clean): the
-  written share of what it keeps, up to that, reaches DRAM after the launch, the rest during it. Where programs
-  share data larger than L2 (a matmul's operands), the re-reads are not counted and the reads are said to be
-  a floor.
+- DRAM traffic: every distinct sector is read from DRAM once, in the 64-byte pair of sectors an NVIDIA
+  GPU's L2 fetches (`Target.dram_read_bytes`), and every written one written once (L2 keeps what programs
+  share); a sample smaller than the grid is scaled by programs, never past the argument's storage. A launch
+  on cold caches also reads its code and constant banks (`ir.elf`): on the H100, Nsight Compute's
+  `dram__bytes_read.sum` (it flushes the caches before each launch it measures) was the data sectors plus
+  these plus 1.4 to 2.1 KB (LAUNCH_READ_BYTES; docs/validation.md). Written sectors reach DRAM when L2
+  evicts them. L2 keeps the last part of a streaming launch's footprint (L2_RESIDENT_SHARE of its size), and
+  of it at most L2_DIRTY_SHARE of its size dirty (its write-back keeps the rest clean): the written share of
+  what it keeps, up to that, reaches DRAM after the launch, the rest during it. Where programs share data
+  larger than L2 (a matmul's operands), the re-reads are not counted and the reads are said to be a floor.
 - FLOPs counted as Nsight Compute's roofline counts them (recording.work): adds, multiplies, two per FMA,
   two per multiply-accumulate of a dot; divisions, square roots, transcendental functions and the adds of
   reductions (`tl.sum`, which the interpreter runs in NumPy) are not counted.
 - Arithmetic intensity (FLOPs per DRAM byte) against the ridge point of the chip (peak FLOP/s of the pipe
   the dots or the elementwise math run on, over peak DRAM bandwidth: `occupancy.Chip`).
-- Time: the launch's fixed cost (LAUNCH_SECONDS) plus the larger of the memory time (bytes over the
-  bandwidth of the SMs the grid keeps busy) and the compute time (FLOPs over the peak of those SMs, each
-  wave as long as a full one). Two states of the caches: cold and clean (what Nsight Compute measures: it
-  flushes and invalidates L2 before each launch), and after earlier work (in a program, and under
-  `triton.testing.do_bench`, which zeroes a 256 MB buffer before each run): L2 then holds as much of that
-  work's dirty lines as it keeps dirty, and the dirty share of what the launch displaces is written back
-  during it. The second is the estimate. Both are predictions from this model, never measurements; what it
-  leaves out (a program's chain of dependent loads, pipelining, clocks) is said with it.
+- Time: the launch's fixed cost (LAUNCH_SECONDS) plus the largest of the memory time (bytes over the
+  bandwidth of the SMs the grid keeps busy), the compute time (FLOPs over the peak of those SMs, each wave as
+  long as a full one) and the time the SMs take to start its blocks (BLOCK_START_SECONDS each, one after
+  another on an SM: what bounds a grid of many short programs, whatever its bytes). Two states of the
+  caches: cold and clean (what Nsight Compute measures: it flushes and invalidates L2 before each launch),
+  and after earlier work (in a program, and under `triton.testing.do_bench`, which zeroes a 256 MB buffer
+  before each run): L2 then holds as much of that work's dirty lines as it keeps dirty, and the dirty share
+  of what the launch displaces is written back during it. The second is the estimate. Both are predictions
+  from this model, never measurements; what it leaves out (a program's chain of dependent loads, pipelining,
+  clocks) is said with it.
 """
 
 from __future__ import annotations
@@ -62,6 +64,13 @@ L2_RESIDENT_SHARE = 0.80
 # launches the H100's second call timed with it waited on writing back this share of what they displaced (the
 # median over them, 22.5 MB: 0.43 of 50 MiB).
 L2_DIRTY_SHARE = 0.43
+# How often an SM starts a block, at most: a launch of many short programs takes at least its blocks per SM
+# times this, however few bytes they move. Fitted on the H200 by `python validation/roofline_calibration.py`:
+# the median over the launches of 256 or more blocks per SM, of at most 4 warps a block (copies and row sums of
+# 0.5 to 2 KB a program, 497 to 1,986 blocks per SM: 80 to 83 ns each). Each of the 661 launches of more than 32
+# blocks per SM in the committed Nsight Compute data, on both chips, took at least 0.91 of LAUNCH_SECONDS plus
+# its blocks' starts. Used for every chip.
+BLOCK_START_SECONDS = 81e-9
 # Grids of one compilation given a roofline each (each records programs in the interpreter).
 MAX_GRIDS = 16
 
@@ -101,6 +110,8 @@ class Roofline:
     # over the grid, at least 1.5 times the distinct ones)
     shared_read_bytes: int = 0
     busy_share: float = 1.0  # the share of the chip's SMs the grid keeps busy
+    blocks_per_unit: int = 0  # the most blocks one SM (CU) runs over the launch
+    unit: str = "SM"
     waves_factor: float = 1.0  # the waves run, each as long as a full one, over the waves
     error: str | None = None
 
@@ -222,6 +233,11 @@ class Roofline:
         return seconds * self.waves_factor
 
     @property
+    def block_start_seconds(self) -> float:
+        """The least time the SMs take to start the launch's blocks, one after another on each SM."""
+        return self.blocks_per_unit * BLOCK_START_SECONDS
+
+    @property
     def floor_seconds(self) -> float:
         """The roofline's bound alone: the whole chip at its peaks, no fixed cost."""
         if self.chip is None or not self.chip.bandwidth:
@@ -236,23 +252,40 @@ class Roofline:
     @property
     def clean_caches_seconds(self) -> float:
         """On cold, clean caches (as Nsight Compute measures a launch)."""
-        return LAUNCH_SECONDS + max(self.memory_seconds, self.compute_seconds)
+        return LAUNCH_SECONDS + max(
+            self.memory_seconds, self.compute_seconds, self.block_start_seconds
+        )
 
     @property
     def estimate_seconds(self) -> float:
         """After earlier work left L2 full of its dirty lines (in a program, and under do_bench)."""
         return LAUNCH_SECONDS + max(
-            self.memory_seconds + self.writeback_seconds, self.compute_seconds
+            self.memory_seconds + self.writeback_seconds,
+            self.compute_seconds,
+            self.block_start_seconds,
         )
 
     @property
     def bound(self) -> str:
-        """'memory', 'compute', or 'latency' where the launch's fixed cost outweighs both (on clean caches: the
-        launch's own bytes and FLOPs)."""
-        memory, compute = self.memory_seconds, self.compute_seconds
-        if max(memory, compute) < LAUNCH_SECONDS:
+        """'memory', 'compute', 'blocks' where starting its blocks takes longer than its bytes and FLOPs, or
+        'latency' where the launch's fixed cost outweighs all three (on clean caches: the launch's own bytes
+        and FLOPs)."""
+        memory, compute, blocks = (
+            self.memory_seconds,
+            self.compute_seconds,
+            self.block_start_seconds,
+        )
+        if max(memory, compute, blocks) < LAUNCH_SECONDS:
             return "latency"
+        if blocks > max(memory, compute):
+            return "blocks"
         return "compute" if compute > memory else "memory"
+
+    @property
+    def bound_text(self) -> str:
+        if self.bound == "blocks":
+            return "bound by how fast the SMs start blocks"
+        return f"{self.bound}-bound"
 
     def traffic_text(self) -> str:
         writes = (
@@ -285,11 +318,11 @@ class Roofline:
         if intensity is None or ridge is None:
             return "no DRAM traffic or no chip to place it against"
         if not self.flops:
-            return f"no floating-point arithmetic: {self.bound}-bound"
+            return f"no floating-point arithmetic: {self.bound_text}"
         side = "under" if intensity < ridge else "over"
         return (
             f"{human_count(self.total_flops)}FLOP, {intensity:.3g} FLOP/B: {side} the ridge of {ridge:.3g} "
-            f"FLOP/B ({pipe}); {self.bound}-bound"
+            f"FLOP/B ({pipe}); {self.bound_text}"
         )
 
     def time_text(self) -> str:
@@ -299,6 +332,11 @@ class Roofline:
         parts.append(f"earlier work's dirty lines {_us(self.writeback_seconds)}")
         if self.flops:
             parts.append(f"compute {_us(self.compute_seconds)}")
+        if self.block_start_seconds >= 0.25 * max(self.memory_seconds, self.compute_seconds):
+            parts.append(
+                f"starting its blocks {_us(self.block_start_seconds)} ({self.blocks_per_unit} per "
+                f"{self.unit}, one each {BLOCK_START_SECONDS * 1e9:.0f} ns at most)"
+            )
         after, clean = _us(self.estimate_seconds), _us(self.clean_caches_seconds)
         states = (
             f"{after} after earlier work, as in a program or do_bench, and on cold, clean caches alike"
@@ -354,7 +392,9 @@ class Roofline:
                 "memory": self.memory_seconds,
                 "dirty_writeback": self.writeback_seconds,
                 "compute": self.compute_seconds,
+                "block_starts": self.block_start_seconds,
             },
+            "blocks_per_unit": self.blocks_per_unit,
             "text": [self.traffic_text(), self.roofline_text(), self.time_text()],
         }
 
@@ -409,7 +449,7 @@ def roofline_from(comp: LaunchedKernel, coalescing: Any, launch: Any = None) -> 
         )
         return result
     result.sampled = work.programs
-    result.arguments = _arguments(work, result.programs)
+    result.arguments = _arguments(work, result.programs, comp.target.dram_read_bytes)
     binary = comp.asm.get("cubin") or comp.asm.get("hsaco")
     result.image_bytes = kernel_image_bytes(binary, comp.kernel.name) if binary else 0
     scale = result.programs / work.programs
@@ -429,28 +469,38 @@ def roofline_from(comp: LaunchedKernel, coalescing: Any, launch: Any = None) -> 
     if chip is not None and occ is not None:
         stats = LaunchStats(grid, occ.blocks_per_sm, chip, occ.unit)
         result.busy_share = stats.busy_units / chip.units if chip.units else 1.0
+        result.blocks_per_unit = -(-result.programs // chip.units) if chip.units else 0
+        result.unit = occ.unit
         if stats.waves >= 1:
             result.waves_factor = math.ceil(stats.waves) / stats.waves
     return result
 
 
-def _arguments(work: SampledWork, programs: int) -> list[ArgumentTraffic]:
-    """Each argument's bytes over the grid. A sample of S of the grid's P programs (the first, the last and
-    evenly spaced ones) is scaled as: the distinct sectors of all but the last, times (P - 1) / (S - 1), plus
-    what the last one added (the grid's last program is often partial); never past the argument's storage."""
+def _arguments(work: SampledWork, programs: int, read_piece: int) -> list[ArgumentTraffic]:
+    """Each argument's bytes over the grid: its written sectors, and its reads in the pieces DRAM moves for them
+    (`read_piece` bytes: a sector, or the pair of sectors an NVIDIA GPU's L2 fetches). A sample of S of the
+    grid's P programs (the first, the last and evenly spaced ones) is scaled as: the distinct pieces of all but
+    the last, times (P - 1) / (S - 1), plus what the last one added (the grid's last program is often partial);
+    never past the argument's storage."""
     rows = []
     for name, storage in work.storage_sectors.items():
+        storage_bytes = storage * SECTOR_BYTES
         moved = {}
         for direction in ("read", "write"):
-            sectors = work.distinct.get((name, direction), 0)
-            if 1 < work.programs < programs:
+            if direction == "read" and read_piece != SECTOR_BYTES:
+                piece, pieces = read_piece, work.fetched.get(name, 0)
+                interior = work.fetched_before_last.get(name, 0)
+            else:
+                piece, pieces = SECTOR_BYTES, work.distinct.get((name, direction), 0)
                 interior = work.before_last.get((name, direction), 0)
+            most = -(-storage_bytes // piece)
+            if 1 < work.programs < programs:
                 scaled = interior * (programs - 1) / (work.programs - 1)
-                sectors = min(round(scaled) + sectors - interior, storage)
+                pieces = min(round(scaled) + pieces - interior, most)
             elif work.programs < programs:
-                sectors = min(sectors * programs, storage)
-            moved[direction] = sectors * SECTOR_BYTES
-        rows.append(ArgumentTraffic(name, moved["read"], moved["write"], storage * SECTOR_BYTES))
+                pieces = min(pieces * programs, most)
+            moved[direction] = pieces * piece
+        rows.append(ArgumentTraffic(name, moved["read"], moved["write"], storage_bytes))
     return rows
 
 

@@ -11,6 +11,11 @@ from irscope.base.chip import Chip
 # The unit the memory system moves between L1, L2 and DRAM on every target irscope knows (and the one Nsight
 # Compute counts): a 32-byte sector, four to a 128-byte cache line.
 SECTOR_BYTES = 32
+# What an NVIDIA GPU's DRAM moves for a read that misses L2: the 64-byte, 64-aligned pair of sectors holding the
+# requested one (L2's fetch granularity). Measured on the H200: gathers of one float per 64 and per 128 bytes
+# read twice their sectors from DRAM, 268 MB for 134 MB of sectors (validation/data/h200_roofline_holdout/
+# latency). AMD's is not measured: irscope counts sectors there.
+DRAM_FETCH_BYTES = 64
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,11 @@ class Target:
     @property
     def is_nvidia(self) -> bool:
         return self.backend == "cuda"
+
+    @property
+    def dram_read_bytes(self) -> int:
+        """The piece of memory DRAM moves for a read that misses L2."""
+        return DRAM_FETCH_BYTES if self.is_nvidia else SECTOR_BYTES
 
     def __str__(self) -> str:
         return self.name

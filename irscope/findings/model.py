@@ -47,6 +47,11 @@ RULES: dict[str, tuple[str, str]] = {
         "size, not the kernel)",
         "info",
     ),
+    "short-programs": (
+        "the launch's programs are so short that its SMs take longer to start its blocks than to move "
+        "their bytes",
+        "warning",
+    ),
     "layout-shuffle": (
         "a ttg.convert_layout moves a tensor between threads through shared memory",
         "info",

@@ -8,7 +8,7 @@ import json
 
 from conftest import kernel_path
 
-from irscope.findings.rules.launch import LAUNCH_SIZE_RULES
+from irscope.findings.rules.launch import KERNEL_LINE_RULES
 
 MISALIGNED = kernel_path("misaligned.py")
 
@@ -61,8 +61,8 @@ def test_every_line_number_is_one_based_and_points_at_what_its_name_says(cli):
     for finding in k["findings"]:
         text = source[finding["source_line"] - 1]
         assert text.strip() == finding["source_text"]
-        # 1-based: the call Triton's location names; a finding about the launch's size, the kernel's def
-        start = "def " if finding["rule"] in LAUNCH_SIZE_RULES else "tl."
+        # 1-based: the call Triton's location names; a finding about the launch, the kernel's def
+        start = "def " if finding["rule"] in KERNEL_LINE_RULES else "tl."
         assert text[finding["column"] - 1 :].startswith(start)
 
 

@@ -1,5 +1,6 @@
 """What the recorded programs of a launch touched and computed, summed over programs: the distinct 32-byte
-sectors of each argument they read and wrote, and their floating-point work.
+sectors of each argument they read and wrote, the distinct 64-byte pairs of sectors they read (what an NVIDIA
+GPU's L2 fetches from DRAM for a read that misses it), and their floating-point work.
 
 The coalescing analysis records a sample of programs (`coalescing.sectors.sample_programs`); each recording is
 added here, and the roofline (`analysis/roofline.py`) scales the sample up to the whole grid. Sectors are
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from irscope.analysis.recording.trace import Recording
-from irscope.base.target import SECTOR_BYTES
+from irscope.base.target import DRAM_FETCH_BYTES, SECTOR_BYTES
 
 # Which way each access kind moves an argument's bytes.
 DIRECTIONS = {"load": ("read",), "store": ("write",), "atomic": ("read", "write")}
@@ -31,6 +32,10 @@ class SampledWork:
     # the same before the last recording was added: a sample ends with the grid's last program, which is
     # often partial (masked), so the roofline scales the others up and adds the last one as it is
     before_last: dict[tuple[str, str], int] = field(default_factory=dict)
+    # argument -> how many distinct DRAM_FETCH_BYTES pieces of its storage the programs read, and the same
+    # before the last recording
+    fetched: dict[str, int] = field(default_factory=dict)
+    fetched_before_last: dict[str, int] = field(default_factory=dict)
     # argument -> sectors its whole storage spans (an upper bound on what a launch can move)
     storage_sectors: dict[str, int] = field(default_factory=dict)
     # (dtype, on tensor cores, elements, flops) -> ops run, over every program recorded
@@ -42,13 +47,15 @@ class SampledWork:
     program_read_sectors: Counter = field(default_factory=Counter)
     # the sectors themselves, while recordings are added (left behind when the result is sent to a front end)
     _touched: dict[tuple[str, str], set[int]] = field(default_factory=dict, repr=False)
+    _fetched: dict[str, set[int]] = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_touched": {}}
+        return {**self.__dict__, "_touched": {}, "_fetched": {}}
 
     def add(self, recording: Recording) -> None:
         self.programs += 1
         self.before_last = dict(self.distinct)
+        self.fetched_before_last = dict(self.fetched)
         self.arithmetic.update(recording.arithmetic)
         own_reads: dict[str, set[int]] = {}
         for access in recording.accesses:
@@ -72,6 +79,9 @@ class SampledWork:
                 self.distinct[key] = len(sectors)
                 if direction == "read":
                     own_reads.setdefault(access.param, set()).update(touched)
+                    pieces = self._fetched.setdefault(access.param, set())
+                    pieces.update(sector * SECTOR_BYTES // DRAM_FETCH_BYTES for sector in touched)
+                    self.fetched[access.param] = len(pieces)
         for name, sectors in own_reads.items():
             self.program_read_sectors[name] += len(sectors)
 

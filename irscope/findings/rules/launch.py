@@ -1,4 +1,4 @@
-"""Rules about how a launch's grid fills the GPU: `small-grid` and `tail-effect`.
+"""Rules about how a launch's grid fills the GPU: `small-grid`, `tail-effect` and `short-programs`.
 
 Both read `analysis/launch_stats.py` (waves from the occupancy model and the target chip's SM count) and,
 unlike every other rule, describe the launch's size, not the kernel: a file often launches a small test
@@ -9,6 +9,12 @@ one finding per rule, for its worst grid, naming how many of its grids the rule 
 
 `tail-effect` follows Nsight Compute's tail-effect rule: a last wave that is partial after at least one
 full one, shown where it may take 20% of the run or more (four full waves or fewer).
+
+`short-programs` is the roofline's (`analysis/roofline.py`) for the compilation's own launch: its SMs take
+longer to start its blocks, one every BLOCK_START_SECONDS at most, than its bytes and FLOPs take (on an H200,
+copies and row sums of 0.5 to 2 KB a program ran 1.4 to 5.4 times their bytes' time). It is the kernel's
+program size against the problem's, so it ranks with the findings that hold at any size: a warning where
+the block starts take twice the rest or more.
 """
 
 from __future__ import annotations
@@ -16,11 +22,14 @@ from __future__ import annotations
 import dataclasses
 
 from irscope.analysis.launch_stats import TAIL_SHARE_SHOWN, LaunchStats, launch_stats
-from irscope.base.compiled import CompiledKernel
+from irscope.analysis.roofline import BLOCK_START_SECONDS, LAUNCH_SECONDS, human_bytes, roofline
+from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.findings.model import Cost, Finding
 
 # the rules that describe the launch's size, not the kernel
 LAUNCH_SIZE_RULES = ("small-grid", "tail-effect")
+# the rules whose finding is at the kernel's `def` line, not at a statement in it
+KERNEL_LINE_RULES = (*LAUNCH_SIZE_RULES, "short-programs")
 
 
 def launch_findings(comp: CompiledKernel, new) -> list[Finding]:
@@ -34,6 +43,9 @@ def launch_findings(comp: CompiledKernel, new) -> list[Finding]:
     if tails:
         worst = max(tails, key=lambda s: s.tail_share)
         out.append(_for(tails, _tail(comp, new, worst, len(tails), len(all_stats))))
+    short = _short_programs(comp, new) if all_stats else None
+    if short is not None:
+        out.append(short)
     return out
 
 
@@ -86,4 +98,35 @@ def _tail(comp, new, stats: LaunchStats, count: int, total: int) -> Finding:
             f"a partial wave of {stats.partial_blocks} blocks, up to {stats.tail_share:.0%} of the run",
         ),
         None,
+    )
+
+
+def _short_programs(comp: LaunchedKernel, new) -> Finding | None:
+    roof = roofline(comp)
+    rest = max(roof.memory_seconds, roof.compute_seconds)
+    starts = roof.block_start_seconds
+    if roof.error or roof.chip is None or starts < LAUNCH_SECONDS or starts <= rest:
+        return None
+    grid = " x ".join(map(str, roof.grid))
+    per_program = roof.dram_bytes / roof.programs
+    # what one SM's share of DRAM bandwidth moves while it starts one block
+    enough = BLOCK_START_SECONDS * roof.chip.bandwidth / roof.chip.units
+    every = f"{BLOCK_START_SECONDS * 1e9:.0f} ns"
+    return new(
+        "short-programs",
+        "warning" if starts >= 2 * rest else "info",
+        comp.kernel.line,
+        f"grid {grid}: {roof.programs} programs moving {human_bytes(per_program)} each — each {roof.unit} "
+        f"starts a block every {every} at most, so starting {roof.blocks_per_unit} per {roof.unit} takes "
+        f"{starts * 1e6:.3g} us, where the launch's bytes and arithmetic take {rest * 1e6:.3g} us (the "
+        "roofline's model)",
+        f"give each program more work, so that it moves {human_bytes(enough)} or more (what one "
+        f"{roof.unit}'s share of DRAM bandwidth moves in {every}): a larger BLOCK, or a loop over several rows "
+        "or tiles in each program, and fewer programs",
+        Cost(
+            round(1 - rest / starts, 4),
+            "block_start_share_of_run",
+            f"{1 - rest / starts:.0%} of the predicted run is starting blocks beyond the bytes' time",
+        ),
+        round(1 - rest / starts, 4),
     )
