@@ -17,6 +17,10 @@ again from the committed data (`analysis/roofline.py` holds them; a test checks 
   block; per launch, (Nsight Compute's duration - LAUNCH_SECONDS) / blocks per SM. A launch of 8-warp blocks
   is printed and left out: it took longer still (each SM holds 8 such blocks, and a block's own latency then
   bounds it; the model has no term for that).
+- SCATTERED_READ_COST: what DRAM reads cost when nearly every lane of a request has its own 128-byte line, over
+  their bytes' time at full bandwidth. Fitted on the same H200 call's strided gathers of a wave or more whose
+  reads are mostly such (irscope's `scattered_read_bytes`): per launch, the time Nsight Compute measured beyond
+  the launch's fixed cost and its other bytes' time, over the scattered bytes' time.
 
 Each constant is the median over its launches (printed one by one). The other launches of these calls, and the
 H200's calls (`validation/data/h200_roofline_holdout`, probes written after each fit), check them.
@@ -133,12 +137,39 @@ def block_start(lines: list[str]) -> float:
     return round(median * 1e9) / 1e9
 
 
-def calibrate() -> tuple[float, float, float, list[str]]:
+def scattered_cost(lines: list[str]) -> float:
+    costs = []
+    for entry, roof, row in matched_launches(os.path.join(DATA, BLOCK_CALL), BLOCK_FILE):
+        scattered = roof.get("scattered_read_bytes", 0)
+        if row is None or scattered <= roof["dram_read_bytes"] / 2:
+            continue
+        waves = number(row["launch__waves_per_multiprocessor"]) or 0.0
+        if waves < 1:
+            continue
+        seconds = (number(row["gpu__time_duration.sum"]) or 0.0) * 1e-6
+        bandwidth = roof["bandwidth"] * roof["busy_share"]
+        other = roof["dram_read_bytes"] + roof["dram_write_bytes"] - scattered
+        cost = ((seconds - LAUNCH_SECONDS) * bandwidth - other) / scattered
+        costs.append(cost)
+        lines.append(
+            f"- {entry['name']} {entry['constexprs']} grid {roof['grid'][0]}: ncu {seconds * 1e6:.2f} us, "
+            f"{scattered / 1e6:.1f} MB of its {roof['dram_read_bytes'] / 1e6:.1f} MB read one line a lane, "
+            f"{other / 1e6:.1f} MB other: {cost:.3f}x their bytes' time"
+        )
+    median = statistics.median(costs)
+    lines.append(
+        f"SCATTERED_READ_COST: median {median:.3f} over {len(costs)} launches, {median:.2f} to two places"
+    )
+    return round(median, 2)
+
+
+def calibrate() -> tuple[float, float, float, float, list[str]]:
     lines: list[str] = []
     resident = resident_share(lines)
     dirty = dirty_share(resident, lines)
     start = block_start(lines)
-    return resident, dirty, start, lines
+    scattered = scattered_cost(lines)
+    return resident, dirty, start, scattered, lines
 
 
 if __name__ == "__main__":

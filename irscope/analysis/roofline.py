@@ -34,6 +34,7 @@ and wrote and the floating-point work it ran (`recording.work`). Scaled up to th
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,16 @@ L2_DIRTY_SHARE = 0.43
 # blocks per SM in the committed Nsight Compute data, on both chips, took at least 0.91 of LAUNCH_SECONDS plus
 # its blocks' starts. Used for every chip.
 BLOCK_START_SECONDS = 81e-9
+# What a read in which nearly every lane of a request has its own 128-byte line costs DRAM, over its bytes'
+# time at full bandwidth (a column of a row-major matrix, a gather through indices, a stride of 32 bytes or
+# more with one element a lane: 64-byte pieces fetched one by one). Fitted on the H200 by
+# `python validation/roofline_calibration.py`: the median over the strided gathers of its latency call (1.30 to
+# 1.51); lanes two to a line (a stride of 16 bytes, or of 32 bytes with two elements a thread) ran at full
+# bandwidth there. Used for every chip.
+SCATTERED_READ_COST = 1.38
+# "Nearly every lane": a request's lines at least this share of its active lanes (random indices meet now and
+# then).
+SCATTERED_LINES_PER_LANE = 0.9
 # Grids of one compilation given a roofline each (each records programs in the interpreter).
 MAX_GRIDS = 16
 
@@ -109,6 +120,8 @@ class Roofline:
     # the distinct bytes of the arguments programs read the same sectors of (each program's own reads, summed
     # over the grid, at least 1.5 times the distinct ones)
     shared_read_bytes: int = 0
+    # the DRAM reads of loads that put nearly every lane of a request in its own 128-byte line
+    scattered_read_bytes: int = 0
     busy_share: float = 1.0  # the share of the chip's SMs the grid keeps busy
     blocks_per_unit: int = 0  # the most blocks one SM (CU) runs over the launch
     unit: str = "SM"
@@ -205,7 +218,8 @@ class Roofline:
     def memory_seconds(self) -> float:
         if self.chip is None or not self.chip.bandwidth:
             return 0.0
-        return self.dram_bytes / (self.chip.bandwidth * self.busy_share)
+        cost = self.dram_bytes + (SCATTERED_READ_COST - 1) * self.scattered_read_bytes
+        return cost / (self.chip.bandwidth * self.busy_share)
 
     @property
     def writeback_bytes(self) -> int:
@@ -328,7 +342,13 @@ class Roofline:
     def time_text(self) -> str:
         parts = [f"launch {_us(LAUNCH_SECONDS)}"]
         share = f" at {self.busy_share:.0%} of the SMs" if self.busy_share < 1 else ""
-        parts.append(f"memory {_us(self.memory_seconds)}{share}")
+        scattered = (
+            f" with {human_bytes(self.scattered_read_bytes)} read one line a lane at "
+            f"1/{SCATTERED_READ_COST:g} of the bandwidth"
+            if self.scattered_read_bytes
+            else ""
+        )
+        parts.append(f"memory {_us(self.memory_seconds)}{share}{scattered}")
         parts.append(f"earlier work's dirty lines {_us(self.writeback_seconds)}")
         if self.flops:
             parts.append(f"compute {_us(self.compute_seconds)}")
@@ -357,6 +377,10 @@ class Roofline:
             "programs": self.programs,
             "programs_recorded": self.sampled,
             "chip": self.chip.name if self.chip else None,
+            "bandwidth": self.chip.bandwidth
+            if self.chip
+            else None,  # bytes per second, the chip's peak
+            "busy_share": self.busy_share,
             "arguments": [
                 {
                     "name": a.name,
@@ -375,6 +399,7 @@ class Roofline:
             "dirty_writeback_bytes": self.writeback_bytes,
             "requested_read_bytes": self.requested_read_bytes,
             "shared_read_bytes": self.shared_read_bytes,
+            "scattered_read_bytes": self.scattered_read_bytes,
             "reads_are_a_floor": self.reads_are_a_floor,
             "fits_l2": self.fits_l2,
             "flops": [
@@ -454,6 +479,7 @@ def roofline_from(comp: LaunchedKernel, coalescing: Any, launch: Any = None) -> 
     result.image_bytes = kernel_image_bytes(binary, comp.kernel.name) if binary else 0
     scale = result.programs / work.programs
     result.requested_read_bytes = round(coalescing.loads.sectors * SECTOR_BYTES * scale)
+    result.scattered_read_bytes = _scattered_reads(coalescing.accesses, result.arguments)
     # programs' own reads of an argument, scaled to the grid, against its distinct sectors over the grid: a
     # sample of programs that each read other parts of shared operands shows the sharing this way too
     result.shared_read_bytes = sum(
@@ -502,6 +528,27 @@ def _arguments(work: SampledWork, programs: int, read_piece: int) -> list[Argume
             moved[direction] = pieces * piece
         rows.append(ArgumentTraffic(name, moved["read"], moved["write"], storage_bytes))
     return rows
+
+
+def _scattered_reads(accesses: list, arguments: list[ArgumentTraffic]) -> int:
+    """Of each argument's DRAM reads, the share its scattered loads ask for (nearly every lane of a request in
+    its own line): their sectors over those of all its loads."""
+    sectors: Counter = Counter()
+    scattered: Counter = Counter()
+    for access in accesses:
+        counts = access.counts
+        if access.kind != "load" or not access.param or not counts.requests:
+            continue
+        sectors[access.param] += counts.sectors
+        if counts.lines >= SCATTERED_LINES_PER_LANE * counts.active_lanes > 0:
+            scattered[access.param] += counts.sectors
+    return round(
+        sum(
+            argument.read_bytes * scattered[argument.name] / sectors[argument.name]
+            for argument in arguments
+            if sectors[argument.name]
+        )
+    )
 
 
 def human_bytes(n: float) -> str:

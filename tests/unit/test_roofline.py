@@ -15,6 +15,7 @@ from irscope.analysis.roofline import (
     L2_RESIDENT_SHARE,
     LAUNCH_READ_BYTES,
     LAUNCH_SECONDS,
+    SCATTERED_READ_COST,
     ArgumentTraffic,
     Roofline,
     roofline,
@@ -141,16 +142,21 @@ def test_the_time_line_gives_both_states_of_the_caches_or_one_where_they_agree()
 
 
 def test_the_model_constants_are_what_the_calibration_gives():
-    """L2_RESIDENT_SHARE and L2_DIRTY_SHARE come from the committed H100 data, BLOCK_START_SECONDS from the
-    H200's (validation/roofline_calibration.py), not from a hand: a change to the data or to the fit shows
-    here."""
+    """L2_RESIDENT_SHARE and L2_DIRTY_SHARE come from the committed H100 data, BLOCK_START_SECONDS and
+    SCATTERED_READ_COST from the H200's (validation/roofline_calibration.py), not from a hand: a change to the
+    data or to the fit shows here."""
     import sys
 
     sys.path.insert(0, ROOT)
     from validation.roofline_calibration import calibrate
 
-    resident, dirty, start, _lines = calibrate()
-    assert (resident, dirty, start) == (L2_RESIDENT_SHARE, L2_DIRTY_SHARE, BLOCK_START_SECONDS)
+    resident, dirty, start, scattered, _lines = calibrate()
+    assert (resident, dirty, start, scattered) == (
+        L2_RESIDENT_SHARE,
+        L2_DIRTY_SHARE,
+        BLOCK_START_SECONDS,
+        SCATTERED_READ_COST,
+    )
 
 
 def test_anything_but_an_elf_file_has_no_sections():
@@ -274,3 +280,24 @@ def test_block_starts_are_left_out_of_the_time_line_where_they_weigh_little():
     roof = roofline(gather)
     assert roof.blocks_per_unit == 1 and roof.bound != "blocks"
     assert "starting its blocks" not in roof.time_text()
+
+
+def test_reads_with_a_line_a_lane_cost_more_than_their_bytes_at_full_bandwidth():
+    """The gathers' lanes are 256 and 128 bytes apart: each lane of a request has its own line, and the time
+    counts their reads at 1/SCATTERED_READ_COST of the bandwidth (the roofline floor does not); the copy's
+    lanes share lines."""
+    by_name: dict[str, list] = {}
+    for comp in open_file(fixture_path("short_programs.py"), target="sm_90").compile_all():
+        by_name.setdefault(comp.kernel.name, []).append(roofline(comp))
+    for gather in by_name["gather"]:
+        assert gather.scattered_read_bytes == gather.data_read_bytes > 0
+        plain = gather.dram_bytes / (gather.chip.bandwidth * gather.busy_share)
+        extra = (SCATTERED_READ_COST - 1) * gather.scattered_read_bytes
+        assert gather.memory_seconds == (gather.dram_bytes + extra) / (
+            gather.chip.bandwidth * gather.busy_share
+        )
+        assert gather.memory_seconds > plain
+        assert "read one line a lane at 1/" in gather.time_text()
+        assert gather.to_json()["scattered_read_bytes"] == gather.scattered_read_bytes
+    (copy,) = by_name["copy"]
+    assert copy.scattered_read_bytes == 0 and "one line a lane" not in copy.time_text()
