@@ -1,16 +1,19 @@
-"""The three constants of irscope's roofline model that come from measurements rather than datasheets, derived
+"""The four constants of irscope's roofline model that come from measurements rather than datasheets, derived
 again from the committed data (`analysis/roofline.py` holds them; a test checks they are what this gives).
+Each is fitted on one measurement that shows it alone, and checked on the others.
 
 - L2_RESIDENT_SHARE: what L2 keeps of a streaming launch's footprint at its end. For a launch of footprint F
   (reads and writes) whose W written bytes are interleaved with its reads, L2 keeps its last C bytes and
   evicts the written share of the rest during the launch, so Nsight Compute's `dram__bytes_write.sum` during it
   is Wd = W (F - C) / F, and C = F - Wd F / W. Fitted on the grid probe's copies whose footprint is past L2's
   size (`validation/probes/grid_waves.py`, three calls), as a share of the H100's 50 MiB.
-- L2_DIRTY_SHARE: the most dirty bytes L2 holds at once. do_bench zeroes a 256 MB buffer before each run,
-  which leaves L2 holding that many dirty bytes D among the C it keeps; a launch of footprint F displaces
-  min(F, C) of them and waits on writing back the dirty share: D min(F, C) / C. Per launch timed by do_bench
-  in the second call, D = (do_bench's time - the clean-cache estimate) x bandwidth x C / min(F, C).
-
+- L2_DIRTY_SHARE: the most dirty bytes L2 holds at once. Measured where it shows alone: a write-only launch
+  during which L2 wrote some lines back held as many dirty bytes as it could at its end, its writes less Nsight
+  Compute's `dram__bytes_write.sum` during it. Fitted on the H200's fills (134 MB and 42 MB, three calls of
+  `validation/data/h200_roofline_holdout`), as a share of its 60 MiB. Until stop 51 it was fitted on the
+  H100's do_bench times less the model's own clean-cache estimate, which made it absorb that estimate's errors
+  (the strided gather's, 1.26x, once reads one line a lane cost more); those seven launches now check it,
+  with the H200's timed ones.
 - BLOCK_START_SECONDS: how often an SM starts a block, at most. Fitted on the H200 (its `latency` call: copies
   and row sums whose programs move 0.5 to 32 KB each, `validation/probes/roofline_latency.py`): the launches
   of at least MANY_BLOCKS blocks per SM (at one every 80 ns, 20 us of starting blocks), of at most 4 warps a
@@ -40,14 +43,16 @@ sys.path.insert(0, ROOT)
 from irscope.analysis.measured.ncu_parse import number  # noqa: E402
 from irscope.analysis.occupancy import NVIDIA_LIMITS  # noqa: E402
 from irscope.analysis.roofline import LAUNCH_SECONDS  # noqa: E402
-from validation.ncu_roofline import _timings, matched_launches  # noqa: E402
+from validation.ncu_roofline import matched_launches  # noqa: E402
 
 DATA = os.path.join(ROOT, "validation", "data")
 RESIDENT_CALLS = ("h100_launch_stats", "h100_roofline", "h100_tensor_flops")
 RESIDENT_FILE = "validation__probes__grid_waves"
-BENCH_CALL = "h100_roofline"
-BENCH_FILE = "validation__probes__roofline_timing"
-BLOCK_CALL = os.path.join("h200_roofline_holdout", "latency")
+HOLDOUT = "h200_roofline_holdout"
+DIRTY_CALLS = tuple(os.path.join(HOLDOUT, call) for call in ("call1", "call2", "call3"))
+DIRTY_FILES = ("validation__probes__roofline_holdout", "validation__probes__roofline_holdout2")
+H200_L2_BYTES = 60 * 2**20
+BLOCK_CALL = os.path.join(HOLDOUT, "latency")
 BLOCK_FILE = "validation__probes__roofline_latency"
 MANY_BLOCKS = 256
 
@@ -78,32 +83,32 @@ def resident_share(lines: list[str]) -> float:
     return share
 
 
-def dirty_share(resident: float, lines: list[str]) -> float:
-    chip = NVIDIA_LIMITS["sm_90"].chip
-    kept_bytes = resident * chip.l2_bytes
-    data = os.path.join(DATA, BENCH_CALL)
-    timings = _timings(data)
-    dirty = []
-    for entry, roof, row in matched_launches(data, BENCH_FILE):
-        if row is None:
-            continue
-        blocks = roof["grid"][0] * roof["grid"][1] * roof["grid"][2]
-        bench = timings.get((entry["name"], blocks))
-        if bench is None or roof["bound"] != "memory":
-            continue
-        clean = roof["seconds"].get("clean_caches", roof["seconds"]["estimate"])
-        displaced = min(roof["dram_read_bytes"] + roof["dram_write_bytes"], kept_bytes)
-        left_dirty = (bench - clean) * chip.bandwidth * kept_bytes / displaced
-        dirty.append(left_dirty)
-        lines.append(
-            f"- {entry['name']} grid {blocks}: do_bench {bench * 1e6:.2f} us, clean-cache estimate "
-            f"{clean * 1e6:.2f} us, displaces {displaced / 1e6:.1f} MB of the {kept_bytes / 1e6:.1f} MB L2 keeps: "
-            f"{left_dirty / 1e6:.1f} MB of them dirty"
-        )
-    share = round(statistics.median(dirty) / chip.l2_bytes, 2)
+def dirty_share(lines: list[str]) -> float:
+    l2 = H200_L2_BYTES
+    held = []
+    for call in DIRTY_CALLS:
+        data = os.path.join(DATA, call)
+        for name in DIRTY_FILES:
+            if not os.path.exists(os.path.join(data, name + ".raw.csv.gz")):
+                continue  # the first call ran the first holdout probe alone
+            for entry, roof, row in matched_launches(data, name):
+                if row is None:
+                    continue
+                writes = roof["dram_write_bytes"]
+                during = number(row["dram__bytes_write.sum"]) or 0.0
+                reads = number(row["dram__bytes_read.sum"]) or 0.0
+                # write-only, and L2 wrote some back during it: it held all the dirty lines it could
+                if not writes or reads > writes / 100 or during < 2**20:
+                    continue
+                held.append(writes - during)
+                lines.append(
+                    f"- {call} {entry['name']} grid {roof['grid'][0]}: wrote {writes / 1e6:.2f} MB, "
+                    f"{during / 1e6:.2f} MB of it during the launch: L2 held {(writes - during) / 1e6:.2f} MB dirty"
+                )
+    share = round(statistics.median(held) / l2, 2)
     lines.append(
-        f"L2_DIRTY_SHARE: median {statistics.median(dirty) / 1e6:.1f} MB over {len(dirty)} launches = "
-        f"{statistics.median(dirty) / chip.l2_bytes:.3f} of L2, {share:.2f} to two places"
+        f"L2_DIRTY_SHARE: median {statistics.median(held) / 1e6:.2f} MB of {l2 / 2**20:.0f} MiB over "
+        f"{len(held)} launches = {statistics.median(held) / l2:.3f}, {share:.2f} to two places"
     )
     return share
 
@@ -166,7 +171,7 @@ def scattered_cost(lines: list[str]) -> float:
 def calibrate() -> tuple[float, float, float, float, list[str]]:
     lines: list[str] = []
     resident = resident_share(lines)
-    dirty = dirty_share(resident, lines)
+    dirty = dirty_share(lines)
     start = block_start(lines)
     scattered = scattered_cost(lines)
     return resident, dirty, start, scattered, lines

@@ -55,15 +55,16 @@ LAUNCH_SECONDS = 2.7e-6
 # banks, as far as Nsight Compute shows): the median over the 26 launches of the first H100 call
 # (validation/data/h100_launch_stats/roofline.md, 1.4 to 2.1 KB); checked on the 29 of the second.
 LAUNCH_READ_BYTES = 1700
-# The two constants measured rather than taken from a datasheet, as shares of the chip's L2 size; both fitted on
-# the H100's data by `python validation/roofline_calibration.py`, and checked on launches they were not fitted on,
-# there and on the H200 (60 MiB of L2; docs/validation.md).
+# L2's two shares, measured rather than taken from a datasheet, as shares of the chip's L2 size; fitted by
+# `python validation/roofline_calibration.py` and checked on launches they were not fitted on, on the H100 and the
+# H200 (60 MiB of L2; docs/validation.md).
 # What L2 keeps of a streaming launch's footprint at its end: 40 to 47 MB of the H100's 50 MiB, median 41.7 MB,
 # over the grid probe's 12 launches past L2 in three calls.
 L2_RESIDENT_SHARE = 0.80
-# The most dirty bytes L2 holds at once: do_bench's flush (a 256 MB zero fill) leaves this much, and the seven
-# launches the H100's second call timed with it waited on writing back this share of what they displaced (the
-# median over them, 22.5 MB: 0.43 of 50 MiB).
+# The most dirty bytes L2 holds at once: what the H200 held dirty at the end of write-only fills of 42 and 134 MB
+# that wrote lines back during the launch (27.0 to 27.1 MB in three calls: 0.43 of 60 MiB). do_bench's flush (a
+# 256 MB zero fill) leaves this much, which the next launch writes back as it displaces it: the H100's seven
+# timed launches and the H200's 23 check it.
 L2_DIRTY_SHARE = 0.43
 # How often an SM starts a block, at most: a launch of many short programs takes at least its blocks per SM
 # times this, however few bytes they move. Fitted on the H200 by `python validation/roofline_calibration.py`:

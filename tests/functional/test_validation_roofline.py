@@ -2,8 +2,10 @@
 the H100, launch by launch, rebuilt from the committed raw data of two calls (validation/data/h100_launch_stats,
 validation/data/h100_roofline, and a third with the tensor path's counters, validation/data/h100_tensor_flops):
 ncu's raw pages, do_bench's medians, and irscope's report of the same files made
-offline with Triton 3.6; and three H200 calls on probes written after the model's two measured shares were
-fitted on the H100's data (validation/data/h200_roofline_holdout), with irscope's report made on that GPU."""
+offline with Triton 3.6; and H200 calls (validation/data/h200_roofline_holdout, irscope's report made on that
+GPU): three on probes written after the L2 share it keeps was fitted on the H100's data (their fills fit the
+share it keeps dirty), one (`latency`) that the block starts and scattered reads were fitted on, and one
+(`call4`) on a probe written after that."""
 
 import os
 import subprocess
@@ -95,18 +97,18 @@ def test_tiles_moved_through_tensor_descriptors_read_what_ncu_counts():
 HOLDOUT = os.path.join(DATA, "h200_roofline_holdout")
 
 
-@pytest.mark.parametrize("call", ["call1", "call2", "call3"])
+@pytest.mark.parametrize("call", ["call1", "call2", "call3", "latency", "call4"])
 def test_the_h200_holdout_tables_are_rebuilt(call):
     header, rows = _table(_compare(os.path.join(HOLDOUT, call)))
     column = {name: i for i, name in enumerate(header)}
-    assert len(rows) >= 16
+    assert len(rows) >= 7
     assert all(row[column["reads agree"]] in ("yes", "NO (known)") for row in rows)
 
 
-def test_on_the_h200_the_writes_l2_evicts_follow_the_shares_fitted_on_the_h100():
-    """What L2 keeps dirty (0.43 of its size, fitted on the H100's do_bench times) gives the writes two fills
-    leave in DRAM during the launch on the H200's 60 MiB, within 1% of ncu's: 107 MB of a 134 MB fill past
-    what L2 keeps, 14.9 MB of a 40 MB one within it (the model before that share said 84 MB and 0)."""
+def test_on_the_h200_the_fills_the_dirty_share_is_fitted_on_write_what_the_model_says_during_the_launch():
+    """L2_DIRTY_SHARE is what L2 held dirty at the end of these fills (validation/roofline_calibration.py); the
+    model applies it as a cap past what L2 keeps and within it alike: 107 MB of a 134 MB fill and 14.9 MB of a
+    40 MB one written during the launch, within 1% of ncu's (the model before the cap said 84 MB and 0)."""
     header, rows = _table(_compare(os.path.join(HOLDOUT, "call3")))
     column = {name: i for i, name in enumerate(header)}
     by_kernel = {row[column["kernel"]]: row for row in rows}
@@ -120,6 +122,23 @@ def test_on_the_h200_the_writes_l2_evicts_follow_the_shares_fitted_on_the_h100()
         assert theirs > 10_000 and abs(ours - theirs) <= theirs / 100, row
 
 
+def test_on_the_h100_do_bench_is_within_a_quarter_of_the_estimate_after_earlier_work():
+    """The seven launches the H100's second call timed (one to eight waves: copies, a three-input add, a strided
+    gather, a row softmax), none of which any constant is fitted on since stop 51: all within 25% (the strided
+    gather 1.26 before its reads one line a lane cost more)."""
+    header, rows = _table(_compare(os.path.join(DATA, "h100_roofline")))
+    column = {name: i for i, name in enumerate(header)}
+    timed = [
+        float(row[column["do_bench / irscope"]]) for row in rows if row[column["do_bench"]] != "-"
+    ]
+    memory = [
+        ratio
+        for ratio, row in zip(timed, (r for r in rows if r[column["do_bench"]] != "-"))
+        if row[column["bound"]] in ("memory", "blocks")
+    ]
+    assert len(memory) == 7 and all(0.75 <= ratio <= 1.25 for ratio in memory), memory
+
+
 def test_on_the_h200_do_bench_is_within_a_quarter_of_the_estimate_after_earlier_work():
     header, rows = _table(_compare(os.path.join(HOLDOUT, "call3")))
     column = {name: i for i, name in enumerate(header)}
@@ -127,9 +146,54 @@ def test_on_the_h200_do_bench_is_within_a_quarter_of_the_estimate_after_earlier_
         float(row[column["do_bench / irscope"]])
         for row in rows
         if row[column["do_bench / irscope"]] != "-"
-        and row[column["bound"]] == "memory"
+        and row[column["bound"]] in ("memory", "blocks")
         and float(row[column["waves"]]) >= 1
     ]
-    assert len(timed) >= 20
-    within = sum(1 for ratio in timed if 0.75 <= ratio <= 1.25)
-    assert within >= 0.9 * len(timed)
+    assert len(timed) == 23
+    # every one: the strided gather (1.31 before reads one line a lane cost more) and the row sum of 32,768
+    # programs (1.27 before block starts) included
+    assert all(0.75 <= ratio <= 1.25 for ratio in timed), timed
+
+
+def _rows(call: str) -> list[dict[str, str]]:
+    header, rows = _table(_compare(os.path.join(HOLDOUT, call)))
+    return [dict(zip(header, row)) for row in rows]
+
+
+def test_on_the_h200_many_short_programs_take_what_starting_their_blocks_takes():
+    """BLOCK_START_SECONDS was fitted on the latency call's copies and row sums of at most 4 warps; held out on
+    the third holdout's bf16 copy, softmax of 256-float rows with one warp and fp16 row moments with two
+    (call4), and the first holdout's row sum (call3): each within 5% of Nsight Compute's duration."""
+    for call, kernels in (
+        ("call4", {"copy_bf16", "softmax_short_rows", "row_moments_f16"}),
+        ("call3", {"row_sum_f32"}),
+    ):
+        held_out = [row for row in _rows(call) if row["kernel"] in kernels]
+        assert {row["kernel"] for row in held_out} == kernels
+        for row in held_out:
+            assert row["bound"] == "blocks" and 0.95 <= float(row["ncu / irscope"]) <= 1.05, row
+    # the one launch of 8-warp blocks, which the model leaves to a block's own latency, is slower than it says
+    (eight_warps,) = [row for row in _rows("latency") if row["grid"] == "65533"]
+    assert float(eight_warps["ncu / irscope"]) > 1.4
+
+
+def test_on_the_h200_a_read_of_one_sector_of_a_64_byte_pair_reads_the_pair():
+    """Gathers of one float per 64 and 128 bytes (latency), a matrix's first column, a permuted gather and a
+    gather of one half per 64 bytes (call4): DRAM read twice their sectors, as irscope counts them now."""
+    latency = {row["grid"]: row for row in _rows("latency") if row["kernel"] == "strided_gather"}
+    call4 = {row["kernel"]: row for row in _rows("call4")}
+    pairs = [latency["4095"], latency["4094"]] + [
+        call4[k] for k in ("first_column", "permuted_gather", "gather_half_per_64")
+    ]
+    for row in pairs:
+        assert row["reads agree"] == "yes", row
+        assert float(row["reads ncu"].split(" KB")[0].replace(",", "")) > 134_000
+
+
+def test_on_the_h200_reads_one_line_a_lane_are_slower_than_their_bytes_and_what_is_left():
+    """SCATTERED_READ_COST (1.38) was fitted on the latency call's strided gathers; held out on call4, it
+    brings the half gather within 25% of ncu's duration, the first column and the permuted gather to 1.3
+    from 1.75 and 1.68 (the model's remaining miss, in docs/validation.md)."""
+    call4 = {row["kernel"]: float(row["ncu / irscope"]) for row in _rows("call4")}
+    assert 0.8 <= call4["gather_half_per_64"] <= 1.25
+    assert 1.25 < call4["first_column"] < 1.4 and 1.25 < call4["permuted_gather"] < 1.4
