@@ -15,9 +15,9 @@ from textual.widgets.option_list import Option
 from irscope.base.names import TARGETS
 from irscope.tui.edit import RESET, check
 
-NOT_COMPILED = (
-    "○ not compiled — Enter compiles"  # a picker row of a specialization named, not compiled
-)
+# the mark of a picker row of a specialization named, not compiled: in a column of its own, ahead of the kernel's
+# name, so that the constexprs that tell rows apart stay on an 80-column screen (the title explains it)
+NOT_COMPILED = "○"
 
 
 class PickerScreen(ModalScreen[int]):
@@ -44,7 +44,11 @@ class PickerScreen(ModalScreen[int]):
 
     def compose(self) -> ComposeResult:
         named = sum(1 for row in self.rows if row.get("named"))
-        more = f"; {named} more named, not compiled yet" if named else ""
+        more = (
+            f"; {named} more named, not compiled yet ({NOT_COMPILED}: Enter compiles it)"
+            if named
+            else ""
+        )
         with Vertical(id="picker"):
             yield Label(
                 f"{len(self.rows) - named} compilation(s) in this file{more} — pick one (Enter)",
@@ -58,7 +62,11 @@ class PickerScreen(ModalScreen[int]):
         table = self.query_one(DataTable)
         # the constexprs that tell a kernel's rows apart come right after its name: at 80 columns the
         # columns after the grid are off screen, and two compilations of one kernel looked the same
+        marked = any(
+            row.get("named") for row in self.rows
+        )  # a column for the mark, where a row needs one
         table.add_columns(
+            *([""] if marked else []),
             "kernel",
             "constexprs",
             "line",
@@ -85,9 +93,8 @@ class PickerScreen(ModalScreen[int]):
                 )
             ]
             # named, not compiled yet (texts.picker_rows)
-            if row.get("named"):
-                cells[0].append(f"  {NOT_COMPILED}", style="italic yellow")
-            table.add_row(*cells)
+            mark = Text(NOT_COMPILED if row.get("named") else "", style="bold yellow")
+            table.add_row(*([mark] if marked else []), *cells)
         if 0 < self.start < len(self.rows):
             table.move_cursor(row=self.start)
         table.focus()
