@@ -44,16 +44,15 @@ class PickerScreen(ModalScreen[int]):
 
     def compose(self) -> ComposeResult:
         named = sum(1 for row in self.rows if row.get("named"))
-        more = (
-            f"; {named} more named, not compiled yet ({NOT_COMPILED}: Enter compiles it)"
+        compiled = len(self.rows) - named
+        # short enough for the dialog at 80 columns
+        title = (
+            f"{compiled} compilation(s); {NOT_COMPILED} {named} named, not compiled — Enter compiles one"
             if named
-            else ""
+            else f"{compiled} compilation(s) in this file — pick one (Enter)"
         )
         with Vertical(id="picker"):
-            yield Label(
-                f"{len(self.rows) - named} compilation(s) in this file{more} — pick one (Enter)",
-                id="picker-title",
-            )
+            yield Label(title, id="picker-title")
             yield DataTable(id="picker-table", cursor_type="row", zebra_stripes=True)
             if self.missing is not None:
                 yield Static(self.missing, id="picker-missing", markup=False)

@@ -676,7 +676,7 @@ async def test_a_launch_whose_config_only_timing_picks_is_a_picker_row_compiled_
         await pilot.pause()
         assert isinstance(app.screen, PickerScreen)
         title = str(app.screen.query_one("#picker-title").content)
-        assert title.startswith("1 compilation(s) in this file; 1 more named, not compiled yet")
+        assert title == "1 compilation(s); ○ 1 named, not compiled — Enter compiles one"
         assert [bool(row.get("named")) for row in app.screen.rows] == [False, True]
         assert app.screen.rows[1]["named"]["why"] == "timing"
         assert [row["constexprs"] for row in app.screen.rows] == ["STAGE=3", "STAGE=1"]
