@@ -80,7 +80,10 @@ async def test_panel_draws_one_warp_of_the_strided_load(strided_comp):
         assert "has no global load or store" in text and "32.0" in text
         # and the launch's traffic, its place on the roofline and its predicted time, said as a prediction
         assert "reads" in text and "from DRAM" in text and "-bound" in text
-        assert "a model, not a measurement" in text
+        words = " ".join(text.split())  # the panel wraps its lines at its width
+        assert "a model, not a measurement" in words
+        # the strided load gives each lane its own line: its reads are costed so, and said
+        assert "read one line a lane at 1/1.38 of the bandwidth" in words
 
 
 def test_warp_picture_one_sector_per_lane_when_strided(strided_comp):

@@ -393,4 +393,5 @@ def test_many_short_programs_are_a_warning_that_names_the_bytes_a_program_should
     assert "starting 993 per SM takes 80.4 us" in short.message
     assert "moves 2.06 KB or more" in short.fix  # 81 ns of an H100 SM's share of 3.35 TB/s
     assert 0.87 < short.weight < 0.88 and short.cost.unit == "block_start_share_of_run"
+    assert short.cost.text == "starting blocks takes 8.04x the launch's bytes and arithmetic"
     assert by_name["gather"] == [[], []]

@@ -126,7 +126,9 @@ def _short_programs(comp: LaunchedKernel, new) -> Finding | None:
         Cost(
             round(1 - rest / starts, 4),
             "block_start_share_of_run",
-            f"{1 - rest / starts:.0%} of the predicted run is starting blocks beyond the bytes' time",
+            f"starting blocks takes {starts / rest:.3g}x the launch's bytes and arithmetic"
+            if rest
+            else "starting blocks is all the launch's predicted time",
         ),
         round(1 - rest / starts, 4),
     )
