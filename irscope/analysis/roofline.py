@@ -378,9 +378,7 @@ class Roofline:
             "programs": self.programs,
             "programs_recorded": self.sampled,
             "chip": self.chip.name if self.chip else None,
-            "bandwidth": self.chip.bandwidth
-            if self.chip
-            else None,  # bytes per second, the chip's peak
+            "bandwidth": self.chip.bandwidth if self.chip else None,  # peak, bytes per second
             "busy_share": self.busy_share,
             "arguments": [
                 {

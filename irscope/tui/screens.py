@@ -61,9 +61,8 @@ class PickerScreen(ModalScreen[int]):
         table = self.query_one(DataTable)
         # the constexprs that tell a kernel's rows apart come right after its name: at 80 columns the
         # columns after the grid are off screen, and two compilations of one kernel looked the same
-        marked = any(
-            row.get("named") for row in self.rows
-        )  # a column for the mark, where a row needs one
+        # a column for the mark, where a row needs one
+        marked = any(row.get("named") for row in self.rows)
         table.add_columns(
             *([""] if marked else []),
             "kernel",
