@@ -395,3 +395,22 @@ def test_many_short_programs_are_a_warning_that_names_the_bytes_a_program_should
     assert 0.87 < short.weight < 0.88 and short.cost.unit == "block_start_share_of_run"
     assert short.cost.text == "starting blocks takes 8.04x the launch's bytes and arithmetic"
     assert by_name["gather"] == [[], []]
+
+
+def test_an_uncoalesced_load_of_one_sector_a_pair_says_what_dram_reads():
+    """One float per 64 bytes: 8 times the bytes in sectors, 16 times from DRAM, which reads each sector's
+    64-byte pair on an NVIDIA GPU (measured on an H200); one float per 32 bytes reads every pair whole, and an
+    AMD target's fetch is not known: neither says more than the sectors."""
+    per_64, per_32 = (
+        c
+        for c in open_file(fixture_path("short_programs.py"), target="sm_90").compile_all()
+        if c.kernel.name == "gather"
+    )
+    (finding,) = [f for f in findings(per_64) if f.rule == "uncoalesced"]
+    assert finding.cost.text.endswith(
+        "; DRAM reads the 64-byte pair of each sector, 2× the sectors of src: about 16× from DRAM"
+    )
+    (finding,) = [f for f in findings(per_32) if f.rule == "uncoalesced"]
+    assert "DRAM reads" not in finding.cost.text
+    amd = open_file(fixture_path("short_programs.py"), target="gfx942").compile_all()[0]
+    assert all("DRAM reads" not in f.cost.text for f in findings(amd))
