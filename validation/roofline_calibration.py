@@ -51,10 +51,10 @@ RESIDENT_FILE = "validation__probes__grid_waves"
 HOLDOUT = "h200_roofline_holdout"
 DIRTY_CALLS = tuple(os.path.join(HOLDOUT, call) for call in ("call1", "call2", "call3"))
 DIRTY_FILES = ("validation__probes__roofline_holdout", "validation__probes__roofline_holdout2")
-H200_L2_BYTES = 60 * 2**20
+H200_L2_BYTES = 60 * 2**20  # as its driver reports it (validation/data/h200_device_chip)
 BLOCK_CALL = os.path.join(HOLDOUT, "latency")
 BLOCK_FILE = "validation__probes__roofline_latency"
-MANY_BLOCKS = 256
+MANY_BLOCKS = 256  # blocks per SM from which starting them takes 20 us or more
 
 
 def resident_share(lines: list[str]) -> float:
