@@ -113,6 +113,54 @@ def dirty_share(lines: list[str]) -> float:
     return share
 
 
+# The timed launches that check L2_DIRTY_SHARE: (folder, probe files, the chip's L2 bytes)
+TIMED_CHECKS = (
+    (
+        "h100_roofline",
+        ("validation__probes__roofline_timing",),
+        NVIDIA_LIMITS["sm_90"].chip.l2_bytes,
+    ),
+    (
+        os.path.join(HOLDOUT, "call3"),
+        (
+            "validation__probes__roofline_holdout",
+            "validation__probes__roofline_holdout2",
+            "validation__probes__roofline_timing",
+        ),
+        H200_L2_BYTES,
+    ),
+)
+
+
+def dirty_share_by_timing(lines: list[str]) -> None:
+    """What each do_bench-timed memory-bound launch of a wave or more says L2 held dirty: do_bench's median
+    (after its flush's dirty lines) less Nsight Compute's duration (clean caches), at the chip's bandwidth,
+    over the share of what L2 keeps the launch displaced. Printed as a check of L2_DIRTY_SHARE, not fitted: a
+    difference of two timings spreads widely launch by launch."""
+    from validation.ncu_roofline import _timings
+
+    for folder, files, l2 in TIMED_CHECKS:
+        data = os.path.join(DATA, folder)
+        timings = _timings(data)
+        shares = []
+        for name in files:
+            for entry, roof, row in matched_launches(data, name):
+                blocks = roof["grid"][0] * roof["grid"][1] * roof["grid"][2]
+                bench = timings.get((entry["name"], blocks))
+                waves = number(row["launch__waves_per_multiprocessor"]) if row else 0.0
+                if row is None or bench is None or roof["bound"] != "memory" or (waves or 0) < 1:
+                    continue
+                kept = roof["l2_resident_bytes"]
+                displaced = min(roof["dram_read_bytes"] + roof["dram_write_bytes"], kept)
+                clean = (number(row["gpu__time_duration.sum"]) or 0.0) * 1e-6
+                dirty = (bench - clean) * roof["bandwidth"] * kept / displaced
+                shares.append(dirty / l2)
+        lines.append(
+            f"check, {folder}: do_bench less ncu's duration says L2 held {statistics.median(shares):.2f} of its "
+            f"size dirty (median of {len(shares)} launches, {min(shares):.2f} to {max(shares):.2f})"
+        )
+
+
 def block_start(lines: list[str]) -> float:
     per_block = []
     for entry, roof, row in matched_launches(os.path.join(DATA, BLOCK_CALL), BLOCK_FILE):
@@ -172,6 +220,7 @@ def calibrate() -> tuple[float, float, float, float, list[str]]:
     lines: list[str] = []
     resident = resident_share(lines)
     dirty = dirty_share(lines)
+    dirty_share_by_timing(lines)
     start = block_start(lines)
     scattered = scattered_cost(lines)
     return resident, dirty, start, scattered, lines
