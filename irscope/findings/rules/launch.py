@@ -117,7 +117,8 @@ def _short_programs(comp: LaunchedKernel, new) -> Finding | None:
         "warning" if starts >= 2 * rest else "info",
         comp.kernel.line,
         f"grid {grid}: {roof.programs} programs moving {human_bytes(per_program)} each — each {roof.unit} "
-        f"starts a block every {every} at most, so starting {roof.blocks_per_unit} per {roof.unit} takes "
+        f"starts a block every {every} at most (measured on an H200), so starting {roof.blocks_per_unit} per "
+        f"{roof.unit} takes "
         f"{starts * 1e6:.3g} us, where the launch's bytes and arithmetic take {rest * 1e6:.3g} us (the "
         "roofline's model)",
         f"give each program more work, so that it moves {human_bytes(enough)} or more (what one "
