@@ -71,7 +71,8 @@ class SampledWork:
                 continue
             first = offsets + (region.base - region.start)
             last = first + access.elem_bytes - 1  # an element may straddle two sectors
-            touched = np.union1d(first // SECTOR_BYTES, last // SECTOR_BYTES).tolist()
+            touched_sectors = np.union1d(first // SECTOR_BYTES, last // SECTOR_BYTES)
+            touched = touched_sectors.tolist()
             for direction in DIRECTIONS.get(access.kind, ()):
                 key = (access.param, direction)
                 sectors = self._touched.setdefault(key, set())
@@ -80,7 +81,9 @@ class SampledWork:
                 if direction == "read":
                     own_reads.setdefault(access.param, set()).update(touched)
                     pieces = self._fetched.setdefault(access.param, set())
-                    pieces.update(sector * SECTOR_BYTES // DRAM_FETCH_BYTES for sector in touched)
+                    pieces.update(
+                        np.unique(touched_sectors * SECTOR_BYTES // DRAM_FETCH_BYTES).tolist()
+                    )
                     self.fetched[access.param] = len(pieces)
         for name, sectors in own_reads.items():
             self.program_read_sectors[name] += len(sectors)
