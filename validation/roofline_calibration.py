@@ -43,7 +43,7 @@ sys.path.insert(0, ROOT)
 from irscope.analysis.measured.ncu_parse import number  # noqa: E402
 from irscope.analysis.occupancy import NVIDIA_LIMITS  # noqa: E402
 from irscope.analysis.roofline import LAUNCH_SECONDS  # noqa: E402
-from validation.ncu_roofline import matched_launches  # noqa: E402
+from validation.ncu_roofline import _timings, matched_launches  # noqa: E402
 
 DATA = os.path.join(ROOT, "validation", "data")
 RESIDENT_CALLS = ("h100_launch_stats", "h100_roofline", "h100_tensor_flops")
@@ -57,24 +57,39 @@ BLOCK_FILE = "validation__probes__roofline_latency"
 MANY_BLOCKS = 256  # blocks per SM from which starting them takes 20 us or more
 
 
+def measured_launches(folders, files):
+    """(folder, compilation, its roofline, ncu's row) for each launch of these probe files that Nsight Compute
+    measured in these folders of validation/data (a folder that did not run a file is passed over)."""
+    for folder in folders:
+        data = os.path.join(DATA, folder)
+        for name in files:
+            if not os.path.exists(os.path.join(data, name + ".raw.csv.gz")):
+                continue
+            for entry, roof, row in matched_launches(data, name):
+                if row is not None:
+                    yield folder, entry, roof, row
+
+
+def duration(row: dict) -> float:
+    """Nsight Compute's duration of a launch, in seconds."""
+    return (number(row["gpu__time_duration.sum"]) or 0.0) * 1e-6
+
+
 def resident_share(lines: list[str]) -> float:
     l2 = NVIDIA_LIMITS["sm_90"].chip.l2_bytes
     kept = []
-    for call in RESIDENT_CALLS:
-        for entry, roof, row in matched_launches(os.path.join(DATA, call), RESIDENT_FILE):
-            if row is None:
-                continue
-            reads, writes = roof["dram_read_bytes"], roof["dram_write_bytes"]
-            footprint = reads + writes
-            if footprint <= l2 or not writes:
-                continue
-            during = number(row["dram__bytes_write.sum"]) or 0.0
-            resident = footprint - during * footprint / writes
-            kept.append(resident)
-            lines.append(
-                f"- {call} {entry['name']} grid {roof['grid'][0]}: footprint {footprint / 1e6:.1f} MB, written "
-                f"{writes / 1e6:.1f} MB, ncu's writes during {during / 1e6:.2f} MB: L2 kept {resident / 1e6:.1f} MB"
-            )
+    for call, entry, roof, row in measured_launches(RESIDENT_CALLS, (RESIDENT_FILE,)):
+        reads, writes = roof["dram_read_bytes"], roof["dram_write_bytes"]
+        footprint = reads + writes
+        if footprint <= l2 or not writes:
+            continue
+        during = number(row["dram__bytes_write.sum"]) or 0.0
+        resident = footprint - during * footprint / writes
+        kept.append(resident)
+        lines.append(
+            f"- {call} {entry['name']} grid {roof['grid'][0]}: footprint {footprint / 1e6:.1f} MB, written "
+            f"{writes / 1e6:.1f} MB, ncu's writes during {during / 1e6:.2f} MB: L2 kept {resident / 1e6:.1f} MB"
+        )
     share = round(statistics.median(kept) / l2, 2)
     lines.append(
         f"L2_RESIDENT_SHARE: median {statistics.median(kept) / 1e6:.1f} MB of {l2 / 2**20:.0f} MiB over "
@@ -86,25 +101,18 @@ def resident_share(lines: list[str]) -> float:
 def dirty_share(lines: list[str]) -> float:
     l2 = H200_L2_BYTES
     held = []
-    for call in DIRTY_CALLS:
-        data = os.path.join(DATA, call)
-        for name in DIRTY_FILES:
-            if not os.path.exists(os.path.join(data, name + ".raw.csv.gz")):
-                continue  # the first call ran the first holdout probe alone
-            for entry, roof, row in matched_launches(data, name):
-                if row is None:
-                    continue
-                writes = roof["dram_write_bytes"]
-                during = number(row["dram__bytes_write.sum"]) or 0.0
-                reads = number(row["dram__bytes_read.sum"]) or 0.0
-                # write-only, and L2 wrote some back during it: it held all the dirty lines it could
-                if not writes or reads > writes / 100 or during < 2**20:
-                    continue
-                held.append(writes - during)
-                lines.append(
-                    f"- {call} {entry['name']} grid {roof['grid'][0]}: wrote {writes / 1e6:.2f} MB, "
-                    f"{during / 1e6:.2f} MB of it during the launch: L2 held {(writes - during) / 1e6:.2f} MB dirty"
-                )
+    for call, entry, roof, row in measured_launches(DIRTY_CALLS, DIRTY_FILES):
+        writes = roof["dram_write_bytes"]
+        during = number(row["dram__bytes_write.sum"]) or 0.0
+        reads = number(row["dram__bytes_read.sum"]) or 0.0
+        # write-only, and L2 wrote some back during it: it held all the dirty lines it could
+        if not writes or reads > writes / 100 or during < 2**20:
+            continue
+        held.append(writes - during)
+        lines.append(
+            f"- {call} {entry['name']} grid {roof['grid'][0]}: wrote {writes / 1e6:.2f} MB, "
+            f"{during / 1e6:.2f} MB of it during the launch: L2 held {(writes - during) / 1e6:.2f} MB dirty"
+        )
     share = round(statistics.median(held) / l2, 2)
     lines.append(
         f"L2_DIRTY_SHARE: median {statistics.median(held) / 1e6:.2f} MB of {l2 / 2**20:.0f} MiB over "
@@ -137,24 +145,18 @@ def dirty_share_by_timing(lines: list[str]) -> None:
     (after its flush's dirty lines) less Nsight Compute's duration (clean caches), at the chip's bandwidth,
     over the share of what L2 keeps the launch displaced. Printed as a check of L2_DIRTY_SHARE, not fitted: a
     difference of two timings spreads widely launch by launch."""
-    from validation.ncu_roofline import _timings
-
     for folder, files, l2 in TIMED_CHECKS:
-        data = os.path.join(DATA, folder)
-        timings = _timings(data)
+        timings = _timings(os.path.join(DATA, folder))
         shares = []
-        for name in files:
-            for entry, roof, row in matched_launches(data, name):
-                blocks = roof["grid"][0] * roof["grid"][1] * roof["grid"][2]
-                bench = timings.get((entry["name"], blocks))
-                waves = number(row["launch__waves_per_multiprocessor"]) if row else 0.0
-                if row is None or bench is None or roof["bound"] != "memory" or (waves or 0) < 1:
-                    continue
-                kept = roof["l2_resident_bytes"]
-                displaced = min(roof["dram_read_bytes"] + roof["dram_write_bytes"], kept)
-                clean = (number(row["gpu__time_duration.sum"]) or 0.0) * 1e-6
-                dirty = (bench - clean) * roof["bandwidth"] * kept / displaced
-                shares.append(dirty / l2)
+        for _, entry, roof, row in measured_launches((folder,), files):
+            bench = timings.get((entry["name"], roof["programs"]))
+            waves = number(row["launch__waves_per_multiprocessor"]) or 0.0
+            if bench is None or roof["bound"] != "memory" or waves < 1:
+                continue
+            kept = roof["l2_resident_bytes"]
+            displaced = min(roof["dram_read_bytes"] + roof["dram_write_bytes"], kept)
+            dirty = (bench - duration(row)) * roof["bandwidth"] * kept / displaced
+            shares.append(dirty / l2)
         lines.append(
             f"check, {folder}: do_bench less ncu's duration says L2 held {statistics.median(shares):.2f} of its "
             f"size dirty (median of {len(shares)} launches, {min(shares):.2f} to {max(shares):.2f})"
@@ -163,13 +165,11 @@ def dirty_share_by_timing(lines: list[str]) -> None:
 
 def block_start(lines: list[str]) -> float:
     per_block = []
-    for entry, roof, row in matched_launches(os.path.join(DATA, BLOCK_CALL), BLOCK_FILE):
-        if row is None:
-            continue
-        seconds = (number(row["gpu__time_duration.sum"]) or 0.0) * 1e-6
+    for _, entry, roof, row in measured_launches((BLOCK_CALL,), (BLOCK_FILE,)):
+        seconds = duration(row)
         explained = LAUNCH_SECONDS + max(roof["seconds"]["memory"], roof["seconds"]["compute"])
         threads = int(number(row["launch__block_size"]) or 0)
-        blocks = roof["grid"][0] * roof["grid"][1] * roof["grid"][2]
+        blocks = roof["programs"]
         per_sm = -(-blocks // int(number(row["launch__sm_count"]) or 1))
         if per_sm < MANY_BLOCKS:
             continue
@@ -192,14 +192,12 @@ def block_start(lines: list[str]) -> float:
 
 def scattered_cost(lines: list[str]) -> float:
     costs = []
-    for entry, roof, row in matched_launches(os.path.join(DATA, BLOCK_CALL), BLOCK_FILE):
+    for _, entry, roof, row in measured_launches((BLOCK_CALL,), (BLOCK_FILE,)):
         scattered = roof.get("scattered_read_bytes", 0)
-        if row is None or scattered <= roof["dram_read_bytes"] / 2:
-            continue
         waves = number(row["launch__waves_per_multiprocessor"]) or 0.0
-        if waves < 1:
+        if scattered <= roof["dram_read_bytes"] / 2 or waves < 1:
             continue
-        seconds = (number(row["gpu__time_duration.sum"]) or 0.0) * 1e-6
+        seconds = duration(row)
         bandwidth = roof["bandwidth"] * roof["busy_share"]
         other = roof["dram_read_bytes"] + roof["dram_write_bytes"] - scattered
         cost = ((seconds - LAUNCH_SECONDS) * bandwidth - other) / scattered

@@ -473,7 +473,7 @@ def roofline_from(comp: LaunchedKernel, coalescing: Any, launch: Any = None) -> 
         )
         return result
     result.sampled = work.programs
-    result.arguments = _arguments(work, result.programs, comp.target.dram_read_bytes)
+    result.arguments = _arguments(work, result.programs)
     binary = comp.asm.get("cubin") or comp.asm.get("hsaco")
     result.image_bytes = kernel_image_bytes(binary, comp.kernel.name) if binary else 0
     scale = result.programs / work.programs
@@ -501,23 +501,22 @@ def roofline_from(comp: LaunchedKernel, coalescing: Any, launch: Any = None) -> 
     return result
 
 
-def _arguments(work: SampledWork, programs: int, read_piece: int) -> list[ArgumentTraffic]:
+def _arguments(work: SampledWork, programs: int) -> list[ArgumentTraffic]:
     """Each argument's bytes over the grid: its written sectors, and its reads in the pieces DRAM moves for them
-    (`read_piece` bytes: a sector, or the pair of sectors an NVIDIA GPU's L2 fetches). A sample of S of the
+    (`work.read_piece`: a sector, or the pair of sectors an NVIDIA GPU's L2 fetches). A sample of S of the
     grid's P programs (the first, the last and evenly spaced ones) is scaled as: the distinct pieces of all but
     the last, times (P - 1) / (S - 1), plus what the last one added (the grid's last program is often partial);
     never past the argument's storage."""
     rows = []
     for name, storage in work.storage_sectors.items():
         storage_bytes = storage * SECTOR_BYTES
+        counted = {
+            "read": (work.read_piece, work.fetched, work.fetched_before_last, name),
+            "write": (SECTOR_BYTES, work.distinct, work.before_last, (name, "write")),
+        }
         moved = {}
-        for direction in ("read", "write"):
-            if direction == "read" and read_piece != SECTOR_BYTES:
-                piece, pieces = read_piece, work.fetched.get(name, 0)
-                interior = work.fetched_before_last.get(name, 0)
-            else:
-                piece, pieces = SECTOR_BYTES, work.distinct.get((name, direction), 0)
-                interior = work.before_last.get((name, direction), 0)
+        for direction, (piece, after, before, key) in counted.items():
+            pieces, interior = after.get(key, 0), before.get(key, 0)
             most = -(-storage_bytes // piece)
             if 1 < work.programs < programs:
                 scaled = interior * (programs - 1) / (work.programs - 1)

@@ -45,6 +45,7 @@ from irscope.analysis.layouts.owners import LinearLayout, describe_layout, linea
 from irscope.analysis.memory.ttgir import descriptor_ops_by_line, module_threads, ttgir_access_ops
 from irscope.analysis.memory.widths import width_for, widths_by_line
 from irscope.analysis.recording.trace import launch_grid
+from irscope.analysis.recording.work import SampledWork
 from irscope.base.compiled import LaunchedKernel
 from irscope.base.names import unrecordable
 
@@ -95,7 +96,15 @@ def analyze_coalescing(
 def _analyze(comp: LaunchedKernel, max_programs: int, programs, launch) -> KernelCoalescing:
     start = time.perf_counter()
     grid = launch_grid(launch)
-    result = KernelCoalescing(comp.kernel.name, grid, [], [], Counts(), Counts())
+    result = KernelCoalescing(
+        comp.kernel.name,
+        grid,
+        [],
+        [],
+        Counts(),
+        Counts(),
+        work=SampledWork(read_piece=comp.target.dram_read_bytes),
+    )
     if not comp.ok:
         result.error = "the kernel did not compile"
         return result

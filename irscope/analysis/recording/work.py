@@ -1,6 +1,6 @@
 """What the recorded programs of a launch touched and computed, summed over programs: the distinct 32-byte
-sectors of each argument they read and wrote, the distinct 64-byte pairs of sectors they read (what an NVIDIA
-GPU's L2 fetches from DRAM for a read that misses it), and their floating-point work.
+sectors of each argument they read and wrote, the distinct pieces DRAM moves for what they read (the target's
+`dram_read_bytes`: on NVIDIA GPUs the 64-byte pair of sectors L2 fetches), and their floating-point work.
 
 The coalescing analysis records a sample of programs (`coalescing.sectors.sample_programs`); each recording is
 added here, and the roofline (`analysis/roofline.py`) scales the sample up to the whole grid. Sectors are
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from irscope.analysis.recording.trace import Recording
-from irscope.base.target import DRAM_FETCH_BYTES, SECTOR_BYTES
+from irscope.base.target import SECTOR_BYTES
 
 # Which way each access kind moves an argument's bytes.
 DIRECTIONS = {"load": ("read",), "store": ("write",), "atomic": ("read", "write")}
@@ -27,13 +27,15 @@ class SampledWork:
     """Sectors and arithmetic of the programs recorded so far (`add` one recording at a time)."""
 
     programs: int = 0
+    # the piece of memory DRAM moves for a read that misses L2, on the launch's target (Target.dram_read_bytes)
+    read_piece: int = SECTOR_BYTES
     # (argument, "read" | "write") -> how many distinct sectors of its storage the programs touched
     distinct: dict[tuple[str, str], int] = field(default_factory=dict)
     # the same before the last recording was added: a sample ends with the grid's last program, which is
     # often partial (masked), so the roofline scales the others up and adds the last one as it is
     before_last: dict[tuple[str, str], int] = field(default_factory=dict)
-    # argument -> how many distinct DRAM_FETCH_BYTES pieces of its storage the programs read, and the same
-    # before the last recording
+    # argument -> how many distinct `read_piece` pieces of its storage the programs read, and the same before the
+    # last recording
     fetched: dict[str, int] = field(default_factory=dict)
     fetched_before_last: dict[str, int] = field(default_factory=dict)
     # argument -> sectors its whole storage spans (an upper bound on what a launch can move)
@@ -82,7 +84,7 @@ class SampledWork:
                     own_reads.setdefault(access.param, set()).update(touched)
                     pieces = self._fetched.setdefault(access.param, set())
                     pieces.update(
-                        np.unique(touched_sectors * SECTOR_BYTES // DRAM_FETCH_BYTES).tolist()
+                        np.unique(touched_sectors * SECTOR_BYTES // self.read_piece).tolist()
                     )
                     self.fetched[access.param] = len(pieces)
         for name, sectors in own_reads.items():

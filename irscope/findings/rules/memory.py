@@ -19,7 +19,7 @@ from irscope.analysis.vectorize.what_if import vectorization
 from irscope.analysis.vectorize.why_not import Diagnosis
 from irscope.base.compiled import CompiledKernel, LaunchedKernel
 from irscope.base.names import frontend_stage
-from irscope.base.target import SECTOR_BYTES
+from irscope.base.target import DRAM_FETCH_BYTES, SECTOR_BYTES
 from irscope.findings.model import Cost, Finding, WhatIf
 
 _WIDTH_CAUSES = {
@@ -54,14 +54,11 @@ def access_findings(comp: LaunchedKernel, new) -> list[Finding]:
 
 
 def _pair_factors(comp: LaunchedKernel) -> dict[str, float]:
-    """Argument -> the bytes DRAM reads of it over its sectors' bytes, where the target's DRAM reads more than
-    the sector (an NVIDIA L2 fetches the 64-byte pair): 2.0 where programs read one sector of each pair."""
-    piece = comp.target.dram_read_bytes
-    if piece == SECTOR_BYTES:
-        return {}
+    """Argument -> the bytes DRAM reads of it over its sectors' bytes: 1.0 where DRAM moves sectors (AMD, or
+    every sector of each pair read), 2.0 where an NVIDIA L2 fetches the 64-byte pair of each sector read alone."""
     work = analyze_coalescing(comp).work
     return {
-        name: pieces * piece / (sectors * SECTOR_BYTES)
+        name: pieces * work.read_piece / (sectors * SECTOR_BYTES)
         for name, pieces in work.fetched.items()
         if (sectors := work.distinct.get((name, "read"), 0))
     }
@@ -195,7 +192,7 @@ def _uncoalesced(access, new, pair_factor: float = 1.0) -> Finding:
         )
         if access.kind == "load" and pair_factor >= 1.5:
             text += (
-                f"; DRAM reads the 64-byte pair of each sector, {pair_factor:.2g}× the sectors of "
+                f"; DRAM reads the {DRAM_FETCH_BYTES}-byte pair of each sector, {pair_factor:.2g}× the sectors of "
                 f"{access.param}: about {c.cost * pair_factor:.0f}× from DRAM"
             )
     cost = Cost(round(spr - ideal, 2), "excess_sectors_per_request", text)
